@@ -1,0 +1,51 @@
+# pybloom-async: the two quick-start commands are `make demo` and `make test`.
+# Both set up everything they need first (apt packages, npm tools, the venv,
+# the C build), so they work on a fresh machine.
+
+PYTHON_BOOT ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+STAMP := $(VENV)/.installed
+NATIVE_SRC := $(wildcard csrc/*.c csrc/*.h csrc/include/*.h csrc/cdef/*.h) csrc/build_native.py
+PYTEST_ARGS ?=
+
+.PHONY: setup native demo test test-fast lint typecheck asan bench clean
+
+setup: $(STAMP) native
+
+$(STAMP): pyproject.toml setup.py
+	$(PYTHON_BOOT) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip setuptools wheel
+	$(PIP) install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# The compiled module lands inside the package (editable install); `flock`
+# keeps concurrent rebuilds from tripping over one build directory.
+native: $(STAMP) pybloom_async/.native-stamp
+
+pybloom_async/.native-stamp: $(NATIVE_SRC)
+	flock .build.lock $(PY) setup.py -q build_ext --inplace
+	touch $@
+
+demo: setup
+	$(PY) -m pybloom_async.demo
+
+# The whole suite, once per SIMD backend (the second run forces the portable
+# scalar kernels), then the static checks.
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+	PYBLOOM_ASYNC_SIMD=scalar $(PY) -m pytest -m "not slow and not spark" $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory lint typecheck
+
+test-fast: setup
+	$(PY) -m pytest -m "not slow and not spark" -x $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check pybloom_async tests bench csrc/build_native.py
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf build dist *.egg-info pybloom_async/_native*.so pybloom_async/_native.c pybloom_async/.native-stamp bench/bin

@@ -1,0 +1,38 @@
+"""Shared fixtures: test data location and the anyio backends."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+# The parquet-testing and Paimon vectors live beside the clone, never inside it.
+SHARED_TESTDATA = Path(
+    os.environ.get("PYBLOOM_ASYNC_TESTDATA", REPO.parent / "shared" / "testdata")
+)
+
+
+def _require(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"test data not found at {path} (set PYBLOOM_ASYNC_TESTDATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def parquet_testing() -> Path:
+    """The parquet-testing checkout (``data/``, ``bad_data/``); skips when absent."""
+    return _require(SHARED_TESTDATA / "parquet-testing")
+
+
+@pytest.fixture(scope="session")
+def paimon_testdata() -> Path:
+    """The Paimon reference vectors folder; skips when absent."""
+    return _require(SHARED_TESTDATA / "paimon")
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Run every ``@pytest.mark.anyio`` test on asyncio and on trio."""
+    return str(request.param)
