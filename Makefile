@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 NATIVE_SRC := $(wildcard csrc/*.c csrc/*.h csrc/include/*.h csrc/cdef/*.h) csrc/build_native.py
 PYTEST_ARGS ?=
 
-.PHONY: setup native demo test test-fast lint typecheck asan bench clean
+.PHONY: setup native demo test test-fast lint typecheck asan bench bench-c clean
 
 setup: $(STAMP) native
 
@@ -49,3 +49,15 @@ typecheck: $(STAMP)
 
 clean:
 	rm -rf build dist *.egg-info pybloom_async/_native*.so pybloom_async/_native.c pybloom_async/.native-stamp bench/bin
+
+# ---- benchmarks (never run as tests) ----------------------------------------
+CC ?= cc
+CORE_C := $(wildcard csrc/*.c)
+CORE_CFLAGS := -std=c99 -O3 -Wall -Wextra -Icsrc/include -Icsrc/vendor/xxhash -Icsrc
+
+bench/bin/bench_sbbf: bench/bench_sbbf.c $(CORE_C) $(wildcard csrc/*.h csrc/include/*.h)
+	mkdir -p bench/bin
+	$(CC) $(CORE_CFLAGS) -o $@ bench/bench_sbbf.c $(CORE_C) -lm
+
+bench-c: bench/bin/bench_sbbf
+	bench/bin/bench_sbbf

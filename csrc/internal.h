@@ -27,8 +27,12 @@
  * PBA_PREFETCH_MIN_BYTES: below that the filter sits in the caches, and a
  * prefetch is an instruction that buys nothing. A dozen-plus blocks in flight
  * covers DRAM latency (~100 ns) at a few ns per probe. */
+#ifndef PBA_PREFETCH_DISTANCE
 #define PBA_PREFETCH_DISTANCE 16u
+#endif
+#ifndef PBA_PREFETCH_MIN_BYTES
 #define PBA_PREFETCH_MIN_BYTES (4u * 1024u * 1024u)
+#endif
 
 /* Block index from the spec: the upper 32 bits of the hash times the number
  * of blocks, upper 32 bits of the product (Lemire's fast range reduction). */

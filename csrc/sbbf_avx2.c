@@ -71,23 +71,50 @@ static PBA_AVX2 void avx2_insert_hashes(uint8_t *bitset, uint32_t num_blocks,
     }
 }
 
+/* Probes [from, to) of hashes; with `ahead` set, also prefetches the block
+ * of the hash `ahead` places later. Unrolled by four so that four independent
+ * lookups are in flight per iteration; `ahead` is a compile-time constant at
+ * each call site, so the prefetch-free loop carries no prefetch code. */
+static PBA_AVX2 inline void check_run(const uint8_t *bitset, uint32_t num_blocks,
+                                      const uint64_t *hashes, size_t from, size_t to,
+                                      uint8_t *out, size_t ahead)
+{
+    size_t i = from;
+    for (; i + 4 <= to; i += 4) {
+        if (ahead) {
+            prefetch_block(bitset, num_blocks, hashes[i + ahead]);
+            prefetch_block(bitset, num_blocks, hashes[i + ahead + 1]);
+            prefetch_block(bitset, num_blocks, hashes[i + ahead + 2]);
+            prefetch_block(bitset, num_blocks, hashes[i + ahead + 3]);
+        }
+        out[i] = (uint8_t)check_one(bitset, num_blocks, hashes[i]);
+        out[i + 1] = (uint8_t)check_one(bitset, num_blocks, hashes[i + 1]);
+        out[i + 2] = (uint8_t)check_one(bitset, num_blocks, hashes[i + 2]);
+        out[i + 3] = (uint8_t)check_one(bitset, num_blocks, hashes[i + 3]);
+    }
+    for (; i < to; i++) {
+        if (ahead) {
+            prefetch_block(bitset, num_blocks, hashes[i + ahead]);
+        }
+        out[i] = (uint8_t)check_one(bitset, num_blocks, hashes[i]);
+    }
+}
+
 static PBA_AVX2 void avx2_check_hashes(const uint8_t *bitset, uint32_t num_blocks,
                                        const uint64_t *hashes, size_t n, uint8_t *out)
 {
     size_t i = 0;
-    if ((size_t)num_blocks * PBA_BLOCK_BYTES >= PBA_PREFETCH_MIN_BYTES) {
-        const size_t warm = n < PBA_PREFETCH_DISTANCE ? n : PBA_PREFETCH_DISTANCE;
-        for (size_t j = 0; j < warm; j++) {
+    if ((size_t)num_blocks * PBA_BLOCK_BYTES >= PBA_PREFETCH_MIN_BYTES &&
+        n > PBA_PREFETCH_DISTANCE + 4) {
+        for (size_t j = 0; j < PBA_PREFETCH_DISTANCE; j++) {
             prefetch_block(bitset, num_blocks, hashes[j]);
         }
-        for (; i + PBA_PREFETCH_DISTANCE < n; i++) {
-            prefetch_block(bitset, num_blocks, hashes[i + PBA_PREFETCH_DISTANCE]);
-            out[i] = (uint8_t)check_one(bitset, num_blocks, hashes[i]);
-        }
+        /* Stop early enough that hashes[i + ahead + 3] stays in bounds. */
+        const size_t stop = n - PBA_PREFETCH_DISTANCE - 3;
+        check_run(bitset, num_blocks, hashes, 0, stop, out, PBA_PREFETCH_DISTANCE);
+        i = stop;
     }
-    for (; i < n; i++) {
-        out[i] = (uint8_t)check_one(bitset, num_blocks, hashes[i]);
-    }
+    check_run(bitset, num_blocks, hashes, i, n, out, 0);
 }
 
 static PBA_AVX2 size_t avx2_count_hashes(const uint8_t *bitset, uint32_t num_blocks,

@@ -1,0 +1,190 @@
+/*
+ * bench_sbbf.c: C-level benchmark of the pybloom-async core.
+ *
+ * Reports ns per element for insert and probe of precomputed hashes, and for
+ * fused hash + probe / hash + insert of int64 values and short strings, on
+ * both backends, at filter sizes 32 KiB, 1 MiB and 128 MiB. Each figure is the
+ * median of several repetitions. Output lines have the same shape as the peer
+ * harnesses in bench/peers/, so one script can put them side by side:
+ *
+ *   peer=pybloom backend=avx2 op=probe size=1048576 ns_per_elem=1.93
+ *
+ * Usage: bench_sbbf [elements (default 4194304)] [repetitions (default 7)]
+ */
+#if !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200112L
+#endif
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "pybloom_async.h"
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static uint64_t next_u64(void) /* splitmix64: fast, and good enough to scatter */
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void report(const char *backend, const char *op, size_t size, double ns)
+{
+    printf("peer=pybloom backend=%s op=%s size=%zu ns_per_elem=%.3f\n", backend, op, size, ns);
+    fflush(stdout);
+}
+
+static volatile size_t sink;
+
+int main(int argc, char **argv)
+{
+    const size_t n = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : ((size_t)1 << 22);
+    const int reps = argc > 2 ? atoi(argv[2]) : 7;
+    if (n == 0 || reps <= 0 || reps > 101) {
+        fprintf(stderr, "usage: %s [elements > 0] [repetitions 1..101]\n", argv[0]);
+        return 2;
+    }
+    const size_t sizes[] = {32u << 10, 1u << 20, 128u << 20};
+    const char *backends[] = {"scalar", "avx2"};
+
+    uint64_t *hashes = malloc(n * sizeof *hashes);
+    uint64_t *probes = malloc(n * sizeof *probes);
+    int64_t *ints = malloc(n * sizeof *ints);
+    int64_t *int_probes = malloc(n * sizeof *int_probes);
+    uint8_t *out = malloc(n);
+    /* Short strings, 8..24 bytes, in Arrow layout (int32 offsets + data). */
+    int32_t *str_offsets = malloc((n + 1) * sizeof *str_offsets);
+    char *str_data = malloc(n * 24);
+    double *times = malloc((size_t)reps * sizeof *times);
+    if (!hashes || !probes || !ints || !int_probes || !out || !str_offsets || !str_data || !times) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        hashes[i] = next_u64();
+        ints[i] = (int64_t)(next_u64() >> 1);
+    }
+    /* Half the probes are present, half are not, in random order. */
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t r = next_u64();
+        probes[i] = (r & 1) ? hashes[r % n] : next_u64();
+        int_probes[i] = (r & 1) ? ints[(r >> 1) % n] : (int64_t)(next_u64() >> 1);
+    }
+    str_offsets[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        const int len = 8 + (int)(next_u64() % 17);
+        for (int j = 0; j < len; j++) {
+            str_data[str_offsets[i] + j] = (char)('a' + next_u64() % 26);
+        }
+        str_offsets[i + 1] = str_offsets[i] + len;
+    }
+    pba_column int_col = {PBA_INT64, 0, n, ints, n * 8, NULL, 0, NULL, 0};
+    pba_column int_probe_col = {PBA_INT64, 0, n, int_probes, n * 8, NULL, 0, NULL, 0};
+    pba_column str_col = {PBA_BYTE_ARRAY, 0, n, str_data, (size_t)str_offsets[n], str_offsets,
+                          0, NULL, 0};
+
+    printf("# pybloom-async C core, %zu elements, median of %d runs, avx2 available: %d\n", n,
+           reps, pba_avx2_available());
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        const size_t size = sizes[s];
+        uint8_t *bits = pba_sbbf_alloc(size);
+        if (bits == NULL) {
+            fprintf(stderr, "cannot allocate %zu bytes\n", size);
+            return 1;
+        }
+        for (int b = 0; b < 2; b++) {
+            if (pba_set_backend(backends[b]) != PBA_OK) {
+                continue; /* no AVX2 here */
+            }
+            /* insert: into an empty filter each time */
+            for (int r = 0; r < reps; r++) {
+                memset(bits, 0, size);
+                const double t0 = now_ns();
+                pba_sbbf_insert_hashes(bits, size, hashes, n);
+                times[r] = (now_ns() - t0) / (double)n;
+            }
+            report(backends[b], "insert", size, median(times, reps));
+            /* probe: the filter now holds all n hashes */
+            for (int r = 0; r < reps; r++) {
+                const double t0 = now_ns();
+                pba_sbbf_check_hashes(bits, size, probes, n, out);
+                times[r] = (now_ns() - t0) / (double)n;
+                sink += out[r];
+            }
+            report(backends[b], "probe", size, median(times, reps));
+            for (int r = 0; r < reps; r++) {
+                const double t0 = now_ns();
+                sink += pba_sbbf_count_hashes(bits, size, probes, n);
+                times[r] = (now_ns() - t0) / (double)n;
+            }
+            report(backends[b], "probe_count", size, median(times, reps));
+            /* fused hash + insert / hash + probe of int64 values */
+            for (int r = 0; r < reps; r++) {
+                memset(bits, 0, size);
+                const double t0 = now_ns();
+                if (pba_sbbf_insert_column(bits, size, &int_col) != PBA_OK) {
+                    return 1;
+                }
+                times[r] = (now_ns() - t0) / (double)n;
+            }
+            report(backends[b], "hash_insert_int64", size, median(times, reps));
+            for (int r = 0; r < reps; r++) {
+                const double t0 = now_ns();
+                if (pba_sbbf_check_column(bits, size, &int_probe_col, out) != PBA_OK) {
+                    return 1;
+                }
+                times[r] = (now_ns() - t0) / (double)n;
+                sink += out[r];
+            }
+            report(backends[b], "hash_probe_int64", size, median(times, reps));
+            /* fused hash + probe of short strings */
+            memset(bits, 0, size);
+            if (pba_sbbf_insert_column(bits, size, &str_col) != PBA_OK) {
+                return 1;
+            }
+            for (int r = 0; r < reps; r++) {
+                const double t0 = now_ns();
+                if (pba_sbbf_check_column(bits, size, &str_col, out) != PBA_OK) {
+                    return 1;
+                }
+                times[r] = (now_ns() - t0) / (double)n;
+                sink += out[r];
+            }
+            report(backends[b], "hash_probe_str", size, median(times, reps));
+        }
+        pba_sbbf_free(bits);
+    }
+    free(hashes);
+    free(probes);
+    free(ints);
+    free(int_probes);
+    free(out);
+    free(str_offsets);
+    free(str_data);
+    free(times);
+    return 0;
+}
