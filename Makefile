@@ -61,3 +61,26 @@ bench/bin/bench_sbbf: bench/bench_sbbf.c $(CORE_C) $(wildcard csrc/*.h csrc/incl
 
 bench-c: bench/bin/bench_sbbf
 	bench/bin/bench_sbbf
+
+# ---- sanitizers ---------------------------------------------------------------
+# The C core built with ASan + UBSan (no recovery: the first report fails the
+# run), loaded into the normal interpreter with the runtimes preloaded, runs
+# the tests that drive the C core. conftest.py checks the sanitised module is
+# the one imported, so this target cannot pass by testing the normal build.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
+ASAN_TESTS ?= tests/test_filter.py tests/test_hashing.py tests/test_backends.py $(wildcard tests/test_paimon.py)
+
+asan: $(STAMP)
+	rm -rf build/asan build/asan-tmp
+	mkdir -p build/asan
+	cp -r pybloom_async build/asan/
+	rm -f build/asan/pybloom_async/_native*.so
+	PYBLOOM_ASYNC_CFLAGS="$(SAN_FLAGS)" PYBLOOM_ASYNC_LDFLAGS="-fsanitize=address,undefined" \
+		$(PY) setup.py -q build_ext --force --build-lib build/asan --build-temp build/asan-tmp
+	cd build/asan && \
+		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+		ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \
+		UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		PYBLOOM_ASYNC_EXPECT_NATIVE="$(CURDIR)/build/asan" \
+		$(abspath $(PY)) -m pytest -p no:cacheprovider --rootdir $(CURDIR) -c $(CURDIR)/pyproject.toml \
+		$(addprefix $(CURDIR)/,$(ASAN_TESTS)) -q

@@ -414,13 +414,49 @@ int pba_paimon_hash_values(const pba_paimon_values *values, uint64_t *out,
 /* ---- bit positions --------------------------------------------------------- */
 
 /*
+ * c % num_bits without a division instruction. Bit positions are the hot
+ * loop (k per value) and a 32-bit divide is several times slower than a
+ * multiply; the dividend is always below 2^31 (a non-negative Java int).
+ * Granlund & Montgomery, "Division by invariant integers using
+ * multiplication" (PLDI 1994), Theorem 4.2 with N = 31: for l = ceil(log2 d)
+ * and m = ceil(2^(31+l) / d), floor(a / d) = floor(a * m / 2^(31+l)) for
+ * every 0 <= a < 2^31. m <= 2^32 + 1, so a * m stays below 2^64.
+ */
+typedef struct {
+    uint64_t m;
+    unsigned shift;
+    uint32_t d;
+} fastmod31;
+
+static fastmod31 fastmod31_init(uint32_t d) /* 1 <= d < 2^31 */
+{
+    fastmod31 f;
+    unsigned l = 0;
+    uint64_t pow;
+    while (((uint64_t)1 << l) < d) l++;
+    f.shift = 31u + l;
+    pow = (uint64_t)1 << f.shift;
+    f.m = pow / d + (pow % d != 0);
+    f.d = d;
+    return f;
+}
+
+static inline uint32_t fastmod31_mod(uint32_t a, fastmod31 f)
+{
+    uint32_t q = (uint32_t)(((uint64_t)a * f.m) >> f.shift);
+    return a - q * f.d;
+}
+
+/*
  * Kirsch-Mitzenmacher double hashing exactly as Paimon's BloomFilter64:
  * h1 = low int32, h2 = high int32, c_i = h1 + i*h2 (i = 1..k) in wrapping int
  * arithmetic; a negative c becomes ~c (not -c); the position is c % numBits.
  * Unsigned 32-bit arithmetic gives the same bit patterns portably: the top
- * bit is the sign, and ~ is the same operation on both.
+ * bit is the sign, and ~ is the same operation on both. XOR with the
+ * broadcast sign bit complements negatives without a (50% mispredicted)
+ * branch.
  */
-#define FOR_EACH_POSITION(hash, k, num_bits, pos, body)              \
+#define FOR_EACH_POSITION(hash, k, fm, pos, body)                    \
     do {                                                             \
         uint32_t h1_ = (uint32_t)(hash);                             \
         uint32_t h2_ = (uint32_t)((hash) >> 32);                     \
@@ -429,22 +465,21 @@ int pba_paimon_hash_values(const pba_paimon_values *values, uint64_t *out,
         for (i_ = 1; i_ <= (k); i_++) {                              \
             uint32_t pos;                                            \
             c_ += h2_;                                               \
-            pos = (c_ & 0x80000000u) ? ~c_ : c_;                     \
-            pos %= (num_bits);                                       \
+            pos = fastmod31_mod(c_ ^ (0u - (c_ >> 31)), (fm));       \
             body                                                     \
         }                                                            \
     } while (0)
 
-static inline void add_one(uint8_t *bitset, uint32_t num_bits, int32_t k, uint64_t hash)
+static inline void add_one(uint8_t *bitset, fastmod31 fm, int32_t k, uint64_t hash)
 {
-    FOR_EACH_POSITION(hash, k, num_bits, pos, {
+    FOR_EACH_POSITION(hash, k, fm, pos, {
         bitset[pos >> 3] |= (uint8_t)(1u << (pos & 7u));
     });
 }
 
-static inline int test_one(const uint8_t *bitset, uint32_t num_bits, int32_t k, uint64_t hash)
+static inline int test_one(const uint8_t *bitset, fastmod31 fm, int32_t k, uint64_t hash)
 {
-    FOR_EACH_POSITION(hash, k, num_bits, pos, {
+    FOR_EACH_POSITION(hash, k, fm, pos, {
         if (!((bitset[pos >> 3] >> (pos & 7u)) & 1u)) return 0;
     });
     return 1;
@@ -456,7 +491,7 @@ int pba_paimon_positions(uint64_t hash, size_t num_bytes, int32_t k, int32_t *ou
     size_t j = 0;
     if (rc != PBA_PAIMON_OK) return rc;
     if (out == NULL) return PBA_PAIMON_ERR_ARG;
-    FOR_EACH_POSITION(hash, k, (uint32_t)(num_bytes * 8u), pos, {
+    FOR_EACH_POSITION(hash, k, fastmod31_init((uint32_t)(num_bytes * 8u)), pos, {
         out[j++] = (int32_t)pos;
     });
     return PBA_PAIMON_OK;
@@ -467,7 +502,7 @@ int pba_paimon_add_hash(uint8_t *bitset, size_t num_bytes, int32_t k, uint64_t h
     int rc = pba_paimon_check_geometry(num_bytes, k);
     if (rc != PBA_PAIMON_OK) return rc;
     if (bitset == NULL) return PBA_PAIMON_ERR_ARG;
-    add_one(bitset, (uint32_t)(num_bytes * 8u), k, hash);
+    add_one(bitset, fastmod31_init((uint32_t)(num_bytes * 8u)), k, hash);
     return PBA_PAIMON_OK;
 }
 
@@ -476,32 +511,32 @@ int pba_paimon_test_hash(const uint8_t *bitset, size_t num_bytes, int32_t k, uin
     int rc = pba_paimon_check_geometry(num_bytes, k);
     if (rc != PBA_PAIMON_OK) return rc;
     if (bitset == NULL) return PBA_PAIMON_ERR_ARG;
-    return test_one(bitset, (uint32_t)(num_bytes * 8u), k, hash);
+    return test_one(bitset, fastmod31_init((uint32_t)(num_bytes * 8u)), k, hash);
 }
 
 int pba_paimon_add_hashes(uint8_t *bitset, size_t num_bytes, int32_t k,
                           const uint64_t *hashes, size_t n)
 {
-    uint32_t num_bits;
+    fastmod31 fm;
     size_t i;
     int rc = pba_paimon_check_geometry(num_bytes, k);
     if (rc != PBA_PAIMON_OK) return rc;
     if (bitset == NULL || (hashes == NULL && n != 0)) return PBA_PAIMON_ERR_ARG;
-    num_bits = (uint32_t)(num_bytes * 8u);
-    for (i = 0; i < n; i++) add_one(bitset, num_bits, k, hashes[i]);
+    fm = fastmod31_init((uint32_t)(num_bytes * 8u));
+    for (i = 0; i < n; i++) add_one(bitset, fm, k, hashes[i]);
     return PBA_PAIMON_OK;
 }
 
 int pba_paimon_test_hashes(const uint8_t *bitset, size_t num_bytes, int32_t k,
                            const uint64_t *hashes, size_t n, uint8_t *out)
 {
-    uint32_t num_bits;
+    fastmod31 fm;
     size_t i;
     int rc = pba_paimon_check_geometry(num_bytes, k);
     if (rc != PBA_PAIMON_OK) return rc;
     if (bitset == NULL || ((hashes == NULL || out == NULL) && n != 0)) return PBA_PAIMON_ERR_ARG;
-    num_bits = (uint32_t)(num_bytes * 8u);
-    for (i = 0; i < n; i++) out[i] = (uint8_t)test_one(bitset, num_bits, k, hashes[i]);
+    fm = fastmod31_init((uint32_t)(num_bytes * 8u));
+    for (i = 0; i < n; i++) out[i] = (uint8_t)test_one(bitset, fm, k, hashes[i]);
     return PBA_PAIMON_OK;
 }
 
@@ -509,24 +544,24 @@ int pba_paimon_add_values(uint8_t *bitset, size_t num_bytes, int32_t k,
                           const pba_paimon_values *values, size_t *n_added)
 {
     uint64_t buf[CHUNK];
-    uint32_t num_bits;
+    fastmod31 fm;
     size_t start, i, added = 0;
     int rc = pba_paimon_check_geometry(num_bytes, k);
     if (rc != PBA_PAIMON_OK) return rc;
     if (bitset == NULL) return PBA_PAIMON_ERR_ARG;
     rc = validate(values);
     if (rc != PBA_PAIMON_OK) return rc;
-    num_bits = (uint32_t)(num_bytes * 8u);
+    fm = fastmod31_init((uint32_t)(num_bytes * 8u));
     for (start = 0; start < values->n; start += CHUNK) {
         size_t count = values->n - start < CHUNK ? values->n - start : CHUNK;
         hash_chunk(values, start, count, buf);
         if (values->validity == NULL) {
-            for (i = 0; i < count; i++) add_one(bitset, num_bits, k, buf[i]);
+            for (i = 0; i < count; i++) add_one(bitset, fm, k, buf[i]);
             added += count;
         } else {
             for (i = 0; i < count; i++) {
                 if (!is_valid(values, start + i)) continue;
-                add_one(bitset, num_bits, k, buf[i]);
+                add_one(bitset, fm, k, buf[i]);
                 added++;
             }
         }
@@ -539,7 +574,7 @@ int pba_paimon_test_values(const uint8_t *bitset, size_t num_bytes, int32_t k,
                            const pba_paimon_values *values, uint8_t *out, size_t out_len)
 {
     uint64_t buf[CHUNK];
-    uint32_t num_bits;
+    fastmod31 fm;
     size_t start, i;
     int rc = pba_paimon_check_geometry(num_bytes, k);
     if (rc != PBA_PAIMON_OK) return rc;
@@ -547,13 +582,13 @@ int pba_paimon_test_values(const uint8_t *bitset, size_t num_bytes, int32_t k,
     rc = validate(values);
     if (rc != PBA_PAIMON_OK) return rc;
     if (out_len < values->n || (out == NULL && values->n != 0)) return PBA_PAIMON_ERR_LENGTH;
-    num_bits = (uint32_t)(num_bytes * 8u);
+    fm = fastmod31_init((uint32_t)(num_bytes * 8u));
     for (start = 0; start < values->n; start += CHUNK) {
         size_t count = values->n - start < CHUNK ? values->n - start : CHUNK;
         hash_chunk(values, start, count, buf);
         for (i = 0; i < count; i++) {
             out[start + i] = is_valid(values, start + i)
-                                 ? (uint8_t)test_one(bitset, num_bits, k, buf[i])
+                                 ? (uint8_t)test_one(bitset, fm, k, buf[i])
                                  : 1u;
         }
     }

@@ -528,6 +528,8 @@ uint64_t pba_sbbf_popcount(const uint8_t *bitset, size_t num_bytes)
     return total;
 }
 
+void pba_sbbf_clear(uint8_t *bitset, size_t num_bytes) { memset(bitset, 0, num_bytes); }
+
 void pba_sbbf_union(uint8_t *dst, const uint8_t *src, size_t num_bytes)
 {
     for (size_t i = 0; i < num_bytes; i++) {

@@ -32,7 +32,10 @@ def main() -> int:
     stored = bloom.to_bytes()
     loaded = SplitBlockBloomFilter.from_bytes(stored)
     assert loaded == bloom
-    print(f"serialised as in a Parquet file: {len(stored):,} bytes (header {len(stored) - bloom.num_bytes} B)")
+    print(
+        f"serialised as in a Parquet file: {len(stored):,} bytes "
+        f"(header {len(stored) - bloom.num_bytes} B)"
+    )
 
     present = ids[:100_000]
     in_set = np.zeros(10 * n, dtype=bool)

@@ -112,3 +112,7 @@ class PredicateError(PyBloomError, ValueError):
 
 class PaimonIndexError(PyBloomError):
     """An Apache Paimon file-index container or BloomFilter64 is malformed."""
+
+
+class InvalidArgumentError(PyBloomError, ValueError):
+    """A caller's argument or option is of the wrong kind, out of range or inconsistent."""

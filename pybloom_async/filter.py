@@ -201,7 +201,9 @@ class SplitBlockBloomFilter:
         return cls.from_bitset(view[header_len:], max_bytes=max_bytes)
 
     @classmethod
-    def from_bitset(cls, bitset: Any, *, max_bytes: int = DEFAULT_MAX_BYTES) -> SplitBlockBloomFilter:
+    def from_bitset(
+        cls, bitset: Any, *, max_bytes: int = DEFAULT_MAX_BYTES
+    ) -> SplitBlockBloomFilter:
         """A filter holding a copy of a raw bitset (no header).
 
         Raises
@@ -410,6 +412,10 @@ class SplitBlockBloomFilter:
             self._bits, self._num_bytes = smaller, new_size
         return self
 
+    def clear(self) -> None:
+        """Remove every value (clear all bits), keeping the size."""
+        lib.pba_sbbf_clear(self._bits, self._num_bytes)
+
     def __ior__(self, other: SplitBlockBloomFilter) -> SplitBlockBloomFilter:
         if not isinstance(other, SplitBlockBloomFilter):
             return NotImplemented
@@ -439,7 +445,9 @@ class SplitBlockBloomFilter:
     __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __repr__(self) -> str:
-        return f"SplitBlockBloomFilter(num_bytes={self._num_bytes}, fill_ratio={self.fill_ratio:.4f})"
+        return (
+            f"SplitBlockBloomFilter(num_bytes={self._num_bytes}, fill_ratio={self.fill_ratio:.4f})"
+        )
 
 
 def optimal_num_bytes(ndv: int, fpp: float = 0.01, max_bytes: int = DEFAULT_MAX_BYTES) -> int:

@@ -28,9 +28,18 @@ _INT_RANGES = {
     PhysicalType.INT32: (-(2**31), 2**31 - 1),
     PhysicalType.INT64: (-(2**63), 2**63 - 1),
 }
-_SIGNED = {PhysicalType.INT32: np.dtype("<i4"), PhysicalType.INT64: np.dtype("<i8")}
-_UNSIGNED_VIEW = {PhysicalType.INT32: np.dtype("<u4"), PhysicalType.INT64: np.dtype("<u8")}
-_FLOATS = {PhysicalType.FLOAT: np.dtype("<f4"), PhysicalType.DOUBLE: np.dtype("<f8")}
+_SIGNED: dict[PhysicalType, np.dtype[Any]] = {
+    PhysicalType.INT32: np.dtype("<i4"),
+    PhysicalType.INT64: np.dtype("<i8"),
+}
+_UNSIGNED_VIEW: dict[PhysicalType, np.dtype[Any]] = {
+    PhysicalType.INT32: np.dtype("<u4"),
+    PhysicalType.INT64: np.dtype("<u8"),
+}
+_FLOATS: dict[PhysicalType, np.dtype[Any]] = {
+    PhysicalType.FLOAT: np.dtype("<f4"),
+    PhysicalType.DOUBLE: np.dtype("<f8"),
+}
 
 
 def simd_backend() -> str:
@@ -86,10 +95,9 @@ def hash_values(
     parts = []
     for col in iter_columns(values, ptype, type_length):
         count = int(lib.pba_column_count_valid(col.c))
-        out = np.empty(count, dtype=np.uint64)
+        out = np.empty(max(count, 1), dtype=np.uint64)  # never a NULL pointer
         written = ffi.new("size_t *")
-        ptr = ffi.from_buffer("uint64_t[]", out) if count else ffi.cast("uint64_t *", 0)
-        check_status(lib.pba_hash_column(col.c, ptr, written))
+        check_status(lib.pba_hash_column(col.c, ffi.from_buffer("uint64_t[]", out), written))
         parts.append(out[: written[0]])
     if not parts:
         return np.empty(0, dtype=np.uint64)
@@ -115,9 +123,7 @@ class Column:
     n: int
 
 
-def iter_columns(
-    values: Any, ptype: PhysicalType, type_length: int | None
-) -> Iterator[Column]:
+def iter_columns(values: Any, ptype: PhysicalType, type_length: int | None) -> Iterator[Column]:
     """Describe ``values`` as one or more C columns (several for a ChunkedArray)."""
     width = _check_type_length(ptype, type_length)
     if _is_pyarrow(values):
@@ -180,11 +186,10 @@ def _numpy_column(arr: np.ndarray[Any, Any] | _Packed, ptype: PhysicalType, widt
     if isinstance(arr, _Packed):
         data = ffi.from_buffer(arr.data) if len(arr.data) else ffi.NULL
         offsets = ffi.from_buffer(arr.offsets)
-        return _new_column(
-            ptype, 0, arr.n, data, len(arr.data), offsets, True, keepalive=(arr,)
-        )
+        return _new_column(ptype, 0, arr.n, data, len(arr.data), offsets, True, keepalive=(arr,))
     buf = ffi.from_buffer(arr) if arr.nbytes else ffi.NULL
-    n = arr.shape[0] if arr.ndim else 1
+    # Fixed-width byte values (FLBA, INT96) arrive as a flat uint8 array.
+    n = arr.nbytes // width if arr.dtype == np.uint8 and width > 1 else arr.shape[0]
     return _new_column(ptype, width, n, buf, arr.nbytes, keepalive=(arr,))
 
 
@@ -203,9 +208,7 @@ def pack_binary(items: Iterable[Any]) -> _Packed:
     for item in items:
         if isinstance(item, str):
             chunks.append(item.encode("utf-8"))
-        elif isinstance(item, (bytes, bytearray, memoryview)):
-            chunks.append(bytes(item))
-        elif isinstance(item, np.bytes_):
+        elif isinstance(item, (bytes, bytearray, memoryview, np.bytes_)):
             chunks.append(bytes(item))
         else:
             raise UnsupportedTypeError(
@@ -399,15 +402,22 @@ def _arrow_columns(values: Any, ptype: PhysicalType, width: int) -> Iterator[Col
         view = memoryview(data)[start : start + len(arr) * width] if data is not None else b""
         buf = ffi.from_buffer(view) if len(view) else ffi.NULL
         yield _new_column(
-            ptype, width, len(arr), buf, len(view),
-            validity=validity, validity_offset=voff, keepalive=(arr, data),
+            ptype,
+            width,
+            len(arr),
+            buf,
+            len(view),
+            validity=validity,
+            validity_offset=voff,
+            keepalive=(arr, data),
         )
         return
     # Anything else goes through numpy with the exactness checks; nulls are
     # filled with a placeholder and masked by the validity bitmap.
     if ptype in (PhysicalType.FIXED_LEN_BYTE_ARRAY, PhysicalType.INT96):
         raise UnsupportedTypeError(
-            f"{ptype.name} values cannot come from an Arrow {t} array (need fixed_size_binary({width}))"
+            f"{ptype.name} values cannot come from an Arrow {t} array "
+            f"(need fixed_size_binary({width}))"
         )
     if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_floating(t):
         filled = arr.fill_null(False if pa.types.is_boolean(t) else 0) if arr.null_count else arr
@@ -456,8 +466,10 @@ def _arrow_binary(arr: Any, ptype: PhysicalType) -> Column:
         arr = arr.cast(pa.binary())
         t = arr.type
     if not (
-        pa.types.is_string(t) or pa.types.is_binary(t)
-        or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+        pa.types.is_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
     ):
         raise UnsupportedTypeError(f"BYTE_ARRAY values cannot come from an Arrow {t} array")
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
@@ -468,8 +480,14 @@ def _arrow_binary(arr: Any, ptype: PhysicalType) -> Column:
     off_view = memoryview(offsets_buf)[arr.offset * owidth : (arr.offset + len(arr) + 1) * owidth]
     data_view = memoryview(data_buf) if data_buf is not None else memoryview(b"")
     return _new_column(
-        ptype, 0, len(arr),
-        ffi.from_buffer(data_view) if len(data_view) else ffi.NULL, len(data_view),
-        ffi.from_buffer(off_view), large, validity, voff,
+        ptype,
+        0,
+        len(arr),
+        ffi.from_buffer(data_view) if len(data_view) else ffi.NULL,
+        len(data_view),
+        ffi.from_buffer(off_view),
+        large,
+        validity,
+        voff,
         keepalive=(arr, offsets_buf, data_buf),
     )

@@ -20,6 +20,17 @@ def _require(path: Path) -> Path:
     return path
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under ``make asan``, refuse to run unless the sanitised C core is the one loaded."""
+    expected = os.environ.get("PYBLOOM_ASYNC_EXPECT_NATIVE")
+    if expected:
+        from pybloom_async import _native
+
+        loaded = Path(_native.__file__).resolve()
+        if not str(loaded).startswith(str(Path(expected).resolve())):
+            raise pytest.UsageError(f"expected the C core from {expected}, loaded {loaded}")
+
+
 @pytest.fixture(scope="session")
 def parquet_testing() -> Path:
     """The parquet-testing checkout (``data/``, ``bad_data/``); skips when absent."""

@@ -54,7 +54,9 @@ def test_unknown_backend_is_refused() -> None:
     assert simd_backend() in ("avx2", "scalar")
 
 
-def run_both(num_bytes: int, inserts: np.ndarray, probes: np.ndarray) -> list[tuple[bytes, list[bool], int]]:
+def run_both(
+    num_bytes: int, inserts: np.ndarray, probes: np.ndarray
+) -> list[tuple[bytes, list[bool], int]]:
     results = []
     for name in ("scalar", "avx2"):
         with backend(name):
@@ -102,5 +104,10 @@ def test_fused_hash_paths_agree(words: list[str], num_bytes: int) -> None:
         with backend(name):
             f = SplitBlockBloomFilter(num_bytes)
             f.insert(words, "BYTE_ARRAY")
-            out.append((bytes(f.bitset), f.check_many(words + ["?" + w for w in words], "BYTE_ARRAY").tolist()))
+            out.append(
+                (
+                    bytes(f.bitset),
+                    f.check_many(words + ["?" + w for w in words], "BYTE_ARRAY").tolist(),
+                )
+            )
     assert out[0] == out[1]

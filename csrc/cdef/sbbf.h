@@ -62,6 +62,7 @@ int pba_sbbf_insert_column(uint8_t *bitset, size_t num_bytes, const pba_column *
 int pba_sbbf_check_column(const uint8_t *bitset, size_t num_bytes, const pba_column *col,
                           uint8_t *out);
 
+void pba_sbbf_clear(uint8_t *bitset, size_t num_bytes);
 uint64_t pba_sbbf_popcount(const uint8_t *bitset, size_t num_bytes);
 void pba_sbbf_union(uint8_t *dst, const uint8_t *src, size_t num_bytes);
 size_t pba_sbbf_fold(uint8_t *bitset, size_t num_bytes, unsigned times);

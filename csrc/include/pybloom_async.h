@@ -157,6 +157,8 @@ int pba_sbbf_check_column(const uint8_t *bitset, size_t num_bytes,
 
 /* ---- whole-filter operations ------------------------------------------- */
 
+/* Clear every bit. */
+void pba_sbbf_clear(uint8_t *bitset, size_t num_bytes);
 /* Number of bits set. */
 uint64_t pba_sbbf_popcount(const uint8_t *bitset, size_t num_bytes);
 /* dst |= src; both of num_bytes. */
