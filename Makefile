@@ -12,7 +12,14 @@ PYTEST_ARGS ?=
 
 .PHONY: setup native demo test test-fast lint typecheck asan bench bench-c clean
 
-setup: $(STAMP) native
+SYSTEM_STAMP := .cache/system-deps.stamp
+
+setup: $(SYSTEM_STAMP) $(STAMP) native
+
+# Debian packages and npm tools the tests use (nginx, Java, azurite).
+$(SYSTEM_STAMP): scripts/install-system-deps.sh
+	bash scripts/install-system-deps.sh
+	mkdir -p .cache && touch $@
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON_BOOT) -m venv $(VENV)

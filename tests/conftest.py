@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Local servers (moto_server, azurite, nginx) as session fixtures.
+pytest_plugins = ["servers"]
+
 REPO = Path(__file__).resolve().parent.parent
 # The parquet-testing and Paimon vectors live beside the clone, never inside it.
 SHARED_TESTDATA = Path(
