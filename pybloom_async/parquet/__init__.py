@@ -1,0 +1,90 @@
+"""Reading Parquet footers: file metadata, the schema, and probe values per column.
+
+Pure functions over bytes (no I/O): the async reader fetches the bytes and
+calls :func:`parse_footer_tail` and :func:`decode_file_metadata`; the pruner
+encodes probe values with :func:`encode_value`.
+"""
+
+from __future__ import annotations
+
+from .footer import (
+    ENCRYPTED_MAGIC,
+    MAGIC,
+    MIN_FILE_SIZE,
+    THRIFT_DECODER,
+    TRAILER_SIZE,
+    ColumnChunk,
+    CompressionCodec,
+    Encoding,
+    FileMetaData,
+    FooterLocation,
+    KeyValue,
+    PageEncodingStats,
+    PageType,
+    RowGroup,
+    Statistics,
+    check_leading_magic,
+    decode_file_metadata,
+    parse_footer_tail,
+)
+from .schema import (
+    MAX_SCHEMA_DEPTH,
+    ColumnDescriptor,
+    ConvertedType,
+    LogicalKind,
+    LogicalType,
+    Repetition,
+    Schema,
+    SchemaNode,
+    TimeUnit,
+    build_schema,
+)
+from .values import (
+    CannotMatch,
+    Encoded,
+    NeverPrunes,
+    Probe,
+    WithNanoseconds,
+    encode_text,
+    encode_value,
+    parse_text_value,
+)
+
+__all__ = [
+    "ENCRYPTED_MAGIC",
+    "MAGIC",
+    "MAX_SCHEMA_DEPTH",
+    "MIN_FILE_SIZE",
+    "THRIFT_DECODER",
+    "TRAILER_SIZE",
+    "CannotMatch",
+    "ColumnChunk",
+    "ColumnDescriptor",
+    "CompressionCodec",
+    "ConvertedType",
+    "Encoded",
+    "Encoding",
+    "FileMetaData",
+    "FooterLocation",
+    "KeyValue",
+    "LogicalKind",
+    "LogicalType",
+    "NeverPrunes",
+    "PageEncodingStats",
+    "PageType",
+    "Probe",
+    "Repetition",
+    "RowGroup",
+    "Schema",
+    "SchemaNode",
+    "Statistics",
+    "TimeUnit",
+    "WithNanoseconds",
+    "build_schema",
+    "check_leading_magic",
+    "decode_file_metadata",
+    "encode_text",
+    "encode_value",
+    "parse_footer_tail",
+    "parse_text_value",
+]

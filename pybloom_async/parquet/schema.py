@@ -1,0 +1,662 @@
+"""The Parquet schema: a tree rebuilt from the footer's flat element list.
+
+``FileMetaData.schema`` lists the schema tree in depth-first order; each group
+says how many children follow it (``num_children``). This module rebuilds the
+tree without recursion, so neither a deep schema nor a lying ``num_children``
+can exhaust the stack or index past the list, and resolves every leaf into a
+:class:`ColumnDescriptor`: its path, physical type, repetition, maximum
+definition and repetition levels, and one :class:`LogicalType` that merges the
+modern ``logicalType`` union with the legacy ``converted_type`` enum (following
+the compatibility tables of parquet-format ``LogicalTypes.md``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from ..errors import ParquetFormatError, PredicateError
+from ..types import PhysicalType
+from . import thrift_specs as wire
+
+__all__ = [
+    "MAX_SCHEMA_DEPTH",
+    "ColumnDescriptor",
+    "ConvertedType",
+    "LogicalKind",
+    "LogicalType",
+    "Repetition",
+    "Schema",
+    "SchemaNode",
+    "TimeUnit",
+    "build_schema",
+]
+
+#: Deepest group nesting accepted. Real schemas stay far below it (a 3-level
+#: LIST adds two levels); the cap keeps a hostile footer from building paths
+#: whose total length grows with the square of its size, and keeps the
+#: recursive ``repr``/``==`` of the tree well inside Python's recursion limit.
+MAX_SCHEMA_DEPTH = 100
+
+
+class Repetition(enum.IntEnum):
+    """``FieldRepetitionType`` of parquet.thrift."""
+
+    REQUIRED = 0
+    OPTIONAL = 1
+    REPEATED = 2
+
+
+class ConvertedType(enum.IntEnum):
+    """The legacy ``ConvertedType`` enum of parquet.thrift (superseded by ``LogicalType``)."""
+
+    UTF8 = 0
+    MAP = 1
+    MAP_KEY_VALUE = 2
+    LIST = 3
+    ENUM = 4
+    DECIMAL = 5
+    DATE = 6
+    TIME_MILLIS = 7
+    TIME_MICROS = 8
+    TIMESTAMP_MILLIS = 9
+    TIMESTAMP_MICROS = 10
+    UINT_8 = 11
+    UINT_16 = 12
+    UINT_32 = 13
+    UINT_64 = 14
+    INT_8 = 15
+    INT_16 = 16
+    INT_32 = 17
+    INT_64 = 18
+    JSON = 19
+    BSON = 20
+    INTERVAL = 21
+
+
+class TimeUnit(enum.Enum):
+    """Unit of a TIME or TIMESTAMP column; the value is the number of units per second."""
+
+    MILLIS = 1_000
+    MICROS = 1_000_000
+    NANOS = 1_000_000_000
+
+    @property
+    def per_second(self) -> int:
+        """How many of this unit make one second."""
+        return self.value
+
+
+class LogicalKind(enum.Enum):
+    """Which logical type annotates a column (``LogicalType`` members plus legacy-only ones)."""
+
+    STRING = "STRING"
+    MAP = "MAP"
+    LIST = "LIST"
+    ENUM = "ENUM"
+    DECIMAL = "DECIMAL"
+    DATE = "DATE"
+    TIME = "TIME"
+    TIMESTAMP = "TIMESTAMP"
+    INTEGER = "INTEGER"
+    UNKNOWN = "UNKNOWN"  # the NULL type: the column only holds nulls
+    JSON = "JSON"
+    BSON = "BSON"
+    UUID = "UUID"
+    FLOAT16 = "FLOAT16"
+    VARIANT = "VARIANT"
+    GEOMETRY = "GEOMETRY"
+    GEOGRAPHY = "GEOGRAPHY"
+    VECTOR = "VECTOR"
+    # Legacy ConvertedType values with no LogicalType member.
+    INTERVAL = "INTERVAL"
+    MAP_KEY_VALUE = "MAP_KEY_VALUE"
+    # A logicalType union member (or time unit) newer than this library: the
+    # column's values must not be interpreted.
+    UNRECOGNIZED = "UNRECOGNIZED"
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalType:
+    """A resolved logical type; only the parameters of its ``kind`` are set.
+
+    Build parameterised types with :meth:`decimal`, :meth:`time`,
+    :meth:`timestamp` and :meth:`integer`; the others with ``LogicalType(kind)``.
+    ``legacy`` is true when the type was derived from ``converted_type`` alone.
+    """
+
+    kind: LogicalKind
+    scale: int | None = None
+    precision: int | None = None
+    unit: TimeUnit | None = None
+    is_adjusted_to_utc: bool | None = None
+    bit_width: int | None = None
+    is_signed: bool | None = None
+    legacy: bool = field(default=False, compare=False)
+
+    @classmethod
+    def decimal(cls, precision: int, scale: int, *, legacy: bool = False) -> LogicalType:
+        """DECIMAL(precision, scale)."""
+        return cls(LogicalKind.DECIMAL, scale=scale, precision=precision, legacy=legacy)
+
+    @classmethod
+    def time(cls, unit: TimeUnit, is_adjusted_to_utc: bool, *, legacy: bool = False) -> LogicalType:
+        """TIME(isAdjustedToUTC, unit)."""
+        return cls(
+            LogicalKind.TIME, unit=unit, is_adjusted_to_utc=is_adjusted_to_utc, legacy=legacy
+        )
+
+    @classmethod
+    def timestamp(
+        cls, unit: TimeUnit, is_adjusted_to_utc: bool, *, legacy: bool = False
+    ) -> LogicalType:
+        """TIMESTAMP(isAdjustedToUTC, unit)."""
+        return cls(
+            LogicalKind.TIMESTAMP, unit=unit, is_adjusted_to_utc=is_adjusted_to_utc, legacy=legacy
+        )
+
+    @classmethod
+    def integer(cls, bit_width: int, is_signed: bool, *, legacy: bool = False) -> LogicalType:
+        """INTEGER(bitWidth, isSigned)."""
+        return cls(LogicalKind.INTEGER, bit_width=bit_width, is_signed=is_signed, legacy=legacy)
+
+    def __str__(self) -> str:
+        kind = self.kind
+        if kind is LogicalKind.DECIMAL:
+            return f"DECIMAL({self.precision}, {self.scale})"
+        if kind in (LogicalKind.TIME, LogicalKind.TIMESTAMP):
+            unit = self.unit.name if self.unit is not None else "?"
+            return f"{kind.name}({unit}, utc={self.is_adjusted_to_utc})"
+        if kind is LogicalKind.INTEGER:
+            return f"{'INT' if self.is_signed else 'UINT'}({self.bit_width})"
+        return kind.name
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaNode:
+    """One node of the schema tree (a group, or a primitive leaf)."""
+
+    name: str
+    repetition: Repetition | None  # None for the root only
+    physical_type: PhysicalType | None  # None for groups
+    type_length: int | None
+    logical_type: LogicalType | None
+    converted_type: int | None  # ConvertedType member, or the raw number if unknown
+    field_id: int | None
+    children: tuple[SchemaNode, ...] = ()
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for primitive columns, false for groups."""
+        return self.physical_type is not None
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDescriptor:
+    """Everything about one leaf column that pruning and value encoding need.
+
+    ``path`` is the dotted path (``tags.list.element``); ``path_parts`` the same
+    path as names, unambiguous even when a name contains a dot. ``index`` is the
+    leaf's position, which is also the position of its chunk in every row group.
+    """
+
+    index: int
+    path_parts: tuple[str, ...]
+    physical_type: PhysicalType
+    type_length: int | None = None
+    repetition: Repetition = Repetition.REQUIRED
+    max_definition_level: int = 0
+    max_repetition_level: int = 0
+    logical_type: LogicalType | None = None
+    converted_type: int | None = None
+    field_id: int | None = None
+
+    @property
+    def path(self) -> str:
+        """The dotted column path."""
+        return ".".join(self.path_parts)
+
+    @classmethod
+    def of(
+        cls,
+        physical_type: PhysicalType | str | int,
+        logical_type: LogicalType | None = None,
+        *,
+        type_length: int | None = None,
+        path: str = "value",
+    ) -> ColumnDescriptor:
+        """Describe a stand-alone column (no file), e.g. to encode values for a filter.
+
+        Raises
+        ------
+        UnsupportedTypeError
+            ``physical_type`` is not a Parquet physical type.
+        """
+        return cls(
+            index=0,
+            path_parts=tuple(path.split(".")),
+            physical_type=PhysicalType.coerce(physical_type),
+            type_length=type_length,
+            logical_type=logical_type,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Schema:
+    """The schema tree and its leaf columns in file order."""
+
+    root: SchemaNode
+    columns: tuple[ColumnDescriptor, ...]
+
+    def __iter__(self) -> Iterator[ColumnDescriptor]:
+        return iter(self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, (str, tuple, list)):
+            return False
+        return bool(self._matches(path))
+
+    def column(self, path: str | Sequence[str]) -> ColumnDescriptor:
+        """Find a leaf column by dotted path (``"a.b.c"``) or by its names (``("a", "b.c")``).
+
+        A sequence of names is matched exactly. A dotted string is matched
+        against each leaf's dotted path, so it is ambiguous only when names
+        themselves contain dots.
+
+        Raises
+        ------
+        PredicateError
+            No leaf has this path, or a dotted path matches several leaves.
+        """
+        matches = self._matches(path)
+        shown = path if isinstance(path, str) else ".".join(path)
+        if len(matches) == 1:
+            return matches[0]
+        if not matches:
+            known = ", ".join(c.path for c in self.columns[:20])
+            more = ", ..." if len(self.columns) > 20 else ""
+            raise PredicateError(
+                f"no leaf column with this path; the file has: {known}{more}", column=shown
+            )
+        raise PredicateError(
+            "the dotted path matches several columns (names contain dots); "
+            "pass the path as a sequence of names",
+            column=shown,
+        )
+
+    def _matches(self, path: str | Sequence[str]) -> list[ColumnDescriptor]:
+        if isinstance(path, str):
+            return [c for c in self.columns if c.path == path]
+        parts = tuple(path)
+        return [c for c in self.columns if c.path_parts == parts]
+
+
+# Legacy ConvertedType -> LogicalType, from the "backward compatibility" tables
+# of LogicalTypes.md. TIME_* and TIMESTAMP_* imply isAdjustedToUTC = true.
+_LEGACY: dict[int, LogicalType] = {
+    ConvertedType.UTF8: LogicalType(LogicalKind.STRING, legacy=True),
+    ConvertedType.MAP: LogicalType(LogicalKind.MAP, legacy=True),
+    ConvertedType.MAP_KEY_VALUE: LogicalType(LogicalKind.MAP_KEY_VALUE, legacy=True),
+    ConvertedType.LIST: LogicalType(LogicalKind.LIST, legacy=True),
+    ConvertedType.ENUM: LogicalType(LogicalKind.ENUM, legacy=True),
+    ConvertedType.DATE: LogicalType(LogicalKind.DATE, legacy=True),
+    ConvertedType.TIME_MILLIS: LogicalType.time(TimeUnit.MILLIS, True, legacy=True),
+    ConvertedType.TIME_MICROS: LogicalType.time(TimeUnit.MICROS, True, legacy=True),
+    ConvertedType.TIMESTAMP_MILLIS: LogicalType.timestamp(TimeUnit.MILLIS, True, legacy=True),
+    ConvertedType.TIMESTAMP_MICROS: LogicalType.timestamp(TimeUnit.MICROS, True, legacy=True),
+    ConvertedType.UINT_8: LogicalType.integer(8, False, legacy=True),
+    ConvertedType.UINT_16: LogicalType.integer(16, False, legacy=True),
+    ConvertedType.UINT_32: LogicalType.integer(32, False, legacy=True),
+    ConvertedType.UINT_64: LogicalType.integer(64, False, legacy=True),
+    ConvertedType.INT_8: LogicalType.integer(8, True, legacy=True),
+    ConvertedType.INT_16: LogicalType.integer(16, True, legacy=True),
+    ConvertedType.INT_32: LogicalType.integer(32, True, legacy=True),
+    ConvertedType.INT_64: LogicalType.integer(64, True, legacy=True),
+    ConvertedType.JSON: LogicalType(LogicalKind.JSON, legacy=True),
+    ConvertedType.BSON: LogicalType(LogicalKind.BSON, legacy=True),
+    ConvertedType.INTERVAL: LogicalType(LogicalKind.INTERVAL, legacy=True),
+}
+
+_PLAIN_MEMBERS = {
+    "STRING": LogicalKind.STRING,
+    "MAP": LogicalKind.MAP,
+    "LIST": LogicalKind.LIST,
+    "ENUM": LogicalKind.ENUM,
+    "DATE": LogicalKind.DATE,
+    "UNKNOWN": LogicalKind.UNKNOWN,
+    "JSON": LogicalKind.JSON,
+    "BSON": LogicalKind.BSON,
+    "UUID": LogicalKind.UUID,
+    "FLOAT16": LogicalKind.FLOAT16,
+    "VARIANT": LogicalKind.VARIANT,
+    "GEOMETRY": LogicalKind.GEOMETRY,
+    "GEOGRAPHY": LogicalKind.GEOGRAPHY,
+    "VECTOR": LogicalKind.VECTOR,
+}
+
+_UNRECOGNIZED = LogicalType(LogicalKind.UNRECOGNIZED)
+
+
+def _time_unit(unit: wire.TimeUnit | None) -> TimeUnit | None:
+    if unit is None:
+        return None
+    members = unit.members_set()
+    if len(members) != 1:
+        # No member we know (a unit added after this library) or a malformed
+        # union: LogicalTypes.md says unknown units are unsupported features.
+        return None
+    return TimeUnit[members[0]]
+
+
+def _resolve_logical(
+    element: wire.SchemaElement, where: str, path: str | None
+) -> LogicalType | None:
+    """Merge ``logicalType`` and ``converted_type`` into one LogicalType (or None)."""
+    lt = element.logicalType
+    if lt is not None:
+        members = lt.members_set()
+        if len(members) > 1:
+            raise ParquetFormatError(
+                f"schema element {where}: logicalType union has {len(members)} members set "
+                f"({', '.join(members)})",
+                path=path,
+            )
+        if not members:
+            # A union member newer than parquet.thrift as we know it.
+            return _UNRECOGNIZED
+        name = members[0]
+        if name in _PLAIN_MEMBERS:
+            return LogicalType(_PLAIN_MEMBERS[name])
+        if name == "DECIMAL":
+            dec = lt.DECIMAL
+            if dec is None or dec.scale is None or dec.precision is None:
+                raise ParquetFormatError(
+                    f"schema element {where}: DECIMAL logical type without scale or precision",
+                    path=path,
+                )
+            return LogicalType.decimal(dec.precision, dec.scale)
+        if name in ("TIME", "TIMESTAMP"):
+            tt = lt.TIME if name == "TIME" else lt.TIMESTAMP
+            unit = _time_unit(tt.unit if tt is not None else None)
+            if tt is None or unit is None or tt.isAdjustedToUTC is None:
+                return _UNRECOGNIZED
+            if name == "TIME":
+                return LogicalType.time(unit, tt.isAdjustedToUTC)
+            return LogicalType.timestamp(unit, tt.isAdjustedToUTC)
+        # INTEGER: the only member left.
+        it = lt.INTEGER
+        if it is None or it.bitWidth is None or it.isSigned is None:
+            raise ParquetFormatError(
+                f"schema element {where}: INTEGER logical type without bitWidth or isSigned",
+                path=path,
+            )
+        return LogicalType.integer(it.bitWidth, it.isSigned)
+    ct = element.converted_type
+    if ct is None:
+        return None
+    if ct == ConvertedType.DECIMAL:
+        if element.precision is None:
+            raise ParquetFormatError(
+                f"schema element {where}: DECIMAL converted type without precision", path=path
+            )
+        # LogicalTypes.md: "If not specified, the scale is 0."
+        scale = element.scale if element.scale is not None else 0
+        return LogicalType.decimal(element.precision, scale, legacy=True)
+    # An unknown converted type number annotates nothing we can use (the enum
+    # "should not be extended", parquet.thrift); the descriptor keeps the number.
+    return _LEGACY.get(ct)
+
+
+def _converted(value: int | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        return ConvertedType(value)
+    except ValueError:
+        return value
+
+
+@dataclass
+class _Frame:
+    """A group whose children are still being read (the explicit-stack state)."""
+
+    element: wire.SchemaElement
+    name: str
+    remaining: int
+    parts: tuple[str, ...]
+    definition: int
+    repetition_level: int
+    repetition: Repetition | None
+    children: list[SchemaNode]
+
+
+def _decode_name(raw: bytes | None, where: str, path: str | None) -> str:
+    if raw is None:
+        raise ParquetFormatError(f"schema element {where} has no name", path=path)
+    # Names are UTF-8 by the spec; a few old writers used other encodings, and a
+    # replacement character keeps such files usable instead of rejecting them.
+    return raw.decode("utf-8", errors="replace")
+
+
+def _repetition(element: wire.SchemaElement, where: str, path: str | None) -> Repetition:
+    value = element.repetition_type
+    if value is None:
+        # Required by the spec for every non-root node. Levels do not matter to
+        # Bloom filters, so rather than reject the file we take the enum's
+        # zero value, REQUIRED.
+        return Repetition.REQUIRED
+    try:
+        return Repetition(value)
+    except ValueError:
+        raise ParquetFormatError(
+            f"schema element {where}: unsupported repetition type {value} "
+            "(VECTOR and later additions are not supported)",
+            path=path,
+        ) from None
+
+
+def _is_group(element: wire.SchemaElement) -> bool:
+    # parquet.thrift: a group has num_children and no type; a leaf has a type
+    # and no num_children. Some writers put num_children = 0 on leaves, so a
+    # typed element without children is a leaf.
+    if element.type is None:
+        return True
+    return element.num_children is not None and element.num_children > 0
+
+
+def build_schema(elements: Sequence[wire.SchemaElement], *, path: str | None = None) -> Schema:
+    """Rebuild the schema tree from ``FileMetaData.schema`` and resolve its leaves.
+
+    Parameters
+    ----------
+    elements:
+        The decoded schema elements, root first, in depth-first order.
+    path:
+        The file's path, for error messages.
+
+    Raises
+    ------
+    ParquetFormatError
+        The list is empty, a group claims more children than follow it,
+        elements are left over after the root's subtree, groups nest deeper
+        than ``MAX_SCHEMA_DEPTH``, or a type, repetition or annotation is
+        invalid.
+    """
+    if not elements:
+        raise ParquetFormatError("the schema is empty (no root element)", path=path)
+    root = elements[0]
+    root_name = _decode_name(root.name, "0 (root)", path)
+    if root.type is not None and not root.num_children:
+        raise ParquetFormatError("the schema root is a primitive column, not a group", path=path)
+    total = len(elements)
+    stack = [
+        _Frame(
+            element=root,
+            name=root_name,
+            remaining=_children(root, 1, total, path),
+            parts=(),
+            definition=0,
+            repetition_level=0,
+            repetition=None,
+            children=[],
+        )
+    ]
+    columns: list[ColumnDescriptor] = []
+    built_root: SchemaNode | None = None
+    i = 1
+    # Each turn either consumes one element or closes one group, so the loop
+    # runs at most 2 * len(elements) times whatever the counts claim.
+    while stack:
+        top = stack[-1]
+        if top.remaining == 0:
+            stack.pop()
+            node = _node(
+                top.element,
+                top.name,
+                top.repetition,
+                None,
+                None,
+                path,
+                children=tuple(top.children),
+                where=top.name,
+            )
+            if stack:
+                stack[-1].children.append(node)
+            else:
+                built_root = node
+            continue
+        if i >= total:
+            raise ParquetFormatError(
+                f"schema group {'.'.join(top.parts) or top.name!r} declares more children "
+                f"than the {total} schema elements hold",
+                path=path,
+            )
+        element = elements[i]
+        where = f"{i}"
+        i += 1
+        top.remaining -= 1
+        name = _decode_name(element.name, where, path)
+        parts = (*top.parts, name)
+        where = f"{i - 1} ({'.'.join(parts)})"
+        repetition = _repetition(element, where, path)
+        definition = top.definition + (repetition is not Repetition.REQUIRED)
+        repetition_level = top.repetition_level + (repetition is Repetition.REPEATED)
+        if _is_group(element):
+            if len(stack) >= MAX_SCHEMA_DEPTH:
+                raise ParquetFormatError(
+                    f"schema element {where}: groups nested deeper than {MAX_SCHEMA_DEPTH} levels",
+                    path=path,
+                )
+            stack.append(
+                _Frame(
+                    element=element,
+                    name=name,
+                    remaining=_children(element, i, total, path, where),
+                    parts=parts,
+                    definition=definition,
+                    repetition_level=repetition_level,
+                    repetition=repetition,
+                    children=[],
+                )
+            )
+            continue
+        physical = _physical(element, where, path)
+        type_length = element.type_length
+        if physical is PhysicalType.FIXED_LEN_BYTE_ARRAY and (
+            type_length is None or type_length < 0
+        ):
+            raise ParquetFormatError(
+                f"schema element {where}: FIXED_LEN_BYTE_ARRAY without a valid type_length "
+                f"({type_length})",
+                path=path,
+            )
+        logical = _resolve_logical(element, where, path)
+        top.children.append(
+            _node(element, name, repetition, physical, logical, path, children=(), where=where)
+        )
+        columns.append(
+            ColumnDescriptor(
+                index=len(columns),
+                path_parts=parts,
+                physical_type=physical,
+                # type_length is meaningful for FLBA only (elsewhere it is an
+                # optional bit-width hint); keep it only where it defines values.
+                type_length=type_length if physical is PhysicalType.FIXED_LEN_BYTE_ARRAY else None,
+                repetition=repetition,
+                max_definition_level=definition,
+                max_repetition_level=repetition_level,
+                logical_type=logical,
+                converted_type=_converted(element.converted_type),
+                field_id=element.field_id,
+            )
+        )
+    if i != total:
+        raise ParquetFormatError(
+            f"{total - i} schema element(s) follow the root's last child", path=path
+        )
+    assert built_root is not None  # the loop only ends by closing the root
+    return Schema(root=built_root, columns=tuple(columns))
+
+
+def _children(
+    element: wire.SchemaElement,
+    next_index: int,
+    total: int,
+    path: str | None,
+    where: str = "0 (root)",
+) -> int:
+    count = element.num_children
+    if count is None:
+        count = 0
+    if count < 0:
+        raise ParquetFormatError(
+            f"schema element {where}: negative num_children ({count})", path=path
+        )
+    if count > total - next_index:
+        # Each child takes at least one element: reject the lie up front.
+        raise ParquetFormatError(
+            f"schema element {where}: num_children is {count} but only "
+            f"{total - next_index} schema elements follow",
+            path=path,
+        )
+    return count
+
+
+def _physical(element: wire.SchemaElement, where: str, path: str | None) -> PhysicalType:
+    if element.type is None:  # _is_group() treats untyped elements as groups
+        raise AssertionError("a leaf without a type")
+    try:
+        return PhysicalType(element.type)
+    except ValueError:
+        raise ParquetFormatError(
+            f"schema element {where}: unknown physical type {element.type}", path=path
+        ) from None
+
+
+def _node(
+    element: wire.SchemaElement,
+    name: str,
+    repetition: Repetition | None,
+    physical: PhysicalType | None,
+    logical: LogicalType | None,
+    path: str | None,
+    *,
+    children: tuple[SchemaNode, ...],
+    where: str,
+) -> SchemaNode:
+    if physical is None:
+        logical = _resolve_logical(element, where, path)
+    return SchemaNode(
+        name=name,
+        repetition=repetition,
+        physical_type=physical,
+        type_length=element.type_length if physical is PhysicalType.FIXED_LEN_BYTE_ARRAY else None,
+        logical_type=logical,
+        converted_type=_converted(element.converted_type),
+        field_id=element.field_id,
+        children=children,
+    )

@@ -1,0 +1,371 @@
+"""Thrift specs for the subset of ``parquet.thrift`` that pybloom-async reads.
+
+The classes below follow the layout of thrift's generated Python code: a
+class per struct with a ``thrift_spec`` tuple indexed by field id, where each
+entry is ``(field_id, ttype, attribute, type_arguments, default)``. The
+``thrift`` package's compact-protocol decoder (its ``fastbinary`` C extension,
+or the pure-Python protocol, see ``footer.THRIFT_DECODER``) fills them in.
+Only the fields we use are listed; every other field id maps to ``None`` (or
+lies past the end of the tuple), and the decoder skips such fields without
+building anything for them.
+
+Field ids, types and names are those of apache/parquet-format
+``src/main/thrift/parquet.thrift``. Strings are declared ``BINARY`` so that the
+decoder hands us bytes: what invalid UTF-8 becomes (a clear error, or a
+replacement character) is decided by the code that reads the field, not by a
+``UnicodeDecodeError`` from inside the decoder.
+
+These classes are raw wire shapes with every field optional; ``footer.py``
+checks them and turns them into the package's immutable, typed objects. Nothing
+outside ``pybloom_async.parquet`` should use them.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
+from thrift.protocol.TBase import TBase
+from thrift.Thrift import TType
+
+__all__ = [
+    "ColumnChunk",
+    "ColumnMetaData",
+    "DecimalType",
+    "Empty",
+    "FileMetaData",
+    "IntType",
+    "KeyValue",
+    "LogicalType",
+    "PageEncodingStats",
+    "RowGroup",
+    "SchemaElement",
+    "Statistics",
+    "TimeType",
+    "TimeUnit",
+    "Union",
+]
+
+
+class _Struct(SimpleNamespace, TBase):  # type: ignore[misc]  # thrift has no type hints
+    """Base of the wire structs: fields absent from the wire read as ``None``.
+
+    The C decoder builds nested structs by calling the class with one keyword
+    argument per field it found; ``SimpleNamespace`` stores them in C, which
+    measured about twice as fast as a Python ``__init__`` on footers with
+    hundreds of thousands of column chunks. Fields it did not find fall back to
+    the class attributes, all ``None``. The pure-Python decoder instead calls the
+    class with no arguments and then ``TBase.read``, which sets attributes.
+    """
+
+    thrift_spec: ClassVar[tuple[Any, ...]] = ()
+
+
+def _spec(cls: type[_Struct], *fields: tuple[int, int, str, Any]) -> None:
+    """Install ``cls.thrift_spec``, a tuple indexed by field id.
+
+    ``fields`` are ``(field_id, ttype, attribute, type_arguments)``; the spec is
+    a tuple indexed by field id, ``None`` where a field is not read.
+    """
+    size = max((f[0] for f in fields), default=0) + 1
+    table: list[tuple[int, int, str, Any, None] | None] = [None] * size
+    for fid, ttype, name, args in fields:
+        if getattr(cls, name, "missing") is not None:
+            raise AssertionError(f"{cls.__name__}.{name} has no None default")
+        table[fid] = (fid, ttype, name, args, None)
+    cls.thrift_spec = tuple(table)
+
+
+def _struct(cls: type[_Struct]) -> list[Any]:
+    # The decoder's type arguments for a struct field: [class, spec].
+    return [cls, cls.thrift_spec]
+
+
+def _list_of(ttype: int, args: Any = None) -> tuple[int, Any, bool]:
+    # (element ttype, element type arguments, immutable?) -- immutable would
+    # give tuples, but the pure-Python decoder ignores it for structs, so we
+    # ask for lists everywhere and convert once in footer.py.
+    return (ttype, args, False)
+
+
+_BINARY = "BINARY"
+
+
+class Empty(_Struct):
+    """An empty struct (``StringType``, ``MilliSeconds``...), read for its presence."""
+
+
+class Union(_Struct):
+    """Base of thrift unions; exactly one member should be set."""
+
+    def members_set(self) -> list[str]:
+        """Names of the members present on the wire."""
+        return [f[2] for f in self.thrift_spec if f is not None and getattr(self, f[2]) is not None]
+
+
+class TimeUnit(Union):
+    """``union TimeUnit``."""
+
+    MILLIS: Empty | None = None
+    MICROS: Empty | None = None
+    NANOS: Empty | None = None
+
+
+class DecimalType(_Struct):
+    """``struct DecimalType``."""
+
+    scale: int | None = None
+    precision: int | None = None
+
+
+class TimeType(_Struct):
+    """``struct TimeType``; ``struct TimestampType`` has the same fields and ids."""
+
+    isAdjustedToUTC: bool | None = None
+    unit: TimeUnit | None = None
+
+
+class IntType(_Struct):
+    """``struct IntType``."""
+
+    bitWidth: int | None = None
+    isSigned: bool | None = None
+
+
+class LogicalType(Union):
+    """``union LogicalType``; members 16-19 are recognised by presence only."""
+
+    STRING: Empty | None = None
+    MAP: Empty | None = None
+    LIST: Empty | None = None
+    ENUM: Empty | None = None
+    DECIMAL: DecimalType | None = None
+    DATE: Empty | None = None
+    TIME: TimeType | None = None
+    TIMESTAMP: TimeType | None = None
+    INTEGER: IntType | None = None
+    UNKNOWN: Empty | None = None
+    JSON: Empty | None = None
+    BSON: Empty | None = None
+    UUID: Empty | None = None
+    FLOAT16: Empty | None = None
+    VARIANT: Empty | None = None
+    GEOMETRY: Empty | None = None
+    GEOGRAPHY: Empty | None = None
+    VECTOR: Empty | None = None
+
+
+class SchemaElement(_Struct):
+    """``struct SchemaElement``."""
+
+    type: int | None = None
+    type_length: int | None = None
+    repetition_type: int | None = None
+    name: bytes | None = None
+    num_children: int | None = None
+    converted_type: int | None = None
+    scale: int | None = None
+    precision: int | None = None
+    field_id: int | None = None
+    logicalType: LogicalType | None = None
+
+
+class Statistics(_Struct):
+    """``struct Statistics``."""
+
+    max: bytes | None = None
+    min: bytes | None = None
+    null_count: int | None = None
+    distinct_count: int | None = None
+    max_value: bytes | None = None
+    min_value: bytes | None = None
+    is_max_value_exact: bool | None = None
+    is_min_value_exact: bool | None = None
+    nan_count: int | None = None
+
+
+class PageEncodingStats(_Struct):
+    """``struct PageEncodingStats``."""
+
+    page_type: int | None = None
+    encoding: int | None = None
+    count: int | None = None
+
+
+class ColumnMetaData(_Struct):
+    """``struct ColumnMetaData`` (without its key/value metadata and size statistics)."""
+
+    type: int | None = None
+    encodings: list[int] | None = None
+    path_in_schema: list[bytes] | None = None
+    codec: int | None = None
+    num_values: int | None = None
+    total_uncompressed_size: int | None = None
+    total_compressed_size: int | None = None
+    data_page_offset: int | None = None
+    index_page_offset: int | None = None
+    dictionary_page_offset: int | None = None
+    statistics: Statistics | None = None
+    encoding_stats: list[PageEncodingStats] | None = None
+    bloom_filter_offset: int | None = None
+    bloom_filter_length: int | None = None
+
+
+class ColumnChunk(_Struct):
+    """``struct ColumnChunk``; ``crypto_metadata`` is read for its presence only."""
+
+    file_path: bytes | None = None
+    file_offset: int | None = None
+    meta_data: ColumnMetaData | None = None
+    crypto_metadata: Empty | None = None
+
+
+class RowGroup(_Struct):
+    """``struct RowGroup`` (without ``sorting_columns``)."""
+
+    columns: list[ColumnChunk] | None = None
+    total_byte_size: int | None = None
+    num_rows: int | None = None
+    file_offset: int | None = None
+    total_compressed_size: int | None = None
+    ordinal: int | None = None
+
+
+class KeyValue(_Struct):
+    """``struct KeyValue``."""
+
+    key: bytes | None = None
+    value: bytes | None = None
+
+
+class FileMetaData(_Struct):
+    """``struct FileMetaData``; ``encryption_algorithm`` is read for its presence only."""
+
+    version: int | None = None
+    schema: list[SchemaElement] | None = None
+    num_rows: int | None = None
+    row_groups: list[RowGroup] | None = None
+    key_value_metadata: list[KeyValue] | None = None
+    created_by: bytes | None = None
+    encryption_algorithm: Empty | None = None
+
+
+# Specs are installed leaves first, so that a struct's spec can embed the
+# (already complete) specs of the structs it contains.
+_EMPTY = _struct(Empty)
+
+_spec(
+    TimeUnit,
+    (1, TType.STRUCT, "MILLIS", _EMPTY),
+    (2, TType.STRUCT, "MICROS", _EMPTY),
+    (3, TType.STRUCT, "NANOS", _EMPTY),
+)
+_spec(DecimalType, (1, TType.I32, "scale", None), (2, TType.I32, "precision", None))
+_spec(
+    TimeType, (1, TType.BOOL, "isAdjustedToUTC", None), (2, TType.STRUCT, "unit", _struct(TimeUnit))
+)
+# bitWidth is an i8 on the wire (parquet.thrift `1: required i8 bitWidth`).
+_spec(IntType, (1, TType.BYTE, "bitWidth", None), (2, TType.BOOL, "isSigned", None))
+_spec(
+    LogicalType,
+    (1, TType.STRUCT, "STRING", _EMPTY),
+    (2, TType.STRUCT, "MAP", _EMPTY),
+    (3, TType.STRUCT, "LIST", _EMPTY),
+    (4, TType.STRUCT, "ENUM", _EMPTY),
+    (5, TType.STRUCT, "DECIMAL", _struct(DecimalType)),
+    (6, TType.STRUCT, "DATE", _EMPTY),
+    (7, TType.STRUCT, "TIME", _struct(TimeType)),
+    (8, TType.STRUCT, "TIMESTAMP", _struct(TimeType)),
+    # 9 is reserved for INTERVAL, which has no LogicalType member.
+    (10, TType.STRUCT, "INTEGER", _struct(IntType)),
+    (11, TType.STRUCT, "UNKNOWN", _EMPTY),
+    (12, TType.STRUCT, "JSON", _EMPTY),
+    (13, TType.STRUCT, "BSON", _EMPTY),
+    (14, TType.STRUCT, "UUID", _EMPTY),
+    (15, TType.STRUCT, "FLOAT16", _EMPTY),
+    # The members below carry parameters we do not need (a spec version, a CRS,
+    # an edge algorithm); reading them as Empty skips those fields.
+    (16, TType.STRUCT, "VARIANT", _EMPTY),
+    (17, TType.STRUCT, "GEOMETRY", _EMPTY),
+    (18, TType.STRUCT, "GEOGRAPHY", _EMPTY),
+    (19, TType.STRUCT, "VECTOR", _EMPTY),
+)
+_spec(
+    SchemaElement,
+    (1, TType.I32, "type", None),
+    (2, TType.I32, "type_length", None),
+    (3, TType.I32, "repetition_type", None),
+    (4, TType.STRING, "name", _BINARY),
+    (5, TType.I32, "num_children", None),
+    (6, TType.I32, "converted_type", None),
+    (7, TType.I32, "scale", None),
+    (8, TType.I32, "precision", None),
+    (9, TType.I32, "field_id", None),
+    (10, TType.STRUCT, "logicalType", _struct(LogicalType)),
+)
+_spec(
+    Statistics,
+    (1, TType.STRING, "max", _BINARY),
+    (2, TType.STRING, "min", _BINARY),
+    (3, TType.I64, "null_count", None),
+    (4, TType.I64, "distinct_count", None),
+    (5, TType.STRING, "max_value", _BINARY),
+    (6, TType.STRING, "min_value", _BINARY),
+    (7, TType.BOOL, "is_max_value_exact", None),
+    (8, TType.BOOL, "is_min_value_exact", None),
+    (9, TType.I64, "nan_count", None),
+)
+_spec(
+    PageEncodingStats,
+    (1, TType.I32, "page_type", None),
+    (2, TType.I32, "encoding", None),
+    (3, TType.I32, "count", None),
+)
+_spec(
+    ColumnMetaData,
+    (1, TType.I32, "type", None),
+    (2, TType.LIST, "encodings", _list_of(TType.I32)),
+    (3, TType.LIST, "path_in_schema", _list_of(TType.STRING, _BINARY)),
+    (4, TType.I32, "codec", None),
+    (5, TType.I64, "num_values", None),
+    (6, TType.I64, "total_uncompressed_size", None),
+    (7, TType.I64, "total_compressed_size", None),
+    # 8: key_value_metadata is not read.
+    (9, TType.I64, "data_page_offset", None),
+    (10, TType.I64, "index_page_offset", None),
+    (11, TType.I64, "dictionary_page_offset", None),
+    (12, TType.STRUCT, "statistics", _struct(Statistics)),
+    (13, TType.LIST, "encoding_stats", _list_of(TType.STRUCT, _struct(PageEncodingStats))),
+    (14, TType.I64, "bloom_filter_offset", None),
+    (15, TType.I32, "bloom_filter_length", None),
+)
+_spec(
+    ColumnChunk,
+    (1, TType.STRING, "file_path", _BINARY),
+    (2, TType.I64, "file_offset", None),
+    (3, TType.STRUCT, "meta_data", _struct(ColumnMetaData)),
+    # 4-7 (page index locations) are not read.
+    (8, TType.STRUCT, "crypto_metadata", _EMPTY),
+)
+_spec(
+    RowGroup,
+    (1, TType.LIST, "columns", _list_of(TType.STRUCT, _struct(ColumnChunk))),
+    (2, TType.I64, "total_byte_size", None),
+    (3, TType.I64, "num_rows", None),
+    # 4: sorting_columns is not read.
+    (5, TType.I64, "file_offset", None),
+    (6, TType.I64, "total_compressed_size", None),
+    (7, TType.I16, "ordinal", None),
+)
+_spec(KeyValue, (1, TType.STRING, "key", _BINARY), (2, TType.STRING, "value", _BINARY))
+_spec(
+    FileMetaData,
+    (1, TType.I32, "version", None),
+    (2, TType.LIST, "schema", _list_of(TType.STRUCT, _struct(SchemaElement))),
+    (3, TType.I64, "num_rows", None),
+    (4, TType.LIST, "row_groups", _list_of(TType.STRUCT, _struct(RowGroup))),
+    (5, TType.LIST, "key_value_metadata", _list_of(TType.STRUCT, _struct(KeyValue))),
+    (6, TType.STRING, "created_by", _BINARY),
+    # 7: column_orders is not read.
+    (8, TType.STRUCT, "encryption_algorithm", _EMPTY),
+)
