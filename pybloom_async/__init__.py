@@ -41,6 +41,16 @@ from .paimon import (
     write_paimon_file_index,
 )
 from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
+from .prune import ProbeResult, Rule, Verdict, probe, probe_sync, prune, prune_sync
+from .reader import (
+    BloomFilterRead,
+    BloomReader,
+    FilterState,
+    Footer,
+    ReaderConfig,
+    read_bloom_filters,
+    read_footer,
+)
 from .types import PhysicalType
 
 __version__ = "0.1.0"
@@ -50,10 +60,14 @@ __all__ = [
     "MIN_BYTES",
     "And",
     "BloomFilter64",
+    "BloomFilterRead",
+    "BloomReader",
     "EncryptedFileError",
     "Eq",
     "FilterSizeError",
+    "FilterState",
     "FilterTooLargeError",
+    "Footer",
     "In",
     "InvalidFilterError",
     "Or",
@@ -63,12 +77,16 @@ __all__ = [
     "PhysicalType",
     "Predicate",
     "PredicateError",
+    "ProbeResult",
     "PyBloomError",
+    "ReaderConfig",
+    "Rule",
     "SourceError",
     "SourceNotFoundError",
     "SplitBlockBloomFilter",
     "UnsupportedTypeError",
     "ValueEncodingError",
+    "Verdict",
     "__version__",
     "col",
     "decode_header",
@@ -80,6 +98,12 @@ __all__ = [
     "paimon_prune",
     "parse_paimon_file_index",
     "parse_predicate",
+    "probe",
+    "probe_sync",
+    "prune",
+    "prune_sync",
+    "read_bloom_filters",
+    "read_footer",
     "read_paimon_file_index",
     "simd_backend",
     "write_paimon_file_index",

@@ -1,0 +1,633 @@
+"""Row-group pruning: which row groups (or files) may hold rows matching a predicate.
+
+For every file, each ``=`` / ``IN`` value is converted exactly to the
+column's physical type (:func:`pybloom_async.parquet.encode_value`) and
+hashed once; then every row group is decided by, in order:
+
+* the type: a value the column cannot hold (out of range, inexact) cannot match;
+* the min/max statistics, where the column's sort order is known;
+* the Bloom filter, probed in batch for all values left.
+
+AND excludes a row group when any part does, OR when every part does. A row
+group is kept whenever the data cannot rule it out: no filter, a damaged
+filter, a NaN or NULL probe, a column the file lacks. Each verdict names the
+rule that decided it. There are no false negatives: nothing here removes a
+row group that holds a matching row.
+"""
+
+from __future__ import annotations
+
+import bisect
+import decimal
+import enum
+import math
+import os
+import struct
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import numpy as np
+
+from .errors import InvalidArgumentError, InvalidFilterError, PredicateError, PyBloomError
+from .hashing import hash_values
+from .parquet import (
+    CannotMatch,
+    ColumnChunk,
+    ColumnDescriptor,
+    LogicalKind,
+    NeverPrunes,
+    Probe,
+    RowGroup,
+    encode_text,
+    encode_value,
+)
+from .predicate import And, Eq, In, Or, Predicate, TextLiteral, as_predicate
+from .reader import BloomFilterRead, BloomReader, FilterKey, FilterState, Footer, ReaderConfig
+from .sources import FileInfo, SourceStats, StoreOptions, list_parquet_files
+from .types import PhysicalType
+
+__all__ = [
+    "ProbeResult",
+    "Rule",
+    "Verdict",
+    "probe",
+    "probe_sync",
+    "prune",
+    "prune_sync",
+]
+
+
+class Rule(str, enum.Enum):
+    """What decided a verdict."""
+
+    BLOOM_FILTER = "bloom_filter"  # the filter rules the value(s) out
+    STATISTICS = "statistics"  # min/max rule the value(s) out
+    TYPE = "type"  # the column cannot hold the value(s)
+    NULLS = "null_count"  # null counts decide (all null / no nulls)
+    MAY_MATCH = "may_match"  # the filter (or statistics) admit a value
+    NO_FILTER = "no_filter"  # no filter to ask
+    UNUSABLE_FILTER = "unusable_filter"  # the filter is damaged
+    NEVER_PRUNES = "never_prunes"  # NaN, NULL probes
+    MISSING_COLUMN = "missing_column"  # the file lacks the column
+    UNREADABLE = "unreadable"  # the file could not be read
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether one row group may hold matching rows.
+
+    ``row_group`` and ``num_rows`` are None when the whole file could not be
+    read (then ``kept`` is True and ``reason`` says why).
+    """
+
+    file: str
+    row_group: int | None
+    num_rows: int | None
+    kept: bool
+    reason: str
+    rule: Rule
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "file": self.file,
+            "row_group": self.row_group,
+            "num_rows": self.num_rows,
+            "kept": self.kept,
+            "reason": self.reason,
+            "rule": self.rule.value,
+        }
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """Whether one row group's data rules one value out (``excluded``)."""
+
+    file: str
+    row_group: int
+    column: str
+    value: Any
+    excluded: bool
+    reason: str
+    rule: Rule
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the value shown as text)."""
+        return {
+            "file": self.file,
+            "row_group": self.row_group,
+            "column": self.column,
+            "value": _show(self.value),
+            "excluded": self.excluded,
+            "reason": self.reason,
+            "rule": self.rule.value,
+        }
+
+
+# ---- values -> probe keys ----------------------------------------------------------
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, TextLiteral):
+        return value.text
+    if isinstance(value, (bytes, bytearray)):
+        return "0x" + bytes(value).hex()
+    return str(value)
+
+
+def _encode(value: Any, column: ColumnDescriptor) -> Probe | CannotMatch | NeverPrunes:
+    if isinstance(value, TextLiteral):
+        return encode_text(value.text, column)
+    if isinstance(value, decimal.Decimal) and column.physical_type in (
+        PhysicalType.FLOAT,
+        PhysicalType.DOUBLE,
+    ):
+        # A literal written as 0.1 means the float nearest to it, as in SQL.
+        if not value.is_finite():
+            return encode_value(float(value), column)
+        return encode_text(str(value), column)
+    return encode_value(value, column)
+
+
+def _sort_kind(column: ColumnDescriptor) -> str | None:
+    """How min/max statistics of the column compare, or None when we do not use them."""
+    pt = column.physical_type
+    lt = column.logical_type
+    kind = lt.kind if lt is not None else None
+    if pt in (PhysicalType.INT32, PhysicalType.INT64):
+        if kind is LogicalKind.INTEGER and lt is not None and lt.is_signed is False:
+            return "uint"
+        if kind in (
+            None,
+            LogicalKind.INTEGER,
+            LogicalKind.DECIMAL,
+            LogicalKind.DATE,
+            LogicalKind.TIME,
+            LogicalKind.TIMESTAMP,
+        ):
+            return "int"
+        return None
+    if pt in (PhysicalType.FLOAT, PhysicalType.DOUBLE):
+        return "float" if kind is None else None
+    if pt in (PhysicalType.BYTE_ARRAY, PhysicalType.FIXED_LEN_BYTE_ARRAY):
+        if kind is LogicalKind.DECIMAL:
+            return "signed_be"
+        if kind in (
+            None,
+            LogicalKind.STRING,
+            LogicalKind.ENUM,
+            LogicalKind.JSON,
+            LogicalKind.BSON,
+            LogicalKind.UUID,
+        ):
+            return "bytes"
+        return None
+    return None  # BOOLEAN, INT96: no usable order
+
+
+def _sort_key(kind: str, raw: bytes, pt: PhysicalType) -> Any:
+    if kind == "int":
+        return int.from_bytes(raw, "little", signed=True)
+    if kind == "uint":
+        return int.from_bytes(raw, "little", signed=False)
+    if kind == "float":
+        return struct.unpack("<f" if pt is PhysicalType.FLOAT else "<d", raw)[0]
+    if kind == "signed_be":
+        return int.from_bytes(raw, "big", signed=True) if raw else 0
+    return bytes(raw)
+
+
+@dataclass
+class _Leaf:
+    """One ``=`` / ``IN`` of the predicate, prepared for one file's column."""
+
+    label: str
+    column: str
+    desc: ColumnDescriptor | None = None
+    missing_reason: str | None = None
+    null_probe: bool = False
+    null_safe: bool = False
+    never_prunes: str | None = None
+    cannot: list[str] = field(default_factory=list)
+    kind: str | None = None
+    keys: list[Any] = field(default_factory=list)
+    hashes: np.ndarray[Any, Any] = field(default_factory=lambda: np.empty(0, np.uint64))
+
+    @property
+    def needs_filter(self) -> bool:
+        return (
+            self.desc is not None
+            and not self.null_probe
+            and self.never_prunes is None
+            and len(self.keys) > 0
+        )
+
+
+def _label(p: Eq | In) -> str:
+    text = str(p)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _prepare(p: Eq | In, footer: Footer) -> _Leaf:
+    leaf = _Leaf(_label(p), p.column)
+    try:
+        leaf.desc = footer.metadata.schema.column(p.column)
+    except PredicateError as exc:
+        leaf.missing_reason = exc.message
+        return leaf
+    desc = leaf.desc
+    values: Sequence[Any]
+    if isinstance(p, Eq):
+        if p.value is None:
+            leaf.null_probe = True
+            leaf.null_safe = p.null_safe
+            return leaf
+        values = (p.value,)
+    else:
+        values = p.values
+        if any(v is None for v in values):
+            # NULL in an IN list: nulls never prune.
+            leaf.null_probe = True
+            return leaf
+    leaf.kind = _sort_kind(desc)
+    alternatives: list[tuple[Any, bytes]] = []
+    for value in values:
+        try:
+            encoded = _encode(value, desc)
+        except PyBloomError as exc:
+            # A literal of the wrong kind for this column (e.g. text for an
+            # INT64 column) cannot match any row of it.
+            encoded = CannotMatch(exc.message)
+        if isinstance(encoded, NeverPrunes):
+            leaf.never_prunes = f"{_show(value)}: {encoded.reason}"
+            return leaf
+        if isinstance(encoded, CannotMatch):
+            if len(leaf.cannot) < 3:
+                leaf.cannot.append(f"{_show(value)}: {encoded.reason}")
+            continue
+        for raw in encoded.alternatives:
+            sort_key = _sort_key(leaf.kind, raw, desc.physical_type) if leaf.kind else 0
+            alternatives.append((sort_key, raw))
+    if leaf.kind:
+        alternatives.sort(key=lambda a: a[0])
+    leaf.keys = [a[0] for a in alternatives]
+    # Hashing the PLAIN bytes is what the writer did, whatever the type.
+    leaf.hashes = hash_values([a[1] for a in alternatives], PhysicalType.BYTE_ARRAY)
+    return leaf
+
+
+# ---- evaluation ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    excluded: bool
+    rule: Rule
+    reason: str
+
+
+_PENDING = object()
+
+
+def _stats_range(leaf: _Leaf, chunk: ColumnChunk) -> tuple[int, int] | None:
+    """Indexes [lo, hi) of the leaf's sorted keys inside the chunk's [min, max]."""
+    stats = chunk.statistics
+    if leaf.kind is None or stats is None or stats.min_value is None or stats.max_value is None:
+        return None
+    assert leaf.desc is not None
+    pt = leaf.desc.physical_type
+    try:
+        lo_key = _sort_key(leaf.kind, stats.min_value, pt)
+        hi_key = _sort_key(leaf.kind, stats.max_value, pt)
+    except (struct.error, ValueError):
+        return None  # statistics of the wrong width: ignore them
+    if isinstance(lo_key, float) and (math.isnan(lo_key) or math.isnan(hi_key)):
+        return None
+    if lo_key > hi_key:
+        return None  # inconsistent statistics are not trusted
+    return bisect.bisect_left(leaf.keys, lo_key), bisect.bisect_right(leaf.keys, hi_key)
+
+
+def _eval_leaf(
+    leaf: _Leaf, rg: RowGroup, filt: BloomFilterRead | object | None, strict: bool, path: str
+) -> _Outcome:
+    if leaf.desc is None:
+        return _Outcome(False, Rule.MISSING_COLUMN, f"{leaf.column}: {leaf.missing_reason}")
+    chunk = rg.columns[leaf.desc.index]
+    stats = chunk.statistics
+    if leaf.null_probe:
+        if leaf.null_safe and stats is not None and stats.null_count == 0:
+            return _Outcome(True, Rule.NULLS, f"{leaf.column} has no nulls (statistics)")
+        return _Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes never prune")
+    if leaf.never_prunes is not None:
+        return _Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
+    if not leaf.keys:
+        why = "; ".join(leaf.cannot) or "no value"
+        return _Outcome(True, Rule.TYPE, f"{leaf.column} cannot hold {why}")
+    if (
+        stats is not None
+        and stats.null_count is not None
+        and chunk.num_values > 0
+        and stats.null_count == chunk.num_values
+        and leaf.desc.max_repetition_level == 0
+    ):
+        return _Outcome(True, Rule.NULLS, f"{leaf.column} is all nulls (statistics)")
+    lo, hi = 0, len(leaf.keys)
+    span = _stats_range(leaf, chunk)
+    if span is not None:
+        lo, hi = span
+        if lo >= hi:
+            return _Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
+    if filt is _PENDING:
+        return _Outcome(False, Rule.MAY_MATCH, "")
+    if not isinstance(filt, BloomFilterRead) or filt.state is FilterState.ABSENT:
+        return _Outcome(False, Rule.NO_FILTER, f"{leaf.column} has no Bloom filter")
+    if filt.state is FilterState.UNUSABLE or filt.filter is None:
+        if strict:
+            raise InvalidFilterError(
+                f"unusable Bloom filter: {filt.reason}",
+                path=path,
+                row_group=rg.index,
+                column=leaf.column,
+            )
+        return _Outcome(
+            False, Rule.UNUSABLE_FILTER, f"{leaf.column}: unusable Bloom filter ({filt.reason})"
+        )
+    if filt.filter.count_hashes(leaf.hashes[lo:hi]) == 0:
+        return _Outcome(True, Rule.BLOOM_FILTER, f"{leaf.label}: excluded by the Bloom filter")
+    return _Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the Bloom filter may contain it")
+
+
+def _evaluate(
+    p: Predicate,
+    leaves: Mapping[int, _Leaf],
+    rg: RowGroup,
+    filters: Mapping[FilterKey, BloomFilterRead] | None,
+    strict: bool,
+    path: str,
+) -> _Outcome:
+    if isinstance(p, (Eq, In)):
+        leaf = leaves[id(p)]
+        filt: BloomFilterRead | object | None = _PENDING
+        if filters is not None:
+            filt = filters.get((rg.index, leaf.desc.path)) if leaf.desc is not None else None
+        return _eval_leaf(leaf, rg, filt, strict, path)
+    if isinstance(p, And):
+        kept: list[_Outcome] = []
+        for child in p.children:
+            out = _evaluate(child, leaves, rg, filters, strict, path)
+            if out.excluded:
+                return out
+            kept.append(out)
+        return _Outcome(False, _kept_rule(kept), _join(o.reason for o in kept))
+    if isinstance(p, Or):
+        outs = []
+        for child in p.children:
+            out = _evaluate(child, leaves, rg, filters, strict, path)
+            if not out.excluded:
+                return out
+            outs.append(out)
+        # Every part excluded it; name the first part's rule.
+        return _Outcome(True, outs[0].rule, _join(o.reason for o in outs))
+    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+
+
+def _kept_rule(outs: Sequence[_Outcome]) -> Rule:
+    # The most telling reason a row group stays: a damaged filter first.
+    for rule in (
+        Rule.UNUSABLE_FILTER,
+        Rule.MISSING_COLUMN,
+        Rule.NO_FILTER,
+        Rule.NEVER_PRUNES,
+        Rule.MAY_MATCH,
+    ):
+        if any(o.rule is rule for o in outs):
+            return rule
+    return outs[0].rule if outs else Rule.MAY_MATCH
+
+
+def _join(reasons: Any) -> str:
+    seen: list[str] = []
+    for r in reasons:
+        if r and r not in seen:
+            seen.append(r)
+    text = "; ".join(seen)
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def _leaves_of(p: Predicate) -> list[Eq | In]:
+    if isinstance(p, (Eq, In)):
+        return [p]
+    if isinstance(p, (And, Or)):
+        out: list[Eq | In] = []
+        for c in p.children:
+            out.extend(_leaves_of(c))
+        return out
+    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+
+
+async def _prune_file(
+    reader: BloomReader, location: str | FileInfo, where: Predicate, strict: bool
+) -> list[Verdict]:
+    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    try:
+        footer = await reader.footer(location)
+        leaves = {id(p): _prepare(p, footer) for p in _leaves_of(where)}
+        if strict:
+            for leaf in leaves.values():
+                if leaf.desc is None:
+                    raise PredicateError(leaf.missing_reason or "no such column", path=path)
+        row_groups = footer.metadata.row_groups
+        # Round 1 without filters: row groups the types and statistics already
+        # exclude need no filter read at all.
+        undecided = [
+            rg for rg in row_groups if not _evaluate(where, leaves, rg, None, strict, path).excluded
+        ]
+        columns = sorted(
+            {leaf.desc.path for leaf in leaves.values() if leaf.needs_filter and leaf.desc}
+        )
+        filters: dict[FilterKey, BloomFilterRead] = {}
+        if undecided and columns:
+            _, filters = await reader.footer_and_filters(
+                location, columns, [rg.index for rg in undecided]
+            )
+        verdicts = []
+        undecided_ids = {rg.index for rg in undecided}
+        for rg in row_groups:
+            out = _evaluate(
+                where, leaves, rg, filters if rg.index in undecided_ids else None, strict, path
+            )
+            verdicts.append(
+                Verdict(path, rg.index, rg.num_rows, not out.excluded, out.reason, out.rule)
+            )
+        return verdicts
+    except PyBloomError as exc:
+        if strict:
+            raise exc.with_context(path=path) from None
+        return [Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)]
+
+
+async def expand_paths(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    reader: BloomReader,
+) -> list[str | FileInfo]:
+    """Files named directly stay as they are; directories and prefixes become their files."""
+    if isinstance(paths, (str, os.PathLike, FileInfo)):
+        paths = [paths]
+    out: list[str | FileInfo] = []
+    for p in paths:
+        if isinstance(p, FileInfo):
+            out.append(p)
+            continue
+        text = os.fspath(p)
+        if text.lower().endswith(".parquet") and not text.endswith("/"):
+            out.append(text)
+            continue
+        if "://" not in text and os.path.isfile(text):
+            out.append(text)
+            continue
+        found = await list_parquet_files(
+            text, options=reader.options, stats=reader.stats, limiter=None
+        )
+        out.extend(found)
+    return out
+
+
+async def prune(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    where: Predicate | str,
+    *,
+    strict: bool = False,
+    concurrency: int | None = None,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    config: ReaderConfig | None = None,
+    reader: BloomReader | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Verdict]:
+    """Decide, for every row group of every file, whether it may hold matching rows.
+
+    Parameters
+    ----------
+    paths:
+        Files, directories or object-store prefixes (``s3://bucket/table/``);
+        directories and prefixes expand to their ``*.parquet`` files.
+    where:
+        A predicate built with :func:`pybloom_async.col`, or its text form
+        (``"id = 42 AND email IN ('a', 'b')"``).
+    strict:
+        Raise on an unreadable file, a damaged filter or a missing column
+        instead of keeping the row group with a reason.
+    concurrency:
+        Files read at once (default: the reader config's, 64).
+    options:
+        Object-store options (endpoint, region, credentials, allow_http, ...);
+        by default obstore reads the standard environment variables.
+    stats:
+        Counts requests and bytes.
+    config, reader:
+        Reader limits, or a long-lived :class:`BloomReader` whose cache to use.
+    progress:
+        Called as ``progress(done, total)`` after each file.
+
+    Returns
+    -------
+    list of Verdict
+        In file order, then row-group order.
+
+    Raises
+    ------
+    PredicateError
+        ``where`` is malformed.
+    PyBloomError
+        With ``strict=True``, the first problem met.
+    """
+    predicate = as_predicate(where)
+    rdr = reader or BloomReader(
+        config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
+    )
+    files = await expand_paths(paths, rdr)
+    limit = concurrency if concurrency is not None else rdr.config.concurrency
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidArgumentError(f"concurrency must be a positive int, not {limit!r}")
+    results: list[list[Verdict]] = [[] for _ in files]
+    limiter = anyio.CapacityLimiter(limit)
+    done = 0
+
+    async def run(i: int, location: str | FileInfo) -> None:
+        nonlocal done
+        async with limiter:
+            results[i] = await _prune_file(rdr, location, predicate, strict)
+        done += 1
+        if progress is not None:
+            progress(done, len(files))
+
+    async with anyio.create_task_group() as tg:
+        for i, location in enumerate(files):
+            tg.start_soon(run, i, location)
+    if reader is None:
+        rdr.clear()
+    return [v for per_file in results for v in per_file]
+
+
+def prune_sync(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    where: Predicate | str,
+    **kwargs: Any,
+) -> list[Verdict]:
+    """:func:`prune` for scripts: runs its own event loop (not from inside one)."""
+    return anyio.run(lambda: prune(paths, where, **kwargs))
+
+
+async def probe(
+    path: str | os.PathLike[str] | FileInfo,
+    column: str,
+    values: Sequence[Any],
+    *,
+    strict: bool = False,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    config: ReaderConfig | None = None,
+    reader: BloomReader | None = None,
+) -> list[ProbeResult]:
+    """For every row group and value, whether the file's data rules the value out.
+
+    Like DuckDB's ``parquet_bloom_probe``, with the same exact conversions and
+    statistics checks as :func:`prune`. Text values (``TextLiteral``, or str for
+    non-string columns via the CLI) are read by the column's type.
+
+    Raises
+    ------
+    PredicateError
+        The column is not in the file.
+    ParquetFormatError, SourceError, ...
+        The file cannot be read.
+    """
+    rdr = reader or BloomReader(config=config or ReaderConfig(), options=options, stats=stats)
+    footer = await rdr.footer(path)
+    desc = footer.metadata.schema.column(column)  # PredicateError names the column
+    eqs = [Eq(column, v) for v in values]
+    leaves = {id(e): _prepare(e, footer) for e in eqs}
+    _, filters = await rdr.footer_and_filters(path, [desc.path])
+    out = []
+    for rg in footer.metadata.row_groups:
+        for e in eqs:
+            o = _eval_leaf(
+                leaves[id(e)], rg, filters.get((rg.index, desc.path)), strict, footer.path
+            )
+            out.append(
+                ProbeResult(footer.path, rg.index, desc.path, e.value, o.excluded, o.reason, o.rule)
+            )
+    return out
+
+
+def probe_sync(
+    path: str | os.PathLike[str] | FileInfo, column: str, values: Sequence[Any], **kwargs: Any
+) -> list[ProbeResult]:
+    """:func:`probe` for scripts: runs its own event loop (not from inside one)."""
+    return anyio.run(lambda: probe(path, column, values, **kwargs))

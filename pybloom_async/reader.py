@@ -1,0 +1,514 @@
+"""Async reading of footers and Bloom filters from Parquet files on disk or object stores.
+
+One file costs few round trips:
+
+1. the footer comes with one speculative suffix read (64 KiB by default; a
+   second read only when the footer is larger);
+2. the filters are fetched as the planner (:mod:`pybloom_async.plan`) says:
+   exact merged ranges where ``bloom_filter_length`` is known (or nothing at
+   all when they lie in the suffix already read), guess reads where it is not;
+3. only filters whose bitset runs past its guess need one more read.
+
+Every offset and size is validated before a byte is fetched or allocated; a
+damaged filter becomes an ``unusable`` entry with a reason, never a crash.
+Everything runs on anyio (asyncio or trio); a :class:`BloomReader` caches
+footers and filters for long-lived services.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from .errors import InvalidArgumentError, ParquetFormatError, PyBloomError
+from .filter import SplitBlockBloomFilter, decode_header
+from .parquet import FileMetaData, FooterLocation, decode_file_metadata, parse_footer_tail
+from .parquet.footer import check_leading_magic
+from .plan import (
+    DEFAULT_PLAN_CONFIG,
+    FilterStatus,
+    PlanConfig,
+    plan_bitset_reads,
+    plan_filter_reads,
+)
+from .sources import ByteSource, FileInfo, SourceIdentity, SourceStats, StoreOptions, open_source
+
+__all__ = [
+    "BloomFilterRead",
+    "BloomReader",
+    "Footer",
+    "ReaderConfig",
+    "read_bloom_filters",
+    "read_footer",
+]
+
+Location = str | os.PathLike[str] | FileInfo
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    """Limits and tuning of the reader.
+
+    Parameters
+    ----------
+    footer_read_bytes:
+        Size of the speculative suffix read that fetches the footer (64 KiB:
+        most footers fit, and Spark, pyarrow and DuckDB put the filters right
+        before the footer, so small files need no other read).
+    max_footer_bytes:
+        A footer claiming more than this is refused before it is fetched.
+    plan:
+        The planner's limits: merge hole and size, guess size, filter size
+        limit (:class:`pybloom_async.plan.PlanConfig`).
+    concurrency:
+        Files read at once by the multi-file functions.
+    io_threads:
+        Worker threads for blocking I/O (local ``pread``, obstore's sync API).
+    """
+
+    footer_read_bytes: int = 64 * 1024
+    max_footer_bytes: int = 64 * 1024 * 1024
+    plan: PlanConfig = DEFAULT_PLAN_CONFIG
+    concurrency: int = 64
+    io_threads: int = 32
+
+    def __post_init__(self) -> None:
+        for name in ("footer_read_bytes", "max_footer_bytes", "concurrency", "io_threads"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InvalidArgumentError(f"{name} must be a positive int, not {value!r}")
+        if self.footer_read_bytes < 8:
+            raise InvalidArgumentError("footer_read_bytes must be at least 8")
+
+
+DEFAULT_READER_CONFIG = ReaderConfig()
+
+
+@dataclass(frozen=True)
+class Footer:
+    """A decoded footer and the bytes read to get it (reused for filters in the tail)."""
+
+    path: str
+    metadata: FileMetaData
+    location: FooterLocation
+    tail: bytes
+    identity: SourceIdentity
+
+    @property
+    def file_size(self) -> int:
+        """Size of the file in bytes."""
+        return self.location.file_size
+
+    @property
+    def tail_start(self) -> int:
+        """Offset of the first byte of :attr:`tail`."""
+        return self.location.file_size - len(self.tail)
+
+    @property
+    def row_groups(self) -> Any:
+        """The row groups (shortcut for ``metadata.row_groups``)."""
+        return self.metadata.row_groups
+
+    @property
+    def schema(self) -> Any:
+        """The schema (shortcut for ``metadata.schema``)."""
+        return self.metadata.schema
+
+
+class FilterState(enum.Enum):
+    """Outcome of reading one column chunk's filter."""
+
+    #: The filter was read and validated.
+    OK = "ok"
+    #: The column chunk has no filter.
+    ABSENT = "absent"
+    #: The filter's offset, length or header is invalid (``reason`` says why).
+    UNUSABLE = "unusable"
+
+
+@dataclass(frozen=True)
+class BloomFilterRead:
+    """One column chunk's filter: the filter, or why there is none."""
+
+    row_group: int
+    column: str
+    state: FilterState
+    filter: SplitBlockBloomFilter | None = None
+    reason: str | None = None
+    offset: int | None = None
+    length: int | None = None
+    header_len: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether a usable filter was read."""
+        return self.state is FilterState.OK
+
+
+FilterKey = tuple[int, str]
+
+
+async def _read_footer(source: ByteSource, config: ReaderConfig) -> Footer:
+    path = source.path
+    tail = await source.read_suffix(config.footer_read_bytes)
+    file_size = await source.size()
+    location = parse_footer_tail(tail, file_size, path=path)
+    missing = location.missing_range(len(tail))
+    if missing is not None:
+        if location.metadata_length > config.max_footer_bytes:
+            raise ParquetFormatError(
+                f"footer of {location.metadata_length} bytes is above the limit of "
+                f"{config.max_footer_bytes} (ReaderConfig.max_footer_bytes)",
+                path=path,
+            )
+        head = await source.read_range(*missing)
+        tail = head + tail
+        if missing[0] == 0:
+            check_leading_magic(tail[:4], path=path)
+    # When the file is longer than what was read, its leading magic is not
+    # checked: that would cost a request. The trailing magic, the footer
+    # length, a strict thrift decode and the validation of every offset
+    # against the file still stand between a damaged file and a wrong answer.
+    metadata = decode_file_metadata(location.metadata_bytes(tail), path=path)
+    identity = await source.identity()
+    return Footer(path, metadata, location, bytes(tail), identity)
+
+
+def _wanted(
+    footer: Footer, columns: Collection[str] | None, row_groups: Collection[int] | None
+) -> list[tuple[FilterKey, int | None, int | None]]:
+    meta = footer.metadata
+    if columns is not None:
+        indexes = [meta.schema.column(c).index for c in columns]  # PredicateError if unknown
+    else:
+        indexes = list(range(len(meta.schema.columns)))
+    n = len(meta.row_groups)
+    if row_groups is None:
+        groups: Iterable[int] = range(n)
+    else:
+        groups = sorted(set(row_groups))
+        for g in groups:
+            if isinstance(g, bool) or not isinstance(g, int) or not 0 <= g < n:
+                raise InvalidArgumentError(
+                    f"row group {g!r} does not exist (the file has {n})", path=footer.path
+                )
+    wanted = []
+    for g in groups:
+        rg = meta.row_groups[g]
+        for i in indexes:
+            chunk = rg.columns[i]
+            wanted.append(((g, chunk.path), chunk.bloom_filter_offset, chunk.bloom_filter_length))
+    return wanted
+
+
+async def _read_filters(
+    source: ByteSource,
+    footer: Footer,
+    wanted: list[tuple[FilterKey, int | None, int | None]],
+    config: ReaderConfig,
+) -> dict[FilterKey, BloomFilterRead]:
+    plan_config = config.plan
+    max_bytes = plan_config.max_filter_bytes
+    plan = plan_filter_reads(
+        wanted,
+        file_size=footer.file_size,
+        footer_start=footer.location.metadata_offset,
+        tail_start=footer.tail_start,
+        config=plan_config,
+    )
+    fetched = await source.read_ranges([(r.start, r.end) for r in plan.fetches])
+    buffers = plan.buffers(fetched, footer.tail)
+    headers: list[tuple[int, int] | str | None] = []
+    for entry in plan.filters:
+        if entry.status is not FilterStatus.PLANNED:
+            headers.append(None)
+            continue
+        assert entry.read is not None
+        try:
+            headers.append(decode_header(entry.read.view(buffers), max_bytes=max_bytes))
+        except PyBloomError as exc:
+            headers.append(f"bad Bloom filter header at offset {entry.offset}: {exc.message}")
+    bitsets = plan_bitset_reads(plan, headers)
+    fetched2 = await source.read_ranges([(r.start, r.end) for r in bitsets.fetches])
+    buffers = bitsets.buffers(fetched2, buffers)
+    out: dict[FilterKey, BloomFilterRead] = {}
+    for r in bitsets.filters:
+        (g, column) = r.key
+        if r.status is FilterStatus.READY:
+            assert r.bitset is not None
+            try:
+                bloom = SplitBlockBloomFilter.from_bitset(
+                    r.bitset.view(buffers), max_bytes=max_bytes
+                )
+            except PyBloomError as exc:  # defence in depth: the plan checked the size
+                out[r.key] = BloomFilterRead(
+                    g, column, FilterState.UNUSABLE, None, exc.message, r.offset, r.length
+                )
+                continue
+            out[r.key] = BloomFilterRead(
+                g, column, FilterState.OK, bloom, None, r.offset, r.length, r.header_len
+            )
+        elif r.status is FilterStatus.ABSENT:
+            out[r.key] = BloomFilterRead(g, column, FilterState.ABSENT, None, "no Bloom filter")
+        else:
+            out[r.key] = BloomFilterRead(
+                g, column, FilterState.UNUSABLE, None, r.reason, r.offset, r.length
+            )
+    return out
+
+
+class _Entry:
+    __slots__ = ("checked_at", "filter_bytes", "filters", "footer")
+
+    def __init__(self, footer: Footer) -> None:
+        self.footer = footer
+        self.filters: dict[FilterKey, BloomFilterRead] = {}
+        self.checked_at = time.monotonic()
+        self.filter_bytes = 0
+
+
+class BloomReader:
+    """Reads footers and filters, with bounded in-memory caches for long-lived services.
+
+    Cached entries are keyed by path and tied to the file's identity (size,
+    ETag or inode + mtime). An entry younger than ``max_age`` seconds is used
+    with no I/O at all; an older one costs one metadata request (HEAD or
+    ``fstat``) to confirm the file is unchanged, else it is dropped and read
+    again. So a file replaced under the same name is noticed within
+    ``max_age`` seconds; pass ``max_age=0`` to check every time.
+
+    Parameters
+    ----------
+    config:
+        Reader limits (:class:`ReaderConfig`).
+    options:
+        Object-store options (:class:`pybloom_async.sources.StoreOptions` or a
+        dict of its fields); by default obstore reads the environment.
+    stats:
+        Counts every request made through this reader.
+    max_files:
+        Footers kept in the cache (least recently used dropped first); 0
+        disables caching.
+    max_filter_bytes:
+        Total bitset bytes kept in the cache.
+    max_age:
+        Seconds a cached entry is trusted without a check.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: ReaderConfig = DEFAULT_READER_CONFIG,
+        options: StoreOptions | Mapping[str, Any] | None = None,
+        stats: SourceStats | None = None,
+        max_files: int = 4096,
+        max_filter_bytes: int = 512 * 1024 * 1024,
+        max_age: float = 60.0,
+    ) -> None:
+        self.config = config
+        self.options = _store_options(options)
+        self.stats = stats if stats is not None else SourceStats()
+        self.max_files = max_files
+        self.max_filter_bytes = max_filter_bytes
+        self.max_age = max_age
+        self._cache: OrderedDict[str, _Entry] = OrderedDict()
+        self._cached_bytes = 0
+        self._io = anyio.CapacityLimiter(config.io_threads)
+
+    def open(self, location: Location) -> ByteSource:
+        """A source for a path, URL or listing entry, counted in :attr:`stats`."""
+        return open_source(location, options=self.options, stats=self.stats, limiter=self._io)
+
+    async def _cached(self, key: str, source: ByteSource) -> _Entry | None:
+        entry = self._cache.get(key)
+        if entry is None:
+            return None
+        if time.monotonic() - entry.checked_at >= self.max_age:
+            if await source.identity() != entry.footer.identity:
+                self._drop(key)
+                return None
+            entry.checked_at = time.monotonic()
+        self._cache.move_to_end(key)
+        return entry
+
+    def _drop(self, key: str) -> None:
+        entry = self._cache.pop(key, None)
+        if entry is not None:
+            self._cached_bytes -= entry.filter_bytes
+
+    def _store(self, key: str, entry: _Entry) -> None:
+        if self.max_files <= 0:
+            return
+        if key not in self._cache:
+            self._cache[key] = entry
+        self._cache.move_to_end(key)
+        while len(self._cache) > self.max_files or (
+            self._cached_bytes > self.max_filter_bytes and len(self._cache) > 1
+        ):
+            self._drop(next(iter(self._cache)))
+
+    def _add_filters(self, entry: _Entry, found: Mapping[FilterKey, BloomFilterRead]) -> None:
+        for key, read in found.items():
+            if key in entry.filters:
+                continue
+            entry.filters[key] = read
+            if read.filter is not None:
+                entry.filter_bytes += read.filter.num_bytes
+                self._cached_bytes += read.filter.num_bytes
+
+    async def footer(self, location: Location) -> Footer:
+        """The footer of one file (from the cache when it is fresh).
+
+        Raises
+        ------
+        ParquetFormatError, EncryptedFileError
+            The file is not a readable Parquet file.
+        SourceError, SourceNotFoundError
+            It could not be read.
+        """
+        async with self.open(location) as source:
+            entry = await self._entry(source)
+            return entry.footer
+
+    async def _entry(self, source: ByteSource) -> _Entry:
+        key = source.path
+        entry = await self._cached(key, source)
+        if entry is None:
+            entry = _Entry(await _read_footer(source, self.config))
+            self._store(key, entry)
+        return entry
+
+    async def footer_and_filters(
+        self,
+        location: Location,
+        columns: Collection[str] | None = None,
+        row_groups: Collection[int] | None = None,
+    ) -> tuple[Footer, dict[FilterKey, BloomFilterRead]]:
+        """The footer and the filters of chosen columns and row groups (default all).
+
+        Raises
+        ------
+        PredicateError
+            A column is not in the file.
+        InvalidArgumentError
+            A row group does not exist.
+        ParquetFormatError, EncryptedFileError, SourceError
+            The file cannot be read. Damaged *filters* are not errors: their
+            entries are ``UNUSABLE`` with a reason.
+        """
+        async with self.open(location) as source:
+            entry = await self._entry(source)
+            footer = entry.footer
+            wanted = _wanted(footer, columns, row_groups)
+            missing = [w for w in wanted if w[0] not in entry.filters]
+            if missing:
+                found = await _read_filters(source, footer, missing, self.config)
+                if self.max_files > 0 and entry is self._cache.get(source.path):
+                    self._add_filters(entry, found)
+                    self._store(source.path, entry)
+                else:
+                    entry.filters.update(found)
+            return footer, {w[0]: entry.filters[w[0]] for w in wanted}
+
+    async def bloom_filters(
+        self,
+        location: Location,
+        columns: Collection[str] | None = None,
+        row_groups: Collection[int] | None = None,
+    ) -> dict[FilterKey, BloomFilterRead]:
+        """The filters of chosen columns and row groups, keyed by ``(row_group, column)``."""
+        _, filters = await self.footer_and_filters(location, columns, row_groups)
+        return filters
+
+    def clear(self) -> None:
+        """Forget every cached footer and filter."""
+        self._cache.clear()
+        self._cached_bytes = 0
+
+
+def _store_options(options: StoreOptions | Mapping[str, Any] | None) -> StoreOptions | None:
+    if options is None or isinstance(options, StoreOptions):
+        return options
+    if isinstance(options, Mapping):
+        try:
+            return StoreOptions(**dict(options))
+        except TypeError as exc:
+            raise InvalidArgumentError(f"invalid object-store options: {exc}") from None
+    raise InvalidArgumentError(
+        f"options must be a StoreOptions or a dict, not {type(options).__name__}"
+    )
+
+
+def _reader(
+    reader: BloomReader | None,
+    config: ReaderConfig | None,
+    options: StoreOptions | Mapping[str, Any] | None,
+    stats: SourceStats | None,
+) -> BloomReader:
+    if reader is not None:
+        return reader
+    return BloomReader(
+        config=config or DEFAULT_READER_CONFIG, options=options, stats=stats, max_files=0
+    )
+
+
+async def read_footer(
+    location: Location,
+    *,
+    config: ReaderConfig | None = None,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    reader: BloomReader | None = None,
+) -> Footer:
+    """Read and decode one file's footer (one suffix read, two for large footers).
+
+    Parameters
+    ----------
+    location:
+        A local path, a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``) or
+        a :class:`~pybloom_async.sources.FileInfo` from a listing.
+    config, options, stats:
+        Reader limits, object-store options, request counters.
+    reader:
+        A long-lived :class:`BloomReader` to use (and fill) its cache.
+
+    Raises
+    ------
+    ParquetFormatError, EncryptedFileError, SourceError, SourceNotFoundError
+    """
+    return await _reader(reader, config, options, stats).footer(location)
+
+
+async def read_bloom_filters(
+    location: Location,
+    columns: Collection[str] | None = None,
+    row_groups: Collection[int] | None = None,
+    *,
+    config: ReaderConfig | None = None,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    reader: BloomReader | None = None,
+) -> dict[FilterKey, BloomFilterRead]:
+    """Read the Bloom filters of one file, keyed by ``(row_group, column_path)``.
+
+    Every chosen (row group, column) gets an entry: ``OK`` with its filter,
+    ``ABSENT``, or ``UNUSABLE`` with the reason (offset outside the data,
+    length mismatch, bad header, size above the limit, ...).
+
+    Raises
+    ------
+    PredicateError
+        A column is not in the file.
+    ParquetFormatError, EncryptedFileError, SourceError, SourceNotFoundError
+        The file itself cannot be read.
+    """
+    return await _reader(reader, config, options, stats).bloom_filters(
+        location, columns, row_groups
+    )
