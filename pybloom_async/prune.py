@@ -558,20 +558,28 @@ async def prune(
     results: list[list[Verdict]] = [[] for _ in files]
     limiter = anyio.CapacityLimiter(limit)
     done = 0
+    failure: list[PyBloomError] = []
 
-    async def run(i: int, location: str | FileInfo) -> None:
+    async def run(i: int, location: str | FileInfo, scope: anyio.CancelScope) -> None:
         nonlocal done
         async with limiter:
-            results[i] = await _prune_file(rdr, location, predicate, strict)
+            try:
+                results[i] = await _prune_file(rdr, location, predicate, strict)
+            except PyBloomError as exc:  # strict mode: stop everything, report this one
+                failure.append(exc)
+                scope.cancel()
+                return
         done += 1
         if progress is not None:
             progress(done, len(files))
 
     async with anyio.create_task_group() as tg:
         for i, location in enumerate(files):
-            tg.start_soon(run, i, location)
+            tg.start_soon(run, i, location, tg.cancel_scope)
     if reader is None:
         rdr.clear()
+    if failure:
+        raise failure[0]
     return [v for per_file in results for v in per_file]
 
 

@@ -1,0 +1,282 @@
+"""The ``pybloom-async`` command line: probe, prune and inspect Parquet Bloom filters.
+
+Errors go to stderr as one line and a non-zero exit (2 for usage and input
+errors, 1 for anything unexpected), never a traceback. ``--json`` prints one
+JSON array; otherwise a readable table. Object stores take their credentials
+from the standard environment variables (AWS_*, AZURE_*, GOOGLE_*) unless
+given as options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+import anyio
+
+from . import __version__
+from .errors import PyBloomError
+from .predicate import TextLiteral, parse_predicate
+from .prune import expand_paths, probe, prune
+from .reader import BloomReader, FilterState, ReaderConfig
+from .sources import SourceStats, StoreOptions
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _store_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("object stores (default: the standard environment variables)")
+    g.add_argument("--endpoint", help="endpoint URL (S3-compatible servers, Azurite, ...)")
+    g.add_argument("--region", help="S3 region")
+    g.add_argument("--allow-http", action="store_true", default=None, help="allow plain HTTP")
+    g.add_argument(
+        "--skip-signature",
+        action="store_true",
+        default=None,
+        help="anonymous requests (public buckets)",
+    )
+    g.add_argument("--timeout", type=float, default=30.0, help="request timeout, seconds")
+    g.add_argument("--max-retries", type=int, default=5, help="retries per request")
+    g.add_argument("--concurrency", type=int, default=64, help="files read at once")
+    g.add_argument(
+        "--footer-read",
+        type=int,
+        default=64 * 1024,
+        help="bytes of the speculative footer read (default 65536)",
+    )
+
+
+def _options(args: argparse.Namespace) -> StoreOptions:
+    return StoreOptions(
+        endpoint=args.endpoint,
+        region=args.region,
+        allow_http=args.allow_http,
+        skip_signature=args.skip_signature,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+    )
+
+
+def _reader(args: argparse.Namespace, stats: SourceStats) -> BloomReader:
+    config = ReaderConfig(footer_read_bytes=args.footer_read, concurrency=args.concurrency)
+    return BloomReader(config=config, options=_options(args), stats=stats, max_files=1 << 20)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for the documentation and the tests)."""
+    parser = argparse.ArgumentParser(
+        prog="pybloom-async",
+        description="Probe, prune and inspect Parquet Split Block Bloom Filters.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("probe", help="which row groups' filters exclude values of one column")
+    p.add_argument("file", help="a Parquet file: path or URL")
+    p.add_argument("--column", "-c", required=True, help="dotted column path")
+    p.add_argument(
+        "--value",
+        "-v",
+        action="append",
+        required=True,
+        help="a value, read by the column's type (repeatable): 42, -0.0, nan, "
+        "2024-01-31, 2024-01-31T12:00:00Z, UUIDs, 0x00ff for binary, text as is",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    _store_args(p)
+
+    p = sub.add_parser("prune", help="which row groups may hold rows matching a predicate")
+    p.add_argument("paths", nargs="+", help="files, directories or object-store prefixes")
+    p.add_argument("--where", "-w", required=True, help="e.g. \"id = 42 AND email IN ('a', 'b')\"")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on damaged filters or unreadable files instead of keeping them",
+    )
+    p.add_argument("--summary", action="store_true", help="print totals only (text output)")
+    _store_args(p)
+
+    p = sub.add_parser("inspect", help="the Bloom filters of a file, per row group and column")
+    p.add_argument("file", help="a Parquet file: path or URL")
+    p.add_argument("--column", "-c", action="append", help="only these columns (repeatable)")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    _store_args(p)
+    return parser
+
+
+# ---- commands -------------------------------------------------------------------------
+
+
+async def _cmd_probe(args: argparse.Namespace, out: TextIO) -> int:
+    stats = SourceStats()
+    reader = _reader(args, stats)
+    values = [TextLiteral(v) for v in args.value]
+    results = await probe(args.file, args.column, values, reader=reader)
+    rows = [r.to_dict() for r in results]
+    if args.json:
+        json.dump(rows, out, ensure_ascii=False)
+        out.write("\n")
+    else:
+        _table(out, rows, ["file", "row_group", "column", "value", "excluded", "reason"])
+    return EXIT_OK
+
+
+class _Progress:
+    """A one-line progress bar on stderr, shown only when stderr is a terminal."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total < 2:
+            return
+        width = 30
+        filled = width * done // total
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+async def _cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
+    where = parse_predicate(args.where)
+    stats = SourceStats()
+    reader = _reader(args, stats)
+    verdicts = await prune(
+        args.paths, where, strict=args.strict, reader=reader, progress=_Progress(sys.stderr)
+    )
+    rows = [v.to_dict() for v in verdicts]
+    if args.json:
+        json.dump(rows, out, ensure_ascii=False)
+        out.write("\n")
+        return EXIT_OK
+    if not args.summary:
+        _table(out, rows, ["file", "row_group", "num_rows", "kept", "rule", "reason"])
+    files = {v.file for v in verdicts}
+    kept_files = {v.file for v in verdicts if v.kept}
+    groups = [v for v in verdicts if v.row_group is not None]
+    kept = [v for v in groups if v.kept]
+    rows_all = sum(v.num_rows or 0 for v in groups)
+    rows_kept = sum(v.num_rows or 0 for v in kept)
+    out.write(
+        f"{len(kept)}/{len(groups)} row groups kept ({rows_kept:,}/{rows_all:,} rows), "
+        f"{len(kept_files)}/{len(files)} files; {stats.requests} requests, "
+        f"{stats.bytes_read:,} bytes read\n"
+    )
+    return EXIT_OK
+
+
+async def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
+    stats = SourceStats()
+    reader = _reader(args, stats)
+    (location,) = await expand_paths(args.file, reader) or [args.file]
+    footer, filters = await reader.footer_and_filters(location, args.column)
+    rows = []
+    for (g, column), read in sorted(filters.items()):
+        chunk = footer.metadata.row_groups[g].columns[footer.metadata.schema.column(column).index]
+        row: dict[str, Any] = {
+            "file": footer.path,
+            "row_group": g,
+            "column": column,
+            "physical_type": chunk.physical_type.name,
+            "num_values": chunk.num_values,
+            "state": read.state.value,
+            "offset": chunk.bloom_filter_offset,
+            "length": chunk.bloom_filter_length,
+            "num_bytes": None,
+            "fill_ratio": None,
+            "estimated_ndv": None,
+            "estimated_fpp": None,
+            "reason": read.reason,
+        }
+        if read.state is FilterState.OK and read.filter is not None:
+            f = read.filter
+            ndv = f.estimated_ndv()
+            row.update(
+                num_bytes=f.num_bytes,
+                fill_ratio=float(f"{f.fill_ratio:.4g}"),
+                estimated_ndv=round(ndv),
+                estimated_fpp=float(f"{f.estimated_fpp(ndv):.3g}"),
+            )
+        rows.append(row)
+    if args.json:
+        json.dump(rows, out, ensure_ascii=False)
+        out.write("\n")
+    else:
+        _table(
+            out,
+            rows,
+            [
+                "row_group",
+                "column",
+                "state",
+                "offset",
+                "length",
+                "num_bytes",
+                "fill_ratio",
+                "estimated_ndv",
+                "estimated_fpp",
+                "reason",
+            ],
+        )
+    return EXIT_OK
+
+
+def _table(out: TextIO, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
+    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+    out.write("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip() + "\n")
+    for row in cells:
+        out.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() + "\n")
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], Any]] = {
+    "probe": _cmd_probe,
+    "prune": _cmd_prune,
+    "inspect": _cmd_inspect,
+}
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    stream = out if out is not None else sys.stdout
+    try:
+        code: int = anyio.run(COMMANDS[args.command], args, stream)
+    except PyBloomError as exc:
+        print(f"pybloom-async: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE if isinstance(exc, ValueError) else EXIT_ERROR
+    except KeyboardInterrupt:
+        print("pybloom-async: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:
+        print(f"pybloom-async: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug: still one line, the traceback on request
+        if os.environ.get("PYBLOOM_ASYNC_DEBUG"):
+            raise
+        print(
+            f"pybloom-async: internal error: {type(exc).__name__}: {exc} "
+            "(set PYBLOOM_ASYNC_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
