@@ -41,7 +41,17 @@ from .paimon import (
     write_paimon_file_index,
 )
 from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
-from .prune import ProbeResult, Rule, Verdict, probe, probe_sync, prune, prune_sync
+from .prune import (
+    ProbeResult,
+    Rule,
+    Verdict,
+    probe,
+    probe_sync,
+    prune,
+    prune_paimon,
+    prune_paimon_sync,
+    prune_sync,
+)
 from .reader import (
     BloomFilterRead,
     BloomReader,
@@ -101,6 +111,8 @@ __all__ = [
     "probe",
     "probe_sync",
     "prune",
+    "prune_paimon",
+    "prune_paimon_sync",
     "prune_sync",
     "read_bloom_filters",
     "read_footer",

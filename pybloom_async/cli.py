@@ -19,9 +19,10 @@ from typing import Any, TextIO
 import anyio
 
 from . import __version__
-from .errors import PyBloomError
-from .predicate import TextLiteral, parse_predicate
-from .prune import expand_paths, probe, prune
+from .errors import PaimonIndexError, PredicateError, PyBloomError
+from .paimon import is_paimon_file_index, parse_paimon_file_index
+from .predicate import Eq, TextLiteral, parse_predicate
+from .prune import MAX_PAIMON_INDEX_BYTES, expand_paths, probe, prune, prune_paimon
 from .reader import BloomReader, FilterState, ReaderConfig
 from .sources import SourceStats, StoreOptions
 
@@ -89,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         "2024-01-31, 2024-01-31T12:00:00Z, UUIDs, 0x00ff for binary, text as is",
     )
     p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument(
+        "--paimon-type",
+        metavar="TYPE",
+        help="FILE is an Apache Paimon data file (or its .index container) and the "
+        "column has this Paimon type (BIGINT, VARCHAR, TIMESTAMP(3), ...)",
+    )
     _store_args(p)
 
     p = sub.add_parser("prune", help="which row groups may hold rows matching a predicate")
@@ -101,6 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="fail on damaged filters or unreadable files instead of keeping them",
     )
     p.add_argument("--summary", action="store_true", help="print totals only (text output)")
+    p.add_argument(
+        "--paimon-types",
+        metavar="COL=TYPE,...",
+        help="PATHs are Apache Paimon data files (each with <file>.index) whose "
+        "columns have these Paimon types, e.g. id=BIGINT,name=VARCHAR",
+    )
     _store_args(p)
 
     p = sub.add_parser("inspect", help="the Bloom filters of a file, per row group and column")
@@ -118,8 +131,19 @@ async def _cmd_probe(args: argparse.Namespace, out: TextIO) -> int:
     stats = SourceStats()
     reader = _reader(args, stats)
     values = [TextLiteral(v) for v in args.value]
-    results = await probe(args.file, args.column, values, reader=reader)
-    rows = [r.to_dict() for r in results]
+    if args.paimon_type:
+        rows = []
+        for value in values:
+            (verdict,) = await prune_paimon(
+                [args.file], Eq(args.column, value), {args.column: args.paimon_type},
+                reader=reader,
+            )  # fmt: skip
+            rows.append({"file": verdict.file, "row_group": None, "column": args.column,
+                         "value": value.text, "excluded": not verdict.kept,
+                         "reason": verdict.reason, "rule": verdict.rule.value})  # fmt: skip
+    else:
+        results = await probe(args.file, args.column, values, reader=reader)
+        rows = [r.to_dict() for r in results]
     if args.json:
         json.dump(rows, out, ensure_ascii=False)
         out.write("\n")
@@ -150,9 +174,15 @@ async def _cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     where = parse_predicate(args.where)
     stats = SourceStats()
     reader = _reader(args, stats)
-    verdicts = await prune(
-        args.paths, where, strict=args.strict, reader=reader, progress=_Progress(sys.stderr)
-    )
+    if args.paimon_types:
+        verdicts = await prune_paimon(
+            args.paths, where, _paimon_types(args.paimon_types), strict=args.strict,
+            reader=reader, concurrency=args.concurrency,
+        )  # fmt: skip
+    else:
+        verdicts = await prune(
+            args.paths, where, strict=args.strict, reader=reader, progress=_Progress(sys.stderr)
+        )
     rows = [v.to_dict() for v in verdicts]
     if args.json:
         json.dump(rows, out, ensure_ascii=False)
@@ -163,6 +193,12 @@ async def _cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     files = {v.file for v in verdicts}
     kept_files = {v.file for v in verdicts if v.kept}
     groups = [v for v in verdicts if v.row_group is not None]
+    if not groups:  # file-level verdicts (Paimon, unreadable files)
+        out.write(
+            f"{len(kept_files)}/{len(files)} files kept; {stats.requests} requests, "
+            f"{stats.bytes_read:,} bytes read\n"
+        )
+        return EXIT_OK
     kept = [v for v in groups if v.kept]
     rows_all = sum(v.num_rows or 0 for v in groups)
     rows_kept = sum(v.num_rows or 0 for v in kept)
@@ -174,9 +210,34 @@ async def _cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+async def _paimon_container(reader: BloomReader, location: str) -> bytes | None:
+    """The file's bytes if it is a Paimon file-index container, else None."""
+    async with reader.open(location) as source:
+        size = await source.size()
+        if size < 8 or not is_paimon_file_index(await source.read_range(0, 8)):
+            return None
+        if size > MAX_PAIMON_INDEX_BYTES:
+            raise PaimonIndexError(
+                f"Paimon index of {size} bytes is above the limit", path=location
+            )
+        return await source.read_range(0, size)
+
+
 async def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     stats = SourceStats()
     reader = _reader(args, stats)
+    container = await _paimon_container(reader, args.file)
+    if container is not None:
+        rows = [{"file": args.file, **row} for row in parse_paimon_file_index(container).describe()]
+        if args.column:
+            rows = [r for r in rows if r["column"] in args.column]
+        if args.json:
+            json.dump(rows, out, ensure_ascii=False)
+            out.write("\n")
+        else:
+            _table(out, rows, ["column", "index_type", "start", "length", "empty", "num_bits",
+                               "num_hash_functions", "bits_set", "error"])  # fmt: skip
+        return EXIT_OK
     (location,) = await expand_paths(args.file, reader) or [args.file]
     footer, filters = await reader.footer_and_filters(location, args.column)
     rows = []
@@ -228,6 +289,16 @@ async def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
             ],
         )
     return EXIT_OK
+
+
+def _paimon_types(text: str) -> dict[str, str]:
+    types: dict[str, str] = {}
+    for part in text.split(","):
+        column, sep, type_name = part.partition("=")
+        if not sep or not column.strip() or not type_name.strip():
+            raise PredicateError(f"--paimon-types wants COLUMN=TYPE pairs, got {part!r}")
+        types[column.strip()] = type_name.strip()
+    return types
 
 
 def _table(out: TextIO, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:

@@ -171,6 +171,21 @@ def _unsupported(data_type: str, root: str) -> UnsupportedTypeError:
     )
 
 
+def paimon_type_info(data_type: str) -> tuple[str, str]:
+    """The canonical root (``"BIGINT"``, ``"DATE"``, ...) and FastHash family of a type name.
+
+    The family is one of ``int``, ``float``, ``double``, ``timestamp``,
+    ``string``, ``binary``.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        Not a Paimon type name, or a type the bloom-filter index rejects.
+    """
+    parsed = _parse_type(data_type, None)
+    return parsed.name, parsed.family
+
+
 def _parse_type(data_type: str, precision: int | None) -> _PaimonType:
     """Turn a Paimon type name (``"BIGINT"``, ``"TIMESTAMP(3)"``, ...) into a _PaimonType.
 

@@ -18,6 +18,7 @@ row group that holds a matching row.
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import decimal
 import enum
 import math
@@ -55,6 +56,8 @@ __all__ = [
     "probe",
     "probe_sync",
     "prune",
+    "prune_paimon",
+    "prune_paimon_sync",
     "prune_sync",
 ]
 
@@ -472,6 +475,43 @@ async def _prune_file(
         return [Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)]
 
 
+async def _for_each(
+    items: Sequence[Any],
+    work: Callable[[Any], Any],
+    limit: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Any]:
+    """Run ``await work(item)`` for every item, ``limit`` at a time; results in item order.
+
+    The first PyBloomError (strict mode) cancels the rest and is raised as it
+    is, not wrapped in an exception group.
+    """
+    results: list[Any] = [None] * len(items)
+    limiter = anyio.CapacityLimiter(limit)
+    failure: list[PyBloomError] = []
+    done = 0
+
+    async def run(i: int, item: Any, scope: anyio.CancelScope) -> None:
+        nonlocal done
+        async with limiter:
+            try:
+                results[i] = await work(item)
+            except PyBloomError as exc:
+                failure.append(exc)
+                scope.cancel()
+                return
+        done += 1
+        if progress is not None:
+            progress(done, len(items))
+
+    async with anyio.create_task_group() as tg:
+        for i, item in enumerate(items):
+            tg.start_soon(run, i, item, tg.cancel_scope)
+    if failure:
+        raise failure[0]
+    return results
+
+
 async def expand_paths(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
     reader: BloomReader,
@@ -555,31 +595,13 @@ async def prune(
     limit = concurrency if concurrency is not None else rdr.config.concurrency
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidArgumentError(f"concurrency must be a positive int, not {limit!r}")
-    results: list[list[Verdict]] = [[] for _ in files]
-    limiter = anyio.CapacityLimiter(limit)
-    done = 0
-    failure: list[PyBloomError] = []
-
-    async def run(i: int, location: str | FileInfo, scope: anyio.CancelScope) -> None:
-        nonlocal done
-        async with limiter:
-            try:
-                results[i] = await _prune_file(rdr, location, predicate, strict)
-            except PyBloomError as exc:  # strict mode: stop everything, report this one
-                failure.append(exc)
-                scope.cancel()
-                return
-        done += 1
-        if progress is not None:
-            progress(done, len(files))
-
-    async with anyio.create_task_group() as tg:
-        for i, location in enumerate(files):
-            tg.start_soon(run, i, location, tg.cancel_scope)
-    if reader is None:
-        rdr.clear()
-    if failure:
-        raise failure[0]
+    try:
+        results = await _for_each(
+            files, lambda loc: _prune_file(rdr, loc, predicate, strict), limit, progress
+        )
+    finally:
+        if reader is None:
+            rdr.clear()
     return [v for per_file in results for v in per_file]
 
 
@@ -639,3 +661,152 @@ def probe_sync(
 ) -> list[ProbeResult]:
     """:func:`probe` for scripts: runs its own event loop (not from inside one)."""
     return anyio.run(lambda: probe(path, column, values, **kwargs))
+
+
+# ---- Apache Paimon data files -------------------------------------------------------
+
+#: Containers larger than this are not read (Paimon's are KiB to MiB).
+MAX_PAIMON_INDEX_BYTES = 256 * 1024 * 1024
+
+
+def _paimon_literal(value: Any, paimon_type: str) -> Any:
+    """Read a text or decimal literal as the Python value a Paimon type takes."""
+    from .paimon import paimon_type_info
+
+    root, family = paimon_type_info(paimon_type)
+    if isinstance(value, TextLiteral):
+        text = value.text
+        try:
+            if family == "string":
+                return text
+            if family == "binary":
+                return bytes.fromhex(text[2:]) if text.lower().startswith("0x") else text.encode()
+            if root == "DATE":
+                return dt.date.fromisoformat(text)
+            if root == "TIME":
+                return dt.time.fromisoformat(text)
+            if family == "timestamp":
+                return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if family in ("float", "double"):
+                return float(text)
+            return int(text)
+        except ValueError:
+            raise PredicateError(f"{text!r} is not a {paimon_type} value") from None
+    if isinstance(value, decimal.Decimal):
+        if family in ("float", "double"):
+            return float(value)
+        if value == value.to_integral_value():
+            return int(value)
+    return value
+
+
+def _paimon_tree(p: Predicate, types: Mapping[str, Any]) -> Any:
+    def type_of(column: str) -> str:
+        t = types.get(column)
+        if t is None:
+            raise PredicateError("no Paimon type given for this column", column=column)
+        return str(t[0] if isinstance(t, tuple) else t)
+
+    if isinstance(p, Eq):
+        if p.value is None:
+            return ("=", p.column, None)
+        return ("=", p.column, _paimon_literal(p.value, type_of(p.column)))
+    if isinstance(p, In):
+        return ("in", p.column, [_paimon_literal(v, type_of(p.column)) for v in p.values])
+    if isinstance(p, And):
+        return ("and", *(_paimon_tree(c, types) for c in p.children))
+    if isinstance(p, Or):
+        return ("or", *(_paimon_tree(c, types) for c in p.children))
+    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+
+
+async def _read_whole(reader: BloomReader, location: str) -> bytes | None:
+    from .errors import SourceNotFoundError
+
+    try:
+        async with reader.open(location) as source:
+            size = await source.size()
+            if size > MAX_PAIMON_INDEX_BYTES:
+                raise PyBloomError(
+                    f"Paimon index of {size} bytes is above the limit of {MAX_PAIMON_INDEX_BYTES}",
+                    path=location,
+                )
+            return await source.read_range(0, size)
+    except SourceNotFoundError:
+        return None
+
+
+async def prune_paimon(
+    data_files: Sequence[str | os.PathLike[str]],
+    where: Predicate | str,
+    column_types: Mapping[str, str | tuple[str, int | None]],
+    *,
+    embedded: Mapping[str, bytes] | None = None,
+    strict: bool = False,
+    concurrency: int = 64,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    reader: BloomReader | None = None,
+) -> list[Verdict]:
+    """Decide which Apache Paimon data files may hold matching rows, from their file indexes.
+
+    Each data file's ``bloom-filter`` index is read from ``<data file>.index``
+    next to it, or taken from ``embedded`` (the ``_EMBEDDED_FILE_INDEX`` bytes
+    of its manifest entry, keyed by the data file's path). A file without an
+    index, with a damaged one, or with columns the index does not cover is
+    kept with the reason. Verdicts are per file (``row_group`` is None).
+
+    Parameters
+    ----------
+    data_files:
+        Paths or URLs of Paimon data files (a path ending in ``.index`` is taken
+        as the container itself).
+    where:
+        A predicate or its text form: ``=``, ``IN``, AND, OR.
+    column_types:
+        Paimon type of every column in ``where`` (``"BIGINT"``, ``"VARCHAR"``,
+        ``("TIMESTAMP", 3)``); Paimon's containers do not record types.
+
+    Raises
+    ------
+    PredicateError
+        ``where`` is malformed or names a column without a type.
+    PyBloomError
+        With ``strict=True``, the first damaged container or unreadable file.
+    """
+    from .paimon import paimon_index_file_name, paimon_prune
+
+    predicate = as_predicate(where)
+    tree = _paimon_tree(predicate, column_types)
+    rdr = reader or BloomReader(options=options, stats=stats, max_files=0)
+    files = [os.fspath(f) for f in data_files]
+
+    async def one(path: str) -> Verdict:
+        try:
+            if embedded is not None and path in embedded:
+                container: bytes | None = embedded[path]
+            else:
+                index_path = path if path.endswith(".index") else paimon_index_file_name(path)
+                container = await _read_whole(rdr, index_path)
+            keep, reason = paimon_prune(container, tree, column_types, strict=strict)
+        except PyBloomError as exc:
+            if strict:
+                raise exc.with_context(path=path) from None
+            return Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)
+        if container is None:
+            rule = Rule.NO_FILTER
+        else:
+            rule = Rule.MAY_MATCH if keep else Rule.BLOOM_FILTER
+        return Verdict(path, None, None, keep, reason, rule)
+
+    return list(await _for_each(files, one, concurrency))
+
+
+def prune_paimon_sync(
+    data_files: Sequence[str | os.PathLike[str]],
+    where: Predicate | str,
+    column_types: Mapping[str, str | tuple[str, int | None]],
+    **kwargs: Any,
+) -> list[Verdict]:
+    """:func:`prune_paimon` for scripts: runs its own event loop."""
+    return anyio.run(lambda: prune_paimon(data_files, where, column_types, **kwargs))
