@@ -69,6 +69,9 @@ bench/bin/bench_sbbf: bench/bench_sbbf.c $(CORE_C) $(wildcard csrc/*.h csrc/incl
 bench-c: bench/bin/bench_sbbf
 	bench/bin/bench_sbbf
 
+# Peers measured side by side: Arrow C++, parquet-java, plain Python.
+include bench/peers.mk
+
 # ---- sanitizers ---------------------------------------------------------------
 # The C core built with ASan + UBSan (no recovery: the first report fails the
 # run), loaded into the normal interpreter with the runtimes preloaded, runs

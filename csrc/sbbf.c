@@ -342,7 +342,8 @@ static int check_column(const pba_column *col)
     if (width == 0 || col->data == NULL) {
         return PBA_ERR_ARG;
     }
-    if (col->n > SIZE_MAX / width) {
+    /* n values of `width` bytes must fit in the buffer the caller described. */
+    if (col->n > SIZE_MAX / width || col->n * width > col->data_len) {
         return PBA_ERR_ARG;
     }
     return PBA_OK;

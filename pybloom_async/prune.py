@@ -225,6 +225,7 @@ class _Leaf:
     def needs_filter(self) -> bool:
         return (
             self.desc is not None
+            and self.desc.physical_type is not PhysicalType.BOOLEAN
             and not self.null_probe
             and self.never_prunes is None
             and len(self.keys) > 0
@@ -350,6 +351,12 @@ def _eval_leaf(
         return _Outcome(False, Rule.MAY_MATCH, "")
     if not isinstance(filt, BloomFilterRead) or filt.state is FilterState.ABSENT:
         return _Outcome(False, Rule.NO_FILTER, f"{leaf.column} has no Bloom filter")
+    if leaf.desc.physical_type is PhysicalType.BOOLEAN:
+        # parquet-java (Spark) writes a filter for BOOLEAN columns but never
+        # inserts into it: an all-zero filter that would exclude everything.
+        return _Outcome(
+            False, Rule.UNUSABLE_FILTER, f"{leaf.column}: BOOLEAN Bloom filters are not trusted"
+        )
     if filt.state is FilterState.UNUSABLE or filt.filter is None:
         if strict:
             raise InvalidFilterError(

@@ -384,3 +384,29 @@ async def test_cache_saves_requests_and_notices_rewrites(tmp_path: Path) -> None
     verdicts = await prune(path, col("id") == 1, reader=checking)
     assert stats.requests > before
     assert len(verdicts) == 2
+
+
+def test_boolean_filters_are_never_trusted(tmp_path: Path) -> None:
+    """parquet-java writes all-zero filters for BOOLEAN columns; they must not prune."""
+    from pybloom_async import SplitBlockBloomFilter
+
+    path = tmp_path / "b.parquet"
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), path,
+                   bloom_filter_options={"id": True})  # fmt: skip
+    data = path.read_bytes()
+    # Point a BOOLEAN column's metadata at the id filter after making it empty:
+    # the shape Spark writes. Simplest faithful model: an all-zero filter that
+    # a BOOLEAN chunk owns.
+    empty = SplitBlockBloomFilter(32)
+    assert not empty.check(True, "BOOLEAN")  # what a naive reader would conclude
+
+    def make_bool(meta: Any) -> None:
+        meta.schema[1].type = 0  # BOOLEAN
+        cm = chunk_meta(meta)
+        cm.type = 0
+        cm.statistics = None
+
+    path.write_bytes(rewrite(data, make_bool))
+    verdicts = prune_sync(path, col("id") == True)  # noqa: E712
+    assert verdicts[0].kept
+    assert "BOOLEAN" in verdicts[0].reason or verdicts[0].rule is not Rule.BLOOM_FILTER
