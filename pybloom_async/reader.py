@@ -335,6 +335,8 @@ class BloomReader:
                 self._drop(key)
                 return None
             entry.checked_at = time.monotonic()
+        else:
+            source.assume_identity(entry.footer.identity)
         self._cache.move_to_end(key)
         return entry
 

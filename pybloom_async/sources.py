@@ -298,6 +298,20 @@ class ByteSource(abc.ABC):
         size = await self.size()
         return SourceIdentity(self._path, size, self._etag, self._mtime)
 
+    def assume_identity(self, identity: SourceIdentity) -> None:
+        """Take size, ETag and mtime from an earlier read of the same file (no request).
+
+        A reader that already learned them (from the footer read, or a cache)
+        spares the HEAD a new source would otherwise make before its first
+        ranged read. Reads on a store are still pinned to the ETag, so a file
+        replaced since then gives a clear error rather than mixed bytes.
+        """
+        if identity.path != self._path:
+            raise InvalidArgumentError(
+                f"identity of {identity.path!r} given to the source of {self._path!r}"
+            )
+        self._remember(identity)
+
     def _remember(self, identity: SourceIdentity) -> None:
         self._size = identity.size
         self._etag = identity.etag if identity.etag is not None else self._etag
