@@ -39,11 +39,12 @@ demo: setup
 	$(PY) -m pybloom_async.demo
 
 # The whole suite, once per SIMD backend (the second run forces the portable
-# scalar kernels), then the static checks.
+# scalar kernels), the C-facing tests against an ASan+UBSan build of the core,
+# then the static checks.
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 	PYBLOOM_ASYNC_SIMD=scalar $(PY) -m pytest -m "not slow and not spark" $(PYTEST_ARGS)
-	$(MAKE) --no-print-directory lint typecheck
+	$(MAKE) --no-print-directory asan lint typecheck
 
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not spark" -x $(PYTEST_ARGS)
@@ -78,7 +79,8 @@ include bench/peers.mk
 # the tests that drive the C core. conftest.py checks the sanitised module is
 # the one imported, so this target cannot pass by testing the normal build.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
-ASAN_TESTS ?= tests/test_filter.py tests/test_hashing.py tests/test_backends.py $(wildcard tests/test_paimon.py)
+ASAN_TESTS ?= tests/test_filter.py tests/test_hashing.py tests/test_backends.py \
+	tests/test_paimon.py tests/test_reader.py tests/test_parquet_java_oracle.py
 
 asan: $(STAMP)
 	rm -rf build/asan build/asan-tmp

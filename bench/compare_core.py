@@ -50,7 +50,8 @@ def java_cmd() -> list[str]:
         ["make", "-s", "--no-print-directory", "-n", "bench-peers-java"],
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    return ["bash", "-c", out.strip().splitlines()[-1]]
+    # The recipe spans continuation lines; join them into one command.
+    return ["bash", "-c", out.replace("\\\n", " ").strip().splitlines()[-1]]
 
 
 def main() -> None:

@@ -70,14 +70,16 @@ class ReaderConfig:
     concurrency:
         Files read at once by the multi-file functions.
     io_threads:
-        Worker threads for blocking I/O (local ``pread``, obstore's sync API).
+        Worker threads for blocking I/O (local ``pread``, obstore's sync API):
+        the cap on requests in flight, so it should not be below the number of
+        files read at once times the reads per file.
     """
 
     footer_read_bytes: int = 64 * 1024
     max_footer_bytes: int = 64 * 1024 * 1024
     plan: PlanConfig = DEFAULT_PLAN_CONFIG
     concurrency: int = 64
-    io_threads: int = 32
+    io_threads: int = 256
 
     def __post_init__(self) -> None:
         for name in ("footer_read_bytes", "max_footer_bytes", "concurrency", "io_threads"):
