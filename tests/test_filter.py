@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import math
-import struct
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
+import sbbf_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,28 +27,10 @@ from pybloom_async import (
     xxh64,
 )
 
-SPEC_SALT = (
-    0x47B6137B,
-    0x44974D91,
-    0x8824AD5B,
-    0xA2B7289D,
-    0x705495C7,
-    0x2DF1424B,
-    0x9EFC4947,
-    0x5C6BFB31,
-)
-
 
 def reference_insert(bitset: bytearray, h: int) -> None:
-    """The spec's algorithm, written out in Python as an independent model."""
-    blocks = len(bitset) // 32
-    idx = ((h >> 32) * blocks) >> 32
-    key = h & 0xFFFFFFFF
-    for i, salt in enumerate(SPEC_SALT):
-        bit = ((key * salt) & 0xFFFFFFFF) >> 27
-        pos = idx * 32 + 4 * i
-        word = struct.unpack_from("<I", bitset, pos)[0] | (1 << bit)
-        struct.pack_into("<I", bitset, pos, word)
+    """The spec's algorithm, from the independent model in tests/sbbf_model.py."""
+    sbbf_model.insert(bitset, h)
 
 
 # ---- golden file ---------------------------------------------------------------

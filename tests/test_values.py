@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import sbbf_model
 import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -536,19 +537,6 @@ def test_decimal_text_and_value_agree(value: Decimal) -> None:
 
 # --- interop: bytes pyarrow stores ------------------------------------------------------
 
-# parquet-format BloomFilter.md: the eight salts of the Split Block Bloom Filter.
-SALTS = (
-    0x47B6137B,
-    0x44974D91,
-    0x8824AD5B,
-    0xA2B7289D,
-    0x705495C7,
-    0x2DF1424B,
-    0x9EFC4947,
-    0x5C6BFB31,
-)
-
-
 def bloom_contains(data: bytes, chunk: ColumnChunk, plain: bytes) -> bool:
     """Check a writer's filter for ``plain`` with the spec's algorithm (an independent oracle)."""
     assert chunk.bloom_filter_offset is not None and chunk.bloom_filter_length is not None
@@ -564,11 +552,7 @@ def bloom_contains(data: bytes, chunk: ColumnChunk, plain: bytes) -> bool:
             break
     num_bytes = (raw >> 1) ^ -(raw & 1)
     bitset = blob[len(blob) - num_bytes :]
-    h = xxhash.xxh64_intdigest(plain)
-    block = ((h >> 32) * (num_bytes // 32)) >> 32
-    key = h & 0xFFFFFFFF
-    words = struct.unpack_from("<8I", bitset, block * 32)
-    return all(words[j] >> (((key * SALTS[j]) & 0xFFFFFFFF) >> 27) & 1 for j in range(8))
+    return sbbf_model.contains(bitset, xxhash.xxh64_intdigest(plain))
 
 
 def write_one(array: pa.Array, **options: Any) -> tuple[bytes, ColumnChunk]:
