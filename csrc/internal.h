@@ -75,7 +75,16 @@ typedef struct {
     size_t (*count_hashes)(const uint8_t *bitset, uint32_t num_blocks, const uint64_t *hashes,
                            size_t n);
     int (*check_hash)(const uint8_t *bitset, uint32_t num_blocks, uint64_t hash);
+    /* XXH64 (seed 0) of n consecutive 4- or 8-byte values: INT32/FLOAT and
+     * INT64/DOUBLE, the types probed most. */
+    void (*hash4)(const uint8_t *data, size_t n, uint64_t *out);
+    void (*hash8)(const uint8_t *data, size_t n, uint64_t *out);
 } pba_kernels;
+
+/* The portable fixed-width hashers (sbbf.c); the AVX2 ones finish their
+ * tails with these. */
+void pba_scalar_hash4(const uint8_t *data, size_t n, uint64_t *out);
+void pba_scalar_hash8(const uint8_t *data, size_t n, uint64_t *out);
 
 extern const pba_kernels pba_scalar_kernels;
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)

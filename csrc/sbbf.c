@@ -82,9 +82,6 @@ static size_t scalar_count_hashes(const uint8_t *bitset, uint32_t num_blocks,
     return hits;
 }
 
-const pba_kernels pba_scalar_kernels = {
-    "scalar", scalar_insert_hashes, scalar_check_hashes, scalar_count_hashes, scalar_check_one,
-};
 
 /* ---- sizing ------------------------------------------------------------- */
 
@@ -267,6 +264,25 @@ static inline uint64_t xxh64_12(const uint8_t *p)
     return xxh64_finish(h64);
 }
 
+void pba_scalar_hash4(const uint8_t *data, size_t n, uint64_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = xxh64_4(data + 4 * i);
+    }
+}
+
+void pba_scalar_hash8(const uint8_t *data, size_t n, uint64_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        out[i] = xxh64_8(data + 8 * i);
+    }
+}
+
+const pba_kernels pba_scalar_kernels = {
+    "scalar",           scalar_insert_hashes, scalar_check_hashes, scalar_count_hashes,
+    scalar_check_one,   pba_scalar_hash4,     pba_scalar_hash8,
+};
+
 static size_t value_width(const pba_column *col)
 {
     switch (col->physical_type) {
@@ -366,15 +382,11 @@ static void hash_range(const pba_column *col, size_t start, size_t count, uint64
         break;
     case PBA_INT32:
     case PBA_FLOAT:
-        for (size_t i = 0; i < count; i++) {
-            out[i] = xxh64_4(data + 4 * (start + i));
-        }
+        pba_active_kernels()->hash4(data + 4 * start, count, out);
         break;
     case PBA_INT64:
     case PBA_DOUBLE:
-        for (size_t i = 0; i < count; i++) {
-            out[i] = xxh64_8(data + 8 * (start + i));
-        }
+        pba_active_kernels()->hash8(data + 8 * start, count, out);
         break;
     case PBA_INT96:
         for (size_t i = 0; i < count; i++) {

@@ -139,8 +139,73 @@ static PBA_AVX2 int avx2_check_hash(const uint8_t *bitset, uint32_t num_blocks, 
     return check_one(bitset, num_blocks, hash);
 }
 
+/* ---- XXH64 of four 4- or 8-byte values at once --------------------------
+ *
+ * The same arithmetic as XXH64 (xxHash's XXH64_round, XXH64_avalanche and
+ * its 4/8-byte finalisation, seed 0), one value per 64-bit lane. AVX2 has no
+ * 64-bit multiply, so each product by a constant is built from three 32x32
+ * multiplies (vpmuludq): lo*lo + ((hi*lo + lo*hi) << 32), exact mod 2^64. */
+
+#define PBA_P1 0x9E3779B185EBCA87ull
+#define PBA_P2 0xC2B2AE3D27D4EB4Full
+#define PBA_P3 0x165667B19E3779F9ull
+#define PBA_P4 0x85EBCA77C2B2AE63ull
+#define PBA_P5 0x27D4EB2F165667C5ull
+
+static PBA_AVX2 inline __m256i mul64c(__m256i a, uint64_t c)
+{
+    const __m256i c_lo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFull));
+    const __m256i c_hi = _mm256_set1_epi64x((long long)(c >> 32));
+    const __m256i lo = _mm256_mul_epu32(a, c_lo);
+    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), c_lo),
+                                           _mm256_mul_epu32(a, c_hi));
+    return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
+}
+
+#define ROTL64(x, r) _mm256_or_si256(_mm256_slli_epi64((x), (r)), _mm256_srli_epi64((x), 64 - (r)))
+
+static PBA_AVX2 inline __m256i avalanche(__m256i h)
+{
+    h = _mm256_xor_si256(h, _mm256_srli_epi64(h, 33));
+    h = mul64c(h, PBA_P2);
+    h = _mm256_xor_si256(h, _mm256_srli_epi64(h, 29));
+    h = mul64c(h, PBA_P3);
+    return _mm256_xor_si256(h, _mm256_srli_epi64(h, 32));
+}
+
+static PBA_AVX2 void avx2_hash8(const uint8_t *data, size_t n, uint64_t *out)
+{
+    size_t i = 0;
+    const __m256i seed = _mm256_set1_epi64x((long long)(PBA_P5 + 8));
+    const __m256i p4 = _mm256_set1_epi64x((long long)PBA_P4);
+    for (; i + 4 <= n; i += 4) {
+        __m256i k1 = _mm256_loadu_si256((const __m256i *)(const void *)(data + 8 * i));
+        k1 = mul64c(ROTL64(mul64c(k1, PBA_P2), 31), PBA_P1); /* XXH64_round(0, v) */
+        __m256i h = _mm256_xor_si256(seed, k1);
+        h = _mm256_add_epi64(mul64c(ROTL64(h, 27), PBA_P1), p4);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), avalanche(h));
+    }
+    pba_scalar_hash8(data + 8 * i, n - i, out + i);
+}
+
+static PBA_AVX2 void avx2_hash4(const uint8_t *data, size_t n, uint64_t *out)
+{
+    size_t i = 0;
+    const __m256i seed = _mm256_set1_epi64x((long long)(PBA_P5 + 4));
+    const __m256i p3 = _mm256_set1_epi64x((long long)PBA_P3);
+    for (; i + 4 <= n; i += 4) {
+        const __m256i v = _mm256_cvtepu32_epi64(
+            _mm_loadu_si128((const __m128i *)(const void *)(data + 4 * i)));
+        __m256i h = _mm256_xor_si256(seed, mul64c(v, PBA_P1));
+        h = _mm256_add_epi64(mul64c(ROTL64(h, 23), PBA_P2), p3);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), avalanche(h));
+    }
+    pba_scalar_hash4(data + 4 * i, n - i, out + i);
+}
+
 const pba_kernels pba_avx2_kernels = {
-    "avx2", avx2_insert_hashes, avx2_check_hashes, avx2_count_hashes, avx2_check_hash,
+    "avx2",          avx2_insert_hashes, avx2_check_hashes, avx2_count_hashes,
+    avx2_check_hash, avx2_hash4,         avx2_hash8,
 };
 
 #else
