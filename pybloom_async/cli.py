@@ -22,7 +22,7 @@ from . import __version__
 from .errors import PaimonIndexError, PredicateError, PyBloomError
 from .paimon import is_paimon_file_index, parse_paimon_file_index
 from .predicate import Eq, TextLiteral, parse_predicate
-from .prune import MAX_PAIMON_INDEX_BYTES, expand_paths, probe, prune, prune_paimon
+from .prune import MAX_PAIMON_INDEX_BYTES, probe, prune, prune_paimon
 from .reader import BloomReader, FilterState, ReaderConfig
 from .sources import SourceStats, StoreOptions
 
@@ -238,8 +238,7 @@ async def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
             _table(out, rows, ["column", "index_type", "start", "length", "empty", "num_bits",
                                "num_hash_functions", "bits_set", "error"])  # fmt: skip
         return EXIT_OK
-    (location,) = await expand_paths(args.file, reader) or [args.file]
-    footer, filters = await reader.footer_and_filters(location, args.column)
+    footer, filters = await reader.footer_and_filters(args.file, args.column)
     rows = []
     for (g, column), read in sorted(filters.items()):
         chunk = footer.metadata.row_groups[g].columns[footer.metadata.schema.column(column).index]

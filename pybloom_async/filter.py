@@ -364,12 +364,8 @@ class SplitBlockBloomFilter:
         type_length: int | None = None,
     ) -> bool:
         """Whether one value may be in the filter (False: certainly not)."""
-        if isinstance(value, (list, tuple, np.ndarray)) and not (
-            isinstance(value, np.ndarray) and value.ndim == 0
-        ):
-            ptype = PhysicalType.coerce(physical_type)
-            if ptype not in (PhysicalType.INT96, PhysicalType.FIXED_LEN_BYTE_ARRAY):
-                raise ValueEncodingError("check() takes one value; use check_many()", value=value)
+        if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim > 0):
+            raise ValueEncodingError("check() takes one value; use check_many()", value=value)
         result = self.check_many([value], physical_type, type_length)
         return bool(result[0])
 

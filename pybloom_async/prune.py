@@ -719,11 +719,11 @@ async def probe(
         The file cannot be read.
     """
     rdr = reader or BloomReader(config=config or ReaderConfig(), options=options, stats=stats)
-    footer = await rdr.footer(path)
-    desc = footer.metadata.schema.column(column)  # PredicateError names the column
+    # One open: the footer and the column's filters (PredicateError names an unknown column).
+    footer, filters = await rdr.footer_and_filters(path, [column])
+    desc = footer.metadata.schema.column(column)
     eqs = [Eq(column, v) for v in values]
     leaves = {id(e): _prepare(e, footer) for e in eqs}
-    _, filters = await rdr.footer_and_filters(path, [desc.path])
     out = []
     for rg in footer.metadata.row_groups:
         for e in eqs:

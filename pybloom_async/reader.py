@@ -29,7 +29,14 @@ import anyio
 
 from .errors import InvalidArgumentError, ParquetFormatError, PyBloomError
 from .filter import SplitBlockBloomFilter, decode_header
-from .parquet import FileMetaData, FooterLocation, decode_file_metadata, parse_footer_tail
+from .parquet import (
+    FileMetaData,
+    FooterLocation,
+    RowGroup,
+    Schema,
+    decode_file_metadata,
+    parse_footer_tail,
+)
 from .parquet.footer import check_leading_magic
 from .plan import (
     DEFAULT_PLAN_CONFIG,
@@ -114,12 +121,12 @@ class Footer:
         return self.location.file_size - len(self.tail)
 
     @property
-    def row_groups(self) -> Any:
+    def row_groups(self) -> tuple[RowGroup, ...]:
         """The row groups (shortcut for ``metadata.row_groups``)."""
         return self.metadata.row_groups
 
     @property
-    def schema(self) -> Any:
+    def schema(self) -> Schema:
         """The schema (shortcut for ``metadata.schema``)."""
         return self.metadata.schema
 
