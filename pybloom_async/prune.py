@@ -75,6 +75,9 @@ class Rule(str, enum.Enum):
     NEVER_PRUNES = "never_prunes"  # NaN, NULL probes
     MISSING_COLUMN = "missing_column"  # the file lacks the column
     UNREADABLE = "unreadable"  # the file could not be read
+    SIDECAR_INDEX = "sidecar_index"  # the file's sidecar index rules the value(s) out
+    NO_INDEX = "no_index"  # no usable sidecar index (missing or unreadable): file kept
+    STALE_INDEX = "stale_index"  # the data file changed after it was indexed: file kept
 
     def __str__(self) -> str:
         return self.value
