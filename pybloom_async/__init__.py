@@ -29,6 +29,14 @@ from .filter import (
     optimal_num_bytes,
 )
 from .hashing import hash_values, simd_backend, xxh64
+from .index import (
+    IndexBuild,
+    build_index,
+    build_index_sync,
+    index_location,
+    prune_with_index,
+    prune_with_index_sync,
+)
 from .paimon import (
     BloomFilter64,
     PaimonFileIndex,
@@ -61,6 +69,7 @@ from .reader import (
     read_bloom_filters,
     read_footer,
 )
+from .rewrite import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
 from .types import PhysicalType
 
 __version__ = "0.1.0"
@@ -68,6 +77,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "MIN_BYTES",
+    "AddFiltersResult",
     "And",
     "BloomFilter64",
     "BloomFilterRead",
@@ -79,6 +89,7 @@ __all__ = [
     "FilterTooLargeError",
     "Footer",
     "In",
+    "IndexBuild",
     "InvalidFilterError",
     "Or",
     "PaimonFileIndex",
@@ -98,9 +109,14 @@ __all__ = [
     "ValueEncodingError",
     "Verdict",
     "__version__",
+    "add_bloom_filters",
+    "add_bloom_filters_async",
+    "build_index",
+    "build_index_sync",
     "col",
     "decode_header",
     "hash_values",
+    "index_location",
     "is_paimon_file_index",
     "optimal_num_bytes",
     "paimon_hash",
@@ -114,6 +130,8 @@ __all__ = [
     "prune_paimon",
     "prune_paimon_sync",
     "prune_sync",
+    "prune_with_index",
+    "prune_with_index_sync",
     "read_bloom_filters",
     "read_footer",
     "read_paimon_file_index",

@@ -19,12 +19,22 @@ from typing import Any, TextIO
 import anyio
 
 from . import __version__
-from .errors import PaimonIndexError, PredicateError, PyBloomError
+from .errors import InvalidArgumentError, PaimonIndexError, PredicateError, PyBloomError
+from .index import build_index, prune_with_index
 from .paimon import is_paimon_file_index, parse_paimon_file_index
 from .predicate import Eq, TextLiteral, parse_predicate
-from .prune import MAX_PAIMON_INDEX_BYTES, probe, prune, prune_paimon
+from .prune import (
+    MAX_PAIMON_INDEX_BYTES,
+    Rule,
+    Verdict,
+    expand_paths,
+    probe,
+    prune,
+    prune_paimon,
+)
 from .reader import BloomReader, FilterState, ReaderConfig
-from .sources import SourceStats, StoreOptions
+from .rewrite import DEFAULT_ADD_MAX_BYTES, add_bloom_filters_async
+from .sources import FileInfo, SourceStats, StoreOptions
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -114,12 +124,50 @@ def build_parser() -> argparse.ArgumentParser:
         help="PATHs are Apache Paimon data files (each with <file>.index) whose "
         "columns have these Paimon types, e.g. id=BIGINT,name=VARCHAR",
     )
+    p.add_argument(
+        "--use-index",
+        action="store_true",
+        help="skip files by their sidecar indexes (_bloom_index/) first, then prune the "
+        "row groups of the files kept",
+    )
     _store_args(p)
 
     p = sub.add_parser("inspect", help="the Bloom filters of a file, per row group and column")
     p.add_argument("file", help="a Parquet file: path or URL")
     p.add_argument("--column", "-c", action="append", help="only these columns (repeatable)")
     p.add_argument("--json", action="store_true", help="print a JSON array")
+    _store_args(p)
+
+    p = sub.add_parser("index", help="file-level sidecar indexes (_bloom_index/)")
+    index_sub = p.add_subparsers(dest="index_command", required=True)
+    p = index_sub.add_parser("build", help="build (or replace) the sidecar index of each file")
+    p.add_argument("paths", nargs="+", help="files, directories or object-store prefixes")
+    p.add_argument("--columns", required=True, help="comma-separated column paths: id,email")
+    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+    p.add_argument(
+        "--ndv", type=int, help="size every filter for N distinct values (default: exact count)"
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
+    _store_args(p)
+    p.set_defaults(concurrency=None)  # files indexed at once: the number of CPUs
+
+    p = sub.add_parser("add-filters", help="add Bloom filters to Parquet files that have none")
+    p.add_argument("paths", nargs="+", help="Parquet files: paths or object-store URLs")
+    p.add_argument(
+        "--columns", required=True, help="comma-separated column paths (a group: all its leaves)"
+    )
+    p.add_argument("--ndv", type=int, help="size filters for at most N distinct values per chunk")
+    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_ADD_MAX_BYTES,
+        help=f"largest bitset per filter (default {DEFAULT_ADD_MAX_BYTES})",
+    )
+    p.add_argument("--out", help="write the result here instead of replacing PATH (one PATH)")
+    p.add_argument("--replace", action="store_true", help="rebuild filters that already exist")
+    p.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
     _store_args(p)
     return parser
 
@@ -174,10 +222,18 @@ async def _cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     where = parse_predicate(args.where)
     stats = SourceStats()
     reader = _reader(args, stats)
+    index_verdicts: list[Verdict] = []
     if args.paimon_types:
+        if args.use_index:
+            raise InvalidArgumentError("--use-index does not apply to Paimon data files")
         verdicts = await prune_paimon(
             args.paths, where, _paimon_types(args.paimon_types), strict=args.strict,
             reader=reader, concurrency=args.concurrency,
+        )  # fmt: skip
+    elif args.use_index:
+        verdicts = await prune_with_index(
+            args.paths, where, strict=args.strict, reader=reader, progress=_Progress(sys.stderr),
+            index_verdicts=index_verdicts,
         )  # fmt: skip
     else:
         verdicts = await prune(
@@ -190,6 +246,8 @@ async def _cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
     if not args.summary:
         _table(out, rows, ["file", "row_group", "num_rows", "kept", "rule", "reason"])
+    if args.use_index:
+        _index_summary(out, index_verdicts)
     files = {v.file for v in verdicts}
     kept_files = {v.file for v in verdicts if v.kept}
     groups = [v for v in verdicts if v.row_group is not None]
@@ -208,6 +266,40 @@ async def _cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
         f"{stats.bytes_read:,} bytes read\n"
     )
     return EXIT_OK
+
+
+def _index_summary(out: TextIO, verdicts: Sequence[Verdict]) -> None:
+    """One line: what the sidecar indexes decided, file by file."""
+    skipped = [v for v in verdicts if not v.kept]
+    count = {rule: sum(v.rule is rule for v in verdicts) for rule in Rule}
+    out.write(
+        f"sidecar indexes: {len(skipped)}/{len(verdicts)} files skipped "
+        f"({sum(v.num_rows or 0 for v in skipped):,} rows); "
+        f"{count[Rule.STALE_INDEX]} stale, {count[Rule.NO_INDEX]} missing or unusable "
+        f"(or without the column), {count[Rule.UNREADABLE]} unreadable\n"
+    )
+
+
+async def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
+    columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+    stats = SourceStats()
+    builds = await build_index(
+        args.paths, columns, fpp=args.fpp, ndv=args.ndv, options=_options(args), stats=stats,
+        concurrency=args.concurrency, strict=args.strict, progress=_Progress(sys.stderr),
+    )  # fmt: skip
+    rows = [b.to_dict() for b in builds]
+    ok = [b for b in builds if b.error is None]
+    if args.json:
+        json.dump(rows, out, ensure_ascii=False)
+        out.write("\n")
+    else:
+        _table(out, rows, ["file", "index", "num_rows", "index_bytes", "error"])
+        out.write(
+            f"{len(ok)}/{len(builds)} indexes written "
+            f"({sum(b.index_bytes or 0 for b in ok):,} bytes); {stats.requests} requests, "
+            f"{stats.bytes_read:,} bytes read\n"
+        )
+    return EXIT_OK if len(ok) == len(builds) else EXIT_ERROR
 
 
 async def _paimon_container(reader: BloomReader, location: str) -> bytes | None:
@@ -290,6 +382,38 @@ async def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+async def _cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
+    # Directories and prefixes stand for the Parquet files in them (hidden and _-prefixed
+    # names excluded, as for prune).
+    found = await expand_paths(args.paths, BloomReader(options=_options(args)))
+    paths = [f.path if isinstance(f, FileInfo) else f for f in found]
+    if not paths:
+        raise InvalidArgumentError("no Parquet files found under " + ", ".join(args.paths))
+    if args.out is not None and len(paths) != 1:
+        raise InvalidArgumentError("--out takes a single PATH (a file, not a directory)")
+    results = []
+    for path in paths:
+        result = await add_bloom_filters_async(
+            path, args.columns, ndv=args.ndv, fpp=args.fpp, out=args.out,
+            max_bytes=args.max_bytes, replace=args.replace, options=_options(args),
+        )  # fmt: skip
+        results.append(result)
+        if not args.json:
+            action = "added" if result.written else "needed (file left as it is)"
+            out.write(
+                f"{result.out}: {len(result.filters)} filters {action}, "
+                f"{result.filter_bytes:,} bytes; {result.bytes_before:,} -> "
+                f"{result.bytes_after:,} bytes\n"
+            )
+            for s in result.skipped:
+                where = "" if s.row_group is None else f" (row group {s.row_group})"
+                out.write(f"  skipped {s.column}{where}: {s.reason}\n")
+    if args.json:
+        json.dump([r.to_dict() for r in results], out, ensure_ascii=False)
+        out.write("\n")
+    return EXIT_OK
+
+
 def _paimon_types(text: str) -> dict[str, str]:
     types: dict[str, str] = {}
     for part in text.split(","):
@@ -312,6 +436,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], Any]] = {
     "probe": _cmd_probe,
     "prune": _cmd_prune,
     "inspect": _cmd_inspect,
+    "add-filters": _cmd_add_filters,
+    "index": _cmd_index,
 }
 
 

@@ -70,7 +70,7 @@ def leaf_values(values: Any, column: ColumnDescriptor) -> Any:
     arr = values
     while True:
         t = arr.type
-        if isinstance(t, pa.ExtensionType):
+        if isinstance(t, pa.BaseExtensionType):
             arr = arr.storage
         elif pa.types.is_struct(t):
             names = [t.field(i).name for i in range(t.num_fields)]
@@ -94,7 +94,7 @@ def _leaf_type(t: Any, column: ColumnDescriptor) -> Any:
     import pyarrow as pa
 
     while True:
-        if isinstance(t, pa.ExtensionType):
+        if isinstance(t, pa.BaseExtensionType):
             t = t.storage_type
         elif pa.types.is_struct(t):
             names = [t.field(i).name for i in range(t.num_fields)]
@@ -148,7 +148,7 @@ def physical_values(values: Any, column: ColumnDescriptor) -> Any:
     if isinstance(values, pa.ChunkedArray):
         return pa.chunked_array([physical_values(c, column) for c in values.chunks])
     arr = values
-    if isinstance(arr.type, pa.ExtensionType):
+    if isinstance(arr.type, pa.BaseExtensionType):
         arr = arr.storage
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
