@@ -17,8 +17,11 @@ different files.
 
 from __future__ import annotations
 
+import datetime
 import decimal
+import math
 import re
+import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +58,21 @@ class Predicate:
         """The column paths the predicate reads."""
         raise NotImplementedError
 
+    def to_text(self) -> str:
+        """The complete text form: :func:`parse_predicate` reads it back to an equal predicate.
+
+        ``str()`` is for display and shortens long IN lists; this never does.
+        Dates, times, timestamps and UUIDs become quoted ISO / canonical text,
+        which each column's type converts back exactly.
+        """
+        return self._render(full=True)
+
+    def _render(self, full: bool) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self._render(full=False)
+
     def __and__(self, other: Predicate) -> Predicate:
         if not isinstance(other, Predicate):
             return NotImplemented
@@ -77,7 +95,7 @@ class Eq(Predicate):
     def columns(self) -> frozenset[str]:
         return frozenset((self.column,))
 
-    def __str__(self) -> str:
+    def _render(self, full: bool) -> str:
         return f"{_quote_column(self.column)} {'<=>' if self.null_safe else '='} {_lit(self.value)}"
 
 
@@ -91,9 +109,10 @@ class In(Predicate):
     def columns(self) -> frozenset[str]:
         return frozenset((self.column,))
 
-    def __str__(self) -> str:
-        shown = ", ".join(_lit(v) for v in self.values[:5])
-        more = f", ... ({len(self.values)} values)" if len(self.values) > 5 else ""
+    def _render(self, full: bool) -> str:
+        values = self.values if full else self.values[:5]
+        shown = ", ".join(_lit(v) for v in values)
+        more = f", ... ({len(self.values)} values)" if len(self.values) > len(values) else ""
         return f"{_quote_column(self.column)} IN ({shown}{more})"
 
 
@@ -113,8 +132,8 @@ class And(Predicate):
     def columns(self) -> frozenset[str]:
         return frozenset().union(*(c.columns() for c in self.children))
 
-    def __str__(self) -> str:
-        return " AND ".join(_paren(c, Or) for c in self.children)
+    def _render(self, full: bool) -> str:
+        return " AND ".join(_paren(c, Or, full) for c in self.children)
 
 
 @dataclass(frozen=True, eq=True)
@@ -133,8 +152,8 @@ class Or(Predicate):
     def columns(self) -> frozenset[str]:
         return frozenset().union(*(c.columns() for c in self.children))
 
-    def __str__(self) -> str:
-        return " OR ".join(_paren(c, And) for c in self.children)
+    def _render(self, full: bool) -> str:
+        return " OR ".join(_paren(c, And, full) for c in self.children)
 
 
 class ColumnRef:
@@ -189,11 +208,18 @@ def _lit(v: Any) -> str:
         return "'" + v.replace("'", "''") + "'"
     if isinstance(v, (bytes, bytearray)):
         return "X'" + bytes(v).hex() + "'"
+    if isinstance(v, (datetime.date, datetime.time)):
+        return "'" + v.isoformat() + "'"  # datetime is a date: ISO 8601 with its offset
+    if isinstance(v, uuid.UUID):
+        return "'" + str(v) + "'"
+    if isinstance(v, float) and math.isinf(v):
+        return "INF" if v > 0 else "-INF"
     return str(v)
 
 
-def _paren(p: Predicate, kind: type) -> str:
-    return f"({p})" if isinstance(p, kind) else str(p)
+def _paren(p: Predicate, kind: type, full: bool) -> str:
+    text = p._render(full)
+    return f"({text})" if isinstance(p, kind) else text
 
 
 # ---- text form -----------------------------------------------------------------
@@ -208,6 +234,7 @@ _TOKEN = re.compile(
   | (?P<hexstr>[xX]'(?P<hexbody>[0-9A-Fa-f]*)')
   | (?P<hexnum>0[xX](?P<hexdigits>[0-9A-Fa-f]*))
   | (?P<string>'(?P<sbody>(?:[^']|'')*)')
+  | (?P<signedinf>[-+](?:[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)(?![\w.]))
   | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
   | (?P<qident>`(?P<qbody>(?:[^`]|``)+)`|"(?P<dqbody>(?:[^"]|"")+)")
   | (?P<word>[A-Za-z_][\w.]*)
@@ -255,6 +282,8 @@ def _tokenize(text: str) -> list[_Tok]:
             if not digits or len(digits) % 2:
                 raise PredicateError(f"binary literal 0x{digits} needs an even number of digits")
             toks.append(_Tok("literal", bytes.fromhex(digits), pos))
+        elif kind == "signedinf":
+            toks.append(_Tok("literal", float(m.group("signedinf")), pos))
         elif kind == "number":
             toks.append(_Tok("literal", _number(m.group("number")), pos))
         elif kind == "qident":

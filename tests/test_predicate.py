@@ -127,3 +127,36 @@ def test_random_text_parses_or_raises_predicate_error(text: str) -> None:
         parse_predicate(text)
     except PredicateError:
         pass
+
+
+def test_to_text_reads_back_exactly() -> None:
+    import datetime
+    import uuid
+
+    cases = [
+        col("d") == datetime.date(2024, 1, 2),
+        col("t").isin(
+            [
+                datetime.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=datetime.timezone.utc),
+                datetime.datetime(2020, 1, 1),
+            ]
+        ),
+        col("tm") == datetime.time(12, 30, 0, 500),
+        col("u") == uuid.UUID(int=5),
+        (col("a").isin(list(range(9))) | (col("b") == float("inf"))) & (col("c") == -float("inf")),
+        col("x").eq_null_safe(None),
+        col("m") == decimal.Decimal("-1.50"),
+        col("s") == "it's",
+        col("bin") == b"\x00\xff",
+    ]
+    for p in cases:
+        text = p.to_text()
+        again = parse_predicate(text)
+        assert again.to_text() == text
+        assert "..." not in text
+    # the display form shortens long lists; the text form never does
+    long = col("k").isin(list(range(100)))
+    assert "(100 values)" in str(long)
+    assert parse_predicate(long.to_text()) == long
+    assert parse_predicate("x = -Infinity") == (col("x") == float("-inf"))
+    assert parse_predicate("x = +inf") == (col("x") == float("inf"))

@@ -46,6 +46,7 @@ import importlib.util
 import os
 import shutil
 import struct
+import sys
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -237,6 +238,9 @@ def spark_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         pytest.skip("no Java runtime (java on PATH or JAVA_HOME) for PySpark")
     from pyspark.sql import SparkSession
 
+    # Python workers run PYSPARK_PYTHON (default: "python3" on PATH, which may lack this
+    # package): our interpreter, unless the caller chose one.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     work = tmp_path_factory.mktemp("spark-session")
     log4j = work / "log4j2.properties"
     log4j.write_text(LOG4J2_PROPERTIES)
