@@ -116,3 +116,7 @@ class PaimonIndexError(PyBloomError):
 
 class InvalidArgumentError(PyBloomError, ValueError):
     """A caller's argument or option is of the wrong kind, out of range or inconsistent."""
+
+
+class IndexStaleError(PyBloomError):
+    """The data file changed after its sidecar index was built (raised with ``strict=True``)."""

@@ -84,6 +84,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from .columns import ColumnReader, unsupported_reason
 from .errors import (
+    IndexStaleError,
     InvalidArgumentError,
     ParquetFormatError,
     PredicateError,
@@ -147,10 +148,6 @@ MAX_INDEX_BYTES = 64 * 1024 * 1024
 MAX_OBJECT_BYTES = 4 * 1024 * 1024 * 1024
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-
-
-class IndexStaleError(PyBloomError):
-    """The data file changed after its sidecar index was built (raised with ``strict=True``)."""
 
 
 # ---- locations ----------------------------------------------------------------------
