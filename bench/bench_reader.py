@@ -34,24 +34,31 @@ Four sections, each selectable with ``--sections``:
     0 ms proxy (``--baseline``, on by default: the CPU floor), the CPU seconds used by this
     process, moto_server and the proxy in each run, and latency-bound runs at the top
     concurrency with a long delay (``--rtt-probe-delay-ms``, 200 ms each way), where wall
-    time in RTTs approaches the round trips on the critical path. Those include ours with
-    ``io_threads`` equal to the concurrency (its default, 32, caps requests in flight).
+    time in RTTs approaches the round trips on the critical path.
     ``--ours-config k=v,...`` passes other ``ReaderConfig`` fields to ours (e.g.
-    ``footer_read_bytes=262144``); ``--readers ours`` skips the slow naive runs.
+    ``footer_read_bytes=262144``); ``--ours-variant NAME:k=v,...`` adds another reader of
+    ours with other fields, run beside the default everywhere (e.g.
+    ``suffix256k:footer_read_bytes=262144``: one request per file for these files, whose
+    filters lie 86 KB from the end); ``--readers ours`` skips the slow naive runs.
 
 ``footer``
     The 200 footers, as bytes in memory, decoded by ``decode_file_metadata`` and by pyarrow,
     median per footer. pyarrow is timed two ways: ``pyarrow._parquet._reconstruct_filemetadata``
     (what unpickling a FileMetaData calls: thrift decode of exactly the footer bytes, nothing
     else) and the public ``pq.read_metadata(pa.BufferReader(whole_file))`` (also locates the
-    footer; the buffer is zero-copy). pyarrow builds C++ structs and makes Python objects
-    only on access; ours builds the typed Python objects (row groups, column chunks, schema)
-    up front, which is part of what is timed.
+    footer; the buffer is zero-copy), the target's reference. pyarrow decodes into C++ structs
+    and makes Python objects on access; ours decodes the schema and row counts (and checks the
+    whole footer is well-formed) at once and the column chunks on first access. So both are
+    also timed with that access: decode, then read every chunk's filter offset, length and
+    statistics (what pruning reads). ``lazy=False`` decodes every part at once. The C
+    decoder's passes alone are shown too (private API).
 
 ``local``
     One local file (10 row groups), 100 values of ``id`` (50 present, 50 absent), cold: a
     fresh reader per run (the OS page cache is warm after the first run). Ours end to end
-    (``prune_sync(path, col("id").isin(values))``, and ``probe_sync(path, "id", values)``,
+    (``prune_sync(path, col("id").isin(values))``, which reads a local file in the calling
+    thread without an event loop; the same through ``anyio.run(prune(...))``, the event loop
+    and worker threads; and ``probe_sync(path, "id", values)``,
     which answers per value and row group like DuckDB) against DuckDB's
     ``parquet_bloom_probe(path, 'id', value)``, one query per value (the function takes only
     literal parameters), on a fresh in-memory DuckDB connection per run.
@@ -70,6 +77,7 @@ Run::
     .venv/bin/python bench/bench_reader.py [--sections s3,footer,local,inlist]
         [--concurrency 16,64,256] [--runs 3] [--delay-ms 20] [--no-baseline] [--quick]
         [--readers naive,ours] [--ours-config io_threads=256] [--rtt-probe-delay-ms 200]
+        [--ours-variant suffix256k:footer_read_bytes=262144]
         [--proxy-mode keepalive|tcp] [--no-handshake]
 """
 
@@ -552,7 +560,7 @@ def section_s3(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> N
     readers: dict[str, Callable[[str, int], S3Run]] = {
         "naive": lambda endpoint, c: run_naive(endpoint, c, keys, args.run_timeout)
     }
-    wide_label = ""
+    variant_labels: list[str] = []
     if ours is None:
         print("# ours: pybloom_async.prune is not available yet; running the naive reader only")
     else:
@@ -563,14 +571,13 @@ def section_s3(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> N
         readers["ours"] = lambda endpoint, c: run_ours(
             prune, endpoint, c, keys, args.run_timeout, config
         )
-        top = max(args.concurrency)
-        wide = reader_config(prune, **{**args.ours_config, "io_threads": top})
-        if args.rtt_probe_delay_ms and wide is not None:
-            # Ours with as many I/O threads as files in flight, for the latency-bound runs.
-            wide_label = f"ours io={top}"
-            readers[wide_label] = lambda endpoint, c: run_ours(
-                prune, endpoint, c, keys, args.run_timeout, wide
-            )
+        for name, fields in args.ours_variants:
+            # Ours with other ReaderConfig fields, run beside the default everywhere.
+            variant = reader_config(prune, **{**args.ours_config, **fields})
+            if variant is None:
+                raise SystemExit("--ours-variant: this prune() takes no ReaderConfig")
+            readers[name] = functools.partial(_run_variant, prune, keys, args.run_timeout, variant)
+            variant_labels.append(name)
     delays = [args.delay_ms] + ([0.0] if args.baseline and args.delay_ms else [])
     print(
         f"\n## s3: {len(files)} files x {ROW_GROUPS_PER_FILE} row groups in moto_server through "
@@ -627,12 +634,17 @@ def section_s3(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> N
             for label in labels:
                 rows.append((delay_ms, concurrency, label, per_label[label]))
                 report_s3(delay_ms, concurrency, label, per_label[label])
-            if "ours" in per_label and "naive" in per_label:
-                report_ratio(delay_ms, concurrency, per_label["naive"], per_label["ours"])
+            if "naive" in per_label:
+                for label in per_label:
+                    if label.startswith("ours"):
+                        report_ratio(
+                            delay_ms, concurrency, label, per_label["naive"], per_label[label]
+                        )
 
         # Warm-up (discarded): imports, thread pools, moto's first requests; checks answers.
         main_labels = [label for label in ("naive", "ours") if label in readers]
         main_labels = [label for label in main_labels if label in args.readers]
+        main_labels += variant_labels
         if not main_labels:
             raise SystemExit(f"--readers {','.join(args.readers)}: nothing to run")
         warm = {label: one(label, 0.0, args.concurrency[0]) for label in main_labels}
@@ -663,10 +675,15 @@ def section_s3(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> N
                 f"# latency-bound runs: one-way delay {args.rtt_probe_delay_ms:.0f} ms, "
                 f"concurrency {max(args.concurrency)}"
             )
-            labels = [*main_labels, *([wide_label] if wide_label else [])]
-            measure(labels, args.rtt_probe_delay_ms, max(args.concurrency))
+            measure(main_labels, args.rtt_probe_delay_ms, max(args.concurrency))
     print(f"# load average {load_average()}")
     print_s3_table(rows)
+
+
+def _run_variant(
+    prune: Any, keys: Keys, timeout: float, config: Any, endpoint: str, concurrency: int
+) -> S3Run:
+    return run_ours(prune, endpoint, concurrency, keys, timeout, config)
 
 
 def reader_config(prune: Any, **fields: Any) -> Any:
@@ -717,13 +734,18 @@ def report_s3(delay_ms: float, concurrency: int, impl: str, runs: Sequence[S3Run
 
 
 def report_ratio(
-    delay_ms: float, concurrency: int, naive: Sequence[S3Run], ours: Sequence[S3Run]
+    delay_ms: float,
+    concurrency: int,
+    label: str,
+    naive: Sequence[S3Run],
+    ours: Sequence[S3Run],
 ) -> None:
     def total(r: S3Run) -> int:
         return r.requests + r.metadata_requests
 
     emit(
         "s3_ratio",
+        impl=slug(label),
         delay_ms=delay_ms,
         concurrency=concurrency,
         requests_x=_median([total(r) for r in naive]) / _median([total(r) for r in ours]),
@@ -740,7 +762,7 @@ def print_s3_table(rows: Sequence[tuple[float, int, str, list[S3Run]]]) -> None:
     """Medians per configuration; RTTs = wall / RTT, and (wall - wall at 0 ms) / RTT."""
     floor = {(c, impl): _median([r.wall_s for r in runs]) for d, c, impl, runs in rows if not d}
     print(
-        f"\n{'delay':>6} {'conc':>5} {'reader':<12} {'wall ms':>8} {'RTTs':>6} {'-0ms':>6} "
+        f"\n{'delay':>6} {'conc':>5} {'reader':<16} {'wall ms':>8} {'RTTs':>6} {'-0ms':>6} "
         f"{'requests':>8} {'on wire':>7} {'MB read':>7} {'conns':>5} {'kept':>4} "
         f"{'CPU s: client':>13} {'moto':>5} {'proxy':>5}"
     )
@@ -753,7 +775,7 @@ def print_s3_table(rows: Sequence[tuple[float, int, str, list[S3Run]]]) -> None:
         conns = _opt_median([r.connections for r in runs])
         wire = _opt_median([r.wire_requests for r in runs])
         print(
-            f"{delay_ms:>4.0f}ms {concurrency:>5} {impl:<12} {ms(wall):>8.0f} "
+            f"{delay_ms:>4.0f}ms {concurrency:>5} {impl:<16} {ms(wall):>8.0f} "
             f"{rtts:>6} {excess:>6} "
             f"{_median([r.requests + r.metadata_requests for r in runs]):>8.0f} "
             f"{_cell(wire, '.0f'):>7} "
@@ -773,26 +795,48 @@ def footer_bytes(data: bytes) -> bytes:
     return data[location.metadata_offset : location.metadata_end]
 
 
-def _thrift_only_decoder(footers: Sequence[bytes]) -> Callable[[int], object] | None:
-    """Just the thrift step of ``decode_file_metadata``, to show where its time goes.
+def _thrift_passes(footers: Sequence[bytes]) -> dict[str, Callable[[int], object]]:
+    """The C decoder's passes of ``decode_file_metadata`` alone, to show where time goes.
 
-    Uses private names of ``pybloom_async.parquet.footer``; None when they have changed.
+    Uses private names of ``pybloom_async.parquet.footer``; empty when they have changed.
     """
     try:
         from pybloom_async.parquet import footer as footer_mod
         from pybloom_async.parquet import thrift_specs
 
-        def decode(i: int) -> object:
-            raw = thrift_specs.FileMetaData()
-            footer_mod._decode_thrift(
-                footers[i], raw, what="footer", path=None, decoder=footer_mod.THRIFT_DECODER
-            )
-            return raw
+        def one_pass(args: Any) -> Callable[[int], object]:
+            def decode(i: int) -> object:
+                raw = thrift_specs.FileMetaData()
+                footer_mod._decode_thrift(
+                    footers[i], raw, args, what="footer", path=None,
+                    decoder=footer_mod.THRIFT_DECODER,
+                )  # fmt: skip
+                return raw
 
-        decode(0)
+            decode(0)
+            return decode
+
+        return {
+            "(ours: C decoder, first pass only)": one_pass(footer_mod._HEAD_PASS),
+            "(ours: C decoder, chunks pass only)": one_pass(footer_mod._CHUNKS_PASS),
+        }
     except (ImportError, AttributeError, TypeError):
-        return None
-    return decode
+        return {}
+
+
+def _read_filter_fields(md: Any) -> None:
+    """What pruning reads of every column chunk: filter offset and length, statistics."""
+    for rg in md.row_groups:
+        for chunk in rg.columns:
+            _ = (chunk.bloom_filter_offset, chunk.bloom_filter_length, chunk.statistics)
+
+
+def _read_filter_fields_pyarrow(md: Any) -> None:
+    for i in range(md.num_row_groups):
+        rg = md.row_group(i)
+        for j in range(rg.num_columns):
+            chunk = rg.column(j)
+            _ = (chunk.bloom_filter_offset, chunk.bloom_filter_length, chunk.statistics)
 
 
 def section_footer(args: argparse.Namespace, files: Sequence[Path]) -> None:
@@ -814,17 +858,22 @@ def section_footer(args: argparse.Namespace, files: Sequence[Path]) -> None:
                 )
 
     impls: dict[str, Callable[[int], object]] = {
-        "pybloom_async.decode_file_metadata": lambda i: decode_file_metadata(footers[i]),
+        OURS_DECODE: lambda i: decode_file_metadata(footers[i]),
+        "pybloom_async, lazy=False (all parts)": lambda i: decode_file_metadata(
+            footers[i], lazy=False
+        ),
+        PYARROW_READ_METADATA: lambda i: pq.read_metadata(pa.BufferReader(whole_bufs[i])),
         "pyarrow._reconstruct_filemetadata": lambda i: (
             pa_parquet_internal._reconstruct_filemetadata(footer_bufs[i])
         ),
-        "pyarrow.read_metadata(BufferReader)": lambda i: pq.read_metadata(
-            pa.BufferReader(whole_bufs[i])
+        OURS_DECODE + " + filter fields": lambda i: _read_filter_fields(
+            decode_file_metadata(footers[i])
+        ),
+        PYARROW_READ_METADATA + " + filter fields": lambda i: _read_filter_fields_pyarrow(
+            pq.read_metadata(pa.BufferReader(whole_bufs[i]))
         ),
     }
-    thrift_only = _thrift_only_decoder(footers)
-    if thrift_only is not None:
-        impls["(ours: thrift step only, private API)"] = thrift_only
+    impls.update(_thrift_passes(footers))
     samples: dict[str, list[float]] = {name: [] for name in impls}
     deadline = time.monotonic() + args.budget_s
     perf = time.perf_counter_ns
@@ -841,21 +890,33 @@ def section_footer(args: argparse.Namespace, files: Sequence[Path]) -> None:
     print(
         f"\n## footer decode: {len(footers)} Spark footers ({sizes[len(sizes) // 2]} bytes "
         f"median, {ROW_GROUPS_PER_FILE} row groups x 3 columns), "
-        f"{len(samples['pyarrow._reconstruct_filemetadata']) // len(footers)} rounds; "
+        f"{len(samples[PYARROW_READ_METADATA]) // len(footers)} rounds; "
         f"load average {load_average()}"
     )
     medians = {name: _median(s) for name, s in samples.items()}
-    best_pyarrow = min(v for k, v in medians.items() if k.startswith("pyarrow"))
-    ours_us = medians["pybloom_async.decode_file_metadata"]
-    print(f"{'decoder':<40} {'median us/footer':>17} {'p10':>8} {'p90':>8} {'vs best pyarrow':>16}")
+    reference = medians[PYARROW_READ_METADATA]
+    print(
+        f"{'decoder':<58} {'median us/footer':>17} {'p10':>8} {'p90':>8} "
+        f"{'vs pq.read_metadata':>20}"
+    )
     for name, s in samples.items():
         q = statistics.quantiles(s, n=10)
         print(
-            f"{name:<40} {medians[name]:>17.1f} {q[0]:>8.1f} {q[-1]:>8.1f} "
-            f"{medians[name] / best_pyarrow:>15.2f}x"
+            f"{name:<58} {medians[name]:>17.1f} {q[0]:>8.1f} {q[-1]:>8.1f} "
+            f"{medians[name] / reference:>19.2f}x"
         )
         emit("footer", impl=slug(name), us_per_footer=medians[name], p10=q[0], p90=q[-1])
-    emit("footer_ratio", ours_vs_best_pyarrow=ours_us / best_pyarrow, target=1.5)
+    emit(
+        "footer_ratio",
+        ours_vs_read_metadata=medians[OURS_DECODE] / reference,
+        target=1.5,
+        with_filter_fields=medians[OURS_DECODE + " + filter fields"]
+        / medians[PYARROW_READ_METADATA + " + filter fields"],
+    )
+
+
+OURS_DECODE = "pybloom_async.decode_file_metadata"
+PYARROW_READ_METADATA = "pq.read_metadata(BufferReader(file))"
 
 
 # --------------------------------------------------------------------------- section: local
@@ -924,6 +985,12 @@ def section_local(args: argparse.Namespace, files: Sequence[Path]) -> None:
             raise RuntimeError(f"ours pruned row groups {sorted(holders - kept)} holding keys")
         results["ours prune_sync(isin 100)"] = bounded_samples(
             lambda: prune_sync(path, where), args.local_runs, args.budget_s
+        )
+        prune_async = ours[0]
+        # The same call through the event loop and worker threads (what prune_sync did
+        # before it read local files in the calling thread).
+        results["ours anyio.run(prune(isin 100))"] = bounded_samples(
+            lambda: anyio.run(lambda: prune_async(path, where)), args.local_runs, args.budget_s
         )
         if probe_sync is not None:
             mine = {(r.value, r.row_group): r.excluded for r in probe_sync(path, "id", values)}
@@ -1018,6 +1085,13 @@ def _config_fields(text: str) -> dict[str, int]:
     return fields
 
 
+def _variant(text: str) -> tuple[str, dict[str, int]]:
+    name, sep, fields = text.partition(":")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME:k=v,..., got {text!r}")
+    return f"ours {name}", _config_fields(fields)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", default="s3,footer,local,inlist")
@@ -1053,6 +1127,16 @@ def main() -> None:
         default={},
         help="ReaderConfig fields for ours, e.g. io_threads=256,footer_read_bytes=262144 "
         "(default: its defaults)",
+    )
+    parser.add_argument(
+        "--ours-variant",
+        dest="ours_variants",
+        type=_variant,
+        action="append",
+        default=[],
+        help="NAME:k=v,... another reader of ours with these ReaderConfig fields, run beside "
+        "the default at every delay and concurrency (repeatable), e.g. "
+        "suffix256k:footer_read_bytes=262144",
     )
     parser.add_argument(
         "--rtt-probe-delay-ms",

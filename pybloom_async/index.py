@@ -924,7 +924,7 @@ def _hash_file(
 
 def _footer_of(data: bytes, path: str) -> FileMetaData:
     location = parse_footer_tail(data, len(data), path=path)
-    return decode_file_metadata(location.metadata_bytes(data), path=path)
+    return decode_file_metadata(location.metadata_bytes(data), path=path, lazy=False)
 
 
 @dataclass

@@ -229,8 +229,7 @@ def merge_ranges(
     return merged
 
 
-@dataclass(frozen=True)
-class Piece:
+class Piece(NamedTuple):
     """A run of file bytes ``[start, end)`` held by the buffer fetched for ``buffer``."""
 
     buffer: ByteRange
@@ -243,8 +242,7 @@ class Piece:
         return slice(self.start - self.buffer.start, self.end - self.buffer.start)
 
 
-@dataclass(frozen=True)
-class Location:
+class Location(NamedTuple):
     """Where the bytes of one file range will be found: one or more pieces, in file order."""
 
     range: ByteRange
@@ -449,15 +447,22 @@ def _check_geometry(file_size: int, footer_start: int, tail_start: int) -> None:
         raise InvalidArgumentError(f"tail_start {tail_start} is past the file size {file_size}")
 
 
+def _require_optional_int(name: str, value: object, key: object) -> None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+        raise InvalidArgumentError(
+            f"{name} must be an int or None, not {type(value).__name__} (filter {key!r})"
+        )
+
+
 def _classify(
     key: K, offset: object, length: object, footer_start: int, config: PlanConfig
 ) -> PlannedFilter[K] | ByteRange | int:
     """Check one filter's footer fields: a final outcome, an exact range, or a guess offset."""
-    for name, value in (("bloom_filter_offset", offset), ("bloom_filter_length", length)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise InvalidArgumentError(
-                f"{name} must be an int or None, not {type(value).__name__} (filter {key!r})"
-            )
+    # type() first: this runs for every wanted filter, and footer values are plain ints.
+    if not (offset is None or type(offset) is int):
+        _require_optional_int("bloom_filter_offset", offset, key)
+    if not (length is None or type(length) is int):
+        _require_optional_int("bloom_filter_length", length, key)
     assert offset is None or isinstance(offset, int)
     assert length is None or isinstance(length, int)
     if offset is None or offset <= 0:
@@ -545,7 +550,15 @@ def plan_filter_reads(
     _check_geometry(file_size, footer_start, tail_start)
     tail = ByteRange(tail_start, file_size)
 
+    # Per wanted filter: key, offset, length and what _classify made of them: a final
+    # outcome (PlannedFilter), an exact range (ByteRange) or a guess offset (int).
     classified: list[tuple[K, int | None, int | None, PlannedFilter[K] | ByteRange | int]] = []
+    # Where each filter to read starts. A guess stops at the next one: filters do not
+    # overlap, so bytes beyond it belong to that filter (fetched anyway) and need not be
+    # read twice. It keeps at least max_header_bytes so the header always decodes; a bitset
+    # running further is fetched in round 2. Without this, packed guesses would chain into
+    # one range above max_range_bytes.
+    start_set: set[int] = set()
     for item in wanted:
         try:
             key, offset, length = item
@@ -553,21 +566,13 @@ def plan_filter_reads(
             raise InvalidArgumentError(
                 f"wanted filter {item!r} is not a (key, offset, length) triple"
             ) from None
-        classified.append(
-            (key, offset, length, _classify(key, offset, length, footer_start, config))
-        )
-
-    # A guess stops at the next wanted filter: filters do not overlap, so bytes beyond it
-    # belong to that filter (fetched anyway) and need not be read twice. It keeps at least
-    # max_header_bytes so the header always decodes; a bitset running further is fetched in
-    # round 2. Without this, packed guesses would chain into one range above max_range_bytes.
-    starts = sorted(
-        {
-            c.start if isinstance(c, ByteRange) else c
-            for *_, c in classified
-            if not isinstance(c, PlannedFilter)
-        }
-    )
+        outcome = _classify(key, offset, length, footer_start, config)
+        if isinstance(outcome, ByteRange):
+            start_set.add(outcome.start)
+        elif not isinstance(outcome, PlannedFilter):
+            start_set.add(outcome)
+        classified.append((key, offset, length, outcome))
+    starts = sorted(start_set)
 
     def guess_range(offset: int) -> ByteRange:
         end = min(offset + config.guess_bytes, footer_start)
@@ -576,37 +581,38 @@ def plan_filter_reads(
             end = min(end, max(starts[index], offset + config.max_header_bytes))
         return ByteRange(offset, end)
 
+    # The bytes each filter needs, and whether the tail already holds them.
     needs: list[ByteRange | None] = []
+    outside: list[ByteRange] = []
+    tail_start_, tail_end = tail
     for *_, outcome in classified:
         if isinstance(outcome, PlannedFilter):
-            needs.append(None)
+            need: ByteRange | None = None
         elif isinstance(outcome, ByteRange):
-            needs.append(outcome)
+            need = outcome
         else:
-            needs.append(guess_range(outcome))
+            need = guess_range(outcome)
+        if need is not None and not (tail_start_ <= need.start and need.end <= tail_end):
+            outside.append(need)
+        needs.append(need)
 
-    fetches = tuple(
-        merge_ranges(
-            (need for need in needs if need is not None and not tail.contains(need)),
-            config.max_hole_bytes,
-            config.max_range_bytes,
-        )
-    )
+    fetches = tuple(merge_ranges(outside, config.max_hole_bytes, config.max_range_bytes))
     fetch_starts = [f.start for f in fetches]
 
     filters: list[PlannedFilter[K]] = []
+    planned = FilterStatus.PLANNED
     for (key, offset, length, outcome), need in zip(classified, needs, strict=True):
-        if isinstance(outcome, PlannedFilter):
+        if need is None:
+            assert isinstance(outcome, PlannedFilter)
             filters.append(outcome)
             continue
-        assert need is not None
-        if tail.contains(need):
+        if tail_start_ <= need.start and need.end <= tail_end:
             buffer = tail
         else:
             # merge_ranges guarantees exactly one fetch contains each input range.
             buffer = fetches[bisect_right(fetch_starts, need.start) - 1]
         location = Location(need, (Piece(buffer, need.start, need.end),))
-        filters.append(PlannedFilter(key, offset, length, FilterStatus.PLANNED, read=location))
+        filters.append(PlannedFilter(key, offset, length, planned, read=location))
 
     return ReadPlan(file_size, footer_start, tail, fetches, tuple(filters), config)
 
@@ -615,28 +621,27 @@ class _Coverage:
     """The file ranges held in buffers, in rounds; ranges within one round are disjoint."""
 
     def __init__(self) -> None:
-        self._rounds: list[tuple[list[int], list[ByteRange]]] = []
+        # Per round: the ranges' starts, their ends, the ranges (sorted by start).
+        self._rounds: list[tuple[list[int], list[int], list[ByteRange]]] = []
 
     def add_round(self, ranges: Iterable[ByteRange]) -> None:
         ordered = sorted(ranges)
-        self._rounds.append(([r.start for r in ordered], ordered))
+        self._rounds.append(([r.start for r in ordered], [r.end for r in ordered], ordered))
 
     def _best(self, pos: int) -> ByteRange | None:
         """The buffer holding ``pos`` that reaches furthest, so a range needs fewest pieces."""
         best: ByteRange | None = None
-        for starts, ranges in self._rounds:
+        best_end = pos
+        for starts, ends, ranges in self._rounds:
             index = bisect_right(starts, pos) - 1
-            if (
-                index >= 0
-                and ranges[index].end > pos
-                and (best is None or ranges[index].end > best.end)
-            ):
+            if index >= 0 and ends[index] > best_end:
                 best = ranges[index]
+                best_end = ends[index]
         return best
 
     def _next_start(self, pos: int) -> int | None:
         nearest: int | None = None
-        for starts, _ranges in self._rounds:
+        for starts, _ends, _ranges in self._rounds:
             index = bisect_right(starts, pos)
             if index < len(starts) and (nearest is None or starts[index] < nearest):
                 nearest = starts[index]
@@ -678,7 +683,7 @@ def _check_header(
     assert entry.offset is not None and entry.read is not None
     header_len, num_bytes = header.header_len, header.num_bytes
     for name, value in (("header_len", header_len), ("num_bytes", num_bytes)):
-        if not isinstance(value, int) or isinstance(value, bool):
+        if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
             raise InvalidArgumentError(
                 f"HeaderInfo.{name} must be an int, not {type(value).__name__} "
                 f"(filter {entry.key!r})"

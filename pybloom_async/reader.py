@@ -13,6 +13,13 @@ Every offset and size is validated before a byte is fetched or allocated; a
 damaged filter becomes an ``unusable`` entry with a reason, never a crash.
 Everything runs on anyio (asyncio or trio); a :class:`BloomReader` caches
 footers and filters for long-lived services.
+
+Scripts that ask about one local file (``prune_sync``, ``probe_sync``) do not
+need an event loop or worker threads at all: :class:`BlockingLocalReader` reads
+with ``pread`` in the calling thread, so the same coroutines, planner, decoder
+and pruning code complete without ever suspending, and :func:`run_blocking`
+runs them to the end without a loop (starting one and handing each read to a
+thread cost more than the whole answer).
 """
 
 from __future__ import annotations
@@ -21,9 +28,9 @@ import enum
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -34,10 +41,9 @@ from .parquet import (
     FooterLocation,
     RowGroup,
     Schema,
-    decode_file_metadata,
     parse_footer_tail,
 )
-from .parquet.footer import check_leading_magic
+from .parquet.footer import THRIFT_DECODER, _decode_file_metadata, check_leading_magic
 from .plan import (
     DEFAULT_PLAN_CONFIG,
     FilterStatus,
@@ -45,7 +51,17 @@ from .plan import (
     plan_bitset_reads,
     plan_filter_reads,
 )
-from .sources import ByteSource, FileInfo, SourceIdentity, SourceStats, StoreOptions, open_source
+from .sources import (
+    ByteSource,
+    FileInfo,
+    LocalFileSource,
+    SourceIdentity,
+    SourceStats,
+    StoreOptions,
+    _open_regular,
+    _read_exactly,
+    open_source,
+)
 
 __all__ = [
     "BloomFilterRead",
@@ -57,6 +73,7 @@ __all__ = [
 ]
 
 Location = str | os.PathLike[str] | FileInfo
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -185,7 +202,11 @@ async def _read_footer(source: ByteSource, config: ReaderConfig) -> Footer:
     # checked: that would cost a request. The trailing magic, the footer
     # length, a strict thrift decode and the validation of every offset
     # against the file still stand between a damaged file and a wrong answer.
-    metadata = decode_file_metadata(location.metadata_bytes(tail), path=path)
+    # Lazy, except that the one pass over the footer also reads the column chunks:
+    # every caller reads them next (they are validated on that first read).
+    metadata = _decode_file_metadata(
+        location.metadata_bytes(tail), path, THRIFT_DECODER, lazy=True, with_chunks=True
+    )
     identity = await source.identity()
     return Footer(path, metadata, location, bytes(tail), identity)
 
@@ -208,12 +229,13 @@ def _wanted(
                 raise InvalidArgumentError(
                     f"row group {g!r} does not exist (the file has {n})", path=footer.path
                 )
+    paths = [(i, meta.schema.columns[i].path) for i in indexes]
     wanted = []
     for g in groups:
-        rg = meta.row_groups[g]
-        for i in indexes:
-            chunk = rg.columns[i]
-            wanted.append(((g, chunk.path), chunk.bloom_filter_offset, chunk.bloom_filter_length))
+        chunks = meta.row_groups[g].columns
+        for i, path in paths:
+            chunk = chunks[i]
+            wanted.append(((g, path), chunk.bloom_filter_offset, chunk.bloom_filter_length))
     return wanted
 
 
@@ -245,8 +267,9 @@ async def _read_filters(
         except PyBloomError as exc:
             headers.append(f"bad Bloom filter header at offset {entry.offset}: {exc.message}")
     bitsets = plan_bitset_reads(plan, headers)
-    fetched2 = await source.read_ranges([(r.start, r.end) for r in bitsets.fetches])
-    buffers = bitsets.buffers(fetched2, buffers)
+    if bitsets.fetches:  # usually none: the first round read every bitset whole
+        fetched2 = await source.read_ranges([(r.start, r.end) for r in bitsets.fetches])
+        buffers = bitsets.buffers(fetched2, buffers)
     out: dict[FilterKey, BloomFilterRead] = {}
     for r in bitsets.filters:
         (g, column) = r.key
@@ -523,3 +546,159 @@ async def read_bloom_filters(
     return await _reader(reader, config, options, stats).bloom_filters(
         location, columns, row_groups
     )
+
+
+# ---- blocking reads of local files, for the *_sync entry points -----------------------
+
+
+class _BlockingLocalFileSource(LocalFileSource):
+    """A local file read with ``pread`` in the calling thread: no worker thread, no loop.
+
+    Its coroutines never suspend, so a caller's coroutine built only on them can
+    be run by :func:`run_blocking`. Validation, counting and error mapping are
+    those of :class:`~pybloom_async.sources.LocalFileSource`; the descriptor
+    belongs to the reader, which keeps it for the file's next source.
+    """
+
+    def __init__(self, path: str, *, stats: SourceStats, kept: _Descriptors) -> None:
+        super().__init__(path, stats=stats)
+        self._kept = kept
+
+    async def _descriptor(self) -> int:
+        if self._fd is None:
+            self._check_open()
+            found = self._kept.get(self._path)
+            if found is None:
+                found = self._kept[self._path] = _open_regular(self._path)
+                self.stats.add_metadata()
+            self._fd = found[0]
+            self._remember(found[1])
+        return self._fd
+
+    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        self._check_open()
+        fd = await self._descriptor()
+        return [_read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
+
+    async def aclose(self) -> None:
+        """Forget the descriptor (the reader closes it); further reads raise SourceError."""
+        self._closed = True
+        self._fd = None
+
+
+_Descriptors = dict[str, tuple[int, SourceIdentity]]
+
+
+class BlockingLocalReader(BloomReader):
+    """A :class:`BloomReader` for local files whose reads block the calling thread.
+
+    Every coroutine of the reader completes without suspending; run them with
+    :func:`run_blocking`, outside any event loop. Only local paths (and
+    ``file://`` URLs) can be opened. A file stays open from its first read until
+    :meth:`close` (or the end of a ``with`` block), so the footer and the filters
+    of one call come from the same version of the file, and it is opened once.
+    """
+
+    def __init__(
+        self,
+        *,
+        config: ReaderConfig = DEFAULT_READER_CONFIG,
+        options: StoreOptions | Mapping[str, Any] | None = None,
+        stats: SourceStats | None = None,
+        max_files: int = 4096,
+        max_filter_bytes: int = 512 * 1024 * 1024,
+        max_age: float = 60.0,
+    ) -> None:
+        super().__init__(
+            config=config,
+            options=options,
+            stats=stats,
+            max_files=max_files,
+            max_filter_bytes=max_filter_bytes,
+            max_age=max_age,
+        )
+        self._kept: _Descriptors = {}
+        self._local: dict[str | FileInfo, str] = {}
+
+    def open(self, location: Location) -> ByteSource:
+        """A blocking source for a local path, counted in :attr:`stats`.
+
+        Raises
+        ------
+        InvalidArgumentError
+            The location is not a local file.
+        """
+        key = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
+        path = self._local.get(key)
+        if path is None:
+            source = super().open(location)  # the checks of any reader's open
+            if not isinstance(source, LocalFileSource):
+                raise InvalidArgumentError(
+                    "the blocking reader reads local files only", path=source.path
+                )
+            path = self._local[key] = source.path
+        return _BlockingLocalFileSource(path, stats=self.stats, kept=self._kept)
+
+    def close(self) -> None:
+        """Close the files kept open. The reader may be used again (it reopens them)."""
+        # Emptied in place: a source made before still looks here, and must reopen.
+        descriptors = list(self._kept.values())
+        self._kept.clear()
+        for fd, _ in descriptors:
+            os.close(fd)
+
+    def __enter__(self) -> BlockingLocalReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never suspends (all its I/O blocks) to the end, without a loop.
+
+    Raises
+    ------
+    RuntimeError
+        The coroutine suspended: it awaited something other than blocking I/O.
+        It is closed first.
+    """
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        result: T = done.value
+        return result
+    coro.close()
+    raise RuntimeError("a coroutine run without an event loop tried to suspend")
+
+
+def blocking_local_paths(
+    locations: str | os.PathLike[str] | FileInfo | Sequence[str | os.PathLike[str] | FileInfo],
+    max_files: int,
+) -> list[str] | None:
+    """The paths, when they are at most ``max_files`` local files; else None.
+
+    Decides which calls may take the blocking path: local paths that name a
+    file (not a directory to expand) the way the multi-file functions read
+    them: ending in ``.parquet``, or an existing regular file. URLs, listing
+    entries and directories go the asynchronous way.
+    """
+    if isinstance(locations, (str, os.PathLike, FileInfo)):
+        locations = [locations]
+    if len(locations) > max_files:
+        return None
+    out = []
+    for location in locations:
+        if isinstance(location, FileInfo):
+            return None
+        try:
+            text = os.fspath(location)
+        except TypeError:
+            return None
+        if not isinstance(text, str) or "://" in text:
+            return None
+        named_parquet = text.lower().endswith(".parquet") and not text.endswith("/")
+        if not named_parquet and not os.path.isfile(text):
+            return None
+        out.append(text)
+    return out

@@ -547,7 +547,7 @@ def _add(
     replace: bool,
     options: StoreOptions | None,
 ) -> AddFiltersResult:
-    meta = decode_file_metadata(source.metadata, path=source.display)
+    meta = decode_file_metadata(source.metadata, path=source.display, lazy=False)
     descs = _resolve(meta.schema, names, source.display)
     todo, skipped = _plan(meta, descs, replace)
     if not todo:

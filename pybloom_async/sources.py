@@ -1076,7 +1076,9 @@ class ObjectStoreSource(ByteSource):
 
 
 def _resolve_options(options: StoreOptions | None, values: Mapping[str, Any]) -> StoreOptions:
-    base = options if options is not None else StoreOptions()
+    # One shared default (it is immutable): building and validating StoreOptions on every
+    # open cost more than reading a small footer from the page cache.
+    base = options if options is not None else _DEFAULT_OPTIONS
     if not isinstance(base, StoreOptions):
         raise InvalidArgumentError(f"options must be StoreOptions, not {type(base).__name__}")
     if not values:
@@ -1090,7 +1092,12 @@ def _resolve_options(options: StoreOptions | None, values: Mapping[str, Any]) ->
     return dataclasses.replace(base, **values)
 
 
+_DEFAULT_OPTIONS = StoreOptions()
+
+
 def _check_applicable(loc: _Location, options: StoreOptions) -> None:
+    if options is _DEFAULT_OPTIONS:
+        return  # nothing given, nothing stray
     stray = [name for name in options._given() if name not in _APPLICABLE[loc.kind]]
     if stray:
         where = "local files" if loc.kind == "file" else f"{loc.kind} URLs"

@@ -590,7 +590,7 @@ def test_corpus_matches_pyarrow(parquet_testing: Path) -> None:
         name = file.relative_to(parquet_testing).as_posix()
         data = file.read_bytes()
         try:
-            md = decode_file_metadata(footer_of(data), path=name)
+            md = decode_file_metadata(footer_of(data), path=name, lazy=False)
         except ParquetFormatError:
             continue
         try:
@@ -663,3 +663,220 @@ def test_pyarrow_written_bloom_filters_are_found(tmp_path: Path) -> None:
         assert key.bloom_filter_length == theirs.row_group(rg.index).column(0).bloom_filter_length
         assert key.bloom_filter_offset is not None
         assert 4 <= key.bloom_filter_offset < len(data) - 8
+
+
+# --- the lazy model ------------------------------------------------------------------
+
+
+def _every_attribute(md: FileMetaData) -> list[Any]:
+    """Every public value of a footer, in a comparable form (reads every lazy part)."""
+    out: list[Any] = [md.version, md.num_rows, md.created_by, md.metadata_length]
+    out.append(md.key_value_metadata)
+    out.append([(c.index, c.path_parts, c.physical_type, c.logical_type) for c in md.schema])
+    for rg in md.row_groups:
+        out.append(
+            (rg.index, rg.num_rows, rg.total_byte_size, rg.file_offset,
+             rg.total_compressed_size, rg.ordinal)
+        )  # fmt: skip
+        for c in rg.columns:
+            stats = c.statistics
+            out.append(
+                (c.row_group, c.column, c.path, c.physical_type, c.codec, c.num_values,
+                 c.encodings, c.data_page_offset, c.dictionary_page_offset, c.index_page_offset,
+                 c.total_compressed_size, c.total_uncompressed_size,
+                 None if stats is None else sorted(vars(stats).items()), c.encoding_stats,
+                 c.bloom_filter_offset, c.bloom_filter_length, c.has_bloom_filter, c.file_path,
+                 c.file_offset)
+            )  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+@pytest.mark.parametrize(
+    ("mutate", "error", "message"),
+    [
+        (_set("row_groups.0.columns.0.meta_data", None), ParquetFormatError, "no meta_data"),
+        (
+            _set("row_groups.0.columns.0.meta_data.type", PhysicalType.INT32),
+            ParquetFormatError,
+            "does not match the schema's INT64",
+        ),
+        (
+            _set("row_groups.0.columns.1.meta_data.path_in_schema", [b"other"]),
+            ParquetFormatError,
+            "'other' does not match",
+        ),
+        (
+            _set("row_groups.0.columns.0.meta_data.num_values", None),
+            ParquetFormatError,
+            "num_values is missing",
+        ),
+        (
+            _set("row_groups.0.columns.0.meta_data.num_values", -1),
+            ParquetFormatError,
+            "num_values is negative",
+        ),
+        (
+            lambda m: m.row_groups[0].columns.pop(),
+            ParquetFormatError,
+            "1 column chunks but the schema has 2",
+        ),
+        (_set("row_groups.0.columns", None), ParquetFormatError, "RowGroup.columns is missing"),
+        (
+            _set("row_groups.0.columns.0.crypto_metadata", wire.Empty()),
+            EncryptedFileError,
+            "column chunk is encrypted",
+        ),
+    ],
+)
+def test_lazy_chunks_are_validated_before_any_is_returned(
+    decoder: Decoder,
+    mutate: Callable[[wire.FileMetaData], Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    meta = two_column_meta()
+    mutate(meta)
+    for with_chunks in (False, True):  # chunks read by a pass of their own, or the first
+        md = _decode_file_metadata(
+            encode(meta), "crafted.parquet", decoder, lazy=True, with_chunks=with_chunks
+        )
+        # The head decodes; the chunks fail on first access, every time, naming the file.
+        assert md.num_rows == 10 and [rg.num_rows for rg in md.row_groups] == [10]
+        for _ in range(2):
+            with pytest.raises(error, match=message) as info:
+                md.row_groups[0].columns  # noqa: B018
+            assert "crafted.parquet" in str(info.value)
+        with pytest.raises(error, match=message):
+            md.column_chunks("id")
+        with pytest.raises(error, match=message):
+            md.load()
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+@pytest.mark.parametrize(
+    ("mutate", "message", "read"),
+    [
+        (
+            _set("row_groups.0.columns.0.meta_data.encodings", None),
+            "encodings is missing",
+            lambda c: c.encodings,
+        ),
+        (
+            _set("row_groups.0.columns.0.meta_data.codec", None),
+            "codec is missing",
+            lambda c: c.codec,
+        ),
+        (
+            _set(
+                "row_groups.0.columns.1.meta_data.encoding_stats",
+                [wire.PageEncodingStats(page_type=0, count=1)],
+            ),
+            "encoding is missing",
+            lambda c: c.file_offset,
+        ),
+    ],
+)
+def test_lazy_details_fail_on_first_read_of_a_detail(
+    decoder: Decoder, mutate: Callable[[wire.FileMetaData], Any], message: str, read: Any
+) -> None:
+    meta = two_column_meta()
+    mutate(meta)
+    md = _decode_file_metadata(encode(meta), "crafted.parquet", decoder, lazy=True)
+    chunk = md.row_groups[0].columns[0]
+    # What pruning and planning read is there; the damaged detail is not.
+    assert (chunk.bloom_filter_offset, chunk.bloom_filter_length, chunk.num_values) == (500, 48, 10)
+    with pytest.raises(ParquetFormatError, match=message):
+        read(chunk)
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_lazy_key_values_fail_on_first_read(decoder: Decoder) -> None:
+    meta = two_column_meta(key_value_metadata=[wire.KeyValue(value=b"no key")])
+    md = _decode_file_metadata(encode(meta), "crafted.parquet", decoder, lazy=True)
+    assert md.row_groups[0].columns[0].bloom_filter_offset == 500
+    with pytest.raises(ParquetFormatError, match=r"KeyValue\.key is missing"):
+        md.key_value_metadata  # noqa: B018
+    with pytest.raises(ParquetFormatError, match=r"KeyValue\.key is missing"):
+        _decode_file_metadata(encode(meta), "crafted.parquet", decoder, lazy=False)
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_lazy_and_eager_decodes_agree_on_the_corpus(
+    parquet_testing: Path, decoder: Decoder
+) -> None:
+    compared = 0
+    for file in _corpus(parquet_testing):
+        name = file.relative_to(parquet_testing).as_posix()
+        data = file.read_bytes()
+        try:
+            footer = bytes(parse_footer_tail(data, len(data), path=name).metadata_bytes(data))
+        except ParquetFormatError:
+            continue  # encrypted footers
+        try:
+            eager = _decode_file_metadata(footer, name, decoder, lazy=False)
+        except ParquetFormatError as exc:
+            # The lazy decodes fail too: at once or when the failing part is read.
+            for with_chunks in (False, True):
+                with pytest.raises(type(exc)):
+                    _decode_file_metadata(
+                        footer, name, decoder, lazy=True, with_chunks=with_chunks
+                    ).load()
+            continue
+        lazy = _decode_file_metadata(footer, name, decoder, lazy=True)
+        assert _every_attribute(lazy) == _every_attribute(eager), name
+        assert lazy == eager and hash(lazy) == hash(eager)
+        one_pass = _decode_file_metadata(footer, name, decoder, lazy=True, with_chunks=True)
+        assert _every_attribute(one_pass) == _every_attribute(eager), name
+        compared += 1
+    assert compared > 50
+
+
+def test_decoded_objects_are_read_only_and_pickle() -> None:
+    import pickle
+
+    md = decode_file_metadata(encode(two_column_meta()), path="crafted.parquet")
+    rg = md.row_groups[0]
+    chunk = rg.columns[1]
+    stats = chunk.statistics
+    assert stats is not None
+    for obj, name in ((md, "num_rows"), (rg, "num_rows"), (chunk, "bloom_filter_offset"),
+                      (stats, "min_value"), (md.schema, "columns")):  # fmt: skip
+        with pytest.raises(AttributeError):
+            setattr(obj, name, 1)
+    with pytest.raises(AttributeError):
+        del stats.min_value
+    again = pickle.loads(pickle.dumps(md))
+    assert again == md
+    assert _every_attribute(again) == _every_attribute(md)
+    assert again.row_groups[0] == rg and again.row_groups[0].columns[1] == chunk
+    assert hash(again.row_groups[0].columns[1]) == hash(chunk)
+    assert stats == again.row_groups[0].columns[1].statistics and hash(stats) == hash(stats)
+    assert "bloom_filter_offset=548" in repr(chunk) and "num_rows=10" in repr(rg)
+
+
+def test_a_decoded_footer_leaves_no_reference_cycle() -> None:
+    # A bulk prune decodes thousands of footers; each must be freed when dropped,
+    # by reference counting, not left for the cycle collector.
+    import gc
+
+    data = encode(two_column_meta())
+    gc.collect()
+    gc.disable()
+    try:
+        md = decode_file_metadata(data, path="crafted.parquet")
+        _every_attribute(md)
+        md.schema.root  # noqa: B018
+        del md
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_negative_field_ids_are_unknown_fields(decoder: Decoder) -> None:
+    # version 1, schema [root], then field -1 (an empty struct: not encryption_algorithm,
+    # the last field of the spec), num_rows 0, row_groups [].
+    data = bytes.fromhex("1502191c480172001600190c0c010000")
+    md = _decode_file_metadata(data, "x.parquet", decoder, lazy=False)
+    assert (md.num_rows, len(md.row_groups)) == (0, 0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from pybloom_async import (
     ReaderConfig,
     Rule,
     col,
+    probe,
     probe_sync,
     prune,
     prune_sync,
@@ -434,3 +436,201 @@ def test_long_in_lists_match_the_general_path(table_file: tuple[Path, pa.Table])
     slow = prune_sync(path, Or(tuple(Eq("id", v) for v in absent)))
     assert [v.kept for v in fast] == [v.kept for v in slow]
     assert sum(v.kept for v in fast) < len(fast)
+
+
+# ---- the blocking path of the *_sync functions -------------------------------------------
+
+
+def _async_prune(path: Any, where: Any, **kw: Any) -> Any:
+    return anyio.run(lambda: prune(path, where, **kw))
+
+
+def _outcome(run: Callable[[], Any]) -> Any:
+    """What a call gives: its verdicts as tuples, or its error's type and text."""
+    try:
+        result = run()
+    except PyBloomError as exc:
+        return (type(exc).__name__, str(exc))
+    return [tuple(v.to_dict().values()) for v in result]
+
+
+def _damaged_variants(good: bytes) -> dict[str, bytes]:
+    body, _ = split(good)
+
+    def drop_lengths(meta: Any) -> None:
+        for rg in meta.row_groups:
+            for c in rg.columns:
+                c.meta_data.bloom_filter_length = None
+
+    def into_footer(meta: Any) -> None:
+        chunk_meta(meta).bloom_filter_offset = len(body) + 2
+        chunk_meta(meta).bloom_filter_length = None
+
+    return {
+        "good": good,
+        "offset 0": rewrite(good, lambda m: setattr(chunk_meta(m), "bloom_filter_offset", 0)),
+        "length past EOF": rewrite(
+            good, lambda m: setattr(chunk_meta(m), "bloom_filter_length", 10**6)
+        ),
+        "negative length": rewrite(
+            good, lambda m: setattr(chunk_meta(m), "bloom_filter_length", -5)
+        ),
+        "offset into footer": rewrite(good, into_footer),
+        "no lengths": rewrite(good, drop_lengths),
+        "garbage header": patch_header(good, chunk_meta, b"\xff" * 16),
+        "numBytes not a power of two": patch_header(good, chunk_meta, header_for(1000)),
+        "numBytes vs length": patch_header(good, chunk_meta, header_for(64)),
+        "huge numBytes, no length": patch_header(
+            rewrite(good, drop_lengths), chunk_meta, header_for(1 << 30)
+        ),
+        "chunk type": rewrite(good, lambda m: setattr(chunk_meta(m), "type", 1)),
+        "truncated": good[: len(good) // 2],
+        "bad magic": good[:-4] + b"XXXX",
+        "footer length past file": good[:-8] + struct.pack("<I", 10**8) + b"PAR1",
+        "tiny": b"PAR1",
+        "encrypted": good[:-4] + b"PARE",
+        "garbage footer": good[:-1000] + b"\x00" * 992 + good[-8:],
+    }
+
+
+def test_blocking_path_gives_the_async_verdicts(
+    tmp_path: Path, good: bytes, parquet_testing: Path
+) -> None:
+    """prune_sync reads local files without a loop; every answer, error and count agrees."""
+    ids = pq.read_table(pa.BufferReader(good), columns=["id"]).column(0).to_pylist()
+    emails = [f"user{i}@example.com" for i in ids[:3]]
+    ours = [
+        col("id") == ids[5],
+        col("id").isin([*ids[:50], *range(-300, -100)]),
+        (col("id") == ids[1]) | (col("email").isin([*emails, "nobody"])),
+        col("email") == "nobody",
+        "score = 0.5 AND id IN (1, 2, 3)",
+        "missing = 1",
+    ]
+    cases: list[tuple[Path, Any]] = []
+    for name, data in _damaged_variants(good).items():
+        path = tmp_path / f"{name.replace(' ', '_')}.parquet"
+        path.write_bytes(data)
+        cases += [(path, where) for where in ours]
+    corpus = sorted((parquet_testing / "data").glob("*.parquet")) + sorted(
+        (parquet_testing / "bad_data").glob("*.parquet")
+    )
+    cases += [(p, "no_such_column = 1 OR id = 1 OR String = 'Hello'") for p in corpus]
+    assert len(cases) > 150
+    for path, where in cases:
+        for strict in (False, True):
+            blocking_stats, async_stats = SourceStats(), SourceStats()
+            blocking = _outcome(
+                partial(prune_sync, path, where, strict=strict, stats=blocking_stats)
+            )
+            in_loop = _outcome(partial(_async_prune, path, where, strict=strict, stats=async_stats))
+            assert blocking == in_loop, (path.name, where, strict)
+            # The same reads; the blocking reader opens each file once, not once per call.
+            assert (blocking_stats.requests, blocking_stats.bytes_read) == (
+                async_stats.requests,
+                async_stats.bytes_read,
+            ), (path.name, where, strict)
+            assert blocking_stats.metadata_requests <= async_stats.metadata_requests
+    # Several files at once, and probes.
+    paths = [p for p, _ in cases[:: len(ours)]][:5]
+    assert _outcome(lambda: prune_sync(paths, ours[2])) == _outcome(
+        lambda: _async_prune(paths, ours[2])
+    )
+    values = [ids[0], -1, "x", None]
+    for path in paths:
+        blocking = _outcome(partial(probe_sync, path, "id", values))
+        in_loop = _outcome(partial(anyio.run, partial(probe, path, "id", values)))
+        assert blocking == in_loop, path.name
+
+
+def test_blocking_path_is_taken_only_for_a_few_local_files(tmp_path: Path) -> None:
+    from pybloom_async.reader import blocking_local_paths
+
+    path = tmp_path / "t.parquet"
+    write_table(path, rows=100, row_group_size=50)
+    assert blocking_local_paths(path, 8) == [str(path)]
+    assert blocking_local_paths([path, str(path)], 8) == [str(path)] * 2
+    assert blocking_local_paths(str(tmp_path / "missing.parquet"), 8) is not None  # kept, unread
+    assert blocking_local_paths([path] * 9, 8) is None
+    assert blocking_local_paths(str(tmp_path), 8) is None  # a directory is listed
+    assert blocking_local_paths("s3://bucket/x.parquet", 8) is None
+    assert blocking_local_paths("file:///tmp/x.parquet", 8) is None
+
+
+class _Suspend:
+    """An awaitable that suspends once, as waiting for I/O in an event loop does."""
+
+    def __await__(self) -> Any:
+        yield
+
+
+def test_run_blocking_refuses_a_coroutine_that_suspends() -> None:
+    from pybloom_async.reader import run_blocking
+
+    async def done() -> int:
+        return 7
+
+    finished = []
+
+    async def suspends() -> None:
+        try:
+            await _Suspend()
+        finally:
+            finished.append(True)
+
+    assert run_blocking(done()) == 7
+    with pytest.raises(RuntimeError, match="tried to suspend"):
+        run_blocking(suspends())
+    assert finished == [True]  # closed, its cleanup ran
+
+
+def test_sync_functions_start_no_event_loop_for_local_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    prune_module = importlib.import_module("pybloom_async.prune")
+
+    path = tmp_path / "t.parquet"
+    table = write_table(path, rows=200, row_group_size=100)
+    expected = _async_prune(path, col("id") == table.column("id")[0].as_py())
+
+    def no_loop(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("an event loop was started")
+
+    monkeypatch.setattr(prune_module.anyio, "run", no_loop)
+    got = prune_sync([path, path], col("id") == table.column("id")[0].as_py())
+    assert got == expected * 2
+    assert len(probe_sync(path, "id", [1, 2])) == 4
+    with pytest.raises(AssertionError, match="event loop"):
+        prune_sync(tmp_path, col("id") == 1)  # a directory: listed, in a loop
+
+
+def test_blocking_reader_reads_local_files_only() -> None:
+    from pybloom_async.errors import InvalidArgumentError
+    from pybloom_async.reader import BlockingLocalReader
+
+    with pytest.raises(InvalidArgumentError, match="local files only"):
+        BlockingLocalReader().open("s3://bucket/key.parquet")
+
+
+def test_blocking_reader_opens_a_file_once_and_closes_it(tmp_path: Path) -> None:
+    import os
+
+    from pybloom_async.reader import BlockingLocalReader, run_blocking
+
+    path = tmp_path / "t.parquet"
+    write_table(path, rows=200, row_group_size=100)
+    stats = SourceStats()
+    with BlockingLocalReader(stats=stats) as reader:
+        footer = run_blocking(reader.footer(path))
+        filters = run_blocking(reader.bloom_filters(path, ["id"]))
+        assert len(filters) == len(footer.row_groups) == 2
+        assert stats.metadata_requests == 1  # one open (and fstat) for both calls
+        ((fd, _),) = reader._kept.values()
+        os.fstat(fd)  # still open
+    with pytest.raises(OSError):
+        os.fstat(fd)  # closed with the reader
+    # Usable again: the file is reopened.
+    assert run_blocking(reader.footer(path)).metadata == footer.metadata
+    reader.close()

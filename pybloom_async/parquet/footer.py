@@ -5,7 +5,12 @@ and starts with ``PAR1``. The async reader fetches a suffix of the file and
 calls :func:`parse_footer_tail` to find the FileMetaData; when the suffix does
 not reach back far enough, :meth:`FooterLocation.missing_range` says which
 bytes to fetch. :func:`decode_file_metadata` then turns the thrift
-compact-protocol bytes into immutable, typed objects.
+compact-protocol bytes into immutable, typed objects: the schema, row counts
+and row-group sizes at once, the column chunks and key/value metadata when
+first read (each a further pass of the C decoder over the same bytes, reading
+only its part). Building Python objects is what a decode costs, so a footer
+read for its filter offsets pays for the chunks once, and one read to list its
+columns never does.
 
 Every byte here is untrusted. The thrift decoder is given limits derived from
 the footer's own size (a list cannot hold more elements, nor a string more
@@ -21,17 +26,23 @@ import importlib.metadata
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, Literal
 
 from thrift.protocol.TCompactProtocol import TCompactProtocol
 from thrift.protocol.TProtocol import TProtocolException
-from thrift.Thrift import TException
+from thrift.Thrift import TException, TType
 from thrift.transport.TTransport import TMemoryBuffer
 
 from ..errors import EncryptedFileError, InvalidArgumentError, ParquetFormatError, PyBloomError
 from ..types import PhysicalType
 from . import thrift_specs as wire
-from .schema import ColumnDescriptor, Schema, build_schema
+from .schema import ColumnDescriptor, Schema, _build_schema
+
+try:
+    from thrift.protocol import fastbinary as _fastbinary
+except ImportError:  # pragma: no cover - thrift built without its C extension
+    _fastbinary = None
 
 __all__ = [
     "ENCRYPTED_MAGIC",
@@ -292,14 +303,16 @@ def check_leading_magic(head: bytes | bytearray | memoryview, *, path: str | Non
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Statistics:
+class Statistics(SimpleNamespace):
     """Column chunk statistics; ``min_value``/``max_value`` hold PLAIN-encoded bytes.
 
     ``min``/``max`` are the deprecated fields (signed order only); prefer the
-    ``*_value`` fields, whose order is the column's.
+    ``*_value`` fields, whose order is the column's. Fields the writer left out
+    read as ``None``. Read-only.
     """
 
+    # The footer decoder builds these directly (keyword arguments, one per
+    # field found): no second object per column chunk.
     min_value: bytes | None = None
     max_value: bytes | None = None
     null_count: int | None = None
@@ -309,6 +322,15 @@ class Statistics:
     nan_count: int | None = None
     min: bytes | None = None
     max: bytes | None = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Statistics is read-only (cannot set {name!r})")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Statistics is read-only (cannot delete {name!r})")
+
+    def __hash__(self) -> int:  # type: ignore[override]  # SimpleNamespace is unhashable
+        return hash(tuple(sorted(vars(self).items())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,71 +350,316 @@ class KeyValue:
     value: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
 class ColumnChunk:
     """One column of one row group, with what the planner needs to fetch its filter.
 
     ``bloom_filter_offset``/``bloom_filter_length`` are passed through as found
-    (``None`` when absent); the planner range-checks them.
+    (``None`` when absent); the planner range-checks them. Read-only: every
+    attribute comes from the decoded footer and was validated before this
+    object was made. The attributes pruning does not need (codec, encodings,
+    page offsets and sizes, encoding statistics, file path and offset) are
+    decoded for all chunks of the file the first time one of them is read.
     """
 
-    row_group: int
-    column: ColumnDescriptor
-    codec: int  # a CompressionCodec member, or the raw number if unknown
-    num_values: int
-    encodings: tuple[int, ...]  # Encoding members (raw numbers if unknown)
-    data_page_offset: int
-    dictionary_page_offset: int | None
-    index_page_offset: int | None
-    total_compressed_size: int
-    total_uncompressed_size: int
-    statistics: Statistics | None
-    encoding_stats: tuple[PageEncodingStats, ...] | None
-    bloom_filter_offset: int | None
-    bloom_filter_length: int | None
-    file_path: str | None
-    file_offset: int
+    __slots__ = ("_column", "_md", "_row_group", "_source")
+
+    def __init__(
+        self, row_group: int, column: ColumnDescriptor, md: wire.ColumnMetaData, source: _Source
+    ) -> None:
+        self._row_group = row_group
+        self._column = column
+        self._md = md
+        self._source = source
+
+    @property
+    def row_group(self) -> int:
+        """Index of the chunk's row group."""
+        return self._row_group
+
+    @property
+    def column(self) -> ColumnDescriptor:
+        """The schema leaf this chunk holds."""
+        return self._column
 
     @property
     def path(self) -> str:
         """The column's dotted path."""
-        return self.column.path
+        return self._column.path
 
     @property
     def physical_type(self) -> PhysicalType:
         """The column's physical type."""
-        return self.column.physical_type
+        return self._column.physical_type
+
+    @property
+    def num_values(self) -> int:
+        """Values in the chunk, nulls included."""
+        return self._md.num_values  # type: ignore[return-value]  # checked at decode
+
+    @property
+    def statistics(self) -> Statistics | None:
+        """Min/max and null counts, if the writer recorded them."""
+        return self._md.statistics  # built as the Statistics class here (_CHUNKS_PASS)
+
+    @property
+    def bloom_filter_offset(self) -> int | None:
+        """Where the chunk's Bloom filter starts, as found (unchecked; see the planner)."""
+        return self._md.bloom_filter_offset
+
+    @property
+    def bloom_filter_length(self) -> int | None:
+        """Header + bitset bytes of the filter, as found (unchecked), when recorded."""
+        return self._md.bloom_filter_length
 
     @property
     def has_bloom_filter(self) -> bool:
         """Whether the writer recorded a Bloom filter for this chunk."""
-        return self.bloom_filter_offset is not None
+        return self._md.bloom_filter_offset is not None
+
+    # ---- details, decoded on first use (see _Source.details)
+
+    def _details(self) -> wire.ColumnChunk:
+        return self._source.details()[self._row_group][self._column.index]
+
+    def _details_md(self) -> wire.ColumnMetaData:
+        md = self._details().meta_data
+        assert md is not None  # checked when the details were decoded
+        return md
+
+    @property
+    def codec(self) -> int:
+        """A CompressionCodec member, or the raw number if unknown."""
+        codec: int = self._details_md().codec  # type: ignore[assignment]  # checked
+        return _CODECS.get(codec, codec)
+
+    @property
+    def encodings(self) -> tuple[int, ...]:
+        """Encoding members (raw numbers if unknown)."""
+        return tuple(_ENCODINGS.get(e, e) for e in self._details_md().encodings or ())
+
+    @property
+    def data_page_offset(self) -> int:
+        """Offset of the chunk's first data page."""
+        return self._details_md().data_page_offset  # type: ignore[return-value]  # checked
+
+    @property
+    def dictionary_page_offset(self) -> int | None:
+        """Offset of the dictionary page, if any."""
+        return self._details_md().dictionary_page_offset
+
+    @property
+    def index_page_offset(self) -> int | None:
+        """Offset of the index page (no writer uses it), if any."""
+        return self._details_md().index_page_offset
+
+    @property
+    def total_compressed_size(self) -> int:
+        """Bytes of the chunk's pages as stored."""
+        return self._details_md().total_compressed_size  # type: ignore[return-value]  # checked
+
+    @property
+    def total_uncompressed_size(self) -> int:
+        """Bytes of the chunk's pages uncompressed."""
+        return self._details_md().total_uncompressed_size  # type: ignore[return-value]  # checked
+
+    @property
+    def encoding_stats(self) -> tuple[PageEncodingStats, ...] | None:
+        """Page counts per page type and encoding, if recorded."""
+        raw = self._details_md().encoding_stats
+        if raw is None:
+            return None
+        # Each entry's fields were checked when the details were decoded.
+        return tuple(
+            PageEncodingStats(
+                page_type=_PAGE_TYPES.get(s.page_type, s.page_type),  # type: ignore[arg-type]
+                encoding=_ENCODINGS.get(s.encoding, s.encoding),  # type: ignore[arg-type]
+                count=s.count,  # type: ignore[arg-type]
+            )
+            for s in raw
+        )
+
+    @property
+    def file_path(self) -> str | None:
+        """The file holding the chunk's data when not this one (rare)."""
+        return _text(self._details().file_path)
+
+    @property
+    def file_offset(self) -> int:
+        """The deprecated ``file_offset`` (0 when the writer omitted it)."""
+        # parquet.thrift gives file_offset a default of 0; some writers omit it.
+        offset = self._details().file_offset
+        return offset if offset is not None else 0
+
+    def __repr__(self) -> str:
+        return (
+            f"ColumnChunk(row_group={self._row_group}, path={self.path!r}, "
+            f"physical_type={self.physical_type.name}, num_values={self.num_values}, "
+            f"bloom_filter_offset={self.bloom_filter_offset}, "
+            f"bloom_filter_length={self.bloom_filter_length})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ColumnChunk):
+            return NotImplemented
+        return (
+            self._row_group == other._row_group
+            and self._column == other._column
+            and self._source.data == other._source.data
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._row_group, self._column.index, self._source.data))
 
 
-@dataclass(frozen=True, slots=True)
 class RowGroup:
-    """One row group: its size and its column chunks in schema-leaf order."""
+    """One row group: its size and its column chunks in schema-leaf order.
 
-    index: int
-    num_rows: int
-    total_byte_size: int
-    columns: tuple[ColumnChunk, ...]
-    file_offset: int | None = None
-    total_compressed_size: int | None = None
-    ordinal: int | None = None
+    The column chunks of all row groups are decoded and validated together, the
+    first time any row group's :attr:`columns` is read (see
+    :func:`decode_file_metadata`).
+    """
+
+    __slots__ = ("_chunks", "_head", "_index")
+
+    def __init__(self, index: int, head: wire.RowGroup, chunks: _Chunks) -> None:
+        self._index = index
+        self._head = head
+        self._chunks = chunks
+
+    @property
+    def index(self) -> int:
+        """Position of the row group in the file."""
+        return self._index
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the row group."""
+        return self._head.num_rows  # type: ignore[return-value]  # checked at decode
+
+    @property
+    def total_byte_size(self) -> int:
+        """Uncompressed bytes of the row group's data, as the writer recorded."""
+        return self._head.total_byte_size  # type: ignore[return-value]  # checked at decode
+
+    @property
+    def file_offset(self) -> int | None:
+        """Offset of the row group's first page, if recorded."""
+        return self._head.file_offset
+
+    @property
+    def total_compressed_size(self) -> int | None:
+        """Stored bytes of the row group, if recorded."""
+        return self._head.total_compressed_size
+
+    @property
+    def ordinal(self) -> int | None:
+        """The writer's ordinal of the row group, if recorded."""
+        return self._head.ordinal
+
+    @property
+    def columns(self) -> tuple[ColumnChunk, ...]:
+        """The column chunks, one per schema leaf, in leaf order.
+
+        Raises
+        ------
+        ParquetFormatError, EncryptedFileError
+            The footer's column chunks are invalid (found on first access).
+        """
+        return self._chunks.get()[self._index]
+
+    def __repr__(self) -> str:
+        return (
+            f"RowGroup(index={self._index}, num_rows={self.num_rows}, "
+            f"total_byte_size={self.total_byte_size})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowGroup):
+            return NotImplemented
+        return self._index == other._index and self._chunks.source.data == other._chunks.source.data
+
+    def __hash__(self) -> int:
+        return hash((self._index, self._chunks.source.data))
 
 
-@dataclass(frozen=True, slots=True)
 class FileMetaData:
-    """The decoded footer of one Parquet file."""
+    """The decoded footer of one Parquet file.
 
-    version: int
-    num_rows: int
-    schema: Schema
-    row_groups: tuple[RowGroup, ...]
-    created_by: str | None
-    key_value_metadata: tuple[KeyValue, ...] | None
-    metadata_length: int
+    The schema, row counts and row-group sizes are decoded and validated by
+    :func:`decode_file_metadata`; the column chunks and the key/value metadata
+    on first access, unless it was called with ``lazy=False``. Read-only; equal
+    when decoded from equal bytes.
+    """
+
+    __slots__ = (
+        "_chunks",
+        "_created_by",
+        "_num_rows",
+        "_row_groups",
+        "_schema",
+        "_source",
+        "_version",
+    )
+
+    def __init__(
+        self,
+        source: _Source,
+        head: wire.FileMetaData,
+        schema: Schema,
+        raw_paths: list[list[bytes]],
+        with_chunks: bool,
+    ) -> None:
+        self._source = source
+        self._version: int = head.version  # type: ignore[assignment]  # checked by the caller
+        self._num_rows: int = head.num_rows  # type: ignore[assignment]  # checked by the caller
+        self._schema = schema
+        self._created_by = _text(head.created_by)
+        raw = head.row_groups if with_chunks else None
+        chunks = self._chunks = _Chunks(source, schema, raw_paths, raw)
+        self._row_groups = tuple(
+            RowGroup(index, group, chunks) for index, group in enumerate(head.row_groups or ())
+        )
+
+    @property
+    def version(self) -> int:
+        """The format version the writer recorded."""
+        return self._version
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the file."""
+        return self._num_rows
+
+    @property
+    def schema(self) -> Schema:
+        """The schema tree and its leaf columns."""
+        return self._schema
+
+    @property
+    def row_groups(self) -> tuple[RowGroup, ...]:
+        """The row groups, in file order."""
+        return self._row_groups
+
+    @property
+    def created_by(self) -> str | None:
+        """The writer's name and version, if recorded."""
+        return self._created_by
+
+    @property
+    def metadata_length(self) -> int:
+        """Size of the thrift-encoded FileMetaData in bytes."""
+        return len(self._source.data)
+
+    @property
+    def key_value_metadata(self) -> tuple[KeyValue, ...] | None:
+        """The file's key/value metadata, if any (decoded on first access).
+
+        Raises
+        ------
+        ParquetFormatError
+            An entry has no key, or the list is malformed.
+        """
+        return self._source.key_values()
 
     def column_chunks(self, path: str | Sequence[str]) -> tuple[ColumnChunk, ...]:
         """The chunks of one column, one per row group.
@@ -401,19 +668,308 @@ class FileMetaData:
         ------
         PredicateError
             No such column, or the dotted path is ambiguous.
+        ParquetFormatError, EncryptedFileError
+            The footer's column chunks are invalid (found on first access).
         """
         index = self.schema.column(path).index
-        return tuple(rg.columns[index] for rg in self.row_groups)
+        return tuple(group[index] for group in self._chunks.get())
+
+    def load(self) -> FileMetaData:
+        """Decode and validate every part still pending; returns ``self``.
+
+        Raises
+        ------
+        ParquetFormatError, EncryptedFileError
+            As :func:`decode_file_metadata` with ``lazy=False``.
+        """
+        self._chunks.get()
+        self._source.details()
+        self._source.key_values()
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"FileMetaData(num_rows={self._num_rows}, row_groups={len(self._row_groups)}, "
+            f"columns={len(self._schema.columns)}, created_by={self._created_by!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FileMetaData):
+            return NotImplemented
+        return self._source.data == other._source.data
+
+    def __hash__(self) -> int:
+        return hash(self._source.data)
+
+
+# The lazily decoded parts hang off two helpers that hold no reference back to
+# the objects that use them: a footer is then freed by reference counting, not
+# left in a cycle for the garbage collector (thousands of footers a second in
+# a bulk prune). Two threads reading the same part for the first time both
+# decode it from the same bytes and either equal result stays; no lock (a lock
+# would also make footers unpicklable).
+
+
+class _Source:
+    """A footer's bytes; decodes the column-chunk details and key/value metadata on demand."""
+
+    __slots__ = ("_details", "_key_values", "columns", "data", "decoder", "num_groups", "path")
+
+    def __init__(
+        self,
+        data: bytes,
+        path: str | None,
+        decoder: Literal["fastbinary", "python"],
+        num_groups: int,
+        columns: tuple[ColumnDescriptor, ...],
+    ) -> None:
+        self.data = data
+        self.path = path
+        self.decoder: Literal["fastbinary", "python"] = decoder
+        self.num_groups = num_groups
+        self.columns = columns
+        self._details: tuple[list[wire.ColumnChunk], ...] | None = None
+        self._key_values: tuple[KeyValue, ...] | _Unset | None = _UNSET
+
+    def decode(self, args: list[Any]) -> wire.FileMetaData:
+        """One pass of the decoder over the footer, reading what ``args`` name."""
+        raw = wire.FileMetaData()
+        _decode_thrift(
+            self.data, raw, args, what="footer (FileMetaData)", path=self.path, decoder=self.decoder
+        )
+        return raw
+
+    def groups(self, raw: wire.FileMetaData) -> list[wire.RowGroup]:
+        """The row groups of a later pass, checked against the first pass's count."""
+        groups = raw.row_groups or []
+        if len(groups) != self.num_groups:  # the same list read again: cannot differ
+            raise ParquetFormatError(
+                f"the footer's row groups changed between reads ({len(groups)} vs "
+                f"{self.num_groups})",
+                path=self.path,
+            )
+        return groups
+
+    def details(self) -> tuple[list[wire.ColumnChunk], ...]:
+        """Per row group, per column: the chunk fields pruning does not use, validated."""
+        found = self._details
+        if found is None:
+            found = self._details = self._decode_details()
+        return found
+
+    def _decode_details(self) -> tuple[list[wire.ColumnChunk], ...]:
+        out = []
+        columns = self.columns
+        for index, group in enumerate(self.groups(self.decode(_DETAILS_PASS))):
+            chunks = group.columns or []
+            if len(chunks) != len(columns):  # checked in the chunks pass already
+                raise ParquetFormatError(
+                    f"row group {index} has {len(chunks)} column chunks but the schema has "
+                    f"{len(columns)} leaf columns",
+                    path=self.path,
+                )
+            for chunk, column in zip(chunks, columns, strict=True):
+                md = chunk.meta_data
+                if md is None:  # checked in the chunks pass already
+                    raise ParquetFormatError(
+                        f"column chunk has no meta_data ({_place(index, column)})", path=self.path
+                    )
+                _check_details(md, index, column, self.path)
+            out.append(chunks)
+        return tuple(out)
+
+    def key_values(self) -> tuple[KeyValue, ...] | None:
+        """The key/value metadata (None when the footer has none), validated."""
+        found = self._key_values
+        if isinstance(found, _Unset):
+            raw = self.decode(_KEY_VALUES_PASS)
+            path = self.path
+            found = self._key_values = (
+                None
+                if raw.key_value_metadata is None
+                else tuple(
+                    KeyValue(
+                        key=_text(_need(item.key, "KeyValue.key", path)) or "", value=item.value
+                    )
+                    for item in raw.key_value_metadata
+                )
+            )
+        return found
+
+
+class _Chunks:
+    """The column chunks of every row group, decoded and validated on first use."""
+
+    __slots__ = ("_chunks", "_raw", "raw_paths", "schema", "source")
+
+    def __init__(
+        self,
+        source: _Source,
+        schema: Schema,
+        raw_paths: list[list[bytes]],
+        raw: list[wire.RowGroup] | None,
+    ) -> None:
+        self.source = source
+        self.schema = schema
+        self.raw_paths = raw_paths
+        # The row groups as the first pass decoded them, when it read the chunks too
+        # (not yet validated); else None and a pass of their own reads them.
+        self._raw = raw
+        self._chunks: tuple[tuple[ColumnChunk, ...], ...] | None = None
+
+    def get(self) -> tuple[tuple[ColumnChunk, ...], ...]:
+        found = self._chunks
+        if found is None:
+            found = self._chunks = self._decode()
+            self._raw = None
+        return found
+
+    def _decode(self) -> tuple[tuple[ColumnChunk, ...], ...]:
+        source = self.source
+        path = source.path
+        columns = self.schema.columns
+        raw_paths = self.raw_paths
+        raw = self._raw
+        groups = source.groups(source.decode(_CHUNKS_PASS)) if raw is None else raw
+        out = []
+        for index, group in enumerate(groups):
+            chunks = group.columns
+            if chunks is None:
+                raise ParquetFormatError(
+                    f"required field RowGroup.columns is missing (row group {index})", path=path
+                )
+            if len(chunks) != len(columns):
+                raise ParquetFormatError(
+                    f"row group {index} has {len(chunks)} column chunks but the schema has "
+                    f"{len(columns)} leaf columns",
+                    path=path,
+                )
+            made = []
+            # Once per column chunk: the common case is a few comparisons, and
+            # error texts are built only on failure.
+            for chunk, column, raw_path in zip(chunks, columns, raw_paths, strict=True):
+                md = chunk.meta_data
+                if (
+                    chunk.crypto_metadata is not None
+                    or md is None
+                    or md.type != column.physical_type
+                    or md.path_in_schema != raw_path
+                    or md.num_values is None
+                    or md.num_values < 0
+                ):
+                    _check_chunk(chunk, index, column, path)  # raises, or accepts the path
+                made.append(ColumnChunk(index, column, md, source))  # type: ignore[arg-type]
+            out.append(tuple(made))
+        return tuple(out)
+
+
+class _Unset:
+    """Marks a lazily decoded attribute not decoded yet (None is a valid value)."""
+
+    __slots__ = ()
+
+
+_UNSET = _Unset()
+
+
+# The decoder's type arguments for each pass over a footer; each reads only
+# the fields named (thrift_specs.decode_args).
+_HEAD_FILE_FIELDS = (
+    "version",
+    "schema",
+    "num_rows",
+    "row_groups",
+    "created_by",
+    "encryption_algorithm",
+)
+_HEAD_GROUP_FIELDS = (
+    "total_byte_size",
+    "num_rows",
+    "file_offset",
+    "total_compressed_size",
+    "ordinal",
+)
+
+
+def _over_chunks(file_fields: tuple[str, ...], group_fields: tuple[str, ...], chunk: Any) -> Any:
+    """A pass over FileMetaData reading ``file_fields``, and of each row group ``group_fields``
+    and its column chunks as ``chunk`` (type arguments) says."""
+    return wire.decode_args(
+        wire.FileMetaData,
+        file_fields,
+        row_groups=wire.list_of(
+            TType.STRUCT,
+            wire.decode_args(
+                wire.RowGroup,
+                group_fields,
+                **({"columns": wire.list_of(TType.STRUCT, chunk)} if chunk is not None else {}),
+            ),
+        ),
+    )
+
+
+# What pruning and read planning use of a chunk; statistics are built as the public class.
+_CHUNK_ARGS = wire.decode_args(
+    wire.ColumnChunk,
+    ("meta_data", "crypto_metadata"),
+    meta_data=wire.decode_args(
+        wire.ColumnMetaData,
+        (
+            "type",
+            "path_in_schema",
+            "num_values",
+            "statistics",
+            "bloom_filter_offset",
+            "bloom_filter_length",
+        ),
+        statistics=[Statistics, wire.Statistics.thrift_spec],
+    ),
+)
+# The rest of a chunk.
+_DETAILS_ARGS = wire.decode_args(
+    wire.ColumnChunk,
+    ("file_path", "file_offset", "meta_data"),
+    meta_data=wire.decode_args(
+        wire.ColumnMetaData,
+        (
+            "encodings",
+            "codec",
+            "total_uncompressed_size",
+            "total_compressed_size",
+            "data_page_offset",
+            "index_page_offset",
+            "dictionary_page_offset",
+            "encoding_stats",
+        ),
+    ),
+)
+_HEAD_PASS = _over_chunks(_HEAD_FILE_FIELDS, _HEAD_GROUP_FIELDS, None)
+_HEAD_AND_CHUNKS_PASS = _over_chunks(
+    _HEAD_FILE_FIELDS, (*_HEAD_GROUP_FIELDS, "columns"), _CHUNK_ARGS
+)
+_CHUNKS_PASS = _over_chunks(("row_groups",), ("columns",), _CHUNK_ARGS)
+_DETAILS_PASS = _over_chunks(("row_groups",), ("columns",), _DETAILS_ARGS)
+_KEY_VALUES_PASS = wire.decode_args(wire.FileMetaData, ("key_value_metadata",))
 
 
 class _PythonCompactProtocol(TCompactProtocol):  # type: ignore[misc]  # untyped base
     """The pure-Python compact protocol, made as strict as the C decoder.
 
-    Two differences from thrift's class: skipping an unknown string field
+    Four differences from thrift's class: skipping an unknown string field
     returns its bytes instead of decoding them as UTF-8 (binary fields such as
-    ``encrypted_column_metadata`` are not UTF-8), and a list whose wire element
-    type differs from the spec is an error instead of being misread.
+    ``encrypted_column_metadata`` are not UTF-8), a list whose wire element
+    type differs from the spec is an error instead of being misread, a nested
+    struct is built from the spec it is given, with one keyword argument per
+    field found, as the C decoder does (thrift's class would read it with the
+    spec of its class instead), and a negative field id is an unknown field
+    (thrift's ``readStruct`` indexes the spec tuple with it, so id -1 would be
+    read as the spec's last field).
     """
+
+    def readFieldBegin(self) -> Any:
+        name, ttype, fid = super().readFieldBegin()
+        # Past every spec (field ids are i16): skipped as unknown, as the C decoder does.
+        return name, ttype, fid if fid >= 0 else 32767
 
     def readString(self) -> Any:
         return self.readBinary()
@@ -431,6 +987,10 @@ class _PythonCompactProtocol(TCompactProtocol):  # type: ignore[misc]  # untyped
         self.readListEnd()
         return items
 
+    def readContainerStruct(self, spec: Any) -> Any:
+        cls, struct_spec = spec
+        return self.readStruct(cls, struct_spec, is_immutable=True)
+
 
 def _limits_for(length: int) -> int:
     # In the compact protocol every list element and every string byte takes at
@@ -440,28 +1000,30 @@ def _limits_for(length: int) -> int:
 
 def _decode_thrift(
     data: bytes,
-    obj: wire.FileMetaData,
+    obj: Any,
+    args: list[Any],
     *,
     what: str,
     path: str | None,
     decoder: Literal["fastbinary", "python"],
 ) -> None:
-    """Fill ``obj`` from compact-protocol ``data``; any failure becomes ParquetFormatError."""
+    """Fill ``obj`` from compact-protocol ``data`` as ``args`` (``[class, spec]``) say.
+
+    Any failure becomes ParquetFormatError.
+    """
     limit = _limits_for(len(data))
     transport = TMemoryBuffer(data)
     try:
         if decoder == "fastbinary":
-            from thrift.protocol import fastbinary
-
             protocol: Any = TCompactProtocol(
                 transport, string_length_limit=limit, container_length_limit=limit
             )
-            fastbinary.decode_compact(obj, protocol, [type(obj), type(obj).thrift_spec])
+            _fastbinary.decode_compact(obj, protocol, args)
         else:
             protocol = _PythonCompactProtocol(
                 transport, string_length_limit=limit, container_length_limit=limit
             )
-            protocol.readStruct(obj, type(obj).thrift_spec)
+            protocol.readStruct(obj, args[1])
     except PyBloomError:
         raise
     except Exception as exc:  # every decoder failure, whatever its type, is a format error
@@ -484,7 +1046,7 @@ def _describe(exc: BaseException) -> str:
 
 
 def decode_file_metadata(
-    buf: bytes | bytearray | memoryview, path: str | None = None
+    buf: bytes | bytearray | memoryview, path: str | None = None, *, lazy: bool = True
 ) -> FileMetaData:
     """Decode and validate a thrift compact-protocol FileMetaData.
 
@@ -495,6 +1057,14 @@ def decode_file_metadata(
         bytes after the struct's end are ignored.
     path:
         The file's name, for error messages.
+    lazy:
+        With True (the default), the whole footer is checked to be well-formed
+        thrift and the schema, row counts and row-group sizes are decoded and
+        validated now; the column chunks (all row groups together) and the
+        key/value metadata are decoded and validated the first time they are
+        read, and the errors below may then come from ``RowGroup.columns`` or
+        ``FileMetaData.key_value_metadata``. Nothing is exposed before it has
+        been validated. With False everything is decoded now.
 
     Raises
     ------
@@ -505,21 +1075,51 @@ def decode_file_metadata(
     EncryptedFileError
         The file or one of its columns is encrypted (plaintext-footer mode).
     """
-    return _decode_file_metadata(buf, path, THRIFT_DECODER)
+    return _decode_file_metadata(buf, path, THRIFT_DECODER, lazy=lazy)
 
 
 def _decode_file_metadata(
     buf: bytes | bytearray | memoryview,
     path: str | None,
     decoder: Literal["fastbinary", "python"],
+    *,
+    lazy: bool = False,
+    with_chunks: bool = False,
 ) -> FileMetaData:
-    # Split out so the tests can run both decoders on the same input.
+    """:func:`decode_file_metadata` with the decoder chosen (the tests run both).
+
+    Eager unless ``lazy``. ``with_chunks`` has the first pass read the column chunks
+    too, for callers about to read them (the reader, for pruning): one pass over the
+    footer instead of two. They are validated on first access all the same.
+    """
     data = bytes(buf)
-    raw = wire.FileMetaData()
-    _decode_thrift(data, raw, what="footer (FileMetaData)", path=path, decoder=decoder)
+    head = wire.FileMetaData()
+    first = _HEAD_AND_CHUNKS_PASS if with_chunks else _HEAD_PASS
+    _decode_thrift(data, head, first, what="footer (FileMetaData)", path=path, decoder=decoder)
     # The decoders only store values of the spec's types, so the checks below
     # see ints, bytes, lists and wire structs, never anything else.
-    return _convert(raw, len(data), path)
+    if head.encryption_algorithm is not None:
+        raise EncryptedFileError(
+            "encrypted files are not supported (plaintext footer with encrypted columns)",
+            path=path,
+        )
+    _need(head.version, "FileMetaData.version", path)
+    elements = _need(head.schema, "FileMetaData.schema", path)
+    _non_negative(
+        _need(head.num_rows, "FileMetaData.num_rows", path), "FileMetaData.num_rows", path
+    )
+    groups = _need(head.row_groups, "FileMetaData.row_groups", path)
+    schema, raw_paths = _build_schema(elements, path)
+    for index, group in enumerate(groups):
+        rows = group.num_rows
+        if rows is None or rows < 0 or group.total_byte_size is None:
+            where = f"row group {index}"
+            rows = _need(rows, "RowGroup.num_rows", path, where=where)
+            _non_negative(rows, "RowGroup.num_rows", path, where)
+            _need(group.total_byte_size, "RowGroup.total_byte_size", path, where=where)
+    source = _Source(data, path, decoder, len(groups), schema.columns)
+    meta = FileMetaData(source, head, schema, raw_paths, with_chunks)
+    return meta if lazy else meta.load()
 
 
 def _need(value: Any, name: str, path: str | None, *, where: str = "") -> Any:
@@ -542,107 +1142,36 @@ def _text(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-8", errors="replace")
 
 
-def _convert(raw: wire.FileMetaData, length: int, path: str | None) -> FileMetaData:
-    if raw.encryption_algorithm is not None:
-        raise EncryptedFileError(
-            "encrypted files are not supported (plaintext footer with encrypted columns)",
-            path=path,
-        )
-    version = _need(raw.version, "FileMetaData.version", path)
-    elements = _need(raw.schema, "FileMetaData.schema", path)
-    num_rows = _non_negative(
-        _need(raw.num_rows, "FileMetaData.num_rows", path), "FileMetaData.num_rows", path
-    )
-    raw_groups = _need(raw.row_groups, "FileMetaData.row_groups", path)
-    schema = build_schema(elements, path=path)
-    encodings_seen: dict[tuple[int, ...], tuple[int, ...]] = {}
-    groups = tuple(
-        _row_group(index, group, schema, path, encodings_seen)
-        for index, group in enumerate(raw_groups)
-    )
-    kv: tuple[KeyValue, ...] | None = None
-    if raw.key_value_metadata is not None:
-        kv = tuple(
-            KeyValue(key=_text(_need(item.key, "KeyValue.key", path)) or "", value=item.value)
-            for item in raw.key_value_metadata
-        )
-    return FileMetaData(
-        version=version,
-        num_rows=num_rows,
-        schema=schema,
-        row_groups=groups,
-        created_by=_text(raw.created_by),
-        key_value_metadata=kv,
-        metadata_length=length,
-    )
-
-
-def _row_group(
-    index: int,
-    raw: wire.RowGroup,
-    schema: Schema,
-    path: str | None,
-    encodings_seen: dict[tuple[int, ...], tuple[int, ...]],
-) -> RowGroup:
-    where = f"row group {index}"
-    chunks = _need(raw.columns, "RowGroup.columns", path, where=where)
-    if len(chunks) != len(schema.columns):
-        raise ParquetFormatError(
-            f"row group {index} has {len(chunks)} column chunks but the schema has "
-            f"{len(schema.columns)} leaf columns",
-            path=path,
-        )
-    return RowGroup(
-        index=index,
-        num_rows=_non_negative(
-            _need(raw.num_rows, "RowGroup.num_rows", path, where=where),
-            "RowGroup.num_rows",
-            path,
-            where,
-        ),
-        total_byte_size=_need(raw.total_byte_size, "RowGroup.total_byte_size", path, where=where),
-        columns=tuple(
-            _column_chunk(index, chunk, column, path, encodings_seen)
-            for chunk, column in zip(chunks, schema.columns, strict=True)
-        ),
-        file_offset=raw.file_offset,
-        total_compressed_size=raw.total_compressed_size,
-        ordinal=raw.ordinal,
-    )
-
-
-_CHUNK_REQUIRED = (
-    "type",
+_CORE_REQUIRED = ("type", "path_in_schema", "num_values")
+_DETAILS_REQUIRED = (
     "encodings",
-    "path_in_schema",
     "codec",
-    "num_values",
     "total_uncompressed_size",
     "total_compressed_size",
     "data_page_offset",
 )
 
 
-def _column_chunk(
-    group: int,
-    raw: wire.ColumnChunk,
-    column: ColumnDescriptor,
-    path: str | None,
-    encodings_seen: dict[tuple[int, ...], tuple[int, ...]],
-) -> ColumnChunk:
-    # Error texts are built only on failure: this runs once per column chunk.
-    if raw.crypto_metadata is not None:
+def _check_chunk(
+    chunk: wire.ColumnChunk, group: int, column: ColumnDescriptor, path: str | None
+) -> None:
+    """Raise the error a column chunk of the chunks pass deserves; return if it has none.
+
+    Called only when the quick checks in ``_Chunks`` failed; the one case that
+    then passes is a path whose names are not UTF-8 (compared as decoded).
+    """
+    if chunk.crypto_metadata is not None:
         raise EncryptedFileError(
             "encrypted files are not supported (column chunk is encrypted; "
             f"{_place(group, column)})",
             path=path,
         )
-    md = raw.meta_data
+    md = chunk.meta_data
     if md is None:
         raise ParquetFormatError(
             f"column chunk has no meta_data ({_place(group, column)})", path=path
         )
-    for name in _CHUNK_REQUIRED:
+    for name in _CORE_REQUIRED:
         if getattr(md, name) is None:
             raise ParquetFormatError(
                 f"required field ColumnMetaData.{name} is missing ({_place(group, column)})",
@@ -651,6 +1180,8 @@ def _column_chunk(
     # Columns are matched to schema leaves by position (parquet.thrift: "This
     # list must have the same order as the SchemaElement list"); the path and
     # type recorded in the chunk must agree with the leaf at that position.
+    # Raw names are compared first; names that are not UTF-8 are compared as
+    # decoded (with U+FFFD), as the schema shows them.
     recorded = tuple(n.decode("utf-8", errors="replace") for n in md.path_in_schema or ())
     if recorded != column.path_parts:
         raise ParquetFormatError(
@@ -669,66 +1200,28 @@ def _column_chunk(
             f"ColumnMetaData.num_values is negative: {md.num_values} ({_place(group, column)})",
             path=path,
         )
-    # Chunks of one column usually share one encodings list: keep one tuple.
-    key = tuple(md.encodings or ())
-    encodings = encodings_seen.get(key)
-    if encodings is None:
-        encodings = encodings_seen[key] = tuple(_ENCODINGS.get(e, e) for e in key)
-    stats = md.statistics
-    # The "or 0"s only narrow the types: _CHUNK_REQUIRED was checked above.
-    return ColumnChunk(
-        row_group=group,
-        column=column,
-        codec=_CODECS.get(md.codec or 0, md.codec or 0),
-        num_values=md.num_values or 0,
-        encodings=encodings,
-        data_page_offset=md.data_page_offset or 0,
-        dictionary_page_offset=md.dictionary_page_offset,
-        index_page_offset=md.index_page_offset,
-        total_compressed_size=md.total_compressed_size or 0,
-        total_uncompressed_size=md.total_uncompressed_size or 0,
-        statistics=None
-        if stats is None
-        else Statistics(
-            min_value=stats.min_value,
-            max_value=stats.max_value,
-            null_count=stats.null_count,
-            distinct_count=stats.distinct_count,
-            is_min_value_exact=stats.is_min_value_exact,
-            is_max_value_exact=stats.is_max_value_exact,
-            nan_count=stats.nan_count,
-            min=stats.min,
-            max=stats.max,
-        ),
-        encoding_stats=None
-        if md.encoding_stats is None
-        else tuple(_page_stats(s, group, column, path) for s in md.encoding_stats),
-        bloom_filter_offset=md.bloom_filter_offset,
-        bloom_filter_length=md.bloom_filter_length,
-        file_path=_text(raw.file_path),
-        # parquet.thrift gives file_offset a default of 0; some writers omit it.
-        file_offset=raw.file_offset if raw.file_offset is not None else 0,
-    )
 
 
-def _page_stats(
-    raw: wire.PageEncodingStats, group: int, column: ColumnDescriptor, path: str | None
-) -> PageEncodingStats:
-    if raw.page_type is None or raw.encoding is None or raw.count is None:
-        missing = (
-            "page_type"
-            if raw.page_type is None
-            else ("encoding" if raw.encoding is None else "count")
-        )
-        raise ParquetFormatError(
-            f"required field PageEncodingStats.{missing} is missing ({_place(group, column)})",
-            path=path,
-        )
-    return PageEncodingStats(
-        page_type=_PAGE_TYPES.get(raw.page_type, raw.page_type),
-        encoding=_ENCODINGS.get(raw.encoding, raw.encoding),
-        count=raw.count,
-    )
+def _check_details(
+    md: wire.ColumnMetaData, group: int, column: ColumnDescriptor, path: str | None
+) -> None:
+    """Validate the fields of the details pass of one chunk."""
+    for name in _DETAILS_REQUIRED:
+        if getattr(md, name) is None:
+            raise ParquetFormatError(
+                f"required field ColumnMetaData.{name} is missing ({_place(group, column)})",
+                path=path,
+            )
+    for s in md.encoding_stats or ():
+        if s.page_type is None or s.encoding is None or s.count is None:
+            if s.page_type is None:
+                missing = "page_type"
+            else:
+                missing = "encoding" if s.encoding is None else "count"
+            raise ParquetFormatError(
+                f"required field PageEncodingStats.{missing} is missing ({_place(group, column)})",
+                path=path,
+            )
 
 
 def _place(group: int, column: ColumnDescriptor) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ParquetFormatError, PredicateError
 from ..types import PhysicalType
@@ -242,23 +243,76 @@ class ColumnDescriptor:
         )
 
 
-@dataclass(frozen=True, slots=True)
 class Schema:
-    """The schema tree and its leaf columns in file order."""
+    """The schema tree and its leaf columns in file order.
 
-    root: SchemaNode
-    columns: tuple[ColumnDescriptor, ...]
+    Read-only. A schema decoded from a footer builds its tree of
+    :class:`SchemaNode` on the first read of :attr:`root` (pruning needs only
+    the leaves); the footer's elements were validated when the leaves were.
+    """
+
+    __slots__ = ("_by_path", "_columns", "_elements", "_path", "_root")
+
+    def __init__(self, root: SchemaNode, columns: tuple[ColumnDescriptor, ...]) -> None:
+        self._root: SchemaNode | None = root
+        self._columns = columns
+        self._elements: Sequence[wire.SchemaElement] | None = None
+        self._path: str | None = None
+        self._by_path: dict[str, list[ColumnDescriptor]] | None = None
+
+    @classmethod
+    def _lazy(
+        cls,
+        columns: tuple[ColumnDescriptor, ...],
+        elements: Sequence[wire.SchemaElement],
+        path: str | None,
+    ) -> Schema:
+        schema = cls.__new__(cls)
+        schema._root = None
+        schema._columns = columns
+        schema._elements = elements
+        schema._path = path
+        schema._by_path = None
+        return schema
+
+    @property
+    def root(self) -> SchemaNode:
+        """The root group of the schema tree."""
+        root = self._root
+        if root is None:
+            assert self._elements is not None
+            # The elements passed every check when the leaves were built: the
+            # same walk, building nodes this time, cannot fail.
+            root = self._root = _build_schema(self._elements, self._path, tree=True)[0].root
+            self._elements = None
+        return root
+
+    @property
+    def columns(self) -> tuple[ColumnDescriptor, ...]:
+        """The leaf columns, in file order (a leaf's ``index`` is its position here)."""
+        return self._columns
 
     def __iter__(self) -> Iterator[ColumnDescriptor]:
-        return iter(self.columns)
+        return iter(self._columns)
 
     def __len__(self) -> int:
-        return len(self.columns)
+        return len(self._columns)
 
     def __contains__(self, path: object) -> bool:
         if not isinstance(path, (str, tuple, list)):
             return False
         return bool(self._matches(path))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Schema):
+            return NotImplemented
+        return self._columns == other._columns and self.root == other.root
+
+    def __hash__(self) -> int:
+        return hash(self._columns)
+
+    def __repr__(self) -> str:
+        return f"Schema(root={self.root!r}, columns={self._columns!r})"
 
     def column(self, path: str | Sequence[str]) -> ColumnDescriptor:
         """Find a leaf column by dotted path (``"a.b.c"``) or by its names (``("a", "b.c")``).
@@ -273,12 +327,12 @@ class Schema:
             No leaf has this path, or a dotted path matches several leaves.
         """
         matches = self._matches(path)
-        shown = path if isinstance(path, str) else ".".join(path)
         if len(matches) == 1:
             return matches[0]
+        shown = path if isinstance(path, str) else ".".join(path)
         if not matches:
-            known = ", ".join(c.path for c in self.columns[:20])
-            more = ", ..." if len(self.columns) > 20 else ""
+            known = ", ".join(c.path for c in self._columns[:20])
+            more = ", ..." if len(self._columns) > 20 else ""
             raise PredicateError(
                 f"no leaf column with this path; the file has: {known}{more}", column=shown
             )
@@ -290,9 +344,16 @@ class Schema:
 
     def _matches(self, path: str | Sequence[str]) -> list[ColumnDescriptor]:
         if isinstance(path, str):
-            return [c for c in self.columns if c.path == path]
+            by_path = self._by_path
+            if by_path is None:
+                # Built once: a predicate looks its columns up in every file.
+                by_path = {}
+                for c in self._columns:
+                    by_path.setdefault(c.path, []).append(c)
+                self._by_path = by_path
+            return by_path.get(path, [])
         parts = tuple(path)
-        return [c for c in self.columns if c.path_parts == parts]
+        return [c for c in self._columns if c.path_parts == parts]
 
 
 # Legacy ConvertedType -> LogicalType, from the "backward compatibility" tables
@@ -338,6 +399,9 @@ _PLAIN_MEMBERS = {
     "VECTOR": LogicalKind.VECTOR,
 }
 
+# LogicalType is immutable: one shared instance per parameterless kind.
+_PLAIN_TYPES = {name: LogicalType(kind) for name, kind in _PLAIN_MEMBERS.items()}
+
 _UNRECOGNIZED = LogicalType(LogicalKind.UNRECOGNIZED)
 
 
@@ -369,8 +433,9 @@ def _resolve_logical(
             # A union member newer than parquet.thrift as we know it.
             return _UNRECOGNIZED
         name = members[0]
-        if name in _PLAIN_MEMBERS:
-            return LogicalType(_PLAIN_MEMBERS[name])
+        plain = _PLAIN_TYPES.get(name)
+        if plain is not None:
+            return plain
         if name == "DECIMAL":
             dec = lt.DECIMAL
             if dec is None or dec.scale is None or dec.precision is None:
@@ -411,27 +476,22 @@ def _resolve_logical(
     return _LEGACY.get(ct)
 
 
+# Enum lookups by dict: ``Enum(value)`` is a Python-level call, and every
+# schema element of every footer goes through these.
+_CONVERTED: dict[int, int] = {m.value: m for m in ConvertedType}
+_REPETITIONS: dict[int, Repetition] = {m.value: m for m in Repetition}
+_PHYSICAL: dict[int, PhysicalType] = {m.value: m for m in PhysicalType}
+
+
 def _converted(value: int | None) -> int | None:
     if value is None:
         return None
-    try:
-        return ConvertedType(value)
-    except ValueError:
-        return value
+    return _CONVERTED.get(value, value)
 
 
-@dataclass
-class _Frame:
-    """A group whose children are still being read (the explicit-stack state)."""
-
-    element: wire.SchemaElement
-    name: str
-    remaining: int
-    parts: tuple[str, ...]
-    definition: int
-    repetition_level: int
-    repetition: Repetition | None
-    children: list[SchemaNode]
+def _where(index: int, parts: tuple[str, ...]) -> str:
+    """How error messages name schema element ``index`` (with its dotted path)."""
+    return f"{index} ({'.'.join(parts)})"
 
 
 def _decode_name(raw: bytes | None, where: str, path: str | None) -> str:
@@ -449,14 +509,14 @@ def _repetition(element: wire.SchemaElement, where: str, path: str | None) -> Re
         # Bloom filters, so rather than reject the file we take the enum's
         # zero value, REQUIRED.
         return Repetition.REQUIRED
-    try:
-        return Repetition(value)
-    except ValueError:
+    found = _REPETITIONS.get(value)
+    if found is None:
         raise ParquetFormatError(
             f"schema element {where}: unsupported repetition type {value} "
             "(VECTOR and later additions are not supported)",
             path=path,
-        ) from None
+        )
+    return found
 
 
 def _is_group(element: wire.SchemaElement) -> bool:
@@ -466,6 +526,13 @@ def _is_group(element: wire.SchemaElement) -> bool:
     if element.type is None:
         return True
     return element.num_children is not None and element.num_children > 0
+
+
+# The explicit stack of build_schema holds one list per open group:
+# [element, name, children left to read, path parts, definition level,
+#  repetition level, repetition, child nodes]. Lists, not objects: this runs
+# for every footer, and a list is the cheapest mutable record.
+_ELEMENT, _NAME, _REMAINING, _PARTS, _DEFINITION, _REP_LEVEL, _REPETITION, _CHILDREN = range(8)
 
 
 def build_schema(elements: Sequence[wire.SchemaElement], *, path: str | None = None) -> Schema:
@@ -486,6 +553,19 @@ def build_schema(elements: Sequence[wire.SchemaElement], *, path: str | None = N
         than ``MAX_SCHEMA_DEPTH``, or a type, repetition or annotation is
         invalid.
     """
+    return _build_schema(elements, path, tree=True)[0]
+
+
+def _build_schema(
+    elements: Sequence[wire.SchemaElement], path: str | None, *, tree: bool = False
+) -> tuple[Schema, list[list[bytes]]]:
+    """:func:`build_schema`, plus each leaf's path as the raw name bytes of the footer.
+
+    The raw paths let the footer decoder compare a column chunk's
+    ``path_in_schema`` (a list of bytes) with its leaf without decoding names.
+    With ``tree=False`` the :class:`SchemaNode` tree is built only when
+    ``Schema.root`` is first read; every check runs now either way.
+    """
     if not elements:
         raise ParquetFormatError("the schema is empty (no root element)", path=path)
     root = elements[0]
@@ -493,113 +573,143 @@ def build_schema(elements: Sequence[wire.SchemaElement], *, path: str | None = N
     if root.type is not None and not root.num_children:
         raise ParquetFormatError("the schema root is a primitive column, not a group", path=path)
     total = len(elements)
-    stack = [
-        _Frame(
-            element=root,
-            name=root_name,
-            remaining=_children(root, 1, total, path),
-            parts=(),
-            definition=0,
-            repetition_level=0,
-            repetition=None,
-            children=[],
-        )
+    stack: list[list[Any]] = [
+        [root, root_name, _children(root, 1, total, path), (), 0, 0, None, []]
     ]
+    raw_stack: list[bytes] = []  # raw names of the open groups below the root
     columns: list[ColumnDescriptor] = []
+    raw_paths: list[list[bytes]] = []
     built_root: SchemaNode | None = None
+    required = Repetition.REQUIRED
+    repeated = Repetition.REPEATED
+    flba = PhysicalType.FIXED_LEN_BYTE_ARRAY
     i = 1
     # Each turn either consumes one element or closes one group, so the loop
     # runs at most 2 * len(elements) times whatever the counts claim.
     while stack:
         top = stack[-1]
-        if top.remaining == 0:
+        if top[_REMAINING] == 0:
             stack.pop()
-            node = _node(
-                top.element,
-                top.name,
-                top.repetition,
-                None,
-                None,
-                path,
-                children=tuple(top.children),
-                where=top.name,
-            )
             if stack:
-                stack[-1].children.append(node)
+                raw_stack.pop()
+            if tree:
+                node = _node(
+                    top[_ELEMENT],
+                    top[_NAME],
+                    top[_REPETITION],
+                    None,
+                    None,
+                    path,
+                    children=tuple(top[_CHILDREN]),
+                    where=top[_NAME],
+                )
+                if stack:
+                    stack[-1][_CHILDREN].append(node)
+                else:
+                    built_root = node
             else:
-                built_root = node
+                group = top[_ELEMENT]
+                if group.logicalType is not None or group.converted_type is not None:
+                    _resolve_logical(group, top[_NAME], path)  # the check _node() makes
             continue
         if i >= total:
             raise ParquetFormatError(
-                f"schema group {'.'.join(top.parts) or top.name!r} declares more children "
+                f"schema group {'.'.join(top[_PARTS]) or top[_NAME]!r} declares more children "
                 f"than the {total} schema elements hold",
                 path=path,
             )
         element = elements[i]
-        where = f"{i}"
         i += 1
-        top.remaining -= 1
-        name = _decode_name(element.name, where, path)
-        parts = (*top.parts, name)
-        where = f"{i - 1} ({'.'.join(parts)})"
-        repetition = _repetition(element, where, path)
-        definition = top.definition + (repetition is not Repetition.REQUIRED)
-        repetition_level = top.repetition_level + (repetition is Repetition.REPEATED)
+        top[_REMAINING] -= 1
+        raw_name = element.name
+        if raw_name is None:
+            raise ParquetFormatError(f"schema element {i - 1} has no name", path=path)
+        name = raw_name.decode("utf-8", errors="replace")
+        parts = (*top[_PARTS], name)
+        value = element.repetition_type
+        if value is None:
+            repetition = required  # see _repetition
+        else:
+            found = _REPETITIONS.get(value)
+            repetition = (
+                found if found is not None else _repetition(element, _where(i - 1, parts), path)
+            )
+        definition = top[_DEFINITION] + (repetition is not required)
+        repetition_level = top[_REP_LEVEL] + (repetition is repeated)
         if _is_group(element):
             if len(stack) >= MAX_SCHEMA_DEPTH:
                 raise ParquetFormatError(
-                    f"schema element {where}: groups nested deeper than {MAX_SCHEMA_DEPTH} levels",
+                    f"schema element {_where(i - 1, parts)}: groups nested deeper than "
+                    f"{MAX_SCHEMA_DEPTH} levels",
                     path=path,
                 )
             stack.append(
-                _Frame(
-                    element=element,
-                    name=name,
-                    remaining=_children(element, i, total, path, where),
-                    parts=parts,
-                    definition=definition,
-                    repetition_level=repetition_level,
-                    repetition=repetition,
-                    children=[],
-                )
+                [
+                    element,
+                    name,
+                    _children(element, i, total, path, _where(i - 1, parts)),
+                    parts,
+                    definition,
+                    repetition_level,
+                    repetition,
+                    [],
+                ]
             )
+            raw_stack.append(raw_name)
             continue
-        physical = _physical(element, where, path)
-        type_length = element.type_length
-        if physical is PhysicalType.FIXED_LEN_BYTE_ARRAY and (
-            type_length is None or type_length < 0
-        ):
+        ptype = element.type  # never None here: _is_group() takes untyped elements
+        physical = _PHYSICAL.get(ptype) if ptype is not None else None
+        if physical is None:
             raise ParquetFormatError(
-                f"schema element {where}: FIXED_LEN_BYTE_ARRAY without a valid type_length "
-                f"({type_length})",
+                f"schema element {_where(i - 1, parts)}: unknown physical type {element.type}",
                 path=path,
             )
-        logical = _resolve_logical(element, where, path)
-        top.children.append(
-            _node(element, name, repetition, physical, logical, path, children=(), where=where)
-        )
+        type_length = element.type_length
+        if physical is flba:
+            if type_length is None or type_length < 0:
+                raise ParquetFormatError(
+                    f"schema element {_where(i - 1, parts)}: FIXED_LEN_BYTE_ARRAY without a "
+                    f"valid type_length ({type_length})",
+                    path=path,
+                )
+        else:
+            # type_length is meaningful for FLBA only (elsewhere it is an
+            # optional bit-width hint); keep it only where it defines values.
+            type_length = None
+        if element.logicalType is None and element.converted_type is None:
+            logical = None
+        else:
+            logical = _resolve_logical(element, _where(i - 1, parts), path)
+        converted = _converted(element.converted_type)
+        if tree:
+            top[_CHILDREN].append(
+                SchemaNode(
+                    name, repetition, physical, type_length, logical, converted, element.field_id
+                )
+            )
         columns.append(
             ColumnDescriptor(
-                index=len(columns),
-                path_parts=parts,
-                physical_type=physical,
-                # type_length is meaningful for FLBA only (elsewhere it is an
-                # optional bit-width hint); keep it only where it defines values.
-                type_length=type_length if physical is PhysicalType.FIXED_LEN_BYTE_ARRAY else None,
-                repetition=repetition,
-                max_definition_level=definition,
-                max_repetition_level=repetition_level,
-                logical_type=logical,
-                converted_type=_converted(element.converted_type),
-                field_id=element.field_id,
+                len(columns),
+                parts,
+                physical,
+                type_length,
+                repetition,
+                definition,
+                repetition_level,
+                logical,
+                converted,
+                element.field_id,
             )
         )
+        raw_paths.append([*raw_stack, raw_name])
     if i != total:
         raise ParquetFormatError(
             f"{total - i} schema element(s) follow the root's last child", path=path
         )
+    if not tree:
+        return Schema._lazy(tuple(columns), elements, path), raw_paths
     assert built_root is not None  # the loop only ends by closing the root
-    return Schema(root=built_root, columns=tuple(columns))
+    return Schema(root=built_root, columns=tuple(columns)), raw_paths
 
 
 def _children(
@@ -626,17 +736,6 @@ def _children(
     return count
 
 
-def _physical(element: wire.SchemaElement, where: str, path: str | None) -> PhysicalType:
-    if element.type is None:  # _is_group() treats untyped elements as groups
-        raise AssertionError("a leaf without a type")
-    try:
-        return PhysicalType(element.type)
-    except ValueError:
-        raise ParquetFormatError(
-            f"schema element {where}: unknown physical type {element.type}", path=path
-        ) from None
-
-
 def _node(
     element: wire.SchemaElement,
     name: str,
@@ -648,7 +747,7 @@ def _node(
     children: tuple[SchemaNode, ...],
     where: str,
 ) -> SchemaNode:
-    if physical is None:
+    if physical is None and (element.logicalType is not None or element.converted_type is not None):
         logical = _resolve_logical(element, where, path)
     return SchemaNode(
         name=name,

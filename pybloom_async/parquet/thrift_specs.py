@@ -18,10 +18,17 @@ replacement character) is decided by the code that reads the field, not by a
 These classes are raw wire shapes with every field optional; ``footer.py``
 checks them and turns them into the package's immutable, typed objects. Nothing
 outside ``pybloom_async.parquet`` should use them.
+
+The specs below are the subset a writer of the tests' footers needs, and the
+widest a decoder may read. ``footer.py`` decodes a footer in passes that each
+read less (:func:`decode_args` derives them): the C decoder skips the fields a
+spec leaves out without building a Python object for them, and building those
+objects, not reading bytes, is what a decode costs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -44,6 +51,8 @@ __all__ = [
     "TimeType",
     "TimeUnit",
     "Union",
+    "decode_args",
+    "list_of",
 ]
 
 
@@ -81,6 +90,52 @@ def _struct(cls: type[_Struct]) -> list[Any]:
     return [cls, cls.thrift_spec]
 
 
+def list_of(ttype: int, args: Any = None) -> tuple[int, Any, bool]:
+    """The decoder's type arguments of a ``list<ttype>`` (``args``: the elements' own)."""
+    return _list_of(ttype, args)
+
+
+def decode_args(cls: type[_Struct], keep: Iterable[str] | None = None, **args: Any) -> list[Any]:
+    """The decoder's type arguments (``[class, spec]``) for a subset of ``cls``'s fields.
+
+    Parameters
+    ----------
+    cls:
+        A wire struct; the decoder builds it with one keyword argument per field
+        found, so fields it does not read keep the class default, ``None``.
+    keep:
+        The fields to read (default: all of the spec's); the decoder skips the
+        others.
+    args:
+        New type arguments for some kept fields, e.g. ``meta_data=[Other, spec]``
+        to build a nested struct as another class or from a smaller spec.
+
+    Raises
+    ------
+    AssertionError
+        A name is not a field of ``cls``'s spec (a misspelt field would
+        otherwise be silently skipped).
+    """
+    names = {entry[2] for entry in cls.thrift_spec if entry is not None}
+    wanted = names if keep is None else set(keep)
+    unknown = (wanted | set(args)) - names
+    if unknown:
+        raise AssertionError(f"{cls.__name__} has no fields {sorted(unknown)}")
+    if set(args) - wanted:
+        raise AssertionError(f"{cls.__name__}: type arguments given for unread fields")
+    spec: list[Any] = []
+    for entry in cls.thrift_spec:
+        if entry is None or entry[2] not in wanted:
+            spec.append(None)
+        elif entry[2] in args:
+            spec.append((entry[0], entry[1], entry[2], args[entry[2]], entry[4]))
+        else:
+            spec.append(entry)
+    while spec and spec[-1] is None:  # ids past the end are skipped all the same
+        spec.pop()
+    return [cls, tuple(spec)]
+
+
 def _list_of(ttype: int, args: Any = None) -> tuple[int, Any, bool]:
     # (element ttype, element type arguments, immutable?) -- immutable would
     # give tuples, but the pure-Python decoder ignores it for structs, so we
@@ -99,8 +154,14 @@ class Union(_Struct):
     """Base of thrift unions; exactly one member should be set."""
 
     def members_set(self) -> list[str]:
-        """Names of the members present on the wire."""
-        return [f[2] for f in self.thrift_spec if f is not None and getattr(self, f[2]) is not None]
+        """Names of the members present on the wire, in the spec's order."""
+        # Only fields found on the wire are ever stored on the instance (the
+        # rest fall back to the class's None), so this is usually one item.
+        found = [name for name, value in vars(self).items() if value is not None]
+        if len(found) > 1:
+            order = {f[2]: f[0] for f in self.thrift_spec if f is not None}
+            found.sort(key=lambda name: order.get(name, len(order)))
+        return found
 
 
 class TimeUnit(Union):
