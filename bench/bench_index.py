@@ -16,6 +16,9 @@ absent. Methods, each checked (every file and row group holding a present key is
 * **index**: ``prune_with_index(root, row_groups=False)``: one index per file, file level;
 * **index+rg**: ``prune_with_index(root)``: the index, then the row groups of the files kept.
 
+Before the local runs, the CPU cost of parsing one index held in memory (``parse_index``,
+the floor of the file-level pass), with its footer decode and one page header apart.
+
 Where: locally (fresh readers each run, OS page cache warm), and on moto_server behind
 ``bench/latency_proxy.py`` (20 ms each way by default, keep-alive mode, handshake charged,
 a new proxy per run as in ``bench_reader.py``). The indexes on S3 are built on S3
@@ -73,7 +76,13 @@ from bench_reader import (
 from latency_proxy import start_subprocess
 
 from pybloom_async import col, prune, simd_backend
-from pybloom_async.index import build_index, index_location, prune_with_index
+from pybloom_async.index import build_index, index_location, parse_index, prune_with_index
+from pybloom_async.parquet import (
+    PageHeaderReader,
+    decode_file_metadata,
+    decode_flat_footer,
+    parse_footer_tail,
+)
 from pybloom_async.predicate import Predicate
 from pybloom_async.sources import SourceStats, clear_store_cache
 
@@ -385,7 +394,47 @@ def interleaved(
 # --------------------------------------------------------------------------- sections
 
 
+def parse_cost(paths: Sequence[Path], rounds: int) -> None:
+    """CPU cost of decoding one index held in memory: ``parse_index``, and its parts.
+
+    The floor of the file-level pass: every index is read whole, then parsed. Timed over
+    all the files' indexes (bytes read first), ``rounds`` times; medians per index. The
+    parts: the footer alone as ``parse_index`` reads it (``decode_flat_footer``) and as a
+    data file's footer is read (the typed model, every part decoded: what the index
+    reader used before), and one page header.
+    """
+    blobs = [Path(index_location(str(p))).read_bytes() for p in paths]
+    footers = [bytes(parse_footer_tail(b, len(b)).metadata_bytes(b)) for b in blobs]
+    first_page = [decode_flat_footer(f).columns[0].data_page_offset for f in footers]
+    readers = [PageHeaderReader(b) for b in blobs]
+    cases: dict[str, Callable[[int], object]] = {
+        "parse_index": lambda i: parse_index(blobs[i]),
+        "footer: decode_flat_footer": lambda i: decode_flat_footer(footers[i]),
+        "footer: typed model (lazy=False)": lambda i: decode_file_metadata(footers[i], lazy=False),
+        "one page header": lambda i: readers[i].read(first_page[i]),
+    }
+    n = len(blobs)
+    print(
+        f"\n## parsing one index in memory ({n} indexes, median of {rounds} rounds; "
+        f"{statistics.median(len(b) for b in blobs):.0f} B, "
+        f"{len(decode_flat_footer(footers[0]).columns)} leaves each); "
+        f"load average {load_average()}"
+    )
+    print(f"{'what':<36} {'us per index':>13}")
+    for name, fn in cases.items():
+        per_round = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            for i in range(n):
+                fn(i)
+            per_round.append((time.perf_counter() - started) / n)
+        us = statistics.median(per_round) * 1e6
+        print(f"{name:<36} {us:>13.1f}")
+        emit("parse", what=slug(name), indexes=n, rounds=rounds, us_per_index=us)
+
+
 def section_local(args: argparse.Namespace, paths: Sequence[Path], query: Query) -> None:
+    parse_cost(paths, args.parse_rounds)
     sizes = row_group_sizes(paths)
     total = sum(sum(v) for v in sizes.values())
     root = str(paths[0].parent)
@@ -483,10 +532,13 @@ def main() -> None:
     )
     parser.add_argument("--budget-s", type=float, default=600.0, help="seconds per section")
     parser.add_argument("--seed", type=int, default=20240601)
+    parser.add_argument(
+        "--parse-rounds", type=int, default=7, help="rounds of the index parse timing"
+    )
     parser.add_argument("--quick", action="store_true", help="1 run per method")
     args = parser.parse_args()
     if args.quick:
-        args.runs = 1
+        args.runs, args.parse_rounds = 1, 2
     sections = [s for s in args.sections.split(",") if s]
     if set(sections) - {"local", "s3"}:
         parser.error(f"unknown sections in {args.sections!r}")

@@ -71,16 +71,11 @@ import struct
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import anyio.to_thread
 import numpy as np
-from thrift.protocol.TBase import TBase
-from thrift.protocol.TCompactProtocol import TCompactProtocol
-from thrift.Thrift import TType
-from thrift.transport.TTransport import TMemoryBuffer
 
 from .columns import ColumnReader, unsupported_reason
 from .errors import (
@@ -95,15 +90,18 @@ from .errors import (
 )
 from .filter import DEFAULT_MAX_BYTES, SplitBlockBloomFilter
 from .parquet import (
-    THRIFT_DECODER,
-    ColumnChunk,
+    DATA_PAGE,
     ColumnDescriptor,
     CompressionCodec,
+    Encoding,
     FileMetaData,
+    FlatColumn,
     LogicalKind,
     LogicalType,
+    PageHeaderReader,
     TimeUnit,
     decode_file_metadata,
+    decode_flat_footer,
     parse_footer_tail,
 )
 from .predicate import And, Eq, In, Or, Predicate, as_predicate
@@ -396,85 +394,6 @@ def encode_index(index: SidecarIndex) -> bytes:
 
 # ---- reading ----------------------------------------------------------------------------
 
-# Thrift specs of the two page-header structs we read (parquet.thrift: PageHeader,
-# DataPageHeader), in the layout of thrift's generated code; other fields are skipped.
-
-
-class _DataPageHeader(SimpleNamespace, TBase):  # type: ignore[misc]  # thrift has no hints
-    num_values: int | None = None
-    encoding: int | None = None
-
-
-class _PageHeader(SimpleNamespace, TBase):  # type: ignore[misc]
-    type: int | None = None
-    uncompressed_page_size: int | None = None
-    compressed_page_size: int | None = None
-    crc: int | None = None
-    data_page_header: _DataPageHeader | None = None
-
-
-_DataPageHeader.thrift_spec = (
-    None,
-    (1, TType.I32, "num_values", None, None),
-    (2, TType.I32, "encoding", None, None),
-)
-_PageHeader.thrift_spec = (
-    None,
-    (1, TType.I32, "type", None, None),
-    (2, TType.I32, "uncompressed_page_size", None, None),
-    (3, TType.I32, "compressed_page_size", None, None),
-    (4, TType.I32, "crc", None, None),
-    (5, TType.STRUCT, "data_page_header", [_DataPageHeader, _DataPageHeader.thrift_spec], None),
-)
-_DATA_PAGE = 0
-_PLAIN = 0
-
-
-class _PageReader:
-    """Decodes page headers anywhere in one buffer with a single thrift transport."""
-
-    def __init__(self, data: bytes, path: str) -> None:
-        self.path = path
-        self.transport = TMemoryBuffer(data)
-        limit = max(len(data), 1)
-        self.protocol: Any = TCompactProtocol(
-            self.transport, string_length_limit=limit, container_length_limit=limit
-        )
-
-    def header(self, offset: int, column: str) -> tuple[_PageHeader, int]:
-        """The PageHeader at ``offset`` and its length in bytes."""
-        buffer = self.transport._buffer
-        buffer.seek(offset)
-        header = _PageHeader()
-        try:
-            if THRIFT_DECODER == "fastbinary":
-                _fastbinary().decode_compact(header, self.protocol, _PAGE_HEADER_ARGS)
-            else:
-                self.protocol.readStruct(header, _PageHeader.thrift_spec)
-        except Exception as exc:  # every decoder failure is a format error
-            raise ParquetFormatError(
-                f"malformed page header in the index: {type(exc).__name__}: {exc}",
-                path=self.path,
-                column=column,
-            ) from None
-        return header, buffer.tell() - offset
-
-
-_PAGE_HEADER_ARGS = [_PageHeader, _PageHeader.thrift_spec]
-
-
-def _fastbinary() -> Any:
-    global _FASTBINARY
-    if _FASTBINARY is None:
-        from thrift.protocol import fastbinary
-
-        _FASTBINARY = fastbinary
-    return _FASTBINARY
-
-
-_FASTBINARY: Any = None
-
-
 _TOP_FIELDS: dict[str, PhysicalType] = {
     "format": PhysicalType.BYTE_ARRAY,
     "format_version": PhysicalType.INT32,
@@ -504,29 +423,61 @@ _COLUMN_STRUCT = re.compile(r"^column_(0|[1-9][0-9]{0,5})$")
 
 
 _FIXED_WIDTH = {PhysicalType.INT32: 4, PhysicalType.INT64: 8, PhysicalType.DOUBLE: 8}
+_UNCOMPRESSED = int(CompressionCodec.UNCOMPRESSED)
+_PLAIN = int(Encoding.PLAIN)
 
 
 class _IndexReader:
-    """Reads the one value of each leaf of an index file held in memory."""
+    """Reads the one value of each leaf of an index file held in memory.
+
+    The footer is read by :func:`~pybloom_async.parquet.decode_flat_footer` (the leaves and
+    their chunks, checked, without the typed model a data file's footer gets): one row,
+    every column REQUIRED, checked at once; every field of the format present with its type,
+    checked by :meth:`check_layout` once the version is known. Values are decoded on demand,
+    each from its page after the page's header, sizes and CRC32 are checked.
+    """
 
     def __init__(self, data: bytes, path: str) -> None:
         self.data = data
         self.path = path
         location = parse_footer_tail(data, len(data), path=path)  # checks both magics
         self.footer_start = location.metadata_offset
-        meta: FileMetaData = decode_file_metadata(location.metadata_bytes(data), path=path)
-        if meta.num_rows != 1 or len(meta.row_groups) != 1:
+        footer = decode_flat_footer(location.metadata_bytes(data), path=path)
+        if footer.num_rows != 1 or footer.num_row_groups != 1:
             raise self.error(
-                f"holds {meta.num_rows} rows in {len(meta.row_groups)} row groups, "
+                f"holds {footer.num_rows} rows in {footer.num_row_groups} row groups, "
                 "not one row in one row group"
             )
-        rg = meta.row_groups[0]
-        self.leaves: dict[tuple[str, ...], ColumnChunk] = {}
-        for desc in meta.schema.columns:
-            if desc.max_definition_level or desc.max_repetition_level:
-                raise self.error("has optional or repeated columns", column=desc.path)
-            self.leaves[desc.path_parts] = rg.columns[desc.index]
-        self.pages = _PageReader(data, path)
+        self.leaves: dict[tuple[str, ...], FlatColumn] = {}
+        for leaf in footer.columns:
+            if not leaf.required:
+                raise self.error("has optional or repeated columns", column=".".join(leaf.path))
+            self.leaves[leaf.path] = leaf
+        #: The ``column_<i>`` structs present.
+        self.structs = {p[0] for p in self.leaves if len(p) == 2 and _COLUMN_STRUCT.match(p[0])}
+        self.pages = PageHeaderReader(data, path=path)
+
+    def check_layout(self) -> None:
+        """Check that every field of this version's layout is there, with its type.
+
+        Called once the version is known to be this module's (another version may
+        have other fields, and deserves that message instead).
+        """
+        for name, ptype in _TOP_FIELDS.items():
+            self._check_field((name,), ptype)
+        for struct_name in sorted(self.structs):
+            for name, ptype in _COLUMN_FIELDS.items():
+                self._check_field((struct_name, name), ptype)
+
+    def _check_field(self, parts: tuple[str, ...], ptype: PhysicalType) -> None:
+        leaf = self.leaves.get(parts)
+        if leaf is None:
+            raise self.error("a field is missing", column=".".join(parts))
+        if leaf.physical_type is not ptype:
+            raise self.error(
+                f"field is {leaf.physical_type.name}, expected {ptype.name}",
+                column=".".join(parts),
+            )
 
     def error(self, message: str, *, column: str | None = None) -> ParquetFormatError:
         return ParquetFormatError(
@@ -535,51 +486,49 @@ class _IndexReader:
 
     def value(self, parts: tuple[str, ...], ptype: PhysicalType) -> Any:
         """The leaf's single value (int, float or bytes), checked against its page CRC."""
-        chunk = self.leaves.get(parts)
-        if chunk is None:
-            raise self.error("a field is missing", column=".".join(parts))
-        if chunk.physical_type is not ptype:
-            raise self.error(
-                f"field is {chunk.physical_type.name}, expected {ptype.name}",
-                column=".".join(parts),
-            )
-        if chunk.codec != CompressionCodec.UNCOMPRESSED or chunk.dictionary_page_offset:
+        leaf = self.leaves.get(parts)
+        if leaf is None or leaf.physical_type is not ptype:
+            self._check_field(parts, ptype)  # raises
+        assert leaf is not None
+        start = leaf.data_page_offset
+        end = start + leaf.total_compressed_size
+        if leaf.codec != _UNCOMPRESSED or leaf.dictionary_page_offset:
             raise self.error("field is compressed or dictionary-encoded", column=".".join(parts))
-        start = chunk.data_page_offset
-        end = start + chunk.total_compressed_size
-        if chunk.num_values != 1 or not 4 <= start < end <= self.footer_start:
+        if leaf.num_values != 1 or not 4 <= start < end <= self.footer_start:
             raise self.error(
                 "field's data lies outside the file or holds several values",
                 column=".".join(parts),
             )
-        header, header_len = self.pages.header(start, ".".join(parts))
-        dph = header.data_page_header
+        try:
+            header = self.pages.read(start)
+        except ParquetFormatError as exc:
+            raise exc.with_context(column=".".join(parts)) from None
         size = header.compressed_page_size
+        body_start = start + header.header_length
         if (
-            header.type != _DATA_PAGE
-            or dph is None
-            or dph.num_values != 1
-            or dph.encoding != _PLAIN
+            header.type != DATA_PAGE
+            or header.num_values != 1
+            or header.encoding != _PLAIN
             or size is None
             or size != header.uncompressed_page_size
-            or header_len + size != end - start
+            or body_start + size != end
         ):
             raise self.error(
                 "field is not one PLAIN value in one uncompressed page", column=".".join(parts)
             )
-        body = self.data[start + header_len : end]
+        body = self.data[body_start:end]
         if header.crc is None or (header.crc & 0xFFFFFFFF) != zlib.crc32(body):
             raise self.error(
                 "page checksum mismatch (the index is damaged)", column=".".join(parts)
             )
         width = _FIXED_WIDTH.get(ptype)
         if width is not None:
-            if len(body) != width:
+            if size != width:
                 raise self.error("field has the wrong width", column=".".join(parts))
             if ptype is PhysicalType.DOUBLE:
                 return struct.unpack("<d", body)[0]
             return int.from_bytes(body, "little", signed=True)
-        if len(body) < 4 or int.from_bytes(body[:4], "little") != len(body) - 4:
+        if size < 4 or int.from_bytes(body[:4], "little") != size - 4:
             raise self.error("field's byte length does not match its page", column=".".join(parts))
         return body[4:]
 
@@ -614,9 +563,20 @@ def parse_index(
 ) -> SidecarIndex:
     """Decode and validate the bytes of an index file (no pyarrow needed).
 
-    Every field is checked: the layout this module writes (one row, REQUIRED
-    PLAIN columns in uncompressed pages), each page's CRC32, the format name
-    and version, the types, counts and each filter's header and size.
+    Every field read is checked: the layout this module writes (one row,
+    REQUIRED PLAIN columns in uncompressed pages, every field present with its
+    type), each page's CRC32, the format name and version, the types, counts
+    and each filter's header and size.
+
+    Parameters
+    ----------
+    data:
+        The whole index file.
+    path:
+        Its name, for error messages.
+    max_filter_bytes:
+        The largest filter accepted (its header is checked before the bitset
+        is copied).
 
     Raises
     ------
@@ -638,8 +598,9 @@ def parse_index(
             f"version {FORMAT_VERSION}); rebuild the index",
             path=shown,
         )
+    r.check_layout()
     num_columns = r.integer("num_columns")
-    structs = {p[0] for p in r.leaves if len(p) == 2 and _COLUMN_STRUCT.match(p[0])}
+    structs = r.structs
     # Compare counts first: num_columns is untrusted, the set below is only built when it
     # is no larger than what the file holds.
     if num_columns != len(structs) or structs != {f"column_{i}" for i in range(num_columns)}:

@@ -30,7 +30,7 @@ import enum
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Generic, NamedTuple, TypeAlias, TypeVar
+from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
 
 from .errors import InvalidArgumentError, ParquetFormatError, SourceError
 
@@ -206,12 +206,22 @@ def merge_ranges(
             raise InvalidArgumentError(f"range {item!r} must satisfy 0 <= start <= end")
         if end > start:
             cleaned.append((start, end))
-    cleaned.sort()
+    return _merge_checked(cleaned, max_hole, max_size)
 
+
+def _merge_checked(
+    ranges: Iterable[tuple[int, int]], max_hole: int, max_size: int
+) -> list[ByteRange]:
+    """:func:`merge_ranges` for ranges the planner made: int bounds, ``0 <= start < end``.
+
+    The planner's ranges come out of ``_classify`` and ``_check_header``, which checked
+    every bound read from the file; only the caller-supplied ones of the public function
+    need its argument checks.
+    """
     # Pass 1: union overlapping ranges. Touching ranges (end == next start) stay apart here
     # so that pass 2 may still split them at the size limit.
     atoms: list[list[int]] = []
-    for start, end in cleaned:
+    for start, end in sorted(ranges):
         if atoms and start < atoms[-1][1]:
             atoms[-1][1] = max(atoms[-1][1], end)
         else:
@@ -273,7 +283,8 @@ class Location(NamedTuple):
             A buffer the location needs is missing or has the wrong length.
         """
         if len(self.pieces) == 1:
-            return _buffer_view(buffers, self.pieces[0].buffer)[self.pieces[0].buffer_slice]
+            buffer, start, end = self.pieces[0]
+            return _buffer_view(buffers, buffer)[start - buffer.start : end - buffer.start]
         joined = bytearray(self.range.length)
         for piece in self.pieces:
             source = _buffer_view(buffers, piece.buffer)[piece.buffer_slice]
@@ -289,11 +300,11 @@ def _buffer_view(buffers: Mapping[ByteRange, BufferLike], key: ByteRange) -> mem
     view = memoryview(data)
     if view.ndim != 1 or view.format not in ("B", "b", "c"):
         view = view.cast("B")
-    if view.nbytes != key.length:
+    if view.nbytes != key.end - key.start:
         raise InvalidArgumentError(
             f"buffer for range {key} holds {view.nbytes} bytes, expected {key.length}"
         )
-    return view.toreadonly()
+    return view if view.readonly else view.toreadonly()
 
 
 def _attach(
@@ -559,6 +570,7 @@ def plan_filter_reads(
     # running further is fetched in round 2. Without this, packed guesses would chain into
     # one range above max_range_bytes.
     start_set: set[int] = set()
+    max_serialized = config.max_serialized_bytes
     for item in wanted:
         try:
             key, offset, length = item
@@ -566,11 +578,24 @@ def plan_filter_reads(
             raise InvalidArgumentError(
                 f"wanted filter {item!r} is not a (key, offset, length) triple"
             ) from None
-        outcome = _classify(key, offset, length, footer_start, config)
-        if isinstance(outcome, ByteRange):
-            start_set.add(outcome.start)
-        elif not isinstance(outcome, PlannedFilter):
-            start_set.add(outcome)
+        # The common case inline: what _classify accepts as an exact range, tested the same
+        # way (offset >= 4 and offset + length <= footer_start imply offset < footer_start);
+        # anything else gets its full treatment and reason there.
+        if (
+            type(offset) is int
+            and type(length) is int
+            and offset >= MAGIC_BYTES
+            and MIN_FILTER_BYTES <= length <= max_serialized
+            and offset + length <= footer_start
+        ):
+            outcome: PlannedFilter[K] | ByteRange | int = ByteRange(offset, offset + length)
+            start_set.add(offset)
+        else:
+            outcome = _classify(key, offset, length, footer_start, config)
+            if isinstance(outcome, ByteRange):
+                start_set.add(outcome.start)
+            elif not isinstance(outcome, PlannedFilter):
+                start_set.add(outcome)
         classified.append((key, offset, length, outcome))
     starts = sorted(start_set)
 
@@ -581,38 +606,39 @@ def plan_filter_reads(
             end = min(end, max(starts[index], offset + config.max_header_bytes))
         return ByteRange(offset, end)
 
-    # The bytes each filter needs, and whether the tail already holds them.
+    # The bytes each filter needs (None: not read), and whether the tail already holds them.
     needs: list[ByteRange | None] = []
+    in_tail: list[bool] = []
     outside: list[ByteRange] = []
     tail_start_, tail_end = tail
     for *_, outcome in classified:
         if isinstance(outcome, PlannedFilter):
-            need: ByteRange | None = None
-        elif isinstance(outcome, ByteRange):
-            need = outcome
-        else:
-            need = guess_range(outcome)
-        if need is not None and not (tail_start_ <= need.start and need.end <= tail_end):
-            outside.append(need)
-        needs.append(need)
+            needs.append(None)
+            in_tail.append(False)
+            continue
+        wanted_range = outcome if isinstance(outcome, ByteRange) else guess_range(outcome)
+        inside = tail_start_ <= wanted_range.start and wanted_range.end <= tail_end
+        if not inside:
+            outside.append(wanted_range)
+        needs.append(wanted_range)
+        in_tail.append(inside)
 
-    fetches = tuple(merge_ranges(outside, config.max_hole_bytes, config.max_range_bytes))
+    fetches = tuple(_merge_checked(outside, config.max_hole_bytes, config.max_range_bytes))
     fetch_starts = [f.start for f in fetches]
 
     filters: list[PlannedFilter[K]] = []
     planned = FilterStatus.PLANNED
-    for (key, offset, length, outcome), need in zip(classified, needs, strict=True):
+    for (key, offset, length, outcome), need, inside in zip(
+        classified, needs, in_tail, strict=True
+    ):
         if need is None:
             assert isinstance(outcome, PlannedFilter)
             filters.append(outcome)
             continue
-        if tail_start_ <= need.start and need.end <= tail_end:
-            buffer = tail
-        else:
-            # merge_ranges guarantees exactly one fetch contains each input range.
-            buffer = fetches[bisect_right(fetch_starts, need.start) - 1]
-        location = Location(need, (Piece(buffer, need.start, need.end),))
-        filters.append(PlannedFilter(key, offset, length, planned, read=location))
+        # merge_ranges guarantees exactly one fetch contains each input range.
+        buffer = tail if inside else fetches[bisect_right(fetch_starts, need.start) - 1]
+        location = Location(need, (Piece(buffer, need[0], need[1]),))
+        filters.append(PlannedFilter(key, offset, length, planned, None, location))
 
     return ReadPlan(file_size, footer_start, tail, fetches, tuple(filters), config)
 
@@ -677,17 +703,17 @@ class _Coverage:
 
 
 def _check_header(
-    entry: PlannedFilter[K], header: HeaderInfo, footer_start: int, config: PlanConfig
+    entry: PlannedFilter[K], header_len: int, num_bytes: int, footer_start: int, config: PlanConfig
 ) -> str | ByteRange:
     """Check a decoded header against the footer and limits: the bitset range or a reason."""
     assert entry.offset is not None and entry.read is not None
-    header_len, num_bytes = header.header_len, header.num_bytes
-    for name, value in (("header_len", header_len), ("num_bytes", num_bytes)):
-        if type(value) is not int and (not isinstance(value, int) or isinstance(value, bool)):
-            raise InvalidArgumentError(
-                f"HeaderInfo.{name} must be an int, not {type(value).__name__} "
-                f"(filter {entry.key!r})"
-            )
+    if type(header_len) is not int or type(num_bytes) is not int:  # plain ints: one test
+        for name, value in (("header_len", header_len), ("num_bytes", num_bytes)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise InvalidArgumentError(
+                    f"HeaderInfo.{name} must be an int, not {type(value).__name__} "
+                    f"(filter {entry.key!r})"
+                )
     if header_len <= 0 or header_len > entry.read.range.length:
         # The decoder cannot have consumed bytes it was not given: a bug, not bad data.
         raise InvalidArgumentError(
@@ -712,6 +738,24 @@ def _check_header(
             f"{num_bytes}), past the footer start {footer_start}"
         )
     return ByteRange(entry.offset + header_len, end)
+
+
+def _inside_read(
+    entry: PlannedFilter[Any], bitset: ByteRange, held: set[ByteRange]
+) -> Location | None:
+    """The bitset's location when the one buffer its header came from holds it all, else None.
+
+    The usual case (a known length, or a guess long enough): no other buffer needs to be
+    searched, and one piece means :meth:`Location.view` copies nothing.
+    """
+    assert entry.read is not None
+    pieces = entry.read.pieces
+    if len(pieces) != 1:
+        return None
+    buffer = pieces[0].buffer
+    if buffer.start <= bitset.start and bitset.end <= buffer.end and buffer in held:
+        return Location(bitset, (Piece(buffer, bitset.start, bitset.end),))
+    return None
 
 
 def plan_bitset_reads(
@@ -740,15 +784,17 @@ def plan_bitset_reads(
         raise InvalidArgumentError(
             f"got {len(headers)} headers for {len(plan.filters)} planned filters"
         )
-    coverage = _Coverage()
-    coverage.add_round(plan.fetches)
-    coverage.add_round((plan.tail,))
+    # Buffers already held; a coverage index over them is built only when a bitset is not
+    # inside the buffer its header came from.
+    held = {*plan.fetches, plan.tail}
+    coverage: _Coverage | None = None
 
-    # Per filter: its final outcome, or (header, bitset range) still to be located.
-    outcomes: list[ResolvedFilter[K] | tuple[HeaderInfo, ByteRange]] = []
+    # Per filter: its final outcome, or (header, bitset range, location if already known).
+    outcomes: list[ResolvedFilter[K] | tuple[int, int, ByteRange, Location | None]] = []
     missing: list[ByteRange] = []
+    planned = FilterStatus.PLANNED
     for entry, header in zip(plan.filters, headers, strict=True):
-        if entry.status is not FilterStatus.PLANNED:
+        if entry.status is not planned:
             if header is not None:
                 raise InvalidArgumentError(
                     f"filter {entry.key!r} is {entry.status.value}; its header must be None"
@@ -775,8 +821,8 @@ def plan_bitset_reads(
                 f"header for filter {entry.key!r} must be a HeaderInfo or a "
                 f"(header_len, num_bytes) pair, a reason string or None, not {header!r}"
             )
-        info = HeaderInfo(*header)
-        checked = _check_header(entry, info, plan.footer_start, plan.config)
+        header_len, num_bytes = header
+        checked = _check_header(entry, header_len, num_bytes, plan.footer_start, plan.config)
         if isinstance(checked, str):
             outcomes.append(
                 ResolvedFilter(
@@ -785,33 +831,39 @@ def plan_bitset_reads(
                     entry.length,
                     FilterStatus.UNUSABLE,
                     checked,
-                    info.header_len,
-                    info.num_bytes,
+                    header_len,
+                    num_bytes,
                 )
             )
             continue
-        outcomes.append((info, checked))
-        missing.extend(coverage.missing(checked))
+        located = _inside_read(entry, checked, held)
+        if located is None:
+            if coverage is None:
+                coverage = _Coverage()
+                coverage.add_round(plan.fetches)
+                coverage.add_round((plan.tail,))
+            missing.extend(coverage.missing(checked))
+        outcomes.append((header_len, num_bytes, checked, located))
 
-    fetches = tuple(merge_ranges(missing, plan.config.max_hole_bytes, plan.config.max_range_bytes))
-    coverage.add_round(fetches)
+    fetches = tuple(
+        _merge_checked(missing, plan.config.max_hole_bytes, plan.config.max_range_bytes)
+    )
+    if coverage is not None:
+        coverage.add_round(fetches)
 
     resolved: list[ResolvedFilter[K]] = []
+    ready = FilterStatus.READY
     for entry, outcome in zip(plan.filters, outcomes, strict=True):
         if isinstance(outcome, ResolvedFilter):
             resolved.append(outcome)
             continue
-        info, bitset = outcome
+        header_len, num_bytes, bitset, located = outcome
+        if located is None:
+            assert coverage is not None
+            located = coverage.locate(bitset)
         resolved.append(
             ResolvedFilter(
-                entry.key,
-                entry.offset,
-                entry.length,
-                FilterStatus.READY,
-                None,
-                info.header_len,
-                info.num_bytes,
-                coverage.locate(bitset),
+                entry.key, entry.offset, entry.length, ready, None, header_len, num_bytes, located
             )
         )
     return BitsetPlan(fetches, tuple(resolved))

@@ -26,7 +26,7 @@ import os
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import numpy as np
@@ -292,26 +292,54 @@ def _plain_string(desc: ColumnDescriptor) -> bool:
     )
 
 
-def _fast_alternatives(leaf: _Leaf, values: Sequence[Any], desc: ColumnDescriptor) -> bool:
+def _sorted_unique(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The distinct values of a 1-D array, sorted (``np.unique`` without its general machinery)."""
+    arr = np.sort(arr)
+    if len(arr) > 1:
+        differs = arr[1:] != arr[:-1]
+        if not differs.all():
+            arr = arr[np.concatenate(([True], differs))]
+    return arr
+
+
+_NONE_TYPE = type(None)
+#: Up to this many ints, an IN list is sorted and deduplicated in Python, beyond in numpy.
+_SMALL_IN_LIST = 1000
+_STRING_TYPES = frozenset((str, TextLiteral))
+
+
+def _fast_alternatives(
+    leaf: _Leaf, values: Sequence[Any], desc: ColumnDescriptor, types: set[type]
+) -> bool:
     """Vectorised keys and hashes for long IN lists of plain ints or strings.
 
     Gives exactly what the general path gives (one PLAIN encoding per value),
     without a Python call per value into the encoder. Returns False when the
-    values are not all of the simple kind, leaving the general path to decide.
+    values are not all of the simple kind (``types``: the set of their types),
+    leaving the general path to decide.
     """
     if len(values) < 64:
         return False
-    if _plain_int(desc) and all(type(v) is int for v in values):
+    if types == {int} and _plain_int(desc):
         lo, hi, dtype = _INT_LIMITS[desc.physical_type]
-        inside = [v for v in values if lo <= v <= hi]
-        for v in values:
-            if not lo <= v <= hi and len(leaf.cannot) < 3:
-                leaf.cannot.append(f"{v}: outside the column's range [{lo}, {hi}]")
-        arr = np.unique(np.array(inside, dtype=dtype))  # sorted, as the stats bisect needs
-        leaf.keys = arr.tolist()
+        inside: Sequence[int] = values
+        if min(values) < lo or max(values) > hi:
+            # Checked here, not left to numpy: numpy 1.x wraps out-of-range ints around.
+            inside = [v for v in values if lo <= v <= hi]
+            for v in values:
+                if not lo <= v <= hi and len(leaf.cannot) < 3:
+                    leaf.cannot.append(f"{v}: outside the column's range [{lo}, {hi}]")
+        if len(inside) <= _SMALL_IN_LIST:
+            # Sorted (as the statistics bisect needs) and distinct; for a short list
+            # Python's set and sort cost less than numpy's per-call overhead.
+            leaf.keys = sorted(set(inside))
+            arr = np.array(leaf.keys, dtype=dtype)
+        else:
+            arr = _sorted_unique(np.array(inside, dtype=dtype))
+            leaf.keys = arr.tolist()
         leaf.hashes = hash_values(arr, desc.physical_type)
         return True
-    if _plain_string(desc) and all(type(v) in (str, TextLiteral) for v in values):
+    if types <= _STRING_TYPES and _plain_string(desc):
         try:
             raw = sorted({(v.text if isinstance(v, TextLiteral) else v).encode() for v in values})
         except UnicodeEncodeError:
@@ -331,14 +359,16 @@ def _build_leaf(p: Eq | In, desc: ColumnDescriptor) -> _Leaf:
             leaf.null_safe = p.null_safe
             return leaf
         values = (p.value,)
+        types = {type(p.value)}
     else:
         values = p.values
-        if any(v is None for v in values):
+        types = set(map(type, values))
+        if _NONE_TYPE in types:
             # NULL in an IN list: nulls never prune.
             leaf.null_probe = True
             return leaf
     leaf.kind = _sort_kind(desc)
-    if _fast_alternatives(leaf, values, desc):
+    if _fast_alternatives(leaf, values, desc, types):
         return leaf
     alternatives: list[tuple[Any, bytes]] = []
     for value in values:
@@ -369,14 +399,21 @@ def _build_leaf(p: Eq | In, desc: ColumnDescriptor) -> _Leaf:
 # ---- evaluation ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Outcome:
+class _Outcome(NamedTuple):
     excluded: bool
     rule: Rule
     reason: str
 
 
 _PENDING = object()
+#: The first round's outcome for a leaf that only its filter can decide.
+_UNDECIDED = _Outcome(False, Rule.MAY_MATCH, "")
+
+#: One file's leaves decided up to their filter: per ``(id(leaf), row group)``, the outcome
+#: when the column, types, nulls or statistics already decide, else the ``[lo, hi)`` range of
+#: the leaf's sorted keys the filter must be asked about. Filled in the first round (no
+#: filters yet) and read in the second, so nothing before the filter is computed twice.
+_Decided = dict[tuple[int, int], "_Outcome | tuple[int, int]"]
 
 
 def _stats_range(leaf: _Leaf, chunk: ColumnChunk) -> tuple[int, int] | None:
@@ -398,9 +435,8 @@ def _stats_range(leaf: _Leaf, chunk: ColumnChunk) -> tuple[int, int] | None:
     return bisect.bisect_left(leaf.keys, lo_key), bisect.bisect_right(leaf.keys, hi_key)
 
 
-def _eval_leaf(
-    leaf: _Leaf, rg: RowGroup, filt: BloomFilterRead | object | None, strict: bool, path: str
-) -> _Outcome:
+def _before_filter(leaf: _Leaf, rg: RowGroup) -> _Outcome | tuple[int, int]:
+    """What decides a leaf without its filter, or the keys ``[lo, hi)`` left for the filter."""
     if leaf.desc is None:
         return _Outcome(False, Rule.MISSING_COLUMN, f"{leaf.column}: {leaf.missing_reason}")
     chunk = rg.columns[leaf.desc.index]
@@ -422,14 +458,33 @@ def _eval_leaf(
         and leaf.desc.max_repetition_level == 0
     ):
         return _Outcome(True, Rule.NULLS, f"{leaf.column} is all nulls (statistics)")
-    lo, hi = 0, len(leaf.keys)
     span = _stats_range(leaf, chunk)
-    if span is not None:
-        lo, hi = span
-        if lo >= hi:
-            return _Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
+    if span is None:
+        return 0, len(leaf.keys)
+    if span[0] >= span[1]:
+        return _Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
+    return span
+
+
+def _eval_leaf(
+    leaf: _Leaf,
+    rg: RowGroup,
+    filt: BloomFilterRead | object | None,
+    strict: bool,
+    path: str,
+    decided: _Decided | None = None,
+) -> _Outcome:
+    if decided is None:
+        before = _before_filter(leaf, rg)
+    else:
+        key = (id(leaf), rg.index)
+        found = decided.get(key)
+        before = decided[key] = _before_filter(leaf, rg) if found is None else found
+    if isinstance(before, _Outcome):
+        return before
     if filt is _PENDING:
-        return _Outcome(False, Rule.MAY_MATCH, "")
+        return _UNDECIDED
+    assert leaf.desc is not None  # else _before_filter decided
     if not isinstance(filt, BloomFilterRead) or filt.state is FilterState.ABSENT:
         return _Outcome(False, Rule.NO_FILTER, f"{leaf.column} has no Bloom filter")
     if leaf.desc.physical_type is PhysicalType.BOOLEAN:
@@ -449,6 +504,7 @@ def _eval_leaf(
         return _Outcome(
             False, Rule.UNUSABLE_FILTER, f"{leaf.column}: unusable Bloom filter ({filt.reason})"
         )
+    lo, hi = before
     if filt.filter.count_hashes(leaf.hashes[lo:hi]) == 0:
         return _Outcome(True, Rule.BLOOM_FILTER, f"{leaf.label}: excluded by the Bloom filter")
     return _Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the Bloom filter may contain it")
@@ -461,17 +517,18 @@ def _evaluate(
     filters: Mapping[FilterKey, BloomFilterRead] | None,
     strict: bool,
     path: str,
+    decided: _Decided | None = None,
 ) -> _Outcome:
     if isinstance(p, (Eq, In)):
         leaf = leaves[id(p)]
         filt: BloomFilterRead | object | None = _PENDING
         if filters is not None:
             filt = filters.get((rg.index, leaf.desc.path)) if leaf.desc is not None else None
-        return _eval_leaf(leaf, rg, filt, strict, path)
+        return _eval_leaf(leaf, rg, filt, strict, path, decided)
     if isinstance(p, And):
         kept: list[_Outcome] = []
         for child in p.children:
-            out = _evaluate(child, leaves, rg, filters, strict, path)
+            out = _evaluate(child, leaves, rg, filters, strict, path, decided)
             if out.excluded:
                 return out
             kept.append(out)
@@ -479,7 +536,7 @@ def _evaluate(
     if isinstance(p, Or):
         outs = []
         for child in p.children:
-            out = _evaluate(child, leaves, rg, filters, strict, path)
+            out = _evaluate(child, leaves, rg, filters, strict, path, decided)
             if not out.excluded:
                 return out
             outs.append(out)
@@ -539,24 +596,22 @@ async def _prune_file(
                     raise PredicateError(leaf.missing_reason or "no such column", path=path)
         row_groups = footer.metadata.row_groups
         # Round 1 without filters: row groups the types and statistics already
-        # exclude need no filter read at all.
+        # exclude need no filter read at all; their outcome is final.
+        decided: _Decided = {}
+        first = [_evaluate(where, leaves, rg, None, strict, path, decided) for rg in row_groups]
         undecided = [
-            rg for rg in row_groups if not _evaluate(where, leaves, rg, None, strict, path).excluded
+            rg.index for rg, out in zip(row_groups, first, strict=True) if not out.excluded
         ]
         columns = sorted(
             {leaf.desc.path for leaf in leaves.values() if leaf.needs_filter and leaf.desc}
         )
         filters: dict[FilterKey, BloomFilterRead] = {}
         if undecided and columns:
-            _, filters = await reader.footer_and_filters(
-                location, columns, [rg.index for rg in undecided]
-            )
+            _, filters = await reader.footer_and_filters(location, columns, undecided)
         verdicts = []
-        undecided_ids = {rg.index for rg in undecided}
-        for rg in row_groups:
-            out = _evaluate(
-                where, leaves, rg, filters if rg.index in undecided_ids else None, strict, path
-            )
+        for rg, out in zip(row_groups, first, strict=True):
+            if not out.excluded:
+                out = _evaluate(where, leaves, rg, filters, strict, path, decided)
             verdicts.append(
                 Verdict(path, rg.index, rg.num_rows, not out.excluded, out.reason, out.rule)
             )

@@ -12,10 +12,12 @@ import re
 import struct
 import time
 import tracemalloc
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,16 +27,22 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from pybloom_async.errors import EncryptedFileError, InvalidArgumentError, ParquetFormatError
 from pybloom_async.parquet import (
+    DATA_PAGE,
     MAGIC,
     THRIFT_DECODER,
     CompressionCodec,
     Encoding,
     FileMetaData,
+    FlatColumn,
+    FlatFooter,
     FooterLocation,
     LogicalKind,
+    PageHeaderReader,
     PageType,
     check_leading_magic,
     decode_file_metadata,
+    decode_flat_footer,
+    decode_page_header,
     parse_footer_tail,
 )
 from pybloom_async.parquet import thrift_specs as wire
@@ -880,3 +888,270 @@ def test_negative_field_ids_are_unknown_fields(decoder: Decoder) -> None:
     data = bytes.fromhex("1502191c480172001600190c0c010000")
     md = _decode_file_metadata(data, "x.parquet", decoder, lazy=False)
     assert (md.num_rows, len(md.row_groups)) == (0, 0)
+
+
+# --- flat footers (decode_flat_footer) ---------------------------------------------------
+
+
+def flat(buf: bytes, decoder: Decoder) -> FlatFooter:
+    return decode_flat_footer(buf, "crafted.parquet", decoder=decoder)
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_flat_footer_of_a_crafted_file(decoder: Decoder) -> None:
+    got = flat(encode(two_column_meta()), decoder)
+    assert (got.num_rows, got.num_row_groups) == (10, 1)
+    ident, name = got.columns
+    assert ident == FlatColumn(("id",), PhysicalType.INT64, True, 1, 10, 4, None, 80)
+    assert name.path == ("name",) and name.physical_type is PhysicalType.BYTE_ARRAY
+    assert not name.required  # OPTIONAL
+    two_groups = two_column_meta()
+    two_groups.row_groups = two_groups.row_groups * 2
+    assert flat(encode(two_groups), decoder) == FlatFooter(10, 2, ())
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+@pytest.mark.parametrize(
+    ("mutate", "error", "message"),
+    [
+        (_set("num_rows", None), ParquetFormatError, "FileMetaData.num_rows is missing"),
+        (_set("num_rows", -1), ParquetFormatError, "num_rows is negative"),
+        (_set("version", None), ParquetFormatError, "version is missing"),
+        (_set("schema", []), ParquetFormatError, "schema is empty"),
+        (_set("row_groups", None), ParquetFormatError, "row_groups is missing"),
+        (_set("row_groups.0.columns", None), ParquetFormatError, "RowGroup.columns is missing"),
+        (_set("encryption_algorithm", wire.Empty()), EncryptedFileError, "plaintext footer"),
+        (
+            _set("row_groups.0.columns.1.crypto_metadata", wire.Empty()),
+            EncryptedFileError,
+            "column chunk is encrypted",
+        ),
+        (_set("row_groups.0.columns.0.meta_data", None), ParquetFormatError, "no meta_data"),
+        (
+            _set("row_groups.0.columns.0.meta_data.type", PhysicalType.INT32),
+            ParquetFormatError,
+            "path or type does not match",
+        ),
+        (
+            _set("row_groups.0.columns.1.meta_data.path_in_schema", [b"other"]),
+            ParquetFormatError,
+            r"path or type does not match its schema leaf \(row group 0, column 'name'\)",
+        ),
+        (
+            lambda m: m.row_groups[0].columns.pop(),
+            ParquetFormatError,
+            "1 column chunks but the schema has 2",
+        ),
+        (
+            _set("row_groups.0.columns.0.meta_data.codec", None),
+            ParquetFormatError,
+            "ColumnMetaData.codec is missing",
+        ),
+        (
+            _set("row_groups.0.columns.1.meta_data.data_page_offset", None),
+            ParquetFormatError,
+            "data_page_offset is missing",
+        ),
+        (
+            _set("row_groups.0.columns.0.meta_data.total_compressed_size", -3),
+            ParquetFormatError,
+            "total_compressed_size is negative: -3",
+        ),
+        (
+            _set("row_groups.0.columns.0.meta_data.num_values", -1),
+            ParquetFormatError,
+            "num_values is negative",
+        ),
+        (_set("schema.0.num_children", 3), ParquetFormatError, "only 2 schema elements follow"),
+        (_set("schema.0.num_children", -1), ParquetFormatError, "negative num_children"),
+        (_set("schema.0.num_children", 1), ParquetFormatError, "follow the root"),
+        (
+            _set("schema", [element("root", type=PhysicalType.INT64)]),
+            ParquetFormatError,
+            "root is a primitive",
+        ),
+        (_set("schema.1.type", 11), ParquetFormatError, "unknown physical type 11"),
+        (_set("schema.1.name", None), ParquetFormatError, "element 1 has no name"),
+        (_set("schema.2.repetition_type", 7), ParquetFormatError, "repetition type 7"),
+    ],
+)
+def test_flat_footer_rejects(
+    decoder: Decoder,
+    mutate: Callable[[wire.FileMetaData], Any],
+    error: type[Exception],
+    message: str,
+) -> None:
+    meta = two_column_meta()
+    mutate(meta)
+    with pytest.raises(error, match=message) as info:
+        flat(encode(meta), decoder)
+    assert "crafted.parquet" in str(info.value)
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_flat_footer_walks_nested_groups(decoder: Decoder) -> None:
+    """Paths, types and REQUIRED-ness through groups; a group's claimed children are checked."""
+    leaf = {"type": PhysicalType.INT32, "repetition_type": 0}
+    schema = [
+        element("root", num_children=2),
+        element("a", num_children=2, repetition_type=0),
+        element("x", **leaf),
+        element("b", num_children=1, repetition_type=1),
+        element("y", **leaf),
+        element("z", **leaf),
+    ]
+    paths = [["a", "x"], ["a", "b", "y"], ["z"]]
+    chunks = [
+        wire.ColumnChunk(meta_data=column_meta(p, PhysicalType.INT32, codec=0)) for p in paths
+    ]
+    meta = two_column_meta(
+        schema=schema, row_groups=[wire.RowGroup(columns=chunks, total_byte_size=1, num_rows=10)]
+    )
+    got = flat(encode(meta), decoder)
+    assert [(c.path, c.required) for c in got.columns] == [
+        (("a", "x"), True),
+        (("a", "b", "y"), False),  # under an OPTIONAL group
+        (("z",), True),
+    ]
+    # A group claiming more children than the elements after it hold.
+    meta.schema[3].num_children = 3
+    with pytest.raises(ParquetFormatError, match="only 2 schema elements follow"):
+        flat(encode(meta), decoder)
+    # Children counts that each fit but together run past the end.
+    meta.schema[3].num_children = 1
+    meta.schema[0].num_children = 3
+    with pytest.raises(ParquetFormatError, match="declares more children"):
+        flat(encode(meta), decoder)
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+@pytest.mark.parametrize("name", sorted(_hostile_inputs()))
+def test_flat_footer_fails_cleanly_on_hostile_input(decoder: Decoder, name: str) -> None:
+    data = _hostile_inputs()[name]
+    tracemalloc.start()
+    try:
+        with pytest.raises(ParquetFormatError, match=r"crafted\.parquet"):
+            flat(data, decoder)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2 * len(data) + (1 << 20), f"{name}: peak {peak} bytes"
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_flat_footer_agrees_with_the_full_decoder_on_the_corpus(
+    parquet_testing: Path, decoder: Decoder
+) -> None:
+    """Where the full decoder reads a footer, the flat one reads the same leaves and chunks;
+    every truncation of a real footer fails cleanly."""
+    compared = 0
+    for file in _corpus(parquet_testing):
+        name = file.relative_to(parquet_testing).as_posix()
+        data = file.read_bytes()
+        try:
+            footer = bytes(parse_footer_tail(data, len(data), path=name).metadata_bytes(data))
+        except ParquetFormatError:
+            continue  # encrypted footers, files too damaged to locate one
+        try:
+            full = _decode_file_metadata(footer, name, decoder, lazy=False)
+        except ParquetFormatError:
+            try:  # it reads fewer fields: a clean error, or a decode of those
+                decode_flat_footer(footer, name, decoder=decoder)
+            except ParquetFormatError:
+                pass
+            continue
+        got = decode_flat_footer(footer, name, decoder=decoder)
+        assert (got.num_rows, got.num_row_groups) == (full.num_rows, len(full.row_groups))
+        if len(full.row_groups) != 1:
+            assert got.columns == (), name
+            continue
+        expected = tuple(
+            FlatColumn(
+                c.column.path_parts,
+                c.physical_type,
+                c.column.max_definition_level == 0,
+                c.codec,
+                c.num_values,
+                c.data_page_offset,
+                c.dictionary_page_offset,
+                c.total_compressed_size,
+            )
+            for c in full.row_groups[0].columns
+        )
+        assert got.columns == expected, name
+        compared += 1
+    assert compared > 20
+    for footer in _real_footers(parquet_testing):
+        for cut in range(0, len(footer), max(1, len(footer) // 100)):
+            with pytest.raises(ParquetFormatError):
+                decode_flat_footer(footer[:cut], "cut.parquet", decoder=decoder)
+
+
+# --- page headers (PageHeaderReader) -------------------------------------------------------
+
+
+def _checksummed_file(tmp_path: Path) -> bytes:
+    """One row group, one page per chunk, page CRCs written."""
+    table = pa.table(
+        {
+            "i": pa.array(range(50), pa.int64()),
+            "s": pa.array([f"v{i}" for i in range(50)]),
+            "d": pa.array([i / 3 for i in range(50)]),
+        }
+    )
+    path = tmp_path / "pages.parquet"
+    pq.write_table(table, path, compression="none", use_dictionary=False, write_page_checksum=True)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_page_headers_of_a_pyarrow_file(tmp_path: Path, decoder: Decoder) -> None:
+    data = _checksummed_file(tmp_path)
+    location = parse_footer_tail(data, len(data))
+    md = decode_file_metadata(location.metadata_bytes(data))
+    reader = PageHeaderReader(data, path="pages.parquet", decoder=decoder)
+    for chunk in md.row_groups[0].columns:
+        start = chunk.data_page_offset
+        header = reader.read(start, column=chunk.path)
+        assert header == decode_page_header(data, start)
+        assert header.type == DATA_PAGE and header.num_values == 50
+        assert header.encoding == Encoding.PLAIN
+        assert header.compressed_page_size == header.uncompressed_page_size
+        size = header.compressed_page_size
+        assert size is not None and header.crc is not None
+        assert header.header_length + size == chunk.total_compressed_size
+        body = data[start + header.header_length : start + header.header_length + size]
+        assert header.crc & 0xFFFFFFFF == zlib.crc32(body)
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_page_header_errors(tmp_path: Path, decoder: Decoder) -> None:
+    data = _checksummed_file(tmp_path)
+    location = parse_footer_tail(data, len(data))
+    start = decode_file_metadata(location.metadata_bytes(data)).row_groups[0].columns[0]
+    offset = start.data_page_offset
+    reader = PageHeaderReader(data, path="pages.parquet", decoder=decoder)
+    good = reader.read(offset)
+    for bad in (-1, len(data)):
+        with pytest.raises(ParquetFormatError, match=rf"offset {bad} lies outside.*pages"):
+            reader.read(bad, column="i")
+    with pytest.raises(InvalidArgumentError):
+        reader.read(True)
+    with pytest.raises(InvalidArgumentError):
+        PageHeaderReader(bytearray(data))  # type: ignore[arg-type]
+    # Every strict prefix of a header fails, naming the file and column; the reader
+    # still decodes a good header afterwards.
+    for cut in range(offset + 1, offset + good.header_length):
+        short = PageHeaderReader(data[:cut], path="pages.parquet", decoder=decoder)
+        with pytest.raises(ParquetFormatError, match=r"malformed page header.*pages.*'i'"):
+            short.read(offset, column="i")
+        assert reader.read(offset) == good
+    # Hostile bytes in place of a header: a clean error (deep nesting, huge claims), or,
+    # for the two that are an empty struct, an empty header.
+    for name, hostile in _hostile_inputs().items():
+        hostile_reader = PageHeaderReader(hostile + b"\x00", path="h", decoder=decoder)
+        try:
+            header = hostile_reader.read(0)
+        except ParquetFormatError:
+            continue
+        assert name in ("stop only", "empty") and header.type is None, name

@@ -435,6 +435,79 @@ def test_parse_refuses_damage(damage: str) -> None:
         parse_index(make(), path="i")
 
 
+def _leaf_chunks(data: bytes) -> list[tuple[str, int, int]]:
+    """Per leaf of an index file: its dotted path, where its chunk starts, its size."""
+    meta = pq.ParquetFile(pa.BufferReader(data)).metadata.row_group(0)
+    return [
+        (c.path_in_schema, c.data_page_offset, c.total_compressed_size)
+        for c in (meta.column(i) for i in range(meta.num_columns))
+    ]
+
+
+def test_every_page_is_checked() -> None:
+    """A byte changed in any field's page (its last byte: the value) is caught by that
+    page's CRC32, whichever field it is."""
+    leaves = _leaf_chunks(GOOD)
+    assert len(leaves) == 10 + 11 * len(sample_index().columns)
+    for leaf, start, size in leaves:
+        at = start + size - 1
+        damaged = GOOD[:at] + bytes([GOOD[at] ^ 0x01]) + GOOD[at + 1 :]
+        with pytest.raises(ParquetFormatError, match="checksum mismatch") as info:
+            parse_index(damaged, path="i")
+        assert info.value.column == leaf
+
+
+def _without_field(data: bytes, name: str, inner: str | None = None) -> bytes:
+    """The index re-written without a top-level field, or without a field of a struct."""
+    table = pq.read_table(pa.BufferReader(data))
+    if inner is None:
+        table = table.drop_columns([name])
+    else:
+        i = table.schema.get_field_index(name)
+        struct_type = table.schema.field(i).type
+        kept = [f for f in struct_type if f.name != inner]
+        array = table.column(i).combine_chunks()
+        children = [array.field(f.name) for f in kept]
+        field = pa.field(name, pa.struct(kept), nullable=False)
+        table = table.set_column(i, field, pa.StructArray.from_arrays(children, fields=kept))
+    return _write_like_an_index(table)
+
+
+def _write_like_an_index(table: Any) -> bytes:
+    out = io.BytesIO()
+    options = dict(compression="none", use_dictionary=False, write_statistics=False)
+    pq.write_table(table, out, **options, write_page_checksum=True, store_schema=False)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "inner"),
+    [
+        ("format", None),
+        ("format_version", None),
+        ("file_etag", None),
+        ("num_columns", None),
+        ("column_1", "path"),
+        ("column_0", "ndv"),
+        ("column_2", "bloom_filter"),
+    ],
+)
+def test_every_field_is_required(name: str, inner: str | None) -> None:
+    damaged = _without_field(GOOD, name, inner)
+    with pytest.raises(ParquetFormatError, match="a field is missing") as info:
+        parse_index(damaged, path="i")
+    assert info.value.column == (name if inner is None else f"{name}.{inner}")
+
+
+def test_a_field_of_the_wrong_type_is_refused() -> None:
+    table = pq.read_table(pa.BufferReader(GOOD))
+    i = table.schema.get_field_index("file_size")
+    field = pa.field("file_size", pa.int32(), nullable=False)
+    table = table.set_column(i, field, pa.array([5], pa.int32()))
+    with pytest.raises(ParquetFormatError, match="field is INT32, expected INT64"):
+        parse_index(_write_like_an_index(table), path="i")
+
+
 def _plain_parquet() -> bytes:
     """Another one-row file of REQUIRED PLAIN columns: readable, but not an index."""
     out = io.BytesIO()

@@ -781,3 +781,35 @@ def test_plans_fuzz(
         if resolved.bitset is not None:
             r = resolved.bitset.range
             assert bytes(resolved.bitset.view(all_buffers)) == content[r.start : r.end]
+
+
+def test_exact_ranges_take_the_rules_of_classify() -> None:
+    """plan_filter_reads accepts the usual (offset, length) pairs without calling _classify:
+    on every boundary both give the same outcome, reason and range."""
+    from pybloom_async.plan import _classify
+
+    limit = SMALL.max_serialized_bytes
+    offsets = [-1, 0, 1, 3, 4, 5, FOOTER - limit - 1, FOOTER - 48, FOOTER - 47, FOOTER - 1]
+    offsets += [FOOTER, FOOTER + 1, True]
+    lengths = [-1, 0, 1, MIN_FILTER_BYTES - 1, MIN_FILTER_BYTES, MIN_FILTER_BYTES + 1]
+    lengths += [limit - 1, limit, limit + 1, FOOTER, True, None]
+    checked = 0
+    for offset in offsets:
+        for length in lengths:
+            wanted = [("f", offset, length)]
+            try:
+                reference = _classify("f", offset, length, FOOTER, SMALL)
+            except InvalidArgumentError:
+                with pytest.raises(InvalidArgumentError):
+                    round_one(wanted)  # type: ignore[arg-type]
+                continue
+            (got,) = round_one(wanted).filters  # type: ignore[arg-type]
+            if isinstance(reference, ByteRange):
+                assert got.status is FilterStatus.PLANNED and got.read is not None
+                assert got.read.range == reference, (offset, length)
+            elif isinstance(reference, int):  # a guess
+                assert got.status is FilterStatus.PLANNED and got.length is None
+            else:
+                assert (got.status, got.reason) == (reference.status, reference.reason)
+            checked += 1
+    assert checked > 100

@@ -438,6 +438,46 @@ def test_long_in_lists_match_the_general_path(table_file: tuple[Path, pa.Table])
     assert sum(v.kept for v in fast) < len(fast)
 
 
+def test_long_int32_in_lists_with_duplicates_and_values_out_of_range(tmp_path: Path) -> None:
+    """The vectorised path on an INT32 column: values outside the type are refused (numpy
+    must not wrap them around), duplicates collapse; the verdicts and reasons are those of
+    the value-by-value path."""
+    from pybloom_async import Or
+    from pybloom_async.predicate import Eq
+
+    path = tmp_path / "i32.parquet"
+    values = np.arange(0, 40_000, 10, dtype=np.int32)
+    pq.write_table(
+        pa.table({"k": pa.array(values)}),
+        path,
+        row_group_size=1000,
+        bloom_filter_options={"k": {"ndv": 1000, "fpp": 0.01}},
+    )
+    present = [int(v) for v in values[::97]]
+    outside = [2**31, 2**32 + present[0], -(2**31) - 1, 2**40]
+    absent = [v + 5 for v in present]
+    probes = [*present, *present[:10], *outside, *absent]
+    assert len(probes) >= 64
+    fast = prune_sync(path, col("k").isin(probes))
+    slow = prune_sync(path, Or(tuple(Eq("k", v) for v in probes)))
+    assert [v.kept for v in fast] == [v.kept for v in slow]
+    assert all(v.kept for v in fast)  # every row group holds a present value
+    # Long lists are deduplicated and sorted by numpy, short ones in Python: alike.
+    long = prune_sync(path, col("k").isin(probes * 15))
+    assert len(probes) * 15 > 1000
+    assert [v.kept for v in long] == [v.kept for v in fast]
+    subset = [*present[:20], *absent[:40], *outside] * 30
+    short, many = (
+        prune_sync(path, col("k").isin(subset[:70])),
+        prune_sync(path, col("k").isin(subset)),
+    )
+    assert [(v.kept, v.rule) for v in short] == [(v.kept, v.rule) for v in many]
+    # Only values outside the type: ruled out by the type, with the first of them named.
+    (first, *_) = prune_sync(path, col("k").isin(outside * 20))
+    assert not first.kept and first.rule is Rule.TYPE
+    assert "2147483648: outside the column's range" in first.reason
+
+
 # ---- the blocking path of the *_sync functions -------------------------------------------
 
 

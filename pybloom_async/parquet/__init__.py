@@ -2,11 +2,14 @@
 
 Pure functions over bytes (no I/O): the async reader fetches the bytes and
 calls :func:`parse_footer_tail` and :func:`decode_file_metadata`; the pruner
-encodes probe values with :func:`encode_value`.
+encodes probe values with :func:`encode_value`. Small files of a known layout
+(sidecar indexes) are read with :func:`decode_flat_footer` and
+:class:`PageHeaderReader` instead.
 """
 
 from __future__ import annotations
 
+from .flat import FlatColumn, FlatFooter, decode_flat_footer
 from .footer import (
     ENCRYPTED_MAGIC,
     MAGIC,
@@ -27,6 +30,7 @@ from .footer import (
     decode_file_metadata,
     parse_footer_tail,
 )
+from .pages import DATA_PAGE, PageHeader, PageHeaderReader, decode_page_header
 from .schema import (
     MAX_SCHEMA_DEPTH,
     ColumnDescriptor,
@@ -51,6 +55,7 @@ from .values import (
 )
 
 __all__ = [
+    "DATA_PAGE",
     "ENCRYPTED_MAGIC",
     "MAGIC",
     "MAX_SCHEMA_DEPTH",
@@ -65,12 +70,16 @@ __all__ = [
     "Encoded",
     "Encoding",
     "FileMetaData",
+    "FlatColumn",
+    "FlatFooter",
     "FooterLocation",
     "KeyValue",
     "LogicalKind",
     "LogicalType",
     "NeverPrunes",
     "PageEncodingStats",
+    "PageHeader",
+    "PageHeaderReader",
     "PageType",
     "Probe",
     "Repetition",
@@ -83,6 +92,8 @@ __all__ = [
     "build_schema",
     "check_leading_magic",
     "decode_file_metadata",
+    "decode_flat_footer",
+    "decode_page_header",
     "encode_text",
     "encode_value",
     "parse_footer_tail",

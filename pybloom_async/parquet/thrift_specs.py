@@ -38,6 +38,7 @@ from thrift.Thrift import TType
 __all__ = [
     "ColumnChunk",
     "ColumnMetaData",
+    "DataPageHeader",
     "DecimalType",
     "Empty",
     "FileMetaData",
@@ -45,6 +46,7 @@ __all__ = [
     "KeyValue",
     "LogicalType",
     "PageEncodingStats",
+    "PageHeader",
     "RowGroup",
     "SchemaElement",
     "Statistics",
@@ -311,6 +313,27 @@ class FileMetaData(_Struct):
     encryption_algorithm: Empty | None = None
 
 
+class DataPageHeader(_Struct):
+    """``struct DataPageHeader`` (data page v1; without the level encodings and statistics)."""
+
+    num_values: int | None = None
+    encoding: int | None = None
+
+
+class PageHeader(_Struct):
+    """``struct PageHeader``: the header before each page of a column chunk.
+
+    Only the data page v1 member is read; dictionary, index and v2 data pages are
+    recognised by ``type`` (their own headers are skipped).
+    """
+
+    type: int | None = None
+    uncompressed_page_size: int | None = None
+    compressed_page_size: int | None = None
+    crc: int | None = None
+    data_page_header: DataPageHeader | None = None
+
+
 # Specs are installed leaves first, so that a struct's spec can embed the
 # (already complete) specs of the structs it contains.
 _EMPTY = _struct(Empty)
@@ -429,4 +452,14 @@ _spec(
     (6, TType.STRING, "created_by", _BINARY),
     # 7: column_orders is not read.
     (8, TType.STRUCT, "encryption_algorithm", _EMPTY),
+)
+_spec(DataPageHeader, (1, TType.I32, "num_values", None), (2, TType.I32, "encoding", None))
+_spec(
+    PageHeader,
+    (1, TType.I32, "type", None),
+    (2, TType.I32, "uncompressed_page_size", None),
+    (3, TType.I32, "compressed_page_size", None),
+    (4, TType.I32, "crc", None),
+    (5, TType.STRUCT, "data_page_header", _struct(DataPageHeader)),
+    # 6-8 (index, dictionary and v2 data page headers) are not read.
 )

@@ -1,0 +1,156 @@
+"""Parquet page headers: the thrift ``PageHeader`` before every page (pure, no I/O).
+
+A column chunk is a run of pages, each a compact-protocol ``PageHeader`` followed by
+``compressed_page_size`` bytes. :class:`PageHeaderReader` decodes headers anywhere in
+one buffer (one thrift transport for all of them); :func:`decode_page_header` is the
+one-off form. Only the fields of data pages v1 are read (:mod:`.thrift_specs`); other
+page kinds are recognised by ``type`` and their own headers skipped.
+
+The bytes are untrusted: decoder limits come from the buffer's size, and every
+decoder failure becomes a :class:`~pybloom_async.errors.ParquetFormatError` naming
+the file and column. Sizes in a header are returned as found; the caller checks them
+against the chunk before using them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NamedTuple
+
+from thrift.protocol.TCompactProtocol import TCompactProtocol
+from thrift.transport.TTransport import TMemoryBuffer
+
+from ..errors import InvalidArgumentError, ParquetFormatError
+from . import thrift_specs as wire
+from .footer import THRIFT_DECODER, _describe, _limits_for, _PythonCompactProtocol
+
+try:
+    from thrift.protocol import fastbinary as _fastbinary
+except ImportError:  # pragma: no cover - thrift built without its C extension (footer.py)
+    _fastbinary = None
+
+__all__ = ["DATA_PAGE", "PageHeader", "PageHeaderReader", "decode_page_header"]
+
+#: ``PageType.DATA_PAGE`` of parquet.thrift.
+DATA_PAGE = 0
+
+
+class PageHeader(NamedTuple):
+    """One decoded ``PageHeader``; fields the writer left out are None."""
+
+    type: int | None  # a PageType number (DATA_PAGE is 0)
+    uncompressed_page_size: int | None
+    compressed_page_size: int | None  # the bytes that follow the header
+    crc: int | None  # CRC32 of those bytes as thrift's signed i32: compare crc & 0xFFFFFFFF
+    num_values: int | None  # from the v1 data page header (None for other pages)
+    encoding: int | None  # the v1 data page's Encoding number (PLAIN is 0)
+    header_length: int  # bytes the header itself took
+
+
+_ARGS = [wire.PageHeader, wire.PageHeader.thrift_spec]
+
+
+class PageHeaderReader:
+    """Decodes page headers at any offset of one buffer.
+
+    One thrift transport serves every read (it seeks to each offset), so a reader must
+    not be shared between threads.
+
+    Parameters
+    ----------
+    data:
+        The bytes holding the pages (a whole small file, or a column chunk); not copied.
+    path:
+        The file's name, for error messages.
+    decoder:
+        The thrift decoder: the footer decoder's choice by default (``THRIFT_DECODER``).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``data`` is not ``bytes``.
+    """
+
+    __slots__ = ("_buffer", "_decoder", "_protocol", "_size", "path")
+
+    def __init__(
+        self,
+        data: bytes,
+        *,
+        path: str | None = None,
+        decoder: Literal["fastbinary", "python"] = THRIFT_DECODER,
+    ) -> None:
+        if not isinstance(data, bytes):
+            raise InvalidArgumentError(f"page data must be bytes, not {type(data).__name__}")
+        self.path = path
+        self._size = len(data)
+        self._decoder = decoder
+        self._protocol: Any = self._new_protocol(TMemoryBuffer(data))  # shares the bytes
+        self._buffer = self._protocol.trans._buffer
+
+    def _new_protocol(self, transport: TMemoryBuffer) -> Any:
+        limit = _limits_for(self._size)
+        kind = TCompactProtocol if self._decoder == "fastbinary" else _PythonCompactProtocol
+        return kind(transport, string_length_limit=limit, container_length_limit=limit)
+
+    def read(self, offset: int, *, column: str | None = None) -> PageHeader:
+        """Decode the header that starts at ``offset``.
+
+        Raises
+        ------
+        ParquetFormatError
+            ``offset`` lies outside the buffer, or the bytes there are not a valid
+            header (truncated, malformed thrift).
+        InvalidArgumentError
+            ``offset`` is not an int.
+        """
+        if type(offset) is not int:
+            raise InvalidArgumentError(f"offset must be an int, not {type(offset).__name__}")
+        if not 0 <= offset < self._size:
+            raise ParquetFormatError(
+                f"page header offset {offset} lies outside the {self._size} bytes",
+                path=self.path,
+                column=column,
+            )
+        buffer = self._buffer
+        buffer.seek(offset)
+        raw = wire.PageHeader()
+        try:
+            if self._decoder == "fastbinary":
+                _fastbinary.decode_compact(raw, self._protocol, _ARGS)
+            else:
+                self._protocol.readStruct(raw, wire.PageHeader.thrift_spec)
+        except Exception as exc:  # every decoder failure, whatever its type, is a format error
+            # The pure-Python protocol keeps state between calls: start the next read afresh.
+            self._protocol = self._new_protocol(self._protocol.trans)
+            raise ParquetFormatError(
+                f"malformed page header at offset {offset}: {_describe(exc)}",
+                path=self.path,
+                column=column,
+            ) from None
+        dph = raw.data_page_header
+        return PageHeader(
+            raw.type,
+            raw.uncompressed_page_size,
+            raw.compressed_page_size,
+            raw.crc,
+            None if dph is None else dph.num_values,
+            None if dph is None else dph.encoding,
+            buffer.tell() - offset,
+        )
+
+
+def decode_page_header(
+    data: bytes, offset: int = 0, *, path: str | None = None, column: str | None = None
+) -> PageHeader:
+    """Decode the ``PageHeader`` at ``offset`` of ``data``.
+
+    To decode many headers of one buffer, make one :class:`PageHeaderReader`.
+
+    Raises
+    ------
+    ParquetFormatError
+        The offset lies outside ``data``, or the header is truncated or malformed.
+    InvalidArgumentError
+        ``data`` is not bytes or ``offset`` not an int.
+    """
+    return PageHeaderReader(data, path=path).read(offset, column=column)
