@@ -182,8 +182,14 @@ static int skip(reader *r, int type, int depth)
         } else if (elem == CT_BOOL_TRUE) {
             elem = CT_BYTE;
         }
-        if (elem == CT_STOP || elem > CT_STRUCT) {
-            return n == 0 ? PBA_OK : PBA_ERR_HDR_MALFORMED;
+        /* An element type outside thrift's is malformed even in an empty list, as
+         * thrift's own decoders say (found by fuzzing against thrift's Python
+         * decoder); STOP, which no writer uses, can only head an empty one. */
+        if (elem > CT_STRUCT || (elem == CT_STOP && n != 0)) {
+            return PBA_ERR_HDR_MALFORMED;
+        }
+        if (elem == CT_STOP) {
+            return PBA_OK;
         }
         for (uint64_t i = 0; i < n; i++) {
             rc = skip(r, elem, depth + 1);

@@ -441,6 +441,16 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], Any]] = {
 }
 
 
+def _describe_unexpected(exc: BaseException) -> str:
+    """One line for an unexpected error; an exception group names what it holds."""
+    group = getattr(exc, "exceptions", None)  # (Base)ExceptionGroup, also the 3.10 backport
+    if isinstance(group, tuple) and group and all(isinstance(e, BaseException) for e in group):
+        inner = "; ".join(_describe_unexpected(e) for e in group[:3])
+        more = f"; ... ({len(group)} in all)" if len(group) > 3 else ""
+        return f"{len(group)} errors: {inner}{more}"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
@@ -466,7 +476,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if os.environ.get("PYBLOOM_ASYNC_DEBUG"):
             raise
         print(
-            f"pybloom-async: internal error: {type(exc).__name__}: {exc} "
+            f"pybloom-async: internal error: {_describe_unexpected(exc)} "
             "(set PYBLOOM_ASYNC_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

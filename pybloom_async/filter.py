@@ -12,6 +12,7 @@ from ._native import ffi, lib
 from .errors import (
     FilterSizeError,
     FilterTooLargeError,
+    InvalidArgumentError,
     InvalidFilterError,
     UnsupportedTypeError,
     ValueEncodingError,
@@ -57,9 +58,10 @@ def decode_header(buf: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[int, in
     FilterSizeError, FilterTooLargeError
         ``numBytes`` is not a power of two in [32, max_bytes].
     """
+    limit = _c_limit(max_bytes)
     view = ffi.from_buffer(buf)
     out = ffi.new("pba_bloom_header *")
-    rc = lib.pba_bloom_header_decode(view, len(view), max(0, int(max_bytes)), out)
+    rc = lib.pba_bloom_header_decode(view, len(view), limit, out)
     if rc == lib.PBA_OK:
         return int(out.header_len), int(out.num_bytes)
     if rc == lib.PBA_ERR_HDR_NUMBYTES:
@@ -80,13 +82,30 @@ def _is_pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
+_U64_MAX = 2**64 - 1
+_UINT64 = np.dtype(np.uint64)
+
+
+def _c_limit(max_bytes: int) -> int:
+    """``max_bytes`` as the C core's uint64_t: negative means 0, beyond 2**64 - 1 saturates.
+
+    Any int is a meaningful limit; without the clamp a limit above 2**64 would raise
+    cffi's OverflowError instead of being applied.
+    """
+    if type(max_bytes) is int and 0 <= max_bytes <= _U64_MAX:
+        return max_bytes  # the usual case, once per filter read: no conversion needed
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
+        raise InvalidArgumentError(f"max_bytes must be an int, not {type(max_bytes).__name__}")
+    return min(max(0, int(max_bytes)), _U64_MAX)
+
+
 def _check_size(num_bytes: int, max_bytes: int) -> int:
     if isinstance(num_bytes, bool) or not isinstance(num_bytes, (int, np.integer)):
         raise FilterSizeError(f"num_bytes must be an int, not {type(num_bytes).__name__}")
     n = int(num_bytes)
     if _is_pow2(n) and n > max_bytes >= MIN_BYTES:
         raise FilterTooLargeError(f"filter of {n} bytes is above the limit of {max_bytes}")
-    if n < 0 or not lib.pba_sbbf_valid_num_bytes(n, max_bytes):
+    if n < 0 or n > _U64_MAX or not lib.pba_sbbf_valid_num_bytes(n, _c_limit(max_bytes)):
         raise FilterSizeError(
             f"num_bytes={n}: a filter size must be a power of two between "
             f"{MIN_BYTES} and {max_bytes} bytes"
@@ -96,6 +115,16 @@ def _check_size(num_bytes: int, max_bytes: int) -> int:
 
 def _hash_buffer(hashes: Any) -> tuple[Any, int, Any]:
     """A C view of uint64 hashes: (pointer, count, owner). Copies only if needed."""
+    if (
+        type(hashes) is np.ndarray
+        and hashes.dtype == _UINT64
+        and hashes.ndim == 1
+        and hashes.flags.c_contiguous
+    ):
+        # The usual case (hash_values' output, or a slice of it; pruning probes one per
+        # row group and value list): usable as it is.
+        ptr = ffi.from_buffer("uint64_t[]", hashes) if hashes.size else ffi.NULL
+        return ptr, int(hashes.size), hashes
     if isinstance(hashes, np.ndarray):
         arr = hashes
         if arr.dtype == np.int64:
@@ -460,7 +489,9 @@ def optimal_num_bytes(ndv: int, fpp: float = 0.01, max_bytes: int = DEFAULT_MAX_
         raise ValueEncodingError("fpp must be between 0 and 1 (exclusive)", value=fpp)
     if max_bytes < MIN_BYTES:
         raise FilterSizeError(f"max_bytes must be at least {MIN_BYTES}")
-    return int(lib.pba_sbbf_optimal_num_bytes(min(int(ndv), 2**64 - 1), float(fpp), int(max_bytes)))
+    return int(
+        lib.pba_sbbf_optimal_num_bytes(min(int(ndv), _U64_MAX), float(fpp), _c_limit(max_bytes))
+    )
 
 
 def _u64(h: int) -> int:

@@ -630,30 +630,32 @@ async def _for_each(
 ) -> list[Any]:
     """Run ``await work(item)`` for every item, ``limit`` at a time; results in item order.
 
-    The first PyBloomError (strict mode) cancels the rest and is raised as it
-    is, not wrapped in an exception group.
+    ``limit`` workers take the items in turn from one iterator, so the tasks alive at
+    once do not grow with the number of items (a task per item, waiting on a limiter,
+    cost about 6 KiB each: 60 MiB for 10,000 files). The first PyBloomError (strict
+    mode) cancels the rest and is raised as it is, not wrapped in an exception group.
     """
     results: list[Any] = [None] * len(items)
-    limiter = anyio.CapacityLimiter(limit)
     failure: list[PyBloomError] = []
     done = 0
+    feed = iter(enumerate(items))  # shared: next() runs on the event loop, between awaits
 
-    async def run(i: int, item: Any, scope: anyio.CancelScope) -> None:
+    async def worker(scope: anyio.CancelScope) -> None:
         nonlocal done
-        async with limiter:
+        for i, item in feed:
             try:
                 results[i] = await work(item)
             except PyBloomError as exc:
                 failure.append(exc)
                 scope.cancel()
                 return
-        done += 1
-        if progress is not None:
-            progress(done, len(items))
+            done += 1
+            if progress is not None:
+                progress(done, len(items))
 
     async with anyio.create_task_group() as tg:
-        for i, item in enumerate(items):
-            tg.start_soon(run, i, item, tg.cancel_scope)
+        for _ in range(min(limit, len(items))):
+            tg.start_soon(worker, tg.cancel_scope)
     if failure:
         raise failure[0]
     return results
@@ -743,10 +745,20 @@ async def prune(
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidArgumentError(f"concurrency must be a positive int, not {limit!r}")
     cache: LeafCache = {}  # values encoded once per column type, not once per file
+
+    async def one(location: str | FileInfo) -> list[Verdict]:
+        try:
+            return await _prune_file(rdr, location, predicate, strict, cache)
+        finally:
+            if reader is None:
+                # The run's own reader caches a file only while it is pruned (its footer
+                # is read, then its filters); kept to the end, every footer and filter of
+                # the run would stay in memory: about 5 KiB per small file.
+                key = location.path if isinstance(location, FileInfo) else os.fspath(location)
+                rdr._drop(key)
+
     try:
-        results = await _for_each(
-            files, lambda loc: _prune_file(rdr, loc, predicate, strict, cache), limit, progress
-        )
+        results = await _for_each(files, one, limit, progress)
     finally:
         if reader is None:
             rdr.clear()

@@ -3,6 +3,8 @@
 #   nginx     (Debian)  serves files with HTTP range requests to the object-store tests
 #   Java 17   (Debian)  runs PySpark and the parquet-java oracle, if no JDK is present
 #   azurite   (npm)     the Azure Blob emulator, into .cache/npm (pinned version)
+#   clang     (Debian)  optional: builds the C fuzz targets (libFuzzer + ASan/UBSan);
+#                       without it `make fuzz-smoke` skips them with a note
 # moto_server comes from the Python test dependencies. Run as root (CI is);
 # without root, the Debian steps are skipped with a note and the tests that
 # need them skip with a reason.
@@ -23,6 +25,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   else
     echo "note: not root, so not installing ${need_apt[*]}; tests needing them will skip" >&2
   fi
+fi
+
+# Optional, so its failure is only a note. libclang-rt-dev holds libFuzzer's runtime,
+# which the clang package alone lacks on Debian.
+if ! command -v clang >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  echo "installing Debian packages (optional): clang libclang-rt-dev"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+      --no-install-recommends clang libclang-rt-dev >/dev/null; } \
+    || echo "note: clang not installed; the C fuzz targets will be skipped" >&2
 fi
 
 if [ ! -x .cache/npm/node_modules/.bin/azurite ] && command -v npm >/dev/null 2>&1; then

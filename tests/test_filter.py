@@ -20,6 +20,7 @@ from pybloom_async import (
     InvalidFilterError,
     PyBloomError,
     SplitBlockBloomFilter,
+    UnsupportedTypeError,
     ValueEncodingError,
     decode_header,
     hash_values,
@@ -386,3 +387,20 @@ def test_from_bitset_and_views() -> None:
         SplitBlockBloomFilter.from_bitset(bytes(48))
     assert f.bitset.readonly
     assert "num_bytes=64" in repr(f)
+
+
+def test_hash_arrays_of_every_layout_probe_alike() -> None:
+    """Contiguous uint64 arrays (and slices of them) are read in place; other layouts are
+    converted or refused as before: the same answers either way."""
+    rng = np.random.default_rng(12)
+    hashes = rng.integers(0, 2**64, size=400, dtype=np.uint64)
+    f = SplitBlockBloomFilter.for_ndv(100, 0.01)
+    f.insert_hashes(hashes[:100])
+    for probe in (hashes, hashes[50:150], hashes[::3], hashes.reshape(20, 20), hashes[:0]):
+        expected = [f.check_hash(int(h)) for h in probe.reshape(-1)]
+        assert f.check_hashes(probe).tolist() == expected
+        assert f.count_hashes(probe) == sum(expected)
+    with pytest.raises(UnsupportedTypeError):
+        f.count_hashes(hashes.astype(">u8"))
+    with pytest.raises(UnsupportedTypeError):
+        f.count_hashes(hashes.astype(np.float64))

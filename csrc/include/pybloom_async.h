@@ -30,7 +30,10 @@ extern "C" {
 #define PBA_BLOCK_BYTES 32u
 #define PBA_SBBF_MIN_BYTES 32u
 #define PBA_SBBF_DEFAULT_MAX_BYTES (128u * 1024u * 1024u)
-/* The largest BloomFilterHeader we write is 18 bytes (numBytes < 2^27). */
+/* The largest BloomFilterHeader we write is 19 bytes: 15 B for numBytes <= 63,
+ * one more per 7 bits of zigzag varint, 18 B below 2^27 and 19 B from 2^27 (the
+ * default limit itself) to 2^30 (found by fuzzing: the encoder was said to stop
+ * at 18). The buffer is larger so that callers need not track this. */
 #define PBA_HEADER_MAX_ENCODED 32u
 
 /* Status codes. 0 is success; every error is negative. */
@@ -175,7 +178,7 @@ unsigned pba_sbbf_fold_steps(size_t num_bytes, double ndv, double fpp);
 /* ---- the thrift-compact BloomFilterHeader ------------------------------- */
 
 /* Write the header for a BLOCK / XXHASH / UNCOMPRESSED filter of num_bytes;
- * returns its length (15..18 for valid sizes), or a negative status. */
+ * returns its length (15..19 for valid sizes), or a negative status. */
 int pba_bloom_header_encode(uint32_t num_bytes, uint8_t out[PBA_HEADER_MAX_ENCODED]);
 /* Decode and validate a header at the start of buf[0..len). Unknown fields are
  * skipped (nesting is bounded); numBytes must be a power of two in

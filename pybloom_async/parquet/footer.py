@@ -974,6 +974,33 @@ class _PythonCompactProtocol(TCompactProtocol):  # type: ignore[misc]  # untyped
     def readString(self) -> Any:
         return self.readBinary()
 
+    def _bounded_varint(self, max_bytes: int) -> int:
+        # The C decoder reads i16 varints of at most 3 bytes and i32 of at most 5; thrift's
+        # Python class reads any length. Refuse the same inputs the C decoder refuses.
+        result = shift = 0
+        for _ in range(max_bytes):
+            byte = int(self.trans.readAll(1)[0])
+            result |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                return result
+            shift += 7
+        raise TProtocolException(TProtocolException.INVALID_DATA, "varint exceeded limit")
+
+    def _zigzag_int(self, max_bytes: int, bits: int) -> int:
+        n = self._bounded_varint(max_bytes)
+        value = (n >> 1) ^ -(n & 1)
+        if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
+            raise TProtocolException(
+                TProtocolException.INVALID_DATA, f"i{bits} value {value} out of range"
+            )
+        return value
+
+    def readI16(self) -> int:
+        return self._zigzag_int(3, 16)
+
+    def readI32(self) -> int:
+        return self._zigzag_int(5, 32)
+
     def readContainerList(self, spec: Any) -> list[Any]:
         ttype, element_spec, _ = spec
         wire_type, size = self.readListBegin()

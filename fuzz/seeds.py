@@ -1,0 +1,193 @@
+"""Seed corpora, built at run time from the parquet-testing files and a few generated inputs.
+
+Nothing here is committed: ``fuzz/run.py`` writes the seeds to ``fuzz/seeds/<target>/``
+(gitignored) before each run. Each function yields ``(name, bytes)`` pairs; a missing
+parquet-testing checkout only means fewer seeds.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: The limit byte (first input byte) that selects the default 128 MiB limit in targets
+#: taking one (index 0 of ``targets.MAX_BYTES_CHOICES``).
+DEFAULT_LIMIT = b"\x00"
+
+
+def testdata() -> Path:
+    """The shared test-data folder (``PYBLOOM_ASYNC_TESTDATA`` overrides it)."""
+    return Path(os.environ.get("PYBLOOM_ASYNC_TESTDATA", REPO.parent / "shared" / "testdata"))
+
+
+def parquet_files() -> list[Path]:
+    """Every file of parquet-testing's ``data/`` and ``bad_data/`` (sorted), if present."""
+    root = testdata() / "parquet-testing"
+    found: list[Path] = []
+    for sub in ("data", "bad_data"):
+        folder = root / sub
+        if folder.is_dir():
+            found += sorted(p for p in folder.iterdir() if p.is_file() and "parquet" in p.name)
+    return found
+
+
+def _footer_of(data: bytes) -> tuple[int, bytes] | None:
+    """(footer start, FileMetaData bytes) when the trailer is sane."""
+    if len(data) < 12 or data[-4:] != b"PAR1":
+        return None
+    (n,) = struct.unpack("<I", data[-8:-4])
+    if n == 0 or n > len(data) - 12:
+        return None
+    return len(data) - 8 - n, data[len(data) - 8 - n : -8]
+
+
+def _chunks(footer: bytes) -> list[tuple[int, str, int | None, int | None]]:
+    """(row group, column, bloom_filter_offset, bloom_filter_length) of every column chunk."""
+    from pybloom_async.parquet import decode_file_metadata
+
+    meta = decode_file_metadata(footer)
+    return [
+        (rg.index, c.path, c.bloom_filter_offset, c.bloom_filter_length)
+        for rg in meta.row_groups
+        for c in rg.columns
+    ]
+
+
+def footers() -> Iterator[tuple[str, bytes]]:
+    """The FileMetaData bytes of every parquet-testing file with a plaintext footer."""
+    for path in parquet_files():
+        found = _footer_of(path.read_bytes())
+        if found is not None:
+            yield path.name, found[1]
+
+
+def _filter_blobs() -> Iterator[tuple[str, bytes]]:
+    """Serialized filters: parquet-testing's, those inside its files, and generated ones."""
+    from pybloom_async.filter import SplitBlockBloomFilter, decode_header
+
+    data_dir = testdata() / "parquet-testing" / "data"
+    for name in ("bloom_filter.xxhash.bin", "bloom_filter.bin"):
+        if (data_dir / name).exists():
+            yield name, (data_dir / name).read_bytes()
+    for path in parquet_files():
+        data = path.read_bytes()
+        found = _footer_of(data)
+        if found is None:
+            continue
+        try:
+            chunks = _chunks(found[1])
+        except Exception:  # a damaged file (bad_data/): no filter seeds from it
+            continue
+        for group, column, offset, _ in chunks:
+            if offset is None or not 4 <= offset < found[0]:
+                continue
+            try:
+                header_len, num_bytes = decode_header(data[offset : offset + 64])
+            except Exception:
+                continue
+            blob = data[offset : offset + header_len + num_bytes]
+            yield f"{path.name}-{group}-{column}", blob
+    for size in (32, 64, 256, 1024):
+        bloom = SplitBlockBloomFilter(size)
+        bloom.insert(list(range(size // 8)), "INT64")
+        yield f"generated-{size}", bloom.to_bytes()
+
+
+def filters() -> Iterator[tuple[str, bytes]]:
+    """Seeds of ``filter_from_bytes``: a limit byte, then a serialized filter."""
+    for name, blob in _filter_blobs():
+        yield name, DEFAULT_LIMIT + blob
+
+
+def headers() -> Iterator[tuple[str, bytes]]:
+    """Seeds of ``bloom_header``: a limit byte, then the first bytes of each filter."""
+    for name, blob in _filter_blobs():
+        yield name, DEFAULT_LIMIT + blob[:40]
+    # Headers with an unknown field a later format version may add (field 5, a struct).
+    yield (
+        "unknown-field",
+        DEFAULT_LIMIT + bytes.fromhex("1580101c1c00001c1c00001c1c00001c150200") + b"\0",
+    )
+
+
+def headers_c() -> Iterator[tuple[str, bytes]]:
+    """Seeds of the C header harness: the same headers (its first byte picks a limit too)."""
+    yield from headers()
+
+
+def columns_c() -> Iterator[tuple[str, bytes]]:
+    """Seeds of the C column harness (see ``fuzz/c/column.c`` for the layout)."""
+    # type, flags, type_length, n (u16), then offsets/data/validity carved from the rest.
+    for ptype in range(8):
+        for flags in (0, 1, 2, 3):
+            yield f"type{ptype}-flags{flags}", bytes([ptype, flags, 4, 8, 0]) + bytes(range(96))
+
+
+def plans() -> Iterator[tuple[str, bytes]]:
+    """Seeds of ``plan``: the real geometry of every parquet-testing file with filters."""
+    from . import planfuzz
+
+    for path in parquet_files():
+        data = path.read_bytes()
+        found = _footer_of(data)
+        if found is None:
+            continue
+        try:
+            chunks = _chunks(found[1])
+        except Exception:  # a damaged file (bad_data/)
+            continue
+        wanted = [(offset, length, 16, 0, 1024) for _, _, offset, length in chunks]
+        if not any(o is not None for o, *_ in wanted):
+            continue
+        for config in (0, 4):
+            # Seeds use the default config (4) and a small one (0) with the file's numbers.
+            yield (
+                f"{path.name}-{config}",
+                planfuzz.encode(config, len(data) - 13, len(found[1]) - 1, 0, wanted),
+            )
+    yield (
+        "packed",
+        planfuzz.encode(
+            0,
+            4000,
+            100,
+            4000,
+            [(4 + 47 * i, 47 if i % 2 else None, 15, 0, 32) for i in range(20)],
+        ),
+    )
+
+
+def reader_scripts() -> Iterator[tuple[str, bytes]]:
+    """Seeds of ``reader``: each base file untouched and with one typical kind of damage."""
+    from . import readerfuzz
+
+    for i, base in enumerate(readerfuzz.bases()):
+        yield f"{base.name}", readerfuzz.encode(i)
+        yield f"{base.name}-small", readerfuzz.encode(i, flags=8)
+        yield f"{base.name}-header", readerfuzz.encode(i, [(2, 0, 4, 0, b"\xff\xff\xff\xff")])
+        yield f"{base.name}-length", readerfuzz.encode(i, [(1, 1, 0, 1 << 40, b"")])
+        yield (
+            f"{base.name}-stats",
+            readerfuzz.encode(i, [(4, 0, 16 | 3, 5, b"\x01\x02\x03")], flags=16),
+        )
+
+
+def paimon_indexes() -> Iterator[tuple[str, bytes]]:
+    """Seeds of ``paimon_index``: containers written by the package, with real filters."""
+    from pybloom_async.paimon import BloomFilter64, write_paimon_file_index
+
+    bloom = BloomFilter64(100, 0.05)
+    bloom.add([1, 2, 3], "BIGINT")
+    payload = bloom.to_bytes()
+    yield "one", write_paimon_file_index({"id": {"bloom-filter": payload}})
+    yield (
+        "two",
+        write_paimon_file_index(
+            {"id": {"bloom-filter": payload, "bitmap": b"\x01\x02"}, "név": {"bloom-filter": None}}
+        ),
+    )
+    yield "empty", write_paimon_file_index({})
