@@ -105,7 +105,16 @@ from .parquet import (
     parse_footer_tail,
 )
 from .predicate import And, Eq, In, Or, Predicate, as_predicate
-from .prune import LeafCache, Rule, Verdict, _build_leaf, _for_each, _Leaf, expand_paths
+from .prune import (
+    LeafCache,
+    Rule,
+    Verdict,
+    _build_leaf,
+    _for_each,
+    _Leaf,
+    expand_paths,
+    files_at_once,
+)
 from .prune import prune as _prune_row_groups
 from .reader import BloomReader, ReaderConfig
 from .sinks import is_local, write_atomic
@@ -1319,9 +1328,7 @@ async def prune_with_index(
     rdr = reader or BloomReader(
         config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
     )
-    limit = concurrency if concurrency is not None else rdr.config.concurrency
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidArgumentError(f"concurrency must be a positive int, not {limit!r}")
+    limit = files_at_once(concurrency, rdr.config)
     ctx = _PruneContext(
         reader=rdr,
         where=predicate,

@@ -687,6 +687,20 @@ async def expand_paths(
     return out
 
 
+def files_at_once(concurrency: int | None, config: ReaderConfig) -> int:
+    """The number of files to read at once: ``concurrency``, or the config's.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``concurrency`` is not a positive int.
+    """
+    limit = concurrency if concurrency is not None else config.concurrency
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidArgumentError(f"concurrency must be a positive int, not {limit!r}")
+    return limit
+
+
 async def prune(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
     where: Predicate | str,
@@ -741,9 +755,7 @@ async def prune(
         config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
     )
     files = await expand_paths(paths, rdr)
-    limit = concurrency if concurrency is not None else rdr.config.concurrency
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidArgumentError(f"concurrency must be a positive int, not {limit!r}")
+    limit = files_at_once(concurrency, rdr.config)
     cache: LeafCache = {}  # values encoded once per column type, not once per file
 
     async def one(location: str | FileInfo) -> list[Verdict]:
@@ -806,9 +818,7 @@ def _prune_blocking(
     rdr = BlockingLocalReader(
         config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
     )
-    limit = concurrency if concurrency is not None else rdr.config.concurrency
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidArgumentError(f"concurrency must be a positive int, not {limit!r}")
+    files_at_once(concurrency, rdr.config)  # validated as prune() does; files go one by one
     cache: LeafCache = {}
     out: list[Verdict] = []
     with rdr:
