@@ -414,7 +414,13 @@ def test_exclusions_match_duckdb(written: WrittenFiles) -> None:
                 ours = by_row_group(probe_sync(path, column, values), values, groups)
                 quirk = DUCKDB_DIFFERS.get((written.engine, column))
                 for j, value in enumerate(values):
-                    duck = duckdb_probe(con, path, column, value)
+                    try:
+                        duck = duckdb_probe(con, path, column, value)
+                    except duckdb.ConversionException:
+                        # An absent sample outside the column's type (128 for a byte column):
+                        # DuckDB cannot even cast it; we rule it out by the type.
+                        assert all(ours[rg][j].rule is Rule.TYPE for rg in range(groups)), value
+                        continue
                     assert len(duck) == groups
                     for rg in range(groups):
                         mine = ours[rg][j]
