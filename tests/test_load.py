@@ -424,6 +424,9 @@ def growth_in_fresh_process(root: Path, n: int) -> int:
 def test_memory_does_not_grow_with_the_number_of_files(
     tmp_path: Path, small_lake: list[Path]
 ) -> None:
+    if os.environ.get("PYBLOOM_ASYNC_EXPECT_NATIVE"):
+        # `make asan`: ASan's allocator quarantines freed memory, so RSS grows with any work.
+        pytest.skip("RSS is not a measure of live memory under ASan's quarantine")
     write_lake(tmp_path / "warm", 20)
     for n in (200, FILES):
         write_lake(tmp_path / f"lake{n}", n)
