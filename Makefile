@@ -1,42 +1,65 @@
 # pybloom-async: the two quick-start commands are `make demo` and `make test`.
-# Both set up everything they need first (apt packages, npm tools, the venv,
-# the C build), so they work on a fresh machine.
+# Both set up what they need first, so they work on a fresh machine: `make demo`
+# only the package with its runtime extras and the C build; `make test` adds the
+# test tools (pytest, PySpark, moto, mypy, atheris, ...) and the system packages
+# the tests use (apt packages, npm tools).
 
 PYTHON_BOOT ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+# The runtime install (the demo's) and the test install on top of it.
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed
 NATIVE_SRC := $(wildcard csrc/*.c csrc/*.h csrc/include/*.h csrc/cdef/*.h) csrc/build_native.py
 PYTEST_ARGS ?=
+DEMO_ARGS ?=
 
-.PHONY: setup native demo test test-fast lint typecheck asan fuzz fuzz-smoke bench bench-c clean
+.PHONY: setup setup-runtime native demo test test-fast lint typecheck asan fuzz fuzz-smoke bench bench-c charts clean
 
 SYSTEM_STAMP := .cache/system-deps.stamp
 
 setup: $(SYSTEM_STAMP) $(STAMP) native
+
+setup-runtime: $(RUNTIME_STAMP) pybloom_async/.native-stamp
 
 # Debian packages and npm tools the tests use (nginx, Java, azurite).
 $(SYSTEM_STAMP): scripts/install-system-deps.sh
 	bash scripts/install-system-deps.sh
 	mkdir -p .cache && touch $@
 
-$(STAMP): pyproject.toml setup.py
-	$(PYTHON_BOOT) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip setuptools wheel
-	$(PIP) install --quiet -e '.[test]'
-	touch $(STAMP)
+# pip runs quietly with its log in a file, printed only when it fails (pip
+# also prints a WARNING per package index it cannot reach, noise on success).
+QUIET_PIP = log=$$(mktemp) && \
+	if $(PIP) install --quiet --disable-pip-version-check $(1) >"$$log" 2>&1; \
+	then rm -f "$$log"; else cat "$$log" >&2; rm -f "$$log"; exit 1; fi
+
+$(RUNTIME_STAMP): pyproject.toml setup.py
+	@echo "setting up $(VENV): the package and its runtime extras (pip's log shows on failure)"
+	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
+	@$(call QUIET_PIP,--upgrade pip setuptools wheel)
+	@$(call QUIET_PIP,-e '.[arrow]')
+	@touch $@
+
+# (A comma inside $(call ...) would split its argument, hence the variable.)
+comma := ,
+
+$(STAMP): $(RUNTIME_STAMP)
+	@echo "adding the test tools to $(VENV) (pip's log shows on failure)"
+	@$(call QUIET_PIP,-e '.[arrow$(comma)test]')
+	@touch $@
 
 # The compiled module lands inside the package (editable install); `flock`
 # keeps concurrent rebuilds from tripping over one build directory.
 native: $(STAMP) pybloom_async/.native-stamp
 
-pybloom_async/.native-stamp: $(NATIVE_SRC)
+pybloom_async/.native-stamp: $(NATIVE_SRC) | $(RUNTIME_STAMP)
 	flock .build.lock $(PY) setup.py -q build_ext --inplace
-	touch $@
+	@touch $@
 
-demo: setup
-	$(PY) -m pybloom_async.demo
+# The main job on generated local files; keep them with DEMO_ARGS="--dir DIR".
+demo: setup-runtime
+	@$(PY) -m pybloom_async.demo $(DEMO_ARGS)
 
 # The whole suite, once per SIMD backend (the second run forces the portable
 # scalar kernels), the C-facing tests against an ASan+UBSan build of the core,
@@ -59,6 +82,18 @@ clean:
 	rm -rf build dist *.egg-info pybloom_async/_native*.so pybloom_async/_native.c pybloom_async/.native-stamp bench/bin
 
 # ---- benchmarks (never run as tests) ----------------------------------------
+# The README's charts (docs/img/*.png), drawn from the JSON the benchmarks write
+# into bench/results/ (each file says which command writes it).
+CHARTS_STAMP := $(VENV)/.installed-charts
+
+$(CHARTS_STAMP): $(RUNTIME_STAMP)
+	@echo "adding matplotlib to $(VENV) (pip's log shows on failure)"
+	@$(call QUIET_PIP,-e '.[arrow$(comma)charts]')
+	@touch $@
+
+charts: $(CHARTS_STAMP)
+	$(PY) bench/charts.py
+
 CC ?= cc
 CORE_C := $(wildcard csrc/*.c)
 CORE_CFLAGS := -std=c99 -O3 -Wall -Wextra -Icsrc/include -Icsrc/vendor/xxhash -Icsrc
