@@ -1,6 +1,6 @@
 """Reader benchmarks (issue 3): pruning over S3 with latency, footer decode, local probes.
 
-Four sections, each selectable with ``--sections``:
+Five sections, each selectable with ``--sections`` (all but ``scaling`` by default):
 
 ``s3``
     200 Spark files (10 row groups, filters on ``id`` and ``email``; see
@@ -41,6 +41,11 @@ Four sections, each selectable with ``--sections``:
     ``suffix256k:footer_read_bytes=262144``: one request per file for these files, whose
     filters lie 86 KB from the end); ``--readers ours`` skips the slow naive runs.
 
+``scaling``
+    Requests and wall time against the number of files (``--file-counts``, default 25, 50,
+    100, 200): ours (defaults) and naive, as in ``s3``, on the first N files under a prefix
+    of their own, at ``--delay-ms`` and the top ``--concurrency``.
+
 ``footer``
     The 200 footers, as bytes in memory, decoded by ``decode_file_metadata`` and by pyarrow,
     median per footer. pyarrow is timed two ways: ``pyarrow._parquet._reconstruct_filemetadata``
@@ -69,7 +74,8 @@ Four sections, each selectable with ``--sections``:
 
 Every timed loop is bounded in count (``--runs``) and time (``--budget-s`` per section and
 ``--run-timeout`` per S3 run). Output: a table per section, then one machine-readable line
-per figure, ``bench=reader section=... key=value ...``.
+per figure, ``bench=reader section=... key=value ...``; ``--json-out FILE`` also writes
+them all as JSON, with the machine, date and load (``bench/record.py``).
 
 Run::
 
@@ -78,7 +84,8 @@ Run::
         [--concurrency 16,64,256] [--runs 3] [--delay-ms 20] [--no-baseline] [--quick]
         [--readers naive,ours] [--ours-config io_threads=256] [--rtt-probe-delay-ms 200]
         [--ours-variant suffix256k:footer_read_bytes=262144]
-        [--proxy-mode keepalive|tcp] [--no-handshake]
+        [--proxy-mode keepalive|tcp] [--no-handshake] [--file-counts 25,50,100,200]
+        [--json-out bench/results/reader.json]
 """
 
 from __future__ import annotations
@@ -118,6 +125,7 @@ import pyarrow.parquet as pq
 from gen_spark_files import DEFAULT_OUT, ROW_GROUPS_PER_FILE, ensure_data
 from latency_proxy import start_subprocess
 from obstore.store import S3Store
+from record import Recorder, cpu_model, load_average
 
 from pybloom_async import SplitBlockBloomFilter, col, decode_header, simd_backend
 from pybloom_async.parquet import decode_file_metadata, parse_footer_tail
@@ -158,8 +166,13 @@ def _import_ours() -> tuple[Any, Any, Any] | None:
 # --------------------------------------------------------------------------- reporting
 
 
+# Every figure emitted, for --json-out (bench/record.py).
+RECORDS: list[dict[str, object]] = []
+
+
 def emit(section: str, **fields: object) -> None:
-    """One machine-readable line."""
+    """One machine-readable line (and one record for ``--json-out``)."""
+    RECORDS.append({"section": section, **fields})
     parts = [f"bench=reader section={section}"]
     for key, value in fields.items():
         if isinstance(value, float):
@@ -171,21 +184,6 @@ def emit(section: str, **fields: object) -> None:
 def slug(label: str) -> str:
     """A label as one token for the machine-readable lines."""
     return re.sub(r"[^A-Za-z0-9_.]+", "_", label).strip("_")
-
-
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        out = ""
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def machine_line() -> None:
@@ -354,10 +352,10 @@ def s3_store(endpoint: str) -> S3Store:
     )
 
 
-def upload(endpoint: str, files: Sequence[Path]) -> list[str]:
-    """Put the files under ``PREFIX`` (8 threads); returns their keys."""
+def upload(endpoint: str, files: Sequence[Path], prefix: str = PREFIX) -> list[str]:
+    """Put the files under ``prefix`` (8 threads); returns their keys."""
     store = s3_store(endpoint)
-    keys = [PREFIX + p.name for p in files]
+    keys = [prefix + p.name for p in files]
 
     def put(item: tuple[str, Path]) -> None:
         obstore.put(store, item[0], item[1].read_bytes())
@@ -494,13 +492,15 @@ def _proxy_counter(output: str, name: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def run_naive(endpoint: str, concurrency: int, keys: Keys, timeout: float) -> S3Run:
+def run_naive(
+    endpoint: str, concurrency: int, keys: Keys, timeout: float, prefix: str = PREFIX
+) -> S3Run:
     pruner = NaivePruner(s3_store(endpoint), concurrency, {"id": keys.ids, "email": keys.emails})
 
     async def go() -> tuple[float, list[tuple[str, int, bool]]]:
         with anyio.fail_after(timeout):
             t0 = time.perf_counter()
-            verdicts = await pruner.prune(PREFIX)
+            verdicts = await pruner.prune(prefix)
             return time.perf_counter() - t0, verdicts
 
     wall, verdicts = anyio.run(go)
@@ -510,7 +510,13 @@ def run_naive(endpoint: str, concurrency: int, keys: Keys, timeout: float) -> S3
 
 
 def run_ours(
-    prune: Any, endpoint: str, concurrency: int, keys: Keys, timeout: float, config: Any
+    prune: Any,
+    endpoint: str,
+    concurrency: int,
+    keys: Keys,
+    timeout: float,
+    config: Any,
+    prefix: str = PREFIX,
 ) -> S3Run:
     options = {
         "endpoint": endpoint,
@@ -528,7 +534,7 @@ def run_ours(
         with anyio.fail_after(timeout):
             t0 = time.perf_counter()
             verdicts = await prune(
-                f"s3://{BUCKET}/{PREFIX}",
+                f"s3://{BUCKET}/{prefix}",
                 where,
                 options=options,
                 concurrency=concurrency,
@@ -546,11 +552,17 @@ def run_ours(
 
 
 def check_answers(name: str, run: S3Run, keys: Keys, file_keys: Sequence[str]) -> None:
-    """Every row group holding a probed key must be kept; 200 x 10 verdicts expected."""
+    """Every row group holding a probed key must be kept; 10 verdicts per file expected.
+
+    ``file_keys`` are the keys of the first files of the data set (all of them, or the
+    first N of the scaling section).
+    """
     expected_total = len(file_keys) * ROW_GROUPS_PER_FILE
     if run.total != expected_total:
         raise RuntimeError(f"{name}: {run.total} verdicts, expected {expected_total}")
     for fi, rg in keys.holders:
+        if fi >= len(file_keys):
+            continue
         if (f"s3://{BUCKET}/{file_keys[fi]}", rg) not in run.kept:
             raise RuntimeError(f"{name}: FALSE NEGATIVE, pruned {file_keys[fi]} rg {rg}")
 
@@ -785,6 +797,81 @@ def print_s3_table(rows: Sequence[tuple[float, int, str, list[S3Run]]]) -> None:
             f"{_cell(_opt_median([r.server_cpu_s for r in runs]), '.2f'):>5} "
             f"{_cell(_opt_median([r.proxy_cpu_s for r in runs]), '.2f'):>5}"
         )
+
+
+# --------------------------------------------------------------------------- section: scaling
+
+
+def section_scaling(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> None:
+    """Requests and wall time against the number of files: ours and naive, same prefixes.
+
+    For each N of ``--file-counts``, the first N files go under a prefix of their own
+    (``scaleN/``), and both readers prune it at ``--delay-ms`` and the top concurrency,
+    each run through a fresh proxy (no warm connection), interleaved, ``--runs`` times.
+    """
+    ours = _import_ours()
+    if ours is None:
+        print("# ours: pybloom_async.prune is not available yet; no scaling section")
+        return
+    prune = ours[0]
+    concurrency = max(args.concurrency)
+    counts = sorted(n for n in args.file_counts if 0 < n <= len(files))
+    print(
+        f"\n## scaling: the first {', '.join(map(str, counts))} files on S3 (moto) through the "
+        f"latency proxy, {args.delay_ms:.0f} ms each way, concurrency {concurrency}; "
+        f"{args.runs} runs, median; load average {load_average()}"
+    )
+    readers: dict[str, Callable[[str, int, str], S3Run]] = {
+        "naive": lambda endpoint, c, prefix: run_naive(endpoint, c, keys, args.run_timeout, prefix),
+        "ours": lambda endpoint, c, prefix: run_ours(
+            prune, endpoint, c, keys, args.run_timeout, None, prefix
+        ),
+    }
+    print(f"{'files':>6} {'reader':<6} {'wall ms':>8} {'requests':>8} {'MB read':>7} {'kept':>5}")
+    with moto_server() as (endpoint, _server_pid):
+        target = endpoint.removeprefix("http://")
+        for n in counts:
+            prefix = f"scale{n}/"
+            file_keys = upload(endpoint, files[:n], prefix)
+            runs: dict[str, list[S3Run]] = {label: [] for label in readers}
+            for _ in range(args.runs + 1):  # the first round warms up and is dropped
+                for label, reader in readers.items():
+                    proxy = start_subprocess(
+                        target,
+                        delay=args.delay_ms / 1000,
+                        handshake=args.handshake,
+                        http_keepalive=args.proxy_mode == "keepalive",
+                    )
+                    try:
+                        run = reader(proxy.endpoint, concurrency, prefix)
+                    finally:
+                        proxy.stop()
+                    check_answers(label, run, keys, file_keys)
+                    runs[label].append(run)
+            for label, label_runs in runs.items():
+                measured = label_runs[1:]
+                wall = _median([r.wall_s for r in measured])
+                requests = _median([r.requests + r.metadata_requests for r in measured])
+                nbytes = _median([r.bytes_read for r in measured])
+                print(
+                    f"{n:>6} {label:<6} {ms(wall):>8.0f} {requests:>8.0f} "
+                    f"{nbytes / 1e6:>7.2f} {len(measured[0].kept):>5}"
+                )
+                emit(
+                    "scaling",
+                    impl=label,
+                    files=n,
+                    delay_ms=args.delay_ms,
+                    concurrency=concurrency,
+                    runs=len(measured),
+                    wall_ms=ms(wall),
+                    wall_ms_min=ms(min(r.wall_s for r in measured)),
+                    wall_ms_max=ms(max(r.wall_s for r in measured)),
+                    requests=requests,
+                    bytes=nbytes,
+                    kept=len(measured[0].kept),
+                )
+    print(f"# load average {load_average()}")
 
 
 # --------------------------------------------------------------------------- section: footer
@@ -1237,12 +1324,23 @@ def main() -> None:
     parser.add_argument("--inlist-keys", type=int, default=100_000)
     parser.add_argument("--inlist-runs", type=int, default=7)
     parser.add_argument("--seed", type=int, default=20240601)
+    parser.add_argument(
+        "--file-counts",
+        type=_int_list,
+        default=[25, 50, 100, 200],
+        help="numbers of files of the scaling section",
+    )
     parser.add_argument("--quick", action="store_true", help="1 S3 run, fewer rounds")
+    parser.add_argument(
+        "--json-out", type=Path, help="also write every figure here as JSON (bench/record.py)"
+    )
     args = parser.parse_args()
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    recorder = Recorder("reader", **settings)
     if args.quick:
         args.runs, args.footer_rounds, args.local_runs, args.inlist_runs = 1, 5, 10, 3
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    unknown = set(sections) - {"s3", "footer", "local", "inlist"}
+    unknown = set(sections) - {"s3", "scaling", "footer", "local", "inlist"}
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
 
@@ -1255,10 +1353,14 @@ def main() -> None:
         section_local(args, files)
     if "inlist" in sections:
         section_inlist(args, files)
+    keys = sample_keys(files, n_present=4, n_absent=4, seed=args.seed)
     if "s3" in sections:
-        keys = sample_keys(files, n_present=4, n_absent=4, seed=args.seed)
         section_s3(args, files, keys)
+    if "scaling" in sections:
+        section_scaling(args, files, keys)
     print(f"\n# done; load average {load_average()}")
+    if args.json_out:
+        print(f"# wrote {recorder.write(args.json_out, RECORDS)}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,11 @@ median over rounds of each harness's own median, as a Markdown table with the
 speed-up over each peer. Interleaving and ratios make the comparison robust to
 other load on a shared machine; absolute figures are not.
 
-Run: ``make peers bench/bin/bench_sbbf && .venv/bin/python bench/compare_core.py``
+``--json-out FILE`` also writes every harness's median per op and size, with the
+machine, date and load (``bench/record.py``); ``bench/charts.py`` draws from it.
+
+Run: ``make peers bench/bin/bench_sbbf && .venv/bin/python bench/compare_core.py
+[--json-out bench/results/core_vs_peers.json]``
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+from record import Recorder
 
 ROOT = Path(__file__).resolve().parent.parent
 LINE = re.compile(r"^peer=(\S+)(?: backend=(\S+))? op=(\S+) size=(\d+).*? ns_per_elem=([\d.]+)")
@@ -59,7 +65,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--elements", type=int, default=1 << 22)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--json-out", type=Path, help="also write the medians here as JSON")
     args = parser.parse_args()
+    recorder = Recorder("core_vs_peers", rounds=args.rounds, elements=args.elements, reps=args.reps)
     harnesses = {
         "ours": [str(ROOT / "bench/bin/bench_sbbf"), str(args.elements), str(args.reps)],
         "arrow": [str(ROOT / "bench/bin/arrow_sbbf_bench")],
@@ -72,6 +80,13 @@ def main() -> None:
             for key, ns in run(cmd).items():
                 samples[key].append(ns)
     med = {k: statistics.median(v) for k, v in samples.items()}
+    if args.json_out:
+        rows = [
+            {"harness": h, "op": op, "size_bytes": size, "ns_per_elem": ns,
+             "rounds": samples[(h, op, size)]}
+            for (h, op, size), ns in sorted(med.items())
+        ]  # fmt: skip
+        print(f"# wrote {recorder.write(args.json_out, rows)}", file=sys.stderr)
     print(
         "| op | size | ours avx2 | ours scalar | Arrow C++ | parquet-java | vs Arrow | vs Java "
         "| target vs Arrow |"

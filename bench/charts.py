@@ -1,0 +1,259 @@
+"""Draw the README's charts from the benchmark results in ``bench/results/`` (JSON only).
+
+Three charts, each from the file one benchmark writes with ``--json-out``:
+
+``core_vs_peers.png``  from ``core_vs_peers.json`` (``bench/compare_core.py``)
+    nanoseconds per probe against the filter size: the C core (AVX2 and portable scalar),
+    Arrow C++ and parquet-java; probes of precomputed hashes, and hash + probe of int64.
+``reader_scaling.png``  from ``reader.json`` (``bench/bench_reader.py --sections scaling``)
+    requests and wall time against the number of files on S3, ours and the naive reader.
+``demo_rows_skipped.png``  from ``demo.json`` (``python -m pybloom_async.demo --json-out``)
+    rows skipped per predicate of the demo, in-file filters and sidecar index.
+
+Each chart names the machine, date and load average its figures were measured at. A
+missing results file is an error naming it and the command that writes it.
+
+Run: ``.venv/bin/python bench/charts.py [--results bench/results] [--out docs/img]``
+(needs the ``charts`` extra: ``pip install -e '.[charts]'``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+
+# Where each results file comes from, for the error when it is missing.
+SOURCES = {
+    "core_vs_peers.json": "bench/compare_core.py --json-out bench/results/core_vs_peers.json",
+    "reader.json": "bench/bench_reader.py --sections scaling --json-out bench/results/reader.json",
+    "demo.json": "python -m pybloom_async.demo --json-out bench/results/demo.json",
+}
+# One colour per implementation, the same in every chart.
+OURS = "#1f6fb4"
+OURS_LIGHT = "#8fb7da"
+ARROW = "#e07b00"
+JAVA = "#8c4fa8"
+NAIVE = "#9a9a9a"
+
+
+def load(results: Path, name: str) -> dict[str, Any]:
+    path = results / name
+    if not path.is_file():
+        raise SystemExit(f"charts: error: {path} not found; write it with: {SOURCES[name]}")
+    doc: dict[str, Any] = json.loads(path.read_text())
+    return doc
+
+
+def provenance(doc: dict[str, Any]) -> str:
+    """One line: where and when the figures were measured."""
+    machine = doc.get("machine", {})
+    cpu = machine.get("cpu")
+    where = f"{cpu}, {machine.get('cores')} cores" if cpu else f"{machine.get('cores')} cores"
+    load_avg = doc.get("load_average")
+    if isinstance(load_avg, dict):
+        load_avg = f"{load_avg.get('start')} -> {load_avg.get('end')}"
+    return f"{where}; {doc.get('date', '')[:10]}; load average {load_avg}"
+
+
+def finish(fig: Figure, doc: dict[str, Any], out: Path) -> Path:
+    fig.text(0.01, 0.01, provenance(doc), fontsize=7, color="#555555", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))  # the provenance line stays clear
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out
+
+
+def size_label(size: float, _pos: object = None) -> str:
+    size = int(size)
+    if size >= 1 << 20:
+        return f"{size >> 20} MiB"
+    return f"{size >> 10} KiB"
+
+
+def chart_core(doc: dict[str, Any], out: Path) -> Path:
+    """(a) ns per probe against the filter size, ours against Arrow C++ and parquet-java."""
+    ns: dict[tuple[str, str], dict[int, float]] = {}
+    for row in doc["results"]:
+        ns.setdefault((row["harness"], row["op"]), {})[row["size_bytes"]] = row["ns_per_elem"]
+    lines = [
+        ("pybloom-avx2", "pybloom-async, AVX2", OURS, "-", "o"),
+        ("pybloom-scalar", "pybloom-async, portable scalar", OURS_LIGHT, "--", "o"),
+        ("arrow", "Arrow C++", ARROW, "-", "s"),
+        ("java", "parquet-java", JAVA, "-", "^"),
+    ]
+    panels = [
+        ("probe", "probe of a precomputed hash"),
+        ("hash_probe_int64", "hash + probe of an int64"),
+    ]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), sharey=True)
+    for ax, (op, title) in zip(axes, panels, strict=True):
+        for harness, label, colour, style, marker in lines:
+            points = sorted(ns.get((harness, op), {}).items())
+            if not points:
+                continue
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                style,
+                color=colour,
+                marker=marker,
+                label=label,
+                linewidth=2,
+            )
+            if harness == "pybloom-avx2":
+                for size, value in points:
+                    ax.annotate(
+                        f"{value:.1f}",
+                        (size, value),
+                        textcoords="offset points",
+                        xytext=(0, -13),
+                        ha="center",
+                        fontsize=8,
+                        color=colour,
+                    )
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(size_label))
+        sizes = sorted({s for (_, o), by_size in ns.items() if o == op for s in by_size})
+        ax.set_xticks(sizes)
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda _v, _p: ""))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.set_title(title)
+        ax.set_xlabel("filter size")
+        ax.grid(True, which="major", alpha=0.3)
+    # Both panels share the y axis: room under our line for its labels, above the slowest.
+    shown = [v for (_, op), by_size in ns.items() if op in dict(panels) for v in by_size.values()]
+    axes[0].set_ylim(min(shown) / 2, max(shown) * 1.5)
+    axes[0].set_ylabel("ns per value (lower is better)")
+    axes[0].legend(fontsize=8, loc="upper left")
+    fig.suptitle("Split Block Bloom Filter probes: one thread, median of rounds", fontsize=11)
+    return finish(fig, doc, out)
+
+
+def chart_reader(doc: dict[str, Any], out: Path) -> Path:
+    """(b) requests and wall time against the number of files, ours against naive."""
+    rows = [r for r in doc["results"] if r.get("section") == "scaling"]
+    if not rows:
+        raise SystemExit(
+            "charts: error: reader.json has no scaling figures; write it with: "
+            + SOURCES["reader.json"]
+        )
+    series: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        series.setdefault(str(row["impl"]), []).append(row)
+    styles = {
+        "ours": ("pybloom-async (defaults)", OURS, "o"),
+        "naive": ("naive reader (tail, footer, each filter)", NAIVE, "s"),
+    }
+    first = rows[0]
+    fig, (ax_req, ax_wall) = plt.subplots(1, 2, figsize=(10, 4.2))
+    for impl, (label, colour, marker) in styles.items():
+        points = sorted(series.get(impl, []), key=lambda r: int(r["files"]))
+        files = [int(r["files"]) for r in points]
+        ax_req.plot(files, [r["requests"] for r in points], "-", marker=marker, color=colour,
+                    label=label, linewidth=2)  # fmt: skip
+        ax_wall.plot(files, [r["wall_ms"] / 1000 for r in points], "-", marker=marker,
+                     color=colour, label=label, linewidth=2)  # fmt: skip
+        for f, r in zip(files, points, strict=True):
+            ax_req.annotate(f"{r['requests']:,.0f}", (f, r["requests"]), fontsize=8,
+                            textcoords="offset points", xytext=(0, 6), ha="center",
+                            color=colour)  # fmt: skip
+            ax_wall.annotate(f"{r['wall_ms'] / 1000:.1f}", (f, r["wall_ms"] / 1000), fontsize=8,
+                             textcoords="offset points", xytext=(0, 6), ha="center",
+                             color=colour)  # fmt: skip
+    # How many times fewer, at the largest count: the figure users ask about.
+    last = {impl: max(rs, key=lambda r: int(r["files"])) for impl, rs in series.items()}
+    if {"ours", "naive"} <= last.keys():
+        naive, ours = last["naive"], last["ours"]
+        ax_req.text(0.5, 0.55, f"{naive['requests'] / ours['requests']:.0f}x fewer requests\n"
+                    f"at {int(ours['files'])} files", transform=ax_req.transAxes,
+                    ha="center", color=OURS, fontsize=10)  # fmt: skip
+        ax_wall.text(0.5, 0.55, f"{naive['wall_ms'] / ours['wall_ms']:.0f}x less wall time\n"
+                     f"at {int(ours['files'])} files", transform=ax_wall.transAxes,
+                     ha="center", color=OURS, fontsize=10)  # fmt: skip
+    ax_req.set_title("requests (LIST + range reads)")
+    ax_wall.set_title("wall time, s (median)")
+    for ax in (ax_req, ax_wall):
+        ax.set_xlabel("Parquet files (10 row groups, filters on 2 columns)")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.1)  # room for the labels above the points
+        ax.set_xlim(left=0)
+        ax.grid(True, alpha=0.3)
+    ax_req.legend(fontsize=8, loc="upper left")
+    fig.suptitle(
+        f"Pruning files on S3 (moto), {first['delay_ms']:g} ms latency each way, "
+        f"{first['concurrency']} requests in flight",
+        fontsize=11,
+    )
+    return finish(fig, doc, out)
+
+
+def chart_demo(doc: dict[str, Any], out: Path) -> Path:
+    """(c) rows skipped per predicate of the demo."""
+    total = int(doc["lake"]["rows"])
+    queries = doc["queries"]
+    hows = [r["how"] for r in queries[0]["runs"]]
+    colours = [OURS, OURS_LIGHT]
+    fig, ax = plt.subplots(figsize=(9, 4.4))
+    height = 0.38
+    for i, how in enumerate(hows):
+        ys = [len(queries) - 1 - q + (0.5 - i) * height for q in range(len(queries))]
+        shares = [100 * q["runs"][i]["rows_skipped"] / total for q in queries]
+        ax.barh(ys, shares, height=height, color=colours[i], label=how)
+        for y, q, share in zip(ys, queries, shares, strict=True):
+            left = q["runs"][i]["kept_row_groups"]
+            ax.text(share + 1, y, f"{share:.0f}%: {left} row group{'s' if left != 1 else ''} "
+                    "left to read", va="center", fontsize=8)  # fmt: skip
+    ax.set_yticks(
+        range(len(queries)),
+        [
+            f"{q['title']}\n(matches in {q['files_with_matches']} file(s))"
+            for q in reversed(queries)
+        ],
+    )
+    ax.set_xlim(0, 140)
+    ax.set_xticks(range(0, 101, 20))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:.0f}%"))
+    ax.set_xlabel(f"rows skipped (never read to answer), of {total:,}")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    lake = doc["lake"]
+    ax.set_title(
+        f"The demo: {lake['files']} files, {lake['row_groups']} row groups, random 63-bit ids "
+        "(min/max statistics prune nothing)",
+        fontsize=10,
+    )
+    ax.grid(True, axis="x", alpha=0.3)
+    return finish(fig, doc, out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--results", type=Path, default=BENCH / "results")
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
+    args = parser.parse_args(argv)
+    charts: list[tuple[str, Any, str]] = [
+        ("core_vs_peers.json", chart_core, "core_vs_peers.png"),
+        ("reader.json", chart_reader, "reader_scaling.png"),
+        ("demo.json", chart_demo, "demo_rows_skipped.png"),
+    ]
+    for source, draw, name in charts:
+        print(f"wrote {draw(load(args.results, source), args.out / name)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
