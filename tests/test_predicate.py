@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import decimal
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -85,15 +86,15 @@ def test_nan_and_inf_literals() -> None:
         ("", "empty"),
         ("id", "expected =, <=> or IN"),
         ("id = ", "expected a value"),
-        ("id = 1 AND", "expected ident"),
+        ("id = 1 AND", "expected a column name"),
         ("id = 1 junk", "unexpected 'junk'"),
         ("id IN ()", "expected a value"),
-        ("id IN (1, 2", "expected rparen"),
+        ("id IN (1, 2", "expected ',' or '\\)'"),
         ("id = 'unterminated", "unexpected character"),
         ("b = X'0'", "odd number"),
         ("b = 0x1", "even number"),
-        ("(id = 1", "expected rparen"),
-        ("id ~ 3", "unexpected character"),
+        ("(id = 1", "expected '\\)'"),
+        ("id ~ 3", "unsupported operator '~'"),
         ("id = AND", "expected a value"),
     ],
 )
@@ -160,3 +161,108 @@ def test_to_text_reads_back_exactly() -> None:
     assert parse_predicate(long.to_text()) == long
     assert parse_predicate("x = -Infinity") == (col("x") == float("-inf"))
     assert parse_predicate("x = +inf") == (col("x") == float("inf"))
+
+
+# ---- Python operators: predicates are not booleans ------------------------------------
+
+
+def test_predicates_have_no_truth_value() -> None:
+    a, b = col("user_id") == 3, col("email") == "x"
+    for attempt in (
+        lambda: bool(a),
+        lambda: a or b,  # was silently `a`: the row groups holding only b were pruned
+        lambda: a and b,  # was silently `b`
+        lambda: not a,
+        lambda: col("a").isin([1]) or b,
+        lambda: col("a") == 1 == col("b"),  # a chained comparison ands two predicates
+    ):
+        with pytest.raises(PredicateError) as info:
+            attempt()
+        message = str(info.value)
+        assert "&" in message and "|" in message and "parentheses" in message
+
+
+@pytest.mark.parametrize(
+    ("attempt", "operator"),
+    [
+        (lambda: col("a") != 1, "!="),
+        (lambda: col("a") < 1, "<"),
+        (lambda: col("a") <= 1, "<="),
+        (lambda: col("a") > 1, ">"),
+        (lambda: col("a") >= 1, ">="),
+        (lambda: 1 < col("a"), ">"),  # noqa: SIM300 (reflected: col("a") > 1)
+        (lambda: ~(col("a") == 1), "NOT (~)"),
+        (lambda: ~col("a"), "NOT (~)"),
+    ],
+)
+def test_unsupported_operators_say_what_is_supported(attempt: object, operator: str) -> None:
+    with pytest.raises(PredicateError) as info:
+        attempt()  # type: ignore[operator]
+    message = str(info.value)
+    assert message.startswith(f"{operator} is not supported")
+    for supported in ("==", "eq_null_safe()", "isin()", "&", "|", "parentheses"):
+        assert supported in message
+
+
+def test_and_or_need_predicates_on_both_sides() -> None:
+    # `&` binds tighter than `==`: this computes `1 & col("b")` first.
+    with pytest.raises(PredicateError, match=r"put each comparison in parentheses"):
+        col("a") == 1 & col("b") == 2  # noqa: B015
+    with pytest.raises(PredicateError, match=r"put each comparison in parentheses"):
+        col("a") == 1 | col("b") == 2  # noqa: B015
+    for attempt in (lambda: (col("a") == 1) & 5, lambda: 5 | (col("a") == 1)):
+        with pytest.raises(PredicateError, match="combines two predicates"):
+            attempt()
+    with pytest.raises(PredicateError, match="compared with a value"):
+        col("a") == col("b")  # noqa: B015
+    # Equality of predicates themselves is still plain dataclass equality.
+    assert ((col("a") == 1) == (col("a") == 1)) is True
+    assert ((col("a") == 1) != (col("a") == 2)) is True
+    assert (col("a") == 1) in [col("b") == 2, col("a") == 1]
+
+
+# ---- the text form speaks the user's language -----------------------------------------
+
+TOKEN_NAMES = re.compile(r"\b(ident|rparen|lparen|comma|literal|op|TextLiteral|Decimal)\b")
+SUPPORTED = "supported: =, <=> and IN (...), combined with AND, OR and parentheses"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("id = 1 AND", "expected a column name at the end"),
+        ("id IN (1, 2", "expected ',' or ')' in the IN list at the end"),
+        ("(id = 1", "expected ')' at the end"),
+        ("id IN (1 'x')", "found 'x'"),
+        ("id = 1 2.5", "unexpected '2.5' at position 7"),
+        ("id IN 1", "expected '(' after IN"),
+        ("id != 3", f"unsupported operator '!=' at position 3 in 'id != 3'; {SUPPORTED}"),
+        ("id <> 3", f"unsupported operator '<>' at position 3 in 'id <> 3'; {SUPPORTED}"),
+        ("id < 3", "unsupported operator '<'"),
+        ("id >= 3", "unsupported operator '>='"),
+        ("a = 1 && b = 2", "operator '&&' at position 6 in 'a = 1 && b = 2'; write AND"),
+        ("a = 1 || b = 2", "write OR"),
+        ("NOT id = 3", f"NOT is not supported (at position 0 of 'NOT id = 3'); {SUPPORTED}"),
+        ("id NOT IN (1, 2)", "NOT is not supported (at position 3"),
+        ("a = 1 AND not b = 2", "NOT is not supported (at position 10"),
+        ("id ~ 3", "NOT is not supported"),
+        ("id IS NULL", "for IS NULL write id <=> NULL"),
+        ("id LIKE 'a%'", f"LIKE is not supported (at position 3 of \"id LIKE 'a%'\"); {SUPPORTED}"),
+        ("id BETWEEN 1 AND 2", "BETWEEN is not supported"),
+        ('name = "x"', "double quotes quote column names; text goes in single quotes: 'x'"),
+        ('name IN ("it\'s")', "text goes in single quotes: 'it''s'"),
+        ("name = bob", "found bob (a column name: columns are compared with values, not with "),
+        ("id = 'unterminated", "a 'string' that is never closed?"),
+    ],
+)
+def test_syntax_errors_speak_the_users_language(text: str, expected: str) -> None:
+    with pytest.raises(PredicateError) as info:
+        parse_predicate(text)
+    message = str(info.value)
+    assert expected in message
+    assert not TOKEN_NAMES.search(message), message
+
+
+def test_not_and_is_stay_usable_as_column_names() -> None:
+    assert parse_predicate("not = 1 AND is IN (2)") == And((Eq("not", 1), In("is", (2,))))
+    assert parse_predicate("`NOT` = 1") == Eq("NOT", 1)
