@@ -1316,8 +1316,9 @@ async def prune_with_index(
         If given, the file-level verdicts of the index pass are appended to it
         (for reports: how many files the indexes pruned, were stale or missing).
     require_columns:
-        As for :func:`pybloom_async.prune`; checked only when the indexes pruned
-        no file (a pruned file's footer is not read, so its columns are unknown).
+        As for :func:`pybloom_async.prune`: checked by the row-group pass, and
+        only when the indexes ruled out no file (the footer of a file they rule
+        out is not read, so its columns are unknown).
 
     Returns
     -------

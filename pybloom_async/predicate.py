@@ -142,9 +142,10 @@ def _operand_error(other: object, op: str) -> PredicateError:
             f"{op} combines predicates, not columns: {op} binds tighter than ==, so put each "
             f"comparison in parentheses: {example}"
         )
+    name = type(other).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
     return PredicateError(
-        f"{op} combines two predicates, not a predicate and a {type(other).__name__} "
-        f"(write {example})"
+        f"{op} combines two predicates, not a predicate and {article} {name} (write {example})"
     )
 
 

@@ -277,7 +277,7 @@ def encode_text(text: str, column: ColumnDescriptor) -> Encoded:
         as_text = encode_value(text, column)
         if isinstance(encoded, Probe) and isinstance(as_text, Probe):
             return _probe(*encoded.alternatives, *as_text.alternatives)
-        if isinstance(as_text, Probe):
+        if isinstance(encoded, CannotMatch) and isinstance(as_text, Probe):
             return as_text
     return encoded
 
