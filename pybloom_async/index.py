@@ -1257,7 +1257,10 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
         if ctx.strict:
             raise IndexStaleError(f"sidecar index is stale: {stale}", path=path)
         return Verdict(path, None, None, True, f"stale sidecar index: {stale}", Rule.STALE_INDEX)
-    out = _evaluate(ctx.where, index, ctx.cache)
+    try:
+        out = _evaluate(ctx.where, index, ctx.cache)
+    except PredicateError as exc:  # a literal that is not of its column's type
+        raise exc.with_context(path=path) from None
     return Verdict(path, None, index.num_rows, not out.excluded, out.reason, out.rule)
 
 
@@ -1275,6 +1278,7 @@ async def prune_with_index(
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
     index_verdicts: list[Verdict] | None = None,
+    require_columns: bool = True,
 ) -> list[Verdict]:
     """Decide which files (then row groups) may hold matching rows, from sidecar indexes.
 
@@ -1311,6 +1315,10 @@ async def prune_with_index(
     index_verdicts:
         If given, the file-level verdicts of the index pass are appended to it
         (for reports: how many files the indexes pruned, were stale or missing).
+    require_columns:
+        As for :func:`pybloom_async.prune`: checked by the row-group pass, and
+        only when the indexes ruled out no file (the footer of a file they rule
+        out is not read, so its columns are unknown).
 
     Returns
     -------
@@ -1320,7 +1328,9 @@ async def prune_with_index(
     Raises
     ------
     PredicateError
-        ``where`` is malformed.
+        ``where`` is malformed, a literal is not a value of its column's type
+        (naming the file), or no file has a column of ``where`` (see
+        ``require_columns``).
     PyBloomError
         With ``strict=True``, the first problem met.
     """
@@ -1348,8 +1358,16 @@ async def prune_with_index(
         kept = [loc for loc, v in zip(files, decided, strict=True) if v.kept]
         by_file: dict[str, list[Verdict]] = {}
         if kept:
+            # A file the index pruned had its footer unread: its columns are unknown.
+            every_file = require_columns and len(kept) == len(files)
             for v in await _prune_row_groups(
-                kept, predicate, strict=strict, concurrency=limit, reader=rdr, progress=progress
+                kept,
+                predicate,
+                strict=strict,
+                concurrency=limit,
+                reader=rdr,
+                progress=progress,
+                require_columns=every_file,
             ):
                 by_file.setdefault(v.file, []).append(v)
     finally:

@@ -12,7 +12,26 @@ or parse the same thing from text, as the command line takes it::
 Literal values keep the form they were written in (an integer, an exact
 decimal, a string, ...) and are converted to each column's physical type only
 when a file is pruned, because the same name can have different types in
-different files.
+different files. There the rule is:
+
+* a literal that is not a value of the column's type at all (text that does
+  not read as the type, ``'2024/01/05'`` for a DATE; a Python value of the
+  wrong kind, bytes or ``0x10`` for an integer column) is the user's mistake:
+  :class:`~pybloom_async.errors.PredicateError`, naming the file, the column,
+  the value and the forms the column takes, with or without ``strict``;
+* a well-formed value that the column cannot hold (300 for an INT(8) column,
+  10 characters for a FIXED_LEN_BYTE_ARRAY(4), more decimal places than the
+  column's scale) matches no row: those row groups are ruled out by type.
+
+A Python ``str`` is read like a quoted literal of the text form, by the
+column's type: ``col("d") == "2024-01-05"`` probes that date in a DATE column.
+
+Predicates are not booleans: combine them with ``&`` (AND) and ``|`` (OR),
+never with ``and``, ``or`` or ``not``, and parenthesise each comparison
+(``(col("a") == 1) | (col("b") == 2)``), as in numpy, pandas and polars.
+Only ``==``, :meth:`ColumnRef.eq_null_safe` and :meth:`ColumnRef.isin` make
+predicates; ``!=``, ``<``, ``>``, ``<=``, ``>=`` and ``~`` raise
+:class:`~pybloom_async.errors.PredicateError`.
 """
 
 from __future__ import annotations
@@ -36,8 +55,20 @@ __all__ = [
     "Predicate",
     "TextLiteral",
     "col",
+    "literal_text",
     "parse_predicate",
 ]
+
+#: What the Python builders and the text form support, for error messages.
+_PYTHON_FORMS = (
+    "predicates support ==, eq_null_safe() and isin(), combined with & (AND), | (OR) "
+    "and parentheses"
+)
+_TEXT_FORMS = "supported: =, <=> and IN (...), combined with AND, OR and parentheses"
+
+
+def _unsupported_python(what: str) -> PredicateError:
+    return PredicateError(f"{what} is not supported: {_PYTHON_FORMS}")
 
 
 @dataclass(frozen=True)
@@ -74,14 +105,48 @@ class Predicate:
         return self._render(full=False)
 
     def __and__(self, other: Predicate) -> Predicate:
-        if not isinstance(other, Predicate):
-            return NotImplemented
-        return And.of(self, other)
+        return And.of(self, _operand(other, "&"))
 
     def __or__(self, other: Predicate) -> Predicate:
-        if not isinstance(other, Predicate):
-            return NotImplemented
-        return Or.of(self, other)
+        return Or.of(self, _operand(other, "|"))
+
+    def __rand__(self, other: object) -> Predicate:
+        raise _operand_error(other, "&")
+
+    def __ror__(self, other: object) -> Predicate:
+        raise _operand_error(other, "|")
+
+    def __bool__(self) -> bool:
+        # Without this, `p or q` would silently be `p` (every object is truthy), and
+        # the row groups matching only q would be pruned.
+        raise PredicateError(
+            "a predicate has no truth value: combine predicates with & (AND) and | (OR), "
+            "not with 'and', 'or' or 'not', and put each comparison in parentheses, "
+            "e.g. (col('a') == 1) | (col('b') == 2)"
+        )
+
+    def __invert__(self) -> Predicate:
+        raise _unsupported_python("NOT (~)")
+
+
+def _operand(other: object, op: str) -> Predicate:
+    if not isinstance(other, Predicate):
+        raise _operand_error(other, op)
+    return other
+
+
+def _operand_error(other: object, op: str) -> PredicateError:
+    example = f"(col('a') == 1) {op} (col('b') == 2)"
+    if isinstance(other, ColumnRef):
+        return PredicateError(
+            f"{op} combines predicates, not columns: {op} binds tighter than ==, so put each "
+            f"comparison in parentheses: {example}"
+        )
+    name = type(other).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
+    return PredicateError(
+        f"{op} combines two predicates, not a predicate and {article} {name} (write {example})"
+    )
 
 
 @dataclass(frozen=True, eq=True)
@@ -96,7 +161,8 @@ class Eq(Predicate):
         return frozenset((self.column,))
 
     def _render(self, full: bool) -> str:
-        return f"{_quote_column(self.column)} {'<=>' if self.null_safe else '='} {_lit(self.value)}"
+        op = "<=>" if self.null_safe else "="
+        return f"{_quote_column(self.column)} {op} {literal_text(self.value)}"
 
 
 @dataclass(frozen=True, eq=True)
@@ -111,7 +177,7 @@ class In(Predicate):
 
     def _render(self, full: bool) -> str:
         values = self.values if full else self.values[:5]
-        shown = ", ".join(_lit(v) for v in values)
+        shown = ", ".join(literal_text(v) for v in values)
         more = f", ... ({len(self.values)} values)" if len(self.values) > len(values) else ""
         return f"{_quote_column(self.column)} IN ({shown}{more})"
 
@@ -167,7 +233,42 @@ class ColumnRef:
         self.path = path
 
     def __eq__(self, value: object) -> Eq:  # type: ignore[override]
+        if isinstance(value, (ColumnRef, Predicate)):
+            raise PredicateError(
+                f"a column is compared with a value, not with a {type(value).__name__}",
+                column=self.path,
+            )
         return Eq(self.path, value)
+
+    def __ne__(self, value: object) -> bool:
+        raise _unsupported_python("!=")
+
+    def __lt__(self, value: object) -> bool:
+        raise _unsupported_python("<")
+
+    def __le__(self, value: object) -> bool:
+        raise _unsupported_python("<=")
+
+    def __gt__(self, value: object) -> bool:
+        raise _unsupported_python(">")
+
+    def __ge__(self, value: object) -> bool:
+        raise _unsupported_python(">=")
+
+    def __invert__(self) -> Predicate:
+        raise _unsupported_python("NOT (~)")
+
+    # `col("a") == 1 & col("b") == 2` evaluates `1 & col("b")` first (& binds tighter
+    # than ==): say so instead of Python's TypeError.
+    def __and__(self, other: object) -> Predicate:
+        raise _operand_error(self, "&")
+
+    __rand__ = __and__
+
+    def __or__(self, other: object) -> Predicate:
+        raise _operand_error(self, "|")
+
+    __ror__ = __or__
 
     def eq_null_safe(self, value: Any) -> Eq:
         """``column <=> value``: like ``==``, but NULL equals NULL."""
@@ -197,7 +298,8 @@ def _quote_column(path: str) -> str:
     return path if re.fullmatch(r"[A-Za-z_][\w.]*", path) else "`" + path.replace("`", "``") + "`"
 
 
-def _lit(v: Any) -> str:
+def literal_text(v: Any) -> str:
+    """A literal value as the text form writes it (``'text'``, ``X'00ff'``, ``42``, ``NULL``)."""
     if v is None:
         return "NULL"
     if isinstance(v, bool):
@@ -231,6 +333,7 @@ _TOKEN = re.compile(
   | (?P<rparen>\))
   | (?P<comma>,)
   | (?P<op><=>|==|=)
+  | (?P<badop>!=|<>|<=|>=|<|>|&&|\|\||&|\||!|~)
   | (?P<hexstr>[xX]'(?P<hexbody>[0-9A-Fa-f]*)')
   | (?P<hexnum>0[xX](?P<hexdigits>[0-9A-Fa-f]*))
   | (?P<string>'(?P<sbody>(?:[^']|'')*)')
@@ -244,12 +347,32 @@ _TOKEN = re.compile(
 
 _KEYWORDS = {"AND", "OR", "IN", "NULL", "TRUE", "FALSE", "NAN", "INF", "INFINITY"}
 
+#: Operators of other SQL dialects, and what to write instead.
+_INSTEAD = {
+    "&&": "write AND",
+    "&": "write AND",
+    "||": "write OR",
+    "|": "write OR",
+    "!": "NOT is not supported",
+    "~": "NOT is not supported",
+}
+
 
 @dataclass(frozen=True)
 class _Tok:
     kind: str
     value: Any
     pos: int
+    text: str  # as written, for messages
+
+    @property
+    def bare_word(self) -> str | None:
+        """The upper-cased word, for an unquoted name (NOT, IS, LIKE, ...)."""
+        return self.text.upper() if self.kind == "ident" and self.text[0] not in '`"' else None
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _tokenize(text: str) -> list[_Tok]:
@@ -258,8 +381,9 @@ def _tokenize(text: str) -> list[_Tok]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:
+            hint = ": a 'string' that is never closed?" if text[pos] == "'" else ""
             raise PredicateError(
-                f"unexpected character {text[pos]!r} at position {pos} in {text!r}"
+                f"unexpected character {text[pos]!r} at position {pos} in {text!r}{hint}"
             )
         kind = m.lastgroup
         assert kind is not None
@@ -268,24 +392,31 @@ def _tokenize(text: str) -> list[_Tok]:
             if m.group(outer) is not None:
                 kind = outer
                 break
+        raw = m.group(0)
         if kind == "ws":
             pass
+        elif kind == "badop":
+            instead = _INSTEAD.get(raw, _TEXT_FORMS)
+            raise PredicateError(
+                f"unsupported operator {raw!r} at position {pos} in {text!r}; {instead}"
+            )
         elif kind == "string":
-            toks.append(_Tok("literal", TextLiteral(m.group("sbody").replace("''", "'")), pos))
+            value = TextLiteral(m.group("sbody").replace("''", "'"))
+            toks.append(_Tok("literal", value, pos, raw))
         elif kind == "hexstr":
             body = m.group("hexbody")
             if len(body) % 2:
                 raise PredicateError(f"binary literal X'{body}' has an odd number of digits")
-            toks.append(_Tok("literal", bytes.fromhex(body), pos))
+            toks.append(_Tok("literal", bytes.fromhex(body), pos, raw))
         elif kind == "hexnum":
             digits = m.group("hexdigits")
             if not digits or len(digits) % 2:
                 raise PredicateError(f"binary literal 0x{digits} needs an even number of digits")
-            toks.append(_Tok("literal", bytes.fromhex(digits), pos))
+            toks.append(_Tok("literal", bytes.fromhex(digits), pos, raw))
         elif kind == "signedinf":
-            toks.append(_Tok("literal", float(m.group("signedinf")), pos))
+            toks.append(_Tok("literal", float(raw), pos, raw))
         elif kind == "number":
-            toks.append(_Tok("literal", _number(m.group("number")), pos))
+            toks.append(_Tok("literal", _number(raw), pos, raw))
         elif kind == "qident":
             body = m.group("qbody")
             name = (
@@ -293,16 +424,12 @@ def _tokenize(text: str) -> list[_Tok]:
                 if body is not None
                 else m.group("dqbody").replace('""', '"')
             )
-            toks.append(_Tok("ident", name, pos))
+            toks.append(_Tok("ident", name, pos, raw))
         elif kind == "word":
-            word = m.group("word")
-            upper = word.upper()
-            if upper in _KEYWORDS:
-                toks.append(_Tok(upper, word, pos))
-            else:
-                toks.append(_Tok("ident", word, pos))
+            upper = raw.upper()
+            toks.append(_Tok(upper if upper in _KEYWORDS else "ident", raw, pos, raw))
         else:
-            toks.append(_Tok(kind, m.group(kind), pos))
+            toks.append(_Tok(kind, raw, pos, raw))
         pos = m.end()
     return toks
 
@@ -311,7 +438,10 @@ def _number(text: str) -> int | decimal.Decimal:
     # Integers stay ints; anything with a point or exponent is an exact
     # Decimal, so 0.1 is 1/10 and not the double nearest to it.
     if re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
+        try:
+            return int(text)
+        except ValueError:  # more digits than Python converts to an int
+            pass
     return decimal.Decimal(text)
 
 
@@ -321,15 +451,25 @@ class _Parser:
         self.toks = _tokenize(text)
         self.i = 0
 
-    def peek(self) -> _Tok | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
+    def peek(self, ahead: int = 0) -> _Tok | None:
+        i = self.i + ahead
+        return self.toks[i] if i < len(self.toks) else None
 
-    def take(self, kind: str) -> _Tok:
+    def where(self, tok: _Tok | None) -> str:
+        return f"at position {tok.pos} of {self.text!r}" if tok else f"at the end of {self.text!r}"
+
+    def error(self, message: str, tok: _Tok | None, hint: str = "") -> PredicateError:
+        """``expected ...`` at the token, what was found instead, and a hint."""
+        found = f", found {tok.text}" if tok else ""
+        return PredicateError(f"{message} {self.where(tok)}{found}{hint}")
+
+    def unsupported(self, what: str, tok: _Tok, hint: str = _TEXT_FORMS) -> PredicateError:
+        return PredicateError(f"{what} is not supported ({self.where(tok)}); {hint}")
+
+    def take(self, kind: str, what: str) -> _Tok:
         tok = self.peek()
         if tok is None or tok.kind != kind:
-            where = f"at position {tok.pos}" if tok else "at the end"
-            found = repr(tok.value) if tok else "nothing"
-            raise PredicateError(f"expected {kind} {where} of {self.text!r}, found {found}")
+            raise self.error(f"expected {what}", tok)
         self.i += 1
         return tok
 
@@ -339,7 +479,10 @@ class _Parser:
         p = self.or_expr()
         tok = self.peek()
         if tok is not None:
-            raise PredicateError(f"unexpected {tok.value!r} at position {tok.pos} in {self.text!r}")
+            raise PredicateError(
+                f"unexpected {tok.text!r} at position {tok.pos} in {self.text!r}: "
+                "expected AND, OR or the end"
+            )
         return p
 
     def or_expr(self) -> Predicate:
@@ -361,31 +504,37 @@ class _Parser:
         if tok is not None and tok.kind == "lparen":
             self.i += 1
             p = self.or_expr()
-            self.take("rparen")
+            self.take("rparen", "')'")
             return p
-        column = self.take("ident").value
+        after = self.peek(1)
+        if tok is not None and tok.bare_word == "NOT" and (after is None or after.kind != "op"):
+            raise self.unsupported("NOT", tok)
+        column = self.take("ident", "a column name").value
         tok = self.peek()
         if tok is not None and tok.kind == "op":
             self.i += 1
             return Eq(column, self.literal(), null_safe=tok.value == "<=>")
         if tok is not None and tok.kind == "IN":
             self.i += 1
-            self.take("lparen")
+            self.take("lparen", "'(' after IN")
             values = [self.literal()]
             while (t := self.peek()) is not None and t.kind == "comma":
                 self.i += 1
                 values.append(self.literal())
-            self.take("rparen")
+            self.take("rparen", "',' or ')' in the IN list")
             return In(column, tuple(values))
-        where = f"position {tok.pos}" if tok else "the end"
-        raise PredicateError(
-            f"expected =, <=> or IN after column {column!r} at {where} of {self.text!r}"
-        )
+        if tok is not None and tok.bare_word is not None:
+            if tok.bare_word == "IS":
+                raise self.unsupported(
+                    "IS", tok, f"for IS NULL write {_quote_column(column)} <=> NULL ({_TEXT_FORMS})"
+                )
+            raise self.unsupported(tok.text, tok)
+        raise self.error(f"expected =, <=> or IN after column {column!r}", tok)
 
     def literal(self) -> Any:
         tok = self.peek()
         if tok is None:
-            raise PredicateError(f"expected a value at the end of {self.text!r}")
+            raise self.error("expected a value", tok)
         self.i += 1
         if tok.kind == "literal":
             return tok.value
@@ -397,7 +546,21 @@ class _Parser:
             return float("nan")
         if tok.kind in ("INF", "INFINITY"):
             return float("inf")
-        raise PredicateError(f"expected a value at position {tok.pos} of {self.text!r}")
+        if tok.kind == "ident" and tok.text.startswith('"'):
+            raise self.error(
+                "expected a value",
+                tok,
+                ": double quotes quote column names; text goes in single quotes: "
+                + _quoted(tok.value),
+            )
+        if tok.kind == "ident":
+            raise self.error(
+                "expected a value",
+                tok,
+                " (a column name: columns are compared with values, not with columns); "
+                f"text goes in single quotes: {_quoted(tok.value)}",
+            )
+        raise self.error("expected a value", tok)
 
 
 def parse_predicate(text: str) -> Predicate:
@@ -409,12 +572,22 @@ def parse_predicate(text: str) -> Predicate:
     quotes. Values: integers, decimals and floats (``-0.0``, ``1e3``, ``NaN``,
     ``inf``), ``'strings'`` (``''`` escapes a quote; also dates, timestamps and
     UUIDs, read by the column's type), ``X'00ff'`` or ``0x00ff`` binary,
-    ``TRUE``/``FALSE`` and ``NULL``. Keywords are case-insensitive.
+    ``TRUE``/``FALSE`` and ``NULL``. Keywords are case-insensitive. ``NOT``,
+    ``!=``, ``<>``, ``<``, ``>``, ``<=``, ``>=``, ``IS``, ``LIKE`` and
+    ``BETWEEN`` are not supported.
+
+    Values are read by each column's type when a file is pruned: a value that
+    is not one of the column's type (``'2024/01/05'`` or ``'abc'`` for a DATE
+    or an INT64 column, ``0x10`` for an INT64 column) is a
+    :class:`PredicateError` then, naming the file, column, value and the forms
+    the column takes; a well-formed value the column cannot hold (300 for an
+    INT(8) column) rules the row groups out (see the module docstring).
 
     Raises
     ------
     PredicateError
-        The text does not follow the grammar; the message says where.
+        The text does not follow the grammar; the message says where and what
+        is supported.
     """
     if not isinstance(text, str):
         raise PredicateError(f"a predicate text must be a str, not {type(text).__name__}")

@@ -13,12 +13,16 @@ group is kept whenever the data cannot rule it out: no filter, a damaged
 filter, a NaN or NULL probe, a column the file lacks. Each verdict names the
 rule that decided it. There are no false negatives: nothing here removes a
 row group that holds a matching row.
+
+What the user typed wrong is an error, not an empty answer: a literal that is
+not a value of its column's type (see :mod:`pybloom_async.predicate`) and a
+column that none of the files read has raise
+:class:`~pybloom_async.errors.PredicateError`.
 """
 
 from __future__ import annotations
 
 import bisect
-import datetime as dt
 import decimal
 import enum
 import math
@@ -31,20 +35,32 @@ from typing import Any, NamedTuple
 import anyio
 import numpy as np
 
-from .errors import InvalidArgumentError, InvalidFilterError, PredicateError, PyBloomError
+from .errors import (
+    InvalidArgumentError,
+    InvalidFilterError,
+    PredicateError,
+    PyBloomError,
+    UnsupportedTypeError,
+    ValueEncodingError,
+)
 from .hashing import hash_values
 from .parquet import (
     CannotMatch,
     ColumnChunk,
     ColumnDescriptor,
+    Encoded,
     LogicalKind,
+    LogicalType,
     NeverPrunes,
-    Probe,
     RowGroup,
+    Schema,
+    TimeUnit,
+    WithNanoseconds,
     encode_text,
     encode_value,
+    parse_text_value,
 )
-from .predicate import And, Eq, In, Or, Predicate, TextLiteral, as_predicate
+from .predicate import And, Eq, In, Or, Predicate, TextLiteral, as_predicate, literal_text
 from .reader import (
     BlockingLocalReader,
     BloomFilterRead,
@@ -156,18 +172,47 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def _encode(value: Any, column: ColumnDescriptor) -> Probe | CannotMatch | NeverPrunes:
-    if isinstance(value, TextLiteral):
-        return encode_text(value.text, column)
-    if isinstance(value, decimal.Decimal) and column.physical_type in (
-        PhysicalType.FLOAT,
-        PhysicalType.DOUBLE,
-    ):
-        # A literal written as 0.1 means the float nearest to it, as in SQL.
-        if not value.is_finite():
-            return encode_value(float(value), column)
-        return encode_text(str(value), column)
-    return encode_value(value, column)
+def _rounds_decimals(column: ColumnDescriptor) -> bool:
+    """A binary floating-point column: a decimal literal means the nearest value of it."""
+    lt = column.logical_type
+    return column.physical_type in (PhysicalType.FLOAT, PhysicalType.DOUBLE) or (
+        lt is not None and lt.kind is LogicalKind.FLOAT16
+    )
+
+
+def _literal(value: Any) -> str:
+    """A literal as the text form writes it, cut short for a message."""
+    text = literal_text(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
+def _encode(value: Any, column: ColumnDescriptor) -> Encoded:
+    """A literal's encodings in ``column``, read by the column's type.
+
+    A ``str`` means what the same text in quotes means (``TextLiteral``), so a
+    predicate and its text form agree. A literal that is not a value of the
+    column's type is the user's mistake; one the column cannot hold is
+    ``CannotMatch``; see :mod:`pybloom_async.predicate`.
+
+    Raises
+    ------
+    PredicateError
+        The literal is not a value of the column's type (naming the column,
+        the value and the forms the column takes).
+    """
+    try:
+        if isinstance(value, (str, TextLiteral)):
+            return encode_text(value.text if isinstance(value, TextLiteral) else value, column)
+        if isinstance(value, decimal.Decimal) and _rounds_decimals(column):
+            # A literal written as 0.1 means the float nearest to it, as in SQL.
+            if not value.is_finite():
+                return encode_value(float(value), column)
+            return encode_text(str(value), column)
+        return encode_value(value, column)
+    except (ValueEncodingError, UnsupportedTypeError) as exc:
+        raise PredicateError(
+            f"{_literal(value)} is not a value of this column: {exc.message}", column=column.path
+        ) from None
 
 
 def _sort_kind(column: ColumnDescriptor) -> str | None:
@@ -340,8 +385,11 @@ def _fast_alternatives(
         leaf.hashes = hash_values(arr, desc.physical_type)
         return True
     if types <= _STRING_TYPES and _plain_string(desc):
+        texts = [v.text if isinstance(v, TextLiteral) else v for v in values]
+        if desc.logical_type is None and any(t[:2] in ("0x", "0X") for t in texts):
+            return False  # unannotated binary: 0x... is also probed as the bytes it spells
         try:
-            raw = sorted({(v.text if isinstance(v, TextLiteral) else v).encode() for v in values})
+            raw = sorted({t.encode() for t in texts})
         except UnicodeEncodeError:
             return False  # lone surrogates: let the encoder explain
         leaf.keys = list(raw)
@@ -372,12 +420,7 @@ def _build_leaf(p: Eq | In, desc: ColumnDescriptor) -> _Leaf:
         return leaf
     alternatives: list[tuple[Any, bytes]] = []
     for value in values:
-        try:
-            encoded = _encode(value, desc)
-        except PyBloomError as exc:
-            # A literal of the wrong kind for this column (e.g. text for an
-            # INT64 column) cannot match any row of it.
-            encoded = CannotMatch(exc.message)
+        encoded = _encode(value, desc)  # PredicateError: not a value of the column's type
         if isinstance(encoded, NeverPrunes):
             leaf.never_prunes = f"{_show(value)}: {encoded.reason}"
             return leaf
@@ -579,21 +622,87 @@ def _leaves_of(p: Predicate) -> list[Eq | In]:
     raise PredicateError(f"unsupported predicate {type(p).__name__}")
 
 
+#: The error on a column no file has lists at most this many of the files' columns...
+_SHOWN_COLUMNS = 20
+#: ... and counts up to this many distinct ones.
+_COUNTED_COLUMNS = 1000
+
+
+@dataclass
+class _ColumnsSeen:
+    """Which of the predicate's columns the files read so far have.
+
+    A column that no file read has is a mistake (a typo, a wrong nesting), not
+    an empty answer; a column only some files lack keeps those files
+    (``Rule.MISSING_COLUMN``). The files' own columns are collected only while
+    a predicate column is still unfound, for the error message.
+    """
+
+    wanted: tuple[str, ...]
+    found: set[str] = field(default_factory=set)
+    files: int = 0
+    names: dict[str, None] = field(default_factory=dict)  # first seen first
+
+    @classmethod
+    def of(cls, where: Predicate) -> _ColumnsSeen:
+        return cls(tuple(dict.fromkeys(p.column for p in _leaves_of(where))))
+
+    def add(self, schema: Schema) -> None:
+        self.files += 1
+        if len(self.found) == len(self.wanted):
+            return
+        self.found.update(c for c in self.wanted if c not in self.found and c in schema)
+        if len(self.found) < len(self.wanted):
+            for column in schema.columns:
+                if len(self.names) >= _COUNTED_COLUMNS:
+                    break
+                self.names.setdefault(column.path)
+
+    def check(self) -> None:
+        """Raise when at least one file was read and a predicate column is in none of them.
+
+        Raises
+        ------
+        PredicateError
+            Listing the columns the files do have.
+        """
+        missing = [c for c in self.wanted if c not in self.found]
+        if not self.files or not missing:
+            return
+        names = list(self.names)
+        shown = ", ".join(names[:_SHOWN_COLUMNS])
+        if len(names) > _SHOWN_COLUMNS:
+            count = len(names) if len(names) < _COUNTED_COLUMNS else f"at least {len(names)}"
+            shown += f", ... ({count} columns)"
+        files = "the file has" if self.files == 1 else f"the {self.files} files have"
+        if len(missing) == 1:
+            raise PredicateError(
+                f"no file read has this column; {files}: {shown}", column=missing[0]
+            )
+        raise PredicateError(
+            f"no file read has the columns {', '.join(map(repr, missing))}; {files}: {shown}"
+        )
+
+
 async def _prune_file(
     reader: BloomReader,
     location: str | FileInfo,
     where: Predicate,
     strict: bool,
     cache: LeafCache,
+    seen: _ColumnsSeen,
 ) -> list[Verdict]:
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
     try:
         footer = await reader.footer(location)
         leaves = {id(p): _prepare(p, footer, cache) for p in _leaves_of(where)}
+        seen.add(footer.metadata.schema)
         if strict:
             for leaf in leaves.values():
                 if leaf.desc is None:
-                    raise PredicateError(leaf.missing_reason or "no such column", path=path)
+                    raise PredicateError(
+                        leaf.missing_reason or "no such column", path=path, column=leaf.column
+                    )
         row_groups = footer.metadata.row_groups
         # Round 1 without filters: row groups the types and statistics already
         # exclude need no filter read at all; their outcome is final.
@@ -616,6 +725,10 @@ async def _prune_file(
                 Verdict(path, rg.index, rg.num_rows, not out.excluded, out.reason, out.rule)
             )
         return verdicts
+    except PredicateError as exc:
+        # A literal that is not of its column's type (or, strict, a missing column):
+        # the predicate is wrong, not the file.
+        raise exc.with_context(path=path) from None
     except PyBloomError as exc:
         if strict:
             raise exc.with_context(path=path) from None
@@ -712,6 +825,7 @@ async def prune(
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
     progress: Callable[[int, int], None] | None = None,
+    require_columns: bool = True,
 ) -> list[Verdict]:
     """Decide, for every row group of every file, whether it may hold matching rows.
 
@@ -737,6 +851,11 @@ async def prune(
         Reader limits, or a long-lived :class:`BloomReader` whose cache to use.
     progress:
         Called as ``progress(done, total)`` after each file.
+    require_columns:
+        Raise when a column of ``where`` is in none of the files read (at
+        least one read). False when ``paths`` are a part of a larger set whose
+        other files may have it. Files that lack a column some other file has
+        are kept (``Rule.MISSING_COLUMN``) either way.
 
     Returns
     -------
@@ -746,7 +865,11 @@ async def prune(
     Raises
     ------
     PredicateError
-        ``where`` is malformed.
+        ``where`` is malformed; a literal is not a value of its column's type
+        in some file (``'2024/01/05'`` for a DATE; the message names the file,
+        column, value and accepted forms), with or without ``strict``; or a
+        column is in none of the files read (``require_columns``), the
+        message listing the columns they have.
     PyBloomError
         With ``strict=True``, the first problem met.
     """
@@ -757,10 +880,11 @@ async def prune(
     files = await expand_paths(paths, rdr)
     limit = files_at_once(concurrency, rdr.config)
     cache: LeafCache = {}  # values encoded once per column type, not once per file
+    seen = _ColumnsSeen.of(predicate)
 
     async def one(location: str | FileInfo) -> list[Verdict]:
         try:
-            return await _prune_file(rdr, location, predicate, strict, cache)
+            return await _prune_file(rdr, location, predicate, strict, cache, seen)
         finally:
             if reader is None:
                 # The run's own reader caches a file only while it is pruned (its footer
@@ -774,6 +898,8 @@ async def prune(
     finally:
         if reader is None:
             rdr.clear()
+    if require_columns:
+        seen.check()
     return [v for per_file in results for v in per_file]
 
 
@@ -812,6 +938,7 @@ def _prune_blocking(
     stats: SourceStats | None = None,
     config: ReaderConfig | None = None,
     progress: Callable[[int, int], None] | None = None,
+    require_columns: bool = True,
 ) -> list[Verdict]:
     """:func:`prune` over local files, one after another, with blocking reads and no loop."""
     predicate = as_predicate(where)
@@ -820,12 +947,15 @@ def _prune_blocking(
     )
     files_at_once(concurrency, rdr.config)  # validated as prune() does; files go one by one
     cache: LeafCache = {}
+    seen = _ColumnsSeen.of(predicate)
     out: list[Verdict] = []
     with rdr:
         for done, path in enumerate(files, 1):
-            out.extend(run_blocking(_prune_file(rdr, path, predicate, strict, cache)))
+            out.extend(run_blocking(_prune_file(rdr, path, predicate, strict, cache, seen)))
             if progress is not None:
                 progress(done, len(files))
+    if require_columns:
+        seen.check()
     return out
 
 
@@ -849,7 +979,8 @@ async def probe(
     Raises
     ------
     PredicateError
-        The column is not in the file.
+        The column is not in the file (the message lists those it has), or a
+        value is not one of the column's type.
     ParquetFormatError, SourceError, ...
         The file cannot be read.
     """
@@ -858,7 +989,10 @@ async def probe(
     footer, filters = await rdr.footer_and_filters(path, [column])
     desc = footer.metadata.schema.column(column)
     eqs = [Eq(column, v) for v in values]
-    leaves = {id(e): _prepare(e, footer) for e in eqs}
+    try:
+        leaves = {id(e): _prepare(e, footer) for e in eqs}
+    except PredicateError as exc:
+        raise exc.with_context(path=footer.path) from None
     out = []
     for rg in footer.metadata.row_groups:
         for e in eqs:
@@ -895,35 +1029,115 @@ def probe_sync(
 MAX_PAIMON_INDEX_BYTES = 256 * 1024 * 1024
 
 
-def _paimon_literal(value: Any, paimon_type: str) -> Any:
-    """Read a text or decimal literal as the Python value a Paimon type takes."""
-    from .paimon import paimon_type_info
+_PAIMON_TIMESTAMP_FORM = "'YYYY-MM-DD[THH:MM[:SS[.ffffff]]][Z|+HH:MM]'"
+
+
+def _paimon_text_column(root: str, family: str, column: str) -> ColumnDescriptor:
+    """The Parquet column type whose text forms a Paimon type's literals take."""
+    if root == "DATE":
+        return ColumnDescriptor.of(PhysicalType.INT32, LogicalType(LogicalKind.DATE), path=column)
+    if root == "TIME":
+        logical = LogicalType.time(TimeUnit.MILLIS, False)
+        return ColumnDescriptor.of(PhysicalType.INT32, logical, path=column)
+    if family == "timestamp":
+        logical = LogicalType.timestamp(TimeUnit.MICROS, False)
+        return ColumnDescriptor.of(PhysicalType.INT64, logical, path=column)
+    if family in ("float", "double"):
+        return ColumnDescriptor.of(family.upper(), path=column)
+    if family == "string":
+        return ColumnDescriptor.of(
+            PhysicalType.BYTE_ARRAY, LogicalType(LogicalKind.STRING), path=column
+        )
+    if family == "binary":
+        return ColumnDescriptor.of(PhysicalType.BYTE_ARRAY, path=column)
+    return ColumnDescriptor.of(PhysicalType.INT64, path=column)
+
+
+def _paimon_forms(root: str, family: str, paimon_type: str) -> str:
+    """How a value of a Paimon type is written: the text forms, then the Python types."""
+    a = "an" if paimon_type[:1].upper() in "AEIOU" else "a"
+    if root == "DATE":
+        return "a DATE column takes 'YYYY-MM-DD' (datetime.date in Python)"
+    if root == "TIME":
+        return "a TIME column takes 'HH:MM[:SS[.fff]]' (datetime.time in Python)"
+    if family == "timestamp":
+        return f"a {paimon_type} column takes {_PAIMON_TIMESTAMP_FORM} (datetime in Python)"
+    if family in ("float", "double"):
+        return f"a {paimon_type} column takes numbers such as 1.5, NaN or inf (float in Python)"
+    if family == "string":
+        return f"a {paimon_type} column takes text in single quotes (str in Python)"
+    if family == "binary":
+        return f"a {paimon_type} column takes binary as X'00ff' or text (bytes in Python)"
+    return f"{a} {paimon_type} column takes integers such as 42 (int in Python)"
+
+
+def _paimon_literals(values: Sequence[Any], paimon_type: str, column: str) -> list[Any]:
+    """Read literals as the Python values a Paimon type takes, by the rule of :func:`prune`.
+
+    Text (a ``TextLiteral`` or a str) is read with the same forms as for a
+    Parquet column of the same kind. A value of a kind the type cannot take is
+    an error; a well-formed one it cannot hold (300 for TINYINT, 1.5 for INT)
+    is left to the index, which keeps the file.
+
+    Raises
+    ------
+    PredicateError
+        A literal is not a value of the type (naming the column, the value
+        and the forms the type takes).
+    """
+    from .paimon import paimon_hash, paimon_type_info
 
     root, family = paimon_type_info(paimon_type)
-    if isinstance(value, TextLiteral):
-        text = value.text
-        try:
-            if family == "string":
-                return text
-            if family == "binary":
-                return bytes.fromhex(text[2:]) if text.lower().startswith("0x") else text.encode()
-            if root == "DATE":
-                return dt.date.fromisoformat(text)
-            if root == "TIME":
-                return dt.time.fromisoformat(text)
-            if family == "timestamp":
-                return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    def wrong(value: Any, detail: str = "") -> PredicateError:
+        forms = _paimon_forms(root, family, paimon_type)
+        return PredicateError(
+            f"{_literal(value)} is not a {paimon_type} value{detail}; {forms}", column=column
+        )
+
+    def read(value: Any) -> Any:
+        out = value
+        if isinstance(value, (str, TextLiteral)):
+            text = value.text if isinstance(value, TextLiteral) else value
+            try:
+                out = parse_text_value(text, _paimon_text_column(root, family, column))
+            except ValueEncodingError:
+                raise wrong(value) from None
+            if isinstance(out, WithNanoseconds):
+                out = out.value  # Paimon keeps microseconds at most and floors the rest
+            elif isinstance(out, str) and family == "binary":
+                try:
+                    out = out.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise wrong(value, " (the text is not valid UTF-8)") from None
+        if isinstance(out, decimal.Decimal):
             if family in ("float", "double"):
-                return float(text)
-            return int(text)
-        except ValueError:
-            raise PredicateError(f"{text!r} is not a {paimon_type} value") from None
-    if isinstance(value, decimal.Decimal):
-        if family in ("float", "double"):
-            return float(value)
-        if value == value.to_integral_value():
-            return int(value)
-    return value
+                return float(out)
+            if out.is_finite() and out == out.to_integral_value():
+                return int(out)
+        return out
+
+    def checked(value: Any) -> bool:
+        # Numbers go to the index as they are: one the type cannot hold keeps the file.
+        return value is not None and not (
+            family in ("int", "float", "double")
+            and isinstance(value, (int, float, decimal.Decimal))
+            and not isinstance(value, bool)
+        )
+
+    out = [read(v) for v in values]
+    kinds = [(v, o) for v, o in zip(values, out, strict=True) if checked(o)]
+    try:
+        paimon_hash([o for _, o in kinds], paimon_type)  # all at once: the usual case
+    except (UnsupportedTypeError, ValueEncodingError):
+        for value, o in kinds:  # find the one of the wrong kind, if any
+            try:
+                paimon_hash([o], paimon_type)
+            except UnsupportedTypeError as exc:
+                raise wrong(value, f" ({exc.message})") from None
+            except ValueEncodingError:
+                pass  # well-formed, outside the type's range: the index keeps the file
+    return out
 
 
 def _paimon_tree(p: Predicate, types: Mapping[str, Any]) -> Any:
@@ -936,9 +1150,10 @@ def _paimon_tree(p: Predicate, types: Mapping[str, Any]) -> Any:
     if isinstance(p, Eq):
         if p.value is None:
             return ("=", p.column, None)
-        return ("=", p.column, _paimon_literal(p.value, type_of(p.column)))
+        (value,) = _paimon_literals([p.value], type_of(p.column), p.column)
+        return ("=", p.column, value)
     if isinstance(p, In):
-        return ("in", p.column, [_paimon_literal(v, type_of(p.column)) for v in p.values])
+        return ("in", p.column, _paimon_literals(p.values, type_of(p.column), p.column))
     if isinstance(p, And):
         return ("and", *(_paimon_tree(c, types) for c in p.children))
     if isinstance(p, Or):

@@ -427,6 +427,7 @@ class _PruneTask:
                 concurrency=self.concurrency,
                 strict=self.strict,
                 config=self.config,
+                require_columns=False,  # a partition holds a part of the files
             )
         return await prune(
             files,
@@ -435,6 +436,7 @@ class _PruneTask:
             concurrency=self.concurrency,
             options=self.options,
             config=self.config,
+            require_columns=False,  # a partition holds a part of the files
         )
 
     def __call__(self, items: Iterable[str | FileInfo]) -> Iterator[VerdictRow]:

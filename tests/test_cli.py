@@ -67,7 +67,7 @@ def test_inspect(data_file: Path) -> None:
     [
         (["prune", "{file}", "--where", "id ="], 2, "expected a value"),
         (["probe", "{file}", "--column", "nope", "--value", "1"], 2, "no leaf column"),
-        (["probe", "{file}", "--column", "id", "--value", "abc"], 0, None),
+        (["probe", "{file}", "--column", "id", "--value", "abc"], 2, "is not a value of this"),
         (["prune", "/no/such/file.parquet", "--where", "id = 1", "--strict"], 1, "no such file"),
         (["inspect", "{bad}"], 1, "magic"),
     ],

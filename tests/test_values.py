@@ -336,7 +336,13 @@ WRONG_TYPES: list[tuple[str, ColumnDescriptor, object]] = [
     ("str in geometry column", col(P.BYTE_ARRAY, L(K.GEOMETRY)), "POINT (1 2)"),
     ("int in int96 column", col(P.INT96), 5),
     ("date in int96 column", col(P.INT96), dt.date(2000, 1, 1)),
-    # Annotations on physical types they cannot annotate.
+    ("zone without fixed offset", TIME_MS, dt.time(1, tzinfo=_NoOffset())),
+]
+
+# Annotations on physical types they cannot annotate, or with parameters this
+# library does not support: no value of such a column can be encoded, so its
+# row groups are kept whatever the value (never a false negative).
+UNPROBEABLE: list[tuple[str, ColumnDescriptor, object]] = [
     ("timestamp on int32", col(P.INT32, L.timestamp(TimeUnit.MILLIS, True)), 1),
     ("date on int64", col(P.INT64, L(K.DATE)), dt.date(2000, 1, 1)),
     ("int(64) on int32", col(P.INT32, L.integer(64, True)), 1),
@@ -346,7 +352,9 @@ WRONG_TYPES: list[tuple[str, ColumnDescriptor, object]] = [
     ("decimal on double", col(P.DOUBLE, L.decimal(9, 2)), Decimal(1)),
     ("decimal precision cap", col(P.BYTE_ARRAY, L.decimal(10**6, 0)), Decimal(1)),
     ("decimal absurd width", col(P.FIXED_LEN_BYTE_ARRAY, L.decimal(9, 0), 2**31 - 1), Decimal(1)),
-    ("zone without fixed offset", TIME_MS, dt.time(1, tzinfo=_NoOffset())),
+    ("flba without width", col(P.FIXED_LEN_BYTE_ARRAY), b"ab"),
+    ("float16 on flba(4)", col(P.FIXED_LEN_BYTE_ARRAY, L(K.FLOAT16), 4), 1.5),
+    ("time millis on int64", col(P.INT64, L.time(TimeUnit.MILLIS, True)), dt.time(1)),
 ]
 
 
@@ -357,6 +365,17 @@ def test_wrong_python_types_raise(column: ColumnDescriptor, value: object) -> No
     with pytest.raises(UnsupportedTypeError) as info:
         encode_value(value, column)
     assert "'c'" in str(info.value)  # the column is named
+
+
+@pytest.mark.parametrize(
+    ("column", "value"), [pytest.param(c, v, id=name) for name, c, v in UNPROBEABLE]
+)
+def test_unprobeable_column_types_never_prune(column: ColumnDescriptor, value: object) -> None:
+    # These raised UnsupportedTypeError, which pruning took for "cannot match":
+    # a column whose type cannot be encoded for keeps its row groups instead.
+    result = encode_value(value, column)
+    assert isinstance(result, NeverPrunes), result
+    assert "'c'" in result.reason and "no value of column" in result.reason
 
 
 def test_bad_uuid_text_raises_value_error() -> None:
@@ -448,7 +467,6 @@ def test_parse_text_value(column: ColumnDescriptor, text: str, expected: object)
 BAD_TEXTS: list[tuple[str, ColumnDescriptor, str]] = [
     ("int", col(P.INT32), "twelve"),
     ("int inf", col(P.INT32), "inf"),
-    ("int too long", col(P.INT64), "9" * 5000),
     ("bool", col(P.BOOLEAN), "yes please"),
     ("double", col(P.DOUBLE), "1.0.0"),
     ("double overflow", col(P.DOUBLE), "1e400"),
@@ -482,6 +500,79 @@ def test_encode_text() -> None:
     assert isinstance(encode_text("nan", col(P.DOUBLE)), NeverPrunes)
     assert isinstance(encode_text("3.5", col(P.INT32)), CannotMatch)
     assert encode_text("0.1", col(P.FLOAT)) == Probe((struct.pack("<f", 0.1),))
+
+
+def test_well_formed_text_the_column_cannot_hold_cannot_match() -> None:
+    # Well-formed values are never errors, however far out of range.
+    for text, column, reason in [
+        ("9" * 5000, col(P.INT64), "outside the 64-bit integer range"),
+        ("300", INT8, "outside INT(8)'s range"),
+        ("1.234", DEC_9_2, "more than 2 fractional digits"),
+        ("ten chars!", col(P.FIXED_LEN_BYTE_ARRAY, L(K.STRING), 4), "10 bytes cannot be stored"),
+    ]:
+        result = encode_text(text, column)
+        assert isinstance(result, CannotMatch) and reason in result.reason, (text, result)
+
+
+def test_hex_text_in_unannotated_binary_is_probed_both_ways() -> None:
+    # Such columns hold text as often as binary: '0x6162' is b"ab" or the text itself.
+    assert encode_text("0x6162", col(P.BYTE_ARRAY)) == Probe((b"ab", b"0x6162"))
+    assert encode_text("0x6162", col(P.FIXED_LEN_BYTE_ARRAY, None, 2)) == Probe((b"ab",))
+    assert encode_text("0x6162", col(P.FIXED_LEN_BYTE_ARRAY, None, 6)) == Probe((b"0x6162",))
+    assert isinstance(encode_text("0x6162", col(P.FIXED_LEN_BYTE_ARRAY, None, 3)), CannotMatch)
+    # An annotated column says which it is.
+    assert encode_text("0x6162", col(P.BYTE_ARRAY, L(K.STRING))) == Probe((b"0x6162",))
+    assert encode_text("0x6162", col(P.BYTE_ARRAY, L(K.BSON))) == Probe((b"ab",))
+
+
+FORMS: list[tuple[str, ColumnDescriptor, object, str]] = [
+    # Python values of the wrong kind: UnsupportedTypeError.
+    ("bytes in int", col(P.INT64), b"\x10", "an INT64 column takes integers such as 42"),
+    ("int in boolean", col(P.BOOLEAN), 1, "a BOOLEAN column takes TRUE or FALSE"),
+    ("int in string", col(P.BYTE_ARRAY, L(K.STRING)), 5, "a STRING column takes text in single"),
+    ("float in decimal", DEC_9_2, 1.5, "a DECIMAL(9, 2) column takes numbers such as 12.50"),
+    ("datetime in date", col(P.INT32, L(K.DATE)), dt.datetime(2024, 1, 1), "'YYYY-MM-DD'"),
+    ("date in time", TIME_MS, dt.date(2024, 1, 1), "a TIME column takes 'HH:MM[:SS"),
+    ("time in timestamp", TS_MS_UTC, dt.time(1), "a TIMESTAMP column takes 'YYYY-MM-DD[THH:MM"),
+    ("int in uuid", UUID_COL, 5, "a UUID column takes 'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx'"),
+    ("str in geometry", col(P.BYTE_ARRAY, L(K.GEOMETRY)), "POINT", "its raw stored bytes as X'"),
+    ("date in int96", col(P.INT96), dt.date(2024, 1, 1), "INT96 timestamp column takes 'YYYY"),
+    ("list in float16", F16, [1], "a FLOAT16 column takes numbers"),
+    ("bool in double", col(P.DOUBLE), True, "a DOUBLE column takes numbers such as 1.5"),
+    ("int in flba", col(P.FIXED_LEN_BYTE_ARRAY, None, 4), 1, "FIXED_LEN_BYTE_ARRAY(4) column"),
+]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "forms"), [pytest.param(c, v, f, id=n) for n, c, v, f in FORMS]
+)
+def test_errors_name_the_forms_the_column_takes(
+    column: ColumnDescriptor, value: object, forms: str
+) -> None:
+    with pytest.raises(UnsupportedTypeError) as info:
+        encode_value(value, column)
+    assert forms in str(info.value) and "'c'" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("column", "text", "forms"),
+    [
+        (col(P.INT32, L(K.DATE)), "2024/01/05", "a DATE column takes 'YYYY-MM-DD'"),
+        (col(P.INT64), "abc", "an INT64 column takes integers"),
+        (col(P.INT64), "0x10", "an INT64 column takes integers"),
+        (UINT8, "one", "a UINT(8) column takes integers"),
+        (TIME_MS, "noon", "a TIME column takes 'HH:MM[:SS[.fffffffff]]'"),
+        (UUID_COL, "nope", "a UUID column takes"),
+        (col(P.BOOLEAN), "yes", "a BOOLEAN column takes TRUE or FALSE"),
+    ],
+)
+def test_text_errors_name_the_forms_the_column_takes(
+    column: ColumnDescriptor, text: str, forms: str
+) -> None:
+    for read in (parse_text_value, encode_text):
+        with pytest.raises(ValueEncodingError) as info:
+            read(text, column)
+        assert forms in str(info.value) and repr(text) in str(info.value)
 
 
 def _midpoint_texts(code: str, int_code: str) -> list[tuple[str, float]]:

@@ -15,10 +15,19 @@ truncates or guesses. It returns one of:
   integer out of range, a fraction in an integer column, more digits than a
   decimal's scale), so no row holds it.
 * :class:`NeverPrunes`: the filter cannot answer for this value (NaN: writers
-  store NaNs with varying bit patterns), so the row group must be kept.
+  store NaNs with varying bit patterns), or for any value of this column (its
+  type annotation is invalid or unsupported, e.g. TIMESTAMP on an INT32), so
+  the row group must be kept.
 
-A Python value of a type that does not fit the column (a ``str`` for an INT64
-column) raises :class:`~pybloom_async.errors.UnsupportedTypeError`.
+What is an error and what cannot match: a value that is not of the column's
+kind at all is the caller's mistake and raises, naming the column, the value
+and the forms the column takes. A Python value of a type that does not fit
+the column (bytes for an INT64 column, a float for a DECIMAL) raises
+:class:`~pybloom_async.errors.UnsupportedTypeError`; text that does not read
+as the column's type (``'2024/01/05'`` for a DATE) raises
+:class:`~pybloom_async.errors.ValueEncodingError`. A well-formed value that
+the column cannot hold (300 for INT(8), 10 bytes for a 4-byte column, more
+fractional digits than a decimal's scale) is :class:`CannotMatch`.
 
 :func:`parse_text_value` reads the command line's text into the Python value
 the column's type calls for.
@@ -128,8 +137,69 @@ def _show(value: object) -> str:
     return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
 
 
+def _got(value: object) -> str:
+    """``a bool``, ``an int``, ``a datetime``: the value's Python type, for messages."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 def _fail(message: str, column: ColumnDescriptor, value: object) -> UnsupportedTypeError:
-    return UnsupportedTypeError(message, column=column.path, value=value, has_value=True)
+    """The value is not of the column's kind: the caller's mistake."""
+    return UnsupportedTypeError(
+        f"{message}; {_forms(column)}", column=column.path, value=value, has_value=True
+    )
+
+
+def _unprobeable(column: ColumnDescriptor, problem: str) -> NeverPrunes:
+    """The column's type cannot be encoded for, whatever the value: keep its row groups."""
+    return NeverPrunes(f"{problem}, so no value of column {column.path!r} can be probed")
+
+
+_TIMESTAMP_FORM = "'YYYY-MM-DD[THH:MM[:SS[.fffffffff]]][Z|+HH:MM]'"
+_NUMBER_FORM = "numbers such as 1.5, -0.0, 1e3, NaN or inf"
+_BINARY_FORM = "text in single quotes or binary as X'00ff' (str or bytes in Python)"
+
+
+def _forms(column: ColumnDescriptor) -> str:
+    """How a value of ``column``'s type is written: the text forms, then the Python types."""
+    logical = column.logical_type
+    kind = logical.kind if logical is not None else None
+    ptype = column.physical_type
+    if kind in (LogicalKind.STRING, LogicalKind.ENUM, LogicalKind.JSON):
+        return f"a {kind.name} column takes text in single quotes ('abc'; str in Python)"
+    if kind is LogicalKind.UNKNOWN:
+        return "the column holds only nulls (NULL)"
+    if kind is LogicalKind.DECIMAL:
+        return f"a {logical} column takes numbers such as 12.50 (decimal.Decimal or int in Python)"
+    if kind is LogicalKind.DATE:
+        return "a DATE column takes 'YYYY-MM-DD' (datetime.date in Python)"
+    if kind is LogicalKind.TIME:
+        return "a TIME column takes 'HH:MM[:SS[.fffffffff]]' (datetime.time in Python)"
+    if kind is LogicalKind.TIMESTAMP:
+        return f"a TIMESTAMP column takes {_TIMESTAMP_FORM} (datetime.datetime in Python)"
+    if kind is LogicalKind.UUID:
+        return "a UUID column takes 'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx' (uuid.UUID in Python)"
+    if kind is LogicalKind.FLOAT16:
+        return f"a FLOAT16 column takes {_NUMBER_FORM} (float in Python)"
+    if kind is LogicalKind.INTEGER and logical is not None:
+        article = "a" if logical.is_signed is False else "an"  # a UINT(8), an INT(8)
+        return f"{article} {logical} column takes integers such as 42 (int in Python)"
+    if logical is not None:
+        return f"a {logical} column takes its raw stored bytes as X'00ff' (bytes in Python)"
+    if ptype is PhysicalType.BOOLEAN:
+        return "a BOOLEAN column takes TRUE or FALSE (bool in Python)"
+    if ptype in (PhysicalType.INT32, PhysicalType.INT64):
+        return f"an {ptype.name} column takes integers such as 42 (int in Python)"
+    if ptype in (PhysicalType.FLOAT, PhysicalType.DOUBLE):
+        return f"a {ptype.name} column takes {_NUMBER_FORM} (float in Python)"
+    if ptype is PhysicalType.INT96:
+        return (
+            f"an INT96 timestamp column takes {_TIMESTAMP_FORM} or its 12 raw bytes as X'...' "
+            "(datetime.datetime or bytes in Python)"
+        )
+    if ptype is PhysicalType.FIXED_LEN_BYTE_ARRAY:
+        return f"a FIXED_LEN_BYTE_ARRAY({column.type_length}) column takes {_BINARY_FORM}"
+    return f"a {ptype.name} column takes {_BINARY_FORM}"
 
 
 # --- encode_value -------------------------------------------------------------
@@ -157,11 +227,16 @@ def encode_value(value: object, column: ColumnDescriptor) -> Encoded:
     written; an aware one is probed both as its wall-clock time and converted
     to UTC, since writers differ in which they store.
 
+    Returns :class:`CannotMatch` for a value of the right kind that the
+    column cannot hold, and :class:`NeverPrunes` for NaN and for columns whose
+    type annotation cannot be encoded for (invalid or unsupported parameters).
+
     Raises
     ------
     UnsupportedTypeError
-        The Python type does not fit the column, or the column's type is one
-        whose values cannot be encoded (e.g. GEOMETRY takes raw bytes only).
+        The Python type does not fit the column (e.g. bytes for an INT64
+        column; GEOMETRY takes raw bytes only). The message names the forms the
+        column takes.
     ValueEncodingError
         A text value for a UUID column is not a canonical UUID.
     """
@@ -178,21 +253,33 @@ def encode_value(value: object, column: ColumnDescriptor) -> Encoded:
         # Annotations whose values have no Python form here (GEOMETRY, VARIANT,
         # INTERVAL, BSON, ... and types newer than this library): the stored
         # bytes themselves are the only exact probe.
-        return _raw_bytes_only(value, column, f"a {logical} column")
+        return _raw_bytes_only(value, column)
     return _PHYSICAL[column.physical_type](value, column)
 
 
 def encode_text(text: str, column: ColumnDescriptor) -> Encoded:
     """Parse command-line text for ``column`` and encode it (parse, then encode).
 
+    In a BYTE_ARRAY or FIXED_LEN_BYTE_ARRAY column without a type annotation,
+    ``0x``-prefixed text is probed both as the binary it spells and as the
+    text itself: such columns hold strings as often as binary.
+
     Raises
     ------
     ValueEncodingError
-        The text cannot be read as a value of the column's type.
-    UnsupportedTypeError
-        The column's type takes no text form.
+        The text cannot be read as a value of the column's type (the message
+        names the forms the column takes).
     """
-    return encode_value(parse_text_value(text, column), column)
+    value = parse_text_value(text, column)
+    encoded = encode_value(value, column)
+    binary = (PhysicalType.BYTE_ARRAY, PhysicalType.FIXED_LEN_BYTE_ARRAY)
+    if isinstance(value, bytes) and column.logical_type is None and column.physical_type in binary:
+        as_text = encode_value(text, column)
+        if isinstance(encoded, Probe) and isinstance(as_text, Probe):
+            return _probe(*encoded.alternatives, *as_text.alternatives)
+        if isinstance(encoded, CannotMatch) and isinstance(as_text, Probe):
+            return as_text
+    return encoded
 
 
 def _probe(*alternatives: bytes) -> Probe:
@@ -211,12 +298,10 @@ def _bytes_like(value: object) -> bytes | None:
     return None
 
 
-def _raw_bytes_only(value: object, column: ColumnDescriptor, what: str) -> Encoded:
+def _raw_bytes_only(value: object, column: ColumnDescriptor) -> Encoded:
     raw = _bytes_like(value)
     if raw is None:
-        raise _fail(
-            f"{what} takes its raw stored bytes only, not {type(value).__name__}", column, value
-        )
+        raise _fail(f"expected the raw stored bytes, got {_got(value)}", column, value)
     return _fixed_or_binary(raw, column)
 
 
@@ -225,7 +310,7 @@ def _fixed_or_binary(raw: bytes, column: ColumnDescriptor) -> Encoded:
     if ptype is PhysicalType.FIXED_LEN_BYTE_ARRAY:
         width = column.type_length
         if width is None:
-            raise _fail("FIXED_LEN_BYTE_ARRAY column without a type_length", column, raw)
+            return _unprobeable(column, "the FIXED_LEN_BYTE_ARRAY column has no type_length")
         if len(raw) != width:
             return CannotMatch(f"{len(raw)} bytes cannot be stored in a {width}-byte column")
         return _probe(raw)
@@ -237,7 +322,7 @@ def _fixed_or_binary(raw: bytes, column: ColumnDescriptor) -> Encoded:
         return _probe(raw)
     if width is not None:
         return CannotMatch(f"{len(raw)} bytes cannot be a {ptype.name} value ({width} bytes)")
-    raise _fail(f"bytes cannot be probed in a {ptype.name} column", column, raw)
+    raise _fail(f"bytes are not a {ptype.name} value", column, raw)
 
 
 # --- numbers ----------------------------------------------------------------
@@ -250,7 +335,7 @@ def _is_bool(value: object) -> bool:
 def _as_int(value: object, column: ColumnDescriptor) -> int | CannotMatch:
     """The exact integer a numeric probe equals, or why no integer column holds it."""
     if _is_bool(value):
-        raise _fail("a bool is not an integer here; use 0 or 1", column, value)
+        raise _fail("expected an integer, got a bool (use 0 or 1)", column, value)
     if isinstance(value, numbers.Integral):
         return int(value)
     if isinstance(value, Decimal):
@@ -272,7 +357,7 @@ def _as_int(value: object, column: ColumnDescriptor) -> int | CannotMatch:
         if den != 1:
             return CannotMatch(f"{_show(value)} has a fractional part")
         return int(num)
-    raise _fail(f"an integer column cannot be probed with {type(value).__name__}", column, value)
+    raise _fail(f"expected an integer, got {_got(value)}", column, value)
 
 
 def _pack_int(number: int, ptype: PhysicalType, unsigned_bits: int | None = None) -> Encoded:
@@ -297,7 +382,7 @@ def _encode_integer(value: object, column: ColumnDescriptor, logical: LogicalTyp
     ptype = column.physical_type
     expected = PhysicalType.INT64 if bits == 64 else PhysicalType.INT32
     if bits not in (8, 16, 32, 64) or signed is None or ptype is not expected:
-        raise _fail(f"{logical} cannot annotate a {ptype.name} column", column, value)
+        return _unprobeable(column, f"{logical} cannot annotate a {ptype.name} column")
     number = _as_int(value, column)
     if isinstance(number, CannotMatch):
         return number
@@ -311,9 +396,7 @@ def _encode_integer(value: object, column: ColumnDescriptor, logical: LogicalTyp
 
 def _encode_boolean(value: object, column: ColumnDescriptor) -> Encoded:
     if not _is_bool(value):
-        raise _fail(
-            f"a BOOLEAN column takes True or False, not {type(value).__name__}", column, value
-        )
+        raise _fail(f"expected True or False, got {_got(value)}", column, value)
     # One byte per value, as the C hasher and arrow-rs hash booleans.
     return _probe(b"\x01" if value else b"\x00")
 
@@ -324,7 +407,7 @@ _NAN_REASON = "NaN never prunes: writers store NaN with varying bit patterns"
 def _as_float(value: object, column: ColumnDescriptor) -> float | CannotMatch | NeverPrunes:
     """The double a real-number probe equals exactly, or why it has none."""
     if _is_bool(value):
-        raise _fail("a bool is not a number here", column, value)
+        raise _fail("expected a number, got a bool", column, value)
     if isinstance(value, numbers.Integral):
         number = int(value)
         try:
@@ -369,9 +452,7 @@ def _as_float(value: object, column: ColumnDescriptor) -> float | CannotMatch | 
         if Fraction(nearest) != exact:
             return CannotMatch(f"{_show(value)} is not exactly representable as a double")
         return nearest
-    raise _fail(
-        f"a floating-point column cannot be probed with {type(value).__name__}", column, value
-    )
+    raise _fail(f"expected a number, got {_got(value)}", column, value)
 
 
 def _encode_floating(value: object, column: ColumnDescriptor, code: str, name: str) -> Encoded:
@@ -400,15 +481,14 @@ def _encode_double(value: object, column: ColumnDescriptor) -> Encoded:
 
 
 def _encode_float16(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
-    _require_flba(column, 2, logical, value)
-    return _encode_floating(value, column, "<e", "a FLOAT16")
+    wrong = _not_flba(column, 2, logical)
+    return wrong or _encode_floating(value, column, "<e", "a FLOAT16")
 
 
-def _require_flba(
-    column: ColumnDescriptor, width: int, logical: LogicalType, value: object
-) -> None:
+def _not_flba(column: ColumnDescriptor, width: int, logical: LogicalType) -> NeverPrunes | None:
     if column.physical_type is not PhysicalType.FIXED_LEN_BYTE_ARRAY or column.type_length != width:
-        raise _fail(f"{logical} needs a {width}-byte FIXED_LEN_BYTE_ARRAY column", column, value)
+        return _unprobeable(column, f"{logical} needs a {width}-byte FIXED_LEN_BYTE_ARRAY column")
+    return None
 
 
 # --- binary and text ----------------------------------------------------------
@@ -427,18 +507,14 @@ def _encode_binary(value: object, column: ColumnDescriptor) -> Encoded:
         return encoded if isinstance(encoded, CannotMatch) else _fixed_or_binary(encoded, column)
     raw = _bytes_like(value)
     if raw is None:
-        raise _fail(
-            f"a {column.physical_type.name} column takes bytes or str, not {type(value).__name__}",
-            column,
-            value,
-        )
+        raise _fail(f"expected text or bytes, got {_got(value)}", column, value)
     return _fixed_or_binary(raw, column)
 
 
 def _encode_text(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
     if column.physical_type not in (PhysicalType.BYTE_ARRAY, PhysicalType.FIXED_LEN_BYTE_ARRAY):
-        raise _fail(
-            f"{logical} cannot annotate a {column.physical_type.name} column", column, value
+        return _unprobeable(
+            column, f"{logical} cannot annotate a {column.physical_type.name} column"
         )
     return _encode_binary(value, column)
 
@@ -449,25 +525,23 @@ _UUID_TEXT = re.compile(
 
 
 def _encode_uuid(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
-    _require_flba(column, 16, logical, value)
+    wrong = _not_flba(column, 16, logical)
+    if wrong is not None:
+        return wrong
     if isinstance(value, uuid.UUID):
         # LogicalTypes.md: UUIDs are stored big-endian, i.e. UUID.bytes.
         return _probe(value.bytes)
     if isinstance(value, str):
         if not _UUID_TEXT.fullmatch(value):
             raise ValueEncodingError(
-                "not a canonical UUID (8-4-4-4-12 hexadecimal digits)",
+                f"not a canonical UUID (8-4-4-4-12 hexadecimal digits); {_forms(column)}",
                 column=column.path,
                 value=value,
             )
         return _probe(uuid.UUID(value).bytes)
     raw = _bytes_like(value)
     if raw is None:
-        raise _fail(
-            f"a UUID column takes uuid.UUID, str or bytes, not {type(value).__name__}",
-            column,
-            value,
-        )
+        raise _fail(f"expected a UUID, got {_got(value)}", column, value)
     return _fixed_or_binary(raw, column)
 
 
@@ -483,16 +557,16 @@ def _encode_decimal(value: object, column: ColumnDescriptor, logical: LogicalTyp
         or not 1 <= precision <= _MAX_DECIMAL_PRECISION
         or scale < 0
     ):
-        raise _fail(f"unsupported decimal parameters {logical}", column, value)
+        return _unprobeable(column, f"unsupported decimal parameters {logical}")
     if ptype not in (
         PhysicalType.INT32,
         PhysicalType.INT64,
         PhysicalType.BYTE_ARRAY,
         PhysicalType.FIXED_LEN_BYTE_ARRAY,
     ):
-        raise _fail(f"{logical} cannot annotate a {ptype.name} column", column, value)
+        return _unprobeable(column, f"{logical} cannot annotate a {ptype.name} column")
     if _is_bool(value):
-        raise _fail("a bool is not a decimal", column, value)
+        raise _fail("expected a decimal number, got a bool", column, value)
     if isinstance(value, numbers.Integral):
         number = int(value)
         # ~3.33 bits per digit: anything longer than this has too many digits.
@@ -501,7 +575,7 @@ def _encode_decimal(value: object, column: ColumnDescriptor, logical: LogicalTyp
         value = Decimal(number)
     if not isinstance(value, Decimal):
         raise _fail(
-            f"a DECIMAL column takes decimal.Decimal or int, not {type(value).__name__} "
+            f"expected decimal.Decimal or int, got {_got(value)} "
             "(binary floats rarely equal a decimal exactly)",
             column,
             value,
@@ -514,7 +588,7 @@ def _encode_decimal(value: object, column: ColumnDescriptor, logical: LogicalTyp
     if ptype is PhysicalType.FIXED_LEN_BYTE_ARRAY:
         width = column.type_length
         if width is None or not 1 <= width <= _MAX_DECIMAL_BYTES:
-            raise _fail(f"unsupported DECIMAL width {width}", column, value)
+            return _unprobeable(column, f"unsupported DECIMAL width {width}")
         try:
             # LogicalTypes.md: big-endian two's complement in the full width.
             return _probe(unscaled.to_bytes(width, "big", signed=True))
@@ -582,9 +656,9 @@ def _to_unit(nanos: int, unit: TimeUnit) -> int | None:
 
 def _encode_date(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
     if column.physical_type is not PhysicalType.INT32:
-        raise _fail(f"DATE cannot annotate a {column.physical_type.name} column", column, value)
+        return _unprobeable(column, f"DATE cannot annotate a {column.physical_type.name} column")
     if isinstance(value, dt.datetime):
-        raise _fail("a DATE column takes datetime.date, not datetime.datetime", column, value)
+        raise _fail("expected a date, got a datetime", column, value)
     if isinstance(value, dt.date):
         return _pack_int(value.toordinal() - _EPOCH_ORDINAL, PhysicalType.INT32)
     return _encode_plain_int(value, column)
@@ -595,11 +669,11 @@ def _encode_time(value: object, column: ColumnDescriptor, logical: LogicalType) 
     ptype = column.physical_type
     expected = PhysicalType.INT32 if unit is TimeUnit.MILLIS else PhysicalType.INT64
     if unit is None or utc is None or ptype is not expected:
-        raise _fail(f"{logical} cannot annotate a {ptype.name} column", column, value)
+        return _unprobeable(column, f"{logical} cannot annotate a {ptype.name} column")
     base, extra = _split_nanos(value)
     if not isinstance(base, dt.time):
         if isinstance(base, (dt.datetime, dt.date)):
-            raise _fail("a TIME column takes datetime.time", column, value)
+            raise _fail(f"expected a time of day, got {_got(base)}", column, value)
         return _encode_plain_int(value, column)
     wall = (
         ((base.hour * 60 + base.minute) * 60 + base.second) * 10**9
@@ -630,13 +704,13 @@ def _datetime_nanos(value: dt.datetime, extra: int) -> tuple[int, dt.timedelta |
 def _encode_timestamp(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
     unit, utc = logical.unit, logical.is_adjusted_to_utc
     if unit is None or utc is None or column.physical_type is not PhysicalType.INT64:
-        raise _fail(
-            f"{logical} cannot annotate a {column.physical_type.name} column", column, value
+        return _unprobeable(
+            column, f"{logical} cannot annotate a {column.physical_type.name} column"
         )
     base, extra = _split_nanos(value)
     if not isinstance(base, dt.datetime):
         if isinstance(base, (dt.date, dt.time)):
-            raise _fail("a TIMESTAMP column takes datetime.datetime", column, value)
+            raise _fail(f"expected a datetime, got {_got(base)}", column, value)
         return _encode_plain_int(value, column)
     wall, offset = _datetime_nanos(base, extra)
     alternatives: list[bytes] = []
@@ -656,8 +730,8 @@ def _encode_int96(value: object, column: ColumnDescriptor) -> Encoded:
     base, extra = _split_nanos(value)
     if not isinstance(base, dt.datetime):
         if isinstance(base, (dt.date, dt.time)):
-            raise _fail("an INT96 timestamp column takes datetime.datetime", column, value)
-        return _raw_bytes_only(value, column, "an INT96 column")
+            raise _fail(f"expected a datetime, got {_got(base)}", column, value)
+        return _raw_bytes_only(value, column)
     wall, offset = _datetime_nanos(base, extra)
     alternatives = []
     # INT96 carries no UTC flag: Spark stores UTC instants, Impala and Hive
@@ -712,7 +786,9 @@ _NAN_TEXT = re.compile(r"[+-]?nan", re.IGNORECASE)
 
 
 def _bad(text: str, column: ColumnDescriptor, expected: str) -> ValueEncodingError:
-    return ValueEncodingError(f"cannot read the text as {expected}", column=column.path, value=text)
+    return ValueEncodingError(
+        f"cannot read the text as {expected}; {_forms(column)}", column=column.path, value=text
+    )
 
 
 def parse_text_value(text: str, column: ColumnDescriptor) -> object:
@@ -726,10 +802,15 @@ def parse_text_value(text: str, column: ColumnDescriptor) -> object:
     naive); booleans ``true``/``false``/``1``/``0``; UUIDs in canonical form;
     binary as ``0x`` followed by hex digits; strings as they are.
 
+    Text that is well-formed for the type is returned even when the column
+    cannot hold it (``300`` for an INT(8) column, an integer of 5000 digits):
+    :func:`encode_value` then answers :class:`CannotMatch`.
+
     Raises
     ------
     ValueEncodingError
-        The text is not a value of the column's type (naming column and text).
+        The text is not a value of the column's type (naming column, text and
+        the forms the column takes).
     """
     logical = column.logical_type
     kind = logical.kind if logical is not None else None
@@ -794,8 +875,10 @@ def _parse_integer(text: str, column: ColumnDescriptor) -> int | Decimal:
     if _INT_TEXT.fullmatch(body):
         try:
             return int(body)
-        except ValueError:  # more digits than Python converts
-            raise _bad(text, column, "an integer of reasonable length") from None
+        except ValueError:
+            # More digits than Python converts to an int: a well-formed integer that
+            # no integer column holds, which encode_value rules out.
+            return Decimal(body)
     # "3.0" or "1e3" denote integers too; encode_value decides whether they are.
     number = _decimal(body)
     if number is None or not number.is_finite():
@@ -885,11 +968,11 @@ def _round_to_width(number: Decimal, code: str) -> float | None:
 
 def _parse_date(text: str, column: ColumnDescriptor) -> dt.date:
     if not _DATE_TEXT.fullmatch(text.strip()):
-        raise _bad(text, column, "a date (YYYY-MM-DD)")
+        raise _bad(text, column, "a date")
     try:
         return dt.date.fromisoformat(text.strip())
     except ValueError:
-        raise _bad(text, column, "a valid date (YYYY-MM-DD)") from None
+        raise _bad(text, column, "a valid date") from None
 
 
 def _zone(raw: str | None) -> dt.tzinfo | None:
@@ -913,7 +996,7 @@ def _fraction(raw: str | None) -> tuple[int, int]:
 def _parse_time(text: str, column: ColumnDescriptor) -> dt.time | WithNanoseconds:
     match = _TIME_TEXT.fullmatch(text.strip())
     if match is None:
-        raise _bad(text, column, "a time (HH:MM[:SS[.fffffffff]][zone])")
+        raise _bad(text, column, "a time of day")
     try:
         micro, nano = _fraction(match["frac"])
         value = dt.time(
@@ -931,7 +1014,7 @@ def _parse_time(text: str, column: ColumnDescriptor) -> dt.time | WithNanosecond
 def _parse_timestamp(text: str, column: ColumnDescriptor) -> dt.datetime | WithNanoseconds:
     match = _TIMESTAMP_TEXT.fullmatch(text.strip())
     if match is None:
-        raise _bad(text, column, "an ISO 8601 timestamp (YYYY-MM-DDTHH:MM[:SS[.f]][zone])")
+        raise _bad(text, column, "an ISO 8601 timestamp")
     try:
         day = dt.date.fromisoformat(match["date"])
         micro, nano = _fraction(match["frac"])
