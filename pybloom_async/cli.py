@@ -348,14 +348,14 @@ def _read_file(option: str, name: str) -> str:
 
 
 def _probe_values(args: argparse.Namespace) -> list[str]:
-    """The --value texts and the lines of --values-from, each once, in order."""
+    """The --value texts, then the lines of --values-from, in order."""
     texts = list(args.value)
     if args.values_from is not None:
         lines = _read_file("--values-from", args.values_from).split("\n")
         texts.extend(line.removesuffix("\r") for line in lines if line.strip())
     if not texts:
         raise InvalidArgumentError("give the values: --value V (repeatable) or --values-from FILE")
-    return list(dict.fromkeys(texts))
+    return texts
 
 
 def _required_columns(args: argparse.Namespace) -> list[str]:
@@ -380,10 +380,14 @@ async def _expand(
 
 
 class _ColumnCheck:
-    """Columns that no file read has: a mistyped name is an input error, not an answer."""
+    """Columns that no file read has: a mistyped name is an input error, not an answer.
 
-    def __init__(self, names: Sequence[str]) -> None:
+    ``groups``: a group's path names a column too (add-filters takes all its leaves).
+    """
+
+    def __init__(self, names: Sequence[str], groups: bool = False) -> None:
         self.names = list(names)
+        self.groups = groups
         self.found: set[str] = set()
         self.errors: dict[str, PredicateError] = {}
 
@@ -394,6 +398,12 @@ class _ColumnCheck:
             try:
                 schema.column(name)
             except PredicateError as exc:
+                prefix = tuple(name.split("."))
+                if self.groups and any(
+                    c.path_parts[: len(prefix)] == prefix for c in schema.columns
+                ):
+                    self.found.add(name)
+                    continue
                 missing[name] = exc
                 self.errors.setdefault(name, exc)
                 exc.with_context(path=path)
@@ -620,11 +630,11 @@ async def _probe_parquet(
                 kept.update((t, t) for t in texts if t not in kept)
                 continue
             desc = footer.metadata.schema.column(column)
-            typed = {t: _typed(t, desc) for t in texts}
+            values = [_typed(t, desc) for t in texts]
             texts_of: dict[tuple[str, Any], list[str]] = {}
-            for t, v in typed.items():  # 4 and 04 are one value of an int column
+            for t, v in zip(texts, values, strict=True):  # 4 and 04: one value of an int column
                 texts_of.setdefault(_value_key(v), []).append(t)
-            for result in await probe(location, column, list(typed.values()), reader=reader):
+            for result in await probe(location, column, values, reader=reader):
                 row = result.to_dict()
                 if row["kept"]:
                     for t in texts_of[_value_key(result.value)]:
@@ -672,7 +682,7 @@ def _probe_summary(
     stats: SourceStats,
 ) -> dict[str, Any]:
     return {
-        "values": len(texts),
+        "values": len(set(texts)),
         "values_kept": len(kept),
         "kept_values": [kept[t] for t in texts if t in kept][:5],
         **_decided(rows),
@@ -960,10 +970,10 @@ async def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
 
 
 async def _absent_column(
-    reader: BloomReader, files: Sequence[str | FileInfo], names: Sequence[str]
+    reader: BloomReader, files: Sequence[str | FileInfo], names: Sequence[str], groups: bool
 ) -> PredicateError | None:
     """For a run where every file failed: the error of a column none of the files has."""
-    check = _ColumnCheck(names)
+    check = _ColumnCheck(names, groups)
     for location in files:
         try:
             check.see(_path_of(location), (await reader.footer(location)).metadata.schema)
@@ -992,7 +1002,7 @@ async def _cmd_index(args: argparse.Namespace, out: TextIO) -> int:
                 concurrency=args.concurrency, strict=args.strict, progress=progress,
             )  # fmt: skip
     ok = [b for b in builds if b.error is None]
-    absent = await _absent_column(reader, files, columns) if files and not ok else None
+    absent = await _absent_column(reader, files, columns, False) if files and not ok else None
     if absent is not None:
         raise absent
     rows += [b.to_dict() for b in builds]
@@ -1022,7 +1032,7 @@ async def _cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     columns = _required_columns(args)
     reader = BloomReader(options=_options(args), max_files=0)
     files, unreadable = await _expand(args.paths, reader, args.strict)
-    if args.out is not None and len(files) + len(unreadable) != 1:
+    if args.out is not None and (len(args.paths) != 1 or len(files) + len(unreadable) != 1):
         raise InvalidArgumentError("--out takes a single PATH (a file, not a directory)")
     done: list[tuple[str, AddFiltersResult | None, PyBloomError | None]] = [
         (exc.path or "", None, exc) for exc in unreadable
@@ -1044,7 +1054,7 @@ async def _cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
             progress(count, len(files))
     absent = None
     if files and all(result is None for _, result, _ in done):
-        absent = await _absent_column(reader, files, columns)
+        absent = await _absent_column(reader, files, columns, True)
     if absent is not None:
         # The file's own error for that column, which lists the columns it has.
         raise next((e for _, _, e in done if e is not None and e.column == absent.column), absent)

@@ -237,6 +237,11 @@ def test_add_filters_goes_on_after_a_failure_like_index_build(lake: Path, tmp_pa
     assert "no such column; the file has: id, name" in one_line(proc)
     proc = cli("index", "build", str(lake), "--columns", "nope")
     assert proc.returncode == 2 and "no leaf column" in one_line(proc)
+    # A group's path names its leaves: a file that fails for another reason is a failure.
+    nested = tmp_path / "nested.parquet"
+    pq.write_table(pa.table({"st": pa.array([{"a": 1, "b": "x"}] * 3)}), nested)
+    proc = cli("add-filters", str(nested), "--columns", "st", "--out", str(tmp_path / "no/x"))
+    assert proc.returncode == 3 and "the directory does not exist" in one_line(proc)
 
 
 def test_inspect_and_probe_expand_directories(lake: Path) -> None:
