@@ -40,6 +40,8 @@ from .errors import (
     InvalidFilterError,
     PredicateError,
     PyBloomError,
+    SourceError,
+    SourceNotFoundError,
     UnsupportedTypeError,
     ValueEncodingError,
 )
@@ -149,13 +151,16 @@ class ProbeResult:
     rule: Rule
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the value shown as text)."""
+        """A JSON-ready dict: ``kept`` (not ``excluded``), as in :meth:`Verdict.to_dict`.
+
+        An int value stays a number; other values are shown as text.
+        """
         return {
             "file": self.file,
             "row_group": self.row_group,
             "column": self.column,
-            "value": _show(self.value),
-            "excluded": self.excluded,
+            "value": self.value if type(self.value) is int else _show(self.value),
+            "kept": not self.excluded,
             "reason": self.reason,
             "rule": self.rule.value,
         }
@@ -777,27 +782,91 @@ async def _for_each(
 async def expand_paths(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
     reader: BloomReader,
+    *,
+    unreadable: list[SourceError] | None = None,
 ) -> list[str | FileInfo]:
-    """Files named directly stay as they are; directories and prefixes become their files."""
+    """Files named directly stay as they are; directories and prefixes become their files.
+
+    Each file comes once, with the spelling it was first given: named twice, or
+    directly and through its directory, it is not read twice. Local paths are
+    compared by their real path (``d/a.parquet``, ``./d/a.parquet`` and a
+    symbolic link to it are one file); URLs as written.
+
+    Parameters
+    ----------
+    unreadable:
+        If given, a location that cannot be listed or names no Parquet file (a
+        path that does not exist, an empty prefix, a directory or prefix without
+        ``*.parquet`` files, a listing refused) is recorded here, as an error
+        naming it, instead of raising or adding nothing. Local files named
+        directly are checked here too; object-store files named directly are
+        not (reading them reports a missing one).
+
+    Raises
+    ------
+    SourceNotFoundError
+        Without ``unreadable``: a path does not exist, or nothing lies under a prefix.
+    SourceError
+        Without ``unreadable``: listing failed.
+    InvalidArgumentError
+        A location is not a valid path or URL.
+    """
     if isinstance(paths, (str, os.PathLike, FileInfo)):
         paths = [paths]
     out: list[str | FileInfo] = []
+    seen: set[str] = set()
+    real_dirs: dict[str, str] = {}
+
+    def add(entry: str | FileInfo) -> None:
+        text = entry.path if isinstance(entry, FileInfo) else entry
+        key = text if "://" in text else _real_path(text, real_dirs)
+        if key not in seen:
+            seen.add(key)
+            out.append(entry)
+
     for p in paths:
         if isinstance(p, FileInfo):
-            out.append(p)
+            add(p)
             continue
         text = os.fspath(p)
-        if text.lower().endswith(".parquet") and not text.endswith("/"):
-            out.append(text)
+        local = "://" not in text
+        if (
+            text.lower().endswith(".parquet")
+            and not text.endswith("/")
+            and not (local and unreadable is not None)  # else: checked, as below
+        ):
+            add(text)
             continue
-        if "://" not in text and os.path.isfile(text):
-            out.append(text)
+        if local and os.path.isfile(text):
+            add(text)
             continue
-        found = await list_parquet_files(
-            text, options=reader.options, stats=reader.stats, limiter=None
-        )
-        out.extend(found)
+        try:
+            found = await list_parquet_files(
+                text, options=reader.options, stats=reader.stats, limiter=None
+            )
+        except SourceError as exc:
+            if unreadable is None:
+                raise
+            exc.with_context(path=text)
+            unreadable.append(exc)
+            continue
+        if not found and unreadable is not None:
+            unreadable.append(
+                SourceNotFoundError("no Parquet files under this directory or prefix", path=text)
+            )
+        for f in found:
+            add(f)
     return out
+
+
+def _real_path(path: str, real_dirs: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, resolving each directory once (a listing shares them)."""
+    head, name = os.path.split(path)
+    real = real_dirs.get(head)
+    if real is None:
+        real = real_dirs[head] = os.path.realpath(head or os.curdir)
+    full = os.path.join(real, name)
+    return os.path.realpath(full) if os.path.islink(full) else full
 
 
 def files_at_once(concurrency: int | None, config: ReaderConfig) -> int:

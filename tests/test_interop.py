@@ -623,12 +623,12 @@ def test_cli_matches_api(written: WrittenFiles) -> None:
             argv += ["--value", text_of(value)]
         rows = cli(*argv)
         api = probe_sync(path, column, values)
-        assert [(r["row_group"], r["excluded"]) for r in rows] == [
-            (r.row_group, r.excluded) for r in api
+        assert [(r["row_group"], r["kept"]) for r in rows] == [
+            (r.row_group, not r.excluded) for r in api
         ], column
         assert {r["column"] for r in rows} == {column}
         # The first row group holds groups[0][0]: kept.
-        assert not rows[len(special)]["excluded"], rows[len(special)]
+        assert rows[len(special)]["kept"], rows[len(special)]
     a = written.key_columns[0]
     value = row_group_values(path, a)[-1][0]
     where = str(col(a) == value)

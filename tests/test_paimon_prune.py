@@ -92,8 +92,8 @@ def test_cli_inspect_probe_prune(tmp_path: Path, vectors: dict[str, Any]) -> Non
     for p in probes:
         argv += ["--value", str(p["value"]["int"])]
     assert main(argv, out=out) == 0
-    got = [r["excluded"] for r in json.loads(out.getvalue())]
-    assert got == [not p["reader_result"] for p in probes]
+    got = [r["kept"] for r in json.loads(out.getvalue())]
+    assert got == [p["reader_result"] for p in probes]
     out = io.StringIO()
     code = main(["prune", str(data_file), "--where", f"id = {probes[0]['value']['int']}",
                  "--paimon-types", "id=INT", "--json"], out=out)  # fmt: skip
