@@ -50,6 +50,7 @@ import obstore.exceptions as obstore_errors
 from anyio import CapacityLimiter
 from obstore.store import AzureStore, GCSStore, HTTPStore, S3Store
 
+from .checks import integer, seconds
 from .errors import InvalidArgumentError, PyBloomError, SourceError, SourceNotFoundError
 
 if TYPE_CHECKING:
@@ -172,14 +173,6 @@ def _map_errors(path: str, action: str) -> Iterator[None]:
         raise InvalidArgumentError(f"{action}: {_describe(exc)}", path=path) from exc
 
 
-def _require_int(name: str, value: object, minimum: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidArgumentError(f"{name} must be an int, not {type(value).__name__}")
-    if value < minimum:
-        raise InvalidArgumentError(f"{name} must be >= {minimum}, got {value}")
-    return value
-
-
 async def _gather(call: Callable[..., Awaitable[T]], arglist: Sequence[tuple[Any, ...]]) -> list[T]:
     """Await ``call(*args)`` for each args concurrently; results in order.
 
@@ -225,7 +218,7 @@ class ByteSource(abc.ABC):
     ) -> None:
         self._path = path
         self.stats = stats if stats is not None else SourceStats()
-        self._size = None if size is None else _require_int("size", size, 0)
+        self._size = None if size is None else integer("size", size, minimum=0)
         self._etag = etag
         self._mtime = mtime
         self._closed = False
@@ -351,8 +344,8 @@ class ByteSource(abc.ABC):
                 raise InvalidArgumentError(
                     f"range {item!r} is not a (start, end) pair", path=self._path
                 ) from None
-            _require_int("range start", start, 0)
-            _require_int("range end", end, 0)
+            integer("range start", start, minimum=0)
+            integer("range end", end, minimum=0)
             if end < start:
                 raise InvalidArgumentError(
                     f"range [{start}, {end}) ends before it starts", path=self._path
@@ -397,7 +390,7 @@ class ByteSource(abc.ABC):
         SourceError, SourceNotFoundError
             As :meth:`read_range`.
         """
-        _require_int("suffix length", n, 0)
+        integer("suffix length", n, minimum=0)
         self._check_open()
         if self._size is None and n > 0:
             with _map_errors(self._path, "reading the tail"):
@@ -618,12 +611,7 @@ class LocalFileSource(ByteSource):
 # --------------------------------------------------------------------------- object stores
 
 
-def _seconds(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidArgumentError(f"{name} must be a number of seconds, not {value!r}")
-    if not 0 < value < 365 * 86400:
-        raise InvalidArgumentError(f"{name} must be positive seconds, got {value!r}")
-    return float(value)
+_YEAR = 365 * 86400  # longer timeouts are slips (milliseconds for seconds)
 
 
 @dataclass(frozen=True)
@@ -704,12 +692,9 @@ class StoreOptions:
                 raise InvalidArgumentError(f"option {f.name} must be a non-empty string")
             if f.name in ("skip_signature", "allow_http") and not isinstance(value, bool):
                 raise InvalidArgumentError(f"option {f.name} must be True, False or None")
-        _seconds("timeout", self.timeout)
-        _seconds("connect_timeout", self.connect_timeout)
-        _seconds("retry_timeout", self.retry_timeout)
-        _require_int("max_retries", self.max_retries, 0)
-        if self.max_retries > 100:
-            raise InvalidArgumentError(f"max_retries {self.max_retries} is above 100")
+        for name in ("timeout", "connect_timeout", "retry_timeout"):
+            seconds(name, getattr(self, name), maximum=_YEAR)
+        integer("max_retries", self.max_retries, minimum=0, maximum=100)
         if self.extra_config is not None:
             if not isinstance(self.extra_config, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.extra_config.items()
