@@ -149,28 +149,93 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+# Where object_store looks for credentials when none are configured: the cloud's instance
+# metadata service (AWS IMDS, the GCE metadata server, Azure's managed identity endpoint).
+# A failed request there means no credentials were found anywhere else.
+_METADATA_PATHS = (
+    ("/latest/api/token", "AWS"),
+    ("/latest/meta-data/iam/security-credentials", "AWS"),
+    ("/computeMetadata/v1/instance/service-accounts/", "Google Cloud"),
+    ("/metadata/identity/oauth2/token", "Azure"),
+)
+_CREDENTIAL_HINTS = {
+    "AWS": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the access_key_id and "
+    "secret_access_key options)",
+    "Google Cloud": "set GOOGLE_APPLICATION_CREDENTIALS or GOOGLE_SERVICE_ACCOUNT (or the "
+    "service_account_path option)",
+    "Azure": "set AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_KEY (or the account_key or "
+    "sas_token option)",
+}
+# obstore's messages: "Error performing GET http://host:port/key in 1.2ms ..." and, in the
+# debug dump that follows, the HTTP error's kind and the OS error's message.
+_PERFORMING_RE = re.compile(r"Error performing [A-Z]+ ([a-zA-Z][\w+.-]*://[^\s/?]+)")
+_CONNECT_RE = re.compile(r"\bkind: Connect\b")
+_OS_MESSAGE_RE = re.compile(r'(?:message|error): "([^"]+)"')
+
+
+def _missing_credentials(exc: BaseException) -> str | None:
+    """The message for a failure of the credentials fallback, or None for other failures."""
+    if not isinstance(exc, obstore_errors.BaseError):
+        return None
+    text = str(exc)
+    for marker, cloud in _METADATA_PATHS:
+        if marker in text:
+            return (
+                f"no {cloud} credentials found: {_CREDENTIAL_HINTS[cloud]}, or "
+                "--skip-signature (skip_signature=True) for public buckets"
+            )
+    return None
+
+
+def _unreachable(exc: BaseException) -> str | None:
+    """``"cannot connect to ENDPOINT: why"`` when no connection could be made, else None."""
+    if not isinstance(exc, obstore_errors.BaseError):
+        return None
+    text = str(exc)
+    if not _CONNECT_RE.search(text):
+        return None
+    found = _PERFORMING_RE.search(text)
+    where = f"cannot connect to {found.group(1) if found else 'the endpoint'}"
+    reasons = _OS_MESSAGE_RE.findall(text)
+    return f"{where}: {reasons[-1]}" if reasons else where
+
+
+def _source_error(exc: BaseException, path: str, action: str) -> PyBloomError:
+    """The package's error for an OS or obstore failure met while doing ``action`` on ``path``."""
+    missing = _missing_credentials(exc)
+    if missing is not None:
+        return SourceError(missing, path=path)
+    unreachable = _unreachable(exc)
+    if unreachable is not None:
+        return SourceError(f"{action}: {unreachable}", path=path)
+    if isinstance(exc, (FileNotFoundError, obstore_errors.NotFoundError, NotADirectoryError)):
+        # NotADirectoryError: a path component is a regular file, as good as missing.
+        return SourceNotFoundError(f"{action}: no such file or object", path=path)
+    if isinstance(exc, obstore_errors.PreconditionError):
+        return SourceError(
+            f"{action}: the object changed since it was first read (ETag no longer matches)",
+            path=path,
+        )
+    if isinstance(exc, (OSError, obstore_errors.BaseError)):
+        return SourceError(f"{action} failed: {_describe(exc)}", path=path)
+    # obstore reports a path it cannot parse as a bare ValueError.
+    return InvalidArgumentError(f"{action}: {_describe(exc)}", path=path)
+
+
 @contextlib.contextmanager
 def _map_errors(path: str, action: str) -> Iterator[None]:
-    """Turn OS and obstore failures raised inside into SourceError naming ``path``."""
+    """Turn OS and obstore failures raised inside into SourceError naming ``path``.
+
+    A store that cannot be reached, and a run without credentials (the store's
+    client then asks the cloud's instance metadata service, which fails off the
+    cloud), are said as such, never as a missing file.
+    """
     try:
         yield
     except PyBloomError:
         raise
-    except (FileNotFoundError, obstore_errors.NotFoundError) as exc:
-        raise SourceNotFoundError(f"{action}: no such file or object", path=path) from exc
-    except obstore_errors.PreconditionError as exc:
-        raise SourceError(
-            f"{action}: the object changed since it was first read (ETag no longer matches)",
-            path=path,
-        ) from exc
-    except NotADirectoryError as exc:
-        # A path component is a regular file: as good as missing.
-        raise SourceNotFoundError(f"{action}: no such file or object", path=path) from exc
-    except (OSError, obstore_errors.BaseError) as exc:
-        raise SourceError(f"{action} failed: {_describe(exc)}", path=path) from exc
-    except ValueError as exc:
-        # obstore reports a path it cannot parse as a bare ValueError.
-        raise InvalidArgumentError(f"{action}: {_describe(exc)}", path=path) from exc
+    except (OSError, obstore_errors.BaseError, ValueError) as exc:
+        raise _source_error(exc, path, action) from exc
 
 
 async def _gather(call: Callable[..., Awaitable[T]], arglist: Sequence[tuple[Any, ...]]) -> list[T]:
@@ -1256,7 +1321,8 @@ async def list_parquet_files(
                 _list_store, store, loc, limiter=limiter
             )
     except SourceError as exc:
-        if loc.kind == "http" and not isinstance(exc, SourceNotFoundError):
+        answered = exc.__cause__ is None or _unreachable(exc.__cause__) is None
+        if loc.kind == "http" and answered and not isinstance(exc, SourceNotFoundError):
             raise SourceError(
                 "listing failed: plain HTTP servers cannot list (obstore needs WebDAV); "
                 "name the files instead",
