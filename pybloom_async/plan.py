@@ -122,11 +122,15 @@ class PlanConfig:
     max_header_bytes: int = 1 * KiB
 
     def __post_init__(self) -> None:
-        integer("max_hole_bytes", self.max_hole_bytes, minimum=0)
-        integer("max_range_bytes", self.max_range_bytes, minimum=1)
-        integer("max_filter_bytes", self.max_filter_bytes, minimum=BLOCK_BYTES)
-        integer("max_header_bytes", self.max_header_bytes, minimum=MIN_HEADER_BYTES)
-        integer("guess_bytes", self.guess_bytes, minimum=self.max_header_bytes)
+        # Stored as checked (plain ints); a guess must hold a whole header.
+        for name, minimum in (
+            ("max_hole_bytes", 0),
+            ("max_range_bytes", 1),
+            ("max_filter_bytes", BLOCK_BYTES),
+            ("max_header_bytes", MIN_HEADER_BYTES),
+            ("guess_bytes", self.max_header_bytes),
+        ):
+            object.__setattr__(self, name, integer(name, getattr(self, name), minimum=minimum))
 
     @property
     def max_serialized_bytes(self) -> int:
@@ -183,8 +187,8 @@ def merge_ranges(
     InvalidArgumentError
         A range is not a pair of ints with ``0 <= start <= end``, or a limit is invalid.
     """
-    integer("max_hole", max_hole, minimum=0)
-    integer("max_size", max_size, minimum=1)
+    max_hole = integer("max_hole", max_hole, minimum=0)
+    max_size = integer("max_size", max_size, minimum=1)
     cleaned: list[tuple[int, int]] = []
     for item in ranges:
         try:

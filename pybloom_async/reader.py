@@ -110,10 +110,12 @@ class ReaderConfig:
     io_threads: int = 256
 
     def __post_init__(self) -> None:
-        # The footer's 8-byte trailer (length + magic) must fit the first read.
-        integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
+        # Stored as checked (plain ints). The footer's 8-byte trailer (length + magic)
+        # must fit the first read.
+        footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
+        object.__setattr__(self, "footer_read_bytes", footer_read)
         for name in ("max_footer_bytes", "concurrency", "io_threads"):
-            positive_int(name, getattr(self, name))
+            object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         if not isinstance(self.plan, PlanConfig):
             raise InvalidArgumentError(
                 f"plan must be a PlanConfig, not {type(self.plan).__name__}", value=self.plan

@@ -409,8 +409,8 @@ class ByteSource(abc.ABC):
                 raise InvalidArgumentError(
                     f"range {item!r} is not a (start, end) pair", path=self._path
                 ) from None
-            integer("range start", start, minimum=0)
-            integer("range end", end, minimum=0)
+            start = integer("range start", start, minimum=0)
+            end = integer("range end", end, minimum=0)
             if end < start:
                 raise InvalidArgumentError(
                     f"range [{start}, {end}) ends before it starts", path=self._path
@@ -455,7 +455,7 @@ class ByteSource(abc.ABC):
         SourceError, SourceNotFoundError
             As :meth:`read_range`.
         """
-        integer("suffix length", n, minimum=0)
+        n = integer("suffix length", n, minimum=0)
         self._check_open()
         if self._size is None and n > 0:
             with _map_errors(self._path, "reading the tail"):
@@ -757,9 +757,11 @@ class StoreOptions:
                 raise InvalidArgumentError(f"option {f.name} must be a non-empty string")
             if f.name in ("skip_signature", "allow_http") and not isinstance(value, bool):
                 raise InvalidArgumentError(f"option {f.name} must be True, False or None")
+        # Stored as checked (plain float and int): the options are part of the store-cache key.
         for name in ("timeout", "connect_timeout", "retry_timeout"):
-            seconds(name, getattr(self, name), maximum=_YEAR)
-        integer("max_retries", self.max_retries, minimum=0, maximum=100)
+            object.__setattr__(self, name, seconds(name, getattr(self, name), maximum=_YEAR))
+        retries = integer("max_retries", self.max_retries, minimum=0, maximum=100)
+        object.__setattr__(self, "max_retries", retries)
         if self.extra_config is not None:
             if not isinstance(self.extra_config, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.extra_config.items()

@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -117,6 +118,16 @@ def test_bad_limits_are_refused_before_any_io(
         call(missing)
     text = str(info.value)
     assert text.startswith(f"{name} must be ") and MESSAGE.match(text), text
+
+
+def test_numpy_integers_are_taken_as_ints(data_file: Path) -> None:
+    config = ReaderConfig(concurrency=np.int64(2), io_threads=np.int32(8))
+    assert type(config.concurrency) is int and type(config.io_threads) is int
+    options = StoreOptions(max_retries=np.int64(3), timeout=np.float32(2.5))
+    assert type(options.max_retries) is int and options.timeout == 2.5
+    assert type(PlanConfig(guess_bytes=np.int64(4096)).guess_bytes) is int
+    verdicts = prune_sync(data_file, "id = 2", config=config, concurrency=np.int64(1))
+    assert [v.kept for v in verdicts] == [True, False, False, False]
 
 
 def test_prune_checks_concurrency_before_listing(tmp_path: Path) -> None:
