@@ -674,7 +674,7 @@ class BlockingLocalReader(BloomReader):
         self.close()
 
 
-def _running_event_loop() -> str | None:
+def running_event_loop() -> str | None:
     """The event loop library running in the calling thread ("asyncio", "trio"), or None."""
     try:
         asyncio.get_running_loop()
@@ -705,7 +705,7 @@ def refuse_running_loop(caller: str, instead: str) -> None:
         An asyncio or trio event loop runs in this thread; the message names the
         coroutine function ``instead`` to await.
     """
-    library = _running_event_loop()
+    library = running_event_loop()
     if library is not None:
         raise EventLoopError(
             f"{caller}() cannot run inside a running event loop ({library}; Jupyter runs "

@@ -26,7 +26,6 @@ pybloom_async`` works without it.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
@@ -40,7 +39,7 @@ from .checks import integer, positive_int, probability
 from .errors import InvalidArgumentError
 from .predicate import Predicate, as_predicate
 from .prune import Rule, Verdict, expand_paths, prune
-from .reader import BloomReader, ReaderConfig
+from .reader import BloomReader, ReaderConfig, running_event_loop
 from .sources import FileInfo, StoreOptions
 
 if TYPE_CHECKING:
@@ -307,9 +306,7 @@ def index_build_schema() -> StructType:
 
 def _run_sync(func: Callable[..., Awaitable[T]], *args: Any) -> T:
     """``anyio.run``, also from a thread whose event loop is running (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if running_event_loop() is None:
         return anyio.run(func, *args)
     with ThreadPoolExecutor(1, thread_name_prefix="pybloom-async") as pool:
         return pool.submit(anyio.run, func, *args).result()
