@@ -117,7 +117,7 @@ from .prune import (
     files_at_once,
 )
 from .prune import prune as _prune_row_groups
-from .reader import BloomReader, ReaderConfig, run_sync
+from .reader import BloomReader, ReaderConfig, run_in_new_loop
 from .sinks import is_local, write_atomic
 from .sources import FileInfo, SourceIdentity, SourceStats, StoreOptions, _parse_location
 from .types import PhysicalType
@@ -1087,7 +1087,7 @@ def build_index_sync(
     EventLoopError
         Called from a thread that runs an event loop: use ``await build_index(...)`` there.
     """
-    return run_sync(
+    return run_in_new_loop(
         lambda: build_index(paths, columns, **kwargs),
         caller="build_index_sync",
         instead="build_index",
@@ -1373,7 +1373,7 @@ def prune_with_index_sync(
         Called from a thread that runs an event loop: use ``await prune_with_index(...)``
         there.
     """
-    return run_sync(
+    return run_in_new_loop(
         lambda: prune_with_index(paths, where, **kwargs),
         caller="prune_with_index_sync",
         instead="prune_with_index",

@@ -57,7 +57,7 @@ from .reader import (
     blocking_local_paths,
     refuse_running_loop,
     run_blocking,
-    run_sync,
+    run_in_new_loop,
 )
 from .sources import FileInfo, SourceStats, StoreOptions, list_parquet_files
 from .types import PhysicalType
@@ -1077,7 +1077,7 @@ def prune_paimon_sync(
     EventLoopError
         Called from a thread that runs an event loop: use ``await prune_paimon(...)`` there.
     """
-    return run_sync(
+    return run_in_new_loop(
         lambda: prune_paimon(data_files, where, column_types, **kwargs),
         caller="prune_paimon_sync",
         instead="prune_paimon",

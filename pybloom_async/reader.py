@@ -713,7 +713,7 @@ def refuse_running_loop(caller: str, instead: str) -> None:
         )
 
 
-def run_sync(main: Callable[[], Awaitable[T]], *, caller: str, instead: str) -> T:
+def run_in_new_loop(main: Callable[[], Awaitable[T]], *, caller: str, instead: str) -> T:
     """Run ``main()`` on a new event loop, for the ``*_sync`` functions.
 
     Raises

@@ -79,7 +79,7 @@ from .parquet.footer import (
 )
 from .parquet.schema import ColumnDescriptor, Schema
 from .parquet.splice import splice_bloom_filter_locations
-from .reader import run_sync
+from .reader import run_in_new_loop
 from .sinks import write_atomic, write_local_atomic
 from .sources import StoreOptions, _parse_location, _resolve_options, open_source
 
@@ -352,7 +352,7 @@ def _open_remote(location: str, options: StoreOptions | None) -> _Source:
             size = await source.size()
             return await source.read_range(0, size)
 
-    data = run_sync(fetch, caller="add_bloom_filters", instead="add_bloom_filters_async")
+    data = run_in_new_loop(fetch, caller="add_bloom_filters", instead="add_bloom_filters_async")
     offset, length = _locate(data, len(data), location)
     return _Source(location, len(data), offset, data[offset : offset + length], data=data)
 
