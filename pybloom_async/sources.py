@@ -150,14 +150,15 @@ def _describe(exc: BaseException) -> str:
 
 
 # Where object_store looks for credentials when none are configured: the cloud's instance
-# metadata service (AWS IMDS, the GCE metadata server, Azure's managed identity endpoint).
-# A failed request there means no credentials were found anywhere else.
-_METADATA_PATHS = (
-    ("/latest/api/token", "AWS"),
-    ("/latest/meta-data/iam/security-credentials", "AWS"),
-    ("/computeMetadata/v1/instance/service-accounts/", "Google Cloud"),
-    ("/metadata/identity/oauth2/token", "Azure"),
-)
+# metadata service (AWS IMDS, the GCE metadata server, Azure's managed identity endpoint;
+# object_store's aws/credential.rs, gcp/credential.rs, azure/credential.rs). A failed
+# request there means no credentials were found anywhere else.
+_METADATA_PATHS = {
+    "/latest/api/token": "AWS",
+    "/latest/meta-data/iam/security-credentials": "AWS",
+    "/computeMetadata/v1/instance/service-accounts/": "Google Cloud",
+    "/metadata/identity/oauth2/token": "Azure",
+}
 _CREDENTIAL_HINTS = {
     "AWS": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the access_key_id and "
     "secret_access_key options)",
@@ -169,22 +170,27 @@ _CREDENTIAL_HINTS = {
 # obstore's messages: "Error performing GET http://host:port/key in 1.2ms ..." and, in the
 # debug dump that follows, the HTTP error's kind and the OS error's message.
 _PERFORMING_RE = re.compile(r"Error performing [A-Z]+ ([a-zA-Z][\w+.-]*://[^\s/?]+)")
+_METADATA_RE = re.compile(
+    r"Error performing [A-Z]+ https?://[^\s/?]+("
+    + "|".join(re.escape(p) for p in _METADATA_PATHS)
+    + ")"
+)
 _CONNECT_RE = re.compile(r"\bkind: Connect\b")
 _OS_MESSAGE_RE = re.compile(r'(?:message|error): "([^"]+)"')
 
 
 def _missing_credentials(exc: BaseException) -> str | None:
     """The message for a failure of the credentials fallback, or None for other failures."""
-    if not isinstance(exc, obstore_errors.BaseError):
+    if not isinstance(exc, obstore_errors.GenericError):
         return None
-    text = str(exc)
-    for marker, cloud in _METADATA_PATHS:
-        if marker in text:
-            return (
-                f"no {cloud} credentials found: {_CREDENTIAL_HINTS[cloud]}, or "
-                "--skip-signature (skip_signature=True) for public buckets"
-            )
-    return None
+    found = _METADATA_RE.search(str(exc))
+    if found is None:
+        return None
+    cloud = _METADATA_PATHS[found.group(1)]
+    return (
+        f"no {cloud} credentials found: {_CREDENTIAL_HINTS[cloud]}, or "
+        "--skip-signature (skip_signature=True) for public buckets"
+    )
 
 
 def _unreachable(exc: BaseException) -> str | None:
