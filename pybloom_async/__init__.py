@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from .errors import (
     EncryptedFileError,
+    EventLoopError,
     FilterSizeError,
     FilterTooLargeError,
     IndexStaleError,
     InvalidFilterError,
+    MissingDependencyError,
     PaimonIndexError,
     ParquetFormatError,
     PredicateError,
@@ -69,6 +71,7 @@ from .reader import (
     ReaderConfig,
     read_bloom_filters,
     read_footer,
+    read_footer_sync,
 )
 from .rewrite import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
 from .types import PhysicalType
@@ -85,6 +88,7 @@ __all__ = [
     "BloomReader",
     "EncryptedFileError",
     "Eq",
+    "EventLoopError",
     "FilterSizeError",
     "FilterState",
     "FilterTooLargeError",
@@ -93,6 +97,7 @@ __all__ = [
     "IndexBuild",
     "IndexStaleError",
     "InvalidFilterError",
+    "MissingDependencyError",
     "Or",
     "PaimonFileIndex",
     "PaimonIndexError",
@@ -136,6 +141,7 @@ __all__ = [
     "prune_with_index_sync",
     "read_bloom_filters",
     "read_footer",
+    "read_footer_sync",
     "read_paimon_file_index",
     "simd_backend",
     "write_paimon_file_index",

@@ -9,7 +9,9 @@ another engine hashes when it probes the filter. A column whose values cannot be
 mapped back exactly is refused with a reason; it never gets a filter that could
 answer "absent" for a value that is there.
 
-pyarrow is needed here (the ``arrow`` extra); it is imported on first use.
+pyarrow is needed here (the ``arrow`` extra); it is imported on first use, and a
+:class:`ColumnReader` made without it raises
+:class:`~pybloom_async.errors.MissingDependencyError`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .checks import require_pyarrow
 from .errors import ParquetFormatError, UnsupportedTypeError
 from .hashing import HashArray, hash_values
 from .parquet.schema import ColumnDescriptor, LogicalKind
@@ -346,8 +349,8 @@ class ColumnReader:
     """
 
     def __init__(self, source: str | os.PathLike[str] | bytes | memoryview) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        pa = require_pyarrow("read column values")
+        pq = pa.parquet
 
         self._display = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<bytes>"
         self._source: Any = (

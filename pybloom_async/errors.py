@@ -118,5 +118,13 @@ class InvalidArgumentError(PyBloomError, ValueError):
     """A caller's argument or option is of the wrong kind, out of range or inconsistent."""
 
 
+class MissingDependencyError(PyBloomError, ImportError):
+    """An optional dependency (pyarrow: the ``arrow`` extra) is needed and not installed."""
+
+
+class EventLoopError(PyBloomError, RuntimeError):
+    """A blocking ``*_sync`` function was called from a thread that runs an event loop."""
+
+
 class IndexStaleError(PyBloomError):
     """The data file changed after its sidecar index was built (raised with ``strict=True``)."""

@@ -9,10 +9,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ._native import ffi, lib
+from .checks import integer, probability
 from .errors import (
     FilterSizeError,
     FilterTooLargeError,
-    InvalidArgumentError,
     InvalidFilterError,
     UnsupportedTypeError,
     ValueEncodingError,
@@ -94,9 +94,7 @@ def _c_limit(max_bytes: int) -> int:
     """
     if type(max_bytes) is int and 0 <= max_bytes <= _U64_MAX:
         return max_bytes  # the usual case, once per filter read: no conversion needed
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
-        raise InvalidArgumentError(f"max_bytes must be an int, not {type(max_bytes).__name__}")
-    return min(max(0, int(max_bytes)), _U64_MAX)
+    return min(max(0, integer("max_bytes", max_bytes)), _U64_MAX)
 
 
 def _check_size(num_bytes: int, max_bytes: int) -> int:
@@ -425,8 +423,7 @@ class SplitBlockBloomFilter:
         ValueError
             ``ndv`` is negative or ``fpp`` is not in (0, 1).
         """
-        if not 0.0 < fpp < 1.0:
-            raise ValueEncodingError("fpp must be between 0 and 1 (exclusive)", value=fpp)
+        probability("fpp", fpp, error=ValueEncodingError)
         if not ndv >= 0:
             raise ValueEncodingError("ndv must be >= 0", value=ndv)
         steps = int(lib.pba_sbbf_fold_steps(self._num_bytes, float(ndv), float(fpp)))
@@ -483,15 +480,10 @@ def optimal_num_bytes(ndv: int, fpp: float = 0.01, max_bytes: int = DEFAULT_MAX_
     ValueError
         ``ndv`` is negative, ``fpp`` is not in (0, 1), or ``max_bytes`` < 32.
     """
-    if isinstance(ndv, bool) or not isinstance(ndv, (int, np.integer)) or ndv < 0:
-        raise ValueEncodingError("ndv must be a non-negative int", value=ndv)
-    if not (isinstance(fpp, (int, float)) and 0.0 < fpp < 1.0):
-        raise ValueEncodingError("fpp must be between 0 and 1 (exclusive)", value=fpp)
-    if max_bytes < MIN_BYTES:
-        raise FilterSizeError(f"max_bytes must be at least {MIN_BYTES}")
-    return int(
-        lib.pba_sbbf_optimal_num_bytes(min(int(ndv), _U64_MAX), float(fpp), _c_limit(max_bytes))
-    )
+    n = integer("ndv", ndv, minimum=0, error=ValueEncodingError)
+    rate = probability("fpp", fpp, error=ValueEncodingError)
+    limit = integer("max_bytes", max_bytes, minimum=MIN_BYTES, error=FilterSizeError)
+    return int(lib.pba_sbbf_optimal_num_bytes(min(n, _U64_MAX), rate, _c_limit(limit)))
 
 
 def _u64(h: int) -> int:

@@ -77,6 +77,7 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
+from .checks import integer, positive_int, probability, require_pyarrow
 from .columns import ColumnReader, unsupported_reason
 from .errors import (
     IndexStaleError,
@@ -116,7 +117,7 @@ from .prune import (
     files_at_once,
 )
 from .prune import prune as _prune_row_groups
-from .reader import BloomReader, ReaderConfig
+from .reader import BloomReader, ReaderConfig, run_in_new_loop
 from .sinks import is_local, write_atomic
 from .sources import FileInfo, SourceIdentity, SourceStats, StoreOptions, _parse_location
 from .types import PhysicalType
@@ -320,8 +321,8 @@ def encode_index(index: SidecarIndex) -> bytes:
     UnsupportedTypeError
         A column's logical type cannot be recorded.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    pa = require_pyarrow("write sidecar indexes")
+    pq = pa.parquet
 
     from . import __version__
 
@@ -714,10 +715,11 @@ async def read_index(
     SourceError
         It could not be read.
     """
+    limit = positive_int("max_index_bytes", max_index_bytes)
     reader = BloomReader(options=options, stats=stats, max_files=0)
     location = index_location(_location_text(data_location))
-    data = await _read_index_bytes(reader, location, max_index_bytes)
-    return parse_index(data, path=location, max_filter_bytes=max_index_bytes)
+    data = await _read_index_bytes(reader, location, limit)
+    return parse_index(data, path=location, max_filter_bytes=limit)
 
 
 # ---- building -------------------------------------------------------------------------------
@@ -797,9 +799,7 @@ def _ndv_for(ndv: int | Mapping[str, int] | None, column: str) -> int | None:
     value = ndv.get(column) if isinstance(ndv, Mapping) else ndv
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidArgumentError(f"ndv must be a non-negative int, not {value!r}", column=column)
-    return value
+    return integer("ndv", value, minimum=0, column=column)
 
 
 def _index_file(
@@ -983,20 +983,6 @@ def _unique(files: Sequence[str | FileInfo]) -> list[str | FileInfo]:
     return out
 
 
-def _check_fpp(fpp: float) -> float:
-    if isinstance(fpp, bool) or not isinstance(fpp, (int, float)) or not 0.0 < fpp < 1.0:
-        raise InvalidArgumentError(f"fpp must be between 0 and 1 (exclusive), not {fpp!r}")
-    return float(fpp)
-
-
-def _check_limit(name: str, value: int | None, default: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidArgumentError(f"{name} must be a positive int, not {value!r}")
-    return value
-
-
 async def build_index(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
     columns: Sequence[str],
@@ -1053,6 +1039,8 @@ async def build_index(
     ------
     InvalidArgumentError
         No columns, or an invalid ``fpp``, ``ndv``, ``concurrency`` or limit.
+    MissingDependencyError
+        pyarrow (the ``arrow`` extra) is not installed.
     PyBloomError
         With ``strict=True``: the first file that could not be indexed.
     """
@@ -1062,23 +1050,24 @@ async def build_index(
     if not wanted or not all(isinstance(c, str) and c for c in wanted):
         raise InvalidArgumentError("columns must name at least one column")
     cpus = os.cpu_count() or 1
-    limit = _check_limit("concurrency", concurrency, max(2, cpus))
+    limit = positive_int("concurrency", max(2, cpus) if concurrency is None else concurrency)
     if isinstance(ndv, Mapping):
         for name in ndv:
             _ndv_for(ndv, name)
     elif ndv is not None:
-        _ndv_for(ndv, "*")
+        integer("ndv", ndv, minimum=0)
     reader = BloomReader(options=options, stats=stats, max_files=0)
     ctx = _BuildContext(
         reader=reader,
         columns=wanted,
-        fpp=_check_fpp(fpp),
+        fpp=probability("fpp", fpp),
         ndv=ndv,
         cpu=anyio.CapacityLimiter(cpus),
-        max_index_bytes=_check_limit("max_index_bytes", max_index_bytes, MAX_INDEX_BYTES),
-        max_object_bytes=_check_limit("max_object_bytes", max_object_bytes, MAX_OBJECT_BYTES),
+        max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
+        max_object_bytes=positive_int("max_object_bytes", max_object_bytes),
         strict=strict,
     )
+    require_pyarrow("build sidecar indexes")  # before any file is listed or read
     files = _unique(await expand_paths(paths, reader))
     results: list[IndexBuild] = await _for_each(
         files, lambda loc: _build_one(ctx, loc), limit, progress
@@ -1091,8 +1080,18 @@ def build_index_sync(
     columns: Sequence[str],
     **kwargs: Any,
 ) -> list[IndexBuild]:
-    """:func:`build_index` for scripts: runs its own event loop (not from inside one)."""
-    return anyio.run(lambda: build_index(paths, columns, **kwargs))
+    """:func:`build_index` for scripts: runs its own event loop (not from inside one).
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop: use ``await build_index(...)`` there.
+    """
+    return run_in_new_loop(
+        lambda: build_index(paths, columns, **kwargs),
+        caller="build_index_sync",
+        instead="build_index",
+    )
 
 
 # ---- pruning ----------------------------------------------------------------------------------
@@ -1343,7 +1342,7 @@ async def prune_with_index(
         reader=rdr,
         where=predicate,
         strict=strict,
-        max_index_bytes=_check_limit("max_index_bytes", max_index_bytes, MAX_INDEX_BYTES),
+        max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
         cache={},
     )
     try:
@@ -1384,5 +1383,16 @@ def prune_with_index_sync(
     where: Predicate | str,
     **kwargs: Any,
 ) -> list[Verdict]:
-    """:func:`prune_with_index` for scripts: runs its own event loop (not from inside one)."""
-    return anyio.run(lambda: prune_with_index(paths, where, **kwargs))
+    """:func:`prune_with_index` for scripts: runs its own event loop (not from inside one).
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop: use ``await prune_with_index(...)``
+        there.
+    """
+    return run_in_new_loop(
+        lambda: prune_with_index(paths, where, **kwargs),
+        caller="prune_with_index_sync",
+        instead="prune_with_index",
+    )

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
 
+from .checks import integer
 from .errors import InvalidArgumentError, ParquetFormatError, SourceError
 
 __all__ = [
@@ -75,15 +76,6 @@ BLOCK_BYTES = 32
 MIN_HEADER_BYTES = 15
 #: The smallest serialized filter: a minimal header and one block.
 MIN_FILTER_BYTES = MIN_HEADER_BYTES + BLOCK_BYTES
-
-
-def _require_int(name: str, value: object, minimum: int | None) -> int:
-    """Check a caller-supplied integer argument; bool is refused as it is almost always a slip."""
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidArgumentError(f"{name} must be an int, not {type(value).__name__}")
-    if minimum is not None and value < minimum:
-        raise InvalidArgumentError(f"{name} must be >= {minimum}, got {value}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -130,11 +122,15 @@ class PlanConfig:
     max_header_bytes: int = 1 * KiB
 
     def __post_init__(self) -> None:
-        _require_int("max_hole_bytes", self.max_hole_bytes, 0)
-        _require_int("max_range_bytes", self.max_range_bytes, 1)
-        _require_int("max_filter_bytes", self.max_filter_bytes, BLOCK_BYTES)
-        _require_int("max_header_bytes", self.max_header_bytes, MIN_HEADER_BYTES)
-        _require_int("guess_bytes", self.guess_bytes, self.max_header_bytes)
+        # Stored as checked (plain ints); a guess must hold a whole header.
+        for name, minimum in (
+            ("max_hole_bytes", 0),
+            ("max_range_bytes", 1),
+            ("max_filter_bytes", BLOCK_BYTES),
+            ("max_header_bytes", MIN_HEADER_BYTES),
+            ("guess_bytes", self.max_header_bytes),
+        ):
+            object.__setattr__(self, name, integer(name, getattr(self, name), minimum=minimum))
 
     @property
     def max_serialized_bytes(self) -> int:
@@ -191,8 +187,8 @@ def merge_ranges(
     InvalidArgumentError
         A range is not a pair of ints with ``0 <= start <= end``, or a limit is invalid.
     """
-    _require_int("max_hole", max_hole, 0)
-    _require_int("max_size", max_size, 1)
+    max_hole = integer("max_hole", max_hole, minimum=0)
+    max_size = integer("max_size", max_size, minimum=1)
     cleaned: list[tuple[int, int]] = []
     for item in ranges:
         try:
@@ -442,9 +438,9 @@ def _unusable(key: K, offset: int | None, length: int | None, reason: str) -> Pl
 
 
 def _check_geometry(file_size: int, footer_start: int, tail_start: int) -> None:
-    _require_int("file_size", file_size, 0)
-    _require_int("footer_start", footer_start, None)  # its range is a format check below
-    _require_int("tail_start", tail_start, 0)
+    integer("file_size", file_size, minimum=0)
+    integer("footer_start", footer_start)  # its range is a format check below
+    integer("tail_start", tail_start, minimum=0)
     # "PAR1" + footer + 4-byte footer length + "PAR1": 12 bytes at least.
     if file_size < 2 * MAGIC_BYTES + 4:
         raise ParquetFormatError(f"a file of {file_size} bytes is too small to be Parquet")

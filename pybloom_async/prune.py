@@ -35,8 +35,8 @@ from typing import Any, NamedTuple
 import anyio
 import numpy as np
 
+from .checks import positive_int
 from .errors import (
-    InvalidArgumentError,
     InvalidFilterError,
     PredicateError,
     PyBloomError,
@@ -72,7 +72,9 @@ from .reader import (
     Footer,
     ReaderConfig,
     blocking_local_paths,
+    refuse_running_loop,
     run_blocking,
+    run_in_new_loop,
 )
 from .sources import FileInfo, SourceStats, StoreOptions, list_parquet_files
 from .types import PhysicalType
@@ -877,10 +879,9 @@ def files_at_once(concurrency: int | None, config: ReaderConfig) -> int:
     InvalidArgumentError
         ``concurrency`` is not a positive int.
     """
-    limit = concurrency if concurrency is not None else config.concurrency
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidArgumentError(f"concurrency must be a positive int, not {limit!r}")
-    return limit
+    if concurrency is None:
+        return config.concurrency  # checked by ReaderConfig
+    return positive_int("concurrency", concurrency)
 
 
 async def prune(
@@ -939,6 +940,8 @@ async def prune(
         column, value and accepted forms), with or without ``strict``; or a
         column is in none of the files read (``require_columns``), the
         message listing the columns they have.
+    InvalidArgumentError
+        ``concurrency`` is not a positive int.
     PyBloomError
         With ``strict=True``, the first problem met.
     """
@@ -946,8 +949,8 @@ async def prune(
     rdr = reader or BloomReader(
         config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
     )
+    limit = files_at_once(concurrency, rdr.config)  # before any listing
     files = await expand_paths(paths, rdr)
-    limit = files_at_once(concurrency, rdr.config)
     cache: LeafCache = {}  # values encoded once per column type, not once per file
     seen = _ColumnsSeen.of(predicate)
 
@@ -990,7 +993,14 @@ def prune_sync(
     A few local files (``BLOCKING_MAX_FILES``) are read in the calling thread
     without starting an event loop: the same reader, planner and pruning code,
     the same verdicts, a fraction of the time.
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop (Jupyter, async code): use
+        ``await prune(...)`` there.
     """
+    refuse_running_loop("prune_sync", "prune")
     local = blocking_local_paths(paths, BLOCKING_MAX_FILES) if not kwargs.get("reader") else None
     if local is not None:
         return _prune_blocking(local, where, **kwargs)
@@ -1028,10 +1038,20 @@ def _prune_blocking(
     return out
 
 
+def _probe_values(values: Any) -> list[Any]:
+    """The values to probe: a str, bytes or any non-iterable is one value, not its items."""
+    if isinstance(values, (str, bytes, bytearray, memoryview, TextLiteral)):
+        return [values]
+    try:
+        return list(values)
+    except TypeError:  # not iterable: an int, a float, a date, None, ...
+        return [values]
+
+
 async def probe(
     path: str | os.PathLike[str] | FileInfo,
     column: str,
-    values: Sequence[Any],
+    values: Any,
     *,
     strict: bool = False,
     options: StoreOptions | Mapping[str, Any] | None = None,
@@ -1045,6 +1065,10 @@ async def probe(
     statistics checks as :func:`prune`. Text values (``TextLiteral``, or str for
     non-string columns via the CLI) are read by the column's type.
 
+    ``values`` is a list (or any iterable) of values, or one value: a str,
+    bytes or any non-iterable value (``probe(path, "id", 42)``) is probed as
+    itself, never as its characters or bytes.
+
     Raises
     ------
     PredicateError
@@ -1057,7 +1081,7 @@ async def probe(
     # One open: the footer and the column's filters (PredicateError names an unknown column).
     footer, filters = await rdr.footer_and_filters(path, [column])
     desc = footer.metadata.schema.column(column)
-    eqs = [Eq(column, v) for v in values]
+    eqs = [Eq(column, v) for v in _probe_values(values)]
     try:
         leaves = {id(e): _prepare(e, footer) for e in eqs}
     except PredicateError as exc:
@@ -1075,13 +1099,19 @@ async def probe(
 
 
 def probe_sync(
-    path: str | os.PathLike[str] | FileInfo, column: str, values: Sequence[Any], **kwargs: Any
+    path: str | os.PathLike[str] | FileInfo, column: str, values: Any, **kwargs: Any
 ) -> list[ProbeResult]:
     """:func:`probe` for scripts (not from inside an event loop); the same arguments.
 
     A local file is read in the calling thread without an event loop, as in
     :func:`prune_sync`.
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop: use ``await probe(...)`` there.
     """
+    refuse_running_loop("probe_sync", "probe")
     if not kwargs.get("reader") and blocking_local_paths(path, 1) is not None:
         with BlockingLocalReader(
             config=kwargs.get("config") or ReaderConfig(),
@@ -1276,16 +1306,21 @@ async def prune_paimon(
     column_types:
         Paimon type of every column in ``where`` (``"BIGINT"``, ``"VARCHAR"``,
         ``("TIMESTAMP", 3)``); Paimon's containers do not record types.
+    concurrency:
+        Containers read at once.
 
     Raises
     ------
     PredicateError
         ``where`` is malformed or names a column without a type.
+    InvalidArgumentError
+        ``concurrency`` is not a positive int.
     PyBloomError
         With ``strict=True``, the first damaged container or unreadable file.
     """
     from .paimon import paimon_index_file_name, paimon_prune
 
+    limit = positive_int("concurrency", concurrency)
     predicate = as_predicate(where)
     tree = _paimon_tree(predicate, column_types)
     rdr = reader or BloomReader(options=options, stats=stats, max_files=0)
@@ -1309,7 +1344,7 @@ async def prune_paimon(
             rule = Rule.MAY_MATCH if keep else Rule.BLOOM_FILTER
         return Verdict(path, None, None, keep, reason, rule)
 
-    return list(await _for_each(files, one, concurrency))
+    return list(await _for_each(files, one, limit))
 
 
 def prune_paimon_sync(
@@ -1318,5 +1353,15 @@ def prune_paimon_sync(
     column_types: Mapping[str, str | tuple[str, int | None]],
     **kwargs: Any,
 ) -> list[Verdict]:
-    """:func:`prune_paimon` for scripts: runs its own event loop."""
-    return anyio.run(lambda: prune_paimon(data_files, where, column_types, **kwargs))
+    """:func:`prune_paimon` for scripts: runs its own event loop (not from inside one).
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop: use ``await prune_paimon(...)`` there.
+    """
+    return run_in_new_loop(
+        lambda: prune_paimon(data_files, where, column_types, **kwargs),
+        caller="prune_paimon_sync",
+        instead="prune_paimon",
+    )

@@ -24,17 +24,20 @@ thread cost more than the whole answer).
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import os
+import sys
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
 
-from .errors import InvalidArgumentError, ParquetFormatError, PyBloomError
+from .checks import integer, positive_int, seconds
+from .errors import EventLoopError, InvalidArgumentError, ParquetFormatError, PyBloomError
 from .filter import SplitBlockBloomFilter, decode_header
 from .parquet import (
     FileMetaData,
@@ -70,6 +73,7 @@ __all__ = [
     "ReaderConfig",
     "read_bloom_filters",
     "read_footer",
+    "read_footer_sync",
 ]
 
 Location = str | os.PathLike[str] | FileInfo
@@ -106,18 +110,22 @@ class ReaderConfig:
     io_threads: int = 256
 
     def __post_init__(self) -> None:
-        for name in ("footer_read_bytes", "max_footer_bytes", "concurrency", "io_threads"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidArgumentError(f"{name} must be a positive int, not {value!r}")
-        if self.footer_read_bytes < 8:
-            raise InvalidArgumentError("footer_read_bytes must be at least 8")
+        # Stored as checked (plain ints). The footer's 8-byte trailer (length + magic)
+        # must fit the first read.
+        footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
+        object.__setattr__(self, "footer_read_bytes", footer_read)
+        for name in ("max_footer_bytes", "concurrency", "io_threads"):
+            object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+        if not isinstance(self.plan, PlanConfig):
+            raise InvalidArgumentError(
+                f"plan must be a PlanConfig, not {type(self.plan).__name__}", value=self.plan
+            )
 
 
 DEFAULT_READER_CONFIG = ReaderConfig()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Footer:
     """A decoded footer and the bytes read to get it (reused for filters in the tail)."""
 
@@ -126,6 +134,14 @@ class Footer:
     location: FooterLocation
     tail: bytes
     identity: SourceIdentity
+
+    def __repr__(self) -> str:
+        # Short: the tail alone is tens of KiB, the metadata one entry per column chunk.
+        meta = self.metadata
+        return (
+            f"Footer(path={self.path!r}, file_size={self.file_size}, num_rows={meta.num_rows}, "
+            f"row_groups={len(meta.row_groups)}, columns={len(meta.schema.columns)})"
+        )
 
     @property
     def file_size(self) -> int:
@@ -344,12 +360,16 @@ class BloomReader:
         max_filter_bytes: int = 512 * 1024 * 1024,
         max_age: float = 60.0,
     ) -> None:
+        if not isinstance(config, ReaderConfig):
+            raise InvalidArgumentError(
+                f"config must be a ReaderConfig, not {type(config).__name__}", value=config
+            )
         self.config = config
         self.options = _store_options(options)
         self.stats = stats if stats is not None else SourceStats()
-        self.max_files = max_files
-        self.max_filter_bytes = max_filter_bytes
-        self.max_age = max_age
+        self.max_files = integer("max_files", max_files, minimum=0)
+        self.max_filter_bytes = integer("max_filter_bytes", max_filter_bytes, minimum=0)
+        self.max_age = seconds("max_age", max_age, allow_zero=True)
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._cached_bytes = 0
         self._io = anyio.CapacityLimiter(config.io_threads)
@@ -654,6 +674,57 @@ class BlockingLocalReader(BloomReader):
         self.close()
 
 
+def running_event_loop() -> str | None:
+    """The event loop library running in the calling thread ("asyncio", "trio"), or None."""
+    try:
+        asyncio.get_running_loop()
+        return "asyncio"
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")  # not imported: no trio loop can be running
+    if trio is not None:
+        try:
+            trio.lowlevel.current_trio_token()
+            return "trio"
+        except RuntimeError:
+            pass
+    return None
+
+
+def refuse_running_loop(caller: str, instead: str) -> None:
+    """Refuse a blocking entry point called from a thread that runs an event loop.
+
+    Called first by every ``*_sync`` function (and by any blocking function that
+    would start an event loop), so the answer does not depend on the arguments:
+    inside a loop (a Jupyter cell, an async service) the function would block
+    every other task, or fail in anyio when it starts its own loop.
+
+    Raises
+    ------
+    EventLoopError
+        An asyncio or trio event loop runs in this thread; the message names the
+        coroutine function ``instead`` to await.
+    """
+    library = running_event_loop()
+    if library is not None:
+        raise EventLoopError(
+            f"{caller}() cannot run inside a running event loop ({library}; Jupyter runs "
+            f"one): use `await {instead}(...)` instead"
+        )
+
+
+def run_in_new_loop(main: Callable[[], Awaitable[T]], *, caller: str, instead: str) -> T:
+    """Run ``main()`` on a new event loop, for the ``*_sync`` functions.
+
+    Raises
+    ------
+    EventLoopError
+        As :func:`refuse_running_loop`; nothing is run.
+    """
+    refuse_running_loop(caller, instead)
+    return anyio.run(main)
+
+
 def run_blocking(coro: Coroutine[Any, Any, T]) -> T:
     """Run a coroutine that never suspends (all its I/O blocks) to the end, without a loop.
 
@@ -702,3 +773,33 @@ def blocking_local_paths(
             return None
         out.append(text)
     return out
+
+
+def read_footer_sync(
+    location: Location,
+    *,
+    config: ReaderConfig | None = None,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    reader: BloomReader | None = None,
+) -> Footer:
+    """:func:`read_footer` for scripts (not from inside an event loop); the same arguments.
+
+    A local file is read in the calling thread without starting an event loop.
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop: ``await read_footer(...)`` there.
+    ParquetFormatError, EncryptedFileError, SourceError, SourceNotFoundError
+        As :func:`read_footer`.
+    """
+    refuse_running_loop("read_footer_sync", "read_footer")
+    if reader is None and blocking_local_paths(location, 1) is not None:
+        with BlockingLocalReader(
+            config=config or DEFAULT_READER_CONFIG, options=options, stats=stats, max_files=0
+        ) as blocking:
+            return run_blocking(blocking.footer(location))
+    return anyio.run(
+        lambda: read_footer(location, config=config, options=options, stats=stats, reader=reader)
+    )

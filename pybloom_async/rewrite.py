@@ -59,6 +59,7 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
+from .checks import integer, positive_int, probability, require_pyarrow
 from .columns import ColumnReader, unsupported_reason
 from .errors import (
     InvalidArgumentError,
@@ -78,6 +79,7 @@ from .parquet.footer import (
 )
 from .parquet.schema import ColumnDescriptor, Schema
 from .parquet.splice import splice_bloom_filter_locations
+from .reader import run_in_new_loop
 from .sinks import write_atomic, write_local_atomic
 from .sources import StoreOptions, _parse_location, _resolve_options, open_source
 
@@ -208,18 +210,10 @@ def _column_names(columns: str | Sequence[str]) -> list[str]:
 
 
 def _check_options(ndv: int | None, fpp: float, max_bytes: int) -> None:
-    if ndv is not None and (isinstance(ndv, bool) or not isinstance(ndv, int) or ndv < 1):
-        raise InvalidArgumentError(f"ndv must be a positive int, got {ndv!r}")
-    if isinstance(fpp, bool) or not isinstance(fpp, (int, float)) or not 0.0 < fpp < 1.0:
-        raise InvalidArgumentError(f"fpp must be between 0 and 1 (exclusive), got {fpp!r}")
-    if (
-        isinstance(max_bytes, bool)
-        or not isinstance(max_bytes, int)
-        or not MIN_BYTES <= max_bytes <= DEFAULT_MAX_BYTES
-    ):
-        raise InvalidArgumentError(
-            f"max_bytes must be an int in [{MIN_BYTES}, {DEFAULT_MAX_BYTES}], got {max_bytes!r}"
-        )
+    if ndv is not None:
+        positive_int("ndv", ndv)
+    probability("fpp", fpp)
+    integer("max_bytes", max_bytes, minimum=MIN_BYTES, maximum=DEFAULT_MAX_BYTES)
 
 
 def _available(schema: Schema) -> str:
@@ -358,7 +352,7 @@ def _open_remote(location: str, options: StoreOptions | None) -> _Source:
             size = await source.size()
             return await source.read_range(0, size)
 
-    data = anyio.run(fetch)
+    data = run_in_new_loop(fetch, caller="add_bloom_filters", instead="add_bloom_filters_async")
     offset, length = _locate(data, len(data), location)
     return _Source(location, len(data), offset, data[offset : offset + length], data=data)
 
@@ -516,6 +510,11 @@ def add_bloom_filters(
     InvalidArgumentError
         A column is not in the file (the message lists the file's columns), or an
         option is out of range.
+    MissingDependencyError
+        pyarrow (the ``arrow`` extra) is not installed.
+    EventLoopError
+        ``path`` is an object-store URL and the calling thread runs an event loop:
+        use ``await add_bloom_filters_async(...)`` there.
     ParquetFormatError, EncryptedFileError
         The file is not a readable, unencrypted Parquet file.
     SourceError
@@ -524,6 +523,7 @@ def add_bloom_filters(
     """
     names = _column_names(columns)
     _check_options(ndv, fpp, max_bytes)
+    require_pyarrow("add Bloom filters")  # before anything is read
     if isinstance(options, Mapping):
         options = _resolve_options(None, options)
     display = os.fspath(path)

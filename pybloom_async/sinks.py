@@ -58,7 +58,8 @@ def write_local_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]]
     directory. When it returns, the data is fsynced, renamed over ``path`` and the
     directory entry synced. If ``write`` (or anything after it) fails, the
     temporary file is removed, ``path`` is untouched, and the error propagates.
-    A replaced file keeps its permission bits.
+    A replaced file keeps its permission bits; a new one gets ``0o666`` less the
+    umask (not executable), as files written by ``open()`` do.
 
     Raises
     ------
@@ -76,7 +77,10 @@ def write_local_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]]
         mode = None
     try:
         with _map_errors(final, "write"):
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0))
+            # 0o666 & ~umask, as open() and every tool that writes data files: without the
+            # mode argument os.open creates 0o777 & ~umask, executable files.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+            fd = os.open(tmp, flags, 0o666)
             with os.fdopen(fd, "wb") as f:
                 write(f)
                 f.flush()

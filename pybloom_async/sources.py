@@ -50,6 +50,7 @@ import obstore.exceptions as obstore_errors
 from anyio import CapacityLimiter
 from obstore.store import AzureStore, GCSStore, HTTPStore, S3Store
 
+from .checks import integer, seconds
 from .errors import InvalidArgumentError, PyBloomError, SourceError, SourceNotFoundError
 
 if TYPE_CHECKING:
@@ -148,36 +149,99 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+# Where object_store looks for credentials when none are configured: the cloud's instance
+# metadata service (AWS IMDS, the GCE metadata server, Azure's managed identity endpoint;
+# object_store's aws/credential.rs, gcp/credential.rs, azure/credential.rs). A failed
+# request there means no credentials were found anywhere else.
+_METADATA_PATHS = {
+    "/latest/api/token": "AWS",
+    "/latest/meta-data/iam/security-credentials": "AWS",
+    "/computeMetadata/v1/instance/service-accounts/": "Google Cloud",
+    "/metadata/identity/oauth2/token": "Azure",
+}
+_CREDENTIAL_HINTS = {
+    "AWS": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the access_key_id and "
+    "secret_access_key options)",
+    "Google Cloud": "set GOOGLE_APPLICATION_CREDENTIALS or GOOGLE_SERVICE_ACCOUNT (or the "
+    "service_account_path option)",
+    "Azure": "set AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_KEY (or the account_key or "
+    "sas_token option)",
+}
+# obstore's messages: "Error performing GET http://host:port/key in 1.2ms ..." and, in the
+# debug dump that follows, the HTTP error's kind and the OS error's message.
+_PERFORMING_RE = re.compile(r"Error performing [A-Z]+ ([a-zA-Z][\w+.-]*://[^\s/?]+)")
+_METADATA_RE = re.compile(
+    r"Error performing [A-Z]+ https?://[^\s/?]+("
+    + "|".join(re.escape(p) for p in _METADATA_PATHS)
+    + ")"
+)
+_CONNECT_RE = re.compile(r"\bkind: Connect\b")
+_OS_MESSAGE_RE = re.compile(r'(?:message|error): "([^"]+)"')
+
+
+def _missing_credentials(exc: BaseException) -> str | None:
+    """The message for a failure of the credentials fallback, or None for other failures."""
+    if not isinstance(exc, obstore_errors.GenericError):
+        return None
+    found = _METADATA_RE.search(str(exc))
+    if found is None:
+        return None
+    cloud = _METADATA_PATHS[found.group(1)]
+    return (
+        f"no {cloud} credentials found: {_CREDENTIAL_HINTS[cloud]}, or "
+        "--skip-signature (skip_signature=True) for public buckets"
+    )
+
+
+def _unreachable(exc: BaseException) -> str | None:
+    """``"cannot connect to ENDPOINT: why"`` when no connection could be made, else None."""
+    if not isinstance(exc, obstore_errors.BaseError):
+        return None
+    text = str(exc)
+    if not _CONNECT_RE.search(text):
+        return None
+    found = _PERFORMING_RE.search(text)
+    where = f"cannot connect to {found.group(1) if found else 'the endpoint'}"
+    reasons = _OS_MESSAGE_RE.findall(text)
+    return f"{where}: {reasons[-1]}" if reasons else where
+
+
+def _source_error(exc: BaseException, path: str, action: str) -> PyBloomError:
+    """The package's error for an OS or obstore failure met while doing ``action`` on ``path``."""
+    missing = _missing_credentials(exc)
+    if missing is not None:
+        return SourceError(missing, path=path)
+    unreachable = _unreachable(exc)
+    if unreachable is not None:
+        return SourceError(f"{action}: {unreachable}", path=path)
+    if isinstance(exc, (FileNotFoundError, obstore_errors.NotFoundError, NotADirectoryError)):
+        # NotADirectoryError: a path component is a regular file, as good as missing.
+        return SourceNotFoundError(f"{action}: no such file or object", path=path)
+    if isinstance(exc, obstore_errors.PreconditionError):
+        return SourceError(
+            f"{action}: the object changed since it was first read (ETag no longer matches)",
+            path=path,
+        )
+    if isinstance(exc, (OSError, obstore_errors.BaseError)):
+        return SourceError(f"{action} failed: {_describe(exc)}", path=path)
+    # obstore reports a path it cannot parse as a bare ValueError.
+    return InvalidArgumentError(f"{action}: {_describe(exc)}", path=path)
+
+
 @contextlib.contextmanager
 def _map_errors(path: str, action: str) -> Iterator[None]:
-    """Turn OS and obstore failures raised inside into SourceError naming ``path``."""
+    """Turn OS and obstore failures raised inside into SourceError naming ``path``.
+
+    A store that cannot be reached, and a run without credentials (the store's
+    client then asks the cloud's instance metadata service, which fails off the
+    cloud), are said as such, never as a missing file.
+    """
     try:
         yield
     except PyBloomError:
         raise
-    except (FileNotFoundError, obstore_errors.NotFoundError) as exc:
-        raise SourceNotFoundError(f"{action}: no such file or object", path=path) from exc
-    except obstore_errors.PreconditionError as exc:
-        raise SourceError(
-            f"{action}: the object changed since it was first read (ETag no longer matches)",
-            path=path,
-        ) from exc
-    except NotADirectoryError as exc:
-        # A path component is a regular file: as good as missing.
-        raise SourceNotFoundError(f"{action}: no such file or object", path=path) from exc
-    except (OSError, obstore_errors.BaseError) as exc:
-        raise SourceError(f"{action} failed: {_describe(exc)}", path=path) from exc
-    except ValueError as exc:
-        # obstore reports a path it cannot parse as a bare ValueError.
-        raise InvalidArgumentError(f"{action}: {_describe(exc)}", path=path) from exc
-
-
-def _require_int(name: str, value: object, minimum: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise InvalidArgumentError(f"{name} must be an int, not {type(value).__name__}")
-    if value < minimum:
-        raise InvalidArgumentError(f"{name} must be >= {minimum}, got {value}")
-    return value
+    except (OSError, obstore_errors.BaseError, ValueError) as exc:
+        raise _source_error(exc, path, action) from exc
 
 
 async def _gather(call: Callable[..., Awaitable[T]], arglist: Sequence[tuple[Any, ...]]) -> list[T]:
@@ -225,7 +289,7 @@ class ByteSource(abc.ABC):
     ) -> None:
         self._path = path
         self.stats = stats if stats is not None else SourceStats()
-        self._size = None if size is None else _require_int("size", size, 0)
+        self._size = None if size is None else integer("size", size, minimum=0)
         self._etag = etag
         self._mtime = mtime
         self._closed = False
@@ -351,8 +415,8 @@ class ByteSource(abc.ABC):
                 raise InvalidArgumentError(
                     f"range {item!r} is not a (start, end) pair", path=self._path
                 ) from None
-            _require_int("range start", start, 0)
-            _require_int("range end", end, 0)
+            start = integer("range start", start, minimum=0)
+            end = integer("range end", end, minimum=0)
             if end < start:
                 raise InvalidArgumentError(
                     f"range [{start}, {end}) ends before it starts", path=self._path
@@ -397,7 +461,7 @@ class ByteSource(abc.ABC):
         SourceError, SourceNotFoundError
             As :meth:`read_range`.
         """
-        _require_int("suffix length", n, 0)
+        n = integer("suffix length", n, minimum=0)
         self._check_open()
         if self._size is None and n > 0:
             with _map_errors(self._path, "reading the tail"):
@@ -618,12 +682,7 @@ class LocalFileSource(ByteSource):
 # --------------------------------------------------------------------------- object stores
 
 
-def _seconds(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidArgumentError(f"{name} must be a number of seconds, not {value!r}")
-    if not 0 < value < 365 * 86400:
-        raise InvalidArgumentError(f"{name} must be positive seconds, got {value!r}")
-    return float(value)
+_YEAR = 365 * 86400  # longer timeouts are slips (milliseconds for seconds)
 
 
 @dataclass(frozen=True)
@@ -704,12 +763,11 @@ class StoreOptions:
                 raise InvalidArgumentError(f"option {f.name} must be a non-empty string")
             if f.name in ("skip_signature", "allow_http") and not isinstance(value, bool):
                 raise InvalidArgumentError(f"option {f.name} must be True, False or None")
-        _seconds("timeout", self.timeout)
-        _seconds("connect_timeout", self.connect_timeout)
-        _seconds("retry_timeout", self.retry_timeout)
-        _require_int("max_retries", self.max_retries, 0)
-        if self.max_retries > 100:
-            raise InvalidArgumentError(f"max_retries {self.max_retries} is above 100")
+        # Stored as checked (plain float and int): the options are part of the store-cache key.
+        for name in ("timeout", "connect_timeout", "retry_timeout"):
+            object.__setattr__(self, name, seconds(name, getattr(self, name), maximum=_YEAR))
+        retries = integer("max_retries", self.max_retries, minimum=0, maximum=100)
+        object.__setattr__(self, "max_retries", retries)
         if self.extra_config is not None:
             if not isinstance(self.extra_config, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in self.extra_config.items()
@@ -1271,7 +1329,8 @@ async def list_parquet_files(
                 _list_store, store, loc, limiter=limiter
             )
     except SourceError as exc:
-        if loc.kind == "http" and not isinstance(exc, SourceNotFoundError):
+        answered = exc.__cause__ is None or _unreachable(exc.__cause__) is None
+        if loc.kind == "http" and answered and not isinstance(exc, SourceNotFoundError):
             raise SourceError(
                 "listing failed: plain HTTP servers cannot list (obstore needs WebDAV); "
                 "name the files instead",

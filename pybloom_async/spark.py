@@ -26,7 +26,6 @@ pybloom_async`` works without it.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
@@ -36,10 +35,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from .checks import integer, positive_int, probability
 from .errors import InvalidArgumentError
 from .predicate import Predicate, as_predicate
 from .prune import Rule, Verdict, expand_paths, prune
-from .reader import BloomReader, ReaderConfig
+from .reader import BloomReader, ReaderConfig, running_event_loop
 from .sources import FileInfo, StoreOptions
 
 if TYPE_CHECKING:
@@ -87,32 +87,12 @@ _MAX_BYTES = "parquet.bloom.filter.max.bytes"
 
 
 def _check_ndv(value: object, column: str | None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgumentError(
-            f"ndv must be a positive int, not {type(value).__name__}", column=column, value=value
-        )
-    if not 1 <= value <= _MAX_NDV:
-        raise InvalidArgumentError(
-            f"ndv must be between 1 and {_MAX_NDV} (distinct values per row group)",
-            column=column,
-            value=value,
-        )
-    return value
-
-
-def _check_fpp(fpp: object) -> float:
-    if isinstance(fpp, bool) or not isinstance(fpp, (int, float)):
-        raise InvalidArgumentError(f"fpp must be a float, not {type(fpp).__name__}", value=fpp)
-    if not (math.isfinite(fpp) and 0.0 < fpp < 1.0):
-        raise InvalidArgumentError("fpp must be between 0 and 1 (exclusive)", value=fpp)
-    return float(fpp)
+    # Distinct values per row group, up to parquet-java's int.
+    return integer("ndv", value, minimum=1, maximum=_MAX_NDV, column=column)
 
 
 def _check_max_bytes(max_bytes: object) -> int:
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
-        raise InvalidArgumentError(
-            f"max_bytes must be an int, not {type(max_bytes).__name__}", value=max_bytes
-        )
+    max_bytes = integer("max_bytes", max_bytes)
     if not (_JAVA_MIN_BYTES < max_bytes < _JAVA_MAX_BYTES and max_bytes & (max_bytes - 1) == 0):
         raise InvalidArgumentError(
             "max_bytes must be a power of two from 64 to 67108864: parquet-java ignores "
@@ -218,7 +198,7 @@ def bloom_writer_options(
             sizes[name] = common
     if not sizes:
         raise InvalidArgumentError("no column given")
-    rate = _check_fpp(fpp)
+    rate = probability("fpp", fpp)
     options: dict[str, str] = {}
     for name, size in sizes.items():
         options[_ENABLED.format(name)] = "true"
@@ -250,7 +230,7 @@ def writer_filter_bytes(ndv: int | None, fpp: float = 0.01, max_bytes: int | Non
     InvalidArgumentError
         A value out of the ranges :func:`bloom_writer_options` accepts.
     """
-    rate = _check_fpp(fpp)
+    rate = probability("fpp", fpp)
     cap = DEFAULT_WRITER_MAX_BYTES if max_bytes is None else _check_max_bytes(max_bytes)
     if ndv is None:
         return cap
@@ -326,9 +306,7 @@ def index_build_schema() -> StructType:
 
 def _run_sync(func: Callable[..., Awaitable[T]], *args: Any) -> T:
     """``anyio.run``, also from a thread whose event loop is running (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if running_event_loop() is None:
         return anyio.run(func, *args)
     with ThreadPoolExecutor(1, thread_name_prefix="pybloom-async") as pool:
         return pool.submit(anyio.run, func, *args).result()
@@ -381,19 +359,11 @@ def _partitions(spark: SparkSession, files: int, num_partitions: int | None) -> 
     if num_partitions is None:
         parallelism = int(_context(spark).defaultParallelism)
         return max(1, min(files, parallelism))
-    if isinstance(num_partitions, bool) or not isinstance(num_partitions, int):
-        raise InvalidArgumentError(f"num_partitions must be a positive int, not {num_partitions!r}")
-    if num_partitions < 1:
-        raise InvalidArgumentError(f"num_partitions must be a positive int, not {num_partitions}")
-    return max(1, min(files, num_partitions))
+    return max(1, min(files, positive_int("num_partitions", num_partitions)))
 
 
 def _check_concurrency(concurrency: int | None) -> int | None:
-    if concurrency is None:
-        return None
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise InvalidArgumentError(f"concurrency must be a positive int, not {concurrency!r}")
-    return concurrency
+    return None if concurrency is None else positive_int("concurrency", concurrency)
 
 
 # ---- executor side -------------------------------------------------------------------
@@ -753,11 +723,7 @@ def build_index_on_spark(
     if isinstance(ndv, Mapping):
         sizes = {}
         for name, value in ndv.items():
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InvalidArgumentError(
-                    f"ndv must be a non-negative int, not {value!r}", column=str(name)
-                )
-            sizes[_check_column(name)] = value
+            sizes[_check_column(name)] = integer("ndv", value, minimum=0, column=str(name))
     else:
         sizes = ndv
     store_options = _options(options)

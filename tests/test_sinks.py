@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
 import anyio
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from servers import S3Server
 
+from pybloom_async import add_bloom_filters, build_index_sync, index_location
 from pybloom_async.errors import InvalidArgumentError, SourceError
 from pybloom_async.sinks import is_local, temporary_name, write_atomic, write_local_atomic
 from pybloom_async.sources import StoreOptions, open_source
@@ -99,3 +105,72 @@ def test_object_store_put(s3_server: S3Server) -> None:
             return await src.read_range(0, await src.size())
 
     assert anyio.run(read_back) == b"hello store"
+
+
+# --------------------------------------------------------------------------- file modes
+
+
+@pytest.fixture(params=[0o022, 0o077], ids=["umask022", "umask077"])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The process umask set for the test (restored after it)."""
+    mask: int = request.param
+    old = os.umask(mask)
+    try:
+        yield mask
+    finally:
+        os.umask(old)
+
+
+def _mode(path: Path | str) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def _data_file(path: Path) -> Path:
+    pq.write_table(pa.table({"id": pa.array(range(100), pa.int64())}), path)
+    return path
+
+
+def test_a_new_file_is_not_executable(tmp_path: Path, umask: int) -> None:
+    target = tmp_path / "new.bin"
+    write_atomic(target, b"x")
+    assert _mode(target) == 0o666 & ~umask
+    write_local_atomic(tmp_path / "new2.bin", lambda f: f.write(b"y"))
+    assert _mode(tmp_path / "new2.bin") == 0o666 & ~umask
+
+
+def test_a_new_index_file_is_not_executable(tmp_path: Path, umask: int) -> None:
+    data = _data_file(tmp_path / "d.parquet")
+    (build,) = build_index_sync(str(data), ["id"])
+    assert build.error is None and build.index == index_location(str(data))
+    assert _mode(build.index) == 0o666 & ~umask
+    assert _mode(data) == 0o666 & ~umask  # the data file is not touched
+
+
+def test_add_filters_out_is_not_executable(tmp_path: Path, umask: int) -> None:
+    data = _data_file(tmp_path / "d.parquet")
+    out = tmp_path / "with_filters.parquet"
+    result = add_bloom_filters(data, ["id"], out=out)
+    assert result.written
+    assert _mode(out) == 0o666 & ~umask
+
+
+def test_add_filters_in_place_keeps_the_mode(tmp_path: Path, umask: int) -> None:
+    data = _data_file(tmp_path / "d.parquet")
+    os.chmod(data, 0o640)
+    before = data.stat().st_ino
+    result = add_bloom_filters(data, ["id"])
+    assert result.written and data.stat().st_ino != before  # replaced, not rewritten
+    assert _mode(data) == 0o640
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077], ids=["umask022", "umask077"])
+def test_cli_add_filters_out_mode(tmp_path: Path, mask: int) -> None:
+    data = _data_file(tmp_path / "d.parquet")
+    out = tmp_path / "out.parquet"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pybloom_async.cli", "add-filters", str(data), "--columns", "id",
+         "--out", str(out)],
+        capture_output=True, text=True, timeout=120, umask=mask,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert _mode(out) == 0o666 & ~mask

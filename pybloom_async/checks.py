@@ -1,0 +1,162 @@
+"""Checks of what public entry points are given: counts, limits, sizes, rates, durations.
+
+Every concurrency, limit, size, false-positive rate and timeout a caller passes is
+checked here, once, where it enters the library, so that a bad value fails with one
+message form: ``"<name> must be <requirement> (value <what was given>)"``, raised as
+:class:`~pybloom_async.errors.InvalidArgumentError` (a ``ValueError``) unless the
+caller's documented error class is another one. ``bool`` is refused wherever a number
+is wanted: ``True`` for a count is almost always a slip.
+
+Optional dependencies are checked here too (:func:`require_pyarrow`): a missing one
+is a clear error naming the extra to install, not a ``ModuleNotFoundError`` from deep
+inside a run.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, NoReturn
+
+from .errors import InvalidArgumentError, MissingDependencyError, PyBloomError
+
+__all__ = ["integer", "positive_int", "probability", "require_pyarrow", "seconds"]
+
+
+def _fail(
+    name: str, requirement: str, value: object, error: type[PyBloomError], context: Any
+) -> NoReturn:
+    raise error(f"{name} must be {requirement}", value=value, has_value=True, **context)
+
+
+def integer(
+    name: str,
+    value: object,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+    error: type[PyBloomError] = InvalidArgumentError,
+    **context: Any,
+) -> int:
+    """``value`` as an int, checked against ``minimum`` and ``maximum`` (both inclusive).
+
+    numpy integers are accepted (and returned as ``int``); ``bool`` is not.
+
+    Parameters
+    ----------
+    name:
+        The argument's name, as the caller wrote it.
+    error:
+        The class raised (default :class:`InvalidArgumentError`).
+    **context:
+        ``path=``, ``column=``, ... for the error's message.
+
+    Raises
+    ------
+    InvalidArgumentError (or ``error``)
+        Not an int, or out of range.
+    """
+    kind = "a positive int" if minimum == 1 else "an int"
+    if type(value) is int:
+        n = value  # the usual case, on paths run once per request: no conversion
+    elif isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        _fail(name, kind, value, error, context)
+    else:
+        n = int(value)
+    low_ok = minimum is None or n >= minimum
+    high_ok = maximum is None or n <= maximum
+    if low_ok and high_ok:
+        return n
+    if minimum is not None and maximum is not None:
+        _fail(name, f"between {minimum} and {maximum}", value, error, context)
+    if maximum is not None:
+        _fail(name, f"<= {maximum}", value, error, context)
+    _fail(name, kind if minimum == 1 else f">= {minimum}", value, error, context)
+
+
+def positive_int(
+    name: str, value: object, *, error: type[PyBloomError] = InvalidArgumentError, **context: Any
+) -> int:
+    """``value`` as an int >= 1: a count of files, threads, partitions, a byte limit.
+
+    Raises
+    ------
+    InvalidArgumentError (or ``error``)
+        Not an int, or below 1.
+    """
+    return integer(name, value, minimum=1, error=error, **context)
+
+
+def _real(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+
+
+def probability(
+    name: str, value: object, *, error: type[PyBloomError] = InvalidArgumentError, **context: Any
+) -> float:
+    """``value`` as a float strictly between 0 and 1: a false-positive rate.
+
+    Raises
+    ------
+    InvalidArgumentError (or ``error``)
+        Not a number, or not in (0, 1) (NaN included).
+    """
+    x = _real(value)
+    if x is None:
+        _fail(name, "a float", value, error, context)
+    if not 0.0 < x < 1.0:
+        _fail(name, "between 0 and 1, exclusive", value, error, context)
+    return x
+
+
+def seconds(
+    name: str,
+    value: object,
+    *,
+    allow_zero: bool = False,
+    maximum: float | None = None,
+    error: type[PyBloomError] = InvalidArgumentError,
+    **context: Any,
+) -> float:
+    """``value`` as a duration in seconds: positive (or >= 0), below ``maximum`` if given.
+
+    Without ``maximum``, ``math.inf`` is accepted (forever).
+
+    Raises
+    ------
+    InvalidArgumentError (or ``error``)
+        Not a number, NaN, negative, zero (unless ``allow_zero``), or not below ``maximum``.
+    """
+    x = _real(value)
+    if x is None:
+        _fail(name, "a number of seconds", value, error, context)
+    low_ok = x >= 0.0 if allow_zero else x > 0.0
+    high_ok = maximum is None or x < maximum
+    if not (low_ok and high_ok):
+        sign = "non-negative" if allow_zero else "positive"
+        limit = "" if maximum is None else f" below {maximum:.15g}"
+        _fail(name, f"{sign} seconds{limit}", value, error, context)
+    return x
+
+
+def require_pyarrow(purpose: str) -> Any:
+    """Import pyarrow (and ``pyarrow.parquet``) or say which extra provides it.
+
+    ``purpose`` completes "pyarrow is needed to ...". Returns the ``pyarrow`` module.
+
+    Raises
+    ------
+    MissingDependencyError
+        pyarrow is not installed (or cannot be imported).
+    """
+    try:
+        import pyarrow
+        import pyarrow.parquet  # the readers and writers need it too
+    except ImportError as exc:
+        if isinstance(exc, ModuleNotFoundError) and exc.name in ("pyarrow", "pyarrow.parquet"):
+            message = f"pyarrow is needed to {purpose}: install pybloom-async[arrow]"
+        else:  # installed, but broken (a missing shared library, an ABI mismatch)
+            message = f"pyarrow is needed to {purpose} but cannot be imported: {exc}"
+        raise MissingDependencyError(message) from None
+    return pyarrow
