@@ -30,7 +30,7 @@ import os
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import anyio
 import numpy as np
@@ -816,19 +816,9 @@ async def expand_paths(
     if isinstance(paths, (str, os.PathLike, FileInfo)):
         paths = [paths]
     out: list[str | FileInfo] = []
-    seen: set[str] = set()
-    real_dirs: dict[str, str] = {}
-
-    def add(entry: str | FileInfo) -> None:
-        text = entry.path if isinstance(entry, FileInfo) else entry
-        key = text if "://" in text else _real_path(text, real_dirs)
-        if key not in seen:
-            seen.add(key)
-            out.append(entry)
-
     for p in paths:
         if isinstance(p, FileInfo):
-            add(p)
+            out.append(p)
             continue
         text = os.fspath(p)
         local = "://" not in text
@@ -837,10 +827,10 @@ async def expand_paths(
             and not text.endswith("/")
             and not (local and unreadable is not None)  # else: checked, as below
         ):
-            add(text)
+            out.append(text)
             continue
         if local and os.path.isfile(text):
-            add(text)
+            out.append(text)
             continue
         try:
             found = await list_parquet_files(
@@ -856,8 +846,24 @@ async def expand_paths(
             unreadable.append(
                 SourceNotFoundError("no Parquet files under this directory or prefix", path=text)
             )
-        for f in found:
-            add(f)
+        out.extend(found)
+    return _once_each(out)
+
+
+_File = TypeVar("_File", bound="str | FileInfo")
+
+
+def _once_each(files: Sequence[_File]) -> list[_File]:
+    """Each file once, where it first comes: local paths compared by their real path."""
+    seen: set[str] = set()
+    real_dirs: dict[str, str] = {}
+    out = []
+    for entry in files:
+        text = entry.path if isinstance(entry, FileInfo) else entry
+        key = text if "://" in text else _real_path(text, real_dirs)
+        if key not in seen:
+            seen.add(key)
+            out.append(entry)
     return out
 
 
@@ -1003,7 +1009,7 @@ def prune_sync(
     refuse_running_loop("prune_sync", "prune")
     local = blocking_local_paths(paths, BLOCKING_MAX_FILES) if not kwargs.get("reader") else None
     if local is not None:
-        return _prune_blocking(local, where, **kwargs)
+        return _prune_blocking(_once_each(local), where, **kwargs)
     return anyio.run(lambda: prune(paths, where, **kwargs))
 
 
