@@ -35,6 +35,7 @@ import anyio
 from . import __version__
 from .errors import (
     InvalidArgumentError,
+    MissingDependencyError,
     PaimonIndexError,
     PredicateError,
     PyBloomError,
@@ -604,6 +605,16 @@ def _file_rows(
     ]  # fmt: skip
 
 
+def _raise_if_not_about_the_file(exc: PyBloomError) -> None:
+    """Re-raise what no other file would change: the user's input or a missing package.
+
+    A value that is not of its column's type (``PredicateError``) is exit 2, a missing
+    pyarrow exit 1, for the whole run; only the file's own faults make it ``unreadable``.
+    """
+    if isinstance(exc, (PredicateError, MissingDependencyError)):
+        raise exc
+
+
 async def _probe_parquet(
     args: argparse.Namespace,
     column: str,
@@ -641,6 +652,7 @@ async def _probe_parquet(
                         kept.setdefault(t, row["value"])
                 rows.append(row)
         except PyBloomError as exc:
+            _raise_if_not_about_the_file(exc)
             rows += _file_rows(path, column, texts, f"file not read: {exc}", Rule.UNREADABLE)
             kept.update((t, t) for t in texts if t not in kept)
         finally:
@@ -947,6 +959,7 @@ async def _cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
             try:
                 rows += await _inspect_file(reader, location, check)
             except PyBloomError as exc:
+                _raise_if_not_about_the_file(exc)
                 rows.append(_file_row(_path_of(location), None, Rule.UNREADABLE.value, str(exc)))
             finally:
                 reader.clear()  # one file at a time: nothing to keep
@@ -1046,6 +1059,7 @@ async def _cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
                     max_bytes=args.max_bytes, replace=args.replace, options=_options(args),
                 )  # fmt: skip
             except PyBloomError as exc:
+                _raise_if_not_about_the_file(exc)
                 if args.strict or (isinstance(exc, InvalidArgumentError) and exc.path is None):
                     raise  # --strict, or an option that no file can take
                 done.append((path, None, exc))
