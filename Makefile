@@ -59,7 +59,7 @@ pybloom_async/.native-stamp: $(NATIVE_SRC) | $(RUNTIME_STAMP)
 
 # The main job on generated local files; keep them with DEMO_ARGS="--dir DIR".
 demo: setup-runtime
-	@$(PY) -m pybloom_async.demo $(DEMO_ARGS)
+	@$(PY) -m pybloom_async.apps.demo $(DEMO_ARGS)
 
 # The whole suite, once per SIMD backend (the second run forces the portable
 # scalar kernels), the C-facing tests against an ASan+UBSan build of the core,
@@ -135,7 +135,7 @@ fuzz: setup
 # sanitised module is the one imported, so this target cannot pass by testing
 # the normal build. Subprocesses (the CLI, the servers) inherit the
 # preload; leak detection is off (CPython does not free everything at exit).
-# Narrow a run with e.g. `make asan ASAN_TESTS=tests/test_filter.py`.
+# Narrow a run with e.g. `make asan ASAN_TESTS=tests/unit/core/test_filter.py`.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
 ASAN_TESTS ?= tests
 ASAN_PYTEST_ARGS ?= -m "not spark"

@@ -34,9 +34,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pybloom_async import simd_backend
-from pybloom_async.columns import ColumnReader
 from pybloom_async.parquet import decode_file_metadata, parse_footer_tail
-from pybloom_async.rewrite import add_bloom_filters
+from pybloom_async.read.columns import ColumnReader
+from pybloom_async.rewrite.add_filters import add_bloom_filters
 
 
 def make_table(rows: int, seed: int = 1) -> pa.Table:

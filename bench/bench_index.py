@@ -5,14 +5,14 @@ or shape changes): ``--files`` files of 10 row groups x 200 rows and 12 columns 
 types. ``id`` (random INT64) and ``email`` (random strings) carry in-file Split Block Bloom
 Filters (pyarrow ``bloom_filter_options``, NDV 200 per row group, FPP 0.01), so statistics
 cannot prune them; every file gets a sidecar index on both columns
-(``pybloom_async.index.build_index``, FPP 0.01, sized by each file's distinct count).
+(``pybloom_async.index.build.build_index``, FPP 0.01, sized by each file's distinct count).
 
 Query: ``id IN (4 keys) OR email IN (4 keys)``: half the keys read from random files, half
 absent. Methods, each checked (every file and row group holding a present key is kept):
 
 * **none**: no pruning: list the files, keep them all (the downstream query reads
   everything);
-* **in-file**: ``pybloom_async.prune(root)``: each file's footer and filters;
+* **in-file**: ``pybloom_async.pruning.api(root)``: each file's footer and filters;
 * **index**: ``prune_with_index(root, row_groups=False)``: one index per file, file level;
 * **index+rg**: ``prune_with_index(root)``: the index, then the row groups of the files kept.
 
@@ -76,7 +76,8 @@ from bench_reader import (
 from latency_proxy import start_subprocess
 
 from pybloom_async import col, prune, simd_backend
-from pybloom_async.index import build_index, index_location, parse_index, prune_with_index
+from pybloom_async.index.build import build_index, index_location, parse_index, prune_with_index
+from pybloom_async.io.sources import SourceStats, clear_store_cache
 from pybloom_async.parquet import (
     PageHeaderReader,
     decode_file_metadata,
@@ -84,7 +85,6 @@ from pybloom_async.parquet import (
     parse_footer_tail,
 )
 from pybloom_async.predicate import Predicate
-from pybloom_async.sources import SourceStats, clear_store_cache
 
 BENCH = Path(__file__).resolve().parent
 DEFAULT_OUT = BENCH / "data" / "index1000"
@@ -282,11 +282,11 @@ async def run_method(
     t0 = time.perf_counter()
     verdicts: list[Any]
     if method == "none":
-        from pybloom_async.sources import list_parquet_files
+        from pybloom_async.io.sources import list_parquet_files
 
         opts = None
         if options:
-            from pybloom_async.sources import StoreOptions
+            from pybloom_async.io.sources import StoreOptions
 
             opts = StoreOptions(**options)
         found = await list_parquet_files(location, options=opts, stats=stats)

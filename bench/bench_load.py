@@ -1,6 +1,6 @@
 """Load: prune 10,000 small files (local directory and moto's S3), then cancel a run halfway.
 
-Uses the machinery of ``tests/test_load.py`` (the same files, probe, sampler and checks)
+Uses the machinery of ``tests/robustness/test_load.py`` (the same files, probe, sampler and checks)
 at a larger scale, and prints a Markdown table for ``bench/RESULTS.md``::
 
     .venv/bin/python bench/bench_load.py                    # 10,000 files, local and S3
@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
-sys.path.insert(0, str(TESTS))
+sys.path[:0] = [str(TESTS / "robustness"), str(TESTS)]
 
 import test_load as load  # noqa: E402
-from servers import S3Server, find_program, free_port, start  # noqa: E402
+from support.servers import S3Server, find_program, free_port, start  # noqa: E402
 
 from pybloom_async import col  # noqa: E402
 

@@ -9,7 +9,7 @@ Five sections, each selectable with ``--sections`` (all but ``scaling`` by defau
     process per run, so every run starts with no open connection). Two readers answer
     ``id IN (...) OR email IN (...)`` for the whole prefix, at several concurrencies:
 
-    * **ours**: ``pybloom_async.prune(prefix, where, options=..., concurrency=N, stats=...)``;
+    * **ours**: ``pybloom_async.pruning.api(prefix, where, options=..., concurrency=N, stats=...)``;
     * **naive**: the I/O pattern of the usual readers, written here with the same tools
       (obstore's sync API in worker threads bounded by a ``CapacityLimiter(N)``): LIST, then
       per file the last 8 bytes, then the footer, then every needed filter on its own (one
@@ -128,9 +128,9 @@ from obstore.store import S3Store
 from record import Recorder, cpu_model, load_average
 
 from pybloom_async import SplitBlockBloomFilter, col, decode_header, simd_backend
+from pybloom_async.io.sources import SourceStats, clear_store_cache
 from pybloom_async.parquet import decode_file_metadata, parse_footer_tail
 from pybloom_async.predicate import Predicate
-from pybloom_async.sources import SourceStats, clear_store_cache
 
 T = TypeVar("T")
 
@@ -574,7 +574,8 @@ def section_s3(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> N
     }
     variant_labels: list[str] = []
     if ours is None:
-        print("# ours: pybloom_async.prune is not available yet; running the naive reader only")
+        print("# ours: pybloom_async.pruning.api is not available yet; "
+              "running the naive reader only")
     else:
         prune = ours[0]
         config = reader_config(prune, **args.ours_config) if args.ours_config else None
@@ -701,7 +702,7 @@ def _run_variant(
 def reader_config(prune: Any, **fields: Any) -> Any:
     """``ReaderConfig(**fields)`` if ``prune`` takes a ``config``, else None."""
     try:
-        from pybloom_async.reader import ReaderConfig
+        from pybloom_async.read.reader import ReaderConfig
     except ImportError:
         return None
     if "config" not in inspect.signature(prune).parameters:
@@ -811,7 +812,7 @@ def section_scaling(args: argparse.Namespace, files: Sequence[Path], keys: Keys)
     """
     ours = _import_ours()
     if ours is None:
-        print("# ours: pybloom_async.prune is not available yet; no scaling section")
+        print("# ours: pybloom_async.pruning.api is not available yet; no scaling section")
         return
     prune = ours[0]
     concurrency = max(args.concurrency)
@@ -1121,8 +1122,8 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
     stages add up to a little more than the un-instrumented call. Medians per call.
     """
     # The modules, not the package's functions of the same names.
-    prune_mod = importlib.import_module("pybloom_async.prune")
-    reader_mod = importlib.import_module("pybloom_async.reader")
+    prune_mod = importlib.import_module("pybloom_async.pruning.api")
+    reader_mod = importlib.import_module("pybloom_async.read.reader")
     spent: dict[str, float] = {}
     depth = [0]
 

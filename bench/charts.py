@@ -7,7 +7,7 @@ Three charts, each from the file one benchmark writes with ``--json-out``:
     Arrow C++ and parquet-java; probes of precomputed hashes, and hash + probe of int64.
 ``reader_scaling.png``  from ``reader.json`` (``bench/bench_reader.py --sections scaling``)
     requests and wall time against the number of files on S3, ours and the naive reader.
-``demo_rows_skipped.png``  from ``demo.json`` (``python -m pybloom_async.demo --json-out``)
+``demo_rows_skipped.png``  from ``demo.json`` (``python -m pybloom_async.apps.demo --json-out``)
     rows skipped per predicate of the demo, in-file filters and sidecar index.
 
 Each chart names the machine, date and load average its figures were measured at. A
@@ -40,7 +40,7 @@ ROOT = BENCH.parent
 SOURCES = {
     "core_vs_peers.json": "bench/compare_core.py --json-out bench/results/core_vs_peers.json",
     "reader.json": "bench/bench_reader.py --sections scaling --json-out bench/results/reader.json",
-    "demo.json": "python -m pybloom_async.demo --json-out bench/results/demo.json",
+    "demo.json": "python -m pybloom_async.apps.demo --json-out bench/results/demo.json",
 }
 # One colour per implementation, the same in every chart.
 OURS = "#1f6fb4"

@@ -32,11 +32,11 @@ def main(argv: list[str]) -> None:
         raise SystemExit(f"{argv[1]} is a C target; fuzz/run.py builds and runs it")
     with atheris.instrument_imports(include=list(chosen.instrument)):
         import pybloom_async
-        import pybloom_async.paimon
+        import pybloom_async.paimon.container
         import pybloom_async.parquet.footer
-        import pybloom_async.plan
-        import pybloom_async.prune
-        import pybloom_async.reader  # noqa: F401
+        import pybloom_async.pruning.api
+        import pybloom_async.read.plan
+        import pybloom_async.read.reader  # noqa: F401
 
         for extra in chosen.instrument:
             __import__(extra)

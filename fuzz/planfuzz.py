@@ -42,7 +42,7 @@ _synthetic: bytes | None = None
 
 def _configs() -> list[tuple[Any, int]]:
     """(PlanConfig, file-size cap); files under a cap small enough are materialised."""
-    from pybloom_async.plan import DEFAULT_PLAN_CONFIG, PlanConfig
+    from pybloom_async.read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
 
     return [
         (PlanConfig(16, 400, 128, 1024, 32), 1 << 14),
@@ -120,7 +120,7 @@ def _decode(
 
 def _expected_status(offset: int | None, length: int | None, footer_start: int, config: Any) -> str:
     """The round-1 rules, restated independently of plan.py."""
-    from pybloom_async.plan import MIN_FILTER_BYTES
+    from pybloom_async.read.plan import MIN_FILTER_BYTES
 
     if offset is None or offset <= 0:
         return "absent"
@@ -173,7 +173,7 @@ def _check_fetches(
 def check_plan(data: bytes) -> None:
     """Run both planning rounds on one decoded input and check every property."""
     from pybloom_async.errors import InvalidArgumentError
-    from pybloom_async.plan import (
+    from pybloom_async.read.plan import (
         FilterStatus,
         HeaderInfo,
         plan_bitset_reads,

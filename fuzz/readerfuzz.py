@@ -220,8 +220,8 @@ def _i32(value: int) -> int:
 
 
 def _reader_classes() -> tuple[type[Any], type[Any]]:
-    from pybloom_async.reader import BloomReader
-    from pybloom_async.sources import MemorySource
+    from pybloom_async.io.sources import MemorySource
+    from pybloom_async.read.reader import BloomReader
 
     class LoggingSource(MemorySource):
         """A memory source that records every range it is asked for."""
@@ -254,9 +254,9 @@ def check_reader(script: bytes) -> None:
 
     from pybloom_async import col, prune
     from pybloom_async.errors import ParquetFormatError, PredicateError, PyBloomError
-    from pybloom_async.plan import PlanConfig
-    from pybloom_async.prune import Rule
-    from pybloom_async.reader import FilterState, ReaderConfig
+    from pybloom_async.pruning.api import Rule
+    from pybloom_async.read.plan import PlanConfig
+    from pybloom_async.read.reader import FilterState, ReaderConfig
 
     if not script:
         return

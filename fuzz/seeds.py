@@ -67,7 +67,7 @@ def footers() -> Iterator[tuple[str, bytes]]:
 
 def _filter_blobs() -> Iterator[tuple[str, bytes]]:
     """Serialized filters: parquet-testing's, those inside its files, and generated ones."""
-    from pybloom_async.filter import SplitBlockBloomFilter, decode_header
+    from pybloom_async.core.filter import SplitBlockBloomFilter, decode_header
 
     data_dir = testdata() / "parquet-testing" / "data"
     for name in ("bloom_filter.xxhash.bin", "bloom_filter.bin"):
@@ -178,7 +178,7 @@ def reader_scripts() -> Iterator[tuple[str, bytes]]:
 
 def paimon_indexes() -> Iterator[tuple[str, bytes]]:
     """Seeds of ``paimon_index``: containers written by the package, with real filters."""
-    from pybloom_async.paimon import BloomFilter64, write_paimon_file_index
+    from pybloom_async.paimon.container import BloomFilter64, write_paimon_file_index
 
     bloom = BloomFilter64(100, 0.05)
     bloom.add([1, 2, 3], "BIGINT")

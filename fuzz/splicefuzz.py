@@ -9,7 +9,7 @@ lengths), the rest is a FileMetaData. Properties checked by :func:`check_splice`
   the result decodes too;
 * every field of the result equals the input's, except fields 14/15 of the chosen
   chunks, which hold exactly the chosen locations (fields we do not model are covered by
-  the byte-for-byte checks in ``tests/test_splice.py``);
+  the byte-for-byte checks in ``tests/unit/parquet/test_splice.py``);
 * splicing the same locations again changes nothing, and an empty mapping returns the
   input unchanged.
 """

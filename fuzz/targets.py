@@ -3,7 +3,7 @@
 A target is registered with :func:`target` (Python, run under atheris) or :func:`c_target`
 (C, built with clang's libFuzzer and ASan + UBSan). Adding one takes a few lines::
 
-    @target("rewrite", seeds=seeds.footers, instrument=("pybloom_async.rewrite",))
+    @target("rewrite", seeds=seeds.footers, instrument=("pybloom_async.rewrite.add_filters",))
     def fuzz_rewrite(data: bytes) -> None:
         ...  # raise anything but the expected errors, or fail an assert, to report a crash
 
@@ -12,7 +12,7 @@ package's documented errors (caught here, per target), for every input. Any othe
 exception, a failed ``assert`` (the properties), a hang past the per-input timeout or an
 RSS above the runner's limit is a crash: libFuzzer saves the input under
 ``fuzz/artifacts/<target>/`` and every such input becomes a test in
-``tests/test_fuzz_regressions.py``.
+``tests/robustness/test_fuzz_regressions.py``.
 
 The Python targets import the package lazily, inside the functions, so that
 ``fuzz/harness.py`` can load this module first and only then import the package under
@@ -103,8 +103,8 @@ def fuzz_filter_from_bytes(data: bytes) -> None:
     """
     import numpy as np
 
+    from pybloom_async.core.filter import SplitBlockBloomFilter, decode_header
     from pybloom_async.errors import InvalidFilterError
-    from pybloom_async.filter import SplitBlockBloomFilter, decode_header
 
     if not data:
         return
@@ -193,8 +193,8 @@ def fuzz_bloom_header(data: bytes) -> None:
     buffer, announces a power of two within the limit, decodes the same from exactly its
     own bytes (nothing after it was read), and thrift's own decoder agrees with it.
     """
+    from pybloom_async.core.filter import decode_header
     from pybloom_async.errors import FilterTooLargeError, InvalidFilterError
-    from pybloom_async.filter import decode_header
 
     if not data:
         return
@@ -280,7 +280,7 @@ def _snapshot(meta: Any) -> tuple[Any, ...]:
 #: both decoders must skip it. Found by ``bloom_header``: thrift's pure-Python readStruct
 #: indexes its spec tuple with the id, so -1 read as the spec's last field
 #: (``encryption_algorithm``) and the file was refused as encrypted. Fixed in footer.py;
-#: ``tests/test_fuzz_regressions.py`` keeps it so.
+#: ``tests/robustness/test_fuzz_regressions.py`` keeps it so.
 NEGATIVE_FIELD_ID_FOOTER = bytes.fromhex("1502191c480172001600190c0c010000")
 
 
@@ -314,7 +314,7 @@ def fuzz_footer(data: bytes) -> None:
     assert not isinstance(fast, tuple) or fast == lazy, "lazy and eager decode differently"
     # The pure-Python fallback (thrift < 0.25): it must accept whatever the C decoder
     # accepts, and decode it the same. It may accept more in one known way, reported and
-    # kept in tests/test_fuzz_regressions.py: thrift's Python protocol reads i16 and i32
+    # kept in tests/robustness/test_fuzz_regressions.py: thrift's Python protocol reads i16 and i32
     # varints of any length, where the C decoder stops at 3 and 5 bytes.
     if isinstance(fast, tuple):
         assert slow == fast, f"the Python decoder disagrees: {slow!r}"
@@ -373,7 +373,7 @@ def fuzz_paimon_index(data: bytes) -> None:
     inside it; a container that parses re-serialises to one that parses the same.
     """
     from pybloom_async.errors import PaimonIndexError
-    from pybloom_async.paimon import (
+    from pybloom_async.paimon.container import (
         BloomFilter64,
         parse_paimon_file_index,
         read_paimon_file_index,

@@ -7,6 +7,14 @@ inputs and reads filters out of Parquet files to prune row groups.
 
 from __future__ import annotations
 
+from .core.filter import (
+    DEFAULT_MAX_BYTES,
+    MIN_BYTES,
+    SplitBlockBloomFilter,
+    decode_header,
+    optimal_num_bytes,
+)
+from .core.hashing import hash_values, simd_backend, xxh64
 from .errors import (
     EncryptedFileError,
     EventLoopError,
@@ -24,15 +32,7 @@ from .errors import (
     UnsupportedTypeError,
     ValueEncodingError,
 )
-from .filter import (
-    DEFAULT_MAX_BYTES,
-    MIN_BYTES,
-    SplitBlockBloomFilter,
-    decode_header,
-    optimal_num_bytes,
-)
-from .hashing import hash_values, simd_backend, xxh64
-from .index import (
+from .index.build import (
     IndexBuild,
     build_index,
     build_index_sync,
@@ -40,7 +40,7 @@ from .index import (
     prune_with_index,
     prune_with_index_sync,
 )
-from .paimon import (
+from .paimon.container import (
     BloomFilter64,
     PaimonFileIndex,
     is_paimon_file_index,
@@ -52,7 +52,7 @@ from .paimon import (
     write_paimon_file_index,
 )
 from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
-from .prune import (
+from .pruning.api import (
     ProbeResult,
     Rule,
     Verdict,
@@ -63,7 +63,7 @@ from .prune import (
     prune_paimon_sync,
     prune_sync,
 )
-from .reader import (
+from .read.reader import (
     BloomFilterRead,
     BloomReader,
     FilterState,
@@ -73,7 +73,7 @@ from .reader import (
     read_footer,
     read_footer_sync,
 )
-from .rewrite import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
+from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
 from .types import PhysicalType
 
 __version__ = "0.1.0"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-# Local servers (moto_server, azurite, nginx) as session fixtures.
-pytest_plugins = ["servers"]
+# Local servers (moto_server, azurite, nginx) and written test files as session fixtures.
+pytest_plugins = ["support.servers", "support.writers"]
 
 REPO = Path(__file__).resolve().parent.parent
 # The parquet-testing and Paimon vectors live beside the clone, never inside it.

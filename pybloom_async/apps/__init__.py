@@ -1,0 +1,1 @@
+"""Front ends over the library: the command line, the demo and the Spark jobs."""

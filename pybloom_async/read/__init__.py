@@ -1,0 +1,1 @@
+"""Reading Parquet footers and Bloom filters: read planning, the reader, column values."""

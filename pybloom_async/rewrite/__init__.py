@@ -1,0 +1,21 @@
+"""Adding Bloom filters to existing Parquet files."""
+
+from __future__ import annotations
+
+from .add_filters import (
+    DEFAULT_ADD_MAX_BYTES,
+    AddFiltersResult,
+    ChunkFilter,
+    SkippedChunk,
+    add_bloom_filters,
+    add_bloom_filters_async,
+)
+
+__all__ = [
+    "DEFAULT_ADD_MAX_BYTES",
+    "AddFiltersResult",
+    "ChunkFilter",
+    "SkippedChunk",
+    "add_bloom_filters",
+    "add_bloom_filters_async",
+]

@@ -1,0 +1,635 @@
+"""Add Bloom filters to Parquet files written without them.
+
+The new file is the old one up to where its footer started, byte for byte (data
+pages, dictionary pages, page indexes, any filters already there), then one
+filter per (row group, column) (thrift ``BloomFilterHeader`` + bitset, as every
+writer stores them), then the old footer re-encoded by
+:func:`~pybloom_async.parquet.splice.splice_bloom_filter_locations` with
+``bloom_filter_offset`` and ``bloom_filter_length`` set and every other field kept
+as it was, then the footer length and ``PAR1``. Readers that ignore filters see
+the same file; readers that use them (parquet-java/Spark, DuckDB, Arrow, ours)
+find them like any writer's.
+
+**Which values.** Each chunk is read with pyarrow and every non-null value hashed
+as a writer hashes the column's physical type (:mod:`pybloom_async.read.columns`).
+Columns whose values cannot be mapped back exactly get no filter and are
+reported with the reason, as are BOOLEAN columns.
+
+**Sizing.** A chunk's filter is sized by the Parquet spec's rule (bits per value =
+-8 / ln(1 - fpp^(1/8)), rounded up to a power of two, capped at ``max_bytes``)
+for the chunk's number of distinct values (distinct hashes); an ``ndv`` given by
+the caller is an upper bound: ``min(ndv, distinct)``. This is the size pyarrow
+picks for the same data and options, so both write bit-identical filters.
+
+Counting distinct values exactly (a sort) would cost more than reading and
+hashing the chunk, so large chunks are built large and folded: the hashes go
+into a filter sized for the chunk's value count (an upper bound on the distinct
+count), the distinct count is estimated from its fill, and when the whole
+error band of the estimate maps to one filter size, the filter is folded to that
+size (halving an SBBF ORs block 2j and 2j+1 into block j, exactly the filter the
+same values build at half the size). Near a size boundary, or when the big filter
+is too full for a good estimate, the distinct count is taken exactly. Either way
+the size is the one the exact count gives; ``ChunkFilter.ndv_exact`` says which
+count is reported. (``fold_to_fpp`` is not used: its stopping rule is the SBBF
+model's, not the spec's sizing rule that writers share.)
+
+**Safety.** Local files are written to a hidden temporary file in the target's
+directory, fsynced and renamed over the target
+(:func:`~pybloom_async.io.sinks.write_local_atomic`): a crash leaves the old file
+or the new one, never a partial file under the final name. The source is
+checked again before the rename; if it changed meanwhile nothing is replaced.
+Object-store files (``s3://``, ``gs://``, ``az://``) are read whole into memory
+and written back with one PUT, which the store publishes atomically; a
+concurrent writer's PUT between our read and write would be overwritten (no
+conditional write). HTTP locations are read-only: use ``out=`` for them.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import math
+import os
+import stat
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import anyio
+import anyio.to_thread
+import numpy as np
+
+from ..checks import integer, positive_int, probability, require_pyarrow
+from ..core.filter import DEFAULT_MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, optimal_num_bytes
+from ..errors import (
+    InvalidArgumentError,
+    ParquetFormatError,
+    PredicateError,
+    SourceError,
+    UnsupportedTypeError,
+)
+from ..io.sinks import write_atomic, write_local_atomic
+from ..io.sources import StoreOptions, _parse_location, _resolve_options, open_source
+from ..parquet.footer import (
+    MAGIC,
+    TRAILER_SIZE,
+    FileMetaData,
+    check_leading_magic,
+    decode_file_metadata,
+    parse_footer_tail,
+)
+from ..parquet.schema import ColumnDescriptor, Schema
+from ..parquet.splice import splice_bloom_filter_locations
+from ..read.columns import ColumnReader, unsupported_reason
+from ..read.reader import run_in_new_loop
+
+__all__ = [
+    "DEFAULT_ADD_MAX_BYTES",
+    "AddFiltersResult",
+    "ChunkFilter",
+    "SkippedChunk",
+    "add_bloom_filters",
+    "add_bloom_filters_async",
+]
+
+#: Default cap on one filter's bitset, as parquet-java's ``parquet.bloom.filter.max.bytes``.
+DEFAULT_ADD_MAX_BYTES = 1024 * 1024
+# Footer bytes read first from a local file; a larger footer costs one more read.
+_TAIL_READ = 64 * 1024
+# Copy buffer for the unchanged part of a local file.
+_COPY_CHUNK = 8 * 1024 * 1024
+# Chunks with fewer values get an exact distinct count (a sort of their hashes is cheap).
+_EXACT_BELOW = 1 << 12
+# Above this fill ratio a filter's distinct-count estimate is too coarse to size from.
+_MAX_FILL_FOR_ESTIMATE = 0.7
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkFilter:
+    """The filter written for one column chunk.
+
+    ``num_values`` non-null values were hashed, ``ndv`` of them distinct (counted
+    exactly, or estimated within a few percent when ``ndv_exact`` is False); the
+    bitset of ``num_bytes`` was sized for ``sized_for`` values at ``fpp`` and is
+    expected to answer ``expected_fpp`` of foreign probes "maybe" (the SBBF
+    model at ``ndv``; above ``fpp`` when ``capped`` by ``max_bytes`` or when a
+    smaller ``ndv`` was asked for). ``offset``/``length`` locate header + bitset.
+    """
+
+    row_group: int
+    column: str
+    num_values: int
+    ndv: int
+    ndv_exact: bool
+    sized_for: int
+    num_bytes: int
+    offset: int
+    length: int
+    fpp: float
+    expected_fpp: float
+    capped: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "row_group": self.row_group,
+            "column": self.column,
+            "num_values": self.num_values,
+            "ndv": self.ndv,
+            "ndv_exact": self.ndv_exact,
+            "sized_for": self.sized_for,
+            "num_bytes": self.num_bytes,
+            "offset": self.offset,
+            "length": self.length,
+            "fpp": self.fpp,
+            "expected_fpp": float(f"{self.expected_fpp:.4g}"),
+            "capped": self.capped,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedChunk:
+    """A column (``row_group`` None: in every row group) or chunk that got no new filter."""
+
+    column: str
+    row_group: int | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"column": self.column, "row_group": self.row_group, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class AddFiltersResult:
+    """What :func:`add_bloom_filters` did to one file.
+
+    ``written`` is False when no chunk needed a filter and the file was left
+    alone (``out`` not written either). ``bytes_before``/``bytes_after`` are the
+    file sizes; ``filter_bytes`` the bytes of filters added (headers included).
+    """
+
+    path: str
+    out: str
+    written: bool
+    bytes_before: int
+    bytes_after: int
+    filters: tuple[ChunkFilter, ...] = field(default_factory=tuple)
+    skipped: tuple[SkippedChunk, ...] = field(default_factory=tuple)
+
+    @property
+    def filter_bytes(self) -> int:
+        """Bytes of filters written, headers included."""
+        return sum(f.length for f in self.filters)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "path": self.path,
+            "out": self.out,
+            "written": self.written,
+            "bytes_before": self.bytes_before,
+            "bytes_after": self.bytes_after,
+            "filter_bytes": self.filter_bytes,
+            "filters": [f.to_dict() for f in self.filters],
+            "skipped": [s.to_dict() for s in self.skipped],
+        }
+
+
+# ---- arguments ------------------------------------------------------------------------
+
+
+def _column_names(columns: str | Sequence[str]) -> list[str]:
+    names = columns.split(",") if isinstance(columns, str) else list(columns)
+    if not all(isinstance(n, str) for n in names):
+        raise InvalidArgumentError("columns are names (str), e.g. ['id', 'email'] or 'id,email'")
+    cleaned = [n.strip() for n in names if n.strip()]
+    if not cleaned:
+        raise InvalidArgumentError("no columns given")
+    return list(dict.fromkeys(cleaned))
+
+
+def _check_options(ndv: int | None, fpp: float, max_bytes: int) -> None:
+    if ndv is not None:
+        positive_int("ndv", ndv)
+    probability("fpp", fpp)
+    integer("max_bytes", max_bytes, minimum=MIN_BYTES, maximum=DEFAULT_MAX_BYTES)
+
+
+def _available(schema: Schema) -> str:
+    paths = [c.path for c in schema.columns]
+    shown = ", ".join(paths[:50])
+    return shown + (f", ... ({len(paths) - 50} more)" if len(paths) > 50 else "")
+
+
+def _resolve(schema: Schema, names: list[str], path: str) -> list[ColumnDescriptor]:
+    """Leaf columns for the names: a leaf's dotted path, or a group's (all leaves below)."""
+    found: dict[int, ColumnDescriptor] = {}
+    for name in names:
+        if name in schema:
+            try:
+                desc = schema.column(name)
+            except PredicateError as exc:
+                raise InvalidArgumentError(exc.message, path=path, column=name) from None
+            found.setdefault(desc.index, desc)
+            continue
+        prefix = tuple(name.split("."))
+        below = [c for c in schema.columns if c.path_parts[: len(prefix)] == prefix]
+        if not below:
+            raise InvalidArgumentError(
+                f"no such column; the file has: {_available(schema)}", path=path, column=name
+            )
+        for desc in below:
+            found.setdefault(desc.index, desc)
+    return sorted(found.values(), key=lambda d: d.index)
+
+
+# ---- reading the source ---------------------------------------------------------------
+
+
+@dataclass
+class _Source:
+    """The file being extended: its footer, and how to copy its unchanged bytes."""
+
+    display: str
+    size: int
+    metadata_offset: int
+    metadata: bytes
+    fd: int | None = None  # local files: an open descriptor on the file read
+    data: bytes | None = None  # object stores: the whole object
+    identity: tuple[int, int, int, int] | None = None  # local: (dev, ino, size, mtime_ns)
+
+    def reader(self) -> ColumnReader:
+        if self.data is not None:
+            return ColumnReader(self.data)
+        return ColumnReader(self.display)
+
+    def copy_prefix(self, f: IO[bytes]) -> None:
+        """Write the bytes before the old footer to ``f``, unchanged."""
+        if self.data is not None:
+            f.write(memoryview(self.data)[: self.metadata_offset])
+            return
+        assert self.fd is not None
+        buf = bytearray(min(_COPY_CHUNK, max(self.metadata_offset, 1)))
+        view = memoryview(buf)
+        position = 0
+        while position < self.metadata_offset:
+            want = min(len(buf), self.metadata_offset - position)
+            n = os.preadv(self.fd, [view[:want]], position)
+            if n <= 0:
+                raise SourceError(
+                    f"the file ended at byte {position} while being copied (truncated meanwhile?)",
+                    path=self.display,
+                )
+            f.write(view[:n])
+            position += n
+
+    def check_unchanged(self) -> None:
+        """Raise if the local file was modified or replaced since it was opened."""
+        if self.fd is None or self.identity is None:
+            return
+        try:
+            now = os.stat(self.display)
+            held = os.fstat(self.fd)
+        except OSError as exc:
+            raise SourceError(
+                f"the file disappeared while filters were added: {exc.strerror}", path=self.display
+            ) from exc
+        for st in (now, held):
+            if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != self.identity:
+                raise SourceError(
+                    "the file changed while filters were added; it was left as it is",
+                    path=self.display,
+                )
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def _locate(tail: bytes, size: int, display: str) -> tuple[int, int]:
+    location = parse_footer_tail(tail, size, path=display)
+    return location.metadata_offset, location.metadata_length
+
+
+def _open_local(path: str) -> _Source:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError as exc:
+        from ..errors import SourceNotFoundError
+
+        raise SourceNotFoundError("no such file", path=path) from exc
+    except OSError as exc:
+        raise SourceError(f"cannot open: {exc.strerror}", path=path) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SourceError("not a regular file", path=path)
+        size = st.st_size
+        tail = os.pread(fd, min(size, _TAIL_READ), max(0, size - _TAIL_READ))
+        if len(tail) != min(size, _TAIL_READ):
+            raise SourceError("the file is shorter than its size (changing?)", path=path)
+        offset, length = _locate(tail, size, path)
+        check_leading_magic(os.pread(fd, 4, 0), path=path)
+        start = offset - (size - len(tail))
+        if start >= 0:
+            metadata = tail[start : start + length]
+        else:
+            metadata = os.pread(fd, length, offset)
+            if len(metadata) != length:
+                raise SourceError("the file is shorter than its size (changing?)", path=path)
+        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return _Source(path, size, offset, metadata, fd=fd, identity=identity)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_remote(location: str, options: StoreOptions | None) -> _Source:
+    async def fetch() -> bytes:
+        async with open_source(location, options=options) as source:
+            size = await source.size()
+            return await source.read_range(0, size)
+
+    data = run_in_new_loop(fetch, caller="add_bloom_filters", instead="add_bloom_filters_async")
+    offset, length = _locate(data, len(data), location)
+    return _Source(location, len(data), offset, data[offset : offset + length], data=data)
+
+
+# ---- building ---------------------------------------------------------------------------
+
+
+def _distinct(hashes: np.ndarray[Any, Any]) -> int:
+    if hashes.size == 0:
+        return 0
+    ordered = np.sort(hashes)
+    return 1 + int(np.count_nonzero(ordered[1:] != ordered[:-1]))
+
+
+def _fold(bloom: SplitBlockBloomFilter, num_bytes: int, max_bytes: int) -> SplitBlockBloomFilter:
+    """The filter halved down to ``num_bytes``: block j := block 2j | block 2j+1.
+
+    The spec's block index is ``((hash >> 32) * blocks) >> 32``; with half the
+    blocks it is the old index // 2, and the bits set inside a block depend on the
+    low 32 bits only, so the fold equals the filter built at the smaller size.
+    """
+    if bloom.num_bytes == num_bytes:
+        return bloom
+    words = np.frombuffer(bloom.bitset, dtype="<u4").reshape(-1, 8)
+    while words.shape[0] * 32 > num_bytes:
+        words = words[0::2] | words[1::2]
+    return SplitBlockBloomFilter.from_bitset(words.tobytes(), max_bytes=max_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Built:
+    bloom: SplitBlockBloomFilter
+    distinct: int
+    exact: bool
+    sized_for: int
+    capped: bool
+
+
+def _build(hashes: np.ndarray[Any, Any], ndv: int | None, fpp: float, max_bytes: int) -> _Built:
+    """The filter for one chunk's hashes, sized for its distinct count (module docs)."""
+
+    def size_for(distinct: int) -> int:
+        return optimal_num_bytes(distinct if ndv is None else min(ndv, distinct), fpp, max_bytes)
+
+    n = int(hashes.size)
+    big = SplitBlockBloomFilter(size_for(n), max_bytes=max_bytes)
+    big.insert_hashes(hashes)
+    distinct, exact = -1, True
+    if n >= _EXACT_BELOW and big.fill_ratio <= _MAX_FILL_FOR_ESTIMATE:
+        estimate = big.estimated_ndv()
+        # A generous band: the estimate's error is well under 1% at these sizes.
+        slack = 0.02 * estimate + 4.0 * math.sqrt(estimate) + 1.0
+        low = size_for(max(0, math.floor(estimate - slack)))
+        if low == size_for(min(n, math.ceil(estimate + slack))):
+            distinct, exact = min(n, round(estimate)), False
+    if exact:
+        distinct = _distinct(hashes)
+    sized_for = distinct if ndv is None else min(ndv, distinct)
+    num_bytes = size_for(distinct)
+    capped = num_bytes < optimal_num_bytes(sized_for, fpp, DEFAULT_MAX_BYTES)
+    return _Built(_fold(big, num_bytes, max_bytes), distinct, exact, sized_for, capped)
+
+
+def _collapse(skipped: list[SkippedChunk], groups: int) -> tuple[SkippedChunk, ...]:
+    """One entry per column where every row group was skipped for the same reason."""
+    by_reason: dict[tuple[str, str], list[SkippedChunk]] = {}
+    for s in skipped:
+        by_reason.setdefault((s.column, s.reason), []).append(s)
+    out: list[SkippedChunk] = []
+    for (column, reason), items in by_reason.items():
+        if groups > 1 and len(items) == groups and all(s.row_group is not None for s in items):
+            out.append(SkippedChunk(column, None, reason))
+        else:
+            out.extend(items)
+    return tuple(out)
+
+
+def _plan(
+    meta: FileMetaData,
+    descs: list[ColumnDescriptor],
+    replace: bool,
+) -> tuple[list[tuple[int, ColumnDescriptor]], list[SkippedChunk]]:
+    """Which chunks get a filter, and which are skipped (with why)."""
+    todo: list[tuple[int, ColumnDescriptor]] = []
+    skipped: list[SkippedChunk] = []
+    for desc in descs:
+        reason = unsupported_reason(desc)
+        if reason is not None:
+            skipped.append(SkippedChunk(desc.path, None, reason))
+            continue
+        for group in meta.row_groups:
+            chunk = group.columns[desc.index]
+            if chunk.file_path is not None:
+                skipped.append(
+                    SkippedChunk(desc.path, group.index, "the chunk's data is in another file")
+                )
+            elif chunk.has_bloom_filter and not replace:
+                skipped.append(
+                    SkippedChunk(
+                        desc.path,
+                        group.index,
+                        "already has a Bloom filter; replace=True (--replace) rebuilds it",
+                    )
+                )
+            else:
+                todo.append((group.index, desc))
+    return todo, skipped
+
+
+def add_bloom_filters(
+    path: str | os.PathLike[str],
+    columns: str | Sequence[str],
+    *,
+    ndv: int | None = None,
+    fpp: float = 0.01,
+    out: str | os.PathLike[str] | None = None,
+    max_bytes: int = DEFAULT_ADD_MAX_BYTES,
+    replace: bool = False,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+) -> AddFiltersResult:
+    """Add a Split Block Bloom Filter per row group to the named columns of a Parquet file.
+
+    Parameters
+    ----------
+    path:
+        A local Parquet file, or an object-store URL (read whole into memory).
+    columns:
+        Column paths (``"id"``, ``"s.a"``, ``"tags.list.element"``) as a list or a
+        comma-separated string; a group's path means every leaf below it.
+    ndv:
+        Distinct values to size each filter for, at most; default: each chunk's
+        exact distinct count (see the module documentation).
+    fpp:
+        Target false-positive probability, in (0, 1).
+    out:
+        Where to write the result (local path or URL); default: replace ``path``
+        atomically.
+    max_bytes:
+        Largest bitset per filter (default 1 MiB, like parquet-java); filters that
+        would be larger are capped and their ``expected_fpp`` reported.
+    replace:
+        Also rebuild filters of chunks that have one (the old bytes stay in the
+        file, unreferenced); by default such chunks are skipped and reported.
+    options:
+        Object-store settings, a :class:`~pybloom_async.io.sources.StoreOptions` or a
+        mapping of its fields (default: the standard environment variables).
+
+    Returns
+    -------
+    AddFiltersResult
+        Per chunk, the filter written; the columns or chunks skipped and why.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A column is not in the file (the message lists the file's columns), or an
+        option is out of range.
+    MissingDependencyError
+        pyarrow (the ``arrow`` extra) is not installed.
+    EventLoopError
+        ``path`` is an object-store URL and the calling thread runs an event loop:
+        use ``await add_bloom_filters_async(...)`` there.
+    ParquetFormatError, EncryptedFileError
+        The file is not a readable, unencrypted Parquet file.
+    SourceError
+        Reading or writing failed, or a local source changed during the run (the
+        original is left as it was in every case).
+    """
+    names = _column_names(columns)
+    _check_options(ndv, fpp, max_bytes)
+    require_pyarrow("add Bloom filters")  # before anything is read
+    if isinstance(options, Mapping):
+        options = _resolve_options(None, options)
+    display = os.fspath(path)
+    where = _parse_location(display)
+    target = display if out is None else os.fspath(out)
+    _parse_location(target)  # a malformed destination fails before any work
+    source = _open_local(where.path) if where.kind == "file" else _open_remote(display, options)
+    try:
+        return _add(source, target, names, ndv, fpp, max_bytes, replace, options)
+    finally:
+        source.close()
+
+
+def _add(
+    source: _Source,
+    target: str,
+    names: list[str],
+    ndv: int | None,
+    fpp: float,
+    max_bytes: int,
+    replace: bool,
+    options: StoreOptions | None,
+) -> AddFiltersResult:
+    meta = decode_file_metadata(source.metadata, path=source.display, lazy=False)
+    descs = _resolve(meta.schema, names, source.display)
+    todo, skipped = _plan(meta, descs, replace)
+    if not todo:
+        return AddFiltersResult(
+            source.display, target, False, source.size, source.size,
+            skipped=_collapse(skipped, len(meta.row_groups)),
+        )  # fmt: skip
+    reader = source.reader()
+    if reader.num_row_groups != len(meta.row_groups):
+        raise ParquetFormatError(
+            f"pyarrow sees {reader.num_row_groups} row groups, the footer {len(meta.row_groups)}",
+            path=source.display,
+        )
+    filters: list[ChunkFilter] = []
+    size_after = 0
+
+    def emit(f: IO[bytes]) -> None:
+        nonlocal size_after
+        filters.clear()
+        source.copy_prefix(f)
+        position = source.metadata_offset
+        locations: dict[tuple[int, int], tuple[int, int]] = {}
+        for group, desc in todo:
+            try:
+                hashes = reader.hashes(group, desc)
+            except UnsupportedTypeError as exc:
+                skipped.append(SkippedChunk(desc.path, group, exc.message))
+                continue
+            num_values = meta.row_groups[group].columns[desc.index].num_values
+            if hashes.size > num_values:
+                raise ParquetFormatError(
+                    f"pyarrow read {hashes.size} values, the footer records {num_values}",
+                    path=source.display,
+                    row_group=group,
+                    column=desc.path,
+                )
+            built = _build(hashes, ndv, fpp, max_bytes)
+            bloom = built.bloom
+            blob = bloom.to_bytes()
+            f.write(blob)
+            locations[(group, desc.index)] = (position, len(blob))
+            filters.append(
+                ChunkFilter(
+                    row_group=group, column=desc.path, num_values=int(hashes.size),
+                    ndv=built.distinct, ndv_exact=built.exact, sized_for=built.sized_for,
+                    num_bytes=bloom.num_bytes, offset=position, length=len(blob),
+                    fpp=float(fpp), expected_fpp=bloom.estimated_fpp(built.distinct),
+                    capped=built.capped,
+                )
+            )  # fmt: skip
+            position += len(blob)
+        footer = splice_bloom_filter_locations(source.metadata, locations, path=source.display)
+        f.write(footer)
+        f.write(len(footer).to_bytes(4, "little"))
+        f.write(MAGIC)
+        size_after = position + len(footer) + TRAILER_SIZE
+        source.check_unchanged()
+
+    _write(target, emit, options)
+    return AddFiltersResult(
+        source.display, target, True, source.size, size_after, tuple(filters),
+        _collapse(skipped, len(meta.row_groups)),
+    )  # fmt: skip
+
+
+def _write(target: str, emit: Callable[[IO[bytes]], None], options: StoreOptions | None) -> None:
+    where = _parse_location(target)
+    if where.kind == "file":
+        write_local_atomic(where.path, emit)
+        return
+    buffer = io.BytesIO()
+    emit(buffer)
+    write_atomic(target, buffer.getbuffer(), options=options)
+
+
+async def add_bloom_filters_async(
+    path: str | os.PathLike[str], columns: str | Sequence[str], **kwargs: Any
+) -> AddFiltersResult:
+    """:func:`add_bloom_filters` in a worker thread, for async code (asyncio or trio).
+
+    Cancelling the caller does not stop the thread: the run completes (or fails)
+    and its temporary file is cleaned up as usual.
+    """
+    call = functools.partial(add_bloom_filters, path, columns, **kwargs)
+    return await anyio.to_thread.run_sync(call)
