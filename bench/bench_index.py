@@ -77,7 +77,8 @@ from latency_proxy import start_subprocess
 
 from pybloom_async import col, prune, simd_backend
 from pybloom_async.index.build import build_index, index_location, parse_index, prune_with_index
-from pybloom_async.io.sources import SourceStats, clear_store_cache
+from pybloom_async.io.base import SourceStats
+from pybloom_async.io.store import clear_store_cache
 from pybloom_async.parquet import (
     PageHeaderReader,
     decode_file_metadata,
@@ -282,11 +283,11 @@ async def run_method(
     t0 = time.perf_counter()
     verdicts: list[Any]
     if method == "none":
-        from pybloom_async.io.sources import list_parquet_files
+        from pybloom_async.io.listing import list_parquet_files
 
         opts = None
         if options:
-            from pybloom_async.io.sources import StoreOptions
+            from pybloom_async.io.store import StoreOptions
 
             opts = StoreOptions(**options)
         found = await list_parquet_files(location, options=opts, stats=stats)

@@ -128,7 +128,8 @@ from obstore.store import S3Store
 from record import Recorder, cpu_model, load_average
 
 from pybloom_async import SplitBlockBloomFilter, col, decode_header, simd_backend
-from pybloom_async.io.sources import SourceStats, clear_store_cache
+from pybloom_async.io.base import SourceStats
+from pybloom_async.io.store import clear_store_cache
 from pybloom_async.parquet import decode_file_metadata, parse_footer_tail
 from pybloom_async.predicate import Predicate
 

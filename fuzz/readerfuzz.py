@@ -220,7 +220,7 @@ def _i32(value: int) -> int:
 
 
 def _reader_classes() -> tuple[type[Any], type[Any]]:
-    from pybloom_async.io.sources import MemorySource
+    from pybloom_async.io.memory import MemorySource
     from pybloom_async.read.reader import BloomReader
 
     class LoggingSource(MemorySource):

@@ -43,7 +43,8 @@ from ..errors import (
     UnsupportedTypeError,
 )
 from ..index.build import IndexBuild, build_index, prune_with_index
-from ..io.sources import FileInfo, SourceStats, StoreOptions
+from ..io.base import FileInfo, SourceStats
+from ..io.store import StoreOptions
 from ..paimon.container import is_paimon_file_index, paimon_type_info, parse_paimon_file_index
 from ..parquet import ColumnDescriptor, Schema, parse_text_value
 from ..predicate import Eq, TextLiteral, parse_predicate

@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import col, prune_sync, simd_backend
 from ..index.build import build_index_sync, prune_with_index_sync
-from ..io.sources import SourceStats
+from ..io.base import SourceStats
 from ..predicate import Predicate
 from ..pruning.api import Verdict
 from ..rewrite.add_filters import add_bloom_filters

@@ -89,8 +89,10 @@ from ..errors import (
     SourceNotFoundError,
     UnsupportedTypeError,
 )
+from ..io.address import parse_address
+from ..io.base import FileInfo, SourceIdentity, SourceStats
 from ..io.sinks import is_local, write_atomic
-from ..io.sources import FileInfo, SourceIdentity, SourceStats, StoreOptions, _parse_location
+from ..io.store import StoreOptions
 from ..parquet import (
     DATA_PAGE,
     ColumnDescriptor,
@@ -196,7 +198,7 @@ def _location_text(location: str | os.PathLike[str] | FileInfo) -> str:
 
 def _local_path(location: str) -> str:
     """The file-system path of a local path or ``file://`` URL."""
-    return _parse_location(location).path
+    return parse_address(location).path
 
 
 # ---- logical types as text ------------------------------------------------------------

@@ -21,14 +21,16 @@ from typing import IO
 import obstore
 
 from ..errors import InvalidArgumentError, SourceError
-from .sources import StoreOptions, _cached_store, _check_applicable, _map_errors, _parse_location
+from .address import parse_address
+from .base import map_errors
+from .store import StoreOptions, cached_store, check_applicable
 
 __all__ = ["is_local", "temporary_name", "write_atomic", "write_local_atomic"]
 
 
 def is_local(location: str | os.PathLike[str]) -> bool:
     """True for a local path or ``file://`` URL."""
-    return _parse_location(location).kind == "file"
+    return parse_address(location).kind == "file"
 
 
 def temporary_name(final: str) -> str:
@@ -76,7 +78,7 @@ def write_local_atomic(path: str | os.PathLike[str], write: Callable[[IO[bytes]]
     except FileNotFoundError:
         mode = None
     try:
-        with _map_errors(final, "write"):
+        with map_errors(final, "write"):
             # 0o666 & ~umask, as open() and every tool that writes data files: without the
             # mode argument os.open creates 0o777 & ~umask, executable files.
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -115,7 +117,7 @@ def write_atomic(
     SourceError
         The write failed (the message names the location).
     """
-    loc = _parse_location(location)
+    loc = parse_address(location)
     chunks: list[bytes | bytearray | memoryview] = (
         [data] if isinstance(data, (bytes, bytearray, memoryview)) else list(data)
     )
@@ -130,8 +132,8 @@ def write_atomic(
     if loc.kind == "http":
         raise InvalidArgumentError("HTTP locations are read-only", path=loc.display)
     resolved = options or StoreOptions()
-    _check_applicable(loc, resolved)
-    store = _cached_store(loc, resolved)
+    check_applicable(loc, resolved)
+    store = cached_store(loc, resolved)
     payload = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    with _map_errors(loc.display, "write"):
+    with map_errors(loc.display, "write"):
         obstore.put(store, loc.key, bytes(payload))

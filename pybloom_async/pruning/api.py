@@ -46,7 +46,9 @@ from ..errors import (
     UnsupportedTypeError,
     ValueEncodingError,
 )
-from ..io.sources import FileInfo, SourceStats, StoreOptions, list_parquet_files
+from ..io.base import FileInfo, SourceStats
+from ..io.listing import list_parquet_files
+from ..io.store import StoreOptions
 from ..parquet import (
     CannotMatch,
     ColumnChunk,

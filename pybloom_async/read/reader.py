@@ -39,17 +39,9 @@ import anyio
 from ..checks import integer, positive_int, seconds
 from ..core.filter import SplitBlockBloomFilter, decode_header
 from ..errors import EventLoopError, InvalidArgumentError, ParquetFormatError, PyBloomError
-from ..io.sources import (
-    ByteSource,
-    FileInfo,
-    LocalFileSource,
-    SourceIdentity,
-    SourceStats,
-    StoreOptions,
-    _open_regular,
-    _read_exactly,
-    open_source,
-)
+from ..io.base import ByteSource, FileInfo, SourceIdentity, SourceStats
+from ..io.local import LocalFileSource, open_regular, read_exactly
+from ..io.store import StoreOptions, open_source
 from ..parquet import (
     FileMetaData,
     FooterLocation,
@@ -589,7 +581,7 @@ class _BlockingLocalFileSource(LocalFileSource):
             self._check_open()
             found = self._kept.get(self._path)
             if found is None:
-                found = self._kept[self._path] = _open_regular(self._path)
+                found = self._kept[self._path] = open_regular(self._path)
                 self.stats.add_metadata()
             self._fd = found[0]
             self._remember(found[1])
@@ -598,7 +590,7 @@ class _BlockingLocalFileSource(LocalFileSource):
     async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
         self._check_open()
         fd = await self._descriptor()
-        return [_read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
+        return [read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
 
     async def aclose(self) -> None:
         """Forget the descriptor (the reader closes it); further reads raise SourceError."""

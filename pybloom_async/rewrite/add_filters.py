@@ -68,8 +68,9 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
+from ..io.address import parse_address
 from ..io.sinks import write_atomic, write_local_atomic
-from ..io.sources import StoreOptions, _parse_location, _resolve_options, open_source
+from ..io.store import StoreOptions, open_source, resolve_options
 from ..parquet.footer import (
     MAGIC,
     TRAILER_SIZE,
@@ -525,11 +526,11 @@ def add_bloom_filters(
     _check_options(ndv, fpp, max_bytes)
     require_pyarrow("add Bloom filters")  # before anything is read
     if isinstance(options, Mapping):
-        options = _resolve_options(None, options)
+        options = resolve_options(None, options)
     display = os.fspath(path)
-    where = _parse_location(display)
+    where = parse_address(display)
     target = display if out is None else os.fspath(out)
-    _parse_location(target)  # a malformed destination fails before any work
+    parse_address(target)  # a malformed destination fails before any work
     source = _open_local(where.path) if where.kind == "file" else _open_remote(display, options)
     try:
         return _add(source, target, names, ndv, fpp, max_bytes, replace, options)
@@ -614,7 +615,7 @@ def _add(
 
 
 def _write(target: str, emit: Callable[[IO[bytes]], None], options: StoreOptions | None) -> None:
-    where = _parse_location(target)
+    where = parse_address(target)
     if where.kind == "file":
         write_local_atomic(where.path, emit)
         return

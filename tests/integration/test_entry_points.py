@@ -49,7 +49,7 @@ from pybloom_async import (
 )
 from pybloom_async.errors import InvalidArgumentError, ValueEncodingError
 from pybloom_async.index.build import read_index
-from pybloom_async.io.sources import StoreOptions
+from pybloom_async.io.store import StoreOptions
 from pybloom_async.read.columns import ColumnReader
 from pybloom_async.read.plan import PlanConfig
 

@@ -32,7 +32,7 @@ import pytest
 from support.writers import WrittenFiles, filter_header, filter_locations
 
 from pybloom_async import Predicate, Verdict, col, prune_sync
-from pybloom_async.io.sources import SourceStats
+from pybloom_async.io.base import SourceStats
 from pybloom_async.read.plan import DEFAULT_PLAN_CONFIG
 from pybloom_async.read.reader import DEFAULT_READER_CONFIG
 

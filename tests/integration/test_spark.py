@@ -66,7 +66,8 @@ from pybloom_async.apps.spark.jobs import (
     writer_filter_bytes,
 )
 from pybloom_async.errors import InvalidArgumentError
-from pybloom_async.io.sources import FileInfo, StoreOptions
+from pybloom_async.io.base import FileInfo
+from pybloom_async.io.store import StoreOptions
 
 pq = pytest.importorskip("pyarrow.parquet")
 

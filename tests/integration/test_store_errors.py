@@ -27,7 +27,8 @@ from support.servers import S3Server, free_port
 
 from pybloom_async import Rule, SourceError, prune_sync, read_footer
 from pybloom_async.errors import SourceNotFoundError
-from pybloom_async.io.sources import clear_store_cache, list_parquet_files
+from pybloom_async.io.listing import list_parquet_files
+from pybloom_async.io.store import clear_store_cache
 
 # Environment variables that could give a store credentials or an endpoint.
 _CLOUD_PREFIXES = ("AWS_", "GOOGLE_", "GCE_", "AZURE_")

@@ -38,7 +38,7 @@ if __name__ == "__main__":  # run as a script: the tests folder holds the suppor
 from support.fault_proxy import Fault, FaultProxy
 
 from pybloom_async import Predicate, Rule, SourceError, Verdict, col, prune_sync
-from pybloom_async.io.sources import SourceStats
+from pybloom_async.io.base import SourceStats
 
 pytestmark = pytest.mark.servers
 

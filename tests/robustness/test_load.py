@@ -34,7 +34,7 @@ import anyio
 import pytest
 
 from pybloom_async import ReaderConfig, Rule, Verdict, col, prune
-from pybloom_async.io.sources import SourceStats
+from pybloom_async.io.base import SourceStats
 
 pytestmark = pytest.mark.slow
 

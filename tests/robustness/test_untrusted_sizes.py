@@ -44,7 +44,7 @@ from pybloom_async import (
     read_footer,
 )
 from pybloom_async.errors import PaimonIndexError
-from pybloom_async.io.sources import SourceStats
+from pybloom_async.io.base import SourceStats
 from pybloom_async.paimon.container import FILE_INDEX_MAGIC, parse_paimon_file_index
 from pybloom_async.parquet.footer import _decode_file_metadata
 from pybloom_async.read.plan import PlanConfig

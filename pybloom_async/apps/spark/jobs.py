@@ -37,7 +37,8 @@ import anyio
 
 from ...checks import integer, positive_int, probability
 from ...errors import InvalidArgumentError
-from ...io.sources import FileInfo, StoreOptions
+from ...io.base import FileInfo
+from ...io.store import StoreOptions
 from ...predicate import Predicate, as_predicate
 from ...pruning.api import Rule, Verdict, expand_paths, prune
 from ...read.reader import BloomReader, ReaderConfig, running_event_loop

@@ -71,7 +71,7 @@ from pybloom_async.index.build import (
     prune_with_index_sync,
     read_index,
 )
-from pybloom_async.io.sources import SourceStats
+from pybloom_async.io.base import SourceStats
 from pybloom_async.parquet import (
     ColumnDescriptor,
     LogicalKind,

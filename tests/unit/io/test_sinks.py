@@ -19,7 +19,7 @@ from support.servers import S3Server
 from pybloom_async import add_bloom_filters, build_index_sync, index_location
 from pybloom_async.errors import InvalidArgumentError, SourceError
 from pybloom_async.io.sinks import is_local, temporary_name, write_atomic, write_local_atomic
-from pybloom_async.io.sources import StoreOptions, open_source
+from pybloom_async.io.store import StoreOptions, open_source
 
 
 def _leftovers(directory: Path) -> list[str]:

@@ -21,18 +21,11 @@ import pytest
 from obstore.store import AzureStore, GCSStore, HTTPStore, S3Store
 
 from pybloom_async.errors import InvalidArgumentError, SourceError, SourceNotFoundError
-from pybloom_async.io.sources import (
-    ByteSource,
-    FileInfo,
-    LocalFileSource,
-    MemorySource,
-    ObjectStoreSource,
-    SourceStats,
-    StoreOptions,
-    clear_store_cache,
-    list_parquet_files,
-    open_source,
-)
+from pybloom_async.io.base import ByteSource, FileInfo, SourceStats
+from pybloom_async.io.listing import list_parquet_files
+from pybloom_async.io.local import LocalFileSource
+from pybloom_async.io.memory import MemorySource
+from pybloom_async.io.store import ObjectStoreSource, StoreOptions, clear_store_cache, open_source
 
 if TYPE_CHECKING:
     # Imported for annotations only: importing it for real before pytest registers it as a

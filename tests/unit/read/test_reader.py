@@ -32,7 +32,7 @@ from pybloom_async import (
     read_bloom_filters,
     read_footer,
 )
-from pybloom_async.io.sources import SourceStats
+from pybloom_async.io.base import SourceStats
 from pybloom_async.parquet import thrift_specs as wire
 
 WORDS = ["Hello", "This is", "a", "test", "How", "are you", "doing ", "today",

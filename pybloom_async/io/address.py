@@ -1,0 +1,96 @@
+"""Where a file is: local paths and object-store URLs parsed into one address."""
+
+from __future__ import annotations
+
+import os
+import re
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+
+from ..errors import InvalidArgumentError
+
+_SCHEMES = {
+    "s3": "s3",
+    "s3a": "s3",
+    "gs": "gs",
+    "az": "az",
+    "azure": "az",
+    "abfs": "az",
+    "abfss": "az",
+    "http": "http",
+    "https": "http",
+    "file": "file",
+}
+_URL_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+@dataclass(frozen=True)
+class Address:
+    """A parsed location: which store kind, which bucket/container/host, which key."""
+
+    kind: str  # "file", "s3", "gs", "az", "http"
+    display: str
+    path: str = ""  # local path, for kind "file"
+    bucket: str = ""  # bucket, container, or scheme://host for http
+    key: str = ""
+    account: str | None = None  # Azure account from an abfs://container@account... URL
+
+
+def parse_address(location: str | os.PathLike[str]) -> Address:
+    """Split a path or URL into store kind, bucket and key, without touching the network."""
+    if not isinstance(location, str):
+        if isinstance(location, os.PathLike):
+            path = os.fspath(location)
+            if isinstance(path, str):
+                return Address("file", path, path=path)
+        raise InvalidArgumentError(
+            f"location must be a path or URL string, not {type(location).__name__}"
+        )
+    if not location:
+        raise InvalidArgumentError("location is empty")
+    match = _URL_RE.match(location)
+    if match is None:
+        return Address("file", location, path=location)
+    scheme = match.group(1).lower()
+    kind = _SCHEMES.get(scheme)
+    if kind is None:
+        raise InvalidArgumentError(
+            f"unsupported URL scheme {scheme!r} in {location!r}; expected a local path or "
+            "one of file, s3, s3a, gs, az, azure, abfs, abfss, http, https"
+        )
+    parts = urllib.parse.urlsplit(location)
+    if parts.query or parts.fragment:
+        raise InvalidArgumentError(f"URL {location!r} has a query or fragment; not supported")
+    if kind == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise InvalidArgumentError(f"file URL {location!r} names a remote host")
+        path = urllib.request.url2pathname(parts.path)
+        return Address("file", path, path=path)
+    if not parts.netloc:
+        raise InvalidArgumentError(f"URL {location!r} has no bucket, container or host")
+    if kind == "http":
+        # A real URL: percent-escapes are undone here and redone by obstore.
+        key = _check_key(location, urllib.parse.unquote(parts.path.lstrip("/")))
+        return Address("http", location, bucket=f"{scheme}://{parts.netloc}", key=key)
+    key = _check_key(location, parts.path.lstrip("/"))
+    bucket = parts.netloc
+    account = None
+    if kind == "az" and "@" in bucket:
+        # abfs[s]://container@account.dfs.core.windows.net/path (the Hadoop ABFS form).
+        bucket, host = bucket.split("@", 1)
+        account = host.split(".", 1)[0] or None
+    if not bucket:
+        raise InvalidArgumentError(f"URL {location!r} has no bucket or container")
+    return Address(kind, location, bucket=bucket, key=key, account=account)
+
+
+def _check_key(location: str, key: str) -> str:
+    """Refuse keys obstore cannot address (it raises a bare ValueError for them)."""
+    # A trailing "/" is allowed: it marks a prefix to list.
+    segments = key[:-1].split("/") if key.endswith("/") else key.split("/")
+    if key and any(seg in ("", ".", "..") for seg in segments):
+        raise InvalidArgumentError(
+            f"URL {location!r} has an empty, '.' or '..' path segment; object keys cannot"
+        )
+    return key

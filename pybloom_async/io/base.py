@@ -1,0 +1,451 @@
+"""The byte-source seam: ByteSource, its statistics and file identities.
+
+Foreign (OS, obstore) errors become the package's own here, at the boundary.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import re
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import obstore.exceptions as obstore_errors
+
+from ..checks import integer
+from ..errors import InvalidArgumentError, PyBloomError, SourceError, SourceNotFoundError
+
+__all__ = ["ByteSource", "FileInfo", "SourceIdentity", "SourceStats"]
+
+T = TypeVar("T")
+_S = TypeVar("_S", bound="ByteSource")
+
+
+# --------------------------------------------------------------------------- counters
+
+
+@dataclass
+class SourceStats:
+    """Counts of the requests a source (or several sharing this object) made.
+
+    ``requests`` counts data reads (one per range: an HTTP range GET, a ``pread`` loop,
+    a memory slice); ``bytes_read`` their payload; ``metadata_requests`` size lookups,
+    opens and listings (HEAD, ``fstat``, LIST pages).
+    """
+
+    requests: int = 0
+    bytes_read: int = 0
+    metadata_requests: int = 0
+    # Sources of several event loops (one per thread) may share one object.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add_reads(self, requests: int, nbytes: int) -> None:
+        """Record ``requests`` data reads that returned ``nbytes`` in total."""
+        with self._lock:
+            self.requests += requests
+            self.bytes_read += nbytes
+
+    def add_metadata(self, requests: int = 1) -> None:
+        """Record metadata requests (HEAD, stat, list pages)."""
+        with self._lock:
+            self.metadata_requests += requests
+
+    def reset(self) -> None:
+        """Zero every counter."""
+        with self._lock:
+            self.requests = self.bytes_read = self.metadata_requests = 0
+
+
+@dataclass(frozen=True)
+class SourceIdentity:
+    """What identifies one version of a file, for caches: same identity, same bytes.
+
+    ``etag`` is the store's entity tag; for local files a synthetic one built from the inode,
+    the modification time in nanoseconds and the size (as nginx does for its ETags).
+    """
+
+    path: str
+    size: int
+    etag: str | None
+    mtime: datetime | None
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A file found by :func:`list_parquet_files`; ``path`` is accepted by :func:`open_source`.
+
+    Passing the FileInfo itself to :func:`open_source` reuses the size, so no HEAD is needed.
+    """
+
+    path: str
+    size: int
+    etag: str | None = None
+    mtime: datetime | None = None
+
+
+# --------------------------------------------------------------------------- error mapping
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a foreign error: obstore appends a multi-line debug dump to its messages."""
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else ""
+    if len(text) > 300:
+        text = text[:297] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# Where object_store looks for credentials when none are configured: the cloud's instance
+# metadata service (AWS IMDS, the GCE metadata server, Azure's managed identity endpoint;
+# object_store's aws/credential.rs, gcp/credential.rs, azure/credential.rs). A failed
+# request there means no credentials were found anywhere else.
+_METADATA_PATHS = {
+    "/latest/api/token": "AWS",
+    "/latest/meta-data/iam/security-credentials": "AWS",
+    "/computeMetadata/v1/instance/service-accounts/": "Google Cloud",
+    "/metadata/identity/oauth2/token": "Azure",
+}
+_CREDENTIAL_HINTS = {
+    "AWS": "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or the access_key_id and "
+    "secret_access_key options)",
+    "Google Cloud": "set GOOGLE_APPLICATION_CREDENTIALS or GOOGLE_SERVICE_ACCOUNT (or the "
+    "service_account_path option)",
+    "Azure": "set AZURE_STORAGE_ACCOUNT_KEY or AZURE_STORAGE_SAS_KEY (or the account_key or "
+    "sas_token option)",
+}
+# obstore's messages: "Error performing GET http://host:port/key in 1.2ms ..." and, in the
+# debug dump that follows, the HTTP error's kind and the OS error's message.
+_PERFORMING_RE = re.compile(r"Error performing [A-Z]+ ([a-zA-Z][\w+.-]*://[^\s/?]+)")
+_METADATA_RE = re.compile(
+    r"Error performing [A-Z]+ https?://[^\s/?]+("
+    + "|".join(re.escape(p) for p in _METADATA_PATHS)
+    + ")"
+)
+_CONNECT_RE = re.compile(r"\bkind: Connect\b")
+_OS_MESSAGE_RE = re.compile(r'(?:message|error): "([^"]+)"')
+
+
+def _missing_credentials(exc: BaseException) -> str | None:
+    """The message for a failure of the credentials fallback, or None for other failures."""
+    if not isinstance(exc, obstore_errors.GenericError):
+        return None
+    found = _METADATA_RE.search(str(exc))
+    if found is None:
+        return None
+    cloud = _METADATA_PATHS[found.group(1)]
+    return (
+        f"no {cloud} credentials found: {_CREDENTIAL_HINTS[cloud]}, or "
+        "--skip-signature (skip_signature=True) for public buckets"
+    )
+
+
+def unreachable_reason(exc: BaseException) -> str | None:
+    """``"cannot connect to ENDPOINT: why"`` when no connection could be made, else None."""
+    if not isinstance(exc, obstore_errors.BaseError):
+        return None
+    text = str(exc)
+    if not _CONNECT_RE.search(text):
+        return None
+    found = _PERFORMING_RE.search(text)
+    where = f"cannot connect to {found.group(1) if found else 'the endpoint'}"
+    reasons = _OS_MESSAGE_RE.findall(text)
+    return f"{where}: {reasons[-1]}" if reasons else where
+
+
+def _source_error(exc: BaseException, path: str, action: str) -> PyBloomError:
+    """The package's error for an OS or obstore failure met while doing ``action`` on ``path``."""
+    missing = _missing_credentials(exc)
+    if missing is not None:
+        return SourceError(missing, path=path)
+    unreachable = unreachable_reason(exc)
+    if unreachable is not None:
+        return SourceError(f"{action}: {unreachable}", path=path)
+    if isinstance(exc, (FileNotFoundError, obstore_errors.NotFoundError, NotADirectoryError)):
+        # NotADirectoryError: a path component is a regular file, as good as missing.
+        return SourceNotFoundError(f"{action}: no such file or object", path=path)
+    if isinstance(exc, obstore_errors.PreconditionError):
+        return SourceError(
+            f"{action}: the object changed since it was first read (ETag no longer matches)",
+            path=path,
+        )
+    if isinstance(exc, (OSError, obstore_errors.BaseError)):
+        return SourceError(f"{action} failed: {describe(exc)}", path=path)
+    # obstore reports a path it cannot parse as a bare ValueError.
+    return InvalidArgumentError(f"{action}: {describe(exc)}", path=path)
+
+
+@contextlib.contextmanager
+def map_errors(path: str, action: str) -> Iterator[None]:
+    """Turn OS and obstore failures raised inside into SourceError naming ``path``.
+
+    A store that cannot be reached, and a run without credentials (the store's
+    client then asks the cloud's instance metadata service, which fails off the
+    cloud), are said as such, never as a missing file.
+    """
+    try:
+        yield
+    except PyBloomError:
+        raise
+    except (OSError, obstore_errors.BaseError, ValueError) as exc:
+        raise _source_error(exc, path, action) from exc
+
+
+async def gather(call: Callable[..., Awaitable[T]], arglist: Sequence[tuple[Any, ...]]) -> list[T]:
+    """Await ``call(*args)`` for each args concurrently; results in order.
+
+    The first failure cancels the others and is raised as itself, not wrapped in an
+    ExceptionGroup, so that the error mapping at the boundary sees the original exception.
+    """
+    results: list[Any] = [None] * len(arglist)
+    failures: list[Exception] = []
+
+    async def one(index: int, args: tuple[Any, ...]) -> None:
+        try:
+            results[index] = await call(*args)
+        except Exception as exc:  # cancellation is a BaseException and passes through
+            failures.append(exc)
+            tg.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as tg:
+        for index, args in enumerate(arglist):
+            tg.start_soon(one, index, args)
+    if failures:
+        raise failures[0]
+    return results
+
+
+# --------------------------------------------------------------------------- the interface
+
+
+class ByteSource(abc.ABC):
+    """Async random access to the bytes of one file or object.
+
+    Use as ``async with``; reading after :meth:`aclose` raises SourceError. Sizes and ranges
+    are validated before any request: ``0 <= start <= end <= size``.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        stats: SourceStats | None = None,
+        size: int | None = None,
+        etag: str | None = None,
+        mtime: datetime | None = None,
+    ) -> None:
+        self._path = path
+        self.stats = stats if stats is not None else SourceStats()
+        self._size = None if size is None else integer("size", size, minimum=0)
+        self._etag = etag
+        self._mtime = mtime
+        self._closed = False
+
+    @property
+    def path(self) -> str:
+        """The local path or URL, as shown in messages."""
+        return self._path
+
+    @property
+    def etag(self) -> str | None:
+        """The entity tag, once known (after :meth:`size`, :meth:`identity` or a suffix read)."""
+        return self._etag
+
+    @property
+    def mtime(self) -> datetime | None:
+        """The last-modified time, once known."""
+        return self._mtime
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._path!r})"
+
+    async def __aenter__(self: _S) -> _S:
+        await self._open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Release the source's resources; further reads raise SourceError. Idempotent."""
+        self._closed = True
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SourceError("source is closed", path=self._path)
+
+    async def size(self) -> int:
+        """The size in bytes; one metadata request the first time unless already known.
+
+        Raises
+        ------
+        SourceNotFoundError
+            The file or object does not exist.
+        SourceError
+            The lookup failed, or the source is closed.
+        """
+        self._check_open()
+        if self._size is None:
+            with map_errors(self._path, "looking up the size"):
+                identity = await self._stat()
+            self.stats.add_metadata()
+            self._remember(identity)
+        assert self._size is not None
+        return self._size
+
+    async def identity(self) -> SourceIdentity:
+        """Size, etag and mtime of the source, for cache keys.
+
+        Raises
+        ------
+        SourceNotFoundError, SourceError
+            As :meth:`size`.
+        """
+        size = await self.size()
+        return SourceIdentity(self._path, size, self._etag, self._mtime)
+
+    def assume_identity(self, identity: SourceIdentity) -> None:
+        """Take size, ETag and mtime from an earlier read of the same file (no request).
+
+        A reader that already learned them (from the footer read, or a cache)
+        spares the HEAD a new source would otherwise make before its first
+        ranged read. Reads on a store are still pinned to the ETag, so a file
+        replaced since then gives a clear error rather than mixed bytes.
+        """
+        if identity.path != self._path:
+            raise InvalidArgumentError(
+                f"identity of {identity.path!r} given to the source of {self._path!r}"
+            )
+        self._remember(identity)
+
+    def _remember(self, identity: SourceIdentity) -> None:
+        self._size = identity.size
+        self._etag = identity.etag if identity.etag is not None else self._etag
+        self._mtime = identity.mtime if identity.mtime is not None else self._mtime
+
+    async def read_range(self, start: int, end: int) -> bytes:
+        """Read bytes ``[start, end)``.
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``start``/``end`` are not ints with ``0 <= start <= end``.
+        SourceError
+            ``end`` is past the end of the file, the read failed or returned too few bytes.
+        SourceNotFoundError
+            The file or object does not exist.
+        """
+        (data,) = await self.read_ranges([(start, end)])
+        return data
+
+    async def read_ranges(self, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """Read several ranges, concurrently where the source allows; results in input order.
+
+        Empty ranges give ``b""`` without a request. Ranges are not merged here: that is the
+        planner's job (:func:`pybloom_async.read.plan.merge_ranges`).
+
+        Raises
+        ------
+        InvalidArgumentError, SourceError, SourceNotFoundError
+            As :meth:`read_range`; nothing is requested when any range is invalid.
+        """
+        checked: list[tuple[int, int]] = []
+        for item in ranges:
+            try:
+                start, end = item
+            except (TypeError, ValueError):
+                raise InvalidArgumentError(
+                    f"range {item!r} is not a (start, end) pair", path=self._path
+                ) from None
+            start = integer("range start", start, minimum=0)
+            end = integer("range end", end, minimum=0)
+            if end < start:
+                raise InvalidArgumentError(
+                    f"range [{start}, {end}) ends before it starts", path=self._path
+                )
+            checked.append((start, end))
+        size = await self.size()
+        for start, end in checked:
+            if end > size:
+                raise SourceError(
+                    f"range [{start}, {end}) runs past the end of the file ({size} bytes)",
+                    path=self._path,
+                )
+        wanted = [(s, e) for s, e in checked if e > s]
+        if not wanted:
+            return [b"" for _ in checked]
+        self._check_open()
+        with map_errors(self._path, "reading"):
+            results = await self._read(wanted)
+        total = 0
+        for (start, end), data in zip(wanted, results, strict=True):
+            if len(data) != end - start:
+                raise SourceError(
+                    f"read of range [{start}, {end}) returned {len(data)} bytes; "
+                    "the file changed or was truncated",
+                    path=self._path,
+                )
+            total += len(data)
+        self.stats.add_reads(len(wanted), total)
+        by_range = iter(results)
+        return [next(by_range) if e > s else b"" for s, e in checked]
+
+    async def read_suffix(self, n: int) -> bytes:
+        """Read the last ``n`` bytes (the whole file if it is shorter).
+
+        Where the store allows, this is one request that also learns the size, so a
+        footer costs one round trip.
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``n`` is not a non-negative int.
+        SourceError, SourceNotFoundError
+            As :meth:`read_range`.
+        """
+        n = integer("suffix length", n, minimum=0)
+        self._check_open()
+        if self._size is None and n > 0:
+            with map_errors(self._path, "reading the tail"):
+                found = await self._read_suffix(n)
+            if found is not None:
+                data, identity = found
+                if len(data) != min(n, identity.size):
+                    raise SourceError(
+                        f"suffix read of {n} bytes returned {len(data)} of a "
+                        f"{identity.size}-byte object",
+                        path=self._path,
+                    )
+                self._remember(identity)
+                self.stats.add_reads(1, len(data))
+                return data
+        size = await self.size()
+        return await self.read_range(max(0, size - n), size)
+
+    async def _open(self) -> None:
+        """Acquire resources eagerly (``async with``); by default nothing to do."""
+        self._check_open()
+
+    @abc.abstractmethod
+    async def _stat(self) -> SourceIdentity:
+        """Look up size (and etag, mtime); foreign errors are mapped by the caller."""
+
+    @abc.abstractmethod
+    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """Read validated, non-empty ranges; foreign errors are mapped by the caller."""
+
+    async def _read_suffix(self, n: int) -> tuple[bytes, SourceIdentity] | None:
+        """Read the suffix and the identity in one request, or None if not supported."""
+        return None

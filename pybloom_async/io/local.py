@@ -1,0 +1,172 @@
+"""Local files as byte sources: positional reads on one descriptor, regular files only."""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from datetime import datetime, timezone
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+from anyio import CapacityLimiter
+
+from .base import ByteSource, SourceIdentity, SourceStats, gather, map_errors
+
+__all__ = ["LocalFileSource"]
+
+
+# --------------------------------------------------------------------------- local files
+
+
+if hasattr(os, "pread"):
+
+    def _pread(fd: int, size: int, offset: int, _lock: threading.Lock) -> bytes:
+        return os.pread(fd, size, offset)
+
+else:  # pragma: no cover - Windows has no pread: serialise seek + read
+
+    def _pread(fd: int, size: int, offset: int, _lock: threading.Lock) -> bytes:
+        with _lock:
+            os.lseek(fd, offset, os.SEEK_SET)
+            return os.read(fd, size)
+
+
+def read_exactly(fd: int, start: int, end: int, lock: threading.Lock) -> bytes:
+    """Read ``[start, end)`` fully: pread may return less than asked (signals, pipes, NFS)."""
+    first = _pread(fd, end - start, start, lock)
+    if len(first) == end - start or not first:
+        return first
+    parts = [first]
+    pos = start + len(first)
+    while pos < end:
+        chunk = _pread(fd, end - pos, pos, lock)
+        if not chunk:  # end of file: the caller reports the short read
+            break
+        parts.append(chunk)
+        pos += len(chunk)
+    return b"".join(parts)
+
+
+def local_identity(path: str, st: os.stat_result) -> SourceIdentity:
+    return SourceIdentity(
+        path,
+        st.st_size,
+        f"{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}",
+        datetime.fromtimestamp(st.st_mtime_ns / 1e9, tz=timezone.utc),
+    )
+
+
+def open_regular(path: str) -> tuple[int, SourceIdentity]:
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(21, "is a directory", path)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{path} is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, local_identity(path, st)
+
+
+class LocalFileSource(ByteSource):
+    """A local file read with ``os.pread`` on one descriptor, in worker threads.
+
+    The file is opened on first use (or by ``async with``) and stays open until
+    :meth:`aclose`. Ranges of one call are read concurrently, each in its own thread call.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        stats: SourceStats | None = None,
+        limiter: CapacityLimiter | None = None,
+    ) -> None:
+        super().__init__(os.fspath(path), stats=stats)
+        self._limiter = limiter
+        self._fd: int | None = None
+        self._seek_lock = threading.Lock()  # only used where os.pread is missing
+        # Reads running in threads. aclose() must not close the descriptor under them: the
+        # number could be reused by another open() and a pread would read the wrong file.
+        self._in_flight = 0
+
+    async def _descriptor(self) -> int:
+        if self._fd is None:
+            fd, identity = await anyio.to_thread.run_sync(
+                open_regular, self._path, limiter=self._limiter
+            )
+            self.stats.add_metadata()
+            # Two tasks may have opened concurrently (the await above is a switch point):
+            # keep the first descriptor, close ours. Runs on the event-loop thread, so the
+            # check and the assignment cannot interleave with another task.
+            if self._fd is not None or self._closed:
+                os.close(fd)
+                self._check_open()
+            else:
+                self._fd = fd
+                self._remember(identity)
+        assert self._fd is not None
+        return self._fd
+
+    async def _open(self) -> None:
+        self._check_open()
+        with map_errors(self._path, "opening"):
+            await self._descriptor()
+
+    async def _stat(self) -> SourceIdentity:
+        await self._descriptor()
+        assert self._size is not None
+        return SourceIdentity(self._path, self._size, self._etag, self._mtime)
+
+    async def size(self) -> int:
+        """The size in bytes, from ``fstat`` when the file is opened.
+
+        Raises
+        ------
+        SourceNotFoundError, SourceError
+            As :meth:`ByteSource.size`.
+        """
+        self._check_open()
+        if self._size is None:
+            with map_errors(self._path, "opening"):
+                await self._descriptor()
+        assert self._size is not None
+        return self._size
+
+    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        await self._descriptor()
+        if len(ranges) == 1:
+            return [await self._pread_in_thread(*ranges[0])]
+        return await gather(self._pread_in_thread, ranges)
+
+    async def _pread_in_thread(self, start: int, end: int) -> bytes:
+        # The check and the count happen before the first switch point, so aclose() either
+        # ran before (we refuse) or sees this read in flight (and leaves the close to us).
+        self._check_open()
+        fd = self._fd
+        assert fd is not None
+        self._in_flight += 1
+        try:
+            return await anyio.to_thread.run_sync(
+                read_exactly, fd, start, end, self._seek_lock, limiter=self._limiter
+            )
+        finally:
+            self._in_flight -= 1
+            if self._closed and self._in_flight == 0:
+                self._close_descriptor()
+
+    def _close_descriptor(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+    async def aclose(self) -> None:
+        """Close the descriptor (once reads in flight finish); further reads raise SourceError."""
+        self._closed = True
+        if self._in_flight == 0:
+            self._close_descriptor()

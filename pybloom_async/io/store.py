@@ -1,0 +1,490 @@
+"""Object stores (S3, GCS, Azure, HTTP) through obstore.
+
+Store options, cached clients, the object-store source and :func:`open_source`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+import obstore
+import obstore.exceptions as obstore_errors
+from anyio import CapacityLimiter
+from obstore.store import AzureStore, GCSStore, HTTPStore, S3Store
+
+from ..checks import integer, seconds
+from ..errors import InvalidArgumentError, SourceError
+
+if TYPE_CHECKING:
+    from obstore import GetOptions
+    from obstore.store import ClientConfig, ObjectStore, RetryConfig
+from .address import Address, parse_address
+from .base import ByteSource, FileInfo, SourceIdentity, SourceStats, T, describe, gather
+from .local import LocalFileSource
+
+__all__ = ["ObjectStoreSource", "StoreOptions", "clear_store_cache", "open_source"]
+
+
+# --------------------------------------------------------------------------- object stores
+
+
+_YEAR = 365 * 86400  # longer timeouts are slips (milliseconds for seconds)
+
+
+@dataclass(frozen=True)
+class StoreOptions:
+    """How to reach an object store. ``None`` means: what obstore reads from the environment.
+
+    obstore reads the standard variables when a store is built: ``AWS_ACCESS_KEY_ID``,
+    ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``, ``AWS_ENDPOINT_URL``,
+    ``AZURE_STORAGE_ACCOUNT_NAME``, ``AZURE_STORAGE_ACCOUNT_KEY``, ``AZURE_STORAGE_SAS_KEY``,
+    ``AZURE_STORAGE_ENDPOINT``, ``GOOGLE_SERVICE_ACCOUNT``, ``GOOGLE_SERVICE_ACCOUNT_KEY``,
+    ``GOOGLE_APPLICATION_CREDENTIALS`` and the others listed in its ``S3Config``,
+    ``AzureConfig`` and ``GCSConfig``. Timeouts and retries are always set explicitly.
+
+    Parameters
+    ----------
+    endpoint:
+        S3 endpoint, Azure blob endpoint or GCS base URL (for MinIO, azurite, fakes...).
+        An ``http://`` endpoint turns ``allow_http`` on unless it is set to False.
+    region:
+        S3 region.
+    access_key_id, secret_access_key, session_token:
+        S3 credentials.
+    account_name, account_key, sas_token:
+        Azure storage account, its key, or a SAS token (percent-encoded query string).
+    service_account_path, service_account_key:
+        GCS service-account JSON file, or its content.
+    skip_signature:
+        Send unsigned requests (public buckets), S3 / GCS / Azure.
+    allow_http:
+        Allow plain-HTTP endpoints. None: the ``AWS_ALLOW_HTTP`` / ``AZURE_ALLOW_HTTP`` /
+        ``GOOGLE_ALLOW_HTTP`` variable (obstore's own reading of it is lost once client
+        options are passed, so it is read here), else off. ``http://`` URLs always allow it.
+    timeout:
+        Seconds for a whole request, connection to last byte (obstore's default: 30).
+    connect_timeout:
+        Seconds to establish a connection (obstore's default: 5).
+    max_retries:
+        Retries of a failed request: 5xx responses, connection errors and timeouts,
+        with exponential backoff from 100 ms up to 10 s. 5 instead of obstore's 10, so a
+        dead endpoint fails in about half a minute rather than minutes.
+    retry_timeout:
+        Seconds after which no retry starts; 60 instead of obstore's 180 for the same
+        reason.
+    extra_config:
+        More store-specific keys passed as-is to obstore's S3/Azure/GCS config (e.g.
+        ``{"virtual_hosted_style_request": "true"}``).
+
+    Raises
+    ------
+    InvalidArgumentError
+        A value has the wrong type or is out of range.
+    """
+
+    endpoint: str | None = None
+    region: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    session_token: str | None = None
+    account_name: str | None = None
+    account_key: str | None = None
+    sas_token: str | None = None
+    service_account_path: str | None = None
+    service_account_key: str | None = None
+    skip_signature: bool | None = None
+    allow_http: bool | None = None
+    timeout: float = 30.0
+    connect_timeout: float = 5.0
+    max_retries: int = 5
+    retry_timeout: float = 60.0
+    extra_config: Mapping[str, str] | None = None
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value is None:
+                continue
+            if f.name in _STRING_OPTIONS and (not isinstance(value, str) or not value):
+                raise InvalidArgumentError(f"option {f.name} must be a non-empty string")
+            if f.name in ("skip_signature", "allow_http") and not isinstance(value, bool):
+                raise InvalidArgumentError(f"option {f.name} must be True, False or None")
+        # Stored as checked (plain float and int): the options are part of the store-cache key.
+        for name in ("timeout", "connect_timeout", "retry_timeout"):
+            object.__setattr__(self, name, seconds(name, getattr(self, name), maximum=_YEAR))
+        retries = integer("max_retries", self.max_retries, minimum=0, maximum=100)
+        object.__setattr__(self, "max_retries", retries)
+        if self.extra_config is not None:
+            if not isinstance(self.extra_config, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.extra_config.items()
+            ):
+                raise InvalidArgumentError("extra_config must map strings to strings")
+            # Freeze a private copy: the options are part of the store-cache key.
+            object.__setattr__(self, "extra_config", dict(sorted(self.extra_config.items())))
+
+    def _given(self) -> list[str]:
+        """Names of the fields set away from their defaults (an empty extra_config is unset)."""
+        given = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "extra_config":
+                if value:
+                    given.append(f.name)
+            elif value != f.default:
+                given.append(f.name)
+        return given
+
+    def _cache_key(self) -> tuple[Any, ...]:
+        return tuple(
+            tuple(sorted(v.items())) if isinstance(v, Mapping) else v
+            for v in (getattr(self, f.name) for f in dataclasses.fields(self))
+        )
+
+
+_STRING_OPTIONS = frozenset(
+    {
+        "endpoint",
+        "region",
+        "access_key_id",
+        "secret_access_key",
+        "session_token",
+        "account_name",
+        "account_key",
+        "sas_token",
+        "service_account_path",
+        "service_account_key",
+    }
+)
+_COMMON_OPTIONS = frozenset(
+    {"allow_http", "timeout", "connect_timeout", "max_retries", "retry_timeout"}
+)
+# Which options mean something to which store; any other one given is a mistake.
+_APPLICABLE = {
+    "s3": _COMMON_OPTIONS
+    | {"endpoint", "region", "access_key_id", "secret_access_key", "session_token"}
+    | {"skip_signature", "extra_config"},
+    "gs": _COMMON_OPTIONS
+    | {"endpoint", "service_account_path", "service_account_key", "skip_signature"}
+    | {"extra_config"},
+    "az": _COMMON_OPTIONS
+    | {"endpoint", "account_name", "account_key", "sas_token", "skip_signature"}
+    | {"extra_config"},
+    "http": _COMMON_OPTIONS,
+    "file": frozenset(),
+}
+_ENV_PREFIX = {"s3": "AWS", "gs": "GOOGLE", "az": "AZURE"}
+
+
+def _env_flag(name: str) -> bool | None:
+    value = os.environ.get(name)
+    if value is None:
+        return None
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def _client_options(kind: str, options: StoreOptions, url_scheme_http: bool) -> ClientConfig:
+    client: ClientConfig = {
+        "timeout": timedelta(seconds=options.timeout),
+        "connect_timeout": timedelta(seconds=options.connect_timeout),
+    }
+    allow_http = options.allow_http
+    if allow_http is None and options.endpoint is not None:
+        allow_http = options.endpoint.lower().startswith("http://") or None
+    if allow_http is None and kind in _ENV_PREFIX:
+        allow_http = _env_flag(f"{_ENV_PREFIX[kind]}_ALLOW_HTTP")
+    if allow_http is None and url_scheme_http:
+        allow_http = True
+    if allow_http is not None:
+        client["allow_http"] = allow_http
+    return client
+
+
+def _retry_config(options: StoreOptions) -> RetryConfig:
+    return {
+        "max_retries": options.max_retries,
+        "retry_timeout": timedelta(seconds=options.retry_timeout),
+        "backoff": {
+            "init_backoff": timedelta(milliseconds=100),
+            "max_backoff": timedelta(seconds=10),
+            "base": 2,
+        },
+    }
+
+
+def _store_config(loc: Address, options: StoreOptions) -> dict[str, str]:
+    """Store-specific config keys for the options that were given (others: environment)."""
+    names: dict[str, dict[str, str]] = {
+        "s3": {
+            "endpoint": "endpoint",
+            "region": "region",
+            "access_key_id": "access_key_id",
+            "secret_access_key": "secret_access_key",
+            "session_token": "session_token",
+        },
+        "gs": {
+            "endpoint": "base_url",
+            "service_account_path": "service_account",
+            "service_account_key": "service_account_key",
+        },
+        "az": {
+            "endpoint": "endpoint",
+            "account_name": "account_name",
+            "account_key": "account_key",
+            "sas_token": "sas_key",
+        },
+    }
+    config: dict[str, str] = dict(options.extra_config or {})
+    for option, key in names[loc.kind].items():
+        value = getattr(options, option)
+        if value is not None:
+            config[key] = value
+    if options.skip_signature is not None:
+        config["skip_signature"] = "true" if options.skip_signature else "false"
+    if loc.kind == "az" and loc.account is not None and "account_name" not in config:
+        config["account_name"] = loc.account
+    return config
+
+
+def _build_store(loc: Address, options: StoreOptions) -> ObjectStore:
+    client = _client_options(loc.kind, options, loc.bucket.startswith("http://"))
+    retry = _retry_config(options)
+    if loc.kind == "http":
+        return HTTPStore(loc.bucket, client_options=client, retry_config=retry)
+    # The config keys are built from tables (and extra_config), so they are checked by
+    # obstore at run time (UnknownConfigurationKeyError), not by the TypedDicts.
+    config: Any = _store_config(loc, options)
+    if loc.kind == "s3":
+        return S3Store(loc.bucket, config=config, client_options=client, retry_config=retry)
+    if loc.kind == "gs":
+        return GCSStore(loc.bucket, config=config, client_options=client, retry_config=retry)
+    return AzureStore(loc.bucket, config=config, client_options=client, retry_config=retry)
+
+
+_STORE_CACHE: OrderedDict[tuple[Any, ...], ObjectStore] = OrderedDict()
+_STORE_CACHE_LOCK = threading.Lock()
+# Distinct (store, options) pairs in one process are few; the bound only stops a caller
+# cycling through endless option sets from growing the cache without limit.
+_STORE_CACHE_SIZE = 64
+
+
+def cached_store(loc: Address, options: StoreOptions) -> ObjectStore:
+    """One store client per (kind, bucket/host, options, account): it pools connections."""
+    # The environment is read when a store is built; the relevant variables are part of the
+    # key so that a changed environment (tests, credential rotation) gets a fresh client.
+    env = tuple(
+        sorted(
+            (k, v)
+            for k, v in os.environ.items()
+            if k.startswith(_ENV_PREFIX.get(loc.kind, "\0") + "_")
+        )
+    )
+    key = (loc.kind, loc.bucket, loc.account, options._cache_key(), env)
+    with _STORE_CACHE_LOCK:
+        store = _STORE_CACHE.get(key)
+        if store is not None:
+            _STORE_CACHE.move_to_end(key)
+            return store
+    try:
+        store = _build_store(loc, options)
+    except (obstore_errors.BaseError, ValueError, TypeError) as exc:
+        raise InvalidArgumentError(
+            f"cannot configure the {loc.kind} store: {describe(exc)}", path=loc.display
+        ) from exc
+    with _STORE_CACHE_LOCK:
+        store = _STORE_CACHE.setdefault(key, store)
+        _STORE_CACHE.move_to_end(key)
+        while len(_STORE_CACHE) > _STORE_CACHE_SIZE:
+            _STORE_CACHE.popitem(last=False)
+    return store
+
+
+def clear_store_cache() -> None:
+    """Forget all cached store clients (new ones read the environment again)."""
+    with _STORE_CACHE_LOCK:
+        _STORE_CACHE.clear()
+
+
+def meta_identity(path: str, meta: Mapping[str, Any]) -> SourceIdentity:
+    size = meta["size"]
+    if not isinstance(size, int) or size < 0:
+        raise SourceError(f"the store reported an invalid size {size!r}", path=path)
+    return SourceIdentity(path, size, meta.get("e_tag"), meta.get("last_modified"))
+
+
+class ObjectStoreSource(ByteSource):
+    """An object in S3, GCS, Azure Blob or on an HTTP server, read with obstore's sync API.
+
+    Each call runs in a worker thread (``anyio.to_thread.run_sync``) under the limiter.
+    Usually made by :func:`open_source`.
+    """
+
+    def __init__(
+        self,
+        store: ObjectStore,
+        key: str,
+        *,
+        url: str,
+        stats: SourceStats | None = None,
+        limiter: CapacityLimiter | None = None,
+        size: int | None = None,
+        etag: str | None = None,
+        mtime: datetime | None = None,
+        suffix_requests: bool = True,
+    ) -> None:
+        super().__init__(url, stats=stats, size=size, etag=etag, mtime=mtime)
+        if not key:
+            raise InvalidArgumentError("URL names a bucket or host but no object", path=url)
+        self.store = store
+        self.key = key
+        self._limiter = limiter
+        # Azure's Blob service has no suffix ranges (obstore raises NotSupportedError).
+        self._suffix_requests = suffix_requests
+
+    async def _run(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await anyio.to_thread.run_sync(
+            functools.partial(func, *args, **kwargs), limiter=self._limiter
+        )
+
+    async def _stat(self) -> SourceIdentity:
+        meta = await self._run(obstore.head, self.store, self.key)
+        return meta_identity(self._path, meta)
+
+    def _get_range(self, start: int, end: int, etag: str | None) -> bytes:
+        options: GetOptions = {"range": (start, end)}
+        if etag is not None:
+            options["if_match"] = etag
+        # bytes() copies out of the Rust buffer here, in the worker thread.
+        return bytes(obstore.get(self.store, self.key, options=options).bytes())
+
+    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        # Pin every read to the version whose size (and footer) was read first: if the object
+        # is replaced meanwhile, If-Match fails (PreconditionError) instead of mixing bytes of
+        # two versions, which could yield a bitset of the wrong file. Weak ETags (W/"...")
+        # never match under If-Match's strong comparison, so they are not sent.
+        etag = self._etag if self._etag and not self._etag.startswith("W/") else None
+        if len(ranges) == 1:
+            return [await self._run(self._get_range, *ranges[0], etag)]
+        # One thread call per range, concurrently (bounded by the limiter): obstore's
+        # get_ranges would batch them but takes no If-Match.
+        return await gather(
+            self._run, [(self._get_range, start, end, etag) for start, end in ranges]
+        )
+
+    def _get_suffix(self, n: int) -> tuple[bytes, SourceIdentity] | None:
+        try:
+            result = obstore.get(self.store, self.key, options={"range": {"suffix": n}})
+            data = bytes(result.bytes())
+        except FileNotFoundError:
+            raise
+        except (obstore_errors.BaseError, OSError):
+            # An empty object cannot answer a range request (servers reply 200 or 416, which
+            # obstore reports as unsupported or as a generic error). Find out with a HEAD;
+            # any other object re-raises the original error.
+            meta = obstore.head(self.store, self.key)
+            if meta["size"] == 0:
+                return b"", meta_identity(self._path, meta)
+            raise
+        return data, meta_identity(self._path, result.meta)
+
+    async def _read_suffix(self, n: int) -> tuple[bytes, SourceIdentity] | None:
+        if not self._suffix_requests:
+            return None
+        return await self._run(self._get_suffix, n)
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def resolve_options(options: StoreOptions | None, values: Mapping[str, Any]) -> StoreOptions:
+    # One shared default (it is immutable): building and validating StoreOptions on every
+    # open cost more than reading a small footer from the page cache.
+    base = options if options is not None else _DEFAULT_OPTIONS
+    if not isinstance(base, StoreOptions):
+        raise InvalidArgumentError(f"options must be StoreOptions, not {type(base).__name__}")
+    if not values:
+        return base
+    known = {f.name for f in dataclasses.fields(StoreOptions)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise InvalidArgumentError(
+            f"unknown option(s) {', '.join(unknown)}; expected some of {', '.join(sorted(known))}"
+        )
+    return dataclasses.replace(base, **values)
+
+
+_DEFAULT_OPTIONS = StoreOptions()
+
+
+def check_applicable(loc: Address, options: StoreOptions) -> None:
+    if options is _DEFAULT_OPTIONS:
+        return  # nothing given, nothing stray
+    stray = [name for name in options._given() if name not in _APPLICABLE[loc.kind]]
+    if stray:
+        where = "local files" if loc.kind == "file" else f"{loc.kind} URLs"
+        raise InvalidArgumentError(
+            f"option(s) {', '.join(stray)} do not apply to {where}", path=loc.display
+        )
+
+
+def open_source(
+    location: str | os.PathLike[str] | FileInfo,
+    *,
+    options: StoreOptions | None = None,
+    stats: SourceStats | None = None,
+    limiter: CapacityLimiter | None = None,
+    **option_values: object,
+) -> ByteSource:
+    """Make a source for a local path or a URL; no I/O happens until the first read.
+
+    Parameters
+    ----------
+    location:
+        A local path, ``file://`` URL, ``s3://bucket/key`` (or ``s3a://``),
+        ``gs://bucket/key``, ``az://container/key`` (or ``azure://``, ``abfs[s]://container/key``,
+        ``abfs[s]://container@account.dfs.core.windows.net/key``), ``http(s)://host/path``,
+        or a :class:`FileInfo` from :func:`list_parquet_files` (its size saves a HEAD).
+    options, **option_values:
+        Object-store settings (:class:`StoreOptions`); keyword values override fields of
+        ``options``. Options that do not apply to the location's kind are refused.
+    stats:
+        Counters to update; share one object to count over many sources.
+    limiter:
+        Bounds worker threads; default: anyio's default thread limiter.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Unsupported scheme, malformed URL, unknown or inapplicable option, or a store that
+        cannot be configured from the options and environment.
+    """
+    info: FileInfo | None = None
+    if isinstance(location, FileInfo):
+        info, location = location, location.path
+    loc = parse_address(location)
+    resolved = resolve_options(options, option_values)
+    check_applicable(loc, resolved)
+    if loc.kind == "file":
+        return LocalFileSource(loc.path, stats=stats, limiter=limiter)
+    store = cached_store(loc, resolved)
+    return ObjectStoreSource(
+        store,
+        loc.key,
+        url=loc.display,
+        stats=stats,
+        limiter=limiter,
+        size=info.size if info is not None else None,
+        etag=info.etag if info is not None else None,
+        mtime=info.mtime if info is not None else None,
+        suffix_requests=loc.kind != "az",
+    )
