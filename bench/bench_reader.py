@@ -1124,6 +1124,7 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
     """
     # The modules, not the package's functions of the same names.
     prune_mod = importlib.import_module("pybloom_async.pruning.api")
+    leaves_mod = importlib.import_module("pybloom_async.pruning.leaves")
     reader_mod = importlib.import_module("pybloom_async.read.reader")
     spent: dict[str, float] = {}
     depth = [0]
@@ -1163,8 +1164,8 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
             (reader_mod, "plan_bitset_reads"),
             (reader_mod, "decode_header"),
             (SplitBlockBloomFilter, "from_bitset"),
-            (prune_mod, "_build_leaf"),
-            (prune_mod, "_evaluate"),
+            (leaves_mod, "build_leaf"),
+            (prune_mod, "evaluate"),
         )
     }
     try:
@@ -1174,8 +1175,8 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
         timed(reader_mod, "plan_bitset_reads", "filters: plan round 2")
         timed(reader_mod, "decode_header", "filters: decode_header")
         timed(SplitBlockBloomFilter, "from_bitset", "filters: from_bitset")
-        timed(prune_mod, "_build_leaf", "IN list encoded and hashed")
-        timed(prune_mod, "_evaluate", "evaluate (both rounds)")
+        timed(leaves_mod, "build_leaf", "IN list encoded and hashed")
+        timed(prune_mod, "evaluate", "evaluate (both rounds)")
         samples: dict[str, list[float]] = {}
         totals = []
         for i in range(runs + 10):

@@ -254,7 +254,7 @@ def check_reader(script: bytes) -> None:
 
     from pybloom_async import col, prune
     from pybloom_async.errors import ParquetFormatError, PredicateError, PyBloomError
-    from pybloom_async.pruning.api import Rule
+    from pybloom_async.pruning.verdicts import Rule
     from pybloom_async.read.plan import PlanConfig
     from pybloom_async.read.reader import FilterState, ReaderConfig
 

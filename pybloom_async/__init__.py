@@ -52,17 +52,9 @@ from .paimon.container import (
     write_paimon_file_index,
 )
 from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
-from .pruning.api import (
-    ProbeResult,
-    Rule,
-    Verdict,
-    probe,
-    probe_sync,
-    prune,
-    prune_paimon,
-    prune_paimon_sync,
-    prune_sync,
-)
+from .pruning.api import probe, probe_sync, prune, prune_sync
+from .pruning.paimon_files import prune_paimon, prune_paimon_sync
+from .pruning.verdicts import ProbeResult, Rule, Verdict
 from .read.reader import (
     BloomFilterRead,
     BloomReader,

@@ -48,15 +48,10 @@ from ..io.store import StoreOptions
 from ..paimon.container import is_paimon_file_index, paimon_type_info, parse_paimon_file_index
 from ..parquet import ColumnDescriptor, Schema, parse_text_value
 from ..predicate import Eq, TextLiteral, parse_predicate
-from ..pruning.api import (
-    MAX_PAIMON_INDEX_BYTES,
-    Rule,
-    Verdict,
-    expand_paths,
-    probe,
-    prune,
-    prune_paimon,
-)
+from ..pruning.api import probe, prune
+from ..pruning.paimon_files import MAX_PAIMON_INDEX_BYTES, prune_paimon
+from ..pruning.runner import expand_paths
+from ..pruning.verdicts import Rule, Verdict
 from ..read.reader import BloomReader, FilterState, ReaderConfig
 from ..rewrite.add_filters import DEFAULT_ADD_MAX_BYTES, AddFiltersResult, add_bloom_filters_async
 

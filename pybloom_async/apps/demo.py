@@ -40,7 +40,7 @@ from .. import col, prune_sync, simd_backend
 from ..index.build import build_index_sync, prune_with_index_sync
 from ..io.base import SourceStats
 from ..predicate import Predicate
-from ..pruning.api import Verdict
+from ..pruning.verdicts import Verdict
 from ..rewrite.add_filters import add_bloom_filters
 
 FILES = 24

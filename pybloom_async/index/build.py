@@ -109,17 +109,10 @@ from ..parquet import (
     parse_footer_tail,
 )
 from ..predicate import And, Eq, In, Or, Predicate, as_predicate
-from ..pruning.api import (
-    LeafCache,
-    Rule,
-    Verdict,
-    _build_leaf,
-    _for_each,
-    _Leaf,
-    expand_paths,
-    files_at_once,
-)
 from ..pruning.api import prune as _prune_row_groups
+from ..pruning.leaves import Leaf, LeafCache, build_leaf
+from ..pruning.runner import expand_paths, files_at_once, for_each
+from ..pruning.verdicts import Rule, Verdict
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.reader import BloomReader, ReaderConfig, run_in_new_loop
 from ..types import PhysicalType
@@ -1071,7 +1064,7 @@ async def build_index(
     )
     require_pyarrow("build sidecar indexes")  # before any file is listed or read
     files = _unique(await expand_paths(paths, reader))
-    results: list[IndexBuild] = await _for_each(
+    results: list[IndexBuild] = await for_each(
         files, lambda loc: _build_one(ctx, loc), limit, progress
     )
     return results
@@ -1106,7 +1099,7 @@ class _Outcome:
     reason: str
 
 
-def _eval_leaf(leaf: _Leaf | None, column: str, entry: IndexedColumn | None) -> _Outcome:
+def _eval_leaf(leaf: Leaf | None, column: str, entry: IndexedColumn | None) -> _Outcome:
     if entry is None or leaf is None:
         return _Outcome(False, Rule.NO_INDEX, f"{column} is not in the sidecar index")
     if leaf.null_probe:
@@ -1136,7 +1129,7 @@ def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> _Outcome:
             key = (id(p), entry.descriptor)
             leaf = cache.get(key)
             if leaf is None:
-                leaf = cache[key] = _build_leaf(p, entry.descriptor)
+                leaf = cache[key] = build_leaf(p, entry.descriptor)
         return _eval_leaf(leaf, p.column, entry)
     if isinstance(p, And):
         kept = []
@@ -1349,7 +1342,7 @@ async def prune_with_index(
     )
     try:
         files = _unique(await expand_paths(paths, rdr))
-        decided: list[Verdict] = await _for_each(
+        decided: list[Verdict] = await for_each(
             files, lambda loc: _decide_file(ctx, loc), limit, progress
         )
         if index_verdicts is not None:

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from .api import (
-    ProbeResult,
-    Rule,
-    Verdict,
-    probe,
-    probe_sync,
-    prune,
-    prune_paimon,
-    prune_paimon_sync,
-    prune_sync,
-)
+from .api import probe, probe_sync, prune, prune_sync
+from .paimon_files import prune_paimon, prune_paimon_sync
+from .verdicts import ProbeResult, Rule, Verdict
 
 __all__ = [
     "ProbeResult",

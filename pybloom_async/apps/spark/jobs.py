@@ -40,7 +40,9 @@ from ...errors import InvalidArgumentError
 from ...io.base import FileInfo
 from ...io.store import StoreOptions
 from ...predicate import Predicate, as_predicate
-from ...pruning.api import Rule, Verdict, expand_paths, prune
+from ...pruning.api import prune
+from ...pruning.runner import expand_paths
+from ...pruning.verdicts import Rule, Verdict
 from ...read.reader import BloomReader, ReaderConfig, running_event_loop
 
 if TYPE_CHECKING:

@@ -1,0 +1,212 @@
+"""The evaluator: a predicate over one row group.
+
+Round 1 decides from types, nulls and statistics; round 2 from the Bloom filters.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import struct
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from ..errors import (
+    InvalidFilterError,
+    PredicateError,
+)
+from ..parquet import (
+    ColumnChunk,
+    RowGroup,
+)
+from ..predicate import And, Eq, In, Or, Predicate
+from ..read.reader import (
+    BloomFilterRead,
+    FilterKey,
+    FilterState,
+)
+from ..types import PhysicalType
+from .leaves import Leaf, literal_sort_key
+from .verdicts import Rule
+
+# ---- evaluation ------------------------------------------------------------------------
+
+
+class Outcome(NamedTuple):
+    excluded: bool
+    rule: Rule
+    reason: str
+
+
+_PENDING = object()
+#: The first round's outcome for a leaf that only its filter can decide.
+_UNDECIDED = Outcome(False, Rule.MAY_MATCH, "")
+
+#: One file's leaves decided up to their filter: per ``(id(leaf), row group)``, the outcome
+#: when the column, types, nulls or statistics already decide, else the ``[lo, hi)`` range of
+#: the leaf's sorted keys the filter must be asked about. Filled in the first round (no
+#: filters yet) and read in the second, so nothing before the filter is computed twice.
+Decided = dict[tuple[int, int], "Outcome | tuple[int, int]"]
+
+
+def _stats_range(leaf: Leaf, chunk: ColumnChunk) -> tuple[int, int] | None:
+    """Indexes [lo, hi) of the leaf's sorted keys inside the chunk's [min, max]."""
+    stats = chunk.statistics
+    if leaf.kind is None or stats is None or stats.min_value is None or stats.max_value is None:
+        return None
+    assert leaf.desc is not None
+    pt = leaf.desc.physical_type
+    try:
+        lo_key = literal_sort_key(leaf.kind, stats.min_value, pt)
+        hi_key = literal_sort_key(leaf.kind, stats.max_value, pt)
+    except (struct.error, ValueError):
+        return None  # statistics of the wrong width: ignore them
+    if isinstance(lo_key, float) and (math.isnan(lo_key) or math.isnan(hi_key)):
+        return None
+    if lo_key > hi_key:
+        return None  # inconsistent statistics are not trusted
+    return bisect.bisect_left(leaf.keys, lo_key), bisect.bisect_right(leaf.keys, hi_key)
+
+
+def _before_filter(leaf: Leaf, rg: RowGroup) -> Outcome | tuple[int, int]:
+    """What decides a leaf without its filter, or the keys ``[lo, hi)`` left for the filter."""
+    if leaf.desc is None:
+        return Outcome(False, Rule.MISSING_COLUMN, f"{leaf.column}: {leaf.missing_reason}")
+    chunk = rg.columns[leaf.desc.index]
+    stats = chunk.statistics
+    if leaf.null_probe:
+        if leaf.null_safe and stats is not None and stats.null_count == 0:
+            return Outcome(True, Rule.NULLS, f"{leaf.column} has no nulls (statistics)")
+        return Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes never prune")
+    if leaf.never_prunes is not None:
+        return Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
+    if not leaf.keys:
+        why = "; ".join(leaf.cannot) or "no value"
+        return Outcome(True, Rule.TYPE, f"{leaf.column} cannot hold {why}")
+    if (
+        stats is not None
+        and stats.null_count is not None
+        and chunk.num_values > 0
+        and stats.null_count == chunk.num_values
+        and leaf.desc.max_repetition_level == 0
+    ):
+        return Outcome(True, Rule.NULLS, f"{leaf.column} is all nulls (statistics)")
+    span = _stats_range(leaf, chunk)
+    if span is None:
+        return 0, len(leaf.keys)
+    if span[0] >= span[1]:
+        return Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
+    return span
+
+
+def eval_leaf(
+    leaf: Leaf,
+    rg: RowGroup,
+    filt: BloomFilterRead | object | None,
+    strict: bool,
+    path: str,
+    decided: Decided | None = None,
+) -> Outcome:
+    if decided is None:
+        before = _before_filter(leaf, rg)
+    else:
+        key = (id(leaf), rg.index)
+        found = decided.get(key)
+        before = decided[key] = _before_filter(leaf, rg) if found is None else found
+    if isinstance(before, Outcome):
+        return before
+    if filt is _PENDING:
+        return _UNDECIDED
+    assert leaf.desc is not None  # else _before_filter decided
+    if not isinstance(filt, BloomFilterRead) or filt.state is FilterState.ABSENT:
+        return Outcome(False, Rule.NO_FILTER, f"{leaf.column} has no Bloom filter")
+    if leaf.desc.physical_type is PhysicalType.BOOLEAN:
+        # parquet-java (Spark) writes a filter for BOOLEAN columns but never
+        # inserts into it: an all-zero filter that would exclude everything.
+        return Outcome(
+            False, Rule.UNUSABLE_FILTER, f"{leaf.column}: BOOLEAN Bloom filters are not trusted"
+        )
+    if filt.state is FilterState.UNUSABLE or filt.filter is None:
+        if strict:
+            raise InvalidFilterError(
+                f"unusable Bloom filter: {filt.reason}",
+                path=path,
+                row_group=rg.index,
+                column=leaf.column,
+            )
+        return Outcome(
+            False, Rule.UNUSABLE_FILTER, f"{leaf.column}: unusable Bloom filter ({filt.reason})"
+        )
+    lo, hi = before
+    if filt.filter.count_hashes(leaf.hashes[lo:hi]) == 0:
+        return Outcome(True, Rule.BLOOM_FILTER, f"{leaf.label}: excluded by the Bloom filter")
+    return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the Bloom filter may contain it")
+
+
+def evaluate(
+    p: Predicate,
+    leaves: Mapping[int, Leaf],
+    rg: RowGroup,
+    filters: Mapping[FilterKey, BloomFilterRead] | None,
+    strict: bool,
+    path: str,
+    decided: Decided | None = None,
+) -> Outcome:
+    if isinstance(p, (Eq, In)):
+        leaf = leaves[id(p)]
+        filt: BloomFilterRead | object | None = _PENDING
+        if filters is not None:
+            filt = filters.get((rg.index, leaf.desc.path)) if leaf.desc is not None else None
+        return eval_leaf(leaf, rg, filt, strict, path, decided)
+    if isinstance(p, And):
+        kept: list[Outcome] = []
+        for child in p.children:
+            out = evaluate(child, leaves, rg, filters, strict, path, decided)
+            if out.excluded:
+                return out
+            kept.append(out)
+        return Outcome(False, _kept_rule(kept), join_reasons(o.reason for o in kept))
+    if isinstance(p, Or):
+        outs = []
+        for child in p.children:
+            out = evaluate(child, leaves, rg, filters, strict, path, decided)
+            if not out.excluded:
+                return out
+            outs.append(out)
+        # Every part excluded it; name the first part's rule.
+        return Outcome(True, outs[0].rule, join_reasons(o.reason for o in outs))
+    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+
+
+def _kept_rule(outs: Sequence[Outcome]) -> Rule:
+    # The most telling reason a row group stays: a damaged filter first.
+    for rule in (
+        Rule.UNUSABLE_FILTER,
+        Rule.MISSING_COLUMN,
+        Rule.NO_FILTER,
+        Rule.NEVER_PRUNES,
+        Rule.MAY_MATCH,
+    ):
+        if any(o.rule is rule for o in outs):
+            return rule
+    return outs[0].rule if outs else Rule.MAY_MATCH
+
+
+def join_reasons(reasons: Any) -> str:
+    seen: list[str] = []
+    for r in reasons:
+        if r and r not in seen:
+            seen.append(r)
+    text = "; ".join(seen)
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def leaves_of(p: Predicate) -> list[Eq | In]:
+    if isinstance(p, (Eq, In)):
+        return [p]
+    if isinstance(p, (And, Or)):
+        out: list[Eq | In] = []
+        for c in p.children:
+            out.extend(leaves_of(c))
+        return out
+    raise PredicateError(f"unsupported predicate {type(p).__name__}")

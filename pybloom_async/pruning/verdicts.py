@@ -1,0 +1,98 @@
+"""What pruning answers: the rules, a verdict per row group or file, probe results."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+from ..predicate import TextLiteral
+
+__all__ = ["ProbeResult", "Rule", "Verdict"]
+
+
+class Rule(str, enum.Enum):
+    """What decided a verdict."""
+
+    BLOOM_FILTER = "bloom_filter"  # the filter rules the value(s) out
+    STATISTICS = "statistics"  # min/max rule the value(s) out
+    TYPE = "type"  # the column cannot hold the value(s)
+    NULLS = "null_count"  # null counts decide (all null / no nulls)
+    MAY_MATCH = "may_match"  # the filter (or statistics) admit a value
+    NO_FILTER = "no_filter"  # no filter to ask
+    UNUSABLE_FILTER = "unusable_filter"  # the filter is damaged
+    NEVER_PRUNES = "never_prunes"  # NaN, NULL probes
+    MISSING_COLUMN = "missing_column"  # the file lacks the column
+    UNREADABLE = "unreadable"  # the file could not be read
+    SIDECAR_INDEX = "sidecar_index"  # the file's sidecar index rules the value(s) out
+    NO_INDEX = "no_index"  # no usable sidecar index (missing or unreadable): file kept
+    STALE_INDEX = "stale_index"  # the data file changed after it was indexed: file kept
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether one row group may hold matching rows.
+
+    ``row_group`` and ``num_rows`` are None when the whole file could not be
+    read (then ``kept`` is True and ``reason`` says why).
+    """
+
+    file: str
+    row_group: int | None
+    num_rows: int | None
+    kept: bool
+    reason: str
+    rule: Rule
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "file": self.file,
+            "row_group": self.row_group,
+            "num_rows": self.num_rows,
+            "kept": self.kept,
+            "reason": self.reason,
+            "rule": self.rule.value,
+        }
+
+
+@dataclass(frozen=True)
+class ProbeResult:
+    """Whether one row group's data rules one value out (``excluded``)."""
+
+    file: str
+    row_group: int
+    column: str
+    value: Any
+    excluded: bool
+    reason: str
+    rule: Rule
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict: ``kept`` (not ``excluded``), as in :meth:`Verdict.to_dict`.
+
+        An int value stays a number; other values are shown as text.
+        """
+        return {
+            "file": self.file,
+            "row_group": self.row_group,
+            "column": self.column,
+            "value": self.value if type(self.value) is int else show(self.value),
+            "kept": not self.excluded,
+            "reason": self.reason,
+            "rule": self.rule.value,
+        }
+
+
+# ---- values -> probe keys ----------------------------------------------------------
+
+
+def show(value: Any) -> str:
+    if isinstance(value, TextLiteral):
+        return value.text
+    if isinstance(value, (bytes, bytearray)):
+        return "0x" + bytes(value).hex()
+    return str(value)
