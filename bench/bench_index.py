@@ -76,7 +76,10 @@ from bench_reader import (
 from latency_proxy import start_subprocess
 
 from pybloom_async import col, prune, simd_backend
-from pybloom_async.index.build import build_index, index_location, parse_index, prune_with_index
+from pybloom_async.index.build import build_index
+from pybloom_async.index.format import index_location
+from pybloom_async.index.parse import parse_index
+from pybloom_async.index.prune import prune_with_index
 from pybloom_async.io.base import SourceStats
 from pybloom_async.io.store import clear_store_cache
 from pybloom_async.parquet import (

@@ -32,14 +32,9 @@ from .errors import (
     UnsupportedTypeError,
     ValueEncodingError,
 )
-from .index.build import (
-    IndexBuild,
-    build_index,
-    build_index_sync,
-    index_location,
-    prune_with_index,
-    prune_with_index_sync,
-)
+from .index.build import IndexBuild, build_index, build_index_sync
+from .index.format import index_location
+from .index.prune import prune_with_index, prune_with_index_sync
 from .paimon.container import (
     BloomFilter64,
     PaimonFileIndex,

@@ -42,7 +42,8 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
-from ..index.build import IndexBuild, build_index, prune_with_index
+from ..index.build import IndexBuild, build_index
+from ..index.prune import prune_with_index
 from ..io.base import FileInfo, SourceStats
 from ..io.store import StoreOptions
 from ..paimon.container import is_paimon_file_index, paimon_type_info, parse_paimon_file_index

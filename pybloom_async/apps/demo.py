@@ -37,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from .. import col, prune_sync, simd_backend
-from ..index.build import build_index_sync, prune_with_index_sync
+from ..index.build import build_index_sync
+from ..index.prune import prune_with_index_sync
 from ..io.base import SourceStats
 from ..predicate import Predicate
 from ..pruning.verdicts import Verdict

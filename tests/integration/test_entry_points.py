@@ -48,7 +48,7 @@ from pybloom_async import (
     read_footer_sync,
 )
 from pybloom_async.errors import InvalidArgumentError, ValueEncodingError
-from pybloom_async.index.build import read_index
+from pybloom_async.index.parse import read_index
 from pybloom_async.io.store import StoreOptions
 from pybloom_async.read.columns import ColumnReader
 from pybloom_async.read.plan import PlanConfig

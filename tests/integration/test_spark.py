@@ -550,7 +550,9 @@ def test_sidecar_index_on_spark(
     from pyspark.sql import functions as F
 
     from pybloom_async.apps.spark.jobs import build_index_on_spark, index_build_schema
-    from pybloom_async.index.build import build_index_sync, index_location, prune_with_index_sync
+    from pybloom_async.index.build import build_index_sync
+    from pybloom_async.index.format import index_location
+    from pybloom_async.index.prune import prune_with_index_sync
 
     main = spark_files.prune_files
     lake = tmp_path / "lake"

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pybloom_async.index.build import INDEX_DIR, index_location, parse_index
+from pybloom_async.index.format import INDEX_DIR, index_location
+from pybloom_async.index.parse import parse_index
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

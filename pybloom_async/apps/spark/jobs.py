@@ -391,7 +391,7 @@ class _PruneTask:
 
     async def _prune(self, files: list[str | FileInfo]) -> list[Verdict]:
         if self.use_index:
-            from ...index.build import prune_with_index
+            from ...index.prune import prune_with_index
 
             return await prune_with_index(
                 files,

@@ -57,20 +57,17 @@ from pybloom_async.core.filter import optimal_num_bytes
 from pybloom_async.core.hashing import hash_values
 from pybloom_async.errors import FilterTooLargeError, InvalidArgumentError
 from pybloom_async.index import build as index_module
-from pybloom_async.index.build import (
+from pybloom_async.index import prune as index_prune_module
+from pybloom_async.index.build import IndexStaleError, build_index, build_index_sync
+from pybloom_async.index.format import (
     FORMAT_NAME,
     IndexedColumn,
-    IndexStaleError,
     SidecarIndex,
-    build_index,
-    build_index_sync,
     encode_index,
     index_location,
-    parse_index,
-    prune_with_index,
-    prune_with_index_sync,
-    read_index,
 )
+from pybloom_async.index.parse import parse_index, read_index
+from pybloom_async.index.prune import prune_with_index, prune_with_index_sync
 from pybloom_async.io.base import SourceStats
 from pybloom_async.parquet import (
     ColumnDescriptor,
@@ -950,7 +947,7 @@ async def test_async_api(tmp_path: Path) -> None:
 def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_lake(tmp_path / "lake", files=10, rows=40)
     build_index_sync(str(tmp_path / "lake"), ["id"])
-    real = index_module._read_index_bytes
+    real = index_prune_module.read_index_bytes
     now = peak = 0
 
     async def counted(*args: Any) -> bytes:
@@ -963,7 +960,7 @@ def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         finally:
             now -= 1
 
-    monkeypatch.setattr(index_module, "_read_index_bytes", counted)
+    monkeypatch.setattr(index_prune_module, "read_index_bytes", counted)
     out = prune_with_index_sync(str(tmp_path / "lake"), "id = 5", concurrency=3, row_groups=False)
     assert len(out) == 10 and peak == 3
     real_file = index_module._index_file

@@ -1,0 +1,350 @@
+"""File-level sidecar Bloom filter indexes: one small Parquet file per data file.
+
+In-file filters answer per row group and cost a footer read per file. A
+sidecar index answers per *file* from one small object read in one request:
+for ``dir/name.parquet`` it is ``dir/_bloom_index/name.parquet.index.v1.parquet``
+(the leading ``_`` hides the folder from Spark, Hive and our own listings).
+Build them with :func:`build_index` (or ``pybloom-async index build``) and
+prune with :func:`prune_with_index` (or ``pybloom-async prune --use-index``).
+
+The index file
+--------------
+A one-row, uncompressed Parquet file written by pyarrow: every column
+REQUIRED (no definition or repetition levels), PLAIN, no dictionary, data
+page v1 with a CRC32 checksum, no statistics, no Arrow schema. Any Parquet
+reader can open it; :func:`parse_index` decodes it without pyarrow and
+refuses anything else. Its columns::
+
+    format           string   "pybloom-async sidecar index"
+    format_version   int32    1 (also in the file name: .index.v1.parquet)
+    created_by       string   "pybloom-async <version>"
+    data_file        string   the data file's base name
+    file_size        int64    the data file's size in bytes when indexed
+    file_mtime_ns    int64    its modification time in ns since the epoch
+                              (local: st_mtime_ns; object stores: Last-Modified; 0: unknown)
+    file_etag        string   its ETag on an object store ("" for local files)
+    num_rows         int64    rows of the data file
+    num_row_groups   int32    row groups of the data file
+    num_columns      int32    how many column_<i> structs follow
+    column_0 .. column_<n-1>  struct, one per indexed column:
+        path                  string  dotted column path ("user.id")
+        physical_type         string  INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY,
+                                      FIXED_LEN_BYTE_ARRAY
+        type_length           int32   FIXED_LEN_BYTE_ARRAY width, else 0
+        logical_type          string  "" or STRING, DATE, UUID, DECIMAL(9,2),
+                                      INTEGER(8,true), TIMESTAMP(MICROS,true), ...
+        max_repetition_level  int32   0 for a column outside any list
+        ndv                   int64   distinct values the filter was sized for
+        fpp                   double  false-positive rate it was sized for
+        distinct_count        int64   distinct hashes of the file's values (exact)
+        value_count           int64   non-null values inserted
+        null_count            int64   rows whose value is null (-1: unknown, repeated column)
+        bloom_filter          binary  Parquet BloomFilterHeader + bitset
+                                      (SplitBlockBloomFilter.to_bytes())
+
+The type fields are enough to encode a probe value exactly (the same
+conversions as in-file pruning) without reading the data file's footer.
+Nulls are not inserted; ``null_count`` answers ``col <=> NULL``.
+
+Sizing: each filter is sized by the Parquet spec's rule
+(:meth:`SplitBlockBloomFilter.for_ndv`) for ``ndv`` values at ``fpp``: the
+``ndv`` given, or else the exact number of distinct hashes of the column's
+non-null values in the whole file (so a file's filter is as small as its data
+allows). Supported: every physical type but BOOLEAN
+(:func:`pybloom_async.read.columns.unsupported_reason`), INT96 timestamps included.
+
+Staleness: the index records the data file's size and modification time
+(local) or ETag (object stores). Pruning compares them with the file as it is
+now (a ``stat``; on object stores the listing's entry, or one HEAD for a file
+named by URL); any difference keeps the file (:attr:`Rule.STALE_INDEX`). A
+missing or unreadable index, or a predicate column the index lacks, keeps the
+file too (:attr:`Rule.NO_INDEX`). There are no false negatives."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..checks import require_pyarrow
+from ..core.filter import SplitBlockBloomFilter
+from ..errors import (
+    InvalidArgumentError,
+    UnsupportedTypeError,
+)
+from ..io.address import parse_address
+from ..io.base import FileInfo
+from ..parquet import (
+    ColumnDescriptor,
+    LogicalKind,
+    LogicalType,
+    TimeUnit,
+)
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "INDEX_DIR",
+    "MAX_INDEX_BYTES",
+    "IndexedColumn",
+    "SidecarIndex",
+    "encode_index",
+    "index_location",
+]
+
+#: The folder, next to the data files, that holds their indexes.
+INDEX_DIR = "_bloom_index"
+#: The value of the index's ``format`` column.
+FORMAT_NAME = "pybloom-async sidecar index"
+#: The index layout this module writes and reads.
+FORMAT_VERSION = 1
+INDEX_SUFFIX = f".index.v{FORMAT_VERSION}.parquet"
+#: Indexes larger than this are neither written nor read (a filter for 50 M
+#: distinct values at 1% takes 64 MiB); raise it with ``max_index_bytes``.
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+
+
+# ---- locations ----------------------------------------------------------------------
+
+
+def index_location(data_location: str | os.PathLike[str]) -> str:
+    """Where the sidecar index of a data file lives.
+
+    ``dir/name.parquet`` -> ``dir/_bloom_index/name.parquet.index.v1.parquet``,
+    for local paths and object-store URLs alike.
+
+    Raises
+    ------
+    InvalidArgumentError
+        The location names a directory or prefix, not a file.
+    """
+    text = os.fspath(data_location)
+    if "://" in text:
+        head, sep, name = text.rpartition("/")
+        if not name or "://" not in head + sep or (head + sep).endswith("://"):
+            raise InvalidArgumentError("not a file URL: it names no object", path=text)
+        return f"{head}/{INDEX_DIR}/{name}{INDEX_SUFFIX}"
+    head, name = os.path.split(text)
+    if not name:
+        raise InvalidArgumentError("not a file path: it ends with a separator", path=text)
+    return os.path.join(head, INDEX_DIR, name + INDEX_SUFFIX)
+
+
+def base_name(location: str) -> str:
+    if "://" in location:
+        return location.rpartition("/")[2]
+    return os.path.basename(location)
+
+
+def location_text(location: str | os.PathLike[str] | FileInfo) -> str:
+    return location.path if isinstance(location, FileInfo) else os.fspath(location)
+
+
+def local_path(location: str) -> str:
+    """The file-system path of a local path or ``file://`` URL."""
+    return parse_address(location).path
+
+
+# ---- logical types as text ------------------------------------------------------------
+
+_SIMPLE_KINDS = {
+    k.value: k
+    for k in (
+        LogicalKind.STRING,
+        LogicalKind.ENUM,
+        LogicalKind.JSON,
+        LogicalKind.BSON,
+        LogicalKind.UUID,
+        LogicalKind.DATE,
+        LogicalKind.FLOAT16,
+        LogicalKind.UNKNOWN,
+    )
+}
+_PARAM_RE = re.compile(r"^(DECIMAL|INTEGER|TIME|TIMESTAMP)\(([A-Z0-9]+),(-?[0-9a-z]+)\)$")
+
+
+def _logical_text(lt: LogicalType | None, path: str) -> str:
+    if lt is None:
+        return ""
+    kind = lt.kind
+    if kind.value in _SIMPLE_KINDS:
+        return kind.value
+    if kind is LogicalKind.DECIMAL and lt.precision is not None and lt.scale is not None:
+        return f"DECIMAL({lt.precision},{lt.scale})"
+    if kind is LogicalKind.INTEGER and lt.bit_width is not None and lt.is_signed is not None:
+        return f"INTEGER({lt.bit_width},{str(lt.is_signed).lower()})"
+    if (
+        kind in (LogicalKind.TIME, LogicalKind.TIMESTAMP)
+        and lt.unit is not None
+        and lt.is_adjusted_to_utc is not None
+    ):
+        return f"{kind.value}({lt.unit.name},{str(lt.is_adjusted_to_utc).lower()})"
+    raise UnsupportedTypeError(f"logical type {lt} cannot be recorded in an index", column=path)
+
+
+def parse_logical(text: str) -> LogicalType | None:
+    """The inverse of :func:`_logical_text`; ValueError for anything else."""
+    if not text:
+        return None
+    if text in _SIMPLE_KINDS:
+        return LogicalType(_SIMPLE_KINDS[text])
+    m = _PARAM_RE.match(text)
+    if m is None:
+        raise ValueError(f"unknown logical type {text!r}")
+    name, first, second = m.groups()
+    if name == "DECIMAL":
+        precision, scale = int(first), int(second)
+        if not (0 < precision <= 1000 and 0 <= scale <= precision):
+            raise ValueError(f"invalid decimal {text!r}")
+        return LogicalType.decimal(precision, scale)
+    if second not in ("true", "false"):
+        raise ValueError(f"invalid flag in {text!r}")
+    flag = second == "true"
+    if name == "INTEGER":
+        width = int(first)
+        if width not in (8, 16, 32, 64):
+            raise ValueError(f"invalid integer width in {text!r}")
+        return LogicalType.integer(width, flag)
+    if first not in TimeUnit.__members__:
+        raise ValueError(f"invalid time unit in {text!r}")
+    unit = TimeUnit[first]
+    return LogicalType.time(unit, flag) if name == "TIME" else LogicalType.timestamp(unit, flag)
+
+
+# ---- the index, in memory -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexedColumn:
+    """One column of a sidecar index: its type, counts and whole-file filter."""
+
+    descriptor: ColumnDescriptor
+    ndv: int
+    fpp: float
+    distinct_count: int
+    value_count: int
+    null_count: int  # -1: unknown (a column inside a list)
+    filter: SplitBlockBloomFilter
+
+    @property
+    def path(self) -> str:
+        """The dotted column path."""
+        return self.descriptor.path
+
+
+@dataclass(frozen=True)
+class SidecarIndex:
+    """A decoded sidecar index (see the module docstring for the file layout)."""
+
+    data_file: str
+    file_size: int
+    file_mtime_ns: int
+    file_etag: str
+    num_rows: int
+    num_row_groups: int
+    columns: tuple[IndexedColumn, ...]
+    created_by: str = ""
+    format_version: int = FORMAT_VERSION
+
+    def column(self, path: str) -> IndexedColumn | None:
+        """The indexed column with this dotted path, or None."""
+        for c in self.columns:
+            if c.path == path:
+                return c
+        return None
+
+
+# ---- writing ----------------------------------------------------------------------------
+
+
+def encode_index(index: SidecarIndex) -> bytes:
+    """The bytes of the index file for ``index`` (pyarrow writes them).
+
+    Deterministic: the same index gives the same bytes, wherever it is built.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        A column's logical type cannot be recorded.
+    """
+    pa = require_pyarrow("write sidecar indexes")
+    pq = pa.parquet
+
+    from .. import __version__
+
+    def req(name: str, type_: Any) -> Any:
+        return pa.field(name, type_, nullable=False)
+
+    fields = [
+        req("format", pa.string()),
+        req("format_version", pa.int32()),
+        req("created_by", pa.string()),
+        req("data_file", pa.string()),
+        req("file_size", pa.int64()),
+        req("file_mtime_ns", pa.int64()),
+        req("file_etag", pa.string()),
+        req("num_rows", pa.int64()),
+        req("num_row_groups", pa.int32()),
+        req("num_columns", pa.int32()),
+    ]
+    values: list[Any] = [
+        FORMAT_NAME,
+        index.format_version,
+        index.created_by or f"pybloom-async {__version__}",
+        index.data_file,
+        index.file_size,
+        index.file_mtime_ns,
+        index.file_etag,
+        index.num_rows,
+        index.num_row_groups,
+        len(index.columns),
+    ]
+    arrays = [pa.array([v], f.type) for f, v in zip(fields, values, strict=True)]
+    column_fields = [
+        req("path", pa.string()),
+        req("physical_type", pa.string()),
+        req("type_length", pa.int32()),
+        req("logical_type", pa.string()),
+        req("max_repetition_level", pa.int32()),
+        req("ndv", pa.int64()),
+        req("fpp", pa.float64()),
+        req("distinct_count", pa.int64()),
+        req("value_count", pa.int64()),
+        req("null_count", pa.int64()),
+        req("bloom_filter", pa.binary()),
+    ]
+    for i, c in enumerate(index.columns):
+        d = c.descriptor
+        row = [
+            d.path,
+            d.physical_type.name,
+            d.type_length or 0,
+            _logical_text(d.logical_type, d.path),
+            d.max_repetition_level,
+            c.ndv,
+            c.fpp,
+            c.distinct_count,
+            c.value_count,
+            c.null_count,
+            c.filter.to_bytes(),
+        ]
+        children = [pa.array([v], f.type) for f, v in zip(column_fields, row, strict=True)]
+        struct_type = pa.struct(column_fields)
+        fields.append(req(f"column_{i}", struct_type))
+        arrays.append(pa.StructArray.from_arrays(children, fields=column_fields))
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    out = io.BytesIO()
+    pq.write_table(
+        table,
+        out,
+        compression="none",
+        use_dictionary=False,
+        write_statistics=False,
+        write_page_checksum=True,
+        store_schema=False,
+        data_page_version="1.0",
+        write_page_index=False,
+    )
+    return out.getvalue()

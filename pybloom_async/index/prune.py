@@ -1,0 +1,346 @@
+"""Pruning whole files by their sidecar indexes, then their row groups by in-file filters."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from ..checks import positive_int
+from ..errors import (
+    IndexStaleError,
+    PredicateError,
+    PyBloomError,
+    SourceError,
+    SourceNotFoundError,
+)
+from ..io.base import FileInfo, SourceIdentity, SourceStats
+from ..io.sinks import is_local
+from ..io.store import StoreOptions
+from ..predicate import And, Eq, In, Or, Predicate, as_predicate
+from ..pruning.api import prune as _prune_row_groups
+from ..pruning.leaves import Leaf, LeafCache, build_leaf
+from ..pruning.runner import expand_paths, files_at_once, for_each
+from ..pruning.verdicts import Rule, Verdict
+from ..read.reader import BloomReader, ReaderConfig, run_in_new_loop
+from .build import Identity, stat_identity, store_identity, unique
+from .format import (
+    MAX_INDEX_BYTES,
+    IndexedColumn,
+    SidecarIndex,
+    base_name,
+    index_location,
+    local_path,
+    location_text,
+)
+from .parse import parse_index, read_index_bytes
+
+__all__ = ["prune_with_index", "prune_with_index_sync"]
+
+
+# ---- pruning ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    excluded: bool
+    rule: Rule
+    reason: str
+
+
+def _eval_leaf(leaf: Leaf | None, column: str, entry: IndexedColumn | None) -> _Outcome:
+    if entry is None or leaf is None:
+        return _Outcome(False, Rule.NO_INDEX, f"{column} is not in the sidecar index")
+    if leaf.null_probe:
+        known = entry.null_count >= 0 and entry.descriptor.max_repetition_level == 0
+        if leaf.null_safe and known and entry.null_count == 0:
+            return _Outcome(True, Rule.SIDECAR_INDEX, f"{column} has no nulls (sidecar index)")
+        if leaf.null_safe and known:
+            return _Outcome(
+                False, Rule.MAY_MATCH, f"{column} has {entry.null_count} nulls (sidecar index)"
+            )
+        return _Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes never prune")
+    if leaf.never_prunes is not None:
+        return _Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
+    if not leaf.keys:
+        why = "; ".join(leaf.cannot) or "no value"
+        return _Outcome(True, Rule.SIDECAR_INDEX, f"{column} cannot hold {why}")
+    if entry.filter.count_hashes(leaf.hashes) == 0:
+        return _Outcome(True, Rule.SIDECAR_INDEX, f"{leaf.label}: excluded by the sidecar index")
+    return _Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the sidecar index may contain it")
+
+
+def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> _Outcome:
+    if isinstance(p, (Eq, In)):
+        entry = index.column(p.column)
+        leaf = None
+        if entry is not None:
+            key = (id(p), entry.descriptor)
+            leaf = cache.get(key)
+            if leaf is None:
+                leaf = cache[key] = build_leaf(p, entry.descriptor)
+        return _eval_leaf(leaf, p.column, entry)
+    if isinstance(p, And):
+        kept = []
+        for child in p.children:
+            out = _evaluate(child, index, cache)
+            if out.excluded:
+                return out
+            kept.append(out)
+        rule = next(
+            (r for r in (Rule.NO_INDEX, Rule.NEVER_PRUNES) if any(o.rule is r for o in kept)),
+            Rule.MAY_MATCH,
+        )
+        return _Outcome(False, rule, _join(o.reason for o in kept))
+    if isinstance(p, Or):
+        outs = []
+        for child in p.children:
+            out = _evaluate(child, index, cache)
+            if not out.excluded:
+                return out
+            outs.append(out)
+        return _Outcome(True, Rule.SIDECAR_INDEX, _join(o.reason for o in outs))
+    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+
+
+def _join(reasons: Any) -> str:
+    seen: list[str] = []
+    for r in reasons:
+        if r and r not in seen:
+            seen.append(r)
+    text = "; ".join(seen)
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+def _stale_reason(index: SidecarIndex, now: Identity, name: str) -> str | None:
+    if index.data_file != name:
+        return f"the index was built for {index.data_file[:200]!r}"
+    if index.file_size != now.size:
+        return f"file size is {now.size}, the index was built for {index.file_size}"
+    if index.file_etag and now.etag:
+        if index.file_etag != now.etag:
+            return f"ETag is {now.etag}, the index was built for {index.file_etag}"
+        return None
+    if index.file_mtime_ns and now.mtime_ns:
+        if index.file_mtime_ns != now.mtime_ns:
+            return (
+                f"modification time is {now.mtime_ns} ns, the index was built for "
+                f"{index.file_mtime_ns} ns"
+            )
+        return None
+    return "the file's version cannot be compared (no ETag or modification time)"
+
+
+async def _current_identity(reader: BloomReader, location: str | FileInfo) -> Identity:
+    path = location_text(location)
+    if is_local(path):
+        local = local_path(path)
+        try:
+            identity, _ = await anyio.to_thread.run_sync(stat_identity, local)
+        except FileNotFoundError as exc:
+            raise SourceNotFoundError("no such file", path=path) from exc
+        except OSError as exc:
+            raise SourceError(f"stat failed: {exc}", path=path) from exc
+        reader.stats.add_metadata()
+        return identity
+    if isinstance(location, FileInfo):
+        return store_identity(SourceIdentity(path, location.size, location.etag, location.mtime))
+    async with reader.open(location) as source:
+        return store_identity(await source.identity())  # one HEAD, counted
+
+
+@dataclass
+class _PruneContext:
+    reader: BloomReader
+    where: Predicate
+    strict: bool
+    max_index_bytes: int
+    cache: LeafCache
+
+
+async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
+    path = location_text(location)
+    index_path = index_location(path)
+    got: dict[str, Any] = {}
+
+    async def fetch_index() -> None:
+        try:
+            got["data"] = await read_index_bytes(ctx.reader, index_path, ctx.max_index_bytes)
+        except PyBloomError as exc:
+            got["index_error"] = exc
+
+    async def fetch_identity() -> None:
+        try:
+            got["identity"] = await _current_identity(ctx.reader, location)
+        except PyBloomError as exc:
+            got["file_error"] = exc
+
+    async with anyio.create_task_group() as tg:  # both at once: one round trip
+        tg.start_soon(fetch_index)
+        tg.start_soon(fetch_identity)
+    try:
+        if "file_error" in got:
+            exc: PyBloomError = got["file_error"]
+            if ctx.strict:
+                raise exc
+            return Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)
+        if "index_error" in got:
+            raise got["index_error"]
+        index = parse_index(got["data"], path=index_path, max_filter_bytes=ctx.max_index_bytes)
+    except SourceNotFoundError as exc:
+        if ctx.strict:
+            raise exc.with_context(path=path) from None
+        return Verdict(path, None, None, True, f"no sidecar index: {exc}", Rule.NO_INDEX)
+    except PyBloomError as exc:
+        if ctx.strict:
+            raise exc.with_context(path=path) from None
+        return Verdict(path, None, None, True, f"unusable sidecar index: {exc}", Rule.NO_INDEX)
+    stale = _stale_reason(index, got["identity"], base_name(path))
+    if stale is not None:
+        if ctx.strict:
+            raise IndexStaleError(f"sidecar index is stale: {stale}", path=path)
+        return Verdict(path, None, None, True, f"stale sidecar index: {stale}", Rule.STALE_INDEX)
+    try:
+        out = _evaluate(ctx.where, index, ctx.cache)
+    except PredicateError as exc:  # a literal that is not of its column's type
+        raise exc.with_context(path=path) from None
+    return Verdict(path, None, index.num_rows, not out.excluded, out.reason, out.rule)
+
+
+async def prune_with_index(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    where: Predicate | str,
+    *,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    concurrency: int | None = None,
+    strict: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    row_groups: bool = True,
+    max_index_bytes: int = MAX_INDEX_BYTES,
+    config: ReaderConfig | None = None,
+    reader: BloomReader | None = None,
+    index_verdicts: list[Verdict] | None = None,
+    require_columns: bool = True,
+) -> list[Verdict]:
+    """Decide which files (then row groups) may hold matching rows, from sidecar indexes.
+
+    The indexes of all files are read concurrently, one request each, and
+    checked against the data file's current size and modification time or
+    ETag. Each file gets a file-level verdict (``row_group`` None,
+    ``num_rows`` the file's rows): pruned by the index
+    (:attr:`Rule.SIDECAR_INDEX`), or kept: the index admits a value
+    (``MAY_MATCH``), a NULL/NaN probe (``NEVER_PRUNES``), no usable index or a
+    predicate column not indexed (``NO_INDEX``), or a stale index
+    (``STALE_INDEX``). With ``row_groups=True`` the kept files then go through
+    :func:`pybloom_async.pruning.api` (in-file filters and statistics), and their
+    row-group verdicts replace the file verdict.
+
+    Parameters
+    ----------
+    paths:
+        Files, directories or object-store prefixes (listed entries carry the
+        size and ETag, so no HEAD is needed; files named by URL cost one HEAD).
+    where:
+        A predicate or its text form: ``=``, ``IN``, ``<=>`` (``<=> NULL`` keeps
+        files with nulls and prunes files without), AND, OR.
+    options, stats, concurrency, config, reader:
+        As for :func:`pybloom_async.pruning.api`.
+    strict:
+        Raise on a missing, damaged, stale or oversized index (and on what
+        :func:`prune` raises for) instead of keeping the file.
+    progress:
+        Called as ``progress(done, total)`` after each file of each pass.
+    row_groups:
+        Also prune the row groups of the files the indexes keep.
+    max_index_bytes:
+        Indexes larger than this are not read (the file is kept).
+    index_verdicts:
+        If given, the file-level verdicts of the index pass are appended to it
+        (for reports: how many files the indexes pruned, were stale or missing).
+    require_columns:
+        As for :func:`pybloom_async.pruning.api`: checked by the row-group pass, and
+        only when the indexes ruled out no file (the footer of a file they rule
+        out is not read, so its columns are unknown).
+
+    Returns
+    -------
+    list of Verdict
+        In file order; row-group order within a file.
+
+    Raises
+    ------
+    PredicateError
+        ``where`` is malformed, a literal is not a value of its column's type
+        (naming the file), or no file has a column of ``where`` (see
+        ``require_columns``).
+    PyBloomError
+        With ``strict=True``, the first problem met.
+    """
+    predicate = as_predicate(where)
+    rdr = reader or BloomReader(
+        config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
+    )
+    limit = files_at_once(concurrency, rdr.config)
+    ctx = _PruneContext(
+        reader=rdr,
+        where=predicate,
+        strict=strict,
+        max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
+        cache={},
+    )
+    try:
+        files = unique(await expand_paths(paths, rdr))
+        decided: list[Verdict] = await for_each(
+            files, lambda loc: _decide_file(ctx, loc), limit, progress
+        )
+        if index_verdicts is not None:
+            index_verdicts.extend(decided)
+        if not row_groups:
+            return decided
+        kept = [loc for loc, v in zip(files, decided, strict=True) if v.kept]
+        by_file: dict[str, list[Verdict]] = {}
+        if kept:
+            # A file the index pruned had its footer unread: its columns are unknown.
+            every_file = require_columns and len(kept) == len(files)
+            for v in await _prune_row_groups(
+                kept,
+                predicate,
+                strict=strict,
+                concurrency=limit,
+                reader=rdr,
+                progress=progress,
+                require_columns=every_file,
+            ):
+                by_file.setdefault(v.file, []).append(v)
+    finally:
+        if reader is None:
+            rdr.clear()
+    out: list[Verdict] = []
+    for v in decided:
+        out.extend(by_file.get(v.file, [v]) if v.kept else [v])
+    return out
+
+
+def prune_with_index_sync(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    where: Predicate | str,
+    **kwargs: Any,
+) -> list[Verdict]:
+    """:func:`prune_with_index` for scripts: runs its own event loop (not from inside one).
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop: use ``await prune_with_index(...)``
+        there.
+    """
+    return run_in_new_loop(
+        lambda: prune_with_index(paths, where, **kwargs),
+        caller="prune_with_index_sync",
+        instead="prune_with_index",
+    )
