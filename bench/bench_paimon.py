@@ -32,7 +32,7 @@ import pyarrow as pa
 
 from pybloom_async import SplitBlockBloomFilter
 from pybloom_async._native import ffi, lib
-from pybloom_async.paimon.container import BloomFilter64
+from pybloom_async.paimon.filter import BloomFilter64
 
 BITS_PER_VALUE = (8, 16)
 

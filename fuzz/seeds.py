@@ -178,7 +178,8 @@ def reader_scripts() -> Iterator[tuple[str, bytes]]:
 
 def paimon_indexes() -> Iterator[tuple[str, bytes]]:
     """Seeds of ``paimon_index``: containers written by the package, with real filters."""
-    from pybloom_async.paimon.container import BloomFilter64, write_paimon_file_index
+    from pybloom_async.paimon.container import write_paimon_file_index
+    from pybloom_async.paimon.filter import BloomFilter64
 
     bloom = BloomFilter64(100, 0.05)
     bloom.add([1, 2, 3], "BIGINT")

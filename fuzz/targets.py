@@ -374,11 +374,11 @@ def fuzz_paimon_index(data: bytes) -> None:
     """
     from pybloom_async.errors import PaimonIndexError
     from pybloom_async.paimon.container import (
-        BloomFilter64,
         parse_paimon_file_index,
         read_paimon_file_index,
         write_paimon_file_index,
     )
+    from pybloom_async.paimon.filter import BloomFilter64
 
     try:
         index = parse_paimon_file_index(data)

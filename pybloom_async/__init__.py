@@ -36,16 +36,15 @@ from .index.build import IndexBuild, build_index, build_index_sync
 from .index.format import index_location
 from .index.prune import prune_with_index, prune_with_index_sync
 from .paimon.container import (
-    BloomFilter64,
     PaimonFileIndex,
     is_paimon_file_index,
-    paimon_hash,
-    paimon_may_contain,
-    paimon_prune,
     parse_paimon_file_index,
     read_paimon_file_index,
     write_paimon_file_index,
 )
+from .paimon.filter import BloomFilter64
+from .paimon.prune import paimon_may_contain, paimon_prune
+from .paimon.values import paimon_hash
 from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
 from .pruning.api import probe, probe_sync, prune, prune_sync
 from .pruning.paimon_files import prune_paimon, prune_paimon_sync

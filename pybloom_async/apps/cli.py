@@ -46,7 +46,8 @@ from ..index.build import IndexBuild, build_index
 from ..index.prune import prune_with_index
 from ..io.base import FileInfo, SourceStats
 from ..io.store import StoreOptions
-from ..paimon.container import is_paimon_file_index, paimon_type_info, parse_paimon_file_index
+from ..paimon.container import is_paimon_file_index, parse_paimon_file_index
+from ..paimon.types import paimon_type_info
 from ..parquet import ColumnDescriptor, Schema, parse_text_value
 from ..predicate import Eq, TextLiteral, parse_predicate
 from ..pruning.api import probe, prune

@@ -100,7 +100,8 @@ def _paimon_literals(values: Sequence[Any], paimon_type: str, column: str) -> li
         A literal is not a value of the type (naming the column, the value
         and the forms the type takes).
     """
-    from ..paimon.container import paimon_hash, paimon_type_info
+    from ..paimon.types import paimon_type_info
+    from ..paimon.values import paimon_hash
 
     root, family = paimon_type_info(paimon_type)
 
@@ -233,7 +234,8 @@ async def prune_paimon(
     PyBloomError
         With ``strict=True``, the first damaged container or unreadable file.
     """
-    from ..paimon.container import paimon_index_file_name, paimon_prune
+    from ..paimon.container import paimon_index_file_name
+    from ..paimon.prune import paimon_prune
 
     limit = positive_int("concurrency", concurrency)
     predicate = as_predicate(where)

@@ -32,17 +32,16 @@ from pybloom_async.errors import (
 )
 from pybloom_async.paimon.container import (
     FILE_INDEX_MAGIC,
-    BloomFilter64,
     is_paimon_file_index,
     paimon_bloom_filter_settings,
-    paimon_hash,
     paimon_index_file_name,
-    paimon_may_contain,
-    paimon_prune,
     parse_paimon_file_index,
     read_paimon_file_index,
     write_paimon_file_index,
 )
+from pybloom_async.paimon.filter import BloomFilter64
+from pybloom_async.paimon.prune import paimon_may_contain, paimon_prune
+from pybloom_async.paimon.values import paimon_hash
 
 # ---- loading the vectors -----------------------------------------------------------------
 

@@ -1,0 +1,545 @@
+"""Values to Paimon's 64-bit hashes: numpy, pyarrow and Python inputs batched for the C kernels."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .._native import ffi, lib
+from ..errors import (
+    UnsupportedTypeError,
+    ValueEncodingError,
+)
+from .types import (
+    INT64_MAX,
+    INT64_MIN,
+    HashArray,
+    PaimonType,
+    check_paimon_status,
+    parse_paimon_type,
+)
+
+__all__ = [
+    "paimon_hash",
+]
+_EPOCH_DATE = _dt.date(1970, 1, 1)
+_EPOCH_NAIVE = _dt.datetime(1970, 1, 1)
+_EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+# ---- values -> C batches ---------------------------------------------------------
+
+
+@dataclass
+class _Batch:
+    """A ``pba_paimon_values`` plus the Python objects that own its memory."""
+
+    c: Any
+    keepalive: tuple[Any, ...]
+    n: int
+
+
+_KIND_BY_WIDTH = {
+    1: lib.PBA_PAIMON_KIND_INT8,
+    2: lib.PBA_PAIMON_KIND_INT16,
+    4: lib.PBA_PAIMON_KIND_INT32,
+    8: lib.PBA_PAIMON_KIND_INT64,
+}
+_TS_UNITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+
+
+def _ptr(buf: Any) -> Any:
+    """A C pointer into a buffer-protocol object, NULL for an empty one."""
+    return ffi.from_buffer(buf) if memoryview(buf).nbytes else ffi.NULL
+
+
+def _make_batch(
+    kind: int,
+    n: int,
+    data: Any,
+    *,
+    width: int = 0,
+    ts_unit: int = 0,
+    ts_precision: int = 0,
+    offsets: Any = None,
+    offsets64: bool = False,
+    validity: Any = None,
+    validity_offset: int = 0,
+    keepalive: tuple[Any, ...] = (),
+) -> _Batch:
+    c = ffi.new("pba_paimon_values *")
+    c.kind = kind
+    c.width = width
+    c.ts_unit = ts_unit
+    c.ts_precision = ts_precision
+    c.n = n
+    data_mv = memoryview(data if data is not None else b"")
+    c.data = _ptr(data_mv)
+    c.data_len = data_mv.nbytes
+    owned: list[Any] = [data_mv, c.data]
+    if offsets is not None:
+        off_mv = memoryview(offsets)
+        c.offsets = _ptr(off_mv)
+        c.offsets_len = off_mv.nbytes
+        c.offsets64 = 1 if offsets64 else 0
+        owned += [off_mv, c.offsets]
+    if validity is not None:
+        val_mv = memoryview(validity)
+        c.validity = _ptr(val_mv)
+        c.validity_len = val_mv.nbytes
+        c.validity_offset = validity_offset
+        owned += [val_mv, c.validity]
+    return _Batch(c, (*owned, *keepalive), n)
+
+
+def _bitmap(mask: npt.NDArray[np.bool_] | None) -> npt.NDArray[np.uint8] | None:
+    """LSB-first validity bitmap of a boolean 'is valid' mask (None: all valid)."""
+    if mask is None or bool(mask.all()):
+        return None
+    return np.packbits(mask, bitorder="little")
+
+
+def native_order(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """The array contiguous and in native byte order (a copy only when needed)."""
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
+    return np.ascontiguousarray(arr)
+
+
+def _is_null(value: Any) -> bool:
+    return value is None or (isinstance(value, np.datetime64 | np.timedelta64) and np.isnat(value))
+
+
+def as_list(values: Any) -> list[Any]:
+    """A Python scalar or iterable as a list of items (str/bytes are scalars)."""
+    if values is None or isinstance(
+        values, (str, bytes, bytearray, memoryview, int, float, _dt.date, _dt.time, np.generic)
+    ):
+        return [values]
+    if isinstance(values, Iterable):
+        return list(values)
+    return [values]
+
+
+def value_batches(values: Any, ptype: PaimonType) -> Iterator[_Batch]:
+    """Describe ``values`` as C batches (several for a pyarrow ChunkedArray)."""
+    if type(values).__module__.startswith("pyarrow"):
+        yield from _arrow_batches(values, ptype)
+    elif isinstance(values, np.ndarray) and values.dtype != object:
+        yield _numpy_batch(values, ptype, None)
+    else:
+        items = values.tolist() if isinstance(values, np.ndarray) else as_list(values)
+        yield _python_batch(items, ptype)
+
+
+def _range_check(
+    arr: np.ndarray[Any, Any], mask: npt.NDArray[np.bool_] | None, ptype: PaimonType
+) -> None:
+    """Reject integers outside the Paimon type's range (only non-null slots count)."""
+    lo, hi = -(2 ** (ptype.bits - 1)), 2 ** (ptype.bits - 1) - 1
+    vals = arr if mask is None else arr[mask]
+    if vals.size == 0:
+        return
+    vmin, vmax = int(vals.min()), int(vals.max())
+    if vmin < lo or vmax > hi:
+        bad = vmin if vmin < lo else vmax
+        raise ValueEncodingError(
+            f"{bad} is outside the {ptype.name} range [{lo}, {hi}]", value=bad
+        )
+
+
+def _int_batch(
+    arr: np.ndarray[Any, Any], mask: npt.NDArray[np.bool_] | None, ptype: PaimonType
+) -> _Batch:
+    """Integers for TINYINT..BIGINT, DATE (days) and TIME (millis of day)."""
+    if arr.dtype.kind == "i" and arr.dtype.itemsize * 8 <= ptype.bits:
+        # Narrower or equal signed ints: sign extension in C gives the same
+        # int64 FastHash sees, so the buffer goes in as it is.
+        data = native_order(arr)
+    elif arr.dtype.kind in "iu":
+        _range_check(arr, mask, ptype)
+        data = arr.astype(np.int64)
+    else:
+        raise UnsupportedTypeError(
+            f"{ptype.describe()} values cannot come from a {arr.dtype} array"
+        )
+    bitmap = _bitmap(mask)
+    return _make_batch(
+        _KIND_BY_WIDTH[data.dtype.itemsize], len(data), data, validity=bitmap,
+        keepalive=(data,),
+    )
+
+
+def _numpy_batch(
+    arr: np.ndarray[Any, Any], ptype: PaimonType, mask: npt.NDArray[np.bool_] | None
+) -> _Batch:
+    """A one-dimensional numpy array (``mask``: True where valid) as a batch."""
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise UnsupportedTypeError(f"expected a one-dimensional array, got shape {arr.shape}")
+    kind = arr.dtype.kind
+    if kind in "OSU":
+        # Object arrays hold Python objects; bytes and str arrays are NUL-padded
+        # to a fixed width, and numpy's own reading of them (trailing NULs are
+        # not part of a value) is the one tolist() gives.
+        return _python_batch(arr.tolist(), ptype)
+    if kind == "b":
+        raise UnsupportedTypeError(
+            f"{ptype.describe()} values cannot come from a boolean array"
+        )
+    fam = ptype.family
+    if kind in "Mm":
+        nat = np.isnat(arr)
+        if nat.any():
+            mask = ~nat if mask is None else (mask & ~nat)
+    if fam == "int":
+        if ptype.name == "DATE" and kind == "M":
+            if np.datetime_data(arr.dtype)[0] != "D":
+                raise UnsupportedTypeError(
+                    f"DATE values need datetime64[D], not {arr.dtype} (convert explicitly)"
+                )
+            return _int_batch(arr.view(np.int64), mask, ptype)
+        if ptype.name == "TIME" and kind == "m":
+            unit = np.datetime_data(arr.dtype)[0]
+            per_ms = {"ns": 1_000_000, "us": 1000, "ms": 1}
+            ints = arr.view(np.int64)
+            if unit in per_ms:
+                millis = np.floor_divide(ints, per_ms[unit])
+            elif unit in ("s", "m", "h"):
+                millis = arr.astype("timedelta64[ms]").view(np.int64)
+            else:
+                raise UnsupportedTypeError(f"TIME values cannot come from {arr.dtype}")
+            return _int_batch(millis, mask, ptype)
+        if kind in "iu":
+            return _int_batch(arr, mask, ptype)
+    elif fam in ("float", "double") and kind in "fiu":
+        target = np.float32 if fam == "float" else np.float64
+        # Java's (float) / (double) conversion rounds to nearest, as astype does.
+        data = native_order(arr) if arr.dtype == target else arr.astype(target)
+        kind_c = lib.PBA_PAIMON_KIND_FLOAT32 if fam == "float" else lib.PBA_PAIMON_KIND_FLOAT64
+        return _make_batch(kind_c, len(data), data, validity=_bitmap(mask), keepalive=(data,))
+    elif fam == "timestamp" and kind == "M":
+        unit = np.datetime_data(arr.dtype)[0]
+        if unit not in _TS_UNITS:
+            if unit not in ("Y", "M", "W", "D", "h", "m"):
+                raise UnsupportedTypeError(f"{ptype.describe()} cannot come from {arr.dtype}")
+            arr = arr.astype("datetime64[s]")
+            unit = "s"
+        data = native_order(arr).view(np.int64)
+        return _make_batch(
+            lib.PBA_PAIMON_KIND_TIMESTAMP, len(data), data,
+            ts_unit=_TS_UNITS[unit], ts_precision=ptype.precision,
+            validity=_bitmap(mask), keepalive=(data,),
+        )
+    raise UnsupportedTypeError(f"{ptype.describe()} values cannot come from a {arr.dtype} array")
+
+
+def _epoch_micros(value: _dt.datetime) -> int:
+    """Epoch microseconds of a datetime; naive means UTC (Paimon's TIMESTAMP is zone-less)."""
+    epoch = _EPOCH_NAIVE if value.tzinfo is None or value.utcoffset() is None else _EPOCH_UTC
+    delta = value - epoch
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _python_scalar(value: Any, ptype: PaimonType) -> int | float:
+    """One non-null Python value as the number the C batch holds for its family."""
+    fam, name = ptype.family, ptype.name
+    if isinstance(value, (bool, np.bool_)):
+        raise UnsupportedTypeError(f"{ptype.describe()} values cannot be booleans", value=value)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if fam == "int":
+        if name == "DATE" and isinstance(value, _dt.date) and not isinstance(value, _dt.datetime):
+            return value.toordinal() - _EPOCH_DATE.toordinal()
+        if name == "TIME" and isinstance(value, _dt.time):
+            if value.utcoffset() is not None:
+                raise UnsupportedTypeError("TIME values must be naive times", value=value)
+            seconds = (value.hour * 60 + value.minute) * 60 + value.second
+            return seconds * 1000 + value.microsecond // 1000
+        if isinstance(value, int):
+            return value
+    elif fam in ("float", "double"):
+        if isinstance(value, (int, float)):
+            try:
+                return float(value)
+            except OverflowError:
+                raise ValueEncodingError(
+                    f"{value} is beyond the {ptype.name} range", value=value
+                ) from None
+    elif fam == "timestamp":
+        if isinstance(value, _dt.datetime):
+            return _epoch_micros(value)
+        raise UnsupportedTypeError(
+            f"{ptype.describe()} values must be datetime or numpy datetime64, "
+            f"not {type(value).__name__}", value=value
+        )
+    raise UnsupportedTypeError(
+        f"{ptype.describe()} values cannot be {type(value).__name__}", value=value
+    )
+
+
+def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
+    """Python objects (None = null) converted once into a C batch."""
+    fam = ptype.family
+    n = len(items)
+    mask = np.fromiter((not _is_null(v) for v in items), dtype=np.bool_, count=n)
+    if fam in ("string", "binary"):
+        chunks: list[bytes] = []
+        for v in items:
+            if _is_null(v):
+                chunks.append(b"")
+            elif isinstance(v, str):
+                if fam == "binary":
+                    raise UnsupportedTypeError(
+                        f"{ptype.name} values must be bytes, not str (encode it first)", value=v
+                    )
+                try:
+                    chunks.append(v.encode("utf-8"))
+                except UnicodeEncodeError as exc:
+                    raise ValueEncodingError(
+                        f"{ptype.name} value is not encodable as UTF-8: {exc.reason}", value=v
+                    ) from None
+            elif isinstance(v, (bytes, bytearray, memoryview, np.bytes_)):
+                chunks.append(bytes(v))
+            else:
+                raise UnsupportedTypeError(
+                    f"{ptype.name} values must be str or bytes, not {type(v).__name__}", value=v
+                )
+        lengths = np.fromiter((len(c) for c in chunks), dtype=np.int64, count=n)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        data = b"".join(chunks)
+        return _make_batch(
+            lib.PBA_PAIMON_KIND_BYTES, n, data, offsets=offsets, offsets64=True,
+            validity=_bitmap(mask), keepalive=(data, offsets),
+        )
+    if fam in ("float", "double"):
+        floats = np.zeros(n, dtype=np.float64)
+        for i, v in enumerate(items):
+            if not _is_null(v):
+                floats[i] = _python_scalar(v, ptype)
+        return _numpy_batch(floats, ptype, mask)
+    ints = np.zeros(n, dtype=np.int64)
+    for i, v in enumerate(items):
+        if _is_null(v):
+            continue
+        if isinstance(v, np.datetime64):
+            iv: int | float = _numpy_datetime_scalar(v, ptype)
+        else:
+            iv = _python_scalar(v, ptype)
+        lo, hi = (INT64_MIN, INT64_MAX) if fam == "timestamp" else (
+            -(2 ** (ptype.bits - 1)), 2 ** (ptype.bits - 1) - 1
+        )
+        if not lo <= int(iv) <= hi:
+            raise ValueEncodingError(
+                f"{iv} is outside the {ptype.describe()} range [{lo}, {hi}]", value=v
+            )
+        ints[i] = int(iv)
+    if fam == "timestamp":
+        return _make_batch(
+            lib.PBA_PAIMON_KIND_TIMESTAMP, n, ints, ts_unit=6, ts_precision=ptype.precision,
+            validity=_bitmap(mask), keepalive=(ints,),
+        )
+    return _make_batch(lib.PBA_PAIMON_KIND_INT64, n, ints, validity=_bitmap(mask),
+                       keepalive=(ints,))
+
+
+def _numpy_datetime_scalar(value: np.datetime64, ptype: PaimonType) -> int:
+    """A numpy datetime64 scalar as DATE days or TIMESTAMP epoch microseconds (floored)."""
+    unit = np.datetime_data(value.dtype)[0]
+    if ptype.name == "DATE":
+        if unit != "D":
+            raise UnsupportedTypeError("DATE values need datetime64[D]", value=value)
+        return int(value.astype(np.int64))
+    if ptype.family != "timestamp":
+        raise UnsupportedTypeError(f"{ptype.describe()} values cannot be datetime64", value=value)
+    if unit not in _TS_UNITS:
+        value = value.astype("datetime64[s]")
+        unit = "s"
+    count = int(value.astype(np.int64))
+    # Floor division: Paimon's Timestamp floors sub-microsecond parts.
+    if unit == "ns":
+        return count // 1000
+    return count * {"s": 1_000_000, "ms": 1000, "us": 1}[unit]
+
+
+# ---- pyarrow ----------------------------------------------------------------------
+
+
+def _arrow_batches(values: Any, ptype: PaimonType) -> Iterator[_Batch]:
+    import pyarrow as pa
+
+    if isinstance(values, pa.ChunkedArray):
+        for chunk in values.chunks:
+            yield from _arrow_batches(chunk, ptype)
+        return
+    if isinstance(values, pa.Scalar):
+        yield _python_batch([values.as_py()], ptype)
+        return
+    if not isinstance(values, pa.Array):
+        raise UnsupportedTypeError(f"unsupported pyarrow input {type(values).__name__}")
+    arr = values
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    t = arr.type
+    fam = ptype.family
+    if pa.types.is_null(t):
+        yield _python_batch([None] * len(arr), ptype)
+        return
+    if fam in ("string", "binary"):
+        yield _arrow_binary(arr, ptype)
+        return
+    width: int | None = None
+    kind = 0
+    ts_unit = 0
+    if fam == "int":
+        if pa.types.is_signed_integer(t) and t.bit_width <= ptype.bits:
+            width, kind = t.bit_width // 8, _KIND_BY_WIDTH[t.bit_width // 8]
+        elif (ptype.name == "DATE" and pa.types.is_date32(t)) or (
+            ptype.name == "TIME" and pa.types.is_time32(t) and t.unit == "ms"
+        ):
+            # date32 is int32 days and time32[ms] int32 millis: Paimon's own ints.
+            width, kind = 4, lib.PBA_PAIMON_KIND_INT32
+    elif fam == "float" and pa.types.is_float32(t):
+        width, kind = 4, lib.PBA_PAIMON_KIND_FLOAT32
+    elif fam == "double" and pa.types.is_float64(t):
+        width, kind = 8, lib.PBA_PAIMON_KIND_FLOAT64
+    elif fam == "timestamp" and pa.types.is_timestamp(t):
+        # Arrow timestamps are epoch counts in UTC whatever their zone label.
+        width, kind, ts_unit = 8, lib.PBA_PAIMON_KIND_TIMESTAMP, _TS_UNITS[t.unit]
+    if width is not None:
+        bufs = arr.buffers()
+        whole = memoryview(bufs[1]) if bufs[1] is not None else memoryview(b"")
+        data = whole[arr.offset * width : (arr.offset + len(arr)) * width]
+        has_nulls = arr.null_count > 0 and bufs[0] is not None
+        yield _make_batch(
+            kind, len(arr), data, ts_unit=ts_unit, ts_precision=max(ptype.precision, 0),
+            validity=bufs[0] if has_nulls else None,
+            validity_offset=arr.offset if has_nulls else 0,
+            keepalive=(arr, bufs[1]),
+        )
+        return
+    yield _arrow_via_numpy(arr, ptype)
+
+
+def _arrow_via_numpy(arr: Any, ptype: PaimonType) -> _Batch:
+    """Arrow arrays without a zero-copy path: one conversion through numpy."""
+    import pyarrow as pa
+
+    t = arr.type
+    mask = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else None
+    name = ptype.name
+    if name == "DATE" and pa.types.is_date64(t):
+        ints = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
+        return _int_batch(np.floor_divide(ints, 86_400_000), mask, ptype)
+    if name == "TIME" and (pa.types.is_time32(t) or pa.types.is_time64(t)):
+        per_ms = {"s": -1000, "ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
+        # Arrow casts time32 only to int32 and time64 only to int64.
+        raw = arr.cast(pa.int32() if pa.types.is_time32(t) else pa.int64())
+        ints = raw.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        millis = ints * 1000 if per_ms < 0 else np.floor_divide(ints, per_ms)
+        return _int_batch(millis, mask, ptype)
+    if pa.types.is_integer(t) or pa.types.is_floating(t):
+        np_arr = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False))
+        return _numpy_batch(np_arr, ptype, mask)
+    if ptype.family == "timestamp" and pa.types.is_date(t):
+        raise UnsupportedTypeError(
+            f"{ptype.describe()} values cannot come from an Arrow {t} array; cast to timestamp"
+        )
+    raise UnsupportedTypeError(f"{ptype.describe()} values cannot come from an Arrow {t} array")
+
+
+def _arrow_binary(arr: Any, ptype: PaimonType) -> _Batch:
+    import pyarrow as pa
+
+    t = arr.type
+    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
+        arr = arr.cast(pa.large_string() if pa.types.is_string_view(t) else pa.large_binary())
+        t = arr.type
+    bufs = arr.buffers()
+    has_nulls = arr.null_count > 0 and bufs[0] is not None
+    validity = bufs[0] if has_nulls else None
+    voff = arr.offset if has_nulls else 0
+    if pa.types.is_fixed_size_binary(t):
+        w = t.byte_width
+        data = memoryview(bufs[1])[arr.offset * w : (arr.offset + len(arr)) * w]
+        return _make_batch(
+            lib.PBA_PAIMON_KIND_FIXED, len(arr), data, width=w, validity=validity,
+            validity_offset=voff, keepalive=(arr, bufs[1]),
+        )
+    if not (
+        pa.types.is_string(t) or pa.types.is_binary(t)
+        or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    ):
+        raise UnsupportedTypeError(f"{ptype.name} values cannot come from an Arrow {t} array")
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    ow = 8 if large else 4
+    offsets = memoryview(bufs[1])[arr.offset * ow : (arr.offset + len(arr) + 1) * ow]
+    values = bufs[2] if bufs[2] is not None else b""
+    return _make_batch(
+        lib.PBA_PAIMON_KIND_BYTES, len(arr), values, offsets=offsets, offsets64=large,
+        validity=validity, validity_offset=voff, keepalive=(arr, bufs[1], bufs[2]),
+    )
+
+
+# ---- FastHash -------------------------------------------------------------------------
+
+
+def paimon_hash(values: Any, data_type: str, precision: int | None = None) -> HashArray:
+    """Hash values the way Paimon's ``FastHash`` does for a column of ``data_type``.
+
+    Integer types, DATE (days) and TIME (millisecond of day) go through Thomas
+    Wang's 64-bit mix; FLOAT/DOUBLE through it from their bit patterns (every
+    NaN canonical, FLOAT rounded to binary32); TIMESTAMP and TIMESTAMP_LTZ as
+    epoch milliseconds (precision <= 3) or microseconds (precision >= 4);
+    CHAR/VARCHAR/STRING and BINARY/VARBINARY/BYTES as XXH64 (seed 0) of their
+    bytes (str values as UTF-8, CHAR padding included if present).
+
+    Parameters
+    ----------
+    values:
+        A scalar, a sequence (None is null), a numpy array, or a pyarrow Array /
+        ChunkedArray. Python ``datetime`` values for timestamps are UTC when
+        naive; ``date`` for DATE; ``time`` for TIME.
+    data_type:
+        Paimon's type name: ``"INT"``, ``"BIGINT"``, ``"VARCHAR(20)"``,
+        ``"TIMESTAMP(3)"``, ``"TIMESTAMP_LTZ(6)"``, ``"TIMESTAMP(9) WITH LOCAL TIME
+        ZONE"``, ... A TIMESTAMP without precision is TIMESTAMP(6).
+    precision:
+        Timestamp (or TIME) precision, when not part of ``data_type``.
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        One hash per non-null value, in order; nulls are skipped, as Paimon's
+        writer skips them.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        BOOLEAN, DECIMAL and nested types (Paimon rejects them), an unknown type
+        name, or values of a Python/numpy/Arrow type that does not fit the column.
+    ValueEncodingError
+        A value outside the type's range (e.g. 300 for TINYINT, a timestamp
+        beyond Paimon's epoch-millisecond range, a str that is not valid UTF-8).
+    """
+    ptype = parse_paimon_type(data_type, precision)
+    parts = []
+    for batch in value_batches(values, ptype):
+        count = ffi.new("size_t *")
+        check_paimon_status(lib.pba_paimon_count_valid(batch.c, count), "paimon_hash")
+        out = np.empty(count[0], dtype=np.uint64)
+        written = ffi.new("size_t *")
+        ptr = ffi.from_buffer("uint64_t[]", out) if count[0] else ffi.NULL
+        status = lib.pba_paimon_hash_values(batch.c, ptr, count[0], written)
+        check_paimon_status(status, "paimon_hash")
+        parts.append(out[: written[0]])
+    if not parts:
+        return np.empty(0, dtype=np.uint64)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
