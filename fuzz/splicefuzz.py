@@ -45,7 +45,7 @@ def _chunk_view(meta: Any) -> list[list[tuple[Any, ...]]]:
 def check_splice(data: bytes) -> None:
     """Splice fuzzer-chosen locations into fuzzer-made footer bytes; check the properties."""
     from pybloom_async.errors import EncryptedFileError, ParquetFormatError
-    from pybloom_async.parquet.footer import _decode_file_metadata
+    from pybloom_async.parquet.decode import decode_file_metadata_with
     from pybloom_async.parquet.splice import splice_bloom_filter_locations
 
     if len(data) < 8:
@@ -53,7 +53,7 @@ def check_splice(data: bytes) -> None:
     pick, offset, length = struct.unpack_from("<HIH", data)
     footer = data[8:]
     try:
-        before = _decode_file_metadata(footer, FUZZ_PATH, "fastbinary")
+        before = decode_file_metadata_with(footer, FUZZ_PATH, "fastbinary")
     except ParquetFormatError:
         before = None
     locations: dict[tuple[int, int], tuple[int, int]] = {}
@@ -82,7 +82,7 @@ def check_splice(data: bytes) -> None:
     )
     if before is None:
         return  # the splicer may walk footers the model refuses; nothing more to compare
-    after = _decode_file_metadata(out, FUZZ_PATH, "fastbinary")
+    after = decode_file_metadata_with(out, FUZZ_PATH, "fastbinary")
     assert _chunk_view(after) == _chunk_view(before), "a field other than 14/15 changed"
     assert after.num_rows == before.num_rows and after.schema == before.schema
     assert after.key_value_metadata == before.key_value_metadata

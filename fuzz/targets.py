@@ -297,7 +297,7 @@ def fuzz_footer(data: bytes) -> None:
     """
     from pybloom_async.errors import ParquetFormatError
     from pybloom_async.parquet import decode_file_metadata, parse_footer_tail
-    from pybloom_async.parquet.footer import _decode_file_metadata
+    from pybloom_async.parquet.decode import decode_file_metadata_with
 
     def decoded(decode: Callable[[], Any]) -> tuple[Any, ...] | ParquetFormatError:
         try:
@@ -306,9 +306,9 @@ def fuzz_footer(data: bytes) -> None:
             assert FUZZ_PATH in str(exc), str(exc)
             return exc
 
-    fast = decoded(lambda: _decode_file_metadata(data, FUZZ_PATH, "fastbinary"))
+    fast = decoded(lambda: decode_file_metadata_with(data, FUZZ_PATH, "fastbinary"))
     lazy = decoded(lambda: decode_file_metadata(data, FUZZ_PATH))
-    slow = decoded(lambda: _decode_file_metadata(data, FUZZ_PATH, "python"))
+    slow = decoded(lambda: decode_file_metadata_with(data, FUZZ_PATH, "python"))
     # The public (lazy) path and the eager C decoder: the same answer, always.
     assert type(fast) is type(lazy), f"lazy and eager disagree: {fast!r} / {lazy!r}"
     assert not isinstance(fast, tuple) or fast == lazy, "lazy and eager decode differently"
@@ -321,7 +321,7 @@ def fuzz_footer(data: bytes) -> None:
     elif not isinstance(slow, ParquetFormatError):
         assert "varint exceeded" in str(fast), f"only the Python decoder accepts: {fast!r}"
     if isinstance(fast, tuple):
-        meta = _decode_file_metadata(data, FUZZ_PATH, "fastbinary")
+        meta = decode_file_metadata_with(data, FUZZ_PATH, "fastbinary")
         columns = meta.schema.columns
         for group in meta.row_groups:
             assert len(group.columns) == len(columns)

@@ -9,27 +9,10 @@ encodes probe values with :func:`encode_value`. Small files of a known layout
 
 from __future__ import annotations
 
+from .decode import decode_file_metadata
+from .elements import CompressionCodec, Encoding, KeyValue, PageEncodingStats, PageType, Statistics
 from .flat import FlatColumn, FlatFooter, decode_flat_footer
-from .footer import (
-    ENCRYPTED_MAGIC,
-    MAGIC,
-    MIN_FILE_SIZE,
-    THRIFT_DECODER,
-    TRAILER_SIZE,
-    ColumnChunk,
-    CompressionCodec,
-    Encoding,
-    FileMetaData,
-    FooterLocation,
-    KeyValue,
-    PageEncodingStats,
-    PageType,
-    RowGroup,
-    Statistics,
-    check_leading_magic,
-    decode_file_metadata,
-    parse_footer_tail,
-)
+from .metadata import ColumnChunk, FileMetaData, RowGroup
 from .pages import DATA_PAGE, PageHeader, PageHeaderReader, decode_page_header
 from .schema import (
     MAX_SCHEMA_DEPTH,
@@ -43,6 +26,16 @@ from .schema import (
     TimeUnit,
     build_schema,
 )
+from .tail import (
+    ENCRYPTED_MAGIC,
+    MAGIC,
+    MIN_FILE_SIZE,
+    TRAILER_SIZE,
+    FooterLocation,
+    check_leading_magic,
+    parse_footer_tail,
+)
+from .thrift import THRIFT_DECODER
 from .values import (
     CannotMatch,
     Encoded,

@@ -28,8 +28,8 @@ from thrift.Thrift import TType
 from ..errors import EncryptedFileError, ParquetFormatError
 from ..types import PhysicalType
 from . import thrift_specs as wire
-from .footer import THRIFT_DECODER, _decode_thrift, _need
 from .schema import _PHYSICAL, _REPETITIONS, MAX_SCHEMA_DEPTH, _children
+from .thrift import THRIFT_DECODER, decode_struct, require_field
 
 __all__ = ["FlatColumn", "FlatFooter", "decode_flat_footer"]
 
@@ -120,7 +120,7 @@ def decode_flat_footer(
         The file or a column is encrypted.
     """
     head = wire.FileMetaData()
-    _decode_thrift(
+    decode_struct(
         bytes(buf), head, _ARGS, what="footer (FileMetaData)", path=path, decoder=decoder
     )
     if head.encryption_algorithm is not None:
@@ -128,15 +128,15 @@ def decode_flat_footer(
             "encrypted files are not supported (plaintext footer with encrypted columns)",
             path=path,
         )
-    _need(head.version, "FileMetaData.version", path)
-    num_rows = _need(head.num_rows, "FileMetaData.num_rows", path)
+    require_field(head.version, "FileMetaData.version", path)
+    num_rows = require_field(head.num_rows, "FileMetaData.num_rows", path)
     if num_rows < 0:
         raise ParquetFormatError(f"FileMetaData.num_rows is negative: {num_rows}", path=path)
-    leaves = _leaves(_need(head.schema, "FileMetaData.schema", path), path)
-    groups = _need(head.row_groups, "FileMetaData.row_groups", path)
+    leaves = _leaves(require_field(head.schema, "FileMetaData.schema", path), path)
+    groups = require_field(head.row_groups, "FileMetaData.row_groups", path)
     if len(groups) != 1:
         return FlatFooter(num_rows, len(groups), ())
-    chunks = _need(groups[0].columns, "RowGroup.columns", path, where="row group 0")
+    chunks = require_field(groups[0].columns, "RowGroup.columns", path, where="row group 0")
     if len(chunks) != len(leaves):
         raise ParquetFormatError(
             f"row group 0 has {len(chunks)} column chunks but the schema has "

@@ -21,7 +21,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from ..errors import InvalidArgumentError, ParquetFormatError
 from . import thrift_specs as wire
-from .footer import THRIFT_DECODER, _describe, _limits_for, _PythonCompactProtocol
+from .thrift import THRIFT_DECODER, StrictCompactProtocol, describe_decode_error, length_limit
 
 try:
     from thrift.protocol import fastbinary as _fastbinary
@@ -88,8 +88,8 @@ class PageHeaderReader:
         self._buffer = self._protocol.trans._buffer
 
     def _new_protocol(self, transport: TMemoryBuffer) -> Any:
-        limit = _limits_for(self._size)
-        kind = TCompactProtocol if self._decoder == "fastbinary" else _PythonCompactProtocol
+        limit = length_limit(self._size)
+        kind = TCompactProtocol if self._decoder == "fastbinary" else StrictCompactProtocol
         return kind(transport, string_length_limit=limit, container_length_limit=limit)
 
     def read(self, offset: int, *, column: str | None = None) -> PageHeader:
@@ -123,7 +123,7 @@ class PageHeaderReader:
             # The pure-Python protocol keeps state between calls: start the next read afresh.
             self._protocol = self._new_protocol(self._protocol.trans)
             raise ParquetFormatError(
-                f"malformed page header at offset {offset}: {_describe(exc)}",
+                f"malformed page header at offset {offset}: {describe_decode_error(exc)}",
                 path=self.path,
                 column=column,
             ) from None

@@ -49,7 +49,9 @@ from ..parquet import (
     Schema,
     parse_footer_tail,
 )
-from ..parquet.footer import THRIFT_DECODER, _decode_file_metadata, check_leading_magic
+from ..parquet.decode import decode_file_metadata_with
+from ..parquet.tail import check_leading_magic
+from ..parquet.thrift import THRIFT_DECODER
 from .plan import (
     DEFAULT_PLAN_CONFIG,
     FilterStatus,
@@ -212,7 +214,7 @@ async def _read_footer(source: ByteSource, config: ReaderConfig) -> Footer:
     # against the file still stand between a damaged file and a wrong answer.
     # Lazy, except that the one pass over the footer also reads the column chunks:
     # every caller reads them next (they are validated on that first read).
-    metadata = _decode_file_metadata(
+    metadata = decode_file_metadata_with(
         location.metadata_bytes(tail), path, THRIFT_DECODER, lazy=True, with_chunks=True
     )
     identity = await source.identity()

@@ -71,16 +71,11 @@ from ..errors import (
 from ..io.address import parse_address
 from ..io.sinks import write_atomic, write_local_atomic
 from ..io.store import StoreOptions, open_source, resolve_options
-from ..parquet.footer import (
-    MAGIC,
-    TRAILER_SIZE,
-    FileMetaData,
-    check_leading_magic,
-    decode_file_metadata,
-    parse_footer_tail,
-)
+from ..parquet.decode import decode_file_metadata
+from ..parquet.metadata import FileMetaData
 from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
+from ..parquet.tail import MAGIC, TRAILER_SIZE, check_leading_magic, parse_footer_tail
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.reader import run_in_new_loop
 

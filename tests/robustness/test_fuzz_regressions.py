@@ -18,7 +18,7 @@ from pybloom_async.errors import (
     InvalidFilterError,
     ParquetFormatError,
 )
-from pybloom_async.parquet.footer import _decode_file_metadata
+from pybloom_async.parquet.decode import decode_file_metadata_with
 
 # Appended, not prepended: under `make asan` the sanitised package must stay first.
 REPO = Path(__file__).resolve().parents[2]
@@ -144,7 +144,7 @@ def test_both_footer_decoders_skip_negative_field_ids() -> None:
     outcomes = []
     for decoder in ("fastbinary", "python"):
         try:
-            meta = _decode_file_metadata(data, "x.parquet", decoder)
+            meta = decode_file_metadata_with(data, "x.parquet", decoder)
         except ParquetFormatError as exc:
             outcomes.append(type(exc).__name__)
         else:
@@ -161,7 +161,7 @@ def test_empty_container_of_an_unknown_type_is_malformed() -> None:
 def test_python_footer_decoder_refuses_overlong_i16_varints() -> None:
     for decoder in ("fastbinary", "python"):
         with pytest.raises(ParquetFormatError):
-            _decode_file_metadata(PYTHON_LENIENT_I16, "x.parquet", decoder)
+            decode_file_metadata_with(PYTHON_LENIENT_I16, "x.parquet", decoder)
 
 
 def test_largest_headers_are_19_bytes() -> None:

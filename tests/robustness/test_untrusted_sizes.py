@@ -46,7 +46,7 @@ from pybloom_async import (
 from pybloom_async.errors import PaimonIndexError
 from pybloom_async.io.base import SourceStats
 from pybloom_async.paimon.container import FILE_INDEX_MAGIC, parse_paimon_file_index
-from pybloom_async.parquet.footer import _decode_file_metadata
+from pybloom_async.parquet.decode import decode_file_metadata_with
 from pybloom_async.read.plan import PlanConfig
 
 KiB = 1024
@@ -264,7 +264,7 @@ def _thrift_case(name: str, claim: bytes) -> Case:
         messages = []
         for decoder in ("fastbinary", "python"):
             with pytest.raises(ParquetFormatError) as info:
-                meta = _decode_file_metadata(claim, "claim.parquet", decoder)
+                meta = decode_file_metadata_with(claim, "claim.parquet", decoder)
                 _ = meta.key_value_metadata  # decoded lazily by some versions
             messages.append(info.value.message)
         # And through the reader, as the footer of a real file.
@@ -319,12 +319,12 @@ def test_claim_is_refused_small(name: str, tmp_path: Path) -> None:
 
 def test_the_thrift_claims_are_the_claims_described() -> None:
     """Each crafted footer is well-formed up to its claim: cut it there and it decodes."""
-    assert _decode_file_metadata(bytes.fromhex("1502191c480172001600190c00"), None, "python")
+    assert decode_file_metadata_with(bytes.fromhex("1502191c480172001600190c00"), None, "python")
     # The claim itself is read: the same bytes with a small size decode (or fail later).
     small = THRIFT_CLAIMS["list of 2^31-1 row groups"].replace(
         b"\x19\xfc" + varint(BIG), b"\x19\x0c"
     )
-    meta = _decode_file_metadata(small + b"\x00", None, "fastbinary")
+    meta = decode_file_metadata_with(small + b"\x00", None, "fastbinary")
     assert meta.row_groups == ()
 
 

@@ -46,7 +46,7 @@ from pybloom_async.parquet import (
     parse_footer_tail,
 )
 from pybloom_async.parquet import thrift_specs as wire
-from pybloom_async.parquet.footer import _decode_file_metadata
+from pybloom_async.parquet.decode import decode_file_metadata_with
 from pybloom_async.types import PhysicalType
 
 Decoder = Literal["fastbinary", "python"]
@@ -129,7 +129,7 @@ def two_column_meta(**overrides: Any) -> wire.FileMetaData:
 
 
 def decode(buf: bytes, decoder: Decoder) -> FileMetaData:
-    return _decode_file_metadata(buf, "crafted.parquet", decoder)
+    return decode_file_metadata_with(buf, "crafted.parquet", decoder)
 
 
 def varint(n: int) -> bytes:
@@ -570,7 +570,7 @@ def test_corpus_decodes_or_fails_as_recorded(parquet_testing: Path, decoder: Dec
             expected = _ENCRYPTED_FOOTER
         try:
             location = parse_footer_tail(data, len(data), path=name)
-            md = _decode_file_metadata(location.metadata_bytes(data), name, decoder)
+            md = decode_file_metadata_with(location.metadata_bytes(data), name, decoder)
         except ParquetFormatError as exc:
             if expected is None:
                 problems.append(f"{name}: unexpected {exc!r}")
@@ -746,7 +746,7 @@ def test_lazy_chunks_are_validated_before_any_is_returned(
     meta = two_column_meta()
     mutate(meta)
     for with_chunks in (False, True):  # chunks read by a pass of their own, or the first
-        md = _decode_file_metadata(
+        md = decode_file_metadata_with(
             encode(meta), "crafted.parquet", decoder, lazy=True, with_chunks=with_chunks
         )
         # The head decodes; the chunks fail on first access, every time, naming the file.
@@ -790,7 +790,7 @@ def test_lazy_details_fail_on_first_read_of_a_detail(
 ) -> None:
     meta = two_column_meta()
     mutate(meta)
-    md = _decode_file_metadata(encode(meta), "crafted.parquet", decoder, lazy=True)
+    md = decode_file_metadata_with(encode(meta), "crafted.parquet", decoder, lazy=True)
     chunk = md.row_groups[0].columns[0]
     # What pruning and planning read is there; the damaged detail is not.
     assert (chunk.bloom_filter_offset, chunk.bloom_filter_length, chunk.num_values) == (500, 48, 10)
@@ -801,12 +801,12 @@ def test_lazy_details_fail_on_first_read_of_a_detail(
 @pytest.mark.parametrize("decoder", DECODERS)
 def test_lazy_key_values_fail_on_first_read(decoder: Decoder) -> None:
     meta = two_column_meta(key_value_metadata=[wire.KeyValue(value=b"no key")])
-    md = _decode_file_metadata(encode(meta), "crafted.parquet", decoder, lazy=True)
+    md = decode_file_metadata_with(encode(meta), "crafted.parquet", decoder, lazy=True)
     assert md.row_groups[0].columns[0].bloom_filter_offset == 500
     with pytest.raises(ParquetFormatError, match=r"KeyValue\.key is missing"):
         md.key_value_metadata  # noqa: B018
     with pytest.raises(ParquetFormatError, match=r"KeyValue\.key is missing"):
-        _decode_file_metadata(encode(meta), "crafted.parquet", decoder, lazy=False)
+        decode_file_metadata_with(encode(meta), "crafted.parquet", decoder, lazy=False)
 
 
 @pytest.mark.parametrize("decoder", DECODERS)
@@ -822,19 +822,19 @@ def test_lazy_and_eager_decodes_agree_on_the_corpus(
         except ParquetFormatError:
             continue  # encrypted footers
         try:
-            eager = _decode_file_metadata(footer, name, decoder, lazy=False)
+            eager = decode_file_metadata_with(footer, name, decoder, lazy=False)
         except ParquetFormatError as exc:
             # The lazy decodes fail too: at once or when the failing part is read.
             for with_chunks in (False, True):
                 with pytest.raises(type(exc)):
-                    _decode_file_metadata(
+                    decode_file_metadata_with(
                         footer, name, decoder, lazy=True, with_chunks=with_chunks
                     ).load()
             continue
-        lazy = _decode_file_metadata(footer, name, decoder, lazy=True)
+        lazy = decode_file_metadata_with(footer, name, decoder, lazy=True)
         assert _every_attribute(lazy) == _every_attribute(eager), name
         assert lazy == eager and hash(lazy) == hash(eager)
-        one_pass = _decode_file_metadata(footer, name, decoder, lazy=True, with_chunks=True)
+        one_pass = decode_file_metadata_with(footer, name, decoder, lazy=True, with_chunks=True)
         assert _every_attribute(one_pass) == _every_attribute(eager), name
         compared += 1
     assert compared > 50
@@ -886,7 +886,7 @@ def test_negative_field_ids_are_unknown_fields(decoder: Decoder) -> None:
     # version 1, schema [root], then field -1 (an empty struct: not encryption_algorithm,
     # the last field of the spec), num_rows 0, row_groups [].
     data = bytes.fromhex("1502191c480172001600190c0c010000")
-    md = _decode_file_metadata(data, "x.parquet", decoder, lazy=False)
+    md = decode_file_metadata_with(data, "x.parquet", decoder, lazy=False)
     assert (md.num_rows, len(md.row_groups)) == (0, 0)
 
 
@@ -1053,7 +1053,7 @@ def test_flat_footer_agrees_with_the_full_decoder_on_the_corpus(
         except ParquetFormatError:
             continue  # encrypted footers, files too damaged to locate one
         try:
-            full = _decode_file_metadata(footer, name, decoder, lazy=False)
+            full = decode_file_metadata_with(footer, name, decoder, lazy=False)
         except ParquetFormatError:
             try:  # it reads fewer fields: a clean error, or a decode of those
                 decode_flat_footer(footer, name, decoder=decoder)

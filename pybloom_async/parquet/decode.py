@@ -1,0 +1,93 @@
+"""Decoding a footer's bytes into the typed model, eagerly or lazily."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..errors import EncryptedFileError
+from . import thrift_specs as wire
+from .metadata import FileMetaData, FooterBytes
+from .passes import HEAD_AND_CHUNKS_PASS, HEAD_PASS
+from .schema import _build_schema
+from .thrift import THRIFT_DECODER, decode_struct, non_negative, require_field
+
+__all__ = [
+    "decode_file_metadata",
+]
+
+
+def decode_file_metadata(
+    buf: bytes | bytearray | memoryview, path: str | None = None, *, lazy: bool = True
+) -> FileMetaData:
+    """Decode and validate a thrift compact-protocol FileMetaData.
+
+    Parameters
+    ----------
+    buf:
+        Exactly the FileMetaData bytes (see :class:`FooterLocation`); trailing
+        bytes after the struct's end are ignored.
+    path:
+        The file's name, for error messages.
+    lazy:
+        With True (the default), the whole footer is checked to be well-formed
+        thrift and the schema, row counts and row-group sizes are decoded and
+        validated now; the column chunks (all row groups together) and the
+        key/value metadata are decoded and validated the first time they are
+        read, and the errors below may then come from ``RowGroup.columns`` or
+        ``FileMetaData.key_value_metadata``. Nothing is exposed before it has
+        been validated. With False everything is decoded now.
+
+    Raises
+    ------
+    ParquetFormatError
+        The bytes are not a valid FileMetaData: truncated, malformed thrift,
+        missing required fields, an invalid schema, or column chunks that do
+        not match the schema's leaves.
+    EncryptedFileError
+        The file or one of its columns is encrypted (plaintext-footer mode).
+    """
+    return decode_file_metadata_with(buf, path, THRIFT_DECODER, lazy=lazy)
+
+
+def decode_file_metadata_with(
+    buf: bytes | bytearray | memoryview,
+    path: str | None,
+    decoder: Literal["fastbinary", "python"],
+    *,
+    lazy: bool = False,
+    with_chunks: bool = False,
+) -> FileMetaData:
+    """:func:`decode_file_metadata` with the decoder chosen (the tests run both).
+
+    Eager unless ``lazy``. ``with_chunks`` has the first pass read the column chunks
+    too, for callers about to read them (the reader, for pruning): one pass over the
+    footer instead of two. They are validated on first access all the same.
+    """
+    data = bytes(buf)
+    head = wire.FileMetaData()
+    first = HEAD_AND_CHUNKS_PASS if with_chunks else HEAD_PASS
+    decode_struct(data, head, first, what="footer (FileMetaData)", path=path, decoder=decoder)
+    # The decoders only store values of the spec's types, so the checks below
+    # see ints, bytes, lists and wire structs, never anything else.
+    if head.encryption_algorithm is not None:
+        raise EncryptedFileError(
+            "encrypted files are not supported (plaintext footer with encrypted columns)",
+            path=path,
+        )
+    require_field(head.version, "FileMetaData.version", path)
+    elements = require_field(head.schema, "FileMetaData.schema", path)
+    non_negative(
+        require_field(head.num_rows, "FileMetaData.num_rows", path), "FileMetaData.num_rows", path
+    )
+    groups = require_field(head.row_groups, "FileMetaData.row_groups", path)
+    schema, raw_paths = _build_schema(elements, path)
+    for index, group in enumerate(groups):
+        rows = group.num_rows
+        if rows is None or rows < 0 or group.total_byte_size is None:
+            where = f"row group {index}"
+            rows = require_field(rows, "RowGroup.num_rows", path, where=where)
+            non_negative(rows, "RowGroup.num_rows", path, where)
+            require_field(group.total_byte_size, "RowGroup.total_byte_size", path, where=where)
+    source = FooterBytes(data, path, decoder, len(groups), schema.columns)
+    meta = FileMetaData(source, head, schema, raw_paths, with_chunks)
+    return meta if lazy else meta.load()

@@ -1,0 +1,551 @@
+"""The typed footer model: FileMetaData, its row groups and column chunks, decoded lazily."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from ..errors import ParquetFormatError
+from ..types import PhysicalType
+from . import thrift_specs as wire
+from .elements import (
+    CODECS,
+    ENCODINGS,
+    PAGE_TYPES,
+    KeyValue,
+    PageEncodingStats,
+    Statistics,
+)
+from .passes import (
+    CHUNKS_PASS,
+    DETAILS_PASS,
+    KEY_VALUES_PASS,
+    UNSET,
+    Unset,
+    check_chunk,
+    check_details,
+    chunk_place,
+)
+from .schema import ColumnDescriptor, Schema
+from .thrift import decode_struct, lenient_text, require_field
+
+__all__ = [
+    "ColumnChunk",
+    "FileMetaData",
+    "RowGroup",
+]
+
+
+class ColumnChunk:
+    """One column of one row group, with what the planner needs to fetch its filter.
+
+    ``bloom_filter_offset``/``bloom_filter_length`` are passed through as found
+    (``None`` when absent); the planner range-checks them. Read-only: every
+    attribute comes from the decoded footer and was validated before this
+    object was made. The attributes pruning does not need (codec, encodings,
+    page offsets and sizes, encoding statistics, file path and offset) are
+    decoded for all chunks of the file the first time one of them is read.
+    """
+
+    __slots__ = ("_column", "_md", "_row_group", "_source")
+
+    def __init__(
+        self, row_group: int, column: ColumnDescriptor, md: wire.ColumnMetaData, source: FooterBytes
+    ) -> None:
+        self._row_group = row_group
+        self._column = column
+        self._md = md
+        self._source = source
+
+    @property
+    def row_group(self) -> int:
+        """Index of the chunk's row group."""
+        return self._row_group
+
+    @property
+    def column(self) -> ColumnDescriptor:
+        """The schema leaf this chunk holds."""
+        return self._column
+
+    @property
+    def path(self) -> str:
+        """The column's dotted path."""
+        return self._column.path
+
+    @property
+    def physical_type(self) -> PhysicalType:
+        """The column's physical type."""
+        return self._column.physical_type
+
+    @property
+    def num_values(self) -> int:
+        """Values in the chunk, nulls included."""
+        return self._md.num_values  # type: ignore[return-value]  # checked at decode
+
+    @property
+    def statistics(self) -> Statistics | None:
+        """Min/max and null counts, if the writer recorded them."""
+        return self._md.statistics  # built as the Statistics class here (CHUNKS_PASS)
+
+    @property
+    def bloom_filter_offset(self) -> int | None:
+        """Where the chunk's Bloom filter starts, as found (unchecked; see the planner)."""
+        return self._md.bloom_filter_offset
+
+    @property
+    def bloom_filter_length(self) -> int | None:
+        """Header + bitset bytes of the filter, as found (unchecked), when recorded."""
+        return self._md.bloom_filter_length
+
+    @property
+    def has_bloom_filter(self) -> bool:
+        """Whether the writer recorded a Bloom filter for this chunk."""
+        return self._md.bloom_filter_offset is not None
+
+    # ---- details, decoded on first use (see FooterBytes.details)
+
+    def _details(self) -> wire.ColumnChunk:
+        return self._source.details()[self._row_group][self._column.index]
+
+    def _details_md(self) -> wire.ColumnMetaData:
+        md = self._details().meta_data
+        assert md is not None  # checked when the details were decoded
+        return md
+
+    @property
+    def codec(self) -> int:
+        """A CompressionCodec member, or the raw number if unknown."""
+        codec: int = self._details_md().codec  # type: ignore[assignment]  # checked
+        return CODECS.get(codec, codec)
+
+    @property
+    def encodings(self) -> tuple[int, ...]:
+        """Encoding members (raw numbers if unknown)."""
+        return tuple(ENCODINGS.get(e, e) for e in self._details_md().encodings or ())
+
+    @property
+    def data_page_offset(self) -> int:
+        """Offset of the chunk's first data page."""
+        return self._details_md().data_page_offset  # type: ignore[return-value]  # checked
+
+    @property
+    def dictionary_page_offset(self) -> int | None:
+        """Offset of the dictionary page, if any."""
+        return self._details_md().dictionary_page_offset
+
+    @property
+    def index_page_offset(self) -> int | None:
+        """Offset of the index page (no writer uses it), if any."""
+        return self._details_md().index_page_offset
+
+    @property
+    def total_compressed_size(self) -> int:
+        """Bytes of the chunk's pages as stored."""
+        return self._details_md().total_compressed_size  # type: ignore[return-value]  # checked
+
+    @property
+    def total_uncompressed_size(self) -> int:
+        """Bytes of the chunk's pages uncompressed."""
+        return self._details_md().total_uncompressed_size  # type: ignore[return-value]  # checked
+
+    @property
+    def encoding_stats(self) -> tuple[PageEncodingStats, ...] | None:
+        """Page counts per page type and encoding, if recorded."""
+        raw = self._details_md().encoding_stats
+        if raw is None:
+            return None
+        # Each entry's fields were checked when the details were decoded.
+        return tuple(
+            PageEncodingStats(
+                page_type=PAGE_TYPES.get(s.page_type, s.page_type),  # type: ignore[arg-type]
+                encoding=ENCODINGS.get(s.encoding, s.encoding),  # type: ignore[arg-type]
+                count=s.count,  # type: ignore[arg-type]
+            )
+            for s in raw
+        )
+
+    @property
+    def file_path(self) -> str | None:
+        """The file holding the chunk's data when not this one (rare)."""
+        return lenient_text(self._details().file_path)
+
+    @property
+    def file_offset(self) -> int:
+        """The deprecated ``file_offset`` (0 when the writer omitted it)."""
+        # parquet.thrift gives file_offset a default of 0; some writers omit it.
+        offset = self._details().file_offset
+        return offset if offset is not None else 0
+
+    def __repr__(self) -> str:
+        return (
+            f"ColumnChunk(row_group={self._row_group}, path={self.path!r}, "
+            f"physical_type={self.physical_type.name}, num_values={self.num_values}, "
+            f"bloom_filter_offset={self.bloom_filter_offset}, "
+            f"bloom_filter_length={self.bloom_filter_length})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ColumnChunk):
+            return NotImplemented
+        return (
+            self._row_group == other._row_group
+            and self._column == other._column
+            and self._source.data == other._source.data
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._row_group, self._column.index, self._source.data))
+
+
+class RowGroup:
+    """One row group: its size and its column chunks in schema-leaf order.
+
+    The column chunks of all row groups are decoded and validated together, the
+    first time any row group's :attr:`columns` is read (see
+    :func:`decode_file_metadata`).
+    """
+
+    __slots__ = ("_chunks", "_head", "_index")
+
+    def __init__(self, index: int, head: wire.RowGroup, chunks: ChunkTable) -> None:
+        self._index = index
+        self._head = head
+        self._chunks = chunks
+
+    @property
+    def index(self) -> int:
+        """Position of the row group in the file."""
+        return self._index
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the row group."""
+        return self._head.num_rows  # type: ignore[return-value]  # checked at decode
+
+    @property
+    def total_byte_size(self) -> int:
+        """Uncompressed bytes of the row group's data, as the writer recorded."""
+        return self._head.total_byte_size  # type: ignore[return-value]  # checked at decode
+
+    @property
+    def file_offset(self) -> int | None:
+        """Offset of the row group's first page, if recorded."""
+        return self._head.file_offset
+
+    @property
+    def total_compressed_size(self) -> int | None:
+        """Stored bytes of the row group, if recorded."""
+        return self._head.total_compressed_size
+
+    @property
+    def ordinal(self) -> int | None:
+        """The writer's ordinal of the row group, if recorded."""
+        return self._head.ordinal
+
+    @property
+    def columns(self) -> tuple[ColumnChunk, ...]:
+        """The column chunks, one per schema leaf, in leaf order.
+
+        Raises
+        ------
+        ParquetFormatError, EncryptedFileError
+            The footer's column chunks are invalid (found on first access).
+        """
+        return self._chunks.get()[self._index]
+
+    def __repr__(self) -> str:
+        return (
+            f"RowGroup(index={self._index}, num_rows={self.num_rows}, "
+            f"total_byte_size={self.total_byte_size})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RowGroup):
+            return NotImplemented
+        return self._index == other._index and self._chunks.source.data == other._chunks.source.data
+
+    def __hash__(self) -> int:
+        return hash((self._index, self._chunks.source.data))
+
+
+class FileMetaData:
+    """The decoded footer of one Parquet file.
+
+    The schema, row counts and row-group sizes are decoded and validated by
+    :func:`decode_file_metadata`; the column chunks and the key/value metadata
+    on first access, unless it was called with ``lazy=False``. Read-only; equal
+    when decoded from equal bytes.
+    """
+
+    __slots__ = (
+        "_chunks",
+        "_created_by",
+        "_num_rows",
+        "_row_groups",
+        "_schema",
+        "_source",
+        "_version",
+    )
+
+    def __init__(
+        self,
+        source: FooterBytes,
+        head: wire.FileMetaData,
+        schema: Schema,
+        raw_paths: list[list[bytes]],
+        with_chunks: bool,
+    ) -> None:
+        self._source = source
+        self._version: int = head.version  # type: ignore[assignment]  # checked by the caller
+        self._num_rows: int = head.num_rows  # type: ignore[assignment]  # checked by the caller
+        self._schema = schema
+        self._created_by = lenient_text(head.created_by)
+        raw = head.row_groups if with_chunks else None
+        chunks = self._chunks = ChunkTable(source, schema, raw_paths, raw)
+        self._row_groups = tuple(
+            RowGroup(index, group, chunks) for index, group in enumerate(head.row_groups or ())
+        )
+
+    @property
+    def version(self) -> int:
+        """The format version the writer recorded."""
+        return self._version
+
+    @property
+    def num_rows(self) -> int:
+        """Rows in the file."""
+        return self._num_rows
+
+    @property
+    def schema(self) -> Schema:
+        """The schema tree and its leaf columns."""
+        return self._schema
+
+    @property
+    def row_groups(self) -> tuple[RowGroup, ...]:
+        """The row groups, in file order."""
+        return self._row_groups
+
+    @property
+    def created_by(self) -> str | None:
+        """The writer's name and version, if recorded."""
+        return self._created_by
+
+    @property
+    def metadata_length(self) -> int:
+        """Size of the thrift-encoded FileMetaData in bytes."""
+        return len(self._source.data)
+
+    @property
+    def key_value_metadata(self) -> tuple[KeyValue, ...] | None:
+        """The file's key/value metadata, if any (decoded on first access).
+
+        Raises
+        ------
+        ParquetFormatError
+            An entry has no key, or the list is malformed.
+        """
+        return self._source.key_values()
+
+    def column_chunks(self, path: str | Sequence[str]) -> tuple[ColumnChunk, ...]:
+        """The chunks of one column, one per row group.
+
+        Raises
+        ------
+        PredicateError
+            No such column, or the dotted path is ambiguous.
+        ParquetFormatError, EncryptedFileError
+            The footer's column chunks are invalid (found on first access).
+        """
+        index = self.schema.column(path).index
+        return tuple(group[index] for group in self._chunks.get())
+
+    def load(self) -> FileMetaData:
+        """Decode and validate every part still pending; returns ``self``.
+
+        Raises
+        ------
+        ParquetFormatError, EncryptedFileError
+            As :func:`decode_file_metadata` with ``lazy=False``.
+        """
+        self._chunks.get()
+        self._source.details()
+        self._source.key_values()
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"FileMetaData(num_rows={self._num_rows}, row_groups={len(self._row_groups)}, "
+            f"columns={len(self._schema.columns)}, created_by={self._created_by!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FileMetaData):
+            return NotImplemented
+        return self._source.data == other._source.data
+
+    def __hash__(self) -> int:
+        return hash(self._source.data)
+
+
+# The lazily decoded parts hang off two helpers that hold no reference back to
+# the objects that use them: a footer is then freed by reference counting, not
+# left in a cycle for the garbage collector (thousands of footers a second in
+# a bulk prune). Two threads reading the same part for the first time both
+# decode it from the same bytes and either equal result stays; no lock (a lock
+# would also make footers unpicklable).
+
+
+class FooterBytes:
+    """A footer's bytes; decodes the column-chunk details and key/value metadata on demand."""
+
+    __slots__ = ("_details", "_key_values", "columns", "data", "decoder", "num_groups", "path")
+
+    def __init__(
+        self,
+        data: bytes,
+        path: str | None,
+        decoder: Literal["fastbinary", "python"],
+        num_groups: int,
+        columns: tuple[ColumnDescriptor, ...],
+    ) -> None:
+        self.data = data
+        self.path = path
+        self.decoder: Literal["fastbinary", "python"] = decoder
+        self.num_groups = num_groups
+        self.columns = columns
+        self._details: tuple[list[wire.ColumnChunk], ...] | None = None
+        self._key_values: tuple[KeyValue, ...] | Unset | None = UNSET
+
+    def decode(self, args: list[Any]) -> wire.FileMetaData:
+        """One pass of the decoder over the footer, reading what ``args`` name."""
+        raw = wire.FileMetaData()
+        decode_struct(
+            self.data, raw, args, what="footer (FileMetaData)", path=self.path, decoder=self.decoder
+        )
+        return raw
+
+    def groups(self, raw: wire.FileMetaData) -> list[wire.RowGroup]:
+        """The row groups of a later pass, checked against the first pass's count."""
+        groups = raw.row_groups or []
+        if len(groups) != self.num_groups:  # the same list read again: cannot differ
+            raise ParquetFormatError(
+                f"the footer's row groups changed between reads ({len(groups)} vs "
+                f"{self.num_groups})",
+                path=self.path,
+            )
+        return groups
+
+    def details(self) -> tuple[list[wire.ColumnChunk], ...]:
+        """Per row group, per column: the chunk fields pruning does not use, validated."""
+        found = self._details
+        if found is None:
+            found = self._details = self._decode_details()
+        return found
+
+    def _decode_details(self) -> tuple[list[wire.ColumnChunk], ...]:
+        out = []
+        columns = self.columns
+        for index, group in enumerate(self.groups(self.decode(DETAILS_PASS))):
+            chunks = group.columns or []
+            if len(chunks) != len(columns):  # checked in the chunks pass already
+                raise ParquetFormatError(
+                    f"row group {index} has {len(chunks)} column chunks but the schema has "
+                    f"{len(columns)} leaf columns",
+                    path=self.path,
+                )
+            for chunk, column in zip(chunks, columns, strict=True):
+                md = chunk.meta_data
+                if md is None:  # checked in the chunks pass already
+                    where = chunk_place(index, column)
+                    raise ParquetFormatError(
+                        f"column chunk has no meta_data ({where})", path=self.path
+                    )
+                check_details(md, index, column, self.path)
+            out.append(chunks)
+        return tuple(out)
+
+    def key_values(self) -> tuple[KeyValue, ...] | None:
+        """The key/value metadata (None when the footer has none), validated."""
+        found = self._key_values
+        if isinstance(found, Unset):
+            raw = self.decode(KEY_VALUES_PASS)
+            path = self.path
+            found = self._key_values = (
+                None
+                if raw.key_value_metadata is None
+                else tuple(
+                    KeyValue(
+                        key=lenient_text(require_field(item.key, "KeyValue.key", path)) or "",
+                        value=item.value,
+                    )
+                    for item in raw.key_value_metadata
+                )
+            )
+        return found
+
+
+class ChunkTable:
+    """The column chunks of every row group, decoded and validated on first use."""
+
+    __slots__ = ("_chunks", "_raw", "raw_paths", "schema", "source")
+
+    def __init__(
+        self,
+        source: FooterBytes,
+        schema: Schema,
+        raw_paths: list[list[bytes]],
+        raw: list[wire.RowGroup] | None,
+    ) -> None:
+        self.source = source
+        self.schema = schema
+        self.raw_paths = raw_paths
+        # The row groups as the first pass decoded them, when it read the chunks too
+        # (not yet validated); else None and a pass of their own reads them.
+        self._raw = raw
+        self._chunks: tuple[tuple[ColumnChunk, ...], ...] | None = None
+
+    def get(self) -> tuple[tuple[ColumnChunk, ...], ...]:
+        found = self._chunks
+        if found is None:
+            found = self._chunks = self._decode()
+            self._raw = None
+        return found
+
+    def _decode(self) -> tuple[tuple[ColumnChunk, ...], ...]:
+        source = self.source
+        path = source.path
+        columns = self.schema.columns
+        raw_paths = self.raw_paths
+        raw = self._raw
+        groups = source.groups(source.decode(CHUNKS_PASS)) if raw is None else raw
+        out = []
+        for index, group in enumerate(groups):
+            chunks = group.columns
+            if chunks is None:
+                raise ParquetFormatError(
+                    f"required field RowGroup.columns is missing (row group {index})", path=path
+                )
+            if len(chunks) != len(columns):
+                raise ParquetFormatError(
+                    f"row group {index} has {len(chunks)} column chunks but the schema has "
+                    f"{len(columns)} leaf columns",
+                    path=path,
+                )
+            made = []
+            # Once per column chunk: the common case is a few comparisons, and
+            # error texts are built only on failure.
+            for chunk, column, raw_path in zip(chunks, columns, raw_paths, strict=True):
+                md = chunk.meta_data
+                if (
+                    chunk.crypto_metadata is not None
+                    or md is None
+                    or md.type != column.physical_type
+                    or md.path_in_schema != raw_path
+                    or md.num_values is None
+                    or md.num_values < 0
+                ):
+                    check_chunk(chunk, index, column, path)  # raises, or accepts the path
+                made.append(ColumnChunk(index, column, md, source))  # type: ignore[arg-type]
+            out.append(tuple(made))
+        return tuple(out)

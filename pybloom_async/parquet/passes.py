@@ -1,0 +1,189 @@
+"""The decoding passes over a footer (which fields each pass keeps) and the chunk checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from thrift.Thrift import TType
+
+from ..errors import EncryptedFileError, ParquetFormatError
+from . import thrift_specs as wire
+from .elements import Statistics
+from .schema import ColumnDescriptor
+
+
+class Unset:
+    """Marks a lazily decoded attribute not decoded yet (None is a valid value)."""
+
+    __slots__ = ()
+
+
+UNSET = Unset()
+
+
+# The decoder's type arguments for each pass over a footer; each reads only
+# the fields named (thrift_specs.decode_args).
+_HEAD_FILE_FIELDS = (
+    "version",
+    "schema",
+    "num_rows",
+    "row_groups",
+    "created_by",
+    "encryption_algorithm",
+)
+_HEAD_GROUP_FIELDS = (
+    "total_byte_size",
+    "num_rows",
+    "file_offset",
+    "total_compressed_size",
+    "ordinal",
+)
+
+
+def _over_chunks(file_fields: tuple[str, ...], group_fields: tuple[str, ...], chunk: Any) -> Any:
+    """A pass over FileMetaData reading ``file_fields``, and of each row group ``group_fields``
+    and its column chunks as ``chunk`` (type arguments) says."""
+    return wire.decode_args(
+        wire.FileMetaData,
+        file_fields,
+        row_groups=wire.list_of(
+            TType.STRUCT,
+            wire.decode_args(
+                wire.RowGroup,
+                group_fields,
+                **({"columns": wire.list_of(TType.STRUCT, chunk)} if chunk is not None else {}),
+            ),
+        ),
+    )
+
+
+# What pruning and read planning use of a chunk; statistics are built as the public class.
+_CHUNK_ARGS = wire.decode_args(
+    wire.ColumnChunk,
+    ("meta_data", "crypto_metadata"),
+    meta_data=wire.decode_args(
+        wire.ColumnMetaData,
+        (
+            "type",
+            "path_in_schema",
+            "num_values",
+            "statistics",
+            "bloom_filter_offset",
+            "bloom_filter_length",
+        ),
+        statistics=[Statistics, wire.Statistics.thrift_spec],
+    ),
+)
+# The rest of a chunk.
+_DETAILS_ARGS = wire.decode_args(
+    wire.ColumnChunk,
+    ("file_path", "file_offset", "meta_data"),
+    meta_data=wire.decode_args(
+        wire.ColumnMetaData,
+        (
+            "encodings",
+            "codec",
+            "total_uncompressed_size",
+            "total_compressed_size",
+            "data_page_offset",
+            "index_page_offset",
+            "dictionary_page_offset",
+            "encoding_stats",
+        ),
+    ),
+)
+HEAD_PASS = _over_chunks(_HEAD_FILE_FIELDS, _HEAD_GROUP_FIELDS, None)
+HEAD_AND_CHUNKS_PASS = _over_chunks(
+    _HEAD_FILE_FIELDS, (*_HEAD_GROUP_FIELDS, "columns"), _CHUNK_ARGS
+)
+CHUNKS_PASS = _over_chunks(("row_groups",), ("columns",), _CHUNK_ARGS)
+DETAILS_PASS = _over_chunks(("row_groups",), ("columns",), _DETAILS_ARGS)
+KEY_VALUES_PASS = wire.decode_args(wire.FileMetaData, ("key_value_metadata",))
+
+
+_CORE_REQUIRED = ("type", "path_in_schema", "num_values")
+_DETAILS_REQUIRED = (
+    "encodings",
+    "codec",
+    "total_uncompressed_size",
+    "total_compressed_size",
+    "data_page_offset",
+)
+
+
+def check_chunk(
+    chunk: wire.ColumnChunk, group: int, column: ColumnDescriptor, path: str | None
+) -> None:
+    """Raise the error a column chunk of the chunks pass deserves; return if it has none.
+
+    Called only when the quick checks in ``ChunkTable`` failed; the one case that
+    then passes is a path whose names are not UTF-8 (compared as decoded).
+    """
+    if chunk.crypto_metadata is not None:
+        raise EncryptedFileError(
+            "encrypted files are not supported (column chunk is encrypted; "
+            f"{chunk_place(group, column)})",
+            path=path,
+        )
+    md = chunk.meta_data
+    if md is None:
+        raise ParquetFormatError(
+            f"column chunk has no meta_data ({chunk_place(group, column)})", path=path
+        )
+    for name in _CORE_REQUIRED:
+        if getattr(md, name) is None:
+            raise ParquetFormatError(
+                f"required field ColumnMetaData.{name} is missing ({chunk_place(group, column)})",
+                path=path,
+            )
+    # Columns are matched to schema leaves by position (parquet.thrift: "This
+    # list must have the same order as the SchemaElement list"); the path and
+    # type recorded in the chunk must agree with the leaf at that position.
+    # Raw names are compared first; names that are not UTF-8 are compared as
+    # decoded (with U+FFFD), as the schema shows them.
+    recorded = tuple(n.decode("utf-8", errors="replace") for n in md.path_in_schema or ())
+    if recorded != column.path_parts:
+        raise ParquetFormatError(
+            f"column chunk path {'.'.join(recorded)!r} does not match schema leaf "
+            f"{column.index} ({chunk_place(group, column)})",
+            path=path,
+        )
+    if md.type != column.physical_type:
+        raise ParquetFormatError(
+            f"column chunk type {md.type} does not match the schema's "
+            f"{column.physical_type.name} ({chunk_place(group, column)})",
+            path=path,
+        )
+    if (md.num_values or 0) < 0:
+        raise ParquetFormatError(
+            f"ColumnMetaData.num_values is negative: {md.num_values} "
+            f"({chunk_place(group, column)})",
+            path=path,
+        )
+
+
+def check_details(
+    md: wire.ColumnMetaData, group: int, column: ColumnDescriptor, path: str | None
+) -> None:
+    """Validate the fields of the details pass of one chunk."""
+    for name in _DETAILS_REQUIRED:
+        if getattr(md, name) is None:
+            raise ParquetFormatError(
+                f"required field ColumnMetaData.{name} is missing ({chunk_place(group, column)})",
+                path=path,
+            )
+    for s in md.encoding_stats or ():
+        if s.page_type is None or s.encoding is None or s.count is None:
+            if s.page_type is None:
+                missing = "page_type"
+            else:
+                missing = "encoding" if s.encoding is None else "count"
+            raise ParquetFormatError(
+                f"required field PageEncodingStats.{missing} is missing "
+                f"({chunk_place(group, column)})",
+                path=path,
+            )
+
+
+def chunk_place(group: int, column: ColumnDescriptor) -> str:
+    return f"row group {group}, column {column.path!r}"
