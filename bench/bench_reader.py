@@ -703,7 +703,7 @@ def _run_variant(
 def reader_config(prune: Any, **fields: Any) -> Any:
     """``ReaderConfig(**fields)`` if ``prune`` takes a ``config``, else None."""
     try:
-        from pybloom_async.read.reader import ReaderConfig
+        from pybloom_async.read.fetch import ReaderConfig
     except ImportError:
         return None
     if "config" not in inspect.signature(prune).parameters:
@@ -1126,6 +1126,7 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
     prune_mod = importlib.import_module("pybloom_async.pruning.api")
     leaves_mod = importlib.import_module("pybloom_async.pruning.leaves")
     reader_mod = importlib.import_module("pybloom_async.read.reader")
+    fetch_mod = importlib.import_module("pybloom_async.read.fetch")
     spent: dict[str, float] = {}
     depth = [0]
 
@@ -1159,10 +1160,10 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
         (owner, name): getattr(owner, name)
         for owner, name in (
             (reader_mod.BloomReader, "footer"),
-            (reader_mod, "_read_filters"),
-            (reader_mod, "plan_filter_reads"),
-            (reader_mod, "plan_bitset_reads"),
-            (reader_mod, "decode_header"),
+            (reader_mod, "read_filters_from"),
+            (fetch_mod, "plan_filter_reads"),
+            (fetch_mod, "plan_bitset_reads"),
+            (fetch_mod, "decode_header"),
             (SplitBlockBloomFilter, "from_bitset"),
             (leaves_mod, "build_leaf"),
             (prune_mod, "evaluate"),
@@ -1170,10 +1171,10 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
     }
     try:
         timed(reader_mod.BloomReader, "footer", "footer (open, suffix read, decode)", is_async=True)
-        timed(reader_mod, "_read_filters", "filters: all", is_async=True)
-        timed(reader_mod, "plan_filter_reads", "filters: plan round 1")
-        timed(reader_mod, "plan_bitset_reads", "filters: plan round 2")
-        timed(reader_mod, "decode_header", "filters: decode_header")
+        timed(reader_mod, "read_filters_from", "filters: all", is_async=True)
+        timed(fetch_mod, "plan_filter_reads", "filters: plan round 1")
+        timed(fetch_mod, "plan_bitset_reads", "filters: plan round 2")
+        timed(fetch_mod, "decode_header", "filters: decode_header")
         timed(SplitBlockBloomFilter, "from_bitset", "filters: from_bitset")
         timed(leaves_mod, "build_leaf", "IN list encoded and hashed")
         timed(prune_mod, "evaluate", "evaluate (both rounds)")

@@ -173,12 +173,8 @@ def _check_fetches(
 def check_plan(data: bytes) -> None:
     """Run both planning rounds on one decoded input and check every property."""
     from pybloom_async.errors import InvalidArgumentError
-    from pybloom_async.read.plan import (
-        FilterStatus,
-        HeaderInfo,
-        plan_bitset_reads,
-        plan_filter_reads,
-    )
+    from pybloom_async.read.bitset_plan import HeaderInfo, plan_bitset_reads
+    from pybloom_async.read.plan import FilterStatus, plan_filter_reads
 
     decoded = _decode(data)
     if decoded is None:

@@ -255,8 +255,8 @@ def check_reader(script: bytes) -> None:
     from pybloom_async import col, prune
     from pybloom_async.errors import ParquetFormatError, PredicateError, PyBloomError
     from pybloom_async.pruning.verdicts import Rule
+    from pybloom_async.read.fetch import FilterState, ReaderConfig
     from pybloom_async.read.plan import PlanConfig
-    from pybloom_async.read.reader import FilterState, ReaderConfig
 
     if not script:
         return

@@ -49,16 +49,9 @@ from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
 from .pruning.api import probe, probe_sync, prune, prune_sync
 from .pruning.paimon_files import prune_paimon, prune_paimon_sync
 from .pruning.verdicts import ProbeResult, Rule, Verdict
-from .read.reader import (
-    BloomFilterRead,
-    BloomReader,
-    FilterState,
-    Footer,
-    ReaderConfig,
-    read_bloom_filters,
-    read_footer,
-    read_footer_sync,
-)
+from .read.blocking import read_footer_sync
+from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
+from .read.reader import BloomReader, read_bloom_filters, read_footer
 from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
 from .types import PhysicalType
 

@@ -54,7 +54,8 @@ from ..pruning.api import probe, prune
 from ..pruning.paimon_files import MAX_PAIMON_INDEX_BYTES, prune_paimon
 from ..pruning.runner import expand_paths
 from ..pruning.verdicts import Rule, Verdict
-from ..read.reader import BloomReader, FilterState, ReaderConfig
+from ..read.fetch import FilterState, ReaderConfig
+from ..read.reader import BloomReader
 from ..rewrite.add_filters import DEFAULT_ADD_MAX_BYTES, AddFiltersResult, add_bloom_filters_async
 
 EXIT_OK = 0

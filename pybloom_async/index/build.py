@@ -33,8 +33,9 @@ from ..parquet import (
     parse_footer_tail,
 )
 from ..pruning.runner import expand_paths, for_each
+from ..read.blocking import run_in_new_loop
 from ..read.columns import ColumnReader, unsupported_reason
-from ..read.reader import BloomReader, run_in_new_loop
+from ..read.reader import BloomReader
 from .format import (
     MAX_INDEX_BYTES,
     IndexedColumn,

@@ -26,7 +26,9 @@ from ..pruning.api import prune as _prune_row_groups
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
 from ..pruning.runner import expand_paths, files_at_once, for_each
 from ..pruning.verdicts import Rule, Verdict
-from ..read.reader import BloomReader, ReaderConfig, run_in_new_loop
+from ..read.blocking import run_in_new_loop
+from ..read.fetch import ReaderConfig
+from ..read.reader import BloomReader
 from .build import Identity, stat_identity, store_identity, unique
 from .format import (
     MAX_INDEX_BYTES,

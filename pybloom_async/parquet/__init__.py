@@ -11,21 +11,12 @@ from __future__ import annotations
 
 from .decode import decode_file_metadata
 from .elements import CompressionCodec, Encoding, KeyValue, PageEncodingStats, PageType, Statistics
+from .encoded import CannotMatch, Encoded, NeverPrunes, Probe, WithNanoseconds
 from .flat import FlatColumn, FlatFooter, decode_flat_footer
+from .logical import ConvertedType, LogicalKind, LogicalType, TimeUnit
 from .metadata import ColumnChunk, FileMetaData, RowGroup
 from .pages import DATA_PAGE, PageHeader, PageHeaderReader, decode_page_header
-from .schema import (
-    MAX_SCHEMA_DEPTH,
-    ColumnDescriptor,
-    ConvertedType,
-    LogicalKind,
-    LogicalType,
-    Repetition,
-    Schema,
-    SchemaNode,
-    TimeUnit,
-    build_schema,
-)
+from .schema import MAX_SCHEMA_DEPTH, ColumnDescriptor, Repetition, Schema, SchemaNode, build_schema
 from .tail import (
     ENCRYPTED_MAGIC,
     MAGIC,
@@ -35,17 +26,9 @@ from .tail import (
     check_leading_magic,
     parse_footer_tail,
 )
+from .text_values import parse_text_value
 from .thrift import THRIFT_DECODER
-from .values import (
-    CannotMatch,
-    Encoded,
-    NeverPrunes,
-    Probe,
-    WithNanoseconds,
-    encode_text,
-    encode_value,
-    parse_text_value,
-)
+from .values import encode_text, encode_value
 
 __all__ = [
     "DATA_PAGE",

@@ -8,7 +8,7 @@ from ..errors import EncryptedFileError
 from . import thrift_specs as wire
 from .metadata import FileMetaData, FooterBytes
 from .passes import HEAD_AND_CHUNKS_PASS, HEAD_PASS
-from .schema import _build_schema
+from .schema import schema_from_elements
 from .thrift import THRIFT_DECODER, decode_struct, non_negative, require_field
 
 __all__ = [
@@ -80,7 +80,7 @@ def decode_file_metadata_with(
         require_field(head.num_rows, "FileMetaData.num_rows", path), "FileMetaData.num_rows", path
     )
     groups = require_field(head.row_groups, "FileMetaData.row_groups", path)
-    schema, raw_paths = _build_schema(elements, path)
+    schema, raw_paths = schema_from_elements(elements, path)
     for index, group in enumerate(groups):
         rows = group.num_rows
         if rows is None or rows < 0 or group.total_byte_size is None:

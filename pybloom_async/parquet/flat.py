@@ -28,7 +28,7 @@ from thrift.Thrift import TType
 from ..errors import EncryptedFileError, ParquetFormatError
 from ..types import PhysicalType
 from . import thrift_specs as wire
-from .schema import _PHYSICAL, _REPETITIONS, MAX_SCHEMA_DEPTH, _children
+from .schema import MAX_SCHEMA_DEPTH, PHYSICAL_BY_NUMBER, REPETITION_BY_NUMBER, child_count
 from .thrift import THRIFT_DECODER, decode_struct, require_field
 
 __all__ = ["FlatColumn", "FlatFooter", "decode_flat_footer"]
@@ -213,7 +213,7 @@ def _leaves(
     total = len(elements)
     leaves = []
     # One entry per open group: [children left, names, raw names, required so far].
-    stack: list[list[Any]] = [[_children(root, 1, total, path), (), [], True]]
+    stack: list[list[Any]] = [[child_count(root, 1, total, path), (), [], True]]
     i = 1
     # Each turn consumes an element or closes a group: at most 2 * len(elements) turns.
     while stack:
@@ -237,7 +237,7 @@ def _leaves(
         raw_parts = [*top[2], raw]
         repetition = element.repetition_type
         # Absent means REQUIRED, as the full schema decoder takes it.
-        if repetition is not None and repetition not in _REPETITIONS:
+        if repetition is not None and repetition not in REPETITION_BY_NUMBER:
             raise ParquetFormatError(
                 f"schema element {i - 1}: unsupported repetition type {repetition}", path=path
             )
@@ -251,10 +251,10 @@ def _leaves(
                     f"schema element {i - 1}: groups nested deeper than {MAX_SCHEMA_DEPTH} levels",
                     path=path,
                 )
-            count = _children(element, i, total, path, str(i - 1))
+            count = child_count(element, i, total, path, str(i - 1))
             stack.append([count, parts, raw_parts, required])
             continue
-        physical = _PHYSICAL.get(ptype)
+        physical = PHYSICAL_BY_NUMBER.get(ptype)
         if physical is None:
             raise ParquetFormatError(
                 f"schema element {i - 1}: unknown physical type {ptype}", path=path

@@ -7,30 +7,26 @@ can exhaust the stack or index past the list, and resolves every leaf into a
 :class:`ColumnDescriptor`: its path, physical type, repetition, maximum
 definition and repetition levels, and one :class:`LogicalType` that merges the
 modern ``logicalType`` union with the legacy ``converted_type`` enum (following
-the compatibility tables of parquet-format ``LogicalTypes.md``).
-"""
+the compatibility tables of parquet-format ``LogicalTypes.md``)."""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ParquetFormatError, PredicateError
 from ..types import PhysicalType
 from . import thrift_specs as wire
+from .logical import LogicalType, logical_of_converted, resolve_logical
 
 __all__ = [
     "MAX_SCHEMA_DEPTH",
     "ColumnDescriptor",
-    "ConvertedType",
-    "LogicalKind",
-    "LogicalType",
     "Repetition",
     "Schema",
     "SchemaNode",
-    "TimeUnit",
     "build_schema",
 ]
 
@@ -47,131 +43,6 @@ class Repetition(enum.IntEnum):
     REQUIRED = 0
     OPTIONAL = 1
     REPEATED = 2
-
-
-class ConvertedType(enum.IntEnum):
-    """The legacy ``ConvertedType`` enum of parquet.thrift (superseded by ``LogicalType``)."""
-
-    UTF8 = 0
-    MAP = 1
-    MAP_KEY_VALUE = 2
-    LIST = 3
-    ENUM = 4
-    DECIMAL = 5
-    DATE = 6
-    TIME_MILLIS = 7
-    TIME_MICROS = 8
-    TIMESTAMP_MILLIS = 9
-    TIMESTAMP_MICROS = 10
-    UINT_8 = 11
-    UINT_16 = 12
-    UINT_32 = 13
-    UINT_64 = 14
-    INT_8 = 15
-    INT_16 = 16
-    INT_32 = 17
-    INT_64 = 18
-    JSON = 19
-    BSON = 20
-    INTERVAL = 21
-
-
-class TimeUnit(enum.Enum):
-    """Unit of a TIME or TIMESTAMP column; the value is the number of units per second."""
-
-    MILLIS = 1_000
-    MICROS = 1_000_000
-    NANOS = 1_000_000_000
-
-    @property
-    def per_second(self) -> int:
-        """How many of this unit make one second."""
-        return self.value
-
-
-class LogicalKind(enum.Enum):
-    """Which logical type annotates a column (``LogicalType`` members plus legacy-only ones)."""
-
-    STRING = "STRING"
-    MAP = "MAP"
-    LIST = "LIST"
-    ENUM = "ENUM"
-    DECIMAL = "DECIMAL"
-    DATE = "DATE"
-    TIME = "TIME"
-    TIMESTAMP = "TIMESTAMP"
-    INTEGER = "INTEGER"
-    UNKNOWN = "UNKNOWN"  # the NULL type: the column only holds nulls
-    JSON = "JSON"
-    BSON = "BSON"
-    UUID = "UUID"
-    FLOAT16 = "FLOAT16"
-    VARIANT = "VARIANT"
-    GEOMETRY = "GEOMETRY"
-    GEOGRAPHY = "GEOGRAPHY"
-    VECTOR = "VECTOR"
-    # Legacy ConvertedType values with no LogicalType member.
-    INTERVAL = "INTERVAL"
-    MAP_KEY_VALUE = "MAP_KEY_VALUE"
-    # A logicalType union member (or time unit) newer than this library: the
-    # column's values must not be interpreted.
-    UNRECOGNIZED = "UNRECOGNIZED"
-
-
-@dataclass(frozen=True, slots=True)
-class LogicalType:
-    """A resolved logical type; only the parameters of its ``kind`` are set.
-
-    Build parameterised types with :meth:`decimal`, :meth:`time`,
-    :meth:`timestamp` and :meth:`integer`; the others with ``LogicalType(kind)``.
-    ``legacy`` is true when the type was derived from ``converted_type`` alone.
-    """
-
-    kind: LogicalKind
-    scale: int | None = None
-    precision: int | None = None
-    unit: TimeUnit | None = None
-    is_adjusted_to_utc: bool | None = None
-    bit_width: int | None = None
-    is_signed: bool | None = None
-    legacy: bool = field(default=False, compare=False)
-
-    @classmethod
-    def decimal(cls, precision: int, scale: int, *, legacy: bool = False) -> LogicalType:
-        """DECIMAL(precision, scale)."""
-        return cls(LogicalKind.DECIMAL, scale=scale, precision=precision, legacy=legacy)
-
-    @classmethod
-    def time(cls, unit: TimeUnit, is_adjusted_to_utc: bool, *, legacy: bool = False) -> LogicalType:
-        """TIME(isAdjustedToUTC, unit)."""
-        return cls(
-            LogicalKind.TIME, unit=unit, is_adjusted_to_utc=is_adjusted_to_utc, legacy=legacy
-        )
-
-    @classmethod
-    def timestamp(
-        cls, unit: TimeUnit, is_adjusted_to_utc: bool, *, legacy: bool = False
-    ) -> LogicalType:
-        """TIMESTAMP(isAdjustedToUTC, unit)."""
-        return cls(
-            LogicalKind.TIMESTAMP, unit=unit, is_adjusted_to_utc=is_adjusted_to_utc, legacy=legacy
-        )
-
-    @classmethod
-    def integer(cls, bit_width: int, is_signed: bool, *, legacy: bool = False) -> LogicalType:
-        """INTEGER(bitWidth, isSigned)."""
-        return cls(LogicalKind.INTEGER, bit_width=bit_width, is_signed=is_signed, legacy=legacy)
-
-    def __str__(self) -> str:
-        kind = self.kind
-        if kind is LogicalKind.DECIMAL:
-            return f"DECIMAL({self.precision}, {self.scale})"
-        if kind in (LogicalKind.TIME, LogicalKind.TIMESTAMP):
-            unit = self.unit.name if self.unit is not None else "?"
-            return f"{kind.name}({unit}, utc={self.is_adjusted_to_utc})"
-        if kind is LogicalKind.INTEGER:
-            return f"{'INT' if self.is_signed else 'UINT'}({self.bit_width})"
-        return kind.name
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,7 +154,7 @@ class Schema:
             assert self._elements is not None
             # The elements passed every check when the leaves were built: the
             # same walk, building nodes this time, cannot fail.
-            root = self._root = _build_schema(self._elements, self._path, tree=True)[0].root
+            root = self._root = schema_from_elements(self._elements, self._path, tree=True)[0].root
             self._elements = None
         return root
 
@@ -354,139 +225,8 @@ class Schema:
             return by_path.get(path, [])
         parts = tuple(path)
         return [c for c in self._columns if c.path_parts == parts]
-
-
-# Legacy ConvertedType -> LogicalType, from the "backward compatibility" tables
-# of LogicalTypes.md. TIME_* and TIMESTAMP_* imply isAdjustedToUTC = true.
-_LEGACY: dict[int, LogicalType] = {
-    ConvertedType.UTF8: LogicalType(LogicalKind.STRING, legacy=True),
-    ConvertedType.MAP: LogicalType(LogicalKind.MAP, legacy=True),
-    ConvertedType.MAP_KEY_VALUE: LogicalType(LogicalKind.MAP_KEY_VALUE, legacy=True),
-    ConvertedType.LIST: LogicalType(LogicalKind.LIST, legacy=True),
-    ConvertedType.ENUM: LogicalType(LogicalKind.ENUM, legacy=True),
-    ConvertedType.DATE: LogicalType(LogicalKind.DATE, legacy=True),
-    ConvertedType.TIME_MILLIS: LogicalType.time(TimeUnit.MILLIS, True, legacy=True),
-    ConvertedType.TIME_MICROS: LogicalType.time(TimeUnit.MICROS, True, legacy=True),
-    ConvertedType.TIMESTAMP_MILLIS: LogicalType.timestamp(TimeUnit.MILLIS, True, legacy=True),
-    ConvertedType.TIMESTAMP_MICROS: LogicalType.timestamp(TimeUnit.MICROS, True, legacy=True),
-    ConvertedType.UINT_8: LogicalType.integer(8, False, legacy=True),
-    ConvertedType.UINT_16: LogicalType.integer(16, False, legacy=True),
-    ConvertedType.UINT_32: LogicalType.integer(32, False, legacy=True),
-    ConvertedType.UINT_64: LogicalType.integer(64, False, legacy=True),
-    ConvertedType.INT_8: LogicalType.integer(8, True, legacy=True),
-    ConvertedType.INT_16: LogicalType.integer(16, True, legacy=True),
-    ConvertedType.INT_32: LogicalType.integer(32, True, legacy=True),
-    ConvertedType.INT_64: LogicalType.integer(64, True, legacy=True),
-    ConvertedType.JSON: LogicalType(LogicalKind.JSON, legacy=True),
-    ConvertedType.BSON: LogicalType(LogicalKind.BSON, legacy=True),
-    ConvertedType.INTERVAL: LogicalType(LogicalKind.INTERVAL, legacy=True),
-}
-
-_PLAIN_MEMBERS = {
-    "STRING": LogicalKind.STRING,
-    "MAP": LogicalKind.MAP,
-    "LIST": LogicalKind.LIST,
-    "ENUM": LogicalKind.ENUM,
-    "DATE": LogicalKind.DATE,
-    "UNKNOWN": LogicalKind.UNKNOWN,
-    "JSON": LogicalKind.JSON,
-    "BSON": LogicalKind.BSON,
-    "UUID": LogicalKind.UUID,
-    "FLOAT16": LogicalKind.FLOAT16,
-    "VARIANT": LogicalKind.VARIANT,
-    "GEOMETRY": LogicalKind.GEOMETRY,
-    "GEOGRAPHY": LogicalKind.GEOGRAPHY,
-    "VECTOR": LogicalKind.VECTOR,
-}
-
-# LogicalType is immutable: one shared instance per parameterless kind.
-_PLAIN_TYPES = {name: LogicalType(kind) for name, kind in _PLAIN_MEMBERS.items()}
-
-_UNRECOGNIZED = LogicalType(LogicalKind.UNRECOGNIZED)
-
-
-def _time_unit(unit: wire.TimeUnit | None) -> TimeUnit | None:
-    if unit is None:
-        return None
-    members = unit.members_set()
-    if len(members) != 1:
-        # No member we know (a unit added after this library) or a malformed
-        # union: LogicalTypes.md says unknown units are unsupported features.
-        return None
-    return TimeUnit[members[0]]
-
-
-def _resolve_logical(
-    element: wire.SchemaElement, where: str, path: str | None
-) -> LogicalType | None:
-    """Merge ``logicalType`` and ``converted_type`` into one LogicalType (or None)."""
-    lt = element.logicalType
-    if lt is not None:
-        members = lt.members_set()
-        if len(members) > 1:
-            raise ParquetFormatError(
-                f"schema element {where}: logicalType union has {len(members)} members set "
-                f"({', '.join(members)})",
-                path=path,
-            )
-        if not members:
-            # A union member newer than parquet.thrift as we know it.
-            return _UNRECOGNIZED
-        name = members[0]
-        plain = _PLAIN_TYPES.get(name)
-        if plain is not None:
-            return plain
-        if name == "DECIMAL":
-            dec = lt.DECIMAL
-            if dec is None or dec.scale is None or dec.precision is None:
-                raise ParquetFormatError(
-                    f"schema element {where}: DECIMAL logical type without scale or precision",
-                    path=path,
-                )
-            return LogicalType.decimal(dec.precision, dec.scale)
-        if name in ("TIME", "TIMESTAMP"):
-            tt = lt.TIME if name == "TIME" else lt.TIMESTAMP
-            unit = _time_unit(tt.unit if tt is not None else None)
-            if tt is None or unit is None or tt.isAdjustedToUTC is None:
-                return _UNRECOGNIZED
-            if name == "TIME":
-                return LogicalType.time(unit, tt.isAdjustedToUTC)
-            return LogicalType.timestamp(unit, tt.isAdjustedToUTC)
-        # INTEGER: the only member left.
-        it = lt.INTEGER
-        if it is None or it.bitWidth is None or it.isSigned is None:
-            raise ParquetFormatError(
-                f"schema element {where}: INTEGER logical type without bitWidth or isSigned",
-                path=path,
-            )
-        return LogicalType.integer(it.bitWidth, it.isSigned)
-    ct = element.converted_type
-    if ct is None:
-        return None
-    if ct == ConvertedType.DECIMAL:
-        if element.precision is None:
-            raise ParquetFormatError(
-                f"schema element {where}: DECIMAL converted type without precision", path=path
-            )
-        # LogicalTypes.md: "If not specified, the scale is 0."
-        scale = element.scale if element.scale is not None else 0
-        return LogicalType.decimal(element.precision, scale, legacy=True)
-    # An unknown converted type number annotates nothing we can use (the enum
-    # "should not be extended", parquet.thrift); the descriptor keeps the number.
-    return _LEGACY.get(ct)
-
-
-# Enum lookups by dict: ``Enum(value)`` is a Python-level call, and every
-# schema element of every footer goes through these.
-_CONVERTED: dict[int, int] = {m.value: m for m in ConvertedType}
-_REPETITIONS: dict[int, Repetition] = {m.value: m for m in Repetition}
-_PHYSICAL: dict[int, PhysicalType] = {m.value: m for m in PhysicalType}
-
-
-def _converted(value: int | None) -> int | None:
-    if value is None:
-        return None
-    return _CONVERTED.get(value, value)
+REPETITION_BY_NUMBER: dict[int, Repetition] = {m.value: m for m in Repetition}
+PHYSICAL_BY_NUMBER: dict[int, PhysicalType] = {m.value: m for m in PhysicalType}
 
 
 def _where(index: int, parts: tuple[str, ...]) -> str:
@@ -509,7 +249,7 @@ def _repetition(element: wire.SchemaElement, where: str, path: str | None) -> Re
         # Bloom filters, so rather than reject the file we take the enum's
         # zero value, REQUIRED.
         return Repetition.REQUIRED
-    found = _REPETITIONS.get(value)
+    found = REPETITION_BY_NUMBER.get(value)
     if found is None:
         raise ParquetFormatError(
             f"schema element {where}: unsupported repetition type {value} "
@@ -553,10 +293,10 @@ def build_schema(elements: Sequence[wire.SchemaElement], *, path: str | None = N
         than ``MAX_SCHEMA_DEPTH``, or a type, repetition or annotation is
         invalid.
     """
-    return _build_schema(elements, path, tree=True)[0]
+    return schema_from_elements(elements, path, tree=True)[0]
 
 
-def _build_schema(
+def schema_from_elements(
     elements: Sequence[wire.SchemaElement], path: str | None, *, tree: bool = False
 ) -> tuple[Schema, list[list[bytes]]]:
     """:func:`build_schema`, plus each leaf's path as the raw name bytes of the footer.
@@ -574,7 +314,7 @@ def _build_schema(
         raise ParquetFormatError("the schema root is a primitive column, not a group", path=path)
     total = len(elements)
     stack: list[list[Any]] = [
-        [root, root_name, _children(root, 1, total, path), (), 0, 0, None, []]
+        [root, root_name, child_count(root, 1, total, path), (), 0, 0, None, []]
     ]
     raw_stack: list[bytes] = []  # raw names of the open groups below the root
     columns: list[ColumnDescriptor] = []
@@ -610,7 +350,7 @@ def _build_schema(
             else:
                 group = top[_ELEMENT]
                 if group.logicalType is not None or group.converted_type is not None:
-                    _resolve_logical(group, top[_NAME], path)  # the check _node() makes
+                    resolve_logical(group, top[_NAME], path)  # the check _node() makes
             continue
         if i >= total:
             raise ParquetFormatError(
@@ -630,7 +370,7 @@ def _build_schema(
         if value is None:
             repetition = required  # see _repetition
         else:
-            found = _REPETITIONS.get(value)
+            found = REPETITION_BY_NUMBER.get(value)
             repetition = (
                 found if found is not None else _repetition(element, _where(i - 1, parts), path)
             )
@@ -647,7 +387,7 @@ def _build_schema(
                 [
                     element,
                     name,
-                    _children(element, i, total, path, _where(i - 1, parts)),
+                    child_count(element, i, total, path, _where(i - 1, parts)),
                     parts,
                     definition,
                     repetition_level,
@@ -658,7 +398,7 @@ def _build_schema(
             raw_stack.append(raw_name)
             continue
         ptype = element.type  # never None here: _is_group() takes untyped elements
-        physical = _PHYSICAL.get(ptype) if ptype is not None else None
+        physical = PHYSICAL_BY_NUMBER.get(ptype) if ptype is not None else None
         if physical is None:
             raise ParquetFormatError(
                 f"schema element {_where(i - 1, parts)}: unknown physical type {element.type}",
@@ -679,8 +419,8 @@ def _build_schema(
         if element.logicalType is None and element.converted_type is None:
             logical = None
         else:
-            logical = _resolve_logical(element, _where(i - 1, parts), path)
-        converted = _converted(element.converted_type)
+            logical = resolve_logical(element, _where(i - 1, parts), path)
+        converted = logical_of_converted(element.converted_type)
         if tree:
             top[_CHILDREN].append(
                 SchemaNode(
@@ -712,7 +452,7 @@ def _build_schema(
     return Schema(root=built_root, columns=tuple(columns)), raw_paths
 
 
-def _children(
+def child_count(
     element: wire.SchemaElement,
     next_index: int,
     total: int,
@@ -748,14 +488,14 @@ def _node(
     where: str,
 ) -> SchemaNode:
     if physical is None and (element.logicalType is not None or element.converted_type is not None):
-        logical = _resolve_logical(element, where, path)
+        logical = resolve_logical(element, where, path)
     return SchemaNode(
         name=name,
         repetition=repetition,
         physical_type=physical,
         type_length=element.type_length if physical is PhysicalType.FIXED_LEN_BYTE_ARRAY else None,
         logical_type=logical,
-        converted_type=_converted(element.converted_type),
+        converted_type=logical_of_converted(element.converted_type),
         field_id=element.field_id,
         children=children,
     )

@@ -38,16 +38,14 @@ from ..parquet import (
     Schema,
 )
 from ..predicate import Eq, Predicate, TextLiteral, as_predicate
-from ..read.reader import (
+from ..read.blocking import (
     BlockingLocalReader,
-    BloomFilterRead,
-    BloomReader,
-    FilterKey,
-    ReaderConfig,
     blocking_local_paths,
     refuse_running_loop,
     run_blocking,
 )
+from ..read.fetch import BloomFilterRead, FilterKey, ReaderConfig
+from ..read.reader import BloomReader
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import LeafCache, prepare
 from .runner import expand_paths, files_at_once, for_each, once_each
@@ -248,7 +246,7 @@ async def prune(
                 # is read, then its filters); kept to the end, every footer and filter of
                 # the run would stay in memory: about 5 KiB per small file.
                 key = location.path if isinstance(location, FileInfo) else os.fspath(location)
-                rdr._drop(key)
+                rdr.forget(key)
 
     try:
         results = await for_each(files, one, limit, progress)

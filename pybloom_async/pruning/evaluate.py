@@ -20,11 +20,7 @@ from ..parquet import (
     RowGroup,
 )
 from ..predicate import And, Eq, In, Or, Predicate
-from ..read.reader import (
-    BloomFilterRead,
-    FilterKey,
-    FilterState,
-)
+from ..read.fetch import BloomFilterRead, FilterKey, FilterState
 from ..types import PhysicalType
 from .leaves import Leaf, literal_sort_key
 from .verdicts import Rule

@@ -26,9 +26,7 @@ from ..parquet import (
     encode_value,
 )
 from ..predicate import Eq, In, TextLiteral, literal_text
-from ..read.reader import (
-    Footer,
-)
+from ..read.fetch import Footer
 from ..types import PhysicalType
 from .verdicts import show
 

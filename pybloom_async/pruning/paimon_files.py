@@ -26,10 +26,8 @@ from ..parquet import (
     parse_text_value,
 )
 from ..predicate import And, Eq, In, Or, Predicate, TextLiteral, as_predicate
-from ..read.reader import (
-    BloomReader,
-    run_in_new_loop,
-)
+from ..read.blocking import run_in_new_loop
+from ..read.reader import BloomReader
 from ..types import PhysicalType
 from .leaves import literal_of
 from .runner import for_each

@@ -16,10 +16,8 @@ from ..errors import (
 )
 from ..io.base import FileInfo
 from ..io.listing import list_parquet_files
-from ..read.reader import (
-    BloomReader,
-    ReaderConfig,
-)
+from ..read.fetch import ReaderConfig
+from ..read.reader import BloomReader
 
 
 async def for_each(

@@ -24,7 +24,8 @@ import numpy as np
 from ..checks import require_pyarrow
 from ..core.hashing import HashArray, hash_values
 from ..errors import ParquetFormatError, UnsupportedTypeError
-from ..parquet.schema import ColumnDescriptor, LogicalKind
+from ..parquet.logical import LogicalKind
+from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 
 __all__ = ["ColumnReader", "column_hashes", "leaf_values", "physical_values", "unsupported_reason"]

@@ -21,19 +21,29 @@ that one filter unusable (the row group is then kept, never pruned), and nothing
 the file's filter area or above a limit is ever fetched or allocated.
 
 Buffers are keyed by the :class:`ByteRange` they were fetched for; :meth:`Location.view`
-slices them with ``memoryview`` so a filter held by one buffer is never copied.
-"""
+slices them with ``memoryview`` so a filter held by one buffer is never copied."""
 
 from __future__ import annotations
 
 import enum
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, NamedTuple, TypeAlias, TypeVar
+from typing import Generic
 
 from ..checks import integer
-from ..errors import InvalidArgumentError, ParquetFormatError, SourceError
+from ..errors import InvalidArgumentError, ParquetFormatError
+from .ranges import (
+    BufferLike,
+    ByteRange,
+    K,
+    KiB,
+    Location,
+    MiB,
+    Piece,
+    attach_buffers,
+    merge_checked,
+)
 
 __all__ = [
     "BLOCK_BYTES",
@@ -41,29 +51,12 @@ __all__ = [
     "MAGIC_BYTES",
     "MIN_FILTER_BYTES",
     "MIN_HEADER_BYTES",
-    "BitsetPlan",
-    "BufferLike",
-    "ByteRange",
     "FilterStatus",
-    "HeaderInfo",
-    "Location",
-    "Piece",
     "PlanConfig",
     "PlannedFilter",
     "ReadPlan",
-    "ResolvedFilter",
-    "merge_ranges",
-    "plan_bitset_reads",
     "plan_filter_reads",
 ]
-
-K = TypeVar("K")
-
-#: Any object the reader may hold fetched bytes in; all support the buffer protocol.
-BufferLike: TypeAlias = bytes | bytearray | memoryview
-
-KiB = 1024
-MiB = 1024 * KiB
 
 #: A Parquet file starts (and ends) with the 4-byte magic ``PAR1``; no filter starts inside it.
 MAGIC_BYTES = 4
@@ -141,182 +134,6 @@ class PlanConfig:
 DEFAULT_PLAN_CONFIG = PlanConfig()
 
 
-class ByteRange(NamedTuple):
-    """A half-open byte range ``[start, end)`` of a file."""
-
-    start: int
-    end: int
-
-    @property
-    def length(self) -> int:
-        """Number of bytes in the range."""
-        return self.end - self.start
-
-    def contains(self, other: ByteRange) -> bool:
-        """Whether ``other`` lies entirely inside this range."""
-        return self.start <= other.start and other.end <= self.end
-
-    def __str__(self) -> str:
-        return f"[{self.start}, {self.end})"
-
-
-def merge_ranges(
-    ranges: Iterable[tuple[int, int]], max_hole: int, max_size: int
-) -> list[ByteRange]:
-    """Coalesce byte ranges into fewer, larger ones; sorted, disjoint, covering every input.
-
-    Overlapping inputs are always joined first (a byte must be fetched once, and each input
-    must lie in exactly one output). The resulting pieces are then merged left to right
-    while the hole between them is at most ``max_hole`` and the merged range stays within
-    ``max_size``; so an output larger than ``max_size`` is always a run of overlapping
-    inputs without holes, typically one oversized input standing alone. Empty inputs are
-    dropped.
-
-    Parameters
-    ----------
-    ranges:
-        ``(start, end)`` pairs, end exclusive, in any order.
-    max_hole:
-        Largest gap (bytes not asked for) that may be read over; 0 merges only touching
-        ranges.
-    max_size:
-        Largest merged range.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A range is not a pair of ints with ``0 <= start <= end``, or a limit is invalid.
-    """
-    max_hole = integer("max_hole", max_hole, minimum=0)
-    max_size = integer("max_size", max_size, minimum=1)
-    cleaned: list[tuple[int, int]] = []
-    for item in ranges:
-        try:
-            start, end = item
-        except (TypeError, ValueError):
-            raise InvalidArgumentError(f"range {item!r} is not a (start, end) pair") from None
-        for value in (start, end):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise InvalidArgumentError(f"range {item!r} holds a non-int bound")
-        if start < 0 or end < start:
-            raise InvalidArgumentError(f"range {item!r} must satisfy 0 <= start <= end")
-        if end > start:
-            cleaned.append((start, end))
-    return _merge_checked(cleaned, max_hole, max_size)
-
-
-def _merge_checked(
-    ranges: Iterable[tuple[int, int]], max_hole: int, max_size: int
-) -> list[ByteRange]:
-    """:func:`merge_ranges` for ranges the planner made: int bounds, ``0 <= start < end``.
-
-    The planner's ranges come out of ``_classify`` and ``_check_header``, which checked
-    every bound read from the file; only the caller-supplied ones of the public function
-    need its argument checks.
-    """
-    # Pass 1: union overlapping ranges. Touching ranges (end == next start) stay apart here
-    # so that pass 2 may still split them at the size limit.
-    atoms: list[list[int]] = []
-    for start, end in sorted(ranges):
-        if atoms and start < atoms[-1][1]:
-            atoms[-1][1] = max(atoms[-1][1], end)
-        else:
-            atoms.append([start, end])
-
-    # Pass 2: greedy left-to-right merge under the hole and size limits.
-    merged: list[ByteRange] = []
-    for start, end in atoms:
-        if merged:
-            last = merged[-1]
-            if start - last.end <= max_hole and end - last.start <= max_size:
-                merged[-1] = ByteRange(last.start, end)
-                continue
-        merged.append(ByteRange(start, end))
-    return merged
-
-
-class Piece(NamedTuple):
-    """A run of file bytes ``[start, end)`` held by the buffer fetched for ``buffer``."""
-
-    buffer: ByteRange
-    start: int
-    end: int
-
-    @property
-    def buffer_slice(self) -> slice:
-        """Where the run lies inside its buffer."""
-        return slice(self.start - self.buffer.start, self.end - self.buffer.start)
-
-
-class Location(NamedTuple):
-    """Where the bytes of one file range will be found: one or more pieces, in file order."""
-
-    range: ByteRange
-    pieces: tuple[Piece, ...]
-
-    @property
-    def zero_copy(self) -> bool:
-        """True when one buffer holds the whole range, so :meth:`view` copies nothing."""
-        return len(self.pieces) == 1
-
-    def view(self, buffers: Mapping[ByteRange, BufferLike]) -> memoryview:
-        """Return the range's bytes as a read-only view into the fetched buffers.
-
-        A range held by one buffer is a slice of it, without a copy. A range split across
-        buffers (a bitset whose start came with the guess and whose rest came in round 2)
-        is joined into one new buffer of ``range.length`` bytes; that size was checked
-        against the limits when the plan was made.
-
-        Parameters
-        ----------
-        buffers:
-            The fetched bytes keyed by the range they were fetched for, as built by
-            :meth:`ReadPlan.buffers` and :meth:`BitsetPlan.buffers`.
-
-        Raises
-        ------
-        InvalidArgumentError
-            A buffer the location needs is missing or has the wrong length.
-        """
-        if len(self.pieces) == 1:
-            buffer, start, end = self.pieces[0]
-            return _buffer_view(buffers, buffer)[start - buffer.start : end - buffer.start]
-        joined = bytearray(self.range.length)
-        for piece in self.pieces:
-            source = _buffer_view(buffers, piece.buffer)[piece.buffer_slice]
-            joined[piece.start - self.range.start : piece.end - self.range.start] = source
-        return memoryview(joined).toreadonly()
-
-
-def _buffer_view(buffers: Mapping[ByteRange, BufferLike], key: ByteRange) -> memoryview:
-    try:
-        data = buffers[key]
-    except KeyError:
-        raise InvalidArgumentError(f"no buffer was given for the fetched range {key}") from None
-    view = memoryview(data)
-    if view.ndim != 1 or view.format not in ("B", "b", "c"):
-        view = view.cast("B")
-    if view.nbytes != key.end - key.start:
-        raise InvalidArgumentError(
-            f"buffer for range {key} holds {view.nbytes} bytes, expected {key.length}"
-        )
-    return view if view.readonly else view.toreadonly()
-
-
-def _attach(
-    ranges: Sequence[ByteRange], data: Sequence[BufferLike], into: dict[ByteRange, BufferLike]
-) -> None:
-    if len(data) != len(ranges):
-        raise InvalidArgumentError(f"got {len(data)} buffers for {len(ranges)} fetched ranges")
-    for key, buf in zip(ranges, data, strict=True):
-        size = memoryview(buf).nbytes
-        if size != key.length:
-            # A source that returns fewer bytes than asked (truncated or replaced object)
-            # must not be sliced as if it were whole.
-            raise SourceError(f"read of range {key} returned {size} bytes, expected {key.length}")
-        into[key] = buf
-
-
 class FilterStatus(enum.Enum):
     """What the plan knows about one wanted filter."""
 
@@ -378,58 +195,8 @@ class ReadPlan(Generic[K]):
             A buffer's length differs from its range (a short read).
         """
         out: dict[ByteRange, BufferLike] = {}
-        _attach((self.tail,), (tail,), out)
-        _attach(self.fetches, fetched, out)
-        return out
-
-
-class HeaderInfo(NamedTuple):
-    """What the reader decoded from a filter's ``BloomFilterHeader``.
-
-    ``header_len`` is the number of bytes the thrift header took, ``num_bytes`` its
-    ``numBytes`` field (the bitset size), both as decoded: they are checked here. The
-    ``(header_len, num_bytes)`` pair returned by ``filter.decode_header`` is accepted as is.
-    """
-
-    header_len: int
-    num_bytes: int
-
-
-@dataclass(frozen=True)
-class ResolvedFilter(Generic[K]):
-    """Round-2 outcome for one wanted filter; ``bitset`` is set when status is READY."""
-
-    key: K
-    offset: int | None
-    length: int | None
-    status: FilterStatus
-    reason: str | None = None
-    header_len: int | None = None
-    num_bytes: int | None = None
-    bitset: Location | None = None
-
-
-@dataclass(frozen=True)
-class BitsetPlan(Generic[K]):
-    """Round-2 plan: extra ranges to fetch (often none) and where every bitset lies."""
-
-    fetches: tuple[ByteRange, ...]
-    filters: tuple[ResolvedFilter[K], ...]
-
-    def buffers(
-        self, fetched: Sequence[BufferLike], previous: Mapping[ByteRange, BufferLike]
-    ) -> dict[ByteRange, BufferLike]:
-        """Add the round-2 bytes (in ``fetches`` order) to the round-1 buffers.
-
-        Raises
-        ------
-        InvalidArgumentError
-            The number of buffers does not match ``fetches``.
-        SourceError
-            A buffer's length differs from its range (a short read).
-        """
-        out = dict(previous)
-        _attach(self.fetches, fetched, out)
+        attach_buffers((self.tail,), (tail,), out)
+        attach_buffers(self.fetches, fetched, out)
         return out
 
 
@@ -619,7 +386,7 @@ def plan_filter_reads(
         needs.append(wanted_range)
         in_tail.append(inside)
 
-    fetches = tuple(_merge_checked(outside, config.max_hole_bytes, config.max_range_bytes))
+    fetches = tuple(merge_checked(outside, config.max_hole_bytes, config.max_range_bytes))
     fetch_starts = [f.start for f in fetches]
 
     filters: list[PlannedFilter[K]] = []
@@ -637,229 +404,3 @@ def plan_filter_reads(
         filters.append(PlannedFilter(key, offset, length, planned, None, location))
 
     return ReadPlan(file_size, footer_start, tail, fetches, tuple(filters), config)
-
-
-class _Coverage:
-    """The file ranges held in buffers, in rounds; ranges within one round are disjoint."""
-
-    def __init__(self) -> None:
-        # Per round: the ranges' starts, their ends, the ranges (sorted by start).
-        self._rounds: list[tuple[list[int], list[int], list[ByteRange]]] = []
-
-    def add_round(self, ranges: Iterable[ByteRange]) -> None:
-        ordered = sorted(ranges)
-        self._rounds.append(([r.start for r in ordered], [r.end for r in ordered], ordered))
-
-    def _best(self, pos: int) -> ByteRange | None:
-        """The buffer holding ``pos`` that reaches furthest, so a range needs fewest pieces."""
-        best: ByteRange | None = None
-        best_end = pos
-        for starts, ends, ranges in self._rounds:
-            index = bisect_right(starts, pos) - 1
-            if index >= 0 and ends[index] > best_end:
-                best = ranges[index]
-                best_end = ends[index]
-        return best
-
-    def _next_start(self, pos: int) -> int | None:
-        nearest: int | None = None
-        for starts, _ends, _ranges in self._rounds:
-            index = bisect_right(starts, pos)
-            if index < len(starts) and (nearest is None or starts[index] < nearest):
-                nearest = starts[index]
-        return nearest
-
-    def missing(self, need: ByteRange) -> list[ByteRange]:
-        """Sub-ranges of ``need`` that no buffer holds."""
-        gaps: list[ByteRange] = []
-        pos = need.start
-        while pos < need.end:
-            best = self._best(pos)
-            if best is not None:
-                pos = min(best.end, need.end)
-                continue
-            nxt = self._next_start(pos)
-            end = need.end if nxt is None else min(nxt, need.end)
-            gaps.append(ByteRange(pos, end))
-            pos = end
-        return gaps
-
-    def locate(self, need: ByteRange) -> Location:
-        """The pieces holding ``need``; every byte must already be covered."""
-        pieces: list[Piece] = []
-        pos = need.start
-        while pos < need.end:
-            best = self._best(pos)
-            if best is None:  # pragma: no cover - plan_bitset_reads fetches every gap first
-                raise AssertionError(f"byte {pos} of {need} is in no buffer")
-            end = min(best.end, need.end)
-            pieces.append(Piece(best, pos, end))
-            pos = end
-        return Location(need, tuple(pieces))
-
-
-def _check_header(
-    entry: PlannedFilter[K], header_len: int, num_bytes: int, footer_start: int, config: PlanConfig
-) -> str | ByteRange:
-    """Check a decoded header against the footer and limits: the bitset range or a reason."""
-    assert entry.offset is not None and entry.read is not None
-    if type(header_len) is not int or type(num_bytes) is not int:  # plain ints: one test
-        for name, value in (("header_len", header_len), ("num_bytes", num_bytes)):
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise InvalidArgumentError(
-                    f"HeaderInfo.{name} must be an int, not {type(value).__name__} "
-                    f"(filter {entry.key!r})"
-                )
-    if header_len <= 0 or header_len > entry.read.range.length:
-        # The decoder cannot have consumed bytes it was not given: a bug, not bad data.
-        raise InvalidArgumentError(
-            f"header_len {header_len} is outside the {entry.read.range.length} bytes the "
-            f"header was decoded from (filter {entry.key!r})"
-        )
-    if header_len > config.max_header_bytes:
-        return f"header of {header_len} bytes is above the limit of {config.max_header_bytes}"
-    if num_bytes < BLOCK_BYTES or num_bytes % BLOCK_BYTES:
-        return f"numBytes {num_bytes} is not a positive multiple of the {BLOCK_BYTES}-byte block"
-    if num_bytes > config.max_filter_bytes:
-        return f"numBytes {num_bytes} is above the limit of {config.max_filter_bytes} bytes"
-    end = entry.offset + header_len + num_bytes
-    if entry.length is not None and header_len + num_bytes != entry.length:
-        return (
-            f"header ({header_len} bytes) + numBytes {num_bytes} = {header_len + num_bytes} "
-            f"does not match bloom_filter_length {entry.length}"
-        )
-    if end > footer_start:
-        return (
-            f"bitset ends at {end} (offset {entry.offset} + header {header_len} + numBytes "
-            f"{num_bytes}), past the footer start {footer_start}"
-        )
-    return ByteRange(entry.offset + header_len, end)
-
-
-def _inside_read(
-    entry: PlannedFilter[Any], bitset: ByteRange, held: set[ByteRange]
-) -> Location | None:
-    """The bitset's location when the one buffer its header came from holds it all, else None.
-
-    The usual case (a known length, or a guess long enough): no other buffer needs to be
-    searched, and one piece means :meth:`Location.view` copies nothing.
-    """
-    assert entry.read is not None
-    pieces = entry.read.pieces
-    if len(pieces) != 1:
-        return None
-    buffer = pieces[0].buffer
-    if buffer.start <= bitset.start and bitset.end <= buffer.end and buffer in held:
-        return Location(bitset, (Piece(buffer, bitset.start, bitset.end),))
-    return None
-
-
-def plan_bitset_reads(
-    plan: ReadPlan[K], headers: Sequence[HeaderInfo | tuple[int, int] | str | None]
-) -> BitsetPlan[K]:
-    """Plan round 2: check each decoded header and fetch only the bitset bytes not yet held.
-
-    Parameters
-    ----------
-    plan:
-        The round-1 plan whose buffers the headers were decoded from.
-    headers:
-        One entry per ``plan.filters``: a :class:`HeaderInfo` (or the ``(header_len,
-        num_bytes)`` pair ``filter.decode_header`` returns) for a PLANNED filter whose
-        header decoded; a reason string for one whose header did not (the filter becomes
-        UNUSABLE); ``None`` for filters that were not PLANNED.
-
-    Raises
-    ------
-    InvalidArgumentError
-        ``headers`` does not match ``plan.filters``, or a HeaderInfo is impossible for the
-        bytes it was decoded from (a decoder bug). Headers that are merely invalid make
-        their filter UNUSABLE instead.
-    """
-    if len(headers) != len(plan.filters):
-        raise InvalidArgumentError(
-            f"got {len(headers)} headers for {len(plan.filters)} planned filters"
-        )
-    # Buffers already held; a coverage index over them is built only when a bitset is not
-    # inside the buffer its header came from.
-    held = {*plan.fetches, plan.tail}
-    coverage: _Coverage | None = None
-
-    # Per filter: its final outcome, or (header, bitset range, location if already known).
-    outcomes: list[ResolvedFilter[K] | tuple[int, int, ByteRange, Location | None]] = []
-    missing: list[ByteRange] = []
-    planned = FilterStatus.PLANNED
-    for entry, header in zip(plan.filters, headers, strict=True):
-        if entry.status is not planned:
-            if header is not None:
-                raise InvalidArgumentError(
-                    f"filter {entry.key!r} is {entry.status.value}; its header must be None"
-                )
-            outcomes.append(
-                ResolvedFilter(entry.key, entry.offset, entry.length, entry.status, entry.reason)
-            )
-            continue
-        if header is None:
-            raise InvalidArgumentError(f"filter {entry.key!r} was planned but got no header")
-        if isinstance(header, str):
-            outcomes.append(
-                ResolvedFilter(
-                    entry.key,
-                    entry.offset,
-                    entry.length,
-                    FilterStatus.UNUSABLE,
-                    f"bloom filter header: {header}",
-                )
-            )
-            continue
-        if not isinstance(header, tuple) or len(header) != 2:
-            raise InvalidArgumentError(
-                f"header for filter {entry.key!r} must be a HeaderInfo or a "
-                f"(header_len, num_bytes) pair, a reason string or None, not {header!r}"
-            )
-        header_len, num_bytes = header
-        checked = _check_header(entry, header_len, num_bytes, plan.footer_start, plan.config)
-        if isinstance(checked, str):
-            outcomes.append(
-                ResolvedFilter(
-                    entry.key,
-                    entry.offset,
-                    entry.length,
-                    FilterStatus.UNUSABLE,
-                    checked,
-                    header_len,
-                    num_bytes,
-                )
-            )
-            continue
-        located = _inside_read(entry, checked, held)
-        if located is None:
-            if coverage is None:
-                coverage = _Coverage()
-                coverage.add_round(plan.fetches)
-                coverage.add_round((plan.tail,))
-            missing.extend(coverage.missing(checked))
-        outcomes.append((header_len, num_bytes, checked, located))
-
-    fetches = tuple(
-        _merge_checked(missing, plan.config.max_hole_bytes, plan.config.max_range_bytes)
-    )
-    if coverage is not None:
-        coverage.add_round(fetches)
-
-    resolved: list[ResolvedFilter[K]] = []
-    ready = FilterStatus.READY
-    for entry, outcome in zip(plan.filters, outcomes, strict=True):
-        if isinstance(outcome, ResolvedFilter):
-            resolved.append(outcome)
-            continue
-        header_len, num_bytes, bitset, located = outcome
-        if located is None:
-            assert coverage is not None
-            located = coverage.locate(bitset)
-        resolved.append(
-            ResolvedFilter(
-                entry.key, entry.offset, entry.length, ready, None, header_len, num_bytes, located
-            )
-        )
-    return BitsetPlan(fetches, tuple(resolved))

@@ -76,8 +76,8 @@ from ..parquet.metadata import FileMetaData
 from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
 from ..parquet.tail import MAGIC, TRAILER_SIZE, check_leading_magic, parse_footer_tail
+from ..read.blocking import run_in_new_loop
 from ..read.columns import ColumnReader, unsupported_reason
-from ..read.reader import run_in_new_loop
 
 __all__ = [
     "DEFAULT_ADD_MAX_BYTES",

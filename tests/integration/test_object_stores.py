@@ -33,8 +33,8 @@ from support.writers import WrittenFiles, filter_header, filter_locations
 
 from pybloom_async import Predicate, Verdict, col, prune_sync
 from pybloom_async.io.base import SourceStats
+from pybloom_async.read.fetch import DEFAULT_READER_CONFIG
 from pybloom_async.read.plan import DEFAULT_PLAN_CONFIG
-from pybloom_async.read.reader import DEFAULT_READER_CONFIG
 
 pq = pytest.importorskip("pyarrow.parquet")
 

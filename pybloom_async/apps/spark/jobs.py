@@ -43,7 +43,9 @@ from ...predicate import Predicate, as_predicate
 from ...pruning.api import prune
 from ...pruning.runner import expand_paths
 from ...pruning.verdicts import Rule, Verdict
-from ...read.reader import BloomReader, ReaderConfig, running_event_loop
+from ...read.blocking import running_event_loop
+from ...read.fetch import ReaderConfig
+from ...read.reader import BloomReader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

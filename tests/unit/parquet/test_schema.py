@@ -469,11 +469,11 @@ def test_pyarrow_written_schema_matches(tmp_path: Path) -> None:
 
 
 def test_schema_from_a_footer_builds_its_tree_on_first_use() -> None:
-    from pybloom_async.parquet.schema import _build_schema
+    from pybloom_async.parquet.schema import schema_from_elements
 
     elements = nested_elements()
     eager = build_schema(elements)
-    lazy, raw_paths = _build_schema(elements, "f.parquet")
+    lazy, raw_paths = schema_from_elements(elements, "f.parquet")
     assert lazy.columns == eager.columns
     assert raw_paths == [[p.encode() for p in c.path_parts] for c in eager.columns]
     assert lazy.root == eager.root  # built now
@@ -483,7 +483,7 @@ def test_schema_from_a_footer_builds_its_tree_on_first_use() -> None:
     # A group's annotation is checked when the leaves are built, tree or not.
     bad = [group("r", 1), group("g", 1, converted_type=ConvertedType.DECIMAL), leaf("x", I32)]
     with pytest.raises(ParquetFormatError, match="DECIMAL converted type without precision"):
-        _build_schema(bad, "f.parquet")
+        schema_from_elements(bad, "f.parquet")
 
 
 def test_column_lookup_by_path_after_the_first() -> None:

@@ -21,7 +21,8 @@ import pytest
 
 from pybloom_async import SplitBlockBloomFilter
 from pybloom_async.errors import ParquetFormatError, UnsupportedTypeError
-from pybloom_async.parquet.schema import ColumnDescriptor, LogicalKind, LogicalType
+from pybloom_async.parquet.logical import LogicalKind, LogicalType
+from pybloom_async.parquet.schema import ColumnDescriptor
 from pybloom_async.read.columns import ColumnReader, column_hashes, unsupported_reason
 from pybloom_async.read.reader import read_bloom_filters, read_footer
 from pybloom_async.types import PhysicalType
@@ -263,7 +264,7 @@ def test_timestamps_are_hashed_in_the_column_unit() -> None:
 
 
 def _unit(name: str) -> Any:
-    from pybloom_async.parquet.schema import TimeUnit
+    from pybloom_async.parquet.logical import TimeUnit
 
     return TimeUnit[name]
 

@@ -16,20 +16,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pybloom_async.errors import InvalidArgumentError, ParquetFormatError, SourceError
+from pybloom_async.read.bitset_plan import BitsetPlan, HeaderInfo, plan_bitset_reads
 from pybloom_async.read.plan import (
     DEFAULT_PLAN_CONFIG,
     MIN_FILTER_BYTES,
-    BitsetPlan,
-    BufferLike,
-    ByteRange,
     FilterStatus,
-    HeaderInfo,
     PlanConfig,
     ReadPlan,
-    merge_ranges,
-    plan_bitset_reads,
     plan_filter_reads,
 )
+from pybloom_async.read.ranges import BufferLike, ByteRange, merge_ranges
 
 R = ByteRange
 KiB = 1024

@@ -584,7 +584,7 @@ def test_blocking_path_gives_the_async_verdicts(
 
 
 def test_blocking_path_is_taken_only_for_a_few_local_files(tmp_path: Path) -> None:
-    from pybloom_async.read.reader import blocking_local_paths
+    from pybloom_async.read.blocking import blocking_local_paths
 
     path = tmp_path / "t.parquet"
     write_table(path, rows=100, row_group_size=50)
@@ -605,7 +605,7 @@ class _Suspend:
 
 
 def test_run_blocking_refuses_a_coroutine_that_suspends() -> None:
-    from pybloom_async.read.reader import run_blocking
+    from pybloom_async.read.blocking import run_blocking
 
     async def done() -> int:
         return 7
@@ -648,7 +648,7 @@ def test_sync_functions_start_no_event_loop_for_local_files(
 
 def test_blocking_reader_reads_local_files_only() -> None:
     from pybloom_async.errors import InvalidArgumentError
-    from pybloom_async.read.reader import BlockingLocalReader
+    from pybloom_async.read.blocking import BlockingLocalReader
 
     with pytest.raises(InvalidArgumentError, match="local files only"):
         BlockingLocalReader().open("s3://bucket/key.parquet")
@@ -657,7 +657,7 @@ def test_blocking_reader_reads_local_files_only() -> None:
 def test_blocking_reader_opens_a_file_once_and_closes_it(tmp_path: Path) -> None:
     import os
 
-    from pybloom_async.read.reader import BlockingLocalReader, run_blocking
+    from pybloom_async.read.blocking import BlockingLocalReader, run_blocking
 
     path = tmp_path / "t.parquet"
     write_table(path, rows=200, row_group_size=100)

@@ -1,0 +1,149 @@
+"""Dates, times, timestamps and INT96 encoded as Parquet stores them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import struct
+
+from ..types import PhysicalType
+from .encoded import (
+    EPOCH,
+    EPOCH_ORDINAL,
+    INT32_RANGE,
+    JULIAN_EPOCH_DAY,
+    NANOS_PER_DAY,
+    CannotMatch,
+    Encoded,
+    Probe,
+    WithNanoseconds,
+    encode_plain_int,
+    got_text,
+    pack_int,
+    probe_of,
+    raw_bytes_only,
+    show_value,
+    type_error,
+    unprobeable,
+)
+from .logical import LogicalType, TimeUnit
+from .schema import ColumnDescriptor
+
+# --- dates and times -----------------------------------------------------------
+
+
+def _split_nanos(value: object) -> tuple[object, int]:
+    """Unwrap WithNanoseconds, and read pandas' extra ``nanosecond`` attribute."""
+    if isinstance(value, WithNanoseconds):
+        return value.value, value.nanosecond
+    extra = getattr(value, "nanosecond", 0) if isinstance(value, dt.datetime) else 0
+    return value, int(extra) if isinstance(extra, int) else 0
+
+
+def _offset_nanos(offset: dt.timedelta) -> int:
+    return (offset.days * 86_400 + offset.seconds) * 10**9 + offset.microseconds * 1000
+
+
+def _instants(wall_nanos: int, offset: dt.timedelta | None, adjusted_to_utc: bool) -> list[int]:
+    """The stored nanosecond counts to probe, per the time-zone rules of encode_value."""
+    if offset is None:
+        return [wall_nanos]
+    utc = wall_nanos - _offset_nanos(offset)
+    return [utc] if adjusted_to_utc else [wall_nanos, utc]
+
+
+def _to_unit(nanos: int, unit: TimeUnit) -> int | None:
+    factor = 10**9 // unit.per_second
+    return nanos // factor if nanos % factor == 0 else None
+
+
+def encode_date(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
+    if column.physical_type is not PhysicalType.INT32:
+        return unprobeable(column, f"DATE cannot annotate a {column.physical_type.name} column")
+    if isinstance(value, dt.datetime):
+        raise type_error("expected a date, got a datetime", column, value)
+    if isinstance(value, dt.date):
+        return pack_int(value.toordinal() - EPOCH_ORDINAL, PhysicalType.INT32)
+    return encode_plain_int(value, column)
+
+
+def encode_time(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
+    unit, utc = logical.unit, logical.is_adjusted_to_utc
+    ptype = column.physical_type
+    expected = PhysicalType.INT32 if unit is TimeUnit.MILLIS else PhysicalType.INT64
+    if unit is None or utc is None or ptype is not expected:
+        return unprobeable(column, f"{logical} cannot annotate a {ptype.name} column")
+    base, extra = _split_nanos(value)
+    if not isinstance(base, dt.time):
+        if isinstance(base, (dt.datetime, dt.date)):
+            raise type_error(f"expected a time of day, got {got_text(base)}", column, value)
+        return encode_plain_int(value, column)
+    wall = (
+        ((base.hour * 60 + base.minute) * 60 + base.second) * 10**9
+        + base.microsecond * 1000
+        + extra
+    )
+    offset = base.utcoffset()
+    if base.tzinfo is not None and offset is None:
+        why = "the time's zone has no fixed UTC offset; use a fixed offset"
+        raise type_error(why, column, value)
+    alternatives: list[bytes] = []
+    for nanos in _instants(wall, offset, utc):
+        count = _to_unit(nanos % NANOS_PER_DAY, unit)
+        if count is None:
+            return CannotMatch(f"{show_value(value)} is more precise than the column's {unit.name}")
+        packed = pack_int(count, ptype)
+        if isinstance(packed, Probe):
+            alternatives.extend(packed.alternatives)
+    return probe_of(*alternatives)
+
+
+def _datetime_nanos(value: dt.datetime, extra: int) -> tuple[int, dt.timedelta | None]:
+    """Nanoseconds of the wall-clock time since 1970-01-01T00:00, and the UTC offset."""
+    delta = value.replace(tzinfo=None) - EPOCH
+    wall = (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000 + extra
+    return wall, value.utcoffset()
+
+
+def encode_timestamp(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
+    unit, utc = logical.unit, logical.is_adjusted_to_utc
+    if unit is None or utc is None or column.physical_type is not PhysicalType.INT64:
+        return unprobeable(
+            column, f"{logical} cannot annotate a {column.physical_type.name} column"
+        )
+    base, extra = _split_nanos(value)
+    if not isinstance(base, dt.datetime):
+        if isinstance(base, (dt.date, dt.time)):
+            raise type_error(f"expected a datetime, got {got_text(base)}", column, value)
+        return encode_plain_int(value, column)
+    wall, offset = _datetime_nanos(base, extra)
+    alternatives: list[bytes] = []
+    for nanos in _instants(wall, offset, utc):
+        count = _to_unit(nanos, unit)
+        if count is None:
+            return CannotMatch(f"{show_value(value)} is more precise than the column's {unit.name}")
+        packed = pack_int(count, PhysicalType.INT64)
+        if isinstance(packed, Probe):
+            alternatives.extend(packed.alternatives)
+    if not alternatives:
+        return CannotMatch(f"{show_value(value)} is outside the 64-bit range of the column's unit")
+    return probe_of(*alternatives)
+
+
+def encode_int96(value: object, column: ColumnDescriptor) -> Encoded:
+    base, extra = _split_nanos(value)
+    if not isinstance(base, dt.datetime):
+        if isinstance(base, (dt.date, dt.time)):
+            raise type_error(f"expected a datetime, got {got_text(base)}", column, value)
+        return raw_bytes_only(value, column)
+    wall, offset = _datetime_nanos(base, extra)
+    alternatives = []
+    # INT96 carries no UTC flag: Spark stores UTC instants, Impala and Hive
+    # local wall-clock times, so an aware value is probed both ways.
+    for nanos in _instants(wall, offset, adjusted_to_utc=False):
+        day, nanos_of_day = divmod(nanos, NANOS_PER_DAY)
+        julian = day + JULIAN_EPOCH_DAY
+        if INT32_RANGE[0] <= julian <= INT32_RANGE[1]:
+            alternatives.append(struct.pack("<qi", nanos_of_day, julian))
+    if not alternatives:
+        return CannotMatch(f"{show_value(value)} is outside the range of INT96 timestamps")
+    return probe_of(*alternatives)

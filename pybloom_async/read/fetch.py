@@ -1,0 +1,264 @@
+"""One file's footer and Bloom filters read from a byte source: the reader's configuration and
+results.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from ..checks import integer, positive_int
+from ..core.filter import SplitBlockBloomFilter, decode_header
+from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError
+from ..io.base import ByteSource, SourceIdentity
+from ..parquet import (
+    FileMetaData,
+    FooterLocation,
+    RowGroup,
+    Schema,
+    parse_footer_tail,
+)
+from ..parquet.decode import decode_file_metadata_with
+from ..parquet.tail import check_leading_magic
+from ..parquet.thrift import THRIFT_DECODER
+from .bitset_plan import plan_bitset_reads
+from .plan import DEFAULT_PLAN_CONFIG, FilterStatus, PlanConfig, plan_filter_reads
+
+__all__ = [
+    "BloomFilterRead",
+    "Footer",
+    "ReaderConfig",
+]
+
+
+@dataclass(frozen=True)
+class ReaderConfig:
+    """Limits and tuning of the reader.
+
+    Parameters
+    ----------
+    footer_read_bytes:
+        Size of the speculative suffix read that fetches the footer (64 KiB:
+        most footers fit, and Spark, pyarrow and DuckDB put the filters right
+        before the footer, so small files need no other read).
+    max_footer_bytes:
+        A footer claiming more than this is refused before it is fetched.
+    plan:
+        The planner's limits: merge hole and size, guess size, filter size
+        limit (:class:`pybloom_async.read.plan.PlanConfig`).
+    concurrency:
+        Files read at once by the multi-file functions.
+    io_threads:
+        Worker threads for blocking I/O (local ``pread``, obstore's sync API):
+        the cap on requests in flight, so it should not be below the number of
+        files read at once times the reads per file.
+    """
+
+    footer_read_bytes: int = 64 * 1024
+    max_footer_bytes: int = 64 * 1024 * 1024
+    plan: PlanConfig = DEFAULT_PLAN_CONFIG
+    concurrency: int = 64
+    io_threads: int = 256
+
+    def __post_init__(self) -> None:
+        # Stored as checked (plain ints). The footer's 8-byte trailer (length + magic)
+        # must fit the first read.
+        footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
+        object.__setattr__(self, "footer_read_bytes", footer_read)
+        for name in ("max_footer_bytes", "concurrency", "io_threads"):
+            object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+        if not isinstance(self.plan, PlanConfig):
+            raise InvalidArgumentError(
+                f"plan must be a PlanConfig, not {type(self.plan).__name__}", value=self.plan
+            )
+
+
+DEFAULT_READER_CONFIG = ReaderConfig()
+
+
+@dataclass(frozen=True, repr=False)
+class Footer:
+    """A decoded footer and the bytes read to get it (reused for filters in the tail)."""
+
+    path: str
+    metadata: FileMetaData
+    location: FooterLocation
+    tail: bytes
+    identity: SourceIdentity
+
+    def __repr__(self) -> str:
+        # Short: the tail alone is tens of KiB, the metadata one entry per column chunk.
+        meta = self.metadata
+        return (
+            f"Footer(path={self.path!r}, file_size={self.file_size}, num_rows={meta.num_rows}, "
+            f"row_groups={len(meta.row_groups)}, columns={len(meta.schema.columns)})"
+        )
+
+    @property
+    def file_size(self) -> int:
+        """Size of the file in bytes."""
+        return self.location.file_size
+
+    @property
+    def tail_start(self) -> int:
+        """Offset of the first byte of :attr:`tail`."""
+        return self.location.file_size - len(self.tail)
+
+    @property
+    def row_groups(self) -> tuple[RowGroup, ...]:
+        """The row groups (shortcut for ``metadata.row_groups``)."""
+        return self.metadata.row_groups
+
+    @property
+    def schema(self) -> Schema:
+        """The schema (shortcut for ``metadata.schema``)."""
+        return self.metadata.schema
+
+
+class FilterState(enum.Enum):
+    """Outcome of reading one column chunk's filter."""
+
+    #: The filter was read and validated.
+    OK = "ok"
+    #: The column chunk has no filter.
+    ABSENT = "absent"
+    #: The filter's offset, length or header is invalid (``reason`` says why).
+    UNUSABLE = "unusable"
+
+
+@dataclass(frozen=True)
+class BloomFilterRead:
+    """One column chunk's filter: the filter, or why there is none."""
+
+    row_group: int
+    column: str
+    state: FilterState
+    filter: SplitBlockBloomFilter | None = None
+    reason: str | None = None
+    offset: int | None = None
+    length: int | None = None
+    header_len: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether a usable filter was read."""
+        return self.state is FilterState.OK
+
+
+FilterKey = tuple[int, str]
+
+
+async def read_footer_from(source: ByteSource, config: ReaderConfig) -> Footer:
+    path = source.path
+    tail = await source.read_suffix(config.footer_read_bytes)
+    file_size = await source.size()
+    location = parse_footer_tail(tail, file_size, path=path)
+    missing = location.missing_range(len(tail))
+    if missing is not None:
+        if location.metadata_length > config.max_footer_bytes:
+            raise ParquetFormatError(
+                f"footer of {location.metadata_length} bytes is above the limit of "
+                f"{config.max_footer_bytes} (ReaderConfig.max_footer_bytes)",
+                path=path,
+            )
+        head = await source.read_range(*missing)
+        tail = head + tail
+        if missing[0] == 0:
+            check_leading_magic(tail[:4], path=path)
+    # When the file is longer than what was read, its leading magic is not
+    # checked: that would cost a request. The trailing magic, the footer
+    # length, a strict thrift decode and the validation of every offset
+    # against the file still stand between a damaged file and a wrong answer.
+    # Lazy, except that the one pass over the footer also reads the column chunks:
+    # every caller reads them next (they are validated on that first read).
+    metadata = decode_file_metadata_with(
+        location.metadata_bytes(tail), path, THRIFT_DECODER, lazy=True, with_chunks=True
+    )
+    identity = await source.identity()
+    return Footer(path, metadata, location, bytes(tail), identity)
+
+
+def wanted_filters(
+    footer: Footer, columns: Collection[str] | None, row_groups: Collection[int] | None
+) -> list[tuple[FilterKey, int | None, int | None]]:
+    meta = footer.metadata
+    if columns is not None:
+        indexes = [meta.schema.column(c).index for c in columns]  # PredicateError if unknown
+    else:
+        indexes = list(range(len(meta.schema.columns)))
+    n = len(meta.row_groups)
+    if row_groups is None:
+        groups: Iterable[int] = range(n)
+    else:
+        groups = sorted(set(row_groups))
+        for g in groups:
+            if isinstance(g, bool) or not isinstance(g, int) or not 0 <= g < n:
+                raise InvalidArgumentError(
+                    f"row group {g!r} does not exist (the file has {n})", path=footer.path
+                )
+    paths = [(i, meta.schema.columns[i].path) for i in indexes]
+    wanted = []
+    for g in groups:
+        chunks = meta.row_groups[g].columns
+        for i, path in paths:
+            chunk = chunks[i]
+            wanted.append(((g, path), chunk.bloom_filter_offset, chunk.bloom_filter_length))
+    return wanted
+
+
+async def read_filters_from(
+    source: ByteSource,
+    footer: Footer,
+    wanted: list[tuple[FilterKey, int | None, int | None]],
+    config: ReaderConfig,
+) -> dict[FilterKey, BloomFilterRead]:
+    plan_config = config.plan
+    max_bytes = plan_config.max_filter_bytes
+    plan = plan_filter_reads(
+        wanted,
+        file_size=footer.file_size,
+        footer_start=footer.location.metadata_offset,
+        tail_start=footer.tail_start,
+        config=plan_config,
+    )
+    fetched = await source.read_ranges([(r.start, r.end) for r in plan.fetches])
+    buffers = plan.buffers(fetched, footer.tail)
+    headers: list[tuple[int, int] | str | None] = []
+    for entry in plan.filters:
+        if entry.status is not FilterStatus.PLANNED:
+            headers.append(None)
+            continue
+        assert entry.read is not None
+        try:
+            headers.append(decode_header(entry.read.view(buffers), max_bytes=max_bytes))
+        except PyBloomError as exc:
+            headers.append(f"bad Bloom filter header at offset {entry.offset}: {exc.message}")
+    bitsets = plan_bitset_reads(plan, headers)
+    if bitsets.fetches:  # usually none: the first round read every bitset whole
+        fetched2 = await source.read_ranges([(r.start, r.end) for r in bitsets.fetches])
+        buffers = bitsets.buffers(fetched2, buffers)
+    out: dict[FilterKey, BloomFilterRead] = {}
+    for r in bitsets.filters:
+        (g, column) = r.key
+        if r.status is FilterStatus.READY:
+            assert r.bitset is not None
+            try:
+                bloom = SplitBlockBloomFilter.from_bitset(
+                    r.bitset.view(buffers), max_bytes=max_bytes
+                )
+            except PyBloomError as exc:  # defence in depth: the plan checked the size
+                out[r.key] = BloomFilterRead(
+                    g, column, FilterState.UNUSABLE, None, exc.message, r.offset, r.length
+                )
+                continue
+            out[r.key] = BloomFilterRead(
+                g, column, FilterState.OK, bloom, None, r.offset, r.length, r.header_len
+            )
+        elif r.status is FilterStatus.ABSENT:
+            out[r.key] = BloomFilterRead(g, column, FilterState.ABSENT, None, "no Bloom filter")
+        else:
+            out[r.key] = BloomFilterRead(
+                g, column, FilterState.UNUSABLE, None, r.reason, r.offset, r.length
+            )
+    return out
