@@ -31,13 +31,11 @@ never with ``and``, ``or`` or ``not``, and parenthesise each comparison
 (``(col("a") == 1) | (col("b") == 2)``), as in numpy, pandas and polars.
 Only ``==``, :meth:`ColumnRef.eq_null_safe` and :meth:`ColumnRef.isin` make
 predicates; ``!=``, ``<``, ``>``, ``<=``, ``>=`` and ``~`` raise
-:class:`~pybloom_async.errors.PredicateError`.
-"""
+:class:`~pybloom_async.errors.PredicateError`."""
 
 from __future__ import annotations
 
 import datetime
-import decimal
 import math
 import re
 import uuid
@@ -46,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import PredicateError
+from .predicate_tokens import TEXT_FORMS, TextLiteral, Token, quoted_text, tokenize
 
 __all__ = [
     "And",
@@ -53,7 +52,6 @@ __all__ = [
     "In",
     "Or",
     "Predicate",
-    "TextLiteral",
     "col",
     "literal_text",
     "parse_predicate",
@@ -64,22 +62,10 @@ _PYTHON_FORMS = (
     "predicates support ==, eq_null_safe() and isin(), combined with & (AND), | (OR) "
     "and parentheses"
 )
-_TEXT_FORMS = "supported: =, <=> and IN (...), combined with AND, OR and parentheses"
 
 
 def _unsupported_python(what: str) -> PredicateError:
     return PredicateError(f"{what} is not supported: {_PYTHON_FORMS}")
-
-
-@dataclass(frozen=True)
-class TextLiteral:
-    """A quoted literal from the text form, converted by the column's type later.
-
-    ``'2024-01-31'`` is a string for a STRING column and a date for a DATE
-    column; the parser cannot know which, so it keeps the text.
-    """
-
-    text: str
 
 
 class Predicate:
@@ -324,149 +310,28 @@ def _paren(p: Predicate, kind: type, full: bool) -> str:
     return f"({text})" if isinstance(p, kind) else text
 
 
-# ---- text form -----------------------------------------------------------------
-
-_TOKEN = re.compile(
-    r"""
-    (?P<ws>\s+)
-  | (?P<lparen>\()
-  | (?P<rparen>\))
-  | (?P<comma>,)
-  | (?P<op><=>|==|=)
-  | (?P<badop>!=|<>|<=|>=|<|>|&&|\|\||&|\||!|~)
-  | (?P<hexstr>[xX]'(?P<hexbody>[0-9A-Fa-f]*)')
-  | (?P<hexnum>0[xX](?P<hexdigits>[0-9A-Fa-f]*))
-  | (?P<string>'(?P<sbody>(?:[^']|'')*)')
-  | (?P<signedinf>[-+](?:[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)(?![\w.]))
-  | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
-  | (?P<qident>`(?P<qbody>(?:[^`]|``)+)`|"(?P<dqbody>(?:[^"]|"")+)")
-  | (?P<word>[A-Za-z_][\w.]*)
-    """,
-    re.VERBOSE,
-)
-
-_KEYWORDS = {"AND", "OR", "IN", "NULL", "TRUE", "FALSE", "NAN", "INF", "INFINITY"}
-
-#: Operators of other SQL dialects, and what to write instead.
-_INSTEAD = {
-    "&&": "write AND",
-    "&": "write AND",
-    "||": "write OR",
-    "|": "write OR",
-    "!": "NOT is not supported",
-    "~": "NOT is not supported",
-}
-
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str
-    value: Any
-    pos: int
-    text: str  # as written, for messages
-
-    @property
-    def bare_word(self) -> str | None:
-        """The upper-cased word, for an unquoted name (NOT, IS, LIKE, ...)."""
-        return self.text.upper() if self.kind == "ident" and self.text[0] not in '`"' else None
-
-
-def _quoted(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _tokenize(text: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if m is None:
-            hint = ": a 'string' that is never closed?" if text[pos] == "'" else ""
-            raise PredicateError(
-                f"unexpected character {text[pos]!r} at position {pos} in {text!r}{hint}"
-            )
-        kind = m.lastgroup
-        assert kind is not None
-        # lastgroup names the innermost group for nested ones; map back.
-        for outer in ("hexstr", "hexnum", "string", "qident"):
-            if m.group(outer) is not None:
-                kind = outer
-                break
-        raw = m.group(0)
-        if kind == "ws":
-            pass
-        elif kind == "badop":
-            instead = _INSTEAD.get(raw, _TEXT_FORMS)
-            raise PredicateError(
-                f"unsupported operator {raw!r} at position {pos} in {text!r}; {instead}"
-            )
-        elif kind == "string":
-            value = TextLiteral(m.group("sbody").replace("''", "'"))
-            toks.append(_Tok("literal", value, pos, raw))
-        elif kind == "hexstr":
-            body = m.group("hexbody")
-            if len(body) % 2:
-                raise PredicateError(f"binary literal X'{body}' has an odd number of digits")
-            toks.append(_Tok("literal", bytes.fromhex(body), pos, raw))
-        elif kind == "hexnum":
-            digits = m.group("hexdigits")
-            if not digits or len(digits) % 2:
-                raise PredicateError(f"binary literal 0x{digits} needs an even number of digits")
-            toks.append(_Tok("literal", bytes.fromhex(digits), pos, raw))
-        elif kind == "signedinf":
-            toks.append(_Tok("literal", float(raw), pos, raw))
-        elif kind == "number":
-            toks.append(_Tok("literal", _number(raw), pos, raw))
-        elif kind == "qident":
-            body = m.group("qbody")
-            name = (
-                body.replace("``", "`")
-                if body is not None
-                else m.group("dqbody").replace('""', '"')
-            )
-            toks.append(_Tok("ident", name, pos, raw))
-        elif kind == "word":
-            upper = raw.upper()
-            toks.append(_Tok(upper if upper in _KEYWORDS else "ident", raw, pos, raw))
-        else:
-            toks.append(_Tok(kind, raw, pos, raw))
-        pos = m.end()
-    return toks
-
-
-def _number(text: str) -> int | decimal.Decimal:
-    # Integers stay ints; anything with a point or exponent is an exact
-    # Decimal, so 0.1 is 1/10 and not the double nearest to it.
-    if re.fullmatch(r"[-+]?\d+", text):
-        try:
-            return int(text)
-        except ValueError:  # more digits than Python converts to an int
-            pass
-    return decimal.Decimal(text)
-
-
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
-        self.toks = _tokenize(text)
+        self.toks = tokenize(text)
         self.i = 0
 
-    def peek(self, ahead: int = 0) -> _Tok | None:
+    def peek(self, ahead: int = 0) -> Token | None:
         i = self.i + ahead
         return self.toks[i] if i < len(self.toks) else None
 
-    def where(self, tok: _Tok | None) -> str:
+    def where(self, tok: Token | None) -> str:
         return f"at position {tok.pos} of {self.text!r}" if tok else f"at the end of {self.text!r}"
 
-    def error(self, message: str, tok: _Tok | None, hint: str = "") -> PredicateError:
+    def error(self, message: str, tok: Token | None, hint: str = "") -> PredicateError:
         """``expected ...`` at the token, what was found instead, and a hint."""
         found = f", found {tok.text}" if tok else ""
         return PredicateError(f"{message} {self.where(tok)}{found}{hint}")
 
-    def unsupported(self, what: str, tok: _Tok, hint: str = _TEXT_FORMS) -> PredicateError:
+    def unsupported(self, what: str, tok: Token, hint: str = TEXT_FORMS) -> PredicateError:
         return PredicateError(f"{what} is not supported ({self.where(tok)}); {hint}")
 
-    def take(self, kind: str, what: str) -> _Tok:
+    def take(self, kind: str, what: str) -> Token:
         tok = self.peek()
         if tok is None or tok.kind != kind:
             raise self.error(f"expected {what}", tok)
@@ -526,7 +391,7 @@ class _Parser:
         if tok is not None and tok.bare_word is not None:
             if tok.bare_word == "IS":
                 raise self.unsupported(
-                    "IS", tok, f"for IS NULL write {_quote_column(column)} <=> NULL ({_TEXT_FORMS})"
+                    "IS", tok, f"for IS NULL write {_quote_column(column)} <=> NULL ({TEXT_FORMS})"
                 )
             raise self.unsupported(tok.text, tok)
         raise self.error(f"expected =, <=> or IN after column {column!r}", tok)
@@ -551,14 +416,14 @@ class _Parser:
                 "expected a value",
                 tok,
                 ": double quotes quote column names; text goes in single quotes: "
-                + _quoted(tok.value),
+                + quoted_text(tok.value),
             )
         if tok.kind == "ident":
             raise self.error(
                 "expected a value",
                 tok,
                 " (a column name: columns are compared with values, not with columns); "
-                f"text goes in single quotes: {_quoted(tok.value)}",
+                f"text goes in single quotes: {quoted_text(tok.value)}",
             )
         raise self.error("expected a value", tok)
 

@@ -1,6 +1,15 @@
 """The byte-source seam: ByteSource, its statistics and file identities.
 
-Foreign (OS, obstore) errors become the package's own here, at the boundary.
+A :class:`ByteSource` reads byte ranges of one file or object. It validates every range
+against the size before a request is made, counts requests and bytes in a
+:class:`SourceStats` (tests assert on them), and turns foreign failures (``OSError``,
+obstore's exceptions) into :class:`~pybloom_async.errors.SourceError` and
+:class:`~pybloom_async.errors.SourceNotFoundError` naming the path, at the boundary.
+
+Everything runs on anyio, so asyncio and trio share one code path. Blocking work goes to
+worker threads with ``anyio.to_thread.run_sync``, bounded by a ``CapacityLimiter``: the
+caller's, or anyio's default thread limiter of the running event loop (40 threads), which
+then bounds all sources together. The sources: :mod:`.memory`, :mod:`.local`, :mod:`.store`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,11 @@
-"""Local files as byte sources: positional reads on one descriptor, regular files only."""
+"""Local files as byte sources: positional reads on one descriptor, regular files only.
+
+Local files are read with ``os.pread`` on one descriptor in worker threads. ``pread`` takes
+its offset as an argument, so concurrent reads of one descriptor never race on a shared
+file position and need no lock. (aiofiles was the first idea; it runs only on asyncio, it
+fails outright under trio with "no running event loop", and its seek-then-read would need
+a lock.)
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,12 @@
 """Object stores (S3, GCS, Azure, HTTP) through obstore.
 
 Store options, cached clients, the object-store source and :func:`open_source`.
+
+Object stores are read with obstore's *sync* API (``get``, ``head``, ``list``) in worker
+threads, never its async API: see docs/architecture.md, "Object stores" (aborts at
+interpreter exit on Python 3.11, no trio support). Store clients are cached per (kind,
+bucket or host, options), so thousands of files in one bucket share one client and its
+connection pool.
 """
 
 from __future__ import annotations

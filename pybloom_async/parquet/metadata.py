@@ -1,4 +1,25 @@
-"""The typed footer model: FileMetaData, its row groups and column chunks, decoded lazily."""
+"""The typed footer model: FileMetaData, its row groups and column chunks, decoded lazily.
+
+How a footer is located and decoded (pure functions over bytes; no I/O):
+
+A Parquet file ends with ``<FileMetaData> <4-byte little-endian length> PAR1``
+and starts with ``PAR1``. The async reader fetches a suffix of the file and
+calls :func:`.tail.parse_footer_tail` to find the FileMetaData; when the suffix does
+not reach back far enough, :meth:`FooterLocation.missing_range` says which
+bytes to fetch. :func:`.decode.decode_file_metadata` then turns the thrift
+compact-protocol bytes into immutable, typed objects: the schema, row counts
+and row-group sizes at once, the column chunks and key/value metadata when
+first read (each a further pass of the C decoder over the same bytes, reading
+only its part). Building Python objects is what a decode costs, so a footer
+read for its filter offsets pays for the chunks once, and one read to list its
+columns never does.
+
+Every byte here is untrusted. The thrift decoder is given limits derived from
+the footer's own size (a list cannot hold more elements, nor a string more
+bytes, than the footer has), its own nesting-depth limit keeps deep structures
+from exhausting the stack, and every exception it raises becomes a
+:class:`~pybloom_async.errors.ParquetFormatError` naming the file.
+"""
 
 from __future__ import annotations
 

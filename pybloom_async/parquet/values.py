@@ -249,7 +249,7 @@ def _encode_floating(value: object, column: ColumnDescriptor, code: str, name: s
         return CannotMatch(f"{show_value(number)} is not exactly representable as {name}")
     if number == 0.0:
         # Writers do not normalise zeros: a column holding 0.0 may have either
-        # sign on disk, so probe both (DESIGN.md, "Reference behaviour").
+        # sign on disk, so probe both (docs/architecture.md, "Reference behaviour").
         return probe_of(struct.pack(code, 0.0), struct.pack(code, -0.0))
     return probe_of(packed)
 

@@ -37,7 +37,8 @@ from ..io.store import StoreOptions
 from ..parquet import (
     Schema,
 )
-from ..predicate import Eq, Predicate, TextLiteral, as_predicate
+from ..predicate import Eq, Predicate, as_predicate
+from ..predicate_tokens import TextLiteral
 from ..read.blocking import (
     BlockingLocalReader,
     blocking_local_paths,

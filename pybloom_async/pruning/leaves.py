@@ -25,7 +25,8 @@ from ..parquet import (
     encode_text,
     encode_value,
 )
-from ..predicate import Eq, In, TextLiteral, literal_text
+from ..predicate import Eq, In, literal_text
+from ..predicate_tokens import TextLiteral
 from ..read.fetch import Footer
 from ..types import PhysicalType
 from .verdicts import show

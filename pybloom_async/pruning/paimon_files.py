@@ -25,7 +25,8 @@ from ..parquet import (
     WithNanoseconds,
     parse_text_value,
 )
-from ..predicate import And, Eq, In, Or, Predicate, TextLiteral, as_predicate
+from ..predicate import And, Eq, In, Or, Predicate, as_predicate
+from ..predicate_tokens import TextLiteral
 from ..read.blocking import run_in_new_loop
 from ..read.reader import BloomReader
 from ..types import PhysicalType

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-from ..predicate import TextLiteral
+from ..predicate_tokens import TextLiteral
 
 __all__ = ["ProbeResult", "Rule", "Verdict"]
 

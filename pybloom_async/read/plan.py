@@ -65,7 +65,8 @@ BLOCK_BYTES = 32
 #: Smallest compact-thrift ``BloomFilterHeader`` with its four required fields: numBytes
 #: (field header + 1-byte zigzag varint for sizes <= 63) = 2 B, then algorithm, hash and
 #: compression, each a struct holding one empty struct (4 B each), then the stop byte:
-#: 2 + 3 * 4 + 1 = 15 B, the figure DESIGN.md gives for numBytes <= 63.
+#: 2 + 3 * 4 + 1 = 15 B, the figure docs/architecture.md ("Reference behaviour") gives for
+#: numBytes <= 63.
 MIN_HEADER_BYTES = 15
 #: The smallest serialized filter: a minimal header and one block.
 MIN_FILTER_BYTES = MIN_HEADER_BYTES + BLOCK_BYTES
@@ -90,13 +91,14 @@ class PlanConfig:
         read, on its own.
     guess_bytes:
         How much to read for a filter whose ``bloom_filter_length`` is unknown: 256 KiB
-        (DESIGN.md) holds the header and the bitset of filters up to about 200k distinct
-        values at 1% FPP; larger bitsets need a second read.
+        (docs/architecture.md, "Reads") holds the header and the bitset of filters up to
+        about 200k distinct values at 1% FPP; larger bitsets need a second read.
     max_filter_bytes:
         Largest bitset (``numBytes``) accepted: 128 MiB, the upper bound of Parquet's
         reference implementations. Bigger filters are unusable and never fetched.
     max_header_bytes:
-        Largest ``BloomFilterHeader`` accepted. Today's headers are 15-18 B (DESIGN.md);
+        Largest ``BloomFilterHeader`` accepted. Today's headers are 15-18 B
+        (docs/architecture.md, "Reference behaviour");
         1 KiB leaves room for optional fields a later format version may add while still
         bounding what is read for a header.
 

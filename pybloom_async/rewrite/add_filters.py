@@ -41,8 +41,7 @@ checked again before the rename; if it changed meanwhile nothing is replaced.
 Object-store files (``s3://``, ``gs://``, ``az://``) are read whole into memory
 and written back with one PUT, which the store publishes atomically; a
 concurrent writer's PUT between our read and write would be overwritten (no
-conditional write). HTTP locations are read-only: use ``out=`` for them.
-"""
+conditional write). HTTP locations are read-only: use ``out=`` for them."""
 
 from __future__ import annotations
 
@@ -50,7 +49,6 @@ import functools
 import io
 import math
 import os
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -65,19 +63,18 @@ from ..errors import (
     InvalidArgumentError,
     ParquetFormatError,
     PredicateError,
-    SourceError,
     UnsupportedTypeError,
 )
 from ..io.address import parse_address
 from ..io.sinks import write_atomic, write_local_atomic
-from ..io.store import StoreOptions, open_source, resolve_options
+from ..io.store import StoreOptions, resolve_options
 from ..parquet.decode import decode_file_metadata
 from ..parquet.metadata import FileMetaData
 from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
-from ..parquet.tail import MAGIC, TRAILER_SIZE, check_leading_magic, parse_footer_tail
-from ..read.blocking import run_in_new_loop
-from ..read.columns import ColumnReader, unsupported_reason
+from ..parquet.tail import MAGIC, TRAILER_SIZE
+from ..read.columns import unsupported_reason
+from .source import SourceFile, open_local, open_remote
 
 __all__ = [
     "DEFAULT_ADD_MAX_BYTES",
@@ -90,10 +87,6 @@ __all__ = [
 
 #: Default cap on one filter's bitset, as parquet-java's ``parquet.bloom.filter.max.bytes``.
 DEFAULT_ADD_MAX_BYTES = 1024 * 1024
-# Footer bytes read first from a local file; a larger footer costs one more read.
-_TAIL_READ = 64 * 1024
-# Copy buffer for the unchanged part of a local file.
-_COPY_CHUNK = 8 * 1024 * 1024
 # Chunks with fewer values get an exact distinct count (a sort of their hashes is cheap).
 _EXACT_BELOW = 1 << 12
 # Above this fill ratio a filter's distinct-count estimate is too coarse to size from.
@@ -238,119 +231,6 @@ def _resolve(schema: Schema, names: list[str], path: str) -> list[ColumnDescript
         for desc in below:
             found.setdefault(desc.index, desc)
     return sorted(found.values(), key=lambda d: d.index)
-
-
-# ---- reading the source ---------------------------------------------------------------
-
-
-@dataclass
-class _Source:
-    """The file being extended: its footer, and how to copy its unchanged bytes."""
-
-    display: str
-    size: int
-    metadata_offset: int
-    metadata: bytes
-    fd: int | None = None  # local files: an open descriptor on the file read
-    data: bytes | None = None  # object stores: the whole object
-    identity: tuple[int, int, int, int] | None = None  # local: (dev, ino, size, mtime_ns)
-
-    def reader(self) -> ColumnReader:
-        if self.data is not None:
-            return ColumnReader(self.data)
-        return ColumnReader(self.display)
-
-    def copy_prefix(self, f: IO[bytes]) -> None:
-        """Write the bytes before the old footer to ``f``, unchanged."""
-        if self.data is not None:
-            f.write(memoryview(self.data)[: self.metadata_offset])
-            return
-        assert self.fd is not None
-        buf = bytearray(min(_COPY_CHUNK, max(self.metadata_offset, 1)))
-        view = memoryview(buf)
-        position = 0
-        while position < self.metadata_offset:
-            want = min(len(buf), self.metadata_offset - position)
-            n = os.preadv(self.fd, [view[:want]], position)
-            if n <= 0:
-                raise SourceError(
-                    f"the file ended at byte {position} while being copied (truncated meanwhile?)",
-                    path=self.display,
-                )
-            f.write(view[:n])
-            position += n
-
-    def check_unchanged(self) -> None:
-        """Raise if the local file was modified or replaced since it was opened."""
-        if self.fd is None or self.identity is None:
-            return
-        try:
-            now = os.stat(self.display)
-            held = os.fstat(self.fd)
-        except OSError as exc:
-            raise SourceError(
-                f"the file disappeared while filters were added: {exc.strerror}", path=self.display
-            ) from exc
-        for st in (now, held):
-            if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != self.identity:
-                raise SourceError(
-                    "the file changed while filters were added; it was left as it is",
-                    path=self.display,
-                )
-
-    def close(self) -> None:
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
-
-
-def _locate(tail: bytes, size: int, display: str) -> tuple[int, int]:
-    location = parse_footer_tail(tail, size, path=display)
-    return location.metadata_offset, location.metadata_length
-
-
-def _open_local(path: str) -> _Source:
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError as exc:
-        from ..errors import SourceNotFoundError
-
-        raise SourceNotFoundError("no such file", path=path) from exc
-    except OSError as exc:
-        raise SourceError(f"cannot open: {exc.strerror}", path=path) from exc
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise SourceError("not a regular file", path=path)
-        size = st.st_size
-        tail = os.pread(fd, min(size, _TAIL_READ), max(0, size - _TAIL_READ))
-        if len(tail) != min(size, _TAIL_READ):
-            raise SourceError("the file is shorter than its size (changing?)", path=path)
-        offset, length = _locate(tail, size, path)
-        check_leading_magic(os.pread(fd, 4, 0), path=path)
-        start = offset - (size - len(tail))
-        if start >= 0:
-            metadata = tail[start : start + length]
-        else:
-            metadata = os.pread(fd, length, offset)
-            if len(metadata) != length:
-                raise SourceError("the file is shorter than its size (changing?)", path=path)
-        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        return _Source(path, size, offset, metadata, fd=fd, identity=identity)
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _open_remote(location: str, options: StoreOptions | None) -> _Source:
-    async def fetch() -> bytes:
-        async with open_source(location, options=options) as source:
-            size = await source.size()
-            return await source.read_range(0, size)
-
-    data = run_in_new_loop(fetch, caller="add_bloom_filters", instead="add_bloom_filters_async")
-    offset, length = _locate(data, len(data), location)
-    return _Source(location, len(data), offset, data[offset : offset + length], data=data)
 
 
 # ---- building ---------------------------------------------------------------------------
@@ -526,7 +406,7 @@ def add_bloom_filters(
     where = parse_address(display)
     target = display if out is None else os.fspath(out)
     parse_address(target)  # a malformed destination fails before any work
-    source = _open_local(where.path) if where.kind == "file" else _open_remote(display, options)
+    source = open_local(where.path) if where.kind == "file" else open_remote(display, options)
     try:
         return _add(source, target, names, ndv, fpp, max_bytes, replace, options)
     finally:
@@ -534,7 +414,7 @@ def add_bloom_filters(
 
 
 def _add(
-    source: _Source,
+    source: SourceFile,
     target: str,
     names: list[str],
     ndv: int | None,

@@ -13,7 +13,8 @@ The files Spark and pyarrow wrote (``tests/support/writers.py``) are uploaded as
   (the suffix read brings the size), except one HEAD per file on Azure (no suffix ranges).
 * ``test_cli_prune_s3_exits_cleanly``: 100 ``pybloom-async prune`` processes against S3,
   three at a time: every one exits 0 with the same JSON and no "Fatal Python error"
-  (the obstore async-API abort at interpreter exit that DESIGN.md rules out).
+  (the obstore async-API abort at interpreter exit that docs/architecture.md
+  rules out, "Object stores").
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ What parquet-java can and cannot say (parquet-column 1.17):
 
 The probe side compares ``check_many`` with ``findHash`` on values that were
 not inserted. For a float NaN or +-0.0 probe our answer may only be *more*
-permissive (we may widen those probes, see DESIGN.md), never less.
+permissive (we may widen those probes, see docs/architecture.md,
+"Reference behaviour"), never less.
 """
 
 from __future__ import annotations

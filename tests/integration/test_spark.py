@@ -56,13 +56,15 @@ from pybloom_async import (
     read_bloom_filters,
 )
 from pybloom_async.apps.spark.jobs import (
-    DEFAULT_WRITER_MAX_BYTES,
     _PruneTask,
-    bloom_writer_options,
     prune_on_spark,
     read_surviving,
     surviving_files,
     verdict_schema,
+)
+from pybloom_async.apps.spark.writer_options import (
+    DEFAULT_WRITER_MAX_BYTES,
+    bloom_writer_options,
     writer_filter_bytes,
 )
 from pybloom_async.errors import InvalidArgumentError

@@ -591,8 +591,8 @@ def write_big_filter(root: Path) -> WrittenFiles:
     keys = np.random.default_rng(7).integers(-(2**63), 2**63 - 1, BIG_ROWS, dtype=np.int64)
     path = root / "with-length" / "big.parquet"
     path.parent.mkdir(parents=True)
-    # fpp 1e-6 needs ~41 bits per value (DESIGN.md's sizing formula): 60k values take
-    # 306 KB, rounded up to a 512 KiB bitset.
+    # fpp 1e-6 needs ~41 bits per value (the sizing formula of docs/architecture.md):
+    # 60k values take 306 KB, rounded up to a 512 KiB bitset.
     pq.write_table(
         pa.table({"key": pa.array(keys)}),
         path,

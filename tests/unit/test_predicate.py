@@ -22,17 +22,8 @@ from pybloom_async import (
     prune_with_index_sync,
 )
 from pybloom_async.errors import PredicateError
-from pybloom_async.predicate import (
-    And,
-    Eq,
-    In,
-    Or,
-    TextLiteral,
-    as_predicate,
-    col,
-    iter_leaves,
-    parse_predicate,
-)
+from pybloom_async.predicate import And, Eq, In, Or, as_predicate, col, iter_leaves, parse_predicate
+from pybloom_async.predicate_tokens import TextLiteral
 
 
 def test_builders() -> None:

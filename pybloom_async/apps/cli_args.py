@@ -1,0 +1,282 @@
+"""The command line's parser: commands, their arguments and the shared option groups."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from .. import __version__
+from ..io.base import SourceStats
+from ..io.store import StoreOptions
+from ..read.fetch import ReaderConfig
+from ..read.reader import BloomReader
+from ..rewrite.add_filters import DEFAULT_ADD_MAX_BYTES
+
+#: Unreadable inputs named in a summary line and in the note on stderr.
+NAMED = 3
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_UNREADABLE = 3
+
+EXIT_CODES = """\
+exit codes:
+  0  every input was read (add-filters, index build: and done)
+  1  the run failed: an unexpected error, or --strict stopped at a problem
+  2  usage or input error (bad option or predicate, a column no file has)
+  3  some inputs could not be read (or rewritten, or indexed); the results
+     of all the others were printed"""
+
+
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _CommaList(argparse.Action):
+    """``--columns a,b``: adds each comma-separated name to the list ``--column`` fills."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        names = [n.strip() for n in str(values).split(",") if n.strip()]
+        if not names:
+            parser.error(f"{option_string} wants comma-separated column paths, got {values!r}")
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest) or []), *names])
+
+
+def _column_args(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument(
+        "--column",
+        "-c",
+        dest="columns",
+        action="append",
+        metavar="COLUMN",
+        help=f"{what}: a dotted column path (repeatable)",
+    )
+    p.add_argument(
+        "--columns",
+        dest="columns",
+        action=_CommaList,
+        metavar="A,B",
+        help="the same, comma-separated: id,email",
+    )
+
+
+def _store_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("object stores (default: the standard environment variables)")
+    g.add_argument("--endpoint", help="endpoint URL (S3-compatible servers, Azurite, ...)")
+    g.add_argument("--region", help="S3 region")
+    g.add_argument("--allow-http", action="store_true", default=None, help="allow plain HTTP")
+    g.add_argument(
+        "--skip-signature",
+        action="store_true",
+        default=None,
+        help="anonymous requests (public buckets)",
+    )
+    g.add_argument("--timeout", type=float, default=30.0, help="request timeout, seconds")
+    g.add_argument("--max-retries", type=int, default=5, help="retries per request")
+    g.add_argument("--concurrency", type=int, default=64, help="files read at once")
+    g.add_argument(
+        "--footer-read",
+        type=int,
+        default=64 * 1024,
+        help="bytes of the speculative footer read (default 65536)",
+    )
+
+
+def store_options(args: argparse.Namespace) -> StoreOptions:
+    return StoreOptions(
+        endpoint=args.endpoint,
+        region=args.region,
+        allow_http=args.allow_http,
+        skip_signature=args.skip_signature,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+    )
+
+
+def reader_config(args: argparse.Namespace) -> ReaderConfig:
+    return ReaderConfig(footer_read_bytes=args.footer_read, concurrency=args.concurrency)
+
+
+def make_reader(args: argparse.Namespace, stats: SourceStats) -> BloomReader:
+    return BloomReader(
+        config=reader_config(args), options=store_options(args), stats=stats, max_files=1 << 20
+    )
+
+
+def add_command(
+    sub: Any, name: str, help_text: str, examples: str
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help_text,
+        description=help_text[:1].upper() + help_text[1:] + ".",
+        epilog=f"example:\n{examples}\n\n{EXIT_CODES}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for the documentation and the tests)."""
+    parser = _Parser(
+        prog="pybloom-async",
+        description="Probe, prune and inspect Parquet Split Block Bloom Filters.",
+        epilog=(
+            "example:\n"
+            "  pybloom-async prune s3://lake/events/ --where \"user_id = 42\" --summary\n"
+            "  pybloom-async COMMAND --help    (an example for each command)\n\n" + EXIT_CODES
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = add_command(
+        sub,
+        "probe",
+        "whether row groups may hold values of one column (kept) or rule them out",
+        "  pybloom-async probe data.parquet --column user_id --value 42 --value 43\n"
+        "  pybloom-async probe lake/ -c email --values-from emails.txt --summary",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    p.add_argument("--column", "-c", action="append", metavar="COLUMN", help="a dotted column path")
+    p.add_argument(
+        "--value",
+        "-v",
+        action="append",
+        default=[],
+        help="a value, read by the column's type (repeatable): 42, -0.0, nan, "
+        "2024-01-31, 2024-01-31T12:00:00Z, UUIDs, 0x00ff for binary, text as is",
+    )
+    p.add_argument(
+        "--values-from",
+        metavar="FILE",
+        help="more values, one per line exactly as written (blank lines are skipped); "
+        "- reads standard input",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument(
+        "--summary",
+        action="store_true",
+        help="print totals only (with --json: one JSON object)",
+    )
+    p.add_argument(
+        "--paimon-type",
+        metavar="TYPE",
+        help="PATHs are Apache Paimon data files (or their .index containers) and the "
+        "column has this Paimon type (BIGINT, VARCHAR, TIMESTAMP(3), ...)",
+    )
+    _store_args(p)
+
+    p = add_command(
+        sub,
+        "prune",
+        "which row groups may hold rows matching a predicate",
+        "  pybloom-async prune s3://lake/events/ --where \"user_id = 42 AND country = 'DE'\"\n"
+        "  pybloom-async prune lake/ --where @ids.sql --summary --json",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    p.add_argument(
+        "--where",
+        "-w",
+        required=True,
+        metavar="PREDICATE",
+        help="e.g. \"id = 42 AND email IN ('a', 'b')\"; @FILE reads it from a file, "
+        "- from standard input (for long IN lists)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on damaged filters or unreadable files instead of keeping them",
+    )
+    p.add_argument(
+        "--summary",
+        action="store_true",
+        help="print totals only (with --json: one JSON object)",
+    )
+    p.add_argument(
+        "--paimon-types",
+        metavar="COL=TYPE,...",
+        help="PATHs are Apache Paimon data files (each with <file>.index) whose "
+        "columns have these Paimon types, e.g. id=BIGINT,name=VARCHAR",
+    )
+    p.add_argument(
+        "--use-index",
+        action="store_true",
+        help="skip files by their sidecar indexes (_bloom_index/) first, then prune the "
+        "row groups of the files kept",
+    )
+    _store_args(p)
+
+    p = add_command(
+        sub,
+        "inspect",
+        "the Bloom filters of files, per row group and column",
+        "  pybloom-async inspect data.parquet --columns id,email",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    _column_args(p, "only these columns")
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    _store_args(p)
+
+    p = sub.add_parser(
+        "index",
+        help="file-level sidecar indexes (_bloom_index/)",
+        description="File-level sidecar indexes (_bloom_index/).",
+        epilog="example:\n  pybloom-async index build lake/ --columns id,email\n\n" + EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    index_sub = p.add_subparsers(dest="index_command", required=True, metavar="COMMAND")
+    p = add_command(
+        index_sub,
+        "build",
+        "build (or replace) the sidecar index of each file",
+        "  pybloom-async index build s3://lake/events/ --columns user_id,email",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    _column_args(p, "index these columns (required)")
+    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+    p.add_argument(
+        "--ndv", type=int, help="size every filter for N distinct values (default: exact count)"
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON array")
+    p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
+    _store_args(p)
+    p.set_defaults(concurrency=None)  # files indexed at once: the number of CPUs
+
+    p = add_command(
+        sub,
+        "add-filters",
+        "add Bloom filters to Parquet files that have none",
+        "  pybloom-async add-filters lake/ --columns user_id,email --fpp 0.01",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    _column_args(p, "add filters to these columns, a group: all its leaves (required)")
+    p.add_argument("--ndv", type=int, help="size filters for at most N distinct values per chunk")
+    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_ADD_MAX_BYTES,
+        help=f"largest bitset per filter (default {DEFAULT_ADD_MAX_BYTES})",
+    )
+    p.add_argument("--out", help="write the result here instead of replacing PATH (one PATH)")
+    p.add_argument("--replace", action="store_true", help="rebuild filters that already exist")
+    p.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
+    p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
+    _store_args(p)
+    return parser
