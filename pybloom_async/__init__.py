@@ -42,20 +42,19 @@ from .paimon.container import (
     read_paimon_file_index,
     write_paimon_file_index,
 )
+from .paimon.files import prune_paimon, prune_paimon_sync
 from .paimon.filter import BloomFilter64
 from .paimon.prune import paimon_may_contain, paimon_prune
 from .paimon.values import paimon_hash
 from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
 from .pruning.api import probe, probe_sync, prune, prune_sync
-from .pruning.paimon_files import prune_paimon, prune_paimon_sync
 from .pruning.verdicts import ProbeResult, Rule, Verdict
 from .read.blocking import read_footer_sync
 from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
 from .read.reader import BloomReader, read_bloom_filters, read_footer
 from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
 from .types import PhysicalType
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

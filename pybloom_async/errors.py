@@ -110,6 +110,14 @@ class PredicateError(PyBloomError, ValueError):
     """A predicate (or its text form) is malformed or names an unknown column."""
 
 
+class ColumnNotFoundError(PredicateError):
+    """No leaf column of a file's schema has the path, or a dotted path names several.
+
+    Raised by the schema (``parquet``), which knows columns but not predicates; a
+    :class:`PredicateError`, so what catches a bad predicate catches it too.
+    """
+
+
 class PaimonIndexError(PyBloomError):
     """An Apache Paimon file-index container or BloomFilter64 is malformed."""
 

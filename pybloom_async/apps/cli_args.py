@@ -6,12 +6,12 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .. import __version__
 from ..io.base import SourceStats
 from ..io.store import StoreOptions
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
 from ..rewrite.add_filters import DEFAULT_ADD_MAX_BYTES
+from ..version import __version__
 
 #: Unreadable inputs named in a summary line and in the note on stderr.
 NAMED = 3
@@ -129,21 +129,8 @@ def add_command(
     return parser
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for the documentation and the tests)."""
-    parser = _Parser(
-        prog="pybloom-async",
-        description="Probe, prune and inspect Parquet Split Block Bloom Filters.",
-        epilog=(
-            "example:\n"
-            "  pybloom-async prune s3://lake/events/ --where \"user_id = 42\" --summary\n"
-            "  pybloom-async COMMAND --help    (an example for each command)\n\n" + EXIT_CODES
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _add_probe(sub: Any) -> None:
+    """The probe command's arguments."""
     p = add_command(
         sub,
         "probe",
@@ -181,6 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _store_args(p)
 
+
+def _add_prune(sub: Any) -> None:
+    """The prune command's arguments."""
     p = add_command(
         sub,
         "prune",
@@ -222,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _store_args(p)
 
+
+def _add_inspect(sub: Any) -> None:
+    """The inspect command's arguments."""
     p = add_command(
         sub,
         "inspect",
@@ -233,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON array")
     _store_args(p)
 
+
+def _add_index(sub: Any) -> None:
+    """The index command and its build subcommand."""
     p = sub.add_parser(
         "index",
         help="file-level sidecar indexes (_bloom_index/)",
@@ -258,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     _store_args(p)
     p.set_defaults(concurrency=None)  # files indexed at once: the number of CPUs
 
+
+def _add_add_filters(sub: Any) -> None:
+    """The add-filters command's arguments."""
     p = add_command(
         sub,
         "add-filters",
@@ -279,4 +278,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
     p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
     _store_args(p)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for the documentation and the tests)."""
+    parser = _Parser(
+        prog="pybloom-async",
+        description="Probe, prune and inspect Parquet Split Block Bloom Filters.",
+        epilog=(
+            "example:\n"
+            "  pybloom-async prune s3://lake/events/ --where \"user_id = 42\" --summary\n"
+            "  pybloom-async COMMAND --help    (an example for each command)\n\n" + EXIT_CODES
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in (_add_probe, _add_prune, _add_inspect, _add_index, _add_add_filters):
+        add(sub)
     return parser

@@ -16,8 +16,8 @@ from ..errors import (
 )
 from ..io.base import FileInfo, SourceStats
 from ..paimon.container import is_paimon_file_index, parse_paimon_file_index
+from ..paimon.files import MAX_PAIMON_INDEX_BYTES
 from ..paimon.types import paimon_type_info
-from ..pruning.paimon_files import MAX_PAIMON_INDEX_BYTES
 from ..pruning.verdicts import Rule
 from ..read.fetch import FilterState
 from ..read.reader import BloomReader

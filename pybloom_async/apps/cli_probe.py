@@ -13,11 +13,11 @@ from ..errors import (
     PyBloomError,
 )
 from ..io.base import SourceStats
+from ..paimon.files import prune_paimon
 from ..parquet import ColumnDescriptor, parse_text_value
 from ..predicate import Eq
 from ..predicate_tokens import TextLiteral
 from ..pruning.api import probe
-from ..pruning.paimon_files import prune_paimon
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader
 from .cli_args import make_reader

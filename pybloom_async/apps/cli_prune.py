@@ -12,9 +12,9 @@ from ..errors import (
 )
 from ..index.prune import prune_with_index
 from ..io.base import SourceStats
+from ..paimon.files import prune_paimon
 from ..predicate import parse_predicate
 from ..pruning.api import prune
-from ..pruning.paimon_files import prune_paimon
 from ..pruning.verdicts import Rule, Verdict
 from .cli_args import make_reader, reader_config, store_options
 from .cli_inspect import paimon_types

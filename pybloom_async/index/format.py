@@ -82,6 +82,7 @@ from ..parquet import (
     LogicalType,
     TimeUnit,
 )
+from ..version import __version__
 
 __all__ = [
     "FORMAT_NAME",
@@ -259,6 +260,8 @@ class SidecarIndex:
 # ---- writing ----------------------------------------------------------------------------
 
 
+# Long because: the index layout written in one place, field by field in file order (parse.py
+# reads the same order back).
 def encode_index(index: SidecarIndex) -> bytes:
     """The bytes of the index file for ``index`` (pyarrow writes them).
 
@@ -271,8 +274,6 @@ def encode_index(index: SidecarIndex) -> bytes:
     """
     pa = require_pyarrow("write sidecar indexes")
     pq = pa.parquet
-
-    from .. import __version__
 
     def req(name: str, type_: Any) -> Any:
         return pa.field(name, type_, nullable=False)

@@ -209,6 +209,8 @@ class _IndexReader:
         return value
 
 
+# Long because: the index's one fixed layout decoded field by field in file order; each check
+# names the field it refuses (format.encode_index writes the same order).
 def parse_index(
     data: bytes | bytearray | memoryview,
     *,

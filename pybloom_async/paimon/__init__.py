@@ -33,6 +33,7 @@ from .container import (
     read_paimon_file_index,
     write_paimon_file_index,
 )
+from .files import MAX_PAIMON_INDEX_BYTES, prune_paimon, prune_paimon_sync
 from .filter import DEFAULT_FPP, DEFAULT_ITEMS, BloomFilter64
 from .prune import paimon_may_contain, paimon_prune
 from .values import paimon_hash
@@ -43,6 +44,7 @@ __all__ = [
     "DEFAULT_ITEMS",
     "FILE_INDEX_MAGIC",
     "FILE_INDEX_VERSION",
+    "MAX_PAIMON_INDEX_BYTES",
     "BloomFilter64",
     "PaimonFileIndex",
     "PaimonIndexColumn",
@@ -54,6 +56,8 @@ __all__ = [
     "paimon_may_contain",
     "paimon_prune",
     "parse_paimon_file_index",
+    "prune_paimon",
+    "prune_paimon_sync",
     "read_paimon_file_index",
     "write_paimon_file_index",
 ]

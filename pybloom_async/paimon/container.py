@@ -237,6 +237,8 @@ class _Cursor:
         return len(self.data) - self.pos
 
 
+# Long because: one pass over the container in file order (head, entry table, bodies); each check
+# guards the read that follows it, and the order is the format's.
 def parse_paimon_file_index(data: bytes | bytearray | memoryview) -> PaimonFileIndex:
     """Parse a Paimon file-index container and validate every offset against its size.
 

@@ -373,7 +373,7 @@ class FileMetaData:
 
         Raises
         ------
-        PredicateError
+        ColumnNotFoundError
             No such column, or the dotted path is ambiguous.
         ParquetFormatError, EncryptedFileError
             The footer's column chunks are invalid (found on first access).

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import ParquetFormatError, PredicateError
+from ..errors import ColumnNotFoundError, ParquetFormatError
 from ..types import PhysicalType
 from . import thrift_specs as wire
 from .logical import LogicalType, logical_of_converted, resolve_logical
@@ -194,8 +194,9 @@ class Schema:
 
         Raises
         ------
-        PredicateError
-            No leaf has this path, or a dotted path matches several leaves.
+        ColumnNotFoundError
+            No leaf has this path, or a dotted path matches several leaves (a
+            :class:`~pybloom_async.errors.PredicateError`).
         """
         matches = self._matches(path)
         if len(matches) == 1:
@@ -204,10 +205,10 @@ class Schema:
         if not matches:
             known = ", ".join(c.path for c in self._columns[:20])
             more = ", ..." if len(self._columns) > 20 else ""
-            raise PredicateError(
+            raise ColumnNotFoundError(
                 f"no leaf column with this path; the file has: {known}{more}", column=shown
             )
-        raise PredicateError(
+        raise ColumnNotFoundError(
             "the dotted path matches several columns (names contain dots); "
             "pass the path as a sequence of names",
             column=shown,
@@ -296,6 +297,9 @@ def build_schema(elements: Sequence[wire.SchemaElement], *, path: str | None = N
     return schema_from_elements(elements, path, tree=True)[0]
 
 
+# Long because: one pass over the footer's flat element list with explicit, list-indexed stack
+# frames (no recursion: the depth is untrusted). It runs for every footer decoded; a helper call
+# per element would add to the hottest loop of footer decoding.
 def schema_from_elements(
     elements: Sequence[wire.SchemaElement], path: str | None, *, tree: bool = False
 ) -> tuple[Schema, list[list[bytes]]]:

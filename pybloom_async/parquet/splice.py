@@ -322,6 +322,8 @@ def _check_locations(
     return checked
 
 
+# Long because: one walk over the encoded footer, copying every byte it does not change; the
+# levels (file, row group, chunk, metadata) share the output buffer and the running offsets.
 def splice_bloom_filter_locations(
     metadata: bytes | bytearray | memoryview,
     locations: Mapping[tuple[int, int], tuple[int, int]],

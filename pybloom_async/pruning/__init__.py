@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .api import probe, probe_sync, prune, prune_sync
-from .paimon_files import prune_paimon, prune_paimon_sync
 from .verdicts import ProbeResult, Rule, Verdict
 
 __all__ = [
@@ -13,7 +12,5 @@ __all__ = [
     "probe",
     "probe_sync",
     "prune",
-    "prune_paimon",
-    "prune_paimon_sync",
     "prune_sync",
 ]

@@ -168,6 +168,7 @@ async def _prune_file(
         return [Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)]
 
 
+# Long because: the docstring documents every parameter and error (48 lines); the code is 41.
 async def prune(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
     where: Predicate | str,

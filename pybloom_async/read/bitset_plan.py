@@ -184,6 +184,8 @@ def _inside_read(
     return None
 
 
+# Long because: one pass over the resolved headers that shares its state (coverage of the reads
+# done, ranges still to fetch, the status of each filter), as plan_filter_reads does.
 def plan_bitset_reads(
     plan: ReadPlan[K], headers: Sequence[HeaderInfo | tuple[int, int] | str | None]
 ) -> BitsetPlan[K]:

@@ -184,7 +184,7 @@ def wanted_filters(
 ) -> list[tuple[FilterKey, int | None, int | None]]:
     meta = footer.metadata
     if columns is not None:
-        indexes = [meta.schema.column(c).index for c in columns]  # PredicateError if unknown
+        indexes = [meta.schema.column(c).index for c in columns]  # ColumnNotFoundError if unknown
     else:
         indexes = list(range(len(meta.schema.columns)))
     n = len(meta.row_groups)

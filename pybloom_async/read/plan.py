@@ -289,6 +289,8 @@ def _classify(
     return ByteRange(offset, offset + length)
 
 
+# Long because: one pass over the wanted filters that shares its state (tail coverage, pending
+# ranges, the status of each filter); split into helpers, each would take and return all of it.
 def plan_filter_reads(
     wanted: Iterable[tuple[K, int | None, int | None]],
     *,

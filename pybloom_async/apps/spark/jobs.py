@@ -253,6 +253,7 @@ class _PruneTask:
 # ---- pruning ---------------------------------------------------------------------------
 
 
+# Long because: the docstring documents every parameter and error (58 lines); the code is 29.
 def prune_on_spark(
     spark: SparkSession,
     paths: PathsArg,

@@ -12,7 +12,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pybloom_async.errors import ParquetFormatError, PredicateError, UnsupportedTypeError
+from pybloom_async.errors import (
+    ColumnNotFoundError,
+    ParquetFormatError,
+    PredicateError,
+    UnsupportedTypeError,
+)
 from pybloom_async.parquet import (
     MAX_SCHEMA_DEPTH,
     ColumnDescriptor,
@@ -133,6 +138,14 @@ def test_dotted_names_are_ambiguous_only_as_text() -> None:
     assert schema.column(("a", "b")).index == 1
     with pytest.raises(PredicateError, match="several columns"):
         schema.column("a.b")
+
+
+def test_the_schema_raises_its_own_error_a_predicate_error() -> None:
+    """The parquet layer names the missing column without knowing what a predicate is."""
+    schema = build_schema(nested_elements())
+    with pytest.raises(ColumnNotFoundError, match="no leaf column"):
+        schema.column("nope")
+    assert issubclass(ColumnNotFoundError, PredicateError)
 
 
 # Legacy ConvertedType -> resolved logical type (LogicalTypes.md backward

@@ -27,12 +27,12 @@ from ..parquet import (
 )
 from ..predicate import And, Eq, In, Or, Predicate, as_predicate
 from ..predicate_tokens import TextLiteral
+from ..pruning.leaves import literal_of
+from ..pruning.runner import for_each
+from ..pruning.verdicts import Rule, Verdict
 from ..read.blocking import run_in_new_loop
 from ..read.reader import BloomReader
 from ..types import PhysicalType
-from .leaves import literal_of
-from .runner import for_each
-from .verdicts import Rule, Verdict
 
 __all__ = ["prune_paimon", "prune_paimon_sync"]
 
@@ -99,8 +99,8 @@ def _paimon_literals(values: Sequence[Any], paimon_type: str, column: str) -> li
         A literal is not a value of the type (naming the column, the value
         and the forms the type takes).
     """
-    from ..paimon.types import paimon_type_info
-    from ..paimon.values import paimon_hash
+    from .types import paimon_type_info
+    from .values import paimon_hash
 
     root, family = paimon_type_info(paimon_type)
 
@@ -233,8 +233,8 @@ async def prune_paimon(
     PyBloomError
         With ``strict=True``, the first damaged container or unreadable file.
     """
-    from ..paimon.container import paimon_index_file_name
-    from ..paimon.prune import paimon_prune
+    from .container import paimon_index_file_name
+    from .prune import paimon_prune
 
     limit = positive_int("concurrency", concurrency)
     predicate = as_predicate(where)
