@@ -21,8 +21,9 @@ from ..errors import (
 from ..io.base import FileInfo, SourceIdentity, SourceStats
 from ..io.sinks import is_local
 from ..io.store import StoreOptions
-from ..predicate import And, Eq, In, Or, Predicate, as_predicate
+from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import prune as _prune_row_groups
+from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
 from ..pruning.runner import expand_paths, files_at_once, for_each
 from ..pruning.verdicts import Rule, Verdict
@@ -47,75 +48,44 @@ __all__ = ["prune_with_index", "prune_with_index_sync"]
 # ---- pruning ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    excluded: bool
-    rule: Rule
-    reason: str
-
-
-def _eval_leaf(leaf: Leaf | None, column: str, entry: IndexedColumn | None) -> _Outcome:
+def _eval_leaf(leaf: Leaf | None, column: str, entry: IndexedColumn | None) -> Outcome:
     if entry is None or leaf is None:
-        return _Outcome(False, Rule.NO_INDEX, f"{column} is not in the sidecar index")
+        return Outcome(False, Rule.NO_INDEX, f"{column} is not in the sidecar index")
     if leaf.null_probe:
         known = entry.null_count >= 0 and entry.descriptor.max_repetition_level == 0
         if leaf.null_safe and known and entry.null_count == 0:
-            return _Outcome(True, Rule.SIDECAR_INDEX, f"{column} has no nulls (sidecar index)")
+            return Outcome(True, Rule.SIDECAR_INDEX, f"{column} has no nulls (sidecar index)")
         if leaf.null_safe and known:
-            return _Outcome(
+            return Outcome(
                 False, Rule.MAY_MATCH, f"{column} has {entry.null_count} nulls (sidecar index)"
             )
-        return _Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes never prune")
+        return Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes never prune")
     if leaf.never_prunes is not None:
-        return _Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
+        return Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
     if not leaf.keys:
         why = "; ".join(leaf.cannot) or "no value"
-        return _Outcome(True, Rule.SIDECAR_INDEX, f"{column} cannot hold {why}")
+        return Outcome(True, Rule.SIDECAR_INDEX, f"{column} cannot hold {why}")
     if entry.filter.count_hashes(leaf.hashes) == 0:
-        return _Outcome(True, Rule.SIDECAR_INDEX, f"{leaf.label}: excluded by the sidecar index")
-    return _Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the sidecar index may contain it")
+        return Outcome(True, Rule.SIDECAR_INDEX, f"{leaf.label}: excluded by the sidecar index")
+    return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the sidecar index may contain it")
 
 
-def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> _Outcome:
-    if isinstance(p, (Eq, In)):
-        entry = index.column(p.column)
+#: Why a file stays, most telling first (the in-file pruner has its own order).
+_KEPT_ORDER = (Rule.NO_INDEX, Rule.NEVER_PRUNES, Rule.MAY_MATCH)
+
+
+def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> Outcome:
+    def decide(leaf_p: Eq | In) -> Outcome:
+        entry = index.column(leaf_p.column)
         leaf = None
         if entry is not None:
-            key = (id(p), entry.descriptor)
+            key = (id(leaf_p), entry.descriptor)
             leaf = cache.get(key)
             if leaf is None:
-                leaf = cache[key] = build_leaf(p, entry.descriptor)
-        return _eval_leaf(leaf, p.column, entry)
-    if isinstance(p, And):
-        kept = []
-        for child in p.children:
-            out = _evaluate(child, index, cache)
-            if out.excluded:
-                return out
-            kept.append(out)
-        rule = next(
-            (r for r in (Rule.NO_INDEX, Rule.NEVER_PRUNES) if any(o.rule is r for o in kept)),
-            Rule.MAY_MATCH,
-        )
-        return _Outcome(False, rule, _join(o.reason for o in kept))
-    if isinstance(p, Or):
-        outs = []
-        for child in p.children:
-            out = _evaluate(child, index, cache)
-            if not out.excluded:
-                return out
-            outs.append(out)
-        return _Outcome(True, Rule.SIDECAR_INDEX, _join(o.reason for o in outs))
-    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+                leaf = cache[key] = build_leaf(leaf_p, entry.descriptor)
+        return _eval_leaf(leaf, leaf_p.column, entry)
 
-
-def _join(reasons: Any) -> str:
-    seen: list[str] = []
-    for r in reasons:
-        if r and r not in seen:
-            seen.append(r)
-    text = "; ".join(seen)
-    return text if len(text) <= 400 else text[:397] + "..."
+    return combine(p, decide, _KEPT_ORDER, excluded_rule=Rule.SIDECAR_INDEX)
 
 
 def _stale_reason(index: SidecarIndex, now: Identity, name: str) -> str | None:

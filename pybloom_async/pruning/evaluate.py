@@ -8,7 +8,7 @@ from __future__ import annotations
 import bisect
 import math
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from ..errors import (
@@ -148,41 +148,66 @@ def evaluate(
     path: str,
     decided: Decided | None = None,
 ) -> Outcome:
-    if isinstance(p, (Eq, In)):
-        leaf = leaves[id(p)]
+    """One row group's outcome from its footer (round 1) or also its filters (round 2)."""
+
+    def decide(leaf_p: Eq | In) -> Outcome:
+        leaf = leaves[id(leaf_p)]
         filt: BloomFilterRead | object | None = _PENDING
         if filters is not None:
             filt = filters.get((rg.index, leaf.desc.path)) if leaf.desc is not None else None
         return eval_leaf(leaf, rg, filt, strict, path, decided)
+
+    return combine(p, decide, _KEPT_ORDER)
+
+
+#: The most telling reason a row group stays: a damaged filter first.
+_KEPT_ORDER = (
+    Rule.UNUSABLE_FILTER,
+    Rule.MISSING_COLUMN,
+    Rule.NO_FILTER,
+    Rule.NEVER_PRUNES,
+    Rule.MAY_MATCH,
+)
+
+
+def combine(
+    p: Predicate,
+    decide: Callable[[Eq | In], Outcome],
+    kept_order: Sequence[Rule],
+    excluded_rule: Rule | None = None,
+) -> Outcome:
+    """The outcome of ``p`` from its leaves' outcomes (``decide``): AND and OR.
+
+    AND excludes with its first excluding part, else keeps with the first rule of
+    ``kept_order`` that a part kept with; OR keeps with its first keeping part, else
+    excludes with ``excluded_rule`` (default: the first part's rule). Reasons are joined.
+    Shared by the in-file pruner and the sidecar-index pruner.
+    """
+    if isinstance(p, (Eq, In)):
+        return decide(p)
     if isinstance(p, And):
         kept: list[Outcome] = []
         for child in p.children:
-            out = evaluate(child, leaves, rg, filters, strict, path, decided)
+            out = combine(child, decide, kept_order, excluded_rule)
             if out.excluded:
                 return out
             kept.append(out)
-        return Outcome(False, _kept_rule(kept), join_reasons(o.reason for o in kept))
+        return Outcome(False, _kept_rule(kept, kept_order), join_reasons(o.reason for o in kept))
     if isinstance(p, Or):
         outs = []
         for child in p.children:
-            out = evaluate(child, leaves, rg, filters, strict, path, decided)
+            out = combine(child, decide, kept_order, excluded_rule)
             if not out.excluded:
                 return out
             outs.append(out)
         # Every part excluded it; name the first part's rule.
-        return Outcome(True, outs[0].rule, join_reasons(o.reason for o in outs))
+        rule = excluded_rule if excluded_rule is not None else outs[0].rule
+        return Outcome(True, rule, join_reasons(o.reason for o in outs))
     raise PredicateError(f"unsupported predicate {type(p).__name__}")
 
 
-def _kept_rule(outs: Sequence[Outcome]) -> Rule:
-    # The most telling reason a row group stays: a damaged filter first.
-    for rule in (
-        Rule.UNUSABLE_FILTER,
-        Rule.MISSING_COLUMN,
-        Rule.NO_FILTER,
-        Rule.NEVER_PRUNES,
-        Rule.MAY_MATCH,
-    ):
+def _kept_rule(outs: Sequence[Outcome], order: Sequence[Rule]) -> Rule:
+    for rule in order:
         if any(o.rule is rule for o in outs):
             return rule
     return outs[0].rule if outs else Rule.MAY_MATCH
