@@ -11,7 +11,7 @@ PIP := $(PY) -m pip
 # The runtime install (the demo's) and the test install on top of it.
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed
-NATIVE_SRC := $(wildcard csrc/*.c csrc/*.h csrc/include/*.h csrc/cdef/*.h) csrc/build_native.py
+NATIVE_SRC := $(wildcard csrc/core/*.[ch] csrc/paimon/*.c csrc/include/*.h) csrc/build_native.py
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
@@ -79,7 +79,7 @@ typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf build dist *.egg-info pybloom_async/_native*.so pybloom_async/_native.c pybloom_async/.native-stamp bench/bin
+	rm -rf build dist *.egg-info pybloom_async/_native/_cffi*.so pybloom_async/_native/_cffi.c pybloom_async/.native-stamp bench/bin
 
 # ---- benchmarks (never run as tests) ----------------------------------------
 # The README's charts (docs/img/*.png), drawn from the JSON the benchmarks write
@@ -95,10 +95,10 @@ charts: $(CHARTS_STAMP)
 	$(PY) bench/charts.py
 
 CC ?= cc
-CORE_C := $(wildcard csrc/*.c)
-CORE_CFLAGS := -std=c99 -O3 -Wall -Wextra -Icsrc/include -Icsrc/vendor/xxhash -Icsrc
+CORE_C := $(wildcard csrc/core/*.c csrc/paimon/*.c)
+CORE_CFLAGS := -std=c99 -O3 -Wall -Wextra -Icsrc/include -Icsrc/vendor/xxhash -Icsrc/core
 
-bench/bin/bench_sbbf: bench/bench_sbbf.c $(CORE_C) $(wildcard csrc/*.h csrc/include/*.h)
+bench/bin/bench_sbbf: bench/bench_sbbf.c $(CORE_C) $(wildcard csrc/core/*.h csrc/include/*.h)
 	mkdir -p bench/bin
 	$(CC) $(CORE_CFLAGS) -o $@ bench/bench_sbbf.c $(CORE_C) -lm
 
@@ -144,11 +144,11 @@ asan: $(STAMP)
 	rm -rf build/asan build/asan-tmp
 	mkdir -p build/asan
 	cp -r pybloom_async build/asan/
-	rm -f build/asan/pybloom_async/_native*.so
+	rm -f build/asan/pybloom_async/_native/_cffi*.so
 	PYBLOOM_ASYNC_CFLAGS="$(SAN_FLAGS)" PYBLOOM_ASYNC_LDFLAGS="-fsanitize=address,undefined" \
 		$(PY) setup.py -q build_ext --force --build-lib build/asan --build-temp build/asan-tmp
 	@# The module under test must be the instrumented one, not a copy of the normal build.
-	nm -D build/asan/pybloom_async/_native*.so | grep -q __asan_init
+	nm -D build/asan/pybloom_async/_native/_cffi*.so | grep -q __asan_init
 	cd build/asan && \
 		LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 		ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 \

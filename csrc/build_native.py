@@ -1,13 +1,18 @@
-"""cffi build script for ``pybloom_async._native`` (out-of-line API mode).
+"""cffi build script for ``pybloom_async._native._cffi`` (out-of-line API mode).
 
 Kept outside the package on purpose: it is needed only at build time. Every
-``csrc/*.c`` file is compiled into the module; the declarations cffi exposes to
-Python are the ``csrc/cdef/*.h`` files, one per component, so a component adds
-its C file and its cdef file and touches nothing else.
+``csrc/<component>/*.c`` file (``core``, ``paimon``) is compiled into the module.
+The declarations cffi exposes to Python are derived from the public headers
+``csrc/include/*.h``, the single place a declaration is written: each header runs
+through the C preprocessor (as python-zstandard's ``make_cffi.py`` does), and its
+valued ``#define PBA_*`` macros, which the preprocessor expands away, are declared
+again as ``#define NAME ...`` so that cffi takes their values from the compiler. A
+component adds its C files under ``csrc/<component>/`` and declares its API in
+``csrc/include/``; nothing else.
 
-Only ``csrc/sbbf_avx2.c`` contains AVX2 code, enabled per function with
+Only ``csrc/core/sbbf_avx2.c`` contains AVX2 code, enabled per function with
 ``__attribute__((target("avx2")))``; everything else is built for the baseline
-target, and the backend is picked once at load time (``csrc/dispatch.c``).
+target, and the backend is picked once at load time (``csrc/core/dispatch.c``).
 
 Environment:
     PYBLOOM_ASYNC_CFLAGS   extra compiler flags (e.g. ``-Werror`` or sanitizers)
@@ -17,8 +22,12 @@ Environment:
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import subprocess
 import sys
+import sysconfig
+import tempfile
 from pathlib import Path
 
 from cffi import FFI
@@ -32,11 +41,42 @@ def _rel(path: Path) -> str:
     return os.path.relpath(path, ROOT)
 
 
+INCLUDE = HERE / "include"
+COMPONENTS = ("core", "paimon")
+SOURCES = sorted(p for c in COMPONENTS for p in (HERE / c).glob("*.c"))
+
+#: Valued macros of the public API (include guards have no value).
+_DEFINE = re.compile(r"^#define\s+(PBA_[A-Z0-9_]+)\s+\S")
+#: System headers: cffi declares size_t and the intN_t types itself, and the C
+#: library's headers hold extensions its parser refuses.
+_SYSTEM_INCLUDE = re.compile(r"^\s*#\s*include\s*<")
+
+
+def _preprocess(text: str) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "header.h"
+        source.write_text(text, encoding="utf-8")
+        if sys.platform == "win32":
+            command = ["cl", "/nologo", "/EP", "/TC", str(source)]
+        else:
+            cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+            command = [*shlex.split(cc), "-E", "-P", "-x", "c", "-std=c99", str(source)]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _cdef(header: Path) -> str:
+    """The cffi declarations of one public header."""
+    text = header.read_text(encoding="utf-8")
+    body = "".join(
+        line for line in text.splitlines(keepends=True) if not _SYSTEM_INCLUDE.match(line)
+    )
+    constants = [f"#define {m[1]} ..." for line in text.splitlines() if (m := _DEFINE.match(line))]
+    return _preprocess(body) + "\n" + "\n".join(constants) + "\n"
+
+
 def _cdefs() -> str:
-    parts = []
-    for path in sorted((HERE / "cdef").glob("*.h")):
-        parts.append(path.read_text(encoding="utf-8"))
-    return "\n".join(parts)
+    return "\n".join(_cdef(h) for h in sorted(INCLUDE.glob("*.h")))
 
 
 def _compile_args() -> list[str]:
@@ -49,17 +89,17 @@ def _compile_args() -> list[str]:
 
 def _preamble() -> str:
     # Every public header in csrc/include is visible to the generated module.
-    headers = sorted((HERE / "include").glob("*.h"))
+    headers = sorted(INCLUDE.glob("*.h"))
     return "".join(f'#include "{h.name}"\n' for h in headers)
 
 
 ffi = FFI()
 ffi.cdef(_cdefs())
 ffi.set_source(
-    "pybloom_async._native",
+    "pybloom_async._native._cffi",
     _preamble(),
-    sources=[_rel(p) for p in sorted(HERE.glob("*.c"))],
-    include_dirs=[_rel(HERE / "include"), _rel(HERE / "vendor" / "xxhash"), _rel(HERE)],
+    sources=[_rel(p) for p in SOURCES],
+    include_dirs=[_rel(INCLUDE), _rel(HERE / "vendor" / "xxhash"), _rel(HERE / "core")],
     extra_compile_args=_compile_args(),
     extra_link_args=shlex.split(os.environ.get("PYBLOOM_ASYNC_LDFLAGS", "")),
 )

@@ -39,7 +39,7 @@ from fuzz.targets import TARGETS, CTarget, PyTarget  # noqa: E402
 
 FUZZ = REPO / "fuzz"
 BUILD = REPO / "build" / "fuzz"
-CORE_SOURCES = sorted((REPO / "csrc").glob("*.c"))
+CORE_SOURCES = sorted(p for c in ("core", "paimon") for p in (REPO / "csrc" / c).glob("*.c"))
 C_FLAGS = [
     "-g",
     "-O1",
@@ -49,7 +49,7 @@ C_FLAGS = [
     "-fno-omit-frame-pointer",
     f"-I{REPO / 'csrc' / 'include'}",
     f"-I{REPO / 'csrc' / 'vendor' / 'xxhash'}",
-    f"-I{REPO / 'csrc'}",
+    f"-I{REPO / 'csrc' / 'core'}",
 ]
 ARTIFACT_PREFIXES = ("crash-", "timeout-", "oom-", "leak-", "slow-unit-")
 STATUS_RE = re.compile(
@@ -99,7 +99,7 @@ def build_c(t: CTarget) -> Path | None:
     if clang is None:
         return None
     out = BUILD / t.name
-    inputs = [t.source, *CORE_SOURCES, *(REPO / "csrc").glob("*.h")]
+    inputs = [t.source, *CORE_SOURCES, *(REPO / "csrc" / "core").glob("*.h")]
     inputs += list((REPO / "csrc" / "include").glob("*.h"))
     if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
         return out

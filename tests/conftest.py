@@ -27,9 +27,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Under ``make asan``, refuse to run unless the sanitised C core is the one loaded."""
     expected = os.environ.get("PYBLOOM_ASYNC_EXPECT_NATIVE")
     if expected:
-        from pybloom_async import _native
+        from pybloom_async._native import _cffi
 
-        loaded = Path(_native.__file__).resolve()
+        loaded = Path(_cffi.__file__).resolve()
         if not str(loaded).startswith(str(Path(expected).resolve())):
             raise pytest.UsageError(f"expected the C core from {expected}, loaded {loaded}")
 

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the column hashing entry points of csrc/sbbf.c
+ * libFuzzer harness for the column hashing entry points of csrc/core/sbbf.c
  * (pba_column_count_valid, pba_hash_column, pba_sbbf_insert_column,
  * pba_sbbf_check_column), built with ASan + UBSan.
  *

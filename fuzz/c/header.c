@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for pba_bloom_header_decode (csrc/header.c), built with
+ * libFuzzer harness for pba_bloom_header_decode (csrc/core/header.c), built with
  * ASan + UBSan so an out-of-bounds read or undefined arithmetic is a crash.
  *
  * Input: one byte choosing the numBytes limit, then the header bytes. The

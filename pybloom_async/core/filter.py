@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._native import ffi, lib
+from .._native import check, ffi, header_error, lib
 from ..checks import integer, probability
 from ..errors import (
     FilterSizeError,
@@ -18,22 +18,13 @@ from ..errors import (
     ValueEncodingError,
 )
 from ..types import PhysicalType
-from .hashing import check_status, iter_columns
+from .hashing import iter_columns
 
 __all__ = ["DEFAULT_MAX_BYTES", "MIN_BYTES", "SplitBlockBloomFilter", "decode_header"]
 
 MIN_BYTES = 32
 #: The default upper bound on a filter's size, as in parquet-java and Arrow.
 DEFAULT_MAX_BYTES = 128 * 1024 * 1024
-
-_HEADER_ERRORS = {
-    lib.PBA_ERR_HDR_TRUNCATED: "truncated",
-    lib.PBA_ERR_HDR_MALFORMED: "malformed",
-    lib.PBA_ERR_HDR_MISSING: "missing field",
-    lib.PBA_ERR_HDR_ALGORITHM: "unsupported algorithm",
-    lib.PBA_ERR_HDR_HASH: "unsupported hash",
-    lib.PBA_ERR_HDR_COMPRESSION: "unsupported compression",
-}
 
 
 def decode_header(buf: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[int, int]:
@@ -74,8 +65,7 @@ def decode_header(buf: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[int, in
             f"Bloom filter header announces numBytes={n}; "
             f"it must be a power of two between {MIN_BYTES} and {max_bytes}"
         )
-    text = ffi.string(lib.pba_strerror(rc)).decode("ascii")
-    raise InvalidFilterError(f"invalid Bloom filter header ({_HEADER_ERRORS.get(rc, rc)}): {text}")
+    raise header_error(rc)
 
 
 def _is_pow2(n: int) -> bool:
@@ -353,7 +343,7 @@ class SplitBlockBloomFilter:
         """
         ptype = PhysicalType.coerce(physical_type)
         for col in iter_columns(values, ptype, type_length):
-            check_status(lib.pba_sbbf_insert_column(self._bits, self._num_bytes, col.c), "insert")
+            check(lib.pba_sbbf_insert_column(self._bits, self._num_bytes, col.c), "insert")
 
     def check_many(
         self,
@@ -373,7 +363,7 @@ class SplitBlockBloomFilter:
         for col in iter_columns(values, ptype, type_length):
             out = np.zeros(col.n, dtype=np.bool_)
             if col.n:
-                check_status(
+                check(
                     lib.pba_sbbf_check_column(
                         self._bits, self._num_bytes, col.c, ffi.from_buffer("uint8_t[]", out)
                     ),
@@ -402,7 +392,7 @@ class SplitBlockBloomFilter:
         """The thrift-compact ``BloomFilterHeader`` a Parquet file stores before the bitset."""
         out = ffi.new("uint8_t[32]")
         n = lib.pba_bloom_header_encode(self._num_bytes, out)
-        check_status(n if n < 0 else 0, "header")
+        check(n if n < 0 else 0, "header")
         return bytes(ffi.buffer(out, n))
 
     def to_bytes(self) -> bytes:

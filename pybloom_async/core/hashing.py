@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._native import ffi, lib
-from ..errors import PyBloomError, UnsupportedTypeError, ValueEncodingError
+from .._native import check, ffi, lib
+from ..errors import UnsupportedTypeError, ValueEncodingError
 from ..types import PhysicalType
 
 __all__ = ["hash_values", "simd_backend", "xxh64"]
@@ -97,21 +97,12 @@ def hash_values(
         count = int(lib.pba_column_count_valid(col.c))
         out = np.empty(max(count, 1), dtype=np.uint64)  # never a NULL pointer
         written = ffi.new("size_t *")
-        check_status(lib.pba_hash_column(col.c, ffi.from_buffer("uint64_t[]", out), written))
+        check(lib.pba_hash_column(col.c, ffi.from_buffer("uint64_t[]", out), written))
         parts.append(out[: written[0]])
     if not parts:
         return np.empty(0, dtype=np.uint64)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
-
-def check_status(code: int, what: str = "") -> None:
-    """Raise the package error that matches a C status code (no-op for 0)."""
-    if code == 0:
-        return
-    text = ffi.string(lib.pba_strerror(code)).decode("ascii")
-    if code == lib.PBA_ERR_OFFSETS:
-        raise ValueEncodingError(text)
-    raise PyBloomError(f"{what}: {text}" if what else text)
 
 
 @dataclass

@@ -10,7 +10,7 @@ when small, embedded in the manifest entry of the data file.
 This package reproduces all three byte for byte (the sizing quirks, the bit
 order, the sign handling, the container layout) from the reference vectors
 described in ``testdata/paimon/README.md``; the hot loops run in the C core
-(``csrc/paimon.c``) with the GIL released.
+(``csrc/paimon/paimon.c``) with the GIL released.
 
 Pruning follows the package's rule: never a false negative. A missing,
 damaged or unreadable index keeps the file and says why; see

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .._native import ffi, lib
+from .._native import check, ffi, lib
 from ..errors import (
     PaimonIndexError,
     UnsupportedTypeError,
@@ -19,7 +19,6 @@ from .types import (
     U64_MASK,
     BoolArray,
     HashArray,
-    check_paimon_status,
     parse_paimon_type,
 )
 from .values import as_list, native_order, value_batches
@@ -121,7 +120,7 @@ class BloomFilter64:
                 "its bit count overflows or is not positive (Java throws "
                 "NegativeArraySizeException)"
             )
-        check_paimon_status(code, "BloomFilter64")
+        check(code, "BloomFilter64")
         return int(nb[0]), int(k[0])
 
     @classmethod
@@ -152,7 +151,7 @@ class BloomFilter64:
                     f"Paimon bloom filter has k={raw} for {8 * (view.nbytes - 4)} bits "
                     f"(k must be 1..number of bits, bits at most {limit})"
                 )
-            check_paimon_status(code, "BloomFilter64.from_bytes")
+            check(code, "BloomFilter64.from_bytes")
         self = cls.__new__(cls)
         self._num_bytes = int(nbytes[0])
         self._k = int(k[0])
@@ -185,18 +184,18 @@ class BloomFilter64:
         """The k bit positions of 64-bit hash ``h``, in probe order (j = 1..k)."""
         out = ffi.new("int32_t[]", self._k)
         status = lib.pba_paimon_positions(_hash_arg(h), self._num_bytes, self._k, out)
-        check_paimon_status(status, "positions")
+        check(status, "positions")
         return list(out)
 
     def add_hash(self, h: int) -> None:
         """Add a 64-bit hash (unsigned, or signed as a Java long)."""
         status = lib.pba_paimon_add_hash(self._bits, self._num_bytes, self._k, _hash_arg(h))
-        check_paimon_status(status, "add")
+        check(status, "add")
 
     def test_hash(self, h: int) -> bool:
         """True when the filter may hold hash ``h``; False when it certainly does not."""
         r = lib.pba_paimon_test_hash(self._bits, self._num_bytes, self._k, _hash_arg(h))
-        check_paimon_status(min(r, 0), "test")
+        check(min(r, 0), "test")
         return bool(r)
 
     def add_hashes(self, hashes: Any) -> None:
@@ -204,14 +203,14 @@ class BloomFilter64:
         arr = _hash_array(hashes)
         ptr = ffi.from_buffer("uint64_t[]", arr) if arr.size else ffi.NULL
         status = lib.pba_paimon_add_hashes(self._bits, self._num_bytes, self._k, ptr, arr.size)
-        check_paimon_status(status, "add_hashes")
+        check(status, "add_hashes")
 
     def test_hashes(self, hashes: Any) -> BoolArray:
         """Per-hash answers of :meth:`test_hash` as a numpy bool array."""
         arr = _hash_array(hashes)
         out = np.empty(arr.size, dtype=np.uint8)
         if arr.size:
-            check_paimon_status(lib.pba_paimon_test_hashes(
+            check(lib.pba_paimon_test_hashes(
                 self._bits, self._num_bytes, self._k,
                 ffi.from_buffer("uint64_t[]", arr), arr.size, ffi.from_buffer(out),
             ), "test_hashes")
@@ -232,7 +231,7 @@ class BloomFilter64:
         added = ffi.new("size_t *")
         for batch in value_batches(values, ptype):
             status = lib.pba_paimon_add_values(self._bits, self._num_bytes, self._k, batch.c, added)
-            check_paimon_status(status, "add")
+            check(status, "add")
             total += int(added[0])
         return total
 
@@ -253,7 +252,7 @@ class BloomFilter64:
         for batch in value_batches(values, ptype):
             out = np.empty(batch.n, dtype=np.uint8)
             ptr = ffi.from_buffer(out) if batch.n else ffi.NULL
-            check_paimon_status(lib.pba_paimon_test_values(
+            check(lib.pba_paimon_test_values(
                 self._bits, self._num_bytes, self._k, batch.c, ptr, batch.n,
             ), "might_contain")
             parts.append(out.view(np.bool_))
@@ -264,7 +263,7 @@ class BloomFilter64:
     def to_bytes(self) -> bytes:
         """Serialize as Paimon does: k (int32 big-endian) then the bit array."""
         out = bytearray(4 + self._num_bytes)
-        check_paimon_status(lib.pba_paimon_serialize(
+        check(lib.pba_paimon_serialize(
             self._bits, self._num_bytes, self._k, ffi.from_buffer(out), len(out)
         ), "to_bytes")
         return bytes(out)

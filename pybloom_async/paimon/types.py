@@ -8,12 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from .._native import ffi, lib
 from ..errors import (
-    PaimonIndexError,
-    PyBloomError,
     UnsupportedTypeError,
-    ValueEncodingError,
 )
 
 HashArray = npt.NDArray[np.uint64]
@@ -29,22 +25,6 @@ _DEFAULT_TIMESTAMP_PRECISION = 6
 
 # ---- errors from the C core ---------------------------------------------------
 
-
-def check_paimon_status(code: int, what: str) -> None:
-    """Raise the package error matching a ``PBA_PAIMON_*`` status (no-op for 0)."""
-    if code == 0:
-        return
-    text = ffi.string(lib.pba_paimon_strerror(code)).decode("ascii")
-    message = f"{what}: {text}"
-    if code in (lib.PBA_PAIMON_ERR_LENGTH, lib.PBA_PAIMON_ERR_OFFSETS, lib.PBA_PAIMON_ERR_RANGE):
-        raise ValueEncodingError(message)
-    if code in (
-        lib.PBA_PAIMON_ERR_GEOMETRY,
-        lib.PBA_PAIMON_ERR_SIZE,
-        lib.PBA_PAIMON_ERR_TRUNCATED,
-    ):
-        raise PaimonIndexError(message)
-    raise PyBloomError(message)
 
 
 # ---- Paimon data types ----------------------------------------------------------

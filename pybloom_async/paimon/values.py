@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._native import ffi, lib
+from .._native import check, ffi, lib
 from ..errors import (
     UnsupportedTypeError,
     ValueEncodingError,
@@ -20,7 +20,6 @@ from .types import (
     INT64_MIN,
     HashArray,
     PaimonType,
-    check_paimon_status,
     parse_paimon_type,
 )
 
@@ -533,12 +532,12 @@ def paimon_hash(values: Any, data_type: str, precision: int | None = None) -> Ha
     parts = []
     for batch in value_batches(values, ptype):
         count = ffi.new("size_t *")
-        check_paimon_status(lib.pba_paimon_count_valid(batch.c, count), "paimon_hash")
+        check(lib.pba_paimon_count_valid(batch.c, count), "paimon_hash")
         out = np.empty(count[0], dtype=np.uint64)
         written = ffi.new("size_t *")
         ptr = ffi.from_buffer("uint64_t[]", out) if count[0] else ffi.NULL
         status = lib.pba_paimon_hash_values(batch.c, ptr, count[0], written)
-        check_paimon_status(status, "paimon_hash")
+        check(status, "paimon_hash")
         parts.append(out[: written[0]])
     if not parts:
         return np.empty(0, dtype=np.uint64)

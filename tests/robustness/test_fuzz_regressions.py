@@ -53,7 +53,7 @@ CRASHES = [
     ),
     # bloom_header: an unknown struct field holding an empty set with element type 15
     # (none such in thrift): the C decoder accepted it, thrift's decoders refuse it; the C
-    # decoder now refuses it too (csrc/header.c).
+    # decoder now refuses it too (csrc/core/header.c).
     (
         "bloom_header",
         bytes.fromhex("001580101c1c00001c1c00001c1c00801c4051515151747474741aff00001c1c40"),

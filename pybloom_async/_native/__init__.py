@@ -1,0 +1,64 @@
+"""The C core's binding and the one map from its status codes to the package's errors.
+
+``ffi`` and ``lib`` come from the module cffi generates from ``csrc/`` (``_cffi``, built
+by ``csrc/build_native.py``). Every C function reports failure as a negative status;
+:func:`check` is the one place a status becomes an exception, for every component (the
+core's codes from -1, Paimon's from -40).
+"""
+
+from __future__ import annotations
+
+from ..errors import InvalidFilterError, PaimonIndexError, PyBloomError, ValueEncodingError
+from ._cffi import ffi, lib
+
+__all__ = ["check", "ffi", "header_error", "lib", "status_text"]
+
+#: What a Bloom filter header status says, in the message of its InvalidFilterError.
+_HEADER = {
+    lib.PBA_ERR_HDR_TRUNCATED: "truncated",
+    lib.PBA_ERR_HDR_MALFORMED: "malformed",
+    lib.PBA_ERR_HDR_MISSING: "missing field",
+    lib.PBA_ERR_HDR_ALGORITHM: "unsupported algorithm",
+    lib.PBA_ERR_HDR_HASH: "unsupported hash",
+    lib.PBA_ERR_HDR_COMPRESSION: "unsupported compression",
+}
+
+#: The error class of each status; any other status is a plain PyBloomError.
+_ERRORS: dict[int, type[PyBloomError]] = {
+    lib.PBA_ERR_OFFSETS: ValueEncodingError,
+    lib.PBA_PAIMON_ERR_LENGTH: ValueEncodingError,
+    lib.PBA_PAIMON_ERR_OFFSETS: ValueEncodingError,
+    lib.PBA_PAIMON_ERR_RANGE: ValueEncodingError,
+    lib.PBA_PAIMON_ERR_GEOMETRY: PaimonIndexError,
+    lib.PBA_PAIMON_ERR_SIZE: PaimonIndexError,
+    lib.PBA_PAIMON_ERR_TRUNCATED: PaimonIndexError,
+}
+
+
+def status_text(code: int) -> str:
+    """The C core's one-line description of a status."""
+    describe = lib.pba_paimon_strerror if code <= lib.PBA_PAIMON_ERR_ARG else lib.pba_strerror
+    return str(ffi.string(describe(code)).decode("ascii"))
+
+
+def header_error(code: int) -> InvalidFilterError:
+    """The error for a Bloom filter header the C decoder refused with ``code``."""
+    return InvalidFilterError(
+        f"invalid Bloom filter header ({_HEADER.get(code, code)}): {status_text(code)}"
+    )
+
+
+def check(code: int, what: str = "") -> None:
+    """Raise the package error for a C status (no-op for 0).
+
+    ``what`` (the operation) prefixes the message; the core's offsets error names the
+    input, not the operation, and goes without it.
+    """
+    if code == 0:
+        return
+    if code in _HEADER:
+        raise header_error(code)
+    text = status_text(code)
+    if code == lib.PBA_ERR_OFFSETS:
+        raise ValueEncodingError(text)
+    raise _ERRORS.get(code, PyBloomError)(f"{what}: {text}" if what else text)
