@@ -22,7 +22,7 @@ from .tail import (
     MAGIC,
     MIN_FILE_SIZE,
     TRAILER_SIZE,
-    FooterLocation,
+    FooterBounds,
     check_leading_magic,
     parse_footer_tail,
 )
@@ -48,7 +48,7 @@ __all__ = [
     "FileMetaData",
     "FlatColumn",
     "FlatFooter",
-    "FooterLocation",
+    "FooterBounds",
     "KeyValue",
     "LogicalKind",
     "LogicalType",

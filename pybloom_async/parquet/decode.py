@@ -24,7 +24,7 @@ def decode_file_metadata(
     Parameters
     ----------
     buf:
-        Exactly the FileMetaData bytes (see :class:`FooterLocation`); trailing
+        Exactly the FileMetaData bytes (see :class:`FooterBounds`); trailing
         bytes after the struct's end are ignored.
     path:
         The file's name, for error messages.

@@ -105,7 +105,7 @@ def decode_flat_footer(
     Parameters
     ----------
     buf:
-        Exactly the FileMetaData bytes (see :class:`FooterLocation`).
+        Exactly the FileMetaData bytes (see :class:`FooterBounds`).
     path:
         The file's name, for error messages.
     decoder:

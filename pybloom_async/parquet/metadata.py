@@ -5,7 +5,7 @@ How a footer is located and decoded (pure functions over bytes; no I/O):
 A Parquet file ends with ``<FileMetaData> <4-byte little-endian length> PAR1``
 and starts with ``PAR1``. The async reader fetches a suffix of the file and
 calls :func:`.tail.parse_footer_tail` to find the FileMetaData; when the suffix does
-not reach back far enough, :meth:`FooterLocation.missing_range` says which
+not reach back far enough, :meth:`FooterBounds.missing_range` says which
 bytes to fetch. :func:`.decode.decode_file_metadata` then turns the thrift
 compact-protocol bytes into immutable, typed objects: the schema, row counts
 and row-group sizes at once, the column chunks and key/value metadata when

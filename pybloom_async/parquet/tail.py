@@ -12,7 +12,7 @@ __all__ = [
     "MAGIC",
     "MIN_FILE_SIZE",
     "TRAILER_SIZE",
-    "FooterLocation",
+    "FooterBounds",
     "check_leading_magic",
     "parse_footer_tail",
 ]
@@ -27,7 +27,7 @@ MIN_FILE_SIZE = len(MAGIC) + TRAILER_SIZE
 
 
 @dataclass(frozen=True, slots=True)
-class FooterLocation:
+class FooterBounds:
     """Where the FileMetaData lies in a file, from the file's last 8 bytes.
 
     ``metadata_offset`` and ``metadata_length`` are absolute: the thrift bytes
@@ -86,7 +86,7 @@ class FooterLocation:
 
 def parse_footer_tail(
     tail: bytes | bytearray | memoryview, file_size: int, *, path: str | None = None
-) -> FooterLocation:
+) -> FooterBounds:
     """Validate a file's trailer and locate its FileMetaData.
 
     Parameters
@@ -146,7 +146,7 @@ def parse_footer_tail(
     if len(view) == file_size:
         check_leading_magic(view[:4], path=path)
         checked = True
-    return FooterLocation(
+    return FooterBounds(
         file_size=file_size,
         metadata_offset=file_size - TRAILER_SIZE - length,
         metadata_length=length,

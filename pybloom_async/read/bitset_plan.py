@@ -9,7 +9,7 @@ from typing import Any, Generic, NamedTuple
 
 from ..errors import InvalidArgumentError
 from .plan import BLOCK_BYTES, FilterStatus, PlanConfig, PlannedFilter, ReadPlan
-from .ranges import BufferLike, ByteRange, K, Location, Piece, attach_buffers, merge_checked
+from .ranges import BufferLike, ByteRange, K, Piece, Span, attach_buffers, merge_checked
 
 __all__ = [
     "BitsetPlan",
@@ -42,7 +42,7 @@ class ResolvedFilter(Generic[K]):
     reason: str | None = None
     header_len: int | None = None
     num_bytes: int | None = None
-    bitset: Location | None = None
+    bitset: Span | None = None
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ class _Coverage:
             pos = end
         return gaps
 
-    def locate(self, need: ByteRange) -> Location:
+    def locate(self, need: ByteRange) -> Span:
         """The pieces holding ``need``; every byte must already be covered."""
         pieces: list[Piece] = []
         pos = need.start
@@ -125,7 +125,7 @@ class _Coverage:
             end = min(best.end, need.end)
             pieces.append(Piece(best, pos, end))
             pos = end
-        return Location(need, tuple(pieces))
+        return Span(need, tuple(pieces))
 
 
 def _check_header(
@@ -168,11 +168,11 @@ def _check_header(
 
 def _inside_read(
     entry: PlannedFilter[Any], bitset: ByteRange, held: set[ByteRange]
-) -> Location | None:
+) -> Span | None:
     """The bitset's location when the one buffer its header came from holds it all, else None.
 
     The usual case (a known length, or a guess long enough): no other buffer needs to be
-    searched, and one piece means :meth:`Location.view` copies nothing.
+    searched, and one piece means :meth:`Span.view` copies nothing.
     """
     assert entry.read is not None
     pieces = entry.read.pieces
@@ -180,7 +180,7 @@ def _inside_read(
         return None
     buffer = pieces[0].buffer
     if buffer.start <= bitset.start and bitset.end <= buffer.end and buffer in held:
-        return Location(bitset, (Piece(buffer, bitset.start, bitset.end),))
+        return Span(bitset, (Piece(buffer, bitset.start, bitset.end),))
     return None
 
 
@@ -218,7 +218,7 @@ def plan_bitset_reads(
     coverage: _Coverage | None = None
 
     # Per filter: its final outcome, or (header, bitset range, location if already known).
-    outcomes: list[ResolvedFilter[K] | tuple[int, int, ByteRange, Location | None]] = []
+    outcomes: list[ResolvedFilter[K] | tuple[int, int, ByteRange, Span | None]] = []
     missing: list[ByteRange] = []
     planned = FilterStatus.PLANNED
     for entry, header in zip(plan.filters, headers, strict=True):

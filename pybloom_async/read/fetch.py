@@ -14,7 +14,7 @@ from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError
 from ..io.base import ByteSource, SourceIdentity
 from ..parquet import (
     FileMetaData,
-    FooterLocation,
+    FooterBounds,
     RowGroup,
     Schema,
     parse_footer_tail,
@@ -83,7 +83,7 @@ class Footer:
 
     path: str
     metadata: FileMetaData
-    location: FooterLocation
+    location: FooterBounds
     tail: bytes
     identity: SourceIdentity
 

@@ -20,7 +20,7 @@ Every offset and size comes from an untrusted footer or header, so each is check
 that one filter unusable (the row group is then kept, never pruned), and nothing outside
 the file's filter area or above a limit is ever fetched or allocated.
 
-Buffers are keyed by the :class:`ByteRange` they were fetched for; :meth:`Location.view`
+Buffers are keyed by the :class:`ByteRange` they were fetched for; :meth:`Span.view`
 slices them with ``memoryview`` so a filter held by one buffer is never copied."""
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ from .ranges import (
     ByteRange,
     K,
     KiB,
-    Location,
     MiB,
     Piece,
+    Span,
     attach_buffers,
     merge_checked,
 )
@@ -162,7 +162,7 @@ class PlannedFilter(Generic[K]):
     length: int | None
     status: FilterStatus
     reason: str | None = None
-    read: Location | None = None
+    read: Span | None = None
 
     @property
     def guessed(self) -> bool:
@@ -404,7 +404,7 @@ def plan_filter_reads(
             continue
         # merge_ranges guarantees exactly one fetch contains each input range.
         buffer = tail if inside else fetches[bisect_right(fetch_starts, need.start) - 1]
-        location = Location(need, (Piece(buffer, need[0], need[1]),))
+        location = Span(need, (Piece(buffer, need[0], need[1]),))
         filters.append(PlannedFilter(key, offset, length, planned, None, location))
 
     return ReadPlan(file_size, footer_start, tail, fetches, tuple(filters), config)

@@ -11,8 +11,8 @@ from ..errors import InvalidArgumentError, SourceError
 __all__ = [
     "BufferLike",
     "ByteRange",
-    "Location",
     "Piece",
+    "Span",
     "merge_ranges",
 ]
 
@@ -132,7 +132,7 @@ class Piece(NamedTuple):
         return slice(self.start - self.buffer.start, self.end - self.buffer.start)
 
 
-class Location(NamedTuple):
+class Span(NamedTuple):
     """Where the bytes of one file range will be found: one or more pieces, in file order."""
 
     range: ByteRange

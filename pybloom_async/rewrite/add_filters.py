@@ -45,7 +45,6 @@ conditional write). HTTP locations are read-only: use ``out=`` for them."""
 
 from __future__ import annotations
 
-import functools
 import io
 import math
 import os
@@ -74,7 +73,7 @@ from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
 from ..parquet.tail import MAGIC, TRAILER_SIZE
 from ..read.columns import unsupported_reason
-from .source import SourceFile, open_local, open_remote
+from .source import SourceFile, fetch_remote, open_local, open_remote
 
 __all__ = [
     "DEFAULT_ADD_MAX_BYTES",
@@ -397,6 +396,48 @@ def add_bloom_filters(
         Reading or writing failed, or a local source changed during the run (the
         original is left as it was in every case).
     """
+    job = _job(path, columns, ndv, fpp, out, max_bytes, replace, options)
+    if job.local is not None:
+        source = open_local(job.local)
+    else:
+        source = open_remote(job.display, job.options)
+    try:
+        return job.run(source)
+    finally:
+        source.close()
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One add-filters run, its arguments checked; :meth:`run` does the blocking work."""
+
+    display: str
+    local: str | None  # the path of a local source, None for an object store
+    target: str
+    names: list[str]
+    ndv: int | None
+    fpp: float
+    max_bytes: int
+    replace: bool
+    options: StoreOptions | None
+
+    def run(self, source: SourceFile) -> AddFiltersResult:
+        return _add(
+            source, self.target, self.names, self.ndv, self.fpp, self.max_bytes, self.replace,
+            self.options,
+        )  # fmt: skip
+
+
+def _job(
+    path: str | os.PathLike[str],
+    columns: str | Sequence[str],
+    ndv: int | None,
+    fpp: float,
+    out: str | os.PathLike[str] | None,
+    max_bytes: int,
+    replace: bool,
+    options: StoreOptions | Mapping[str, Any] | None,
+) -> _Job:
     names = _column_names(columns)
     _check_options(ndv, fpp, max_bytes)
     require_pyarrow("add Bloom filters")  # before anything is read
@@ -406,11 +447,8 @@ def add_bloom_filters(
     where = parse_address(display)
     target = display if out is None else os.fspath(out)
     parse_address(target)  # a malformed destination fails before any work
-    source = open_local(where.path) if where.kind == "file" else open_remote(display, options)
-    try:
-        return _add(source, target, names, ndv, fpp, max_bytes, replace, options)
-    finally:
-        source.close()
+    local = where.path if where.kind == "file" else None
+    return _Job(display, local, target, names, ndv, fpp, max_bytes, replace, options)
 
 
 def _add(
@@ -500,12 +538,29 @@ def _write(target: str, emit: Callable[[IO[bytes]], None], options: StoreOptions
 
 
 async def add_bloom_filters_async(
-    path: str | os.PathLike[str], columns: str | Sequence[str], **kwargs: Any
+    path: str | os.PathLike[str],
+    columns: str | Sequence[str],
+    *,
+    ndv: int | None = None,
+    fpp: float = 0.01,
+    out: str | os.PathLike[str] | None = None,
+    max_bytes: int = DEFAULT_ADD_MAX_BYTES,
+    replace: bool = False,
+    options: StoreOptions | Mapping[str, Any] | None = None,
 ) -> AddFiltersResult:
-    """:func:`add_bloom_filters` in a worker thread, for async code (asyncio or trio).
+    """:func:`add_bloom_filters` for async code (asyncio or trio).
 
-    Cancelling the caller does not stop the thread: the run completes (or fails)
-    and its temporary file is cleaned up as usual.
+    An object store is read on the caller's event loop; the blocking work (opening a
+    local file, hashing, writing) runs in a worker thread that starts no event loop.
+    Cancelling the caller does not stop that thread: the run completes (or fails) and
+    its temporary file is cleaned up as usual.
     """
-    call = functools.partial(add_bloom_filters, path, columns, **kwargs)
-    return await anyio.to_thread.run_sync(call)
+    job = _job(path, columns, ndv, fpp, out, max_bytes, replace, options)
+    if job.local is not None:
+        source = await anyio.to_thread.run_sync(open_local, job.local)
+    else:
+        source = await fetch_remote(job.display, job.options)
+    try:
+        return await anyio.to_thread.run_sync(job.run, source)
+    finally:
+        source.close()

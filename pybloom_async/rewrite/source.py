@@ -123,12 +123,19 @@ def open_local(path: str) -> SourceFile:
         raise
 
 
-def open_remote(location: str, options: StoreOptions | None) -> SourceFile:
-    async def fetch() -> bytes:
-        async with open_source(location, options=options) as source:
-            size = await source.size()
-            return await source.read_range(0, size)
-
-    data = run_in_new_loop(fetch, caller="add_bloom_filters", instead="add_bloom_filters_async")
+async def fetch_remote(location: str, options: StoreOptions | None) -> SourceFile:
+    """An object, read whole on the caller's event loop."""
+    async with open_source(location, options=options) as source:
+        size = await source.size()
+        data = await source.read_range(0, size)
     offset, length = _locate(data, len(data), location)
     return SourceFile(location, len(data), offset, data[offset : offset + length], data=data)
+
+
+def open_remote(location: str, options: StoreOptions | None) -> SourceFile:
+    """An object, read whole on a new event loop (blocking callers only)."""
+    return run_in_new_loop(
+        lambda: fetch_remote(location, options),
+        caller="add_bloom_filters",
+        instead="add_bloom_filters_async",
+    )

@@ -35,7 +35,7 @@ from pybloom_async.parquet import (
     FileMetaData,
     FlatColumn,
     FlatFooter,
-    FooterLocation,
+    FooterBounds,
     LogicalKind,
     PageHeaderReader,
     PageType,
@@ -148,7 +148,7 @@ def test_parse_footer_tail_whole_file() -> None:
     meta = encode(two_column_meta())
     data = parquet_file(meta, body=b"x" * 100)
     loc = parse_footer_tail(data, len(data), path="f.parquet")
-    assert loc == FooterLocation(
+    assert loc == FooterBounds(
         file_size=len(data),
         metadata_offset=4 + 100,
         metadata_length=len(meta),

@@ -752,6 +752,28 @@ def test_object_store(s3_server: Any, arrow_added: list[Added]) -> None:
     assert all(r.excluded for r in results if r.value == "nope")
 
 
+@pytest.mark.servers
+@pytest.mark.anyio
+async def test_async_object_store_runs_on_the_callers_loop(
+    s3_server: Any, arrow_added: list[Added], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The object is read on the caller's loop: no worker thread starts a loop of its own."""
+    import threading
+
+    started: list[threading.Thread] = []
+    real_run = anyio.run
+
+    def recording_run(*args: Any, **kwargs: Any) -> Any:
+        started.append(threading.current_thread())
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(anyio, "run", recording_run)
+    url = s3_server.put("add/async.parquet", arrow_added[-1].original.read_bytes())
+    result = await add_bloom_filters_async(url, ["id"], options=s3_server.options)
+    assert result.written and result.out == url and len(result.filters) == 4
+    assert started == []
+
+
 # --------------------------------------------------------------------------- command line
 
 
