@@ -21,7 +21,7 @@ from anyio import CapacityLimiter
 
 from .base import ByteSource, SourceIdentity, SourceStats, gather, map_errors
 
-__all__ = ["LocalFileSource"]
+__all__ = ["BlockingLocalFileSource", "Descriptors", "LocalFileSource"]
 
 
 # --------------------------------------------------------------------------- local files
@@ -177,3 +177,70 @@ class LocalFileSource(ByteSource):
         self._closed = True
         if self._in_flight == 0:
             self._close_descriptor()
+
+
+#: Descriptors a blocking reader keeps open, per path: the descriptor and the identity
+#: it was opened with.
+Descriptors = dict[str, tuple[int, SourceIdentity]]
+
+
+class BlockingLocalFileSource(ByteSource):
+    """A local file read with ``pread`` in the calling thread: no worker thread, no loop.
+
+    Its coroutines never suspend, so a caller's coroutine built only on them can be run
+    without an event loop (``read.blocking.run_blocking``). Validation, counting and error
+    mapping are :class:`ByteSource`'s, as for :class:`LocalFileSource`; the descriptor
+    belongs to the caller's ``kept`` table, which keeps it for the file's next source.
+    """
+
+    def __init__(self, path: str, *, stats: SourceStats, kept: Descriptors) -> None:
+        super().__init__(path, stats=stats)
+        self._kept = kept
+        self._fd: int | None = None
+        self._seek_lock = threading.Lock()  # only used where os.pread is missing
+
+    def _descriptor(self) -> int:
+        if self._fd is None:
+            self._check_open()
+            found = self._kept.get(self._path)
+            if found is None:
+                found = self._kept[self._path] = open_regular(self._path)
+                self.stats.add_metadata()
+            self._fd = found[0]
+            self._remember(found[1])
+        return self._fd
+
+    async def _open(self) -> None:
+        self._check_open()
+        with map_errors(self._path, "opening"):
+            self._descriptor()
+
+    async def _stat(self) -> SourceIdentity:
+        self._descriptor()
+        assert self._size is not None
+        return SourceIdentity(self._path, self._size, self._etag, self._mtime)
+
+    async def size(self) -> int:
+        """The size in bytes, from ``fstat`` when the file is opened.
+
+        Raises
+        ------
+        SourceNotFoundError, SourceError
+            As :meth:`ByteSource.size`.
+        """
+        self._check_open()
+        if self._size is None:
+            with map_errors(self._path, "opening"):
+                self._descriptor()
+        assert self._size is not None
+        return self._size
+
+    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        self._check_open()
+        fd = self._descriptor()
+        return [read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
+
+    async def aclose(self) -> None:
+        """Forget the descriptor (its owner closes it); further reads raise SourceError."""
+        self._closed = True
+        self._fd = None

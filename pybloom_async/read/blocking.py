@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 import anyio
 
 from ..errors import EventLoopError, InvalidArgumentError
-from ..io.base import ByteSource, FileInfo, SourceIdentity, SourceStats
-from ..io.local import LocalFileSource, open_regular, read_exactly
+from ..io.base import ByteSource, FileInfo, SourceStats
+from ..io.local import BlockingLocalFileSource, Descriptors, LocalFileSource
 from ..io.store import StoreOptions
 from .fetch import DEFAULT_READER_CONFIG, Footer, ReaderConfig
 from .reader import BloomReader, Location, read_footer
@@ -26,44 +26,6 @@ T = TypeVar("T")
 
 
 # ---- blocking reads of local files, for the *_sync entry points -----------------------
-
-
-class BlockingLocalFileSource(LocalFileSource):
-    """A local file read with ``pread`` in the calling thread: no worker thread, no loop.
-
-    Its coroutines never suspend, so a caller's coroutine built only on them can
-    be run by :func:`run_blocking`. Validation, counting and error mapping are
-    those of :class:`~pybloom_async.io.sources.LocalFileSource`; the descriptor
-    belongs to the reader, which keeps it for the file's next source.
-    """
-
-    def __init__(self, path: str, *, stats: SourceStats, kept: Descriptors) -> None:
-        super().__init__(path, stats=stats)
-        self._kept = kept
-
-    async def _descriptor(self) -> int:
-        if self._fd is None:
-            self._check_open()
-            found = self._kept.get(self._path)
-            if found is None:
-                found = self._kept[self._path] = open_regular(self._path)
-                self.stats.add_metadata()
-            self._fd = found[0]
-            self._remember(found[1])
-        return self._fd
-
-    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
-        self._check_open()
-        fd = await self._descriptor()
-        return [read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
-
-    async def aclose(self) -> None:
-        """Forget the descriptor (the reader closes it); further reads raise SourceError."""
-        self._closed = True
-        self._fd = None
-
-
-Descriptors = dict[str, tuple[int, SourceIdentity]]
 
 
 class BlockingLocalReader(BloomReader):
