@@ -70,11 +70,12 @@ async def _paimon_container(reader: BloomReader, location: str) -> bytes | None:
         size = await source.size()
         if size < 8 or not is_paimon_file_index(await source.read_range(0, 8)):
             return None
-        if size > MAX_PAIMON_INDEX_BYTES:
-            raise PaimonIndexError(
+        return await source.read_whole(
+            MAX_PAIMON_INDEX_BYTES,
+            lambda size: PaimonIndexError(
                 f"Paimon index of {size} bytes is above the limit", path=location
-            )
-        return await source.read_range(0, size)
+            ),
+        )
 
 
 def _file_row(path: str, column: str | None, state: str, reason: str) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from ..core.filter import DEFAULT_MAX_BYTES, SplitBlockBloomFilter
 from ..errors import (
     ParquetFormatError,
     PyBloomError,
-    SourceError,
 )
 from ..io.base import FileInfo, SourceStats
 from ..io.sinks import is_local
@@ -322,18 +321,13 @@ def parse_index(
 async def read_index_bytes(reader: BloomReader, location: str, max_index_bytes: int) -> bytes:
     """The whole index object, in one request where the store allows it."""
     async with reader.open(location) as source:
-        if is_local(location):
-            size = await source.size()  # local: known before reading, so nothing is wasted
-            if size > max_index_bytes:
-                raise too_large(size, max_index_bytes, location)
-            return await source.read_range(0, size)
-        data = await source.read_suffix(max_index_bytes)
-        size = await source.size()  # learned by the suffix read: no request
-        if size > max_index_bytes:
-            raise too_large(size, max_index_bytes, location)
-        if len(data) != size:
-            raise SourceError(f"read {len(data)} bytes of a {size}-byte index", path=location)
-        return data
+        # Local: the size is known before reading, so nothing is wasted; a store: one request.
+        return await source.read_whole(
+            max_index_bytes,
+            lambda size: too_large(size, max_index_bytes, location),
+            one_request=not is_local(location),
+            what="index",
+        )
 
 
 def too_large(size: int, limit: int, location: str) -> ParquetFormatError:

@@ -411,6 +411,41 @@ class ByteSource(abc.ABC):
         by_range = iter(results)
         return [next(by_range) if e > s else b"" for s, e in checked]
 
+    async def read_whole(
+        self,
+        limit: int,
+        too_large: Callable[[int], PyBloomError],
+        *,
+        one_request: bool = False,
+        what: str = "object",
+    ) -> bytes:
+        """The whole file or object, refused with ``too_large(size)`` above ``limit`` bytes.
+
+        By default the size is looked up first, so nothing is read of a file too large.
+        With ``one_request``, a suffix of ``limit`` bytes is read and tells the size too
+        (an object store then needs no HEAD request); ``what`` names the object in the
+        error when that read comes back short.
+
+        Raises
+        ------
+        PyBloomError
+            What ``too_large`` returns, when the size is above ``limit``.
+        SourceNotFoundError, SourceError
+            As :meth:`read_range`.
+        """
+        if not one_request:
+            size = await self.size()
+            if size > limit:
+                raise too_large(size)
+            return await self.read_range(0, size)
+        data = await self.read_suffix(limit)
+        size = await self.size()  # learned by the suffix read: no request
+        if size > limit:
+            raise too_large(size)
+        if len(data) != size:
+            raise SourceError(f"read {len(data)} bytes of a {size}-byte {what}", path=self.path)
+        return data
+
     async def read_suffix(self, n: int) -> bytes:
         """Read the last ``n`` bytes (the whole file if it is shorter).
 

@@ -9,6 +9,7 @@ a lock.)
 
 from __future__ import annotations
 
+import abc
 import os
 import stat
 import threading
@@ -80,7 +81,42 @@ def open_regular(path: str) -> tuple[int, SourceIdentity]:
     return fd, local_identity(path, st)
 
 
-class LocalFileSource(ByteSource):
+class _DescriptorSource(ByteSource):
+    """A local file known by one descriptor: its size and identity come from ``fstat``."""
+
+    _fd: int | None
+
+    @abc.abstractmethod
+    async def _descriptor(self) -> int:
+        """The open descriptor (opened on first use; its identity remembered)."""
+
+    async def _open(self) -> None:
+        self._check_open()
+        with map_errors(self._path, "opening"):
+            await self._descriptor()
+
+    async def _stat(self) -> SourceIdentity:
+        await self._descriptor()
+        assert self._size is not None
+        return SourceIdentity(self._path, self._size, self._etag, self._mtime)
+
+    async def size(self) -> int:
+        """The size in bytes, from ``fstat`` when the file is opened.
+
+        Raises
+        ------
+        SourceNotFoundError, SourceError
+            As :meth:`ByteSource.size`.
+        """
+        self._check_open()
+        if self._size is None:
+            with map_errors(self._path, "opening"):
+                await self._descriptor()
+        assert self._size is not None
+        return self._size
+
+
+class LocalFileSource(_DescriptorSource):
     """A local file read with ``os.pread`` on one descriptor, in worker threads.
 
     The file is opened on first use (or by ``async with``) and stays open until
@@ -119,31 +155,6 @@ class LocalFileSource(ByteSource):
                 self._remember(identity)
         assert self._fd is not None
         return self._fd
-
-    async def _open(self) -> None:
-        self._check_open()
-        with map_errors(self._path, "opening"):
-            await self._descriptor()
-
-    async def _stat(self) -> SourceIdentity:
-        await self._descriptor()
-        assert self._size is not None
-        return SourceIdentity(self._path, self._size, self._etag, self._mtime)
-
-    async def size(self) -> int:
-        """The size in bytes, from ``fstat`` when the file is opened.
-
-        Raises
-        ------
-        SourceNotFoundError, SourceError
-            As :meth:`ByteSource.size`.
-        """
-        self._check_open()
-        if self._size is None:
-            with map_errors(self._path, "opening"):
-                await self._descriptor()
-        assert self._size is not None
-        return self._size
 
     async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
         await self._descriptor()
@@ -184,7 +195,7 @@ class LocalFileSource(ByteSource):
 Descriptors = dict[str, tuple[int, SourceIdentity]]
 
 
-class BlockingLocalFileSource(ByteSource):
+class BlockingLocalFileSource(_DescriptorSource):
     """A local file read with ``pread`` in the calling thread: no worker thread, no loop.
 
     Its coroutines never suspend, so a caller's coroutine built only on them can be run
@@ -199,7 +210,8 @@ class BlockingLocalFileSource(ByteSource):
         self._fd: int | None = None
         self._seek_lock = threading.Lock()  # only used where os.pread is missing
 
-    def _descriptor(self) -> int:
+    async def _descriptor(self) -> int:
+        # Never suspends: opened (or found kept) in the calling thread.
         if self._fd is None:
             self._check_open()
             found = self._kept.get(self._path)
@@ -210,34 +222,9 @@ class BlockingLocalFileSource(ByteSource):
             self._remember(found[1])
         return self._fd
 
-    async def _open(self) -> None:
-        self._check_open()
-        with map_errors(self._path, "opening"):
-            self._descriptor()
-
-    async def _stat(self) -> SourceIdentity:
-        self._descriptor()
-        assert self._size is not None
-        return SourceIdentity(self._path, self._size, self._etag, self._mtime)
-
-    async def size(self) -> int:
-        """The size in bytes, from ``fstat`` when the file is opened.
-
-        Raises
-        ------
-        SourceNotFoundError, SourceError
-            As :meth:`ByteSource.size`.
-        """
-        self._check_open()
-        if self._size is None:
-            with map_errors(self._path, "opening"):
-                self._descriptor()
-        assert self._size is not None
-        return self._size
-
     async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
         self._check_open()
-        fd = self._descriptor()
+        fd = await self._descriptor()
         return [read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
 
     async def aclose(self) -> None:

@@ -177,16 +177,15 @@ def _paimon_tree(p: Predicate, types: Mapping[str, Any]) -> Any:
 
 
 async def _read_whole(reader: BloomReader, location: str) -> bytes | None:
+    def too_large(size: int) -> PyBloomError:
+        return PyBloomError(
+            f"Paimon index of {size} bytes is above the limit of {MAX_PAIMON_INDEX_BYTES}",
+            path=location,
+        )
 
     try:
         async with reader.open(location) as source:
-            size = await source.size()
-            if size > MAX_PAIMON_INDEX_BYTES:
-                raise PyBloomError(
-                    f"Paimon index of {size} bytes is above the limit of {MAX_PAIMON_INDEX_BYTES}",
-                    path=location,
-                )
-            return await source.read_range(0, size)
+            return await source.read_whole(MAX_PAIMON_INDEX_BYTES, too_large)
     except SourceNotFoundError:
         return None
 

@@ -8,6 +8,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import anyio
@@ -28,6 +29,14 @@ T = TypeVar("T")
 # ---- blocking reads of local files, for the *_sync entry points -----------------------
 
 
+@dataclass
+class _OpenFiles:
+    """What a blocking reader keeps between calls: descriptors, and the paths it resolved."""
+
+    kept: Descriptors = field(default_factory=dict)
+    local: dict[str | FileInfo, str] = field(default_factory=dict)
+
+
 class BlockingLocalReader(BloomReader):
     """A :class:`BloomReader` for local files whose reads block the calling thread.
 
@@ -38,26 +47,15 @@ class BlockingLocalReader(BloomReader):
     of one call come from the same version of the file, and it is opened once.
     """
 
-    def __init__(
-        self,
-        *,
-        config: ReaderConfig = DEFAULT_READER_CONFIG,
-        options: StoreOptions | Mapping[str, Any] | None = None,
-        stats: SourceStats | None = None,
-        max_files: int = 4096,
-        max_filter_bytes: int = 512 * 1024 * 1024,
-        max_age: float = 60.0,
-    ) -> None:
-        super().__init__(
-            config=config,
-            options=options,
-            stats=stats,
-            max_files=max_files,
-            max_filter_bytes=max_filter_bytes,
-            max_age=max_age,
-        )
-        self._kept: Descriptors = {}
-        self._local: dict[str | FileInfo, str] = {}
+    # BloomReader's constructor serves unchanged: the files this reader keeps open are
+    # set up on first use.
+    _files: _OpenFiles | None = None
+
+    @property
+    def _open_files(self) -> _OpenFiles:
+        if self._files is None:
+            self._files = _OpenFiles()
+        return self._files
 
     def open(self, location: Location) -> ByteSource:
         """A blocking source for a local path, counted in :attr:`stats`.
@@ -67,22 +65,24 @@ class BlockingLocalReader(BloomReader):
         InvalidArgumentError
             The location is not a local file.
         """
+        files = self._open_files
         key = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
-        path = self._local.get(key)
+        path = files.local.get(key)
         if path is None:
             source = super().open(location)  # the checks of any reader's open
             if not isinstance(source, LocalFileSource):
                 raise InvalidArgumentError(
                     "the blocking reader reads local files only", path=source.path
                 )
-            path = self._local[key] = source.path
-        return BlockingLocalFileSource(path, stats=self.stats, kept=self._kept)
+            path = files.local[key] = source.path
+        return BlockingLocalFileSource(path, stats=self.stats, kept=files.kept)
 
     def close(self) -> None:
         """Close the files kept open. The reader may be used again (it reopens them)."""
         # Emptied in place: a source made before still looks here, and must reopen.
-        descriptors = list(self._kept.values())
-        self._kept.clear()
+        kept = self._open_files.kept
+        descriptors = list(kept.values())
+        kept.clear()
         for fd, _ in descriptors:
             os.close(fd)
 

@@ -711,3 +711,23 @@ def test_stats_reset() -> None:
     assert (stats.requests, stats.bytes_read, stats.metadata_requests) == (2, 10, 1)
     stats.reset()
     assert (stats.requests, stats.bytes_read, stats.metadata_requests) == (0, 0, 0)
+
+
+@pytest.mark.anyio
+async def test_read_whole_refuses_what_is_too_large_before_reading() -> None:
+    """One bounded whole-object read for every caller (sidecar indexes, Paimon containers)."""
+
+    def too_large(size: int) -> SourceError:
+        return SourceError(f"{size} bytes is too much", path="m")
+
+    stats = SourceStats()
+    source = MemorySource(b"0123456789", path="m", stats=stats)
+    with pytest.raises(SourceError, match="10 bytes is too much"):
+        await source.read_whole(9, too_large)
+    assert stats.requests == 0
+    assert await source.read_whole(10, too_large) == b"0123456789"
+    assert stats.requests == 1
+    assert await source.read_whole(64, too_large, one_request=True) == b"0123456789"
+    assert stats.requests == 2
+    with pytest.raises(SourceError, match="10 bytes is too much"):
+        await source.read_whole(9, too_large, one_request=True)

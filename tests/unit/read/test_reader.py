@@ -667,7 +667,7 @@ def test_blocking_reader_opens_a_file_once_and_closes_it(tmp_path: Path) -> None
         filters = run_blocking(reader.bloom_filters(path, ["id"]))
         assert len(filters) == len(footer.row_groups) == 2
         assert stats.metadata_requests == 1  # one open (and fstat) for both calls
-        ((fd, _),) = reader._kept.values()
+        ((fd, _),) = reader._open_files.kept.values()
         os.fstat(fd)  # still open
     with pytest.raises(OSError):
         os.fstat(fd)  # closed with the reader
