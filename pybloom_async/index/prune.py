@@ -280,14 +280,21 @@ async def prune_with_index(
         if kept:
             # A file the index pruned had its footer unread: its columns are unknown.
             every_file = require_columns and len(kept) == len(files)
+            # The run's own reader (no reader given) is left to prune, which drops each
+            # file's footer and filters once the file is decided; a caller's is used as is.
+            own: dict[str, Any] = (
+                {"config": rdr.config, "options": options, "stats": rdr.stats}
+                if reader is None
+                else {"reader": rdr}
+            )
             for v in await _prune_row_groups(
                 kept,
                 predicate,
                 strict=strict,
                 concurrency=limit,
-                reader=rdr,
                 progress=progress,
                 require_columns=every_file,
+                **own,
             ):
                 by_file.setdefault(v.file, []).append(v)
     finally:

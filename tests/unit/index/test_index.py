@@ -1094,3 +1094,23 @@ def test_decimal_and_dates_probe_exactly(tmp_path: Path) -> None:
     assert keep[0].kept
     for where in ("d = 1.251", "d = 1.26", "day = '2024-02-01'"):
         assert not prune_with_index_sync(str(tmp_path), where, row_groups=False)[0].kept, where
+
+
+def test_row_groups_of_kept_files_are_not_held_to_the_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With its own reader, each kept file's footer and filters are dropped once decided."""
+    from pybloom_async.read.reader import BloomReader
+
+    paths = write_lake(tmp_path / "lake", files=3, rows=40)  # no indexes: every file kept
+    forgotten: list[str] = []
+    real_forget = BloomReader.forget
+
+    def forget(self: BloomReader, key: str) -> None:
+        forgotten.append(key)
+        real_forget(self, key)
+
+    monkeypatch.setattr(BloomReader, "forget", forget)
+    out = prune_with_index_sync(str(tmp_path / "lake"), "id = 5")
+    assert {v.file for v in out} == {str(p) for p in paths}
+    assert sorted(forgotten) == sorted(str(p) for p in paths)
