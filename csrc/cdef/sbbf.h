@@ -68,6 +68,14 @@ void pba_sbbf_union(uint8_t *dst, const uint8_t *src, size_t num_bytes);
 size_t pba_sbbf_fold(uint8_t *bitset, size_t num_bytes, unsigned times);
 unsigned pba_sbbf_fold_steps(size_t num_bytes, double ndv, double fpp);
 
+uint32_t pba_sbbf_block_index(uint64_t hash, uint32_t num_blocks);
+int64_t pba_sbbf_check_stripe(const uint8_t *stripe, size_t stripe_len, size_t num_files,
+                              uint64_t hash, uint8_t *out_may);
+int pba_sbbf_scatter_blocks(const uint8_t *bitset, size_t num_bytes, uint8_t *out,
+                            size_t num_files, size_t file_index);
+int pba_sbbf_gather_blocks(const uint8_t *index, size_t num_bytes, size_t num_files,
+                           size_t file_index, uint8_t *bitset);
+
 int pba_bloom_header_encode(uint32_t num_bytes, uint8_t out[32]);
 int pba_bloom_header_decode(const uint8_t *buf, size_t len, uint64_t max_bytes,
                             pba_bloom_header *out);
