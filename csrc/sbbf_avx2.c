@@ -183,7 +183,8 @@ static PBA_AVX2 size_t avx2_check_stripe(const uint8_t *stripe, size_t num_files
     const __m256i mask = block_mask((uint32_t)hash);
     size_t hits = 0;
     size_t f = 0;
-    if (num_files * PBA_BLOCK_BYTES >= PBA_PREFETCH_MIN_BYTES) {
+    if (num_files * PBA_BLOCK_BYTES >= PBA_PREFETCH_MIN_BYTES &&
+        num_files >= PBA_PREFETCH_DISTANCE + 4) {
         /* Stop early enough that every prefetched address lies in the stripe. */
         f = (num_files - PBA_PREFETCH_DISTANCE - 4) / 4 * 4;
         hits = check_stripe_run(stripe, 0, f, mask, out_may, PBA_PREFETCH_DISTANCE);
