@@ -139,10 +139,12 @@ static PBA_AVX2 int avx2_check_hash(const uint8_t *bitset, uint32_t num_blocks, 
     return check_one(bitset, num_blocks, hash);
 }
 
-/* A stripe is read front to back, which the hardware prefetchers follow on
- * their own while it sits in the caches; from PBA_PREFETCH_MIN_BYTES on (the
- * size past which batch probes prefetch too) the loop also asks for the
- * blocks PBA_PREFETCH_DISTANCE files ahead, two cache lines per four files. */
+/* A stripe is read front to back, a stream the hardware prefetchers follow
+ * on their own: bench/bench_stripe.c measures no gain from software prefetch
+ * on stripes of 1,000 or 100,000 files, from the caches or from memory. From
+ * PBA_PREFETCH_MIN_BYTES on (the size past which batch probes prefetch too)
+ * the loop still asks for the blocks PBA_PREFETCH_DISTANCE files ahead, two
+ * cache lines per four files, to keep a very long stream ahead of DRAM. */
 static PBA_AVX2 inline size_t check_stripe_run(const uint8_t *stripe, size_t from, size_t to,
                                                __m256i mask, uint8_t *out_may, size_t ahead)
 {
