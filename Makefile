@@ -15,7 +15,7 @@ NATIVE_SRC := $(wildcard csrc/core/*.[ch] csrc/paimon/*.c csrc/include/*.h) csrc
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: setup setup-runtime native demo test test-fast lint typecheck asan fuzz fuzz-smoke bench bench-c charts clean
+.PHONY: setup setup-runtime native demo test test-fast lint typecheck asan fuzz fuzz-smoke bench bench-c bench-stripe charts clean
 
 SYSTEM_STAMP := .cache/system-deps.stamp
 
@@ -104,6 +104,14 @@ bench/bin/bench_sbbf: bench/bench_sbbf.c $(CORE_C) $(wildcard csrc/core/*.h csrc
 
 bench-c: bench/bin/bench_sbbf
 	bench/bin/bench_sbbf
+
+# The block-major stripe kernel (ns per file, N = 1,000 and 100,000, both backends).
+bench/bin/bench_stripe: bench/bench_stripe.c $(CORE_C) $(wildcard csrc/core/*.h csrc/include/*.h)
+	mkdir -p bench/bin
+	$(CC) $(CORE_CFLAGS) -o $@ bench/bench_stripe.c $(CORE_C) -lm
+
+bench-stripe: bench/bin/bench_stripe
+	bench/bin/bench_stripe
 
 # Peers measured side by side: Arrow C++, parquet-java, plain Python.
 include bench/peers.mk

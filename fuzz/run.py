@@ -104,7 +104,9 @@ def build_c(t: CTarget) -> Path | None:
     if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
         return out
     BUILD.mkdir(parents=True, exist_ok=True)
-    cmd = [clang, *C_FLAGS, "-o", str(out), str(t.source), *map(str, CORE_SOURCES), "-lm"]
+    defines = [f"-D{d}" for d in t.defines]
+    sources = [str(t.source), *map(str, CORE_SOURCES)]
+    cmd = [clang, *C_FLAGS, *defines, "-o", str(out), *sources, "-lm"]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         if "fuzzer" in proc.stderr and ("cannot find" in proc.stderr or "not found" in proc.stderr):

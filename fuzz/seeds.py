@@ -127,6 +127,17 @@ def columns_c() -> Iterator[tuple[str, bytes]]:
             yield f"type{ptype}-flags{flags}", bytes([ptype, flags, 4, 8, 0]) + bytes(range(96))
 
 
+def stripes_c() -> Iterator[tuple[str, bytes]]:
+    """Seeds of the C stripe harness (see ``fuzz/c/stripe.c`` for the layout)."""
+    # flags, n (u16), hash (u64), then the stripe bytes; bit 5 of flags inserts the hash into
+    # some blocks, bit 6 presets some output bytes.
+    hash_ = (0x9E3779B97F4A7C15).to_bytes(8, "little")
+    body = bytes(range(1, 256, 2)) + bytes(b | 0xF0 for b in range(96))
+    for flags in (1, 33, 64 | 33):
+        for n in (0, 1, 7, 8, 9, 31, 32, 33, 35, 299):
+            yield f"flags{flags}-n{n}", bytes([flags]) + n.to_bytes(2, "little") + hash_ + body
+
+
 def plans() -> Iterator[tuple[str, bytes]]:
     """Seeds of ``plan``: the real geometry of every parquet-testing file with filters."""
     from . import planfuzz

@@ -75,6 +75,10 @@ typedef struct {
     size_t (*count_hashes)(const uint8_t *bitset, uint32_t num_blocks, const uint64_t *hashes,
                            size_t n);
     int (*check_hash)(const uint8_t *bitset, uint32_t num_blocks, uint64_t hash);
+    /* One hash against num_files consecutive blocks (a block-major stripe):
+     * out_may[i] |= 1 for each block holding it; returns how many do. */
+    size_t (*check_stripe)(const uint8_t *stripe, size_t num_files, uint64_t hash,
+                           uint8_t *out_may);
     /* XXH64 (seed 0) of n consecutive 4- or 8-byte values: INT32/FLOAT and
      * INT64/DOUBLE, the types probed most. */
     void (*hash4)(const uint8_t *data, size_t n, uint64_t *out);

@@ -32,28 +32,58 @@
 static const uint32_t SALT[8] = {PBA_SALT0, PBA_SALT1, PBA_SALT2, PBA_SALT3,
                                  PBA_SALT4, PBA_SALT5, PBA_SALT6, PBA_SALT7};
 
+/* The eight words a hash's block must hold: word i gets bit (key * SALT[i]) >> 27,
+ * key being the low 32 bits of the hash. */
+static inline void scalar_mask(uint64_t hash, uint32_t mask[8])
+{
+    const uint32_t key = (uint32_t)hash;
+    for (int i = 0; i < 8; i++) {
+        mask[i] = 1u << ((key * SALT[i]) >> 27);
+    }
+}
+
+/* 1 when the 32-byte block holds every bit of the mask. Branch-free: every
+ * word is tested, so the loop has no data-dependent exits and the compiler
+ * can keep it in registers. */
+static inline int scalar_block_holds(const uint8_t *block, const uint32_t mask[8])
+{
+    uint32_t missing = 0;
+    for (int i = 0; i < 8; i++) {
+        missing |= mask[i] & ~pba_load_le32(block + 4 * i);
+    }
+    return missing == 0;
+}
+
 static inline void scalar_insert_one(uint8_t *bitset, uint32_t num_blocks, uint64_t hash)
 {
     uint8_t *block = bitset + (size_t)pba_block_index(hash, num_blocks) * PBA_BLOCK_BYTES;
-    const uint32_t key = (uint32_t)hash;
+    uint32_t mask[8];
+    scalar_mask(hash, mask);
     for (int i = 0; i < 8; i++) {
-        const uint32_t bit = 1u << ((key * SALT[i]) >> 27);
-        pba_store_le32(block + 4 * i, pba_load_le32(block + 4 * i) | bit);
+        pba_store_le32(block + 4 * i, pba_load_le32(block + 4 * i) | mask[i]);
     }
 }
 
 static inline int scalar_check_one(const uint8_t *bitset, uint32_t num_blocks, uint64_t hash)
 {
-    const uint8_t *block = bitset + (size_t)pba_block_index(hash, num_blocks) * PBA_BLOCK_BYTES;
-    const uint32_t key = (uint32_t)hash;
-    uint32_t missing = 0;
-    /* Branch-free: every word is tested, so the loop has no data-dependent
-     * exits and the compiler can keep it in registers. */
-    for (int i = 0; i < 8; i++) {
-        const uint32_t bit = 1u << ((key * SALT[i]) >> 27);
-        missing |= bit & ~pba_load_le32(block + 4 * i);
+    uint32_t mask[8];
+    scalar_mask(hash, mask);
+    return scalar_block_holds(
+        bitset + (size_t)pba_block_index(hash, num_blocks) * PBA_BLOCK_BYTES, mask);
+}
+
+static size_t scalar_check_stripe(const uint8_t *stripe, size_t num_files, uint64_t hash,
+                                  uint8_t *out_may)
+{
+    uint32_t mask[8];
+    scalar_mask(hash, mask);
+    size_t hits = 0;
+    for (size_t f = 0; f < num_files; f++) {
+        const int hit = scalar_block_holds(stripe + f * PBA_BLOCK_BYTES, mask);
+        out_may[f] |= (uint8_t)hit;
+        hits += (size_t)hit;
     }
-    return missing == 0;
+    return hits;
 }
 
 static void scalar_insert_hashes(uint8_t *bitset, uint32_t num_blocks, const uint64_t *hashes,
@@ -221,6 +251,75 @@ size_t pba_sbbf_count_hashes(const uint8_t *bitset, size_t num_bytes, const uint
     return pba_active_kernels()->count_hashes(bitset, blocks_of(num_bytes), hashes, n);
 }
 
+/* ---- block-major stripes ------------------------------------------------ */
+
+uint32_t pba_sbbf_block_index(uint64_t hash, uint32_t num_blocks)
+{
+    return pba_block_index(hash, num_blocks);
+}
+
+int64_t pba_sbbf_check_stripe(const uint8_t *stripe, size_t stripe_len, size_t num_files,
+                              uint64_t hash, uint8_t *out_may)
+{
+    /* The product is checked before it is formed: num_files comes from an
+     * index header, stripe_len from the read that fetched the stripe. */
+    if (num_files > SIZE_MAX / PBA_BLOCK_BYTES || stripe_len != num_files * PBA_BLOCK_BYTES) {
+        return PBA_ERR_SIZE;
+    }
+    if (num_files == 0) {
+        return 0;
+    }
+    if (stripe == NULL || out_may == NULL) {
+        return PBA_ERR_ARG;
+    }
+    return (int64_t)pba_active_kernels()->check_stripe(stripe, num_files, hash, out_may);
+}
+
+/* Checks the arguments shared by scatter and gather; the index is
+ * num_bytes * num_files bytes. */
+static int check_block_major(const void *a, const void *b, size_t num_bytes, size_t num_files,
+                             size_t file_index)
+{
+    if (!pba_sbbf_valid_num_bytes(num_bytes, (uint64_t)1 << 62) ||
+        (num_files != 0 && num_bytes > SIZE_MAX / num_files)) {
+        return PBA_ERR_SIZE;
+    }
+    if (a == NULL || b == NULL || file_index >= num_files) {
+        return PBA_ERR_ARG;
+    }
+    return PBA_OK;
+}
+
+int pba_sbbf_scatter_blocks(const uint8_t *bitset, size_t num_bytes, uint8_t *out,
+                            size_t num_files, size_t file_index)
+{
+    const int rc = check_block_major(bitset, out, num_bytes, num_files, file_index);
+    if (rc != PBA_OK) {
+        return rc;
+    }
+    const size_t num_blocks = num_bytes / PBA_BLOCK_BYTES;
+    for (size_t b = 0; b < num_blocks; b++) {
+        memcpy(out + (b * num_files + file_index) * PBA_BLOCK_BYTES,
+               bitset + b * PBA_BLOCK_BYTES, PBA_BLOCK_BYTES);
+    }
+    return PBA_OK;
+}
+
+int pba_sbbf_gather_blocks(const uint8_t *index, size_t num_bytes, size_t num_files,
+                           size_t file_index, uint8_t *bitset)
+{
+    const int rc = check_block_major(index, bitset, num_bytes, num_files, file_index);
+    if (rc != PBA_OK) {
+        return rc;
+    }
+    const size_t num_blocks = num_bytes / PBA_BLOCK_BYTES;
+    for (size_t b = 0; b < num_blocks; b++) {
+        memcpy(bitset + b * PBA_BLOCK_BYTES,
+               index + (b * num_files + file_index) * PBA_BLOCK_BYTES, PBA_BLOCK_BYTES);
+    }
+    return PBA_OK;
+}
+
 /* ---- hashing values ----------------------------------------------------- */
 
 uint64_t pba_xxh64(const void *data, size_t len, uint64_t seed)
@@ -279,8 +378,8 @@ void pba_scalar_hash8(const uint8_t *data, size_t n, uint64_t *out)
 }
 
 const pba_kernels pba_scalar_kernels = {
-    "scalar",           scalar_insert_hashes, scalar_check_hashes, scalar_count_hashes,
-    scalar_check_one,   pba_scalar_hash4,     pba_scalar_hash8,
+    "scalar",         scalar_insert_hashes, scalar_check_hashes, scalar_count_hashes,
+    scalar_check_one, scalar_check_stripe,  pba_scalar_hash4,    pba_scalar_hash8,
 };
 
 static size_t value_width(const pba_column *col)

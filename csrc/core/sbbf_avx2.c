@@ -139,6 +139,61 @@ static PBA_AVX2 int avx2_check_hash(const uint8_t *bitset, uint32_t num_blocks, 
     return check_one(bitset, num_blocks, hash);
 }
 
+/* A stripe is read front to back, a stream the hardware prefetchers follow
+ * on their own: bench/bench_stripe.c measures no gain from software prefetch
+ * on stripes of 1,000 or 100,000 files, from the caches or from memory. From
+ * PBA_PREFETCH_MIN_BYTES on (the size past which batch probes prefetch too)
+ * the loop still asks for the blocks PBA_PREFETCH_DISTANCE files ahead, two
+ * cache lines per four files, to keep a very long stream ahead of DRAM. */
+static PBA_AVX2 inline size_t check_stripe_run(const uint8_t *stripe, size_t from, size_t to,
+                                               __m256i mask, uint8_t *out_may, size_t ahead)
+{
+    size_t hits = 0;
+    size_t f = from;
+    for (; f + 4 <= to; f += 4) {
+        const uint8_t *p = stripe + f * PBA_BLOCK_BYTES;
+        if (ahead) {
+            _mm_prefetch((const char *)(p + ahead * PBA_BLOCK_BYTES), _MM_HINT_T0);
+            _mm_prefetch((const char *)(p + (ahead + 2) * PBA_BLOCK_BYTES), _MM_HINT_T0);
+        }
+        const int h0 = _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)(const void *)p), mask);
+        const int h1 = _mm256_testc_si256(
+            _mm256_loadu_si256((const __m256i *)(const void *)(p + PBA_BLOCK_BYTES)), mask);
+        const int h2 = _mm256_testc_si256(
+            _mm256_loadu_si256((const __m256i *)(const void *)(p + 2 * PBA_BLOCK_BYTES)), mask);
+        const int h3 = _mm256_testc_si256(
+            _mm256_loadu_si256((const __m256i *)(const void *)(p + 3 * PBA_BLOCK_BYTES)), mask);
+        out_may[f] |= (uint8_t)h0;
+        out_may[f + 1] |= (uint8_t)h1;
+        out_may[f + 2] |= (uint8_t)h2;
+        out_may[f + 3] |= (uint8_t)h3;
+        hits += (size_t)(h0 + h1 + h2 + h3);
+    }
+    for (; f < to; f++) {
+        const int h = _mm256_testc_si256(
+            _mm256_loadu_si256((const __m256i *)(const void *)(stripe + f * PBA_BLOCK_BYTES)),
+            mask);
+        out_may[f] |= (uint8_t)h;
+        hits += (size_t)h;
+    }
+    return hits;
+}
+
+static PBA_AVX2 size_t avx2_check_stripe(const uint8_t *stripe, size_t num_files, uint64_t hash,
+                                         uint8_t *out_may)
+{
+    const __m256i mask = block_mask((uint32_t)hash);
+    size_t hits = 0;
+    size_t f = 0;
+    if (num_files * PBA_BLOCK_BYTES >= PBA_PREFETCH_MIN_BYTES &&
+        num_files >= PBA_PREFETCH_DISTANCE + 4) {
+        /* Stop early enough that every prefetched address lies in the stripe. */
+        f = (num_files - PBA_PREFETCH_DISTANCE - 4) / 4 * 4;
+        hits = check_stripe_run(stripe, 0, f, mask, out_may, PBA_PREFETCH_DISTANCE);
+    }
+    return hits + check_stripe_run(stripe, f, num_files, mask, out_may, 0);
+}
+
 /* ---- XXH64 of four 4- or 8-byte values at once --------------------------
  *
  * The same arithmetic as XXH64 (xxHash's XXH64_round, XXH64_avalanche and
@@ -205,7 +260,7 @@ static PBA_AVX2 void avx2_hash4(const uint8_t *data, size_t n, uint64_t *out)
 
 const pba_kernels pba_avx2_kernels = {
     "avx2",          avx2_insert_hashes, avx2_check_hashes, avx2_count_hashes,
-    avx2_check_hash, avx2_hash4,         avx2_hash8,
+    avx2_check_hash, avx2_check_stripe,  avx2_hash4,        avx2_hash8,
 };
 
 #else

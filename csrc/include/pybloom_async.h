@@ -175,6 +175,44 @@ size_t pba_sbbf_fold(uint8_t *bitset, size_t num_bytes, unsigned times);
 /* How many halvings keep the expected fpp for ndv values at or below fpp. */
 unsigned pba_sbbf_fold_steps(size_t num_bytes, double ndv, double fpp);
 
+/* ---- block-major stripes ------------------------------------------------ */
+/*
+ * A probe touches one block, and which one depends only on the hash and the
+ * block count. So when N filters of one column share a block count B, a hash
+ * touches block b of every one of them. A block-major index stores, for
+ * b = 0 .. B-1, block b of filter 0, of filter 1, ..., of filter N-1: the
+ * N * 32 bytes of block b (the "stripe" of b) are contiguous, and one read of
+ * one stripe answers a point lookup for all N files.
+ */
+
+/* The block a hash selects in a filter of num_blocks blocks (the spec's
+ * ((hash >> 32) * num_blocks) >> 32); a hash probes stripe
+ * pba_sbbf_block_index(hash, B) of a block-major index. num_blocks 0 gives 0. */
+uint32_t pba_sbbf_block_index(uint64_t hash, uint32_t num_blocks);
+/* Check one hash against the stripe of its block: stripe holds num_files
+ * blocks of 32 bytes (stripe_len must be num_files * 32). For every file i
+ * whose block holds all eight bits of the hash, out_may[i] is set to 1; the
+ * other bytes of out_may are left as they are, so calls for several hashes
+ * into one zeroed out_may leave 1 for the files that may hold any of them.
+ * Returns how many files may hold this hash, or PBA_ERR_ARG (a NULL pointer
+ * with num_files > 0) or PBA_ERR_SIZE (stripe_len is not num_files * 32).
+ * Dispatched to the AVX2 or scalar kernels, which agree bit for bit. */
+int64_t pba_sbbf_check_stripe(const uint8_t *stripe, size_t stripe_len, size_t num_files,
+                              uint64_t hash, uint8_t *out_may);
+/* Copy each block b of one filter (bitset of num_bytes, a valid filter size)
+ * to block b * num_files + file_index of the block-major out, which holds
+ * num_bytes * num_files bytes; the other files' blocks are untouched. Calling
+ * it for file_index 0 .. num_files-1 builds the index of a column.
+ * Returns PBA_OK, PBA_ERR_ARG (NULL pointer, file_index >= num_files) or
+ * PBA_ERR_SIZE (num_bytes not a power of two >= 32, or the index size
+ * overflows size_t). */
+int pba_sbbf_scatter_blocks(const uint8_t *bitset, size_t num_bytes, uint8_t *out,
+                            size_t num_files, size_t file_index);
+/* The inverse: copy file file_index's blocks out of the block-major index
+ * (num_bytes * num_files bytes) into bitset (num_bytes). Same errors. */
+int pba_sbbf_gather_blocks(const uint8_t *index, size_t num_bytes, size_t num_files,
+                           size_t file_index, uint8_t *bitset);
+
 /* ---- the thrift-compact BloomFilterHeader ------------------------------- */
 
 /* Write the header for a BLOCK / XXHASH / UNCOMPRESSED filter of num_bytes;
