@@ -16,9 +16,9 @@ from contextlib import contextmanager
 import numpy as np
 import numpy.typing as npt
 import pytest
-from support import sbbf_model
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import sbbf_model
 
 from pybloom_async import SplitBlockBloomFilter, simd_backend
 from pybloom_async._native import ffi, lib
