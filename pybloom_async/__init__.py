@@ -27,6 +27,7 @@ from .errors import (
     ParquetFormatError,
     PredicateError,
     PyBloomError,
+    SchemaMismatchError,
     SourceError,
     SourceNotFoundError,
     UnsupportedTypeError,
@@ -53,6 +54,7 @@ from .read.blocking import read_footer_sync
 from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
 from .read.reader import BloomReader, read_bloom_filters, read_footer
 from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
+from .rows import lookup, lookup_batches, lookup_sync
 from .types import PhysicalType
 from .version import __version__
 
@@ -87,6 +89,7 @@ __all__ = [
     "PyBloomError",
     "ReaderConfig",
     "Rule",
+    "SchemaMismatchError",
     "SourceError",
     "SourceNotFoundError",
     "SplitBlockBloomFilter",
@@ -103,6 +106,9 @@ __all__ = [
     "hash_values",
     "index_location",
     "is_paimon_file_index",
+    "lookup",
+    "lookup_batches",
+    "lookup_sync",
     "optimal_num_bytes",
     "paimon_hash",
     "paimon_may_contain",

@@ -136,3 +136,7 @@ class EventLoopError(PyBloomError, RuntimeError):
 
 class IndexStaleError(PyBloomError):
     """The data file changed after its sidecar index was built (raised with ``strict=True``)."""
+
+
+class SchemaMismatchError(PyBloomError):
+    """Two files give one column types that do not unify; the message names both files."""

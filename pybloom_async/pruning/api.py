@@ -247,8 +247,7 @@ async def prune(
                 # The run's own reader caches a file only while it is pruned (its footer
                 # is read, then its filters); kept to the end, every footer and filter of
                 # the run would stay in memory: about 5 KiB per small file.
-                key = location.path if isinstance(location, FileInfo) else os.fspath(location)
-                rdr.forget(key)
+                rdr.forget(location)
 
     try:
         results = await for_each(files, one, limit, progress)

@@ -297,3 +297,17 @@ def build_leaf(p: Eq | In, desc: ColumnDescriptor) -> Leaf:
     # Hashing the PLAIN bytes is what the writer did, whatever the type.
     leaf.hashes = hash_values([a[1] for a in alternatives], PhysicalType.BYTE_ARRAY)
     return leaf
+
+
+def encode_literal(value: Any, column: ColumnDescriptor) -> Encoded:
+    """A predicate literal's exact encodings in ``column``, read as pruning reads it.
+
+    The one rule for literals (see :mod:`pybloom_async.predicate`), for code that
+    compares data with a predicate and must agree with the pruning (``rows``).
+
+    Raises
+    ------
+    PredicateError
+        The literal is not a value of the column's type.
+    """
+    return _encode(value, column)

@@ -127,7 +127,7 @@ class BloomReader:
             return None
         if time.monotonic() - entry.checked_at >= self.max_age:
             if await source.identity() != entry.footer.identity:
-                self.forget(key)
+                self._evict(key)
                 return None
             entry.checked_at = time.monotonic()
         else:
@@ -135,8 +135,11 @@ class BloomReader:
         self._cache.move_to_end(key)
         return entry
 
-    def forget(self, key: str) -> None:
-        """Drop the cached footer and filters of the file at ``key`` (its path or URL)."""
+    def forget(self, location: Location) -> None:
+        """Drop one file's cached footer and filters (the next read fetches them again)."""
+        self._evict(self.open(location).path)  # the cache key: the source's own path
+
+    def _evict(self, key: str) -> None:
         entry = self._cache.pop(key, None)
         if entry is not None:
             self._cached_bytes -= entry.filter_bytes
@@ -150,7 +153,7 @@ class BloomReader:
         while len(self._cache) > self.max_files or (
             self._cached_bytes > self.max_filter_bytes and len(self._cache) > 1
         ):
-            self.forget(next(iter(self._cache)))
+            self._evict(next(iter(self._cache)))
 
     def _add_filters(self, entry: _Entry, found: Mapping[FilterKey, BloomFilterRead]) -> None:
         for key, read in found.items():

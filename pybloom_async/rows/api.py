@@ -1,0 +1,373 @@
+"""Lookups: the rows that hold the keys, exactly.
+
+:func:`lookup` answers "give me the rows where ``id IN (...)``" over many
+Parquet files, reading only what pruning keeps:
+
+1. each file's footer is read once, and its row groups are pruned
+   (:func:`pybloom_async.prune`, through the same reader, so the footer and
+   the filters are not read twice);
+2. for the kept row groups, only the column chunks of the projected and the
+   predicate columns are fetched, merged by the planner
+   (:func:`pybloom_async.plan.merge_ranges`) into one ``read_ranges`` call
+   per file (more only when they exceed ``max_fetch_bytes``);
+3. pyarrow decodes those bytes (the footer is handed to it, not read again),
+   and the predicate is evaluated on the decoded values
+   (:mod:`pybloom_async.lookup_match`): the result holds exactly the rows that
+   satisfy it, with no false positives and no missed row.
+
+Schemas across files: the result has the projected columns, in the order
+asked (default: every top-level column of the first file). A file that lacks
+a column gives nulls for it. Types that differ between files are unified by
+Arrow's permissive promotion (``pa.unify_schemas(promote_options=
+"permissive")``: int32 and int64 give int64, string and large_string give
+large_string, decimals widen, ...) but only within one kind of type (integers
+with integers, floats with floats, text with text, ...); dictionaries take part
+as their values, string and binary views as the large types; int64 and uint64
+do not unify. Anything else is a :class:`~pybloom_async.errors.SchemaMismatchError`
+naming the two files and the field.
+
+A file that lacks a predicate column holds nulls there: ``x = 1`` matches none
+of its rows, ``x <=> NULL`` all of them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..checks import positive_int, require_pyarrow
+from ..errors import (
+    InvalidArgumentError,
+    ParquetFormatError,
+    PyBloomError,
+    SourceError,
+)
+from ..io.base import FileInfo, SourceStats
+from ..io.store import StoreOptions
+from ..predicate import Predicate, as_predicate
+from ..pruning.api import prune
+from ..pruning.runner import expand_paths, files_at_once, for_each
+from ..read.blocking import run_in_new_loop
+from ..read.fetch import ReaderConfig
+from ..read.reader import BloomReader
+
+if TYPE_CHECKING:
+    from .fetch import FilePlan, Job
+
+__all__ = [
+    "DEFAULT_MAX_FETCH_BYTES",
+    "lookup",
+    "lookup_batches",
+    "lookup_sync",
+]
+
+log = logging.getLogger(__name__)
+
+#: Largest sum of column-chunk bytes fetched for one file at once (256 MiB). A file's kept
+#: chunks beyond it are fetched in several requests, row group by row group, so memory
+#: stays bounded; a single row group larger than it is still fetched, on its own.
+DEFAULT_MAX_FETCH_BYTES = 256 * 1024 * 1024
+
+Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
+
+
+# ---- one file ---------------------------------------------------------------------------
+
+_SKIPPABLE = (SourceError, ParquetFormatError)
+
+
+async def _plan_file(
+    reader: BloomReader, location: str | FileInfo, where: Predicate, own_reader: bool
+) -> FilePlan:
+    """Read the footer once, prune the row groups, keep what reading the rows needs."""
+    try:
+        footer = await reader.footer(location)
+        verdicts = await prune([location], where, reader=reader, require_columns=False)
+    finally:
+        if own_reader:
+            reader.forget(location)
+    if any(v.row_group is None for v in verdicts):
+        kept = list(range(len(footer.metadata.row_groups)))  # not pruned: read them all
+    else:
+        kept = [v.row_group for v in verdicts if v.kept and v.row_group is not None]
+    from .fetch import describe
+
+    return describe(location, footer, kept)
+
+
+# ---- many files ------------------------------------------------------------------------
+
+
+def _on_error(on_error: str) -> bool:
+    """Whether unreadable files are skipped."""
+    if on_error not in ("raise", "skip"):
+        raise InvalidArgumentError(
+            f"on_error must be 'raise' or 'skip', not {on_error!r}", value=on_error
+        )
+    return on_error == "skip"
+
+
+def _skip(exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomError] | None) -> None:
+    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    exc.with_context(path=path)
+    log.warning("lookup skipped a file: %s", exc)
+    if skipped is not None:
+        skipped.append(exc)
+
+
+@dataclass
+class _Run:
+    reader: BloomReader
+    job: Job
+    plans: list[FilePlan]
+    limit: int
+    skip: bool
+    skipped: list[PyBloomError] | None
+
+
+async def _prepare(
+    sources: Sources,
+    where: Predicate | str,
+    columns: Sequence[str] | None,
+    *,
+    on_error: str,
+    skipped: list[PyBloomError] | None,
+    concurrency: int | None,
+    options: StoreOptions | Mapping[str, Any] | None,
+    stats: SourceStats | None,
+    config: ReaderConfig | None,
+    reader: BloomReader | None,
+    max_fetch_bytes: int,
+) -> _Run:
+    """Check the arguments, list the files, read every footer once and prune."""
+    require_pyarrow("look up rows")
+    from .fetch import Job, check_predicate_columns, result_schema
+
+    predicate = as_predicate(where)
+    skip = _on_error(on_error)
+    fetch_limit = positive_int("max_fetch_bytes", max_fetch_bytes)
+    if columns is not None:
+        if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
+            raise InvalidArgumentError("columns must be a list of column names", value=columns)
+        if len(set(columns)) != len(columns):
+            raise InvalidArgumentError("a column is named twice in columns", value=columns)
+    own = reader is None
+    rdr = reader or BloomReader(
+        config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
+    )
+    limit = files_at_once(concurrency, rdr.config)
+    if skip:
+        listing_errors: list[SourceError] = []
+        files = await expand_paths(sources, rdr, unreadable=listing_errors)
+        for error in listing_errors:
+            _skip(error, error.path or "", skipped)
+    else:
+        files = await expand_paths(sources, rdr)
+
+    async def one(location: str | FileInfo) -> FilePlan | None:
+        try:
+            return await _plan_file(rdr, location, predicate, own)
+        except _SKIPPABLE as exc:
+            if not skip:
+                raise
+            _skip(exc, location, skipped)
+            return None
+        except PyBloomError as exc:  # the predicate or a column type: raised whatever on_error
+            path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+            raise exc.with_context(path=path) from None
+
+    plans = [p for p in await for_each(files, one, limit) if p is not None]
+    check_predicate_columns(predicate, plans)
+    schema, names = result_schema(plans, columns)
+    job = Job(predicate, names, schema, fetch_limit)
+    return _Run(rdr, job, plans, limit, skip, skipped)
+
+
+async def _collect(run: _Run, plan: FilePlan) -> list[Any] | None:
+    """All matching rows of one file (None: skipped)."""
+    try:
+        from .fetch import file_tables
+
+        return [t async for t in file_tables(run.reader, plan, run.job)]
+    except _SKIPPABLE as exc:
+        if not run.skip:
+            raise
+        _skip(exc, plan.location, run.skipped)
+        return None
+
+
+_DOC_PARAMETERS = """
+    Parameters
+    ----------
+    sources:
+        Files, directories or object-store prefixes (``s3://bucket/table/``);
+        directories and prefixes expand to their ``*.parquet`` files.
+    where:
+        A predicate built with :func:`pybloom_async.col`, or its text form
+        (``"id = 42 AND email IN ('a', 'b')"``).
+    columns:
+        Top-level columns of the result, in this order (default: every column
+        of the first file). Predicate columns are read even when not listed.
+    on_error:
+        ``"raise"`` (default): an unreadable file (missing, damaged, not
+        Parquet) raises, naming it. ``"skip"``: it is left out, logged, and
+        its error appended to ``skipped``.
+    skipped:
+        A list that receives the errors of the files skipped.
+    concurrency, options, stats, config, reader:
+        Files read at once; object-store options; request counters; reader
+        limits, or a long-lived :class:`~pybloom_async.BloomReader` whose
+        cache to use (and keep filled).
+    max_fetch_bytes:
+        Largest sum of column-chunk bytes fetched for one file at once
+        (:data:`DEFAULT_MAX_FETCH_BYTES`).
+
+    Raises
+    ------
+    PredicateError
+        ``where`` is malformed, a literal is not a value of its column's type,
+        or a column (of ``where`` or ``columns``) is in none of the files.
+    SchemaMismatchError
+        Two files give a result column types that do not unify.
+    UnsupportedTypeError
+        A predicate column is inside a list or map, or its values cannot be
+        compared exactly.
+    ParquetFormatError, SourceError, SourceNotFoundError
+        With ``on_error="raise"``, the first unreadable file (named).
+    InvalidArgumentError
+        An argument is of the wrong kind or out of range.
+    MissingDependencyError
+        pyarrow is not installed.
+"""
+
+
+async def lookup_batches(
+    sources: Sources,
+    where: Predicate | str,
+    columns: Sequence[str] | None = None,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    skipped: list[PyBloomError] | None = None,
+    concurrency: int | None = None,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    config: ReaderConfig | None = None,
+    reader: BloomReader | None = None,
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
+) -> AsyncIterator[Any]:
+    """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, row group by row group.
+
+    For results too large to hold at once: files are read one after another,
+    and at most ``max_fetch_bytes`` of one file's column chunks (or one row
+    group) are in memory. Every footer is read (and every file pruned) before
+    the first batch, so that the batches share one schema. Row groups without
+    a matching row give no batch. With ``on_error="skip"``, a file that fails
+    after some of its batches were yielded is skipped from there on.
+    """
+    run = await _prepare(
+        sources,
+        where,
+        columns,
+        on_error=on_error,
+        skipped=skipped,
+        concurrency=concurrency,
+        options=options,
+        stats=stats,
+        config=config,
+        reader=reader,
+        max_fetch_bytes=max_fetch_bytes,
+    )
+    try:
+        for plan in run.plans:
+            if not plan.kept:
+                continue
+            from .fetch import file_tables
+
+            tables = file_tables(run.reader, plan, run.job)
+            try:
+                async for table in tables:
+                    for batch in table.to_batches():
+                        if batch.num_rows:
+                            yield batch
+            except _SKIPPABLE as exc:
+                if not run.skip:
+                    raise
+                _skip(exc, plan.location, run.skipped)
+            finally:
+                await tables.aclose()
+    finally:
+        if reader is None:
+            run.reader.clear()
+
+
+async def lookup(
+    sources: Sources,
+    where: Predicate | str,
+    columns: Sequence[str] | None = None,
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    skipped: list[PyBloomError] | None = None,
+    concurrency: int | None = None,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    config: ReaderConfig | None = None,
+    reader: BloomReader | None = None,
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
+) -> Any:
+    """The rows of the files that satisfy ``where``, exactly, as a ``pyarrow.Table``.
+
+    Only the row groups pruning keeps are read, and of those only the column
+    chunks of the result and predicate columns, in one merged request per
+    file. Rows come in file order, then row-group order; an empty result has
+    the result's schema. Files are read ``concurrency`` at once.
+    """
+    run = await _prepare(
+        sources,
+        where,
+        columns,
+        on_error=on_error,
+        skipped=skipped,
+        concurrency=concurrency,
+        options=options,
+        stats=stats,
+        config=config,
+        reader=reader,
+        max_fetch_bytes=max_fetch_bytes,
+    )
+    try:
+        wanted = [plan for plan in run.plans if plan.kept]
+        per_file = await for_each(wanted, lambda plan: _collect(run, plan), run.limit)
+    finally:
+        if reader is None:
+            run.reader.clear()
+    tables = [t for tables in per_file if tables for t in tables]
+    if not tables:
+        return run.job.schema.empty_table()
+    import pyarrow as pa
+
+    return pa.concat_tables(tables)
+
+
+def lookup_sync(
+    sources: Sources,
+    where: Predicate | str,
+    columns: Sequence[str] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """:func:`lookup` for scripts (not from inside an event loop); the same arguments.
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop: ``await lookup(...)`` there.
+    """
+    return run_in_new_loop(
+        lambda: lookup(sources, where, columns, **kwargs), caller="lookup_sync", instead="lookup"
+    )
+
+
+for _function in (lookup, lookup_batches):
+    _function.__doc__ = (_function.__doc__ or "") + _DOC_PARAMETERS

@@ -1,0 +1,305 @@
+"""Exact evaluation of a predicate on decoded rows, for :mod:`pybloom_async.lookup`.
+
+Literals are converted by the one rule pruning uses
+(:func:`pybloom_async.prune.encode_literal`): each value becomes the exact
+stored (PLAIN) encodings of the Parquet column, and those are turned back
+into values of the Arrow type pyarrow decodes the column to. So a literal
+matches the rows pruning would keep it for, and nothing else:
+
+* a literal that is not a value of the column's type raises the same
+  :class:`~pybloom_async.errors.PredicateError` as pruning;
+* a value the column cannot hold (300 for INT(8)) matches no row;
+* ``0.0`` matches ``-0.0`` (both encodings are probed); NaN matches no row,
+  as in SQL ``=``;
+* ``= NULL`` and NULL inside ``IN`` match no row; ``<=> NULL`` matches the
+  nulls.
+
+AND and OR follow SQL's three-valued logic; rows where the predicate is NULL
+are not returned. Without NOT, a NULL there behaves as FALSE, so each
+comparison may answer FALSE for a null input.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import PredicateError, UnsupportedTypeError
+from ..parquet import (
+    CannotMatch,
+    ColumnDescriptor,
+    LogicalKind,
+    NeverPrunes,
+    Probe,
+    Schema,
+    TimeUnit,
+)
+from ..predicate import And, Eq, In, Or, Predicate
+from ..pruning.leaves import encode_literal
+from ..types import PhysicalType
+
+__all__ = ["Leaves", "computable", "evaluate", "leaf_array"]
+
+_NANOS = {TimeUnit.MILLIS: 10**6, TimeUnit.MICROS: 10**3, TimeUnit.NANOS: 1}
+_ARROW_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
+#: The Julian day of 1970-01-01 (INT96 timestamps: nanoseconds of the day, then the day).
+_JULIAN_EPOCH_DAY = 2_440_588
+_NANOS_PER_DAY = 86_400 * 10**9
+
+
+def _without_views(t: pa.DataType) -> pa.DataType:
+    """The type with string_view/binary_view replaced by the large types compute supports."""
+    if pa.types.is_string_view(t):
+        return pa.large_string()
+    if pa.types.is_binary_view(t):
+        return pa.large_binary()
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_without_views(f.type)) for f in t])
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        item = t.value_field.with_type(_without_views(t.value_type))
+        return pa.list_(item) if pa.types.is_list(t) else pa.large_list(item)
+    return t
+
+
+def computable(table: pa.Table) -> pa.Table:
+    """The table with view types cast to large ones (pyarrow cannot filter or compare views).
+
+    The result is cast back to the result schema at the end.
+    """
+    schema = pa.schema([f.with_type(_without_views(f.type)) for f in table.schema])
+    return table if schema == table.schema else table.cast(schema)
+
+
+def _storage(data: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Plain values to compare: extension types by their storage, dictionaries decoded,
+    half floats as floats."""
+    t = data.type
+    if isinstance(t, pa.ExtensionType):
+        return pa.chunked_array([c.storage for c in data.chunks], type=t.storage_type)
+    if pa.types.is_dictionary(t):
+        return _storage(data.cast(t.value_type))
+    if pa.types.is_decimal(t) and t.bit_width < 128:  # decimal32/64: no compute kernels
+        return data.cast(pa.decimal128(t.precision, t.scale))
+    if pa.types.is_float16(t):
+        return data.cast(pa.float32())  # exact; compute has no half-float kernels
+    return data
+
+
+def leaf_array(table: pa.Table, desc: ColumnDescriptor, path: str) -> pa.ChunkedArray:
+    """The values of one leaf column in a decoded row group (a struct's nulls are the leaf's).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        The leaf is inside a list or map (repeated): comparing it needs row
+        semantics the predicates do not define.
+    """
+    if desc.max_repetition_level > 0:
+        raise UnsupportedTypeError(
+            "a column inside a list or map cannot be compared in a lookup", column=path
+        )
+    parts = desc.path_parts
+    data: pa.ChunkedArray = table.column(parts[0])
+    for name in parts[1:]:
+        if not pa.types.is_struct(data.type):
+            raise UnsupportedTypeError(
+                f"cannot reach the leaf through a {data.type} column", column=path
+            )
+        data = pc.struct_field(data, [data.type.get_field_index(name)])
+    return _storage(data)
+
+
+def _unit_value(nanos: int, arrow_unit: str) -> int | None:
+    factor = _ARROW_NANOS[arrow_unit]
+    return nanos // factor if nanos % factor == 0 else None
+
+
+def _decode(raw: bytes, desc: ColumnDescriptor, arrow_type: pa.DataType) -> Any:
+    """The Arrow value (as a Python / int storage value) of one stored encoding, or None."""
+    pt = desc.physical_type
+    lt = desc.logical_type
+    kind = lt.kind if lt is not None else None
+    if pa.types.is_boolean(arrow_type):
+        return raw == b"\x01"
+    if pa.types.is_floating(arrow_type):
+        if pt is PhysicalType.FLOAT:
+            return struct.unpack("<f", raw)[0]
+        if pt is PhysicalType.DOUBLE:
+            return struct.unpack("<d", raw)[0]
+        return float(np.frombuffer(raw, "<f2")[0])  # FLOAT16: 2 bytes
+    if pa.types.is_decimal(arrow_type):
+        assert lt is not None and lt.scale is not None
+        if pt in (PhysicalType.INT32, PhysicalType.INT64):
+            unscaled = int.from_bytes(raw, "little", signed=True)
+        else:
+            unscaled = int.from_bytes(raw, "big", signed=True) if raw else 0
+        # Exact: scaleb() would round to the context's 28 digits.
+        return Decimal(f"{unscaled}E{-lt.scale}")
+    if (
+        pa.types.is_string(arrow_type)
+        or pa.types.is_large_string(arrow_type)
+        or (pa.types.is_string_view(arrow_type))
+    ):
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # not text: no row of a string column holds it
+    if pa.types.is_fixed_size_binary(arrow_type):
+        return raw if len(raw) == arrow_type.byte_width else None
+    if (
+        pa.types.is_binary(arrow_type)
+        or pa.types.is_large_binary(arrow_type)
+        or (pa.types.is_binary_view(arrow_type))
+    ):
+        return raw
+    if pt is PhysicalType.INT96:
+        nanos_of_day = int.from_bytes(raw[:8], "little", signed=True)
+        day = int.from_bytes(raw[8:12], "little", signed=True)
+        nanos = (day - _JULIAN_EPOCH_DAY) * _NANOS_PER_DAY + nanos_of_day
+        return _unit_value(nanos, arrow_type.unit) if pa.types.is_timestamp(arrow_type) else None
+    stored = int.from_bytes(raw, "little", signed=True)
+    if pa.types.is_integer(arrow_type):
+        if not pa.types.is_signed_integer(arrow_type) and stored < 0:
+            stored += 1 << (8 * len(raw))  # unsigned values stored as two's complement
+        return stored
+    if (pa.types.is_timestamp(arrow_type) or pa.types.is_time(arrow_type)) and (
+        kind in (LogicalKind.TIMESTAMP, LogicalKind.TIME) and lt is not None
+    ):
+        assert lt.unit is not None
+        return _unit_value(stored * _NANOS[lt.unit], arrow_type.unit)
+    if pa.types.is_date64(arrow_type) and kind is LogicalKind.DATE:
+        return stored * 86_400_000  # days stored, milliseconds decoded
+    return stored  # DATE days, durations and raw counts: the stored integer itself
+
+
+def _int_storage(arrow_type: pa.DataType) -> pa.DataType | None:
+    """The integer type an Arrow temporal type is stored as (values built from ints)."""
+    if pa.types.is_date32(arrow_type) or pa.types.is_time32(arrow_type):
+        return pa.int32()
+    if (
+        pa.types.is_date64(arrow_type)
+        or pa.types.is_time64(arrow_type)
+        or pa.types.is_timestamp(arrow_type)
+        or pa.types.is_duration(arrow_type)
+    ):
+        return pa.int64()
+    return None
+
+
+def _value_set(
+    values: tuple[Any, ...], desc: ColumnDescriptor, arrow_type: pa.DataType, path: str
+) -> pa.Array:
+    """The Arrow values equal to any of the literals (null literals left out)."""
+    found: list[Any] = []
+    raws: set[bytes] = set()  # distinct by stored bytes: 0.0 and -0.0 are both needed
+    for value in values:
+        if value is None:
+            continue
+        encoded = encode_literal(value, desc)  # PredicateError: not of the column's type
+        if isinstance(encoded, CannotMatch):
+            continue
+        if isinstance(encoded, NeverPrunes):
+            if desc.physical_type in (PhysicalType.FLOAT, PhysicalType.DOUBLE) or (
+                pa.types.is_floating(arrow_type)
+            ):
+                continue  # NaN: equal to nothing, as in SQL
+            raise UnsupportedTypeError(
+                f"the column's values cannot be compared exactly: {encoded.reason}",
+                column=path,
+            )
+        assert isinstance(encoded, Probe)
+        for raw in encoded.alternatives:
+            if raw in raws:
+                continue
+            raws.add(raw)
+            decoded = _decode(raw, desc, arrow_type)
+            if decoded is not None:
+                found.append(decoded)
+    storage = _int_storage(arrow_type)
+    try:
+        if storage is not None:
+            return pa.array(found, type=storage).view(arrow_type)
+        return pa.array(found, type=arrow_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        raise UnsupportedTypeError(
+            f"the literals cannot be compared with a {arrow_type} column: {exc}", column=path
+        ) from None
+
+
+class Leaves:
+    """One file's comparisons, prepared once per column type."""
+
+    def __init__(self, schema: Schema, path: str) -> None:
+        self.schema = schema
+        self.path = path
+        self._sets: dict[tuple[int, pa.DataType], pa.Array] = {}
+
+    def descriptor(self, column: str) -> ColumnDescriptor | None:
+        """The file's leaf for a predicate column, None when the file lacks it."""
+        if column not in self.schema:
+            return None
+        return self.schema.column(column)
+
+    def value_set(self, leaf: Eq | In, desc: ColumnDescriptor, arrow_type: pa.DataType) -> pa.Array:
+        key = (id(leaf), arrow_type)
+        found = self._sets.get(key)
+        if found is None:
+            values = (leaf.value,) if isinstance(leaf, Eq) else leaf.values
+            try:
+                found = self._sets[key] = _value_set(values, desc, arrow_type, leaf.column)
+            except PredicateError as exc:
+                raise exc.with_context(path=self.path) from None
+        return found
+
+
+def _leaf_mask(
+    leaf: Eq | In, table: pa.Table, leaves: Leaves, arrays: Mapping[str, pa.ChunkedArray]
+) -> pa.ChunkedArray | pa.Array:
+    n = table.num_rows
+    data = arrays.get(leaf.column)
+    if data is None:  # the file lacks the column: all nulls
+        if isinstance(leaf, Eq) and leaf.null_safe and leaf.value is None:
+            return pa.array(np.ones(n, dtype=bool))
+        return pa.array(np.zeros(n, dtype=bool))
+    if isinstance(leaf, Eq) and leaf.value is None:
+        if leaf.null_safe:
+            return pc.is_null(data)
+        return pa.array(np.zeros(n, dtype=bool))
+    desc = leaves.descriptor(leaf.column)
+    assert desc is not None
+    value_set = leaves.value_set(leaf, desc, data.type)
+    if len(value_set) == 0:
+        return pa.array(np.zeros(n, dtype=bool))
+    return pc.is_in(data, value_set=value_set, skip_nulls=True)
+
+
+def evaluate(
+    where: Predicate, table: pa.Table, leaves: Leaves, arrays: Mapping[str, pa.ChunkedArray]
+) -> pa.ChunkedArray | pa.Array:
+    """A boolean mask: the rows of ``table`` where ``where`` is TRUE.
+
+    ``arrays`` maps each predicate column the file has to its values.
+
+    Raises
+    ------
+    PredicateError
+        A literal is not a value of its column's type (naming the file).
+    UnsupportedTypeError
+        A column's values cannot be compared exactly.
+    """
+    if isinstance(where, (Eq, In)):
+        return _leaf_mask(where, table, leaves, arrays)
+    if isinstance(where, (And, Or)):
+        combine = pc.and_kleene if isinstance(where, And) else pc.or_kleene
+        masks = [evaluate(c, table, leaves, arrays) for c in where.children]
+        out = masks[0]
+        for m in masks[1:]:
+            out = combine(out, m)
+        return out
+    raise PredicateError(f"unsupported predicate {type(where).__name__}")

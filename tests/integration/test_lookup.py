@@ -1,0 +1,620 @@
+"""lookup: exactly the rows that satisfy the predicate, reading only what pruning keeps.
+
+* Exactness against a brute-force oracle (pyarrow reads the whole file, Python filters
+  the rows) on random data of every common type, for =, IN, <=> and AND/OR.
+* Reads: each footer once, one data request per file with kept row groups, none for a
+  file whose row groups are all pruned (local counters, and S3 on moto).
+* Projection, mixed schemas across files, unreadable files, wrong literals, batches.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+import os
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pybloom_async import (
+    EventLoopError,
+    ParquetFormatError,
+    Predicate,
+    PredicateError,
+    SchemaMismatchError,
+    SourceNotFoundError,
+    UnsupportedTypeError,
+    col,
+    lookup,
+    lookup_batches,
+    lookup_sync,
+    prune_sync,
+)
+from pybloom_async.io.base import SourceStats
+from pybloom_async.predicate import And, Eq, In, Or, TextLiteral
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+ROWS = 600
+GROUP = 100
+UTC = dt.timezone.utc
+
+
+# ---- data and oracle ---------------------------------------------------------------------
+
+
+def _random_columns(rng: random.Random) -> dict[str, Any]:
+    """Columns of every common type, with nulls, duplicates and awkward values."""
+
+    def maybe(make: Callable[[], Any]) -> Any:
+        return None if rng.random() < 0.1 else make()
+
+    def pick(values: list[Any]) -> list[Any]:
+        return [maybe(lambda: rng.choice(values)) for _ in range(ROWS)]
+
+    base = dt.datetime(2024, 1, 1, tzinfo=UTC)
+    return {
+        "i32": pa.array(pick(list(range(-50, 50))), pa.int32()),
+        "i64": pa.array(pick([rng.randrange(-(2**62), 2**62) for _ in range(80)]), pa.int64()),
+        "s": pa.array(pick([f"k{i}" for i in range(90)] + ["", "é"]), pa.string()),
+        "b": pa.array(pick([bytes([i, 255 - i]) for i in range(70)] + [b""]), pa.binary()),
+        "d": pa.array(pick([dt.date(2024, 1, 1) + dt.timedelta(days=i) for i in range(60)])),
+        "ts": pa.array(
+            pick([base + dt.timedelta(seconds=37 * i, microseconds=i) for i in range(60)]),
+            pa.timestamp("us", tz="UTC"),
+        ),
+        "dec": pa.array(
+            pick([decimal.Decimal(i).scaleb(-2) for i in range(-300, 300, 7)]),
+            pa.decimal128(10, 2),
+        ),
+        "f32": pa.array(pick([0.5 * i for i in range(-20, 20)] + [-0.0, math.nan]), pa.float32()),
+        "f64": pa.array(pick([0.1 * i for i in range(-20, 20)] + [-0.0, math.nan]), pa.float64()),
+        "flag": pa.array(pick([True, False]), pa.bool_()),
+        "st": pa.array(
+            [maybe(lambda: {"x": rng.randrange(40), "y": rng.choice("abc")}) for _ in range(ROWS)],
+            pa.struct([("x", pa.int64()), ("y", pa.string())]),
+        ),
+    }
+
+
+def _write(path: Path, table: Any, **kwargs: Any) -> Path:
+    plain = (pa.types.is_struct, pa.types.is_boolean)  # pyarrow writes no filter for these
+    columns = [
+        n for n in table.column_names if not any(t(table.schema.field(n).type) for t in plain)
+    ]
+    pq.write_table(
+        table,
+        path,
+        row_group_size=GROUP,
+        bloom_filter_options={n: True for n in columns},
+        **kwargs,
+    )
+    return path
+
+
+def _leaf(row: dict[str, Any], column: str) -> Any:
+    value: Any = row
+    for part in column.split("."):
+        if value is None:
+            return None
+        value = value[part]
+    return value
+
+
+def _equal(data: Any, literal: Any) -> bool:
+    if data is None or literal is None:
+        return False
+    if isinstance(literal, TextLiteral):
+        literal = data.fromisoformat(literal.text) if isinstance(data, dt.date) else literal.text
+    if isinstance(data, float) and isinstance(literal, float):
+        return bool(data == literal)  # NaN equals nothing, 0.0 equals -0.0
+    if isinstance(data, float):  # a float32 column: the literal is the float nearest to it
+        return bool(data == float(pa.scalar(literal, pa.float32()).as_py()))
+    return bool(data == literal)
+
+
+def _holds(p: Predicate, row: dict[str, Any], floats32: set[str]) -> bool:
+    """SQL semantics without NOT: a NULL comparison is FALSE for the final answer."""
+    if isinstance(p, Eq):
+        data = _leaf(row, p.column)
+        if p.null_safe and p.value is None:
+            return data is None
+        if p.column in floats32 and isinstance(p.value, float):
+            return _equal(data, _as_float32(p.value))
+        return _equal(data, p.value)
+    if isinstance(p, In):
+        return any(_holds(Eq(p.column, v), row, floats32) for v in p.values)
+    if isinstance(p, And):
+        return all(_holds(c, row, floats32) for c in p.children)
+    assert isinstance(p, Or)
+    return any(_holds(c, row, floats32) for c in p.children)
+
+
+def _as_float32(value: float) -> float:
+    return float(pa.array([value], pa.float32())[0].as_py())
+
+
+def _oracle(path: Path, where: Predicate, columns: list[str] | None = None) -> list[dict[str, Any]]:
+    table = pq.read_table(path)
+    floats32 = {n for n in table.column_names if table.schema.field(n).type == pa.float32()}
+    rows = [r for r in table.to_pylist() if _holds(where, r, floats32)]
+    names = columns or table.column_names
+    return [{n: r[n] for n in names} for r in rows]
+
+
+def _rows(table: Any) -> list[dict[str, Any]]:
+    return [dict(r) for r in table.to_pylist()]
+
+
+def _same(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> bool:
+    """Row lists equal, NaN equal to NaN (a row holding NaN can match on another column)."""
+
+    def norm(v: Any) -> Any:
+        if isinstance(v, float) and math.isnan(v):
+            return "NaN"
+        if isinstance(v, dict):
+            return {k: norm(x) for k, x in v.items()}
+        return v
+
+    return [norm(r) for r in a] == [norm(r) for r in b]
+
+
+def _literals(rng: random.Random, table: Any, column: str) -> list[Any]:
+    """Values present in the column, plus absent ones of the same kind."""
+    data = [_leaf(r, column) for r in table.to_pylist()]
+    present = [v for v in data if v is not None]
+    out = rng.sample(present, min(3, len(present)))
+    extra = {
+        "i32": [10**6, -7777],
+        "i64": [12345, 2**63 - 1],
+        "s": ["absent", "k1000"],
+        "b": [b"\x00\x00\x00", b"zz"],
+        "d": [dt.date(1999, 1, 1), TextLiteral("2024-01-05")],
+        "ts": [dt.datetime(2030, 1, 1, tzinfo=UTC)],
+        "dec": [decimal.Decimal("0.07"), decimal.Decimal("123456.78"), 3],
+        "f32": [0.0, -0.0, math.nan, 0.25],
+        "f64": [0.0, -0.0, math.nan, 0.3],
+        "flag": [True, False],
+        "st.x": [41, 5],
+        "st.y": ["c", "zz"],
+    }[column]
+    return out + extra
+
+
+COLUMNS = ["i32", "i64", "s", "b", "d", "ts", "dec", "f32", "f64", "flag", "st.x", "st.y"]
+
+
+def _random_predicate(rng: random.Random, table: Any, depth: int = 0) -> Predicate:
+    roll = rng.random()
+    if depth < 2 and roll < 0.3:
+        children = tuple(_random_predicate(rng, table, depth + 1) for _ in range(2))
+        return And(children) if rng.random() < 0.5 else Or(children)
+    column = rng.choice(COLUMNS)
+    values = _literals(rng, table, column)
+    if roll < 0.4:
+        return Eq(column, None, null_safe=True)
+    if roll < 0.7:
+        return In(column, tuple(rng.sample(values, min(4, len(values)))))
+    return Eq(column, rng.choice(values), null_safe=rng.random() < 0.3)
+
+
+@pytest.fixture(scope="module")
+def typed_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    rng = random.Random(20261124)
+    table = pa.table(_random_columns(rng))
+    path = _write(tmp_path_factory.mktemp("typed") / "typed.parquet", table)
+    return path, table
+
+
+@pytest.mark.anyio
+async def test_random_predicates_match_the_oracle(
+    typed_file: tuple[Path, Any], anyio_backend: str
+) -> None:
+    path, table = typed_file
+    rng = random.Random(7 if anyio_backend == "asyncio" else 8)
+    for _ in range(60):
+        where = _random_predicate(rng, table)
+        got = await lookup(str(path), where)
+        assert got.schema == pq.read_schema(path).remove_metadata(), where
+        assert _same(_rows(got), _oracle(path, where)), where
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("column", COLUMNS)
+async def test_every_type_finds_each_present_value(
+    typed_file: tuple[Path, Any], column: str, anyio_backend: str
+) -> None:
+    path, table = typed_file
+    rng = random.Random(column)
+    names = list(dict.fromkeys(["i32", column.split(".")[0]]))
+    for value in _literals(rng, table, column):
+        where = col(column) == value
+        got = await lookup(str(path), where, columns=names)
+        assert _same(_rows(got), _oracle(path, where, names)), value
+
+
+def test_floats_zero_matches_negative_zero_and_nan_matches_nothing(tmp_path: Path) -> None:
+    path = _write(tmp_path / "f.parquet", pa.table({"x": pa.array([0.0, -0.0, math.nan, 1.0])}))
+    assert lookup_sync(str(path), col("x") == 0.0).column("x").to_pylist() == [0.0, -0.0]
+    assert lookup_sync(str(path), col("x") == -0.0).num_rows == 2
+    assert lookup_sync(str(path), col("x") == math.nan).num_rows == 0
+    assert lookup_sync(str(path), "x = NaN OR x = 1.0").column("x").to_pylist() == [1.0]
+
+
+def test_null_semantics(tmp_path: Path) -> None:
+    path = _write(tmp_path / "n.parquet", pa.table({"x": pa.array([1, None, 2], pa.int64())}))
+    assert lookup_sync(str(path), "x <=> NULL").column("x").to_pylist() == [None]
+    assert lookup_sync(str(path), "x = NULL").num_rows == 0
+    assert lookup_sync(str(path), "x IN (1, NULL)").column("x").to_pylist() == [1]
+    assert lookup_sync(str(path), "x <=> 2").column("x").to_pylist() == [2]
+
+
+# ---- projection and result schema -----------------------------------------------------------
+
+
+def _small(tmp_path: Path, name: str = "a.parquet", start: int = 0, **extra: Any) -> Path:
+    n = 400
+    columns = {
+        "id": pa.array(range(start, start + n), pa.int64()),
+        "name": pa.array([f"n{i}" for i in range(start, start + n)]),
+        "v": pa.array([float(i) for i in range(n)]),
+        **extra,
+    }
+    return _write(tmp_path / name, pa.table(columns))
+
+
+def test_projection_in_the_order_asked_reads_predicate_columns(tmp_path: Path) -> None:
+    path = _small(tmp_path)
+    got = lookup_sync(str(path), "id IN (3, 250) AND name = 'n250'", columns=["v", "name"])
+    assert got.column_names == ["v", "name"]
+    assert got.to_pylist() == [{"v": 250.0, "name": "n250"}]
+
+
+def test_empty_result_has_the_schema(tmp_path: Path) -> None:
+    path = _small(tmp_path)
+    got = lookup_sync(str(path), col("id") == 10**9, columns=["name", "id"])
+    assert got.num_rows == 0
+    assert got.schema == pa.schema([("name", pa.string()), ("id", pa.int64())])
+
+
+def test_unknown_columns_are_errors(tmp_path: Path) -> None:
+    path = _small(tmp_path)
+    with pytest.raises(PredicateError, match="no file read has this column"):
+        lookup_sync(str(path), col("nope") == 1)
+    with pytest.raises(PredicateError, match="'nope'"):
+        lookup_sync(str(path), col("id") == 1, columns=["id", "nope"])
+
+
+def test_literal_not_of_the_column_type_is_the_prune_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "d.parquet", pa.table({"d": pa.array([dt.date(2024, 1, 5)])}))
+    where = "d = '2024/01/05'"
+    with pytest.raises(PredicateError) as from_prune:
+        prune_sync(str(path), where)
+    with pytest.raises(PredicateError) as from_lookup:
+        lookup_sync(str(path), where)
+    assert str(from_lookup.value) == str(from_prune.value)
+    assert lookup_sync(str(path), "d = '2024-01-05'").num_rows == 1
+
+
+def test_list_columns_in_a_predicate_are_refused(tmp_path: Path) -> None:
+    table = pa.table({"id": [1, 2], "l": pa.array([[1], [2, 3]])})
+    path = tmp_path / "l.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(UnsupportedTypeError, match="inside a list or map"):
+        lookup_sync(str(path), "`l.list.element` = 2")
+    assert lookup_sync(str(path), "id = 2").column("l").to_pylist() == [[2, 3]]
+
+
+# ---- reads ----------------------------------------------------------------------------------
+
+
+def test_one_footer_read_and_one_data_request_per_file(tmp_path: Path) -> None:
+    """Requests = pruning's own + one per file with a kept row group; none for the others."""
+    files = [_small(tmp_path, f"{i}.parquet", start=1000 * i) for i in range(3)]
+    where = col("id").isin([5, 1390])  # file 0 and file 1; file 2 pruned whole
+    pruning = SourceStats()
+    verdicts = prune_sync([str(f) for f in files], where, stats=pruning)
+    kept_files = {v.file for v in verdicts if v.kept}
+    assert kept_files == {str(files[0]), str(files[1])}
+    stats = SourceStats()
+    got = lookup_sync([str(f) for f in files], where, columns=["id"], stats=stats)
+    assert got.column("id").to_pylist() == [5, 1390]
+    assert stats.requests == pruning.requests + len(kept_files), (stats, pruning)
+    # Only the kept row group's chunks of the needed column: far less than the files.
+    assert stats.bytes_read - pruning.bytes_read < sum(f.stat().st_size for f in files) // 10
+
+
+def test_caller_reader_keeps_the_footers(tmp_path: Path) -> None:
+    from pybloom_async import BloomReader
+
+    path = _small(tmp_path)
+    stats = SourceStats()
+    reader = BloomReader(stats=stats)
+
+    async def twice() -> list[int]:
+        a = await lookup(str(path), col("id") == 7, reader=reader)
+        before = stats.requests
+        b = await lookup(str(path), col("id") == 7, reader=reader)
+        assert stats.requests == before + 1  # the data only: footer and filters cached
+        return [a.num_rows, b.num_rows]
+
+    import anyio
+
+    assert anyio.run(twice) == [1, 1]
+
+
+@pytest.mark.anyio
+async def test_batches_are_the_table_in_pieces(tmp_path: Path, anyio_backend: str) -> None:
+    path = _small(tmp_path)
+    where = col("id").isin([1, 150, 151, 399])
+    batches = [b async for b in lookup_batches(str(path), where, max_fetch_bytes=1)]
+    assert [b.num_rows for b in batches] == [1, 2, 1]  # one per row group holding a match
+    whole = await lookup(str(path), where)
+    assert pa.Table.from_batches(batches).equals(whole)
+
+
+# ---- many files -----------------------------------------------------------------------------
+
+
+def test_mixed_schemas_promote_and_fill_nulls(tmp_path: Path) -> None:
+    a = _write(
+        tmp_path / "a.parquet", pa.table({"id": pa.array([1, 2], pa.int32()), "x": ["p", "q"]})
+    )
+    b = _write(tmp_path / "b.parquet", pa.table({"id": pa.array([2, 3], pa.int64())}))
+    got = lookup_sync([str(a), str(b)], "id = 2")
+    assert got.schema == pa.schema([("id", pa.int64()), ("x", pa.string())])
+    assert got.to_pylist() == [{"id": 2, "x": "q"}, {"id": 2, "x": None}]
+
+
+def test_mixed_text_types_unify(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.parquet", pa.table({"x": pa.array(["p", "q"]).dictionary_encode()}))
+    b = _write(tmp_path / "b.parquet", pa.table({"x": pa.array(["q"], pa.string_view())}))
+    got = lookup_sync([str(a), str(b)], "x = 'q'")
+    assert got.schema == pa.schema([("x", pa.large_string())])
+    assert got.column("x").to_pylist() == ["q", "q"]
+
+
+def test_signed_and_unsigned_64_bit_integers_do_not_unify(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.parquet", pa.table({"x": pa.array([1], pa.int64())}))
+    b = _write(tmp_path / "b.parquet", pa.table({"x": pa.array([2**64 - 1], pa.uint64())}))
+    with pytest.raises(SchemaMismatchError, match="int64"):
+        lookup_sync([str(a), str(b)], "x = 1")
+
+
+def test_mixed_schemas_that_do_not_unify_name_both_files(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.parquet", pa.table({"id": [1], "x": ["p"]}))
+    b = _write(tmp_path / "b.parquet", pa.table({"id": [2], "x": [1.5]}))
+    with pytest.raises(SchemaMismatchError) as err:
+        lookup_sync([str(a), str(b)], "id = 2")
+    assert str(a) in str(err.value) and str(b) in str(err.value) and "'x'" in str(err.value)
+
+
+def test_unreadable_file_raises_or_is_skipped(tmp_path: Path) -> None:
+    good = _small(tmp_path, "good.parquet")
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 this is not parquet at all PAR1")
+    with pytest.raises(ParquetFormatError, match=r"bad\.parquet"):
+        lookup_sync([str(good), str(bad)], "id = 7")
+    with pytest.raises(SourceNotFoundError, match=r"gone\.parquet"):
+        lookup_sync([str(good), str(tmp_path / "gone.parquet")], "id = 7")
+    skipped: list[Any] = []
+    got = lookup_sync([str(good), str(bad)], "id = 7", on_error="skip", skipped=skipped)
+    assert got.column("id").to_pylist() == [7]
+    assert [e.path for e in skipped] == [str(bad)]
+
+
+def test_bad_arguments(tmp_path: Path) -> None:
+    path = _small(tmp_path)
+    with pytest.raises(PredicateError):
+        lookup_sync(str(path), "id > 3")
+    with pytest.raises(ValueError, match="on_error"):
+        lookup_sync(str(path), "id = 3", on_error="ignore")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="columns"):
+        lookup_sync(str(path), "id = 3", columns="id")
+
+
+@pytest.mark.anyio
+async def test_sync_refuses_a_running_loop(tmp_path: Path, anyio_backend: str) -> None:
+    path = _small(tmp_path)
+    with pytest.raises(EventLoopError, match="await lookup"):
+        lookup_sync(str(path), "id = 3")
+
+
+def test_damaged_chunk_offsets_are_a_format_error(tmp_path: Path) -> None:
+    """A chunk whose recorded size runs into the footer is refused before any fetch."""
+    path = tmp_path / "one.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(400), pa.int64())}), path)
+    data = bytearray(path.read_bytes())
+    md = pq.read_metadata(path)
+    size = md.row_group(0).column(0).total_compressed_size
+    # Rewrite the i64 zigzag varint of total_compressed_size in the footer: find it after
+    # the footer start and replace it with a larger value of the same varint length.
+    footer_len = int.from_bytes(data[-8:-4], "little")
+    start = len(data) - 8 - footer_len
+
+    def varint(n: int) -> bytes:
+        z, out = n << 1, bytearray()
+        while True:
+            byte = z & 0x7F
+            z >>= 7
+            out.append(byte | (0x80 if z else 0))
+            if not z:
+                return bytes(out)
+
+    old = varint(size)
+    big = size
+    while len(varint(big + 1)) == len(old):
+        big += 1
+    at = data.index(old, start)
+    data[at : at + len(old)] = varint(big)
+    path.write_bytes(bytes(data))
+    if pq.read_metadata(path).row_group(0).column(0).total_compressed_size != big:
+        pytest.skip("the varint found was another field")
+    with pytest.raises(ParquetFormatError, match="outside the file's data"):
+        lookup_sync(str(path), "id = 3", columns=["id"])
+
+
+# ---- object store ---------------------------------------------------------------------------
+
+
+@pytest.mark.servers
+def test_s3_request_counts(tmp_path: Path, s3_server: Any) -> None:
+    """1 LIST + each file's footer (+ filters) as prune reads them + 1 data request per file
+    with kept row groups, and none for a file whose row groups are all pruned."""
+    prefix = f"lookup-{os.getpid()}/"
+    for i in range(3):
+        path = _small(tmp_path, f"{i}.parquet", start=1000 * i)
+        s3_server.put(prefix + path.name, path.read_bytes())
+    url = s3_server.url(prefix)
+    where = col("id").isin([5, 2390])  # files 0 and 2; file 1 pruned whole
+    pruning = SourceStats()
+    prune_sync(url, where, options=s3_server.options, stats=pruning)
+    stats = SourceStats()
+    got = lookup_sync(url, where, columns=["id", "name"], options=s3_server.options, stats=stats)
+    assert got.to_pylist() == [{"id": 5, "name": "n5"}, {"id": 2390, "name": "n2390"}]
+    assert stats.metadata_requests == 1  # the LIST
+    assert stats.requests == pruning.requests + 2, (stats, pruning)
+
+
+_T0 = dt.datetime(2024, 3, 1, 12, 0, 0)
+MORE_TYPES: dict[str, tuple[Any, list[Any], dict[str, Any]]] = {
+    "int8": (pa.int8(), [-128, 0, 5, 127], {}),
+    "uint32": (pa.uint32(), [0, 7, 2**31, 2**32 - 1], {}),
+    "uint64": (pa.uint64(), [0, 2**63, 2**64 - 1], {}),
+    "large_string": (pa.large_string(), ["a", "bb", ""], {}),
+    "fixed_size_binary": (pa.binary(3), [b"abc", b"\x00\x01\x02"], {}),
+    "timestamp_ms": (pa.timestamp("ms"), [_T0, _T0 + dt.timedelta(milliseconds=5)], {}),
+    "timestamp_ns_tz": (
+        pa.timestamp("ns", tz="UTC"),
+        [_T0.replace(tzinfo=UTC), _T0.replace(tzinfo=UTC) + dt.timedelta(microseconds=3)],
+        {},
+    ),
+    "int96": (
+        pa.timestamp("ns"),
+        [_T0, _T0 + dt.timedelta(seconds=1, microseconds=7)],
+        {"use_deprecated_int96_timestamps": True},
+    ),
+    "time64": (pa.time64("us"), [dt.time(1, 2, 3, 4), dt.time(23, 59)], {}),
+    "date64": (pa.date64(), [dt.date(2024, 1, 1), dt.date(1969, 12, 31)], {}),
+    "decimal_big": (
+        pa.decimal128(30, 4),
+        [decimal.Decimal("12345678901234567890.1234"), decimal.Decimal("-1.5")],
+        {},
+    ),
+    "dictionary": (pa.dictionary(pa.int32(), pa.string()), ["x", "y"], {}),
+    "decimal38": (
+        pa.decimal128(38, 10),
+        [decimal.Decimal("-1946193430924561597670220842.3419329490"), decimal.Decimal(1)],
+        {},
+    ),
+    "decimal32": (pa.decimal32(5, 2), [decimal.Decimal("123.45"), decimal.Decimal("-0.01")], {}),
+    "string_view": (pa.string_view(), ["a", "long enough to be out of line"], {}),
+    "binary_view": (pa.binary_view(), [b"\x00", b"b" * 20], {}),
+    "float16": (pa.float16(), [0.5, -2.0], {}),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE_TYPES))
+def test_more_types_find_exactly_their_rows(tmp_path: Path, name: str) -> None:
+    arrow_type, values, kwargs = MORE_TYPES[name]
+    data = [values[i % len(values)] if i % 7 else None for i in range(300)]
+    if name == "dictionary":
+        array = pa.array(data, pa.string()).dictionary_encode()
+    elif name == "float16":
+        array = pa.array(data, pa.float32()).cast(pa.float16())
+    else:
+        array = pa.array(data, arrow_type)
+    path = tmp_path / f"{name}.parquet"
+    pq.write_table(pa.table({"i": range(300), "x": array}), path, row_group_size=50, **kwargs)
+    for value in values:
+        got = lookup_sync(str(path), col("x") == value, columns=["i"])
+        expected = [i for i, v in enumerate(data) if v == value]
+        assert got.column("i").to_pylist() == expected, value
+
+
+def test_forget_drops_a_file_given_by_url(tmp_path: Path) -> None:
+    from pybloom_async import BloomReader
+
+    path = _small(tmp_path)
+    stats = SourceStats()
+    reader = BloomReader(stats=stats)
+    import anyio
+
+    async def main() -> int:
+        url = path.as_uri()
+        await reader.footer(url)
+        reader.forget(url)
+        before = stats.requests
+        await reader.footer(url)
+        return stats.requests - before
+
+    assert anyio.run(main) == 1  # read again: the entry was dropped
+
+
+def test_a_file_without_the_column_holds_nulls_there(tmp_path: Path) -> None:
+    """The rule for missing columns applies to the predicate too: ``x <=> NULL`` holds."""
+    a = tmp_path / "a.parquet"
+    b = tmp_path / "b.parquet"
+    pq.write_table(pa.table({"x": [1, None, 3], "y": ["p", "q", "r"]}), a)
+    pq.write_table(pa.table({"z": [5, 6]}), b)
+    got = lookup_sync([str(a), str(b)], "x <=> NULL", columns=["y"])
+    assert got.column("y").to_pylist() == ["q", None, None]
+    assert lookup_sync([str(a), str(b)], "x = 3", columns=["y"]).column("y").to_pylist() == ["r"]
+
+
+def test_a_file_replaced_after_its_footer_was_read_is_an_error(tmp_path: Path) -> None:
+    """A cached footer must not decode another version's bytes."""
+    from pybloom_async import BloomReader, SourceError
+
+    path = _small(tmp_path)
+    reader = BloomReader()
+
+    async def main() -> None:
+        assert (await lookup(str(path), col("id") == 7, reader=reader)).num_rows == 1
+        other = pa.table({"id": pa.array(range(5000, 5400), pa.int64()), "w": ["z"] * 400})
+        pq.write_table(other, tmp_path / "new.parquet", row_group_size=GROUP)
+        os.replace(tmp_path / "new.parquet", path)
+        with pytest.raises(SourceError, match="changed after its footer was read"):
+            await lookup(str(path), col("id") == 7, reader=reader)
+
+    import anyio
+
+    anyio.run(main)
+
+
+def _flat_leaves(path: Path) -> list[str]:
+    schema = pq.ParquetFile(path).schema
+    return [
+        schema.column(i).path
+        for i in range(len(schema))
+        if schema.column(i).max_repetition_level == 0
+    ]
+
+
+@pytest.mark.parametrize("engine", [pytest.param("spark", marks=pytest.mark.spark), "pyarrow"])
+def test_files_other_writers_wrote_match_the_oracle(
+    request: pytest.FixtureRequest, engine: str
+) -> None:
+    """Every flat column of the interop files: a few of its values, looked up exactly."""
+    written = request.getfixturevalue(f"{engine}_files")
+    checked = 0
+    for path in written.files[:6]:
+        rows = pq.read_table(path).to_pylist()
+        for column in _flat_leaves(path):
+            present = [v for r in rows if (v := _leaf(r, column)) is not None]
+            present = [v for v in present if not (isinstance(v, float) and math.isnan(v))]
+            present = [
+                v for v in present if type(v).__module__ in ("builtins", "datetime", "decimal")
+            ]
+            for value in present[:: max(1, len(present) // 3)][:3]:
+                where = col(column) == value
+                got = lookup_sync(str(path), where)
+                assert _same(_rows(got), _oracle(path, where)), (path.name, column, value)
+                checked += 1
+    assert checked > 20
