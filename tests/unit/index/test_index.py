@@ -1106,9 +1106,9 @@ def test_row_groups_of_kept_files_are_not_held_to_the_end(
     forgotten: list[str] = []
     real_forget = BloomReader.forget
 
-    def forget(self: BloomReader, key: str) -> None:
-        forgotten.append(key)
-        real_forget(self, key)
+    def forget(self: BloomReader, location: Any) -> None:
+        forgotten.append(self.open(location).path)  # the cache key forget drops
+        real_forget(self, location)
 
     monkeypatch.setattr(BloomReader, "forget", forget)
     out = prune_with_index_sync(str(tmp_path / "lake"), "id = 5")
