@@ -887,18 +887,16 @@ def footer_bytes(data: bytes) -> bytes:
 def _thrift_passes(footers: Sequence[bytes]) -> dict[str, Callable[[int], object]]:
     """The C decoder's passes of ``decode_file_metadata`` alone, to show where time goes.
 
-    Uses private names of ``pybloom_async.parquet.footer``; empty when they have changed.
     """
     try:
-        from pybloom_async.parquet import footer as footer_mod
-        from pybloom_async.parquet import thrift_specs
+        from pybloom_async.parquet import passes, thrift, thrift_specs
 
         def one_pass(args: Any) -> Callable[[int], object]:
             def decode(i: int) -> object:
                 raw = thrift_specs.FileMetaData()
-                footer_mod._decode_thrift(
+                thrift.decode_struct(
                     footers[i], raw, args, what="footer", path=None,
-                    decoder=footer_mod.THRIFT_DECODER,
+                    decoder=thrift.THRIFT_DECODER,
                 )  # fmt: skip
                 return raw
 
@@ -906,10 +904,10 @@ def _thrift_passes(footers: Sequence[bytes]) -> dict[str, Callable[[int], object
             return decode
 
         return {
-            "(ours: C decoder, first pass only)": one_pass(footer_mod._HEAD_PASS),
-            "(ours: C decoder, chunks pass only)": one_pass(footer_mod._CHUNKS_PASS),
+            "(ours: C decoder, first pass only)": one_pass(passes.HEAD_PASS),
+            "(ours: C decoder, chunks pass only)": one_pass(passes.CHUNKS_PASS),
         }
-    except (ImportError, AttributeError, TypeError):
+    except (ImportError, AttributeError, TypeError):  # a reshaped decoder: no breakdown
         return {}
 
 

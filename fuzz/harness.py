@@ -33,7 +33,7 @@ def main(argv: list[str]) -> None:
     with atheris.instrument_imports(include=list(chosen.instrument)):
         import pybloom_async
         import pybloom_async.paimon.container
-        import pybloom_async.parquet.footer
+        import pybloom_async.parquet.decode
         import pybloom_async.pruning.api
         import pybloom_async.read.plan
         import pybloom_async.read.reader  # noqa: F401

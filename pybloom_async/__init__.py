@@ -7,6 +7,8 @@ inputs and reads filters out of Parquet files to prune row groups.
 
 from __future__ import annotations
 
+import logging
+
 from .core.filter import (
     DEFAULT_MAX_BYTES,
     MIN_BYTES,
@@ -57,6 +59,9 @@ from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_
 from .rows import lookup, lookup_batches, lookup_sync
 from .types import PhysicalType
 from .version import __version__
+
+# A library logs, the application decides where to (the logging HOWTO's rule for libraries).
+logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -1,4 +1,4 @@
-"""Tests for locating and decoding Parquet footers (pybloom_async.parquet.footer).
+"""Tests for locating and decoding Parquet footers (pybloom_async.parquet: tail, decode, metadata).
 
 Real footers come from the Apache parquet-testing files (read in place, never
 copied); crafted ones are encoded here with thrift's own compact protocol from
