@@ -280,6 +280,40 @@ def _add_add_filters(sub: Any) -> None:
     _store_args(p)
 
 
+def _add_lookup(sub: Any) -> None:
+    """The lookup command's arguments."""
+    p = add_command(
+        sub,
+        "lookup",
+        "the rows that satisfy a predicate, read through the Bloom filters",
+        "  pybloom-async lookup s3://lake/events/ --where \"user_id IN (42, 43)\" --columns "
+        "user_id,ts\n"
+        "  pybloom-async lookup lake/ --where @ids.sql --format parquet --out rows.parquet",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    p.add_argument(
+        "--where",
+        "-w",
+        required=True,
+        metavar="PREDICATE",
+        help="e.g. \"id = 42 AND email IN ('a', 'b')\"; @FILE reads it from a file, "
+        "- from standard input (for long IN lists)",
+    )
+    _column_args(p, "the columns of the result, in this order (default: all)")
+    p.add_argument(
+        "--format",
+        "-f",
+        choices=("table", "json", "csv", "parquet"),
+        default="table",
+        help="table (default); json: one array of objects (binary as hex, dates and "
+        "timestamps ISO 8601, decimals as strings); csv (binary as hex); parquet (needs --out)",
+    )
+    p.add_argument("--out", "-o", metavar="FILE", help="write the rows here (atomically)")
+    p.add_argument("--limit", "-n", type=int, metavar="N", help="stop after the first N rows")
+    p.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
+    _store_args(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for the documentation and the tests)."""
     parser = _Parser(
@@ -294,6 +328,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for add in (_add_probe, _add_prune, _add_inspect, _add_index, _add_add_filters):
+    for add in (_add_probe, _add_prune, _add_inspect, _add_lookup, _add_index, _add_add_filters):
         add(sub)
     return parser

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -257,7 +257,8 @@ async def lookup_batches(
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
-) -> AsyncIterator[Any]:
+    progress: Callable[[int, int], None] | None = None,
+) -> AsyncGenerator[Any, None]:
     """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, row group by row group.
 
     For results too large to hold at once: files are read one after another,
@@ -266,6 +267,8 @@ async def lookup_batches(
     the first batch, so that the batches share one schema. Row groups without
     a matching row give no batch. With ``on_error="skip"``, a file that fails
     after some of its batches were yielded is skipped from there on.
+    ``progress``, if given, is called as ``progress(done, total)`` after each
+    file read (or pruned whole).
     """
     run = await _prepare(
         sources,
@@ -281,23 +284,24 @@ async def lookup_batches(
         max_fetch_bytes=max_fetch_bytes,
     )
     try:
-        for plan in run.plans:
-            if not plan.kept:
-                continue
-            from .fetch import file_tables
+        for done, plan in enumerate(run.plans, 1):
+            if plan.kept:
+                from .fetch import file_tables
 
-            tables = file_tables(run.reader, plan, run.job)
-            try:
-                async for table in tables:
-                    for batch in table.to_batches():
-                        if batch.num_rows:
-                            yield batch
-            except _SKIPPABLE as exc:
-                if not run.skip:
-                    raise
-                _skip(exc, plan.location, run.skipped)
-            finally:
-                await tables.aclose()
+                tables = file_tables(run.reader, plan, run.job)
+                try:
+                    async for table in tables:
+                        for batch in table.to_batches():
+                            if batch.num_rows:
+                                yield batch
+                except _SKIPPABLE as exc:
+                    if not run.skip:
+                        raise
+                    _skip(exc, plan.location, run.skipped)
+                finally:
+                    await tables.aclose()
+            if progress is not None:
+                progress(done, len(run.plans))
     finally:
         if reader is None:
             run.reader.clear()

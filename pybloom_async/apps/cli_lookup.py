@@ -1,0 +1,221 @@
+"""The lookup command: the rows that satisfy a predicate, as a table, JSON, CSV or Parquet.
+
+Values are rendered so that nothing is lost or guessed: binary values as
+lowercase hex (no ``0x``), nulls as an empty cell (JSON ``null``), dates and
+timestamps in ISO 8601, decimals as strings (exact), NaN and infinities as the
+strings ``nan``, ``inf`` and ``-inf`` in JSON (which has no such numbers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import json
+import logging
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from ..checks import positive_int
+from ..errors import InvalidArgumentError, PyBloomError
+from ..io.base import SourceStats
+from ..io.sinks import write_atomic
+from ..predicate import parse_predicate
+from ..rows.api import lookup, lookup_batches
+from .cli_args import make_reader, store_options
+from .cli_output import (
+    Progress,
+    expand_inputs,
+    finish_run,
+    plural_s,
+    print_table,
+    requests_text,
+    text_argument,
+    unreadable_text,
+)
+
+# ---- values ---------------------------------------------------------------------------
+
+
+def json_value(value: Any) -> Any:
+    """A value of ``pyarrow``'s ``to_pylist`` as JSON can hold it exactly."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    if isinstance(value, (dt.date, dt.time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):  # lists, and a map's (key, value) pairs
+        return [json_value(v) for v in value]
+    return str(value)  # Decimal (exact as text), timedelta, UUID, ...
+
+
+def _cell(value: Any) -> Any:
+    """A table cell: as JSON writes it, nested values as compact JSON."""
+    value = json_value(value)
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _hex_binaries(batch: Any) -> Any:
+    """The batch with binary columns as hex text (the CSV writer takes UTF-8 only)."""
+    import pyarrow as pa
+
+    columns = []
+    for column in batch.columns:
+        if (
+            pa.types.is_binary(column.type)
+            or pa.types.is_large_binary(column.type)
+            or (pa.types.is_fixed_size_binary(column.type))
+        ):
+            column = pa.array(
+                [None if v is None else v.hex() for v in column.to_pylist()], pa.string()
+            )
+        columns.append(column)
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
+# ---- the command ----------------------------------------------------------------------
+
+
+class _Writer:
+    """Writes batches in one format to a text stream, as they come (tables: at the end)."""
+
+    def __init__(self, fmt: str, out: TextIO) -> None:
+        self.fmt = fmt
+        self.out = out
+        self.rows = 0
+        self.names: list[str] | None = None
+        self.table_rows: list[dict[str, Any]] = []
+        self.batches: list[Any] = []
+        self.json_rows = 0
+
+    def write(self, batch: Any) -> None:
+        first = self.names is None
+        self.names = batch.schema.names
+        self.rows += batch.num_rows
+        if self.fmt == "table":
+            self.table_rows += [{k: _cell(v) for k, v in r.items()} for r in batch.to_pylist()]
+        elif self.fmt == "json":
+            for r in batch.to_pylist():
+                self.out.write(",\n" if self.json_rows else "[")
+                self.json_rows += 1
+                json.dump({k: json_value(v) for k, v in r.items()}, self.out, ensure_ascii=False)
+        elif self.fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            buffer = io.BytesIO()
+            options = pcsv.WriteOptions(include_header=first)
+            pcsv.write_csv(_hex_binaries(batch), buffer, options)
+            self.out.write(buffer.getvalue().decode("utf-8"))
+        else:  # parquet: written whole at the end
+            self.batches.append(batch)
+
+    def finish(self, schema: Any) -> bytes | None:
+        """Ends the output; ``schema``: the result's (for an empty result), or None."""
+        if self.fmt == "table":
+            names = self.names or (schema.names if schema is not None else [])
+            if names:
+                print_table(self.out, self.table_rows, names)
+        elif self.fmt == "json":
+            self.out.write("]\n" if self.json_rows else "[]\n")
+        elif self.fmt == "csv" and self.names is None and schema is not None:
+            self.write(_empty_batch(schema))
+        elif self.fmt == "parquet" and (self.batches or schema is not None):
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_batches(self.batches) if self.batches else schema.empty_table()
+            buffer = io.BytesIO()
+            pq.write_table(table, buffer)
+            return buffer.getvalue()
+        return None
+
+
+def _empty_batch(schema: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_pylist([], schema=schema)
+
+
+async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
+    where = parse_predicate(text_argument("--where", args.where))
+    limit = None if args.limit is None else positive_int("--limit", args.limit)
+    fmt = args.format
+    if fmt == "parquet" and args.out is None:
+        raise InvalidArgumentError("--format parquet writes a file: give --out FILE")
+    columns = list(dict.fromkeys(args.columns)) if args.columns else None
+    # This command names each skipped file itself; with no logging configured, the
+    # library's warning would reach stderr a second time through logging's last resort.
+    library_log = logging.getLogger(lookup.__module__)
+    if not library_log.handlers:
+        library_log.addHandler(logging.NullHandler())
+    stats = SourceStats()
+    reader = make_reader(args, stats)
+    skipped: list[PyBloomError] = []
+    target: TextIO = io.StringIO() if args.out is not None else out
+    writer = _Writer(fmt, target)
+    schema = None
+    with Progress(sys.stderr) as progress:
+        files, unreadable = await expand_inputs(args.paths, reader)
+        if files:
+            # One reader for the listing, the batches and (empty result) the schema: the
+            # footers and filters are read once.
+            batches = lookup_batches(
+                files, where, columns, on_error="skip", skipped=skipped, reader=reader,
+                concurrency=args.concurrency, progress=progress,
+            )  # fmt: skip
+            try:
+                async for batch in batches:
+                    if limit is not None and writer.rows + batch.num_rows >= limit:
+                        writer.write(batch.slice(0, limit - writer.rows))
+                        break
+                    writer.write(batch)
+            finally:
+                await batches.aclose()
+            if writer.names is None:  # no row: the result's schema, from the cached footers
+                empty = await lookup(
+                    files, where, columns, on_error="skip", reader=reader,
+                    concurrency=args.concurrency,
+                )  # fmt: skip
+                schema = empty.schema
+    data = writer.finish(schema)
+    reader.clear()
+    if args.out is not None:
+        if data is None and isinstance(target, io.StringIO):
+            data = target.getvalue().encode("utf-8")
+        if data is not None:  # (parquet with no readable file: nothing to write)
+            write_atomic(args.out, data, options=store_options(args))
+    failed = [(exc.path or "", str(exc)) for exc in [*unreadable, *skipped]]
+    total = len(files) + len(unreadable)
+    if not args.quiet:
+        print(_summary_text(writer.rows, limit, total, failed, stats), file=sys.stderr)
+    return finish_run(failed, total, "could not be read")
+
+
+def _summary_text(
+    rows: int,
+    limit: int | None,
+    total: int,
+    failed: Sequence[tuple[str, str]],
+    stats: SourceStats,
+) -> str:
+    """One line, worded as prune's summary: rows returned, files, unreadable, requests."""
+    returned = f"{plural_s(rows, 'row')} returned"
+    if limit is not None and rows >= limit:
+        returned += f" (--limit {limit:,})"
+    names = [name for name, _ in failed]
+    return (
+        f"{returned} from {plural_s(total, 'file')}; {unreadable_text(names, len(failed))}; "
+        f"{requests_text(stats)}"
+    )
+
+
+__all__ = ["cmd_lookup", "json_value"]
