@@ -12,7 +12,6 @@ import argparse
 import datetime as dt
 import io
 import json
-import logging
 import math
 import sys
 from collections.abc import Sequence
@@ -152,11 +151,6 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
     if fmt == "parquet" and args.out is None:
         raise InvalidArgumentError("--format parquet writes a file: give --out FILE")
     columns = list(dict.fromkeys(args.columns)) if args.columns else None
-    # This command names each skipped file itself; with no logging configured, the
-    # library's warning would reach stderr a second time through logging's last resort.
-    library_log = logging.getLogger(lookup.__module__)
-    if not library_log.handlers:
-        library_log.addHandler(logging.NullHandler())
     stats = SourceStats()
     reader = make_reader(args, stats)
     skipped: list[PyBloomError] = []
