@@ -148,8 +148,10 @@ async def expand_paths(
             out.append(text)
             continue
         try:
+            # Local files are opened by path (their source reads its own identity):
+            # the listing keeps no ETag or time per file.
             found = await list_parquet_files(
-                text, options=reader.options, stats=reader.stats, limiter=None
+                text, options=reader.options, stats=reader.stats, limiter=None, identities=False
             )
         except SourceError as exc:
             if unreadable is None:
@@ -188,7 +190,9 @@ def _real_path(path: str, real_dirs: dict[str, str]) -> str:
     real = real_dirs.get(head)
     if real is None:
         real = real_dirs[head] = os.path.realpath(head or os.curdir)
-    full = os.path.join(real, name)
+    # A listing's paths are mostly real already: then the path itself is the key (no
+    # second string per file).
+    full = path if real == head else os.path.join(real, name)
     return os.path.realpath(full) if os.path.islink(full) else full
 
 
