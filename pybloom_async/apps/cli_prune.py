@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -16,7 +17,7 @@ from ..paimon.files import prune_paimon
 from ..predicate import parse_predicate
 from ..pruning.api import prune
 from ..pruning.verdicts import Rule, Verdict
-from .cli_args import make_reader, reader_config, store_options
+from .cli_args import NAMED, make_reader, reader_config, store_options
 from .cli_inspect import paimon_types
 from .cli_output import (
     Progress,
@@ -35,28 +36,77 @@ from .cli_output import (
 # ---- prune ----------------------------------------------------------------------------
 
 
-def _prune_summary(
-    verdicts: Sequence[Verdict], stats: SourceStats, index_verdicts: Sequence[Verdict] | None
-) -> dict[str, Any]:
-    rows = [v.to_dict() for v in verdicts]
-    summary = {
-        **decided_rows(rows),
+class _Tally:
+    """The summary's counts, added file by file: no verdict is kept for them.
+
+    Each file's verdicts come in one batch (and every file once), so the counts
+    of :func:`decided_rows` add up over batches to those of the whole run.
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[str, Any] = dict.fromkeys(decided_rows(()), 0)
+        self.rows = 0
+        self.rows_kept = 0
+        self.failed: list[tuple[str, str]] = []  # (file, reason) of unreadable files
+
+    def add(self, verdicts: Sequence[Verdict]) -> None:
+        rows = [v.to_dict() for v in verdicts]
+        for key, value in decided_rows(rows).items():
+            if key != "unreadable_files":
+                self.counts[key] += value
+        self.failed += unreadable_of(rows)
         # Row-group verdicts count their rows, file-level ones (sidecar indexes) the file's.
-        "rows": sum(v.num_rows or 0 for v in verdicts),
-        "rows_kept": sum(v.num_rows or 0 for v in verdicts if v.kept),
-    }
-    if index_verdicts is not None:
-        skipped = [v for v in index_verdicts if not v.kept]
-        summary["sidecar_index"] = {
-            "files": len(index_verdicts),
-            "files_skipped": len(skipped),
-            "rows_skipped": sum(v.num_rows or 0 for v in skipped),
-            **{rule.value: sum(v.rule is rule for v in index_verdicts)
-               for rule in (Rule.STALE_INDEX, Rule.NO_INDEX, Rule.UNREADABLE)},
-        }  # fmt: skip
-    summary["requests"] = stats.requests
-    summary["bytes_read"] = stats.bytes_read
-    return summary
+        self.rows += sum(v.num_rows or 0 for v in verdicts)
+        self.rows_kept += sum(v.num_rows or 0 for v in verdicts if v.kept)
+
+    def summary(self, stats: SourceStats, index: _IndexTally | None) -> dict[str, Any]:
+        summary = {
+            **self.counts,
+            "unreadable_files": [name for name, _ in self.failed[:NAMED]],
+            "rows": self.rows,
+            "rows_kept": self.rows_kept,
+        }
+        if index is not None:
+            summary["sidecar_index"] = {
+                "files": index.counts["files"],
+                "files_skipped": index.counts["files"] - index.counts["files_kept"],
+                "rows_skipped": index.rows - index.rows_kept,
+                **index.rules,
+            }
+        summary["requests"] = stats.requests
+        summary["bytes_read"] = stats.bytes_read
+        return summary
+
+
+class _IndexTally(_Tally):
+    """The counts of the sidecar-index pass: files skipped, and why files were kept."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rules = {rule.value: 0 for rule in (Rule.STALE_INDEX, Rule.NO_INDEX, Rule.UNREADABLE)}
+
+    def append(self, verdict: Verdict) -> None:
+        self.add([verdict])
+        if verdict.rule.value in self.rules:
+            self.rules[verdict.rule.value] += 1
+
+
+class _JsonArray:
+    """The verdicts written as one JSON array, row by row, as they come."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.opened = False
+
+    def add(self, verdicts: Sequence[Verdict]) -> None:
+        for v in verdicts:
+            # json.dump's own separators, so the output is what write_json gave for a list.
+            self.out.write(", " if self.opened else "[")
+            self.opened = True
+            self.out.write(json.dumps(v.to_dict(), ensure_ascii=False))
+
+    def close(self) -> None:
+        self.out.write("]\n" if self.opened else "[]\n")
 
 
 def _prune_summary_text(s: Mapping[str, Any]) -> str:
@@ -80,45 +130,57 @@ def _index_summary_text(s: Mapping[str, Any]) -> str:
 async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     where = parse_predicate(text_argument("--where", args.where))
     stats = SourceStats()
-    index_verdicts: list[Verdict] = []
-    verdicts: list[Verdict] = []
+    tally = _Tally()
+    index_tally = _IndexTally() if args.use_index else None
+    rows: list[dict[str, Any]] = []  # the table's, which needs every row for its widths
+    array = _JsonArray(out) if args.json and not args.summary else None
+
+    def take(verdicts: list[Verdict]) -> None:
+        tally.add(verdicts)
+        if array is not None:
+            array.add(verdicts)
+        elif not args.summary:
+            rows.extend(v.to_dict() for v in verdicts)
+
     with Progress(sys.stderr) as progress:
         if args.paimon_types:
             if args.use_index:
                 raise InvalidArgumentError("--use-index does not apply to Paimon data files")
-            verdicts = await prune_paimon(
+            take(await prune_paimon(
                 args.paths, where, paimon_types(args.paimon_types), strict=args.strict,
                 reader=make_reader(args, stats), concurrency=args.concurrency,
-            )  # fmt: skip
+            ))  # fmt: skip
         else:
             reader = make_reader(args, stats)
             files, unreadable = await expand_inputs(args.paths, reader, args.strict)
-            verdicts = [
+            # Inputs that named no file come first.
+            take([
                 Verdict(exc.path or "", None, None, True, str(exc), Rule.UNREADABLE)
                 for exc in unreadable
-            ]
-            # prune's own reader drops each file's footer and filters once it is decided.
+            ])  # fmt: skip
+            # prune's own reader drops each file's footer and filters once it is decided;
+            # the verdicts are counted (and written) file by file, never all held.
             common: dict[str, Any] = dict(
                 strict=args.strict, options=store_options(args), stats=stats,
                 config=reader_config(args), concurrency=args.concurrency, progress=progress,
+                on_file=take,
             )  # fmt: skip
-            if files and args.use_index:
-                verdicts += await prune_with_index(
-                    files, where, index_verdicts=index_verdicts, **common
-                )
+            if files and index_tally is not None:
+                index_verdicts: list[Verdict] = []
+                await prune_with_index(files, where, index_verdicts=index_verdicts, **common)
+                for v in index_verdicts:
+                    index_tally.append(v)
             elif files:
-                verdicts += await prune(files, where, **common)
-    summary = _prune_summary(verdicts, stats, index_verdicts if args.use_index else None)
-    if args.summary and args.json:
-        write_json(out, summary)
+                await prune(files, where, **common)
+    summary = tally.summary(stats, index_tally)
+    if array is not None:
+        array.close()
     elif args.json:
-        write_json(out, [v.to_dict() for v in verdicts])
+        write_json(out, summary)
     else:
         if not args.summary:
-            rows = [v.to_dict() for v in verdicts]
             print_table(out, rows, ["file", "row_group", "num_rows", "kept", "rule", "reason"])
         if args.use_index:
             out.write(_index_summary_text(summary["sidecar_index"]) + "\n")
         out.write(_prune_summary_text(summary) + "\n")
-    failed = unreadable_of([v.to_dict() for v in verdicts])
-    return finish_run(failed, summary["files"], "could not be read")
+    return finish_run(tally.failed, summary["files"], "could not be read")

@@ -199,6 +199,7 @@ async def prune_with_index(
     reader: BloomReader | None = None,
     index_verdicts: list[Verdict] | None = None,
     require_columns: bool = True,
+    on_file: Callable[[list[Verdict]], None] | None = None,
 ) -> list[Verdict]:
     """Decide which files (then row groups) may hold matching rows, from sidecar indexes.
 
@@ -239,11 +240,17 @@ async def prune_with_index(
         As for :func:`pybloom_async.pruning.api`: checked by the row-group pass, and
         only when the indexes ruled out no file (the footer of a file they rule
         out is not read, so its columns are unknown).
+    on_file:
+        As for :func:`pybloom_async.pruning.api`: each file's final verdicts
+        (its file verdict, or the row-group verdicts that replace it), in file
+        order, handed over as the row-group pass decides them; the list
+        returned is then empty. Only the file verdicts of the index pass are
+        held to the end (what a report of that pass needs).
 
     Returns
     -------
     list of Verdict
-        In file order; row-group order within a file.
+        In file order; row-group order within a file (empty with ``on_file``).
 
     Raises
     ------
@@ -274,9 +281,33 @@ async def prune_with_index(
         if index_verdicts is not None:
             index_verdicts.extend(decided)
         if not row_groups:
-            return decided
+            if on_file is None:
+                return decided
+            for v in decided:
+                on_file([v])
+            return []
         kept = [loc for loc, v in zip(files, decided, strict=True) if v.kept]
-        by_file: dict[str, list[Verdict]] = {}
+        out: list[Verdict] = []
+        emit = on_file if on_file is not None else out.extend
+        # The files the indexes pruned come out between the kept ones, in file order; a
+        # kept file without row-group verdicts (no row groups) keeps its file verdict.
+        next_decided = 0
+
+        def up_to(file: str | None) -> None:
+            nonlocal next_decided
+            while next_decided < len(decided):
+                v = decided[next_decided]
+                if v.file == file:
+                    next_decided += 1
+                    return
+                emit([v])
+                next_decided += 1
+
+        def row_groups_of(verdicts: list[Verdict]) -> None:
+            if verdicts:
+                up_to(verdicts[0].file)
+                emit(verdicts)
+
         if kept:
             # A file the index pruned had its footer unread: its columns are unknown.
             every_file = require_columns and len(kept) == len(files)
@@ -287,22 +318,20 @@ async def prune_with_index(
                 if reader is None
                 else {"reader": rdr}
             )
-            for v in await _prune_row_groups(
+            await _prune_row_groups(
                 kept,
                 predicate,
                 strict=strict,
                 concurrency=limit,
                 progress=progress,
                 require_columns=every_file,
+                on_file=row_groups_of,
                 **own,
-            ):
-                by_file.setdefault(v.file, []).append(v)
+            )
+        up_to(None)
     finally:
         if reader is None:
             rdr.clear()
-    out: list[Verdict] = []
-    for v in decided:
-        out.extend(by_file.get(v.file, [v]) if v.kept else [v])
     return out
 
 

@@ -38,7 +38,7 @@ def _is_parquet(name: str) -> bool:
     return name.lower().endswith(".parquet") and not _is_hidden(name)
 
 
-def _list_local(path: str) -> list[FileInfo]:
+def _list_local(path: str, identities: bool = True) -> list[FileInfo]:
     st = os.stat(path)
     if not stat.S_ISDIR(st.st_mode):
         identity = local_identity(path, st)
@@ -50,6 +50,9 @@ def _list_local(path: str) -> list[FileInfo]:
             if _is_parquet(name):
                 full = os.path.join(root, name)
                 fst = os.stat(full)
+                if not identities:
+                    found.append(FileInfo(full, fst.st_size))
+                    continue
                 identity = local_identity(full, fst)
                 found.append(FileInfo(full, fst.st_size, identity.etag, identity.mtime))
     return found
@@ -88,6 +91,7 @@ async def list_parquet_files(
     options: StoreOptions | None = None,
     stats: SourceStats | None = None,
     limiter: CapacityLimiter | None = None,
+    identities: bool = True,
     **option_values: object,
 ) -> list[FileInfo]:
     """Expand a file, directory or object-store prefix into its Parquet files, sorted by path.
@@ -100,6 +104,11 @@ async def list_parquet_files(
     ----------
     location, options, stats, limiter, **option_values:
         As for :func:`open_source`. Listing counts one metadata request per call.
+    identities:
+        False: the files listed under a local directory come without ETag and
+        modification time (their size only). A local file's source reads its own
+        identity when opened, so a listing made to read the files need not hold
+        one per file (about 130 bytes each).
 
     Raises
     ------
@@ -116,7 +125,9 @@ async def list_parquet_files(
     counter = stats if stats is not None else SourceStats()
     if loc.kind == "file":
         with map_errors(loc.display, "listing"):
-            files = await anyio.to_thread.run_sync(_list_local, loc.path, limiter=limiter)
+            files = await anyio.to_thread.run_sync(
+                _list_local, loc.path, identities, limiter=limiter
+            )
         counter.add_metadata()
         return files
     store = cached_store(loc, resolved)

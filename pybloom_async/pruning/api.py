@@ -91,6 +91,10 @@ class _ColumnsSeen:
                     break
                 self.names.setdefault(column.path)
 
+    def complete(self) -> bool:
+        """Whether every predicate column is in some file read so far."""
+        return len(self.found) == len(self.wanted)
+
     def check(self) -> None:
         """Raise when at least one file was read and a predicate column is in none of them.
 
@@ -181,6 +185,7 @@ async def prune(
     reader: BloomReader | None = None,
     progress: Callable[[int, int], None] | None = None,
     require_columns: bool = True,
+    on_file: Callable[[list[Verdict]], None] | None = None,
 ) -> list[Verdict]:
     """Decide, for every row group of every file, whether it may hold matching rows.
 
@@ -211,11 +216,18 @@ async def prune(
         least one read). False when ``paths`` are a part of a larger set whose
         other files may have it. Files that lack a column some other file has
         are kept (``Rule.MISSING_COLUMN``) either way.
+    on_file:
+        Called with each file's verdicts (row-group order) as files are decided,
+        in file order; the run then holds only the verdicts of files decided
+        ahead of an earlier one still being read, and returns an empty list.
+        With ``require_columns``, nothing is handed over until a file with
+        every column of ``where`` is read (so a missing column raises before
+        any verdict is out).
 
     Returns
     -------
     list of Verdict
-        In file order, then row-group order.
+        In file order, then row-group order (empty with ``on_file``).
 
     Raises
     ------
@@ -249,13 +261,31 @@ async def prune(
                 # the run would stay in memory: about 5 KiB per small file.
                 rdr.forget(location)
 
+    held: list[list[Verdict]] = []  # with on_file: until the columns are known to exist
+
+    def hand_over(verdicts: list[Verdict]) -> None:
+        assert on_file is not None
+        if require_columns and not seen.complete():
+            held.append(verdicts)
+            return
+        for earlier in held:
+            on_file(earlier)
+        held.clear()
+        on_file(verdicts)
+
     try:
-        results = await for_each(files, one, limit, progress)
+        results = await for_each(
+            files, one, limit, progress, hand_over if on_file is not None else None
+        )
     finally:
         if reader is None:
             rdr.clear()
     if require_columns:
         seen.check()
+    if on_file is not None:
+        for earlier in held:
+            on_file(earlier)
+        return []
     return [v for per_file in results for v in per_file]
 
 

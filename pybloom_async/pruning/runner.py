@@ -19,12 +19,17 @@ from ..io.listing import list_parquet_files
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
 
+#: With ``on_result``, how many items past the oldest undelivered one may be started, per
+#: worker: a slow item holds back at most this many finished results, not the rest of the run.
+AHEAD_PER_WORKER = 4
+
 
 async def for_each(
     items: Sequence[Any],
     work: Callable[[Any], Any],
     limit: int,
     progress: Callable[[int, int], None] | None = None,
+    on_result: Callable[[Any], None] | None = None,
 ) -> list[Any]:
     """Run ``await work(item)`` for every item, ``limit`` at a time; results in item order.
 
@@ -32,18 +37,50 @@ async def for_each(
     once do not grow with the number of items (a task per item, waiting on a limiter,
     cost about 6 KiB each: 60 MiB for 10,000 files). The first PyBloomError (strict
     mode) cancels the rest and is raised as it is, not wrapped in an exception group.
+
+    With ``on_result``, each result is handed to it in item order as soon as it and
+    every earlier one are done, and the returned list is empty: a result is held only
+    until it is delivered, and no item starts more than ``AHEAD_PER_WORKER * limit``
+    items past the oldest one not yet delivered. An exception from ``on_result``
+    cancels the rest and is raised as it is.
     """
-    results: list[Any] = [None] * len(items)
-    failure: list[PyBloomError] = []
+    keep = on_result is None
+    results: list[Any] = [None] * len(items) if keep else []
+    failure: list[Exception] = []
     done = 0
     feed = iter(enumerate(items))  # shared: next() runs on the event loop, between awaits
+    pending: dict[int, Any] = {}
+    delivered = 0
+    window = AHEAD_PER_WORKER * limit
+    moved = anyio.Event()
+
+    def deliver(i: int, result: Any) -> None:
+        nonlocal delivered, moved
+        assert on_result is not None
+        pending[i] = result
+        while delivered in pending:
+            on_result(pending.pop(delivered))
+            delivered += 1
+        moved.set()
+        moved = anyio.Event()
 
     async def worker(scope: anyio.CancelScope) -> None:
         nonlocal done
         for i, item in feed:
+            while not keep and i >= delivered + window:
+                await moved.wait()
             try:
-                results[i] = await work(item)
+                if keep:
+                    results[i] = await work(item)
+                else:
+                    deliver(i, await work(item))
             except PyBloomError as exc:
+                failure.append(exc)
+                scope.cancel()
+                return
+            except Exception as exc:  # from on_result: the caller's own error
+                if keep:
+                    raise
                 failure.append(exc)
                 scope.cancel()
                 return
@@ -111,8 +148,10 @@ async def expand_paths(
             out.append(text)
             continue
         try:
+            # Local files are opened by path (their source reads its own identity):
+            # the listing keeps no ETag or time per file.
             found = await list_parquet_files(
-                text, options=reader.options, stats=reader.stats, limiter=None
+                text, options=reader.options, stats=reader.stats, limiter=None, identities=False
             )
         except SourceError as exc:
             if unreadable is None:
@@ -151,7 +190,9 @@ def _real_path(path: str, real_dirs: dict[str, str]) -> str:
     real = real_dirs.get(head)
     if real is None:
         real = real_dirs[head] = os.path.realpath(head or os.curdir)
-    full = os.path.join(real, name)
+    # A listing's paths are mostly real already: then the path itself is the key (no
+    # second string per file).
+    full = path if real == head else os.path.join(real, name)
     return os.path.realpath(full) if os.path.islink(full) else full
 
 

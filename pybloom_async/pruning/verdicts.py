@@ -32,12 +32,13 @@ class Rule(str, enum.Enum):
         return self.value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """Whether one row group may hold matching rows.
 
     ``row_group`` and ``num_rows`` are None when the whole file could not be
-    read (then ``kept`` is True and ``reason`` says why).
+    read (then ``kept`` is True and ``reason`` says why). Slotted: a run may
+    hold one per file or row group.
     """
 
     file: str

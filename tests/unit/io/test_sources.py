@@ -461,6 +461,12 @@ async def test_list_local(tmp_path: Path) -> None:
         assert await source.read_range(0, 4) == b"dddd"
     with pytest.raises(SourceNotFoundError, match="nope"):
         await list_parquet_files(tmp_path / "nope")
+    # Without identities: the same files and sizes, no ETag or time held per file.
+    bare = await list_parquet_files(tmp_path, identities=False)
+    assert [(f.path, f.size) for f in bare] == [(f.path, f.size) for f in files]
+    assert all(f.etag is None and f.mtime is None for f in bare)
+    async with open_source(bare[-1]) as source:
+        assert (await source.identity()).etag == files[-1].etag
 
 
 @pytest.fixture(
