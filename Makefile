@@ -98,7 +98,7 @@ CC ?= cc
 CORE_C := $(wildcard csrc/core/*.c csrc/paimon/*.c)
 CORE_CFLAGS := -std=c99 -O3 -Wall -Wextra -Icsrc/include -Icsrc/vendor/xxhash -Icsrc/core
 
-bench/bin/bench_sbbf: bench/bench_sbbf.c $(CORE_C) $(wildcard csrc/core/*.h csrc/include/*.h)
+bench/bin/bench_sbbf: bench/bench_sbbf.c bench/bench_util.h $(CORE_C) $(wildcard csrc/core/*.h csrc/include/*.h)
 	mkdir -p bench/bin
 	$(CC) $(CORE_CFLAGS) -o $@ bench/bench_sbbf.c $(CORE_C) -lm
 
@@ -106,7 +106,7 @@ bench-c: bench/bin/bench_sbbf
 	bench/bin/bench_sbbf
 
 # The block-major stripe kernel (ns per file, N = 1,000 and 100,000, both backends).
-bench/bin/bench_stripe: bench/bench_stripe.c $(CORE_C) $(wildcard csrc/core/*.h csrc/include/*.h)
+bench/bin/bench_stripe: bench/bench_stripe.c bench/bench_util.h $(CORE_C) $(wildcard csrc/core/*.h csrc/include/*.h)
 	mkdir -p bench/bin
 	$(CC) $(CORE_CFLAGS) -o $@ bench/bench_stripe.c $(CORE_C) -lm
 
