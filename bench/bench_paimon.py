@@ -21,7 +21,6 @@ import argparse
 import math
 import platform
 import statistics
-import subprocess
 import time
 from collections.abc import Callable
 from functools import partial
@@ -29,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from record import cpu_model
 
 from pybloom_async import SplitBlockBloomFilter
 from pybloom_async._native import ffi, lib
@@ -60,15 +60,6 @@ def short_strings(rng: np.random.Generator, n: int, first: bytes) -> pa.Array:
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(letters))
 
 
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return platform.processor() or "unknown"
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 class Paimon:

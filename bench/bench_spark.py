@@ -49,6 +49,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 from gen_spark_files import DEFAULT_OUT, ensure_data, parquet_files
+from record import cpu_model, load_average
 
 from pybloom_async import prune_sync, simd_backend
 
@@ -58,15 +59,6 @@ COPIES = 5
 CHILD_TIMEOUT = 1800.0
 
 
-def cpu_model() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        out = ""
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def java_version() -> str:
@@ -78,8 +70,6 @@ def java_version() -> str:
     return first[0].strip() if first else "unknown"
 
 
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def emit(section: str, **fields: object) -> None:
