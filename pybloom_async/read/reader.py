@@ -127,7 +127,8 @@ class BloomReader:
         self._cached_bytes = 0
         self._io = anyio.CapacityLimiter(config.io_threads)
         self.suffix = SuffixLearner(config.adaptive_start, config.max_suffix_bytes)
-        self._first_read: anyio.Event | None = None
+        self._teaching: anyio.Event | None = None
+        self._taught = False
 
     def open(self, location: Location) -> ByteSource:
         """A source for a path, URL or listing entry, counted in :attr:`stats`."""
@@ -201,15 +202,19 @@ class BloomReader:
     async def _read_footer(self, source: ByteSource) -> Footer:
         if not self.config.adaptive or not isinstance(source, ObjectStoreSource):
             return await read_footer_from(source, self.config)
-        if self._first_read is None:
-            # The first object-store file teaches the others its layout: they wait for it
-            # (one round trip) rather than each paying a second request.
-            self._first_read = first = anyio.Event()
-            try:
-                return await self._learn_from(source)
-            finally:
-                first.set()
-        await self._first_read.wait()
+        if not self._taught:
+            if self._teaching is None:
+                # The first object-store file teaches the others its layout: they wait
+                # for it (one round trip) rather than each paying a second request.
+                self._teaching = first = anyio.Event()
+                try:
+                    return await self._learn_from(source)
+                finally:
+                    # No event is kept past this: the next run may be on another backend.
+                    self._taught = True
+                    self._teaching = None
+                    first.set()
+            await self._teaching.wait()
         return await self._learn_from(source)
 
     async def _learn_from(self, source: ByteSource) -> Footer:

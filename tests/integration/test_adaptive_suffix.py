@@ -13,6 +13,7 @@ here with random keys, so min/max statistics never decide and every file needs i
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -26,7 +27,7 @@ from typing import Any
 import anyio
 import pytest
 
-from pybloom_async import col, prune_sync
+from pybloom_async import col, prune, prune_sync
 from pybloom_async.io.base import FileInfo, SourceStats
 from pybloom_async.read.fetch import DEFAULT_READER_CONFIG, ReaderConfig
 from pybloom_async.read.reader import BloomReader
@@ -128,12 +129,14 @@ def probe_value(path: Path) -> int:
     return int(pq.read_table(path, columns=["k"]).column(0)[3].as_py())
 
 
-def per_file_requests(reader: BloomReader, locations: list[Any]) -> list[int]:
+def per_file_requests(
+    reader: BloomReader, locations: list[Any], backend: str = "asyncio"
+) -> list[int]:
     """Requests of each file read in turn through one reader (its filters of ``k``)."""
     counts = []
     for location in locations:
         reader.stats.reset()
-        anyio.run(reader.footer_and_filters, location, ["k"])
+        anyio.run(reader.footer_and_filters, location, ["k"], backend=backend)
         counts.append(reader.stats.requests)
     return counts
 
@@ -172,6 +175,18 @@ def test_long_lived_reader_learns_the_layout(name: str, s3_server: Any, tmp: Pat
     reader = BloomReader(options=s3_server.options)
     counts = per_file_requests(reader, [data.url(p) for p in data.paths])
     assert counts == [2 if name == "far" else 1] + [1] * (FILES - 1), counts
+
+
+def test_a_run_on_trio(s3_server: Any, tmp: Path) -> None:
+    """The first file teaches the others under trio too (files read concurrently)."""
+    pytest.importorskip("trio")
+    data = dataset("far", s3_server, tmp)
+    stats = SourceStats()
+    where = col("k") == probe_value(data.paths[0])
+    run = functools.partial(prune, data.prefix, where, options=s3_server.options, stats=stats)
+    verdicts = anyio.run(run, backend="trio")
+    assert verdicts[0].kept
+    assert stats.requests == FILES + 1, stats
 
 
 def test_a_fixed_suffix_is_honoured(s3_server: Any, tmp: Path) -> None:
