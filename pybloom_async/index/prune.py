@@ -18,7 +18,8 @@ from ..errors import (
     SourceError,
     SourceNotFoundError,
 )
-from ..io.base import FileInfo, SourceIdentity, SourceStats
+from ..io.base import FileInfo, SourceStats
+from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
 from ..io.sinks import is_local
 from ..io.store import StoreOptions
 from ..predicate import Eq, In, Predicate, as_predicate
@@ -30,7 +31,7 @@ from ..pruning.verdicts import Rule, Verdict
 from ..read.blocking import run_in_new_loop
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
-from .build import Identity, stat_identity, store_identity, unique
+from .build import unique
 from .format import (
     MAX_INDEX_BYTES,
     IndexedColumn,
@@ -88,31 +89,29 @@ def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> Outcome:
     return combine(p, decide, _KEPT_ORDER, excluded_rule=Rule.SIDECAR_INDEX)
 
 
-def _stale_reason(index: SidecarIndex, now: Identity, name: str) -> str | None:
+def _stale_reason(index: SidecarIndex, now: SourceIdentity, name: str) -> str | None:
     if index.data_file != name:
         return f"the index was built for {index.data_file[:200]!r}"
     if index.file_size != now.size:
         return f"file size is {now.size}, the index was built for {index.file_size}"
-    if index.file_etag and now.etag:
-        if index.file_etag != now.etag:
-            return f"ETag is {now.etag}, the index was built for {index.file_etag}"
+    etag, ns = store_etag(now), mtime_ns(now)
+    if index.file_etag and etag:
+        if index.file_etag != etag:
+            return f"ETag is {etag}, the index was built for {index.file_etag}"
         return None
-    if index.file_mtime_ns and now.mtime_ns:
-        if index.file_mtime_ns != now.mtime_ns:
-            return (
-                f"modification time is {now.mtime_ns} ns, the index was built for "
-                f"{index.file_mtime_ns} ns"
-            )
+    if index.file_mtime_ns and ns:
+        if index.file_mtime_ns != ns:
+            return f"modification time is {ns} ns, the index was built for {index.file_mtime_ns} ns"
         return None
     return "the file's version cannot be compared (no ETag or modification time)"
 
 
-async def _current_identity(reader: BloomReader, location: str | FileInfo) -> Identity:
+async def _current_identity(reader: BloomReader, location: str | FileInfo) -> SourceIdentity:
     path = location_text(location)
     if is_local(path):
         local = local_path(path)
         try:
-            identity, _ = await anyio.to_thread.run_sync(stat_identity, local)
+            identity = await anyio.to_thread.run_sync(stat_identity, local)
         except FileNotFoundError as exc:
             raise SourceNotFoundError("no such file", path=path) from exc
         except OSError as exc:
@@ -120,9 +119,9 @@ async def _current_identity(reader: BloomReader, location: str | FileInfo) -> Id
         reader.stats.add_metadata()
         return identity
     if isinstance(location, FileInfo):
-        return store_identity(SourceIdentity(path, location.size, location.etag, location.mtime))
+        return SourceIdentity(path, location.size, location.etag, location.mtime)
     async with reader.open(location) as source:
-        return store_identity(await source.identity())  # one HEAD, counted
+        return await source.identity()  # one HEAD, counted
 
 
 @dataclass
