@@ -32,7 +32,7 @@ from ..parquet import (
     decode_file_metadata,
     parse_footer_tail,
 )
-from ..pruning.runner import expand_paths, for_each
+from ..pruning.runner import expand_paths, for_each, open_run
 from ..read.blocking import run_in_new_loop
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.reader import BloomReader
@@ -356,28 +356,33 @@ async def build_index(
     if not wanted or not all(isinstance(c, str) and c for c in wanted):
         raise InvalidArgumentError("columns must name at least one column")
     cpus = os.cpu_count() or 1
-    limit = positive_int("concurrency", max(2, cpus) if concurrency is None else concurrency)
     if isinstance(ndv, Mapping):
         for name in ndv:
             _ndv_for(ndv, name)
     elif ndv is not None:
         integer("ndv", ndv, minimum=0)
-    reader = BloomReader(options=options, stats=stats, max_files=0)
-    ctx = _BuildContext(
-        reader=reader,
-        columns=wanted,
-        fpp=probability("fpp", fpp),
-        ndv=ndv,
-        cpu=anyio.CapacityLimiter(cpus),
-        max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
-        max_object_bytes=positive_int("max_object_bytes", max_object_bytes),
-        strict=strict,
-    )
-    require_pyarrow("build sidecar indexes")  # before any file is listed or read
-    files = unique(await expand_paths(paths, reader))
-    results: list[IndexBuild] = await for_each(
-        files, lambda loc: _build_one(ctx, loc), limit, progress
-    )
+    async with open_run(
+        options=options,
+        stats=stats,
+        concurrency=concurrency,
+        default_concurrency=max(2, cpus),
+        max_files=0,
+    ) as run:
+        ctx = _BuildContext(
+            reader=run.reader,
+            columns=wanted,
+            fpp=probability("fpp", fpp),
+            ndv=ndv,
+            cpu=anyio.CapacityLimiter(cpus),
+            max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
+            max_object_bytes=positive_int("max_object_bytes", max_object_bytes),
+            strict=strict,
+        )
+        require_pyarrow("build sidecar indexes")  # before any file is listed or read
+        files = unique(await expand_paths(paths, run.reader))
+        results: list[IndexBuild] = await for_each(
+            files, lambda loc: _build_one(ctx, loc), run.limit, progress
+        )
     return results
 
 

@@ -26,7 +26,7 @@ from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import prune as _prune_row_groups
 from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
-from ..pruning.runner import expand_paths, files_at_once, for_each
+from ..pruning.runner import expand_paths, for_each, open_run
 from ..pruning.verdicts import Rule, Verdict
 from ..read.blocking import run_in_new_loop
 from ..read.fetch import ReaderConfig
@@ -261,18 +261,17 @@ async def prune_with_index(
         With ``strict=True``, the first problem met.
     """
     predicate = as_predicate(where)
-    rdr = reader or BloomReader(
-        config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
-    )
-    limit = files_at_once(concurrency, rdr.config)
-    ctx = _PruneContext(
-        reader=rdr,
-        where=predicate,
-        strict=strict,
-        max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
-        cache={},
-    )
-    try:
+    async with open_run(
+        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
+    ) as run:
+        rdr, limit = run.reader, run.limit
+        ctx = _PruneContext(
+            reader=rdr,
+            where=predicate,
+            strict=strict,
+            max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
+            cache={},
+        )
         files = unique(await expand_paths(paths, rdr))
         decided: list[Verdict] = await for_each(
             files, lambda loc: _decide_file(ctx, loc), limit, progress
@@ -314,7 +313,7 @@ async def prune_with_index(
             # file's footer and filters once the file is decided; a caller's is used as is.
             own: dict[str, Any] = (
                 {"config": rdr.config, "options": options, "stats": rdr.stats}
-                if reader is None
+                if run.owned
                 else {"reader": rdr}
             )
             await _prune_row_groups(
@@ -328,9 +327,6 @@ async def prune_with_index(
                 **own,
             )
         up_to(None)
-    finally:
-        if reader is None:
-            rdr.clear()
     return out
 
 
