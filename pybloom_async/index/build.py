@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +22,8 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
-from ..io.base import FileInfo, SourceIdentity, SourceStats
+from ..io.base import FileInfo, SourceStats
+from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
 from ..io.sinks import is_local, write_atomic
 from ..io.store import StoreOptions
 from ..parquet import (
@@ -32,7 +32,7 @@ from ..parquet import (
     decode_file_metadata,
     parse_footer_tail,
 )
-from ..pruning.runner import expand_paths, for_each
+from ..pruning.runner import expand_paths, for_each, open_run
 from ..read.blocking import run_in_new_loop
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.reader import BloomReader
@@ -52,8 +52,6 @@ __all__ = ["IndexBuild", "IndexStaleError", "build_index", "build_index_sync"]
 #: Object-store data files are read whole into memory to be indexed; larger
 #: ones are refused (``max_object_bytes``).
 MAX_OBJECT_BYTES = 4 * 1024 * 1024 * 1024
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 
 # ---- building -------------------------------------------------------------------------------
@@ -86,33 +84,6 @@ class IndexBuild:
         }
 
 
-def _ns(mtime: dt.datetime | None) -> int:
-    if mtime is None:
-        return 0
-    if mtime.tzinfo is None:
-        mtime = mtime.replace(tzinfo=dt.timezone.utc)
-    delta = mtime - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000_000 + delta.microseconds * 1000
-
-
-@dataclass(frozen=True)
-class Identity:
-    """What the index records of the data file's version."""
-
-    size: int
-    mtime_ns: int
-    etag: str
-
-
-def stat_identity(path: str) -> tuple[Identity, int]:
-    st = os.stat(path)
-    return Identity(st.st_size, st.st_mtime_ns, ""), st.st_ino
-
-
-def store_identity(identity: SourceIdentity) -> Identity:
-    return Identity(identity.size, _ns(identity.mtime), identity.etag or "")
-
-
 def _resolve_columns(
     meta: FileMetaData, columns: Sequence[str], path: str
 ) -> list[ColumnDescriptor]:
@@ -140,7 +111,7 @@ def _index_file(
     source: str | bytes,
     meta: FileMetaData,
     descs: Sequence[ColumnDescriptor],
-    identity: Identity,
+    identity: SourceIdentity,
     data_file: str,
     fpp: float,
     ndv: int | Mapping[str, int] | None,
@@ -162,7 +133,7 @@ def _hash_file(
     source: str | bytes,
     meta: FileMetaData,
     descs: Sequence[ColumnDescriptor],
-    identity: Identity,
+    identity: SourceIdentity,
     data_file: str,
     fpp: float,
     ndv: int | Mapping[str, int] | None,
@@ -218,8 +189,8 @@ def _hash_file(
     return SidecarIndex(
         data_file=data_file,
         file_size=identity.size,
-        file_mtime_ns=identity.mtime_ns,
-        file_etag=identity.etag,
+        file_mtime_ns=mtime_ns(identity),
+        file_etag=store_etag(identity),
         num_rows=meta.num_rows,
         num_row_groups=len(meta.row_groups),
         columns=tuple(columns),
@@ -250,16 +221,16 @@ async def _build_one(ctx: _BuildContext, location: str | FileInfo) -> IndexBuild
         data_file = base_name(path)
         if is_local(path):
             local = local_path(path)
-            before, inode = await anyio.to_thread.run_sync(stat_identity, local)
+            before = await anyio.to_thread.run_sync(stat_identity, local)
             ctx.reader.stats.add_metadata()
             meta = (await ctx.reader.footer(location)).metadata
             index = await anyio.to_thread.run_sync(
                 _index_file, local, meta, _resolve_columns(meta, ctx.columns, path), before,
                 data_file, ctx.fpp, ctx.ndv, path, limiter=ctx.cpu,
             )  # fmt: skip
-            after, inode_after = await anyio.to_thread.run_sync(stat_identity, local)
+            after = await anyio.to_thread.run_sync(stat_identity, local)
             ctx.reader.stats.add_metadata()
-            if after != before or inode_after != inode:
+            if after != before:
                 raise SourceError("the file changed while it was being indexed", path=path)
             if meta.num_rows != index.num_rows or before.size != index.file_size:
                 raise SourceError("the file changed while it was being indexed", path=path)
@@ -274,7 +245,7 @@ async def _build_one(ctx: _BuildContext, location: str | FileInfo) -> IndexBuild
             meta = await anyio.to_thread.run_sync(_footer_of, data, path, limiter=ctx.cpu)
             index = await anyio.to_thread.run_sync(
                 _index_file, data, meta, _resolve_columns(meta, ctx.columns, path),
-                store_identity(identity), data_file, ctx.fpp, ctx.ndv, path, limiter=ctx.cpu,
+                identity, data_file, ctx.fpp, ctx.ndv, path, limiter=ctx.cpu,
             )  # fmt: skip
         payload = await anyio.to_thread.run_sync(encode_index, index, limiter=ctx.cpu)
         if len(payload) > ctx.max_index_bytes:
@@ -385,28 +356,33 @@ async def build_index(
     if not wanted or not all(isinstance(c, str) and c for c in wanted):
         raise InvalidArgumentError("columns must name at least one column")
     cpus = os.cpu_count() or 1
-    limit = positive_int("concurrency", max(2, cpus) if concurrency is None else concurrency)
     if isinstance(ndv, Mapping):
         for name in ndv:
             _ndv_for(ndv, name)
     elif ndv is not None:
         integer("ndv", ndv, minimum=0)
-    reader = BloomReader(options=options, stats=stats, max_files=0)
-    ctx = _BuildContext(
-        reader=reader,
-        columns=wanted,
-        fpp=probability("fpp", fpp),
-        ndv=ndv,
-        cpu=anyio.CapacityLimiter(cpus),
-        max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
-        max_object_bytes=positive_int("max_object_bytes", max_object_bytes),
-        strict=strict,
-    )
-    require_pyarrow("build sidecar indexes")  # before any file is listed or read
-    files = unique(await expand_paths(paths, reader))
-    results: list[IndexBuild] = await for_each(
-        files, lambda loc: _build_one(ctx, loc), limit, progress
-    )
+    async with open_run(
+        options=options,
+        stats=stats,
+        concurrency=concurrency,
+        default_concurrency=max(2, cpus),
+        max_files=0,
+    ) as run:
+        ctx = _BuildContext(
+            reader=run.reader,
+            columns=wanted,
+            fpp=probability("fpp", fpp),
+            ndv=ndv,
+            cpu=anyio.CapacityLimiter(cpus),
+            max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
+            max_object_bytes=positive_int("max_object_bytes", max_object_bytes),
+            strict=strict,
+        )
+        require_pyarrow("build sidecar indexes")  # before any file is listed or read
+        files = unique(await expand_paths(paths, run.reader))
+        results: list[IndexBuild] = await for_each(
+            files, lambda loc: _build_one(ctx, loc), run.limit, progress
+        )
     return results
 
 

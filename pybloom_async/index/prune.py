@@ -18,19 +18,20 @@ from ..errors import (
     SourceError,
     SourceNotFoundError,
 )
-from ..io.base import FileInfo, SourceIdentity, SourceStats
+from ..io.base import FileInfo, SourceStats
+from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
 from ..io.sinks import is_local
 from ..io.store import StoreOptions
 from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import prune as _prune_row_groups
 from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
-from ..pruning.runner import expand_paths, files_at_once, for_each
+from ..pruning.runner import expand_paths, for_each, open_run
 from ..pruning.verdicts import Rule, Verdict
 from ..read.blocking import run_in_new_loop
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
-from .build import Identity, stat_identity, store_identity, unique
+from .build import unique
 from .format import (
     MAX_INDEX_BYTES,
     IndexedColumn,
@@ -88,31 +89,29 @@ def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> Outcome:
     return combine(p, decide, _KEPT_ORDER, excluded_rule=Rule.SIDECAR_INDEX)
 
 
-def _stale_reason(index: SidecarIndex, now: Identity, name: str) -> str | None:
+def _stale_reason(index: SidecarIndex, now: SourceIdentity, name: str) -> str | None:
     if index.data_file != name:
         return f"the index was built for {index.data_file[:200]!r}"
     if index.file_size != now.size:
         return f"file size is {now.size}, the index was built for {index.file_size}"
-    if index.file_etag and now.etag:
-        if index.file_etag != now.etag:
-            return f"ETag is {now.etag}, the index was built for {index.file_etag}"
+    etag, ns = store_etag(now), mtime_ns(now)
+    if index.file_etag and etag:
+        if index.file_etag != etag:
+            return f"ETag is {etag}, the index was built for {index.file_etag}"
         return None
-    if index.file_mtime_ns and now.mtime_ns:
-        if index.file_mtime_ns != now.mtime_ns:
-            return (
-                f"modification time is {now.mtime_ns} ns, the index was built for "
-                f"{index.file_mtime_ns} ns"
-            )
+    if index.file_mtime_ns and ns:
+        if index.file_mtime_ns != ns:
+            return f"modification time is {ns} ns, the index was built for {index.file_mtime_ns} ns"
         return None
     return "the file's version cannot be compared (no ETag or modification time)"
 
 
-async def _current_identity(reader: BloomReader, location: str | FileInfo) -> Identity:
+async def _current_identity(reader: BloomReader, location: str | FileInfo) -> SourceIdentity:
     path = location_text(location)
     if is_local(path):
         local = local_path(path)
         try:
-            identity, _ = await anyio.to_thread.run_sync(stat_identity, local)
+            identity = await anyio.to_thread.run_sync(stat_identity, local)
         except FileNotFoundError as exc:
             raise SourceNotFoundError("no such file", path=path) from exc
         except OSError as exc:
@@ -120,9 +119,9 @@ async def _current_identity(reader: BloomReader, location: str | FileInfo) -> Id
         reader.stats.add_metadata()
         return identity
     if isinstance(location, FileInfo):
-        return store_identity(SourceIdentity(path, location.size, location.etag, location.mtime))
+        return SourceIdentity(path, location.size, location.etag, location.mtime)
     async with reader.open(location) as source:
-        return store_identity(await source.identity())  # one HEAD, counted
+        return await source.identity()  # one HEAD, counted
 
 
 @dataclass
@@ -262,18 +261,17 @@ async def prune_with_index(
         With ``strict=True``, the first problem met.
     """
     predicate = as_predicate(where)
-    rdr = reader or BloomReader(
-        config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
-    )
-    limit = files_at_once(concurrency, rdr.config)
-    ctx = _PruneContext(
-        reader=rdr,
-        where=predicate,
-        strict=strict,
-        max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
-        cache={},
-    )
-    try:
+    async with open_run(
+        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
+    ) as run:
+        rdr, limit = run.reader, run.limit
+        ctx = _PruneContext(
+            reader=rdr,
+            where=predicate,
+            strict=strict,
+            max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
+            cache={},
+        )
         files = unique(await expand_paths(paths, rdr))
         decided: list[Verdict] = await for_each(
             files, lambda loc: _decide_file(ctx, loc), limit, progress
@@ -315,7 +313,7 @@ async def prune_with_index(
             # file's footer and filters once the file is decided; a caller's is used as is.
             own: dict[str, Any] = (
                 {"config": rdr.config, "options": options, "stats": rdr.stats}
-                if reader is None
+                if run.owned
                 else {"reader": rdr}
             )
             await _prune_row_groups(
@@ -329,9 +327,6 @@ async def prune_with_index(
                 **own,
             )
         up_to(None)
-    finally:
-        if reader is None:
-            rdr.clear()
     return out
 
 

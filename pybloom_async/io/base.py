@@ -31,6 +31,7 @@ import obstore.exceptions as obstore_errors
 
 from ..checks import integer
 from ..errors import InvalidArgumentError, PyBloomError, SourceError, SourceNotFoundError
+from .identity import SourceIdentity
 
 __all__ = ["ByteSource", "FileInfo", "SourceIdentity", "SourceStats"]
 
@@ -71,20 +72,6 @@ class SourceStats:
         """Zero every counter."""
         with self._lock:
             self.requests = self.bytes_read = self.metadata_requests = 0
-
-
-@dataclass(frozen=True)
-class SourceIdentity:
-    """What identifies one version of a file, for caches: same identity, same bytes.
-
-    ``etag`` is the store's entity tag; for local files a synthetic one built from the inode,
-    the modification time in nanoseconds and the size (as nginx does for its ETags).
-    """
-
-    path: str
-    size: int
-    etag: str | None
-    mtime: datetime | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from obstore.store import ObjectStore
 from .address import Address, parse_address
 from .base import FileInfo, SourceStats, map_errors, unreachable_reason
-from .local import local_identity
-from .store import StoreOptions, cached_store, check_applicable, meta_identity, resolve_options
+from .identity import local_identity, meta_identity
+from .store import StoreOptions, cached_store, check_applicable, resolve_options
 
 __all__ = ["list_parquet_files"]
 

@@ -13,14 +13,14 @@ import abc
 import os
 import stat
 import threading
-from datetime import datetime, timezone
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 from anyio import CapacityLimiter
 
-from .base import ByteSource, SourceIdentity, SourceStats, gather, map_errors
+from .base import ByteSource, SourceStats, gather, map_errors
+from .identity import SourceIdentity, local_identity
 
 __all__ = ["BlockingLocalFileSource", "Descriptors", "LocalFileSource"]
 
@@ -55,15 +55,6 @@ def read_exactly(fd: int, start: int, end: int, lock: threading.Lock) -> bytes:
         parts.append(chunk)
         pos += len(chunk)
     return b"".join(parts)
-
-
-def local_identity(path: str, st: os.stat_result) -> SourceIdentity:
-    return SourceIdentity(
-        path,
-        st.st_size,
-        f"{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}",
-        datetime.fromtimestamp(st.st_mtime_ns / 1e9, tz=timezone.utc),
-    )
 
 
 def open_regular(path: str) -> tuple[int, SourceIdentity]:

@@ -30,13 +30,14 @@ from anyio import CapacityLimiter
 from obstore.store import AzureStore, GCSStore, HTTPStore, S3Store
 
 from ..checks import integer, seconds
-from ..errors import InvalidArgumentError, SourceError
+from ..errors import InvalidArgumentError
 
 if TYPE_CHECKING:
     from obstore import GetOptions
     from obstore.store import ClientConfig, ObjectStore, RetryConfig
 from .address import Address, parse_address
-from .base import ByteSource, FileInfo, SourceIdentity, SourceStats, T, describe, gather
+from .base import ByteSource, FileInfo, SourceStats, T, describe, gather
+from .identity import SourceIdentity, meta_identity
 from .local import LocalFileSource
 
 __all__ = ["ObjectStoreSource", "StoreOptions", "clear_store_cache", "open_source"]
@@ -319,13 +320,6 @@ def clear_store_cache() -> None:
     """Forget all cached store clients (new ones read the environment again)."""
     with _STORE_CACHE_LOCK:
         _STORE_CACHE.clear()
-
-
-def meta_identity(path: str, meta: Mapping[str, Any]) -> SourceIdentity:
-    size = meta["size"]
-    if not isinstance(size, int) or size < 0:
-        raise SourceError(f"the store reported an invalid size {size!r}", path=path)
-    return SourceIdentity(path, size, meta.get("e_tag"), meta.get("last_modified"))
 
 
 class ObjectStoreSource(ByteSource):

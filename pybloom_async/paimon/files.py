@@ -7,7 +7,6 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..checks import positive_int
 from ..errors import (
     PredicateError,
     PyBloomError,
@@ -28,7 +27,7 @@ from ..parquet import (
 from ..predicate import And, Eq, In, Or, Predicate, as_predicate
 from ..predicate_tokens import TextLiteral
 from ..pruning.leaves import literal_of
-from ..pruning.runner import for_each
+from ..pruning.runner import for_each, open_run
 from ..pruning.verdicts import Rule, Verdict
 from ..read.blocking import run_in_new_loop
 from ..read.reader import BloomReader
@@ -235,31 +234,33 @@ async def prune_paimon(
     from .container import paimon_index_file_name
     from .prune import paimon_prune
 
-    limit = positive_int("concurrency", concurrency)
     predicate = as_predicate(where)
     tree = _paimon_tree(predicate, column_types)
-    rdr = reader or BloomReader(options=options, stats=stats, max_files=0)
     files = [os.fspath(f) for f in data_files]
 
-    async def one(path: str) -> Verdict:
-        try:
-            if embedded is not None and path in embedded:
-                container: bytes | None = embedded[path]
-            else:
-                index_path = path if path.endswith(".index") else paimon_index_file_name(path)
-                container = await _read_whole(rdr, index_path)
-            keep, reason = paimon_prune(container, tree, column_types, strict=strict)
-        except PyBloomError as exc:
-            if strict:
-                raise exc.with_context(path=path) from None
-            return Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)
-        if container is None:
-            rule = Rule.NO_FILTER
-        else:
-            rule = Rule.MAY_MATCH if keep else Rule.BLOOM_FILTER
-        return Verdict(path, None, None, keep, reason, rule)
+    async with open_run(
+        reader=reader, options=options, stats=stats, concurrency=concurrency, max_files=0
+    ) as run:
 
-    return list(await for_each(files, one, limit))
+        async def one(path: str) -> Verdict:
+            try:
+                if embedded is not None and path in embedded:
+                    container: bytes | None = embedded[path]
+                else:
+                    index_path = path if path.endswith(".index") else paimon_index_file_name(path)
+                    container = await _read_whole(run.reader, index_path)
+                keep, reason = paimon_prune(container, tree, column_types, strict=strict)
+            except PyBloomError as exc:
+                if strict:
+                    raise exc.with_context(path=path) from None
+                return Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)
+            if container is None:
+                rule = Rule.NO_FILTER
+            else:
+                rule = Rule.MAY_MATCH if keep else Rule.BLOOM_FILTER
+            return Verdict(path, None, None, keep, reason, rule)
+
+        return list(await for_each(files, one, run.limit))
 
 
 def prune_paimon_sync(

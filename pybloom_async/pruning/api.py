@@ -49,7 +49,7 @@ from ..read.fetch import BloomFilterRead, FilterKey, ReaderConfig
 from ..read.reader import BloomReader
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import LeafCache, prepare
-from .runner import expand_paths, files_at_once, for_each, once_each
+from .runner import expand_paths, files_at_once, for_each, once_each, open_run
 from .verdicts import ProbeResult, Rule, Verdict
 
 __all__ = ["probe", "probe_sync", "prune", "prune_sync"]
@@ -243,23 +243,8 @@ async def prune(
         With ``strict=True``, the first problem met.
     """
     predicate = as_predicate(where)
-    rdr = reader or BloomReader(
-        config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
-    )
-    limit = files_at_once(concurrency, rdr.config)  # before any listing
-    files = await expand_paths(paths, rdr)
     cache: LeafCache = {}  # values encoded once per column type, not once per file
     seen = _ColumnsSeen.of(predicate)
-
-    async def one(location: str | FileInfo) -> list[Verdict]:
-        try:
-            return await _prune_file(rdr, location, predicate, strict, cache, seen)
-        finally:
-            if reader is None:
-                # The run's own reader caches a file only while it is pruned (its footer
-                # is read, then its filters); kept to the end, every footer and filter of
-                # the run would stay in memory: about 5 KiB per small file.
-                rdr.forget(location)
 
     held: list[list[Verdict]] = []  # with on_file: until the columns are known to exist
 
@@ -273,13 +258,21 @@ async def prune(
         held.clear()
         on_file(verdicts)
 
-    try:
+    # The concurrency is checked before any listing.
+    async with open_run(
+        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
+    ) as run:
+        files = await expand_paths(paths, run.reader)
+
+        async def one(location: str | FileInfo) -> list[Verdict]:
+            try:
+                return await _prune_file(run.reader, location, predicate, strict, cache, seen)
+            finally:
+                run.done(location)  # the run's own reader caches a file only while it is pruned
+
         results = await for_each(
-            files, one, limit, progress, hand_over if on_file is not None else None
+            files, one, run.limit, progress, hand_over if on_file is not None else None
         )
-    finally:
-        if reader is None:
-            rdr.clear()
     if require_columns:
         seen.check()
     if on_file is not None:
@@ -391,9 +384,9 @@ async def probe(
     ParquetFormatError, SourceError, ...
         The file cannot be read.
     """
-    rdr = reader or BloomReader(config=config or ReaderConfig(), options=options, stats=stats)
     # One open: the footer and the column's filters (PredicateError names an unknown column).
-    footer, filters = await rdr.footer_and_filters(path, [column])
+    async with open_run(reader=reader, config=config, options=options, stats=stats) as run:
+        footer, filters = await run.reader.footer_and_filters(path, [column])
     desc = footer.metadata.schema.column(column)
     eqs = [Eq(column, v) for v in _probe_values(values)]
     try:

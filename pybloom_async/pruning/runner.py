@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -14,8 +16,9 @@ from ..errors import (
     SourceError,
     SourceNotFoundError,
 )
-from ..io.base import FileInfo
+from ..io.base import FileInfo, SourceStats
 from ..io.listing import list_parquet_files
+from ..io.store import StoreOptions
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
 
@@ -207,3 +210,55 @@ def files_at_once(concurrency: int | None, config: ReaderConfig) -> int:
     if concurrency is None:
         return config.concurrency  # checked by ReaderConfig
     return positive_int("concurrency", concurrency)
+
+
+@dataclass
+class Run:
+    """One run over many files: its reader, whether the run made it, files read at once."""
+
+    reader: BloomReader
+    owned: bool
+    limit: int
+
+    def done(self, location: str | FileInfo) -> None:
+        """A file is decided: the run's own reader drops its footer and filters.
+
+        Kept to the end, every footer and filter of the run would stay in memory
+        (about 5 KiB per small file); a caller's reader keeps its cache as it is.
+        """
+        if self.owned:
+            self.reader.forget(location)
+
+
+@asynccontextmanager
+async def open_run(
+    *,
+    reader: BloomReader | None = None,
+    config: ReaderConfig | None = None,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    concurrency: int | None = None,
+    default_concurrency: int | None = None,
+    max_files: int = 1 << 20,
+) -> AsyncIterator[Run]:
+    """The run's reader (``reader``, or one made here and cleared at the end) and its limit.
+
+    ``concurrency`` is checked before anything is listed or read; without it the
+    run reads ``default_concurrency`` files at once, or the reader config's number.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``concurrency`` is not a positive int, or a reader argument is invalid.
+    """
+    owned = reader is None
+    rdr = reader or BloomReader(
+        config=config or ReaderConfig(), options=options, stats=stats, max_files=max_files
+    )
+    wanted = default_concurrency if concurrency is None else concurrency
+    limit = files_at_once(wanted, rdr.config)
+    try:
+        yield Run(rdr, owned, limit)
+    finally:
+        if owned:
+            rdr.clear()

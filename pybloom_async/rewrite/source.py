@@ -10,6 +10,7 @@ from typing import IO
 from ..errors import (
     SourceError,
 )
+from ..io.identity import SourceIdentity, local_identity
 from ..io.store import StoreOptions, open_source
 from ..parquet.tail import check_leading_magic, parse_footer_tail
 from ..read.blocking import run_in_new_loop
@@ -34,7 +35,7 @@ class SourceFile:
     metadata: bytes
     fd: int | None = None  # local files: an open descriptor on the file read
     data: bytes | None = None  # object stores: the whole object
-    identity: tuple[int, int, int, int] | None = None  # local: (dev, ino, size, mtime_ns)
+    identity: SourceIdentity | None = None  # local files: as opened
 
     def reader(self) -> ColumnReader:
         if self.data is not None:
@@ -73,7 +74,7 @@ class SourceFile:
                 f"the file disappeared while filters were added: {exc.strerror}", path=self.display
             ) from exc
         for st in (now, held):
-            if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) != self.identity:
+            if local_identity(self.display, st) != self.identity:
                 raise SourceError(
                     "the file changed while filters were added; it was left as it is",
                     path=self.display,
@@ -116,7 +117,7 @@ def open_local(path: str) -> SourceFile:
             metadata = os.pread(fd, length, offset)
             if len(metadata) != length:
                 raise SourceError("the file is shorter than its size (changing?)", path=path)
-        identity = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        identity = local_identity(path, st)
         return SourceFile(path, size, offset, metadata, fd=fd, identity=identity)
     except BaseException:
         os.close(fd)

@@ -49,7 +49,7 @@ from ..io.base import FileInfo, SourceStats
 from ..io.store import StoreOptions
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import prune
-from ..pruning.runner import expand_paths, files_at_once, for_each
+from ..pruning.runner import Run, expand_paths, for_each, open_run
 from ..read.blocking import run_in_new_loop
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
@@ -79,16 +79,13 @@ Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
 _SKIPPABLE = (SourceError, ParquetFormatError)
 
 
-async def _plan_file(
-    reader: BloomReader, location: str | FileInfo, where: Predicate, own_reader: bool
-) -> FilePlan:
+async def _plan_file(run: Run, location: str | FileInfo, where: Predicate) -> FilePlan:
     """Read the footer once, prune the row groups, keep what reading the rows needs."""
     try:
-        footer = await reader.footer(location)
-        verdicts = await prune([location], where, reader=reader, require_columns=False)
+        footer = await run.reader.footer(location)
+        verdicts = await prune([location], where, reader=run.reader, require_columns=False)
     finally:
-        if own_reader:
-            reader.forget(location)
+        run.done(location)
     if any(v.row_group is None for v in verdicts):
         kept = list(range(len(footer.metadata.row_groups)))  # not pruned: read them all
     else:
@@ -129,17 +126,13 @@ class _Run:
 
 
 async def _prepare(
+    base: Run,
     sources: Sources,
     where: Predicate | str,
     columns: Sequence[str] | None,
     *,
     on_error: str,
     skipped: list[PyBloomError] | None,
-    concurrency: int | None,
-    options: StoreOptions | Mapping[str, Any] | None,
-    stats: SourceStats | None,
-    config: ReaderConfig | None,
-    reader: BloomReader | None,
     max_fetch_bytes: int,
 ) -> _Run:
     """Check the arguments, list the files, read every footer once and prune."""
@@ -154,11 +147,7 @@ async def _prepare(
             raise InvalidArgumentError("columns must be a list of column names", value=columns)
         if len(set(columns)) != len(columns):
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
-    own = reader is None
-    rdr = reader or BloomReader(
-        config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
-    )
-    limit = files_at_once(concurrency, rdr.config)
+    rdr, limit = base.reader, base.limit
     if skip:
         listing_errors: list[SourceError] = []
         files = await expand_paths(sources, rdr, unreadable=listing_errors)
@@ -169,7 +158,7 @@ async def _prepare(
 
     async def one(location: str | FileInfo) -> FilePlan | None:
         try:
-            return await _plan_file(rdr, location, predicate, own)
+            return await _plan_file(base, location, predicate)
         except _SKIPPABLE as exc:
             if not skip:
                 raise
@@ -270,20 +259,18 @@ async def lookup_batches(
     ``progress``, if given, is called as ``progress(done, total)`` after each
     file read (or pruned whole).
     """
-    run = await _prepare(
-        sources,
-        where,
-        columns,
-        on_error=on_error,
-        skipped=skipped,
-        concurrency=concurrency,
-        options=options,
-        stats=stats,
-        config=config,
-        reader=reader,
-        max_fetch_bytes=max_fetch_bytes,
-    )
-    try:
+    async with open_run(
+        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
+    ) as base:
+        run = await _prepare(
+            base,
+            sources,
+            where,
+            columns,
+            on_error=on_error,
+            skipped=skipped,
+            max_fetch_bytes=max_fetch_bytes,
+        )
         for done, plan in enumerate(run.plans, 1):
             if plan.kept:
                 from .fetch import file_tables
@@ -302,9 +289,6 @@ async def lookup_batches(
                     await tables.aclose()
             if progress is not None:
                 progress(done, len(run.plans))
-    finally:
-        if reader is None:
-            run.reader.clear()
 
 
 async def lookup(
@@ -328,25 +312,20 @@ async def lookup(
     file. Rows come in file order, then row-group order; an empty result has
     the result's schema. Files are read ``concurrency`` at once.
     """
-    run = await _prepare(
-        sources,
-        where,
-        columns,
-        on_error=on_error,
-        skipped=skipped,
-        concurrency=concurrency,
-        options=options,
-        stats=stats,
-        config=config,
-        reader=reader,
-        max_fetch_bytes=max_fetch_bytes,
-    )
-    try:
+    async with open_run(
+        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
+    ) as base:
+        run = await _prepare(
+            base,
+            sources,
+            where,
+            columns,
+            on_error=on_error,
+            skipped=skipped,
+            max_fetch_bytes=max_fetch_bytes,
+        )
         wanted = [plan for plan in run.plans if plan.kept]
         per_file = await for_each(wanted, lambda plan: _collect(run, plan), run.limit)
-    finally:
-        if reader is None:
-            run.reader.clear()
     tables = [t for tables in per_file if tables for t in tables]
     if not tables:
         return run.job.schema.empty_table()

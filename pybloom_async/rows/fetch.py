@@ -24,7 +24,8 @@ from ..errors import (
     SchemaMismatchError,
     SourceError,
 )
-from ..io.base import FileInfo, SourceIdentity
+from ..io.base import FileInfo
+from ..io.identity import SourceIdentity
 from ..io.local import LocalFileSource
 from ..parquet import FileMetaData, FooterBounds
 from ..predicate import Predicate, iter_leaves
