@@ -21,6 +21,7 @@ column that none of the files read has raise
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -310,7 +311,14 @@ def prune_sync(
     refuse_running_loop("prune_sync", "prune")
     local = blocking_local_paths(paths, BLOCKING_MAX_FILES) if not kwargs.get("reader") else None
     if local is not None:
-        return _prune_blocking(once_each(local), where, **kwargs)
+        on_file = kwargs.pop("on_file", None)
+        verdicts = _prune_blocking(once_each(local), where, **kwargs)
+        if on_file is None:
+            return verdicts
+        # As prune() hands them over: per file, in file order, after the column check.
+        for _, per_file in itertools.groupby(verdicts, key=lambda v: v.file):
+            on_file(list(per_file))
+        return []
     return anyio.run(lambda: prune(paths, where, **kwargs))
 
 

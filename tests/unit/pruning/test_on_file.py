@@ -12,7 +12,7 @@ import pytest
 from pybloom_async.errors import PredicateError
 from pybloom_async.index.build import build_index
 from pybloom_async.index.prune import prune_with_index
-from pybloom_async.pruning.api import prune
+from pybloom_async.pruning.api import BLOCKING_MAX_FILES, prune, prune_sync
 from pybloom_async.pruning.runner import AHEAD_PER_WORKER, for_each
 from pybloom_async.pruning.verdicts import Rule, Verdict
 
@@ -84,6 +84,16 @@ async def test_prune_on_file_gives_the_verdicts_of_prune(tmp_path: Path) -> None
     assert [v for batch in batches for v in batch] == expected
     assert len(batches) == 13 and all(len({v.file for v in b}) == 1 for b in batches)
     assert any(v.rule is Rule.UNREADABLE for v in expected)
+
+
+def test_prune_sync_on_file_on_a_few_local_files(tmp_path: Path) -> None:
+    """The blocking path (a few local files) hands verdicts over like prune() does."""
+    paths = [str(p) for p in write_lake(tmp_path / "lake", BLOCKING_MAX_FILES)]
+    expected = prune_sync(paths, "id IN (5, 310)")
+    batches: list[list[Verdict]] = []
+    assert prune_sync(paths, "id IN (5, 310)", on_file=batches.append) == []
+    assert [v for batch in batches for v in batch] == expected
+    assert [b[0].file for b in batches] == paths and all(len(b) == 4 for b in batches)
 
 
 @pytest.mark.anyio
