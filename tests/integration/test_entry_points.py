@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import subprocess
 import sys
@@ -166,6 +167,9 @@ def _without_pyarrow(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[
         "import sys\nsys.modules['pyarrow'] = None  # ModuleNotFoundError on import\n"
     )
     env = {"PYTHONPATH": f"{shim}:{REPO}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    # Under `make asan` the child loads the sanitised core: it needs the preloaded runtimes.
+    sanitizers = ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")
+    env.update({name: os.environ[name] for name in sanitizers if name in os.environ})
     return subprocess.run(
         [sys.executable, "-m", "pybloom_async.apps.cli", *argv],
         capture_output=True, text=True, env=env, timeout=120,
