@@ -1,4 +1,4 @@
-"""The ``pybloom-async`` command line: probe, prune and inspect Parquet Bloom filters.
+"""The ``pybloom-async`` command line: probe, prune, inspect, lookup, add-filters, index.
 
 Every command takes files, directories and object-store prefixes; a file named
 twice (directly and through its directory) is read once. An input that cannot

@@ -320,7 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for the documentation and the tests)."""
     parser = _Parser(
         prog="pybloom-async",
-        description="Probe, prune and inspect Parquet Split Block Bloom Filters.",
+        description="Probe, prune and inspect Parquet Split Block Bloom Filters, look up the\n"
+        "rows they point to, and add filters and sidecar indexes to existing files.",
         epilog=(
             "example:\n"
             "  pybloom-async prune s3://lake/events/ --where \"user_id = 42\" --summary\n"
