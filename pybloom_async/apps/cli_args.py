@@ -73,6 +73,19 @@ def _column_args(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+def _paths_and_where(p: argparse.ArgumentParser) -> None:
+    """PATH... and --where, as prune and lookup take them."""
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    p.add_argument(
+        "--where",
+        "-w",
+        required=True,
+        metavar="PREDICATE",
+        help="e.g. \"id = 42 AND email IN ('a', 'b')\"; @FILE reads it from a file, "
+        "- from standard input (for long IN lists)",
+    )
+
+
 def _store_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("object stores (default: the standard environment variables)")
     g.add_argument("--endpoint", help="endpoint URL (S3-compatible servers, Azurite, ...)")
@@ -180,15 +193,7 @@ def _add_prune(sub: Any) -> None:
         "  pybloom-async prune s3://lake/events/ --where \"user_id = 42 AND country = 'DE'\"\n"
         "  pybloom-async prune lake/ --where @ids.sql --summary --json",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
-    p.add_argument(
-        "--where",
-        "-w",
-        required=True,
-        metavar="PREDICATE",
-        help="e.g. \"id = 42 AND email IN ('a', 'b')\"; @FILE reads it from a file, "
-        "- from standard input (for long IN lists)",
-    )
+    _paths_and_where(p)
     p.add_argument("--json", action="store_true", help="print a JSON array")
     p.add_argument(
         "--strict",
@@ -292,15 +297,7 @@ def _add_lookup(sub: Any) -> None:
         "user_id,ts\n"
         "  pybloom-async lookup lake/ --where @ids.sql --format parquet --out rows.parquet",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
-    p.add_argument(
-        "--where",
-        "-w",
-        required=True,
-        metavar="PREDICATE",
-        help="e.g. \"id = 42 AND email IN ('a', 'b')\"; @FILE reads it from a file, "
-        "- from standard input (for long IN lists)",
-    )
+    _paths_and_where(p)
     _column_args(p, "the columns of the result, in this order (default: all)")
     p.add_argument(
         "--format",
