@@ -39,19 +39,9 @@ class ReaderConfig:
     Parameters
     ----------
     footer_read_bytes:
-        Size of the speculative suffix read that fetches the footer, or ``None``
-        (the default) for an adaptive size: on object stores a
-        :class:`~pybloom_async.read.reader.BloomReader` learns from the files it
-        has read how far from the end their footer and filters start
-        (:class:`~pybloom_async.read.suffix.SuffixLearner`) and reads that much,
-        so a file costs one request; local files always read
-        ``adaptive_start`` (a second ``pread`` costs microseconds). A number
-        turns adaptation off: every file reads exactly that.
-    adaptive_start:
-        The adaptive suffix before anything is learned (64 KiB: most footers
-        fit, and pyarrow and DuckDB put the filters right before the footer).
-    max_suffix_bytes:
-        The adaptive suffix never grows above this (1 MiB).
+        Size of the speculative suffix read that fetches the footer (64 KiB:
+        most footers fit, and Spark, pyarrow and DuckDB put the filters right
+        before the footer, so small files need no other read).
     max_footer_bytes:
         A footer claiming more than this is refused before it is fetched.
     plan:
@@ -65,9 +55,7 @@ class ReaderConfig:
         files read at once times the reads per file.
     """
 
-    footer_read_bytes: int | None = None
-    adaptive_start: int = 64 * 1024
-    max_suffix_bytes: int = 1024 * 1024
+    footer_read_bytes: int = 64 * 1024
     max_footer_bytes: int = 64 * 1024 * 1024
     plan: PlanConfig = DEFAULT_PLAN_CONFIG
     concurrency: int = 64
@@ -76,29 +64,14 @@ class ReaderConfig:
     def __post_init__(self) -> None:
         # Stored as checked (plain ints). The footer's 8-byte trailer (length + magic)
         # must fit the first read.
-        if self.footer_read_bytes is not None:
-            footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
-            object.__setattr__(self, "footer_read_bytes", footer_read)
-        start = integer("adaptive_start", self.adaptive_start, minimum=8)
-        object.__setattr__(self, "adaptive_start", start)
-        largest = integer("max_suffix_bytes", self.max_suffix_bytes, minimum=start)
-        object.__setattr__(self, "max_suffix_bytes", largest)
+        footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
+        object.__setattr__(self, "footer_read_bytes", footer_read)
         for name in ("max_footer_bytes", "concurrency", "io_threads"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         if not isinstance(self.plan, PlanConfig):
             raise InvalidArgumentError(
                 f"plan must be a PlanConfig, not {type(self.plan).__name__}", value=self.plan
             )
-
-    @property
-    def adaptive(self) -> bool:
-        """Whether the suffix size is learned (``footer_read_bytes`` is ``None``)."""
-        return self.footer_read_bytes is None
-
-    @property
-    def first_suffix_bytes(self) -> int:
-        """The suffix read of a file when nothing is learned: fixed, or the adaptive start."""
-        return self.adaptive_start if self.footer_read_bytes is None else self.footer_read_bytes
 
 
 DEFAULT_READER_CONFIG = ReaderConfig()
@@ -176,14 +149,9 @@ class BloomFilterRead:
 FilterKey = tuple[int, str]
 
 
-async def read_footer_from(
-    source: ByteSource, config: ReaderConfig, suffix_bytes: int | None = None
-) -> Footer:
-    """Read and decode the footer with one suffix read of ``suffix_bytes`` (default
-    :attr:`ReaderConfig.first_suffix_bytes`), and a second only for a larger footer."""
+async def read_footer_from(source: ByteSource, config: ReaderConfig) -> Footer:
     path = source.path
-    size = config.first_suffix_bytes if suffix_bytes is None else suffix_bytes
-    tail = await source.read_suffix(size)
+    tail = await source.read_suffix(config.footer_read_bytes)
     file_size = await source.size()
     location = parse_footer_tail(tail, file_size, path=path)
     missing = location.missing_range(len(tail))
@@ -209,20 +177,6 @@ async def read_footer_from(
     )
     identity = await source.identity()
     return Footer(path, metadata, location, bytes(tail), identity)
-
-
-def first_needed_byte(footer: Footer) -> int:
-    """Offset of the first filter or footer byte: what a suffix read should have covered.
-
-    Offsets outside the data are ignored (their filters are unusable anyway).
-    """
-    first = footer.location.metadata_offset
-    for group in footer.row_groups:
-        for chunk in group.columns:
-            offset = chunk.bloom_filter_offset
-            if offset is not None and 0 <= offset < first:
-                first = offset
-    return first
 
 
 def wanted_filters(

@@ -2,10 +2,8 @@
 
 One file costs few round trips:
 
-1. the footer comes with one speculative suffix read (a second read only when
-   the footer is larger); on object stores its size is learned from the files
-   already read (:mod:`pybloom_async.read.suffix`), so that it covers the footer
-   and the filters of the next file too;
+1. the footer comes with one speculative suffix read (64 KiB by default; a
+   second read only when the footer is larger);
 2. the filters are fetched as the planner (:mod:`pybloom_async.read.plan`) says:
    exact merged ranges where ``bloom_filter_length`` is known (or nothing at
    all when they lie in the suffix already read), guess reads where it is not;
@@ -36,19 +34,17 @@ import anyio
 from ..checks import integer, seconds
 from ..errors import InvalidArgumentError
 from ..io.base import ByteSource, FileInfo, SourceStats
-from ..io.store import ObjectStoreSource, StoreOptions, open_source
+from ..io.store import StoreOptions, open_source
 from .fetch import (
     DEFAULT_READER_CONFIG,
     BloomFilterRead,
     FilterKey,
     Footer,
     ReaderConfig,
-    first_needed_byte,
     read_filters_from,
     read_footer_from,
     wanted_filters,
 )
-from .suffix import SuffixLearner
 
 __all__ = [
     "BloomReader",
@@ -95,12 +91,6 @@ class BloomReader:
         Total bitset bytes kept in the cache.
     max_age:
         Seconds a cached entry is trusted without a check.
-
-    With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
-    default), the reader learns from every object-store file it reads how large
-    the first read of the next one should be; while nothing is learned yet,
-    the first file is read alone and the others wait for it, so a run's files
-    after the first cost one request each.
     """
 
     def __init__(
@@ -126,9 +116,6 @@ class BloomReader:
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._cached_bytes = 0
         self._io = anyio.CapacityLimiter(config.io_threads)
-        self.suffix = SuffixLearner(config.adaptive_start, config.max_suffix_bytes)
-        self._teaching: anyio.Event | None = None
-        self._taught = False
 
     def open(self, location: Location) -> ByteSource:
         """A source for a path, URL or listing entry, counted in :attr:`stats`."""
@@ -195,35 +182,9 @@ class BloomReader:
         key = source.path
         entry = await self._cached(key, source)
         if entry is None:
-            entry = _Entry(await self._read_footer(source))
+            entry = _Entry(await read_footer_from(source, self.config))
             self._store(key, entry)
         return entry
-
-    async def _read_footer(self, source: ByteSource) -> Footer:
-        if not self.config.adaptive or not isinstance(source, ObjectStoreSource):
-            return await read_footer_from(source, self.config)
-        if not self._taught:
-            if self._teaching is None:
-                # The first object-store file teaches the others its layout: they wait
-                # for it (one round trip) rather than each paying a second request.
-                self._teaching = first = anyio.Event()
-                try:
-                    return await self._learn_from(source)
-                finally:
-                    # No event is kept past this: the next run may be on another backend.
-                    self._taught = True
-                    self._teaching = None
-                    first.set()
-            await self._teaching.wait()
-        return await self._learn_from(source)
-
-    async def _learn_from(self, source: ByteSource) -> Footer:
-        learner = self.suffix
-        footer = await read_footer_from(source, self.config, learner.propose())
-        learner.observe(
-            footer.file_size, first_needed_byte(footer), footer.location.metadata_offset
-        )
-        return footer
 
     async def footer_and_filters(
         self,
