@@ -58,7 +58,8 @@ class TableFiles:
     partition_columns: tuple[str, ...] = ()
     partitions: dict[str, dict[str, Any]] = field(default_factory=dict)
     tasks: dict[str, Any] = field(default_factory=dict)
-    relative: dict[str, str] = field(default_factory=dict)  # Delta: path -> path in the log
+    # Delta: every live file's path (kept or not) -> its path in the log
+    relative: dict[str, str] = field(default_factory=dict)
 
 
 def table_kind(source: object) -> str | None:

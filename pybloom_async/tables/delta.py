@@ -194,11 +194,11 @@ def resolve_delta(dt: Any, where: Predicate, options: StoreOptions | None) -> Ta
         rel = unquote(str(row["path"]))
         # An absolute path (a shallow clone) is read where it is.
         path = rel if "://" in rel or os.path.isabs(rel) else f"{root}/{rel}"
+        relative[path] = rel  # every live file's: deletion vectors are matched against them
         if not _file_may_match(where, row, kinds, set(partitioned)):
             continue
         files.append(FileInfo(path, int(row["size_bytes"])))
         partitions[path] = {c: row.get(f"partition.{c}") for c in partitioned}
-        relative[path] = rel
     return TableFiles(
         "delta",
         name,
@@ -220,7 +220,10 @@ def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
     dt = table.table
     if "deletionVectors" not in (dt.protocol().reader_features or ()):
         return {}
-    by_relative = {rel: path for path, rel in table.relative.items() if path in wanted}
+    # Every live file, not only the wanted ones: a vector that names no live file means
+    # the paths are spelled differently here, and its rows must not come back silently.
+    by_relative = {rel: path for path, rel in table.relative.items()}
+    prefix = unquote(str(dt.table_uri)).rstrip("/") + "/"
     out = {}
     reader = pa.RecordBatchReader.from_stream(dt.deletion_vectors())
     for batch in reader:
@@ -228,10 +231,15 @@ def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
             batch.column("filepath").to_pylist(), batch.column("selection_vector"), strict=True
         ):
             text = unquote(str(uri))
-            for rel, path in by_relative.items():
-                if text.endswith("/" + rel) or text == rel:
-                    out[path] = mask.values
-                    break
+            path = by_relative.get(text.removeprefix(prefix)) or by_relative.get(text)
+            if path is None:
+                raise ParquetFormatError(
+                    "deltalake gave a deletion vector for a file that is not among the "
+                    "table's live files",
+                    path=text,
+                )
+            if path in wanted:
+                out[path] = mask.values
     return out
 
 
