@@ -48,7 +48,7 @@ from ..read.blocking import (
 )
 from ..read.fetch import BloomFilterRead, FilterKey, ReaderConfig
 from ..read.reader import BloomReader
-from ..tables import TableSource, resolve_table, table_kind
+from ..tables import TableSource, files_only_columns, resolve_table, table_kind
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import LeafCache, prepare
 from .runner import expand_paths, files_at_once, for_each, once_each, open_run
@@ -252,6 +252,7 @@ async def prune(
         # The table's live files after its own first stage (tables/); its schema has
         # been checked, and a partition column is in no data file.
         table = await anyio.to_thread.run_sync(resolve_table, paths, predicate, options)
+        files_only_columns(table, predicate, strict)
         paths, require_columns = table.files, False
     cache: LeafCache = {}  # values encoded once per column type, not once per file
     seen = _ColumnsSeen.of(predicate)

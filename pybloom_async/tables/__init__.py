@@ -28,6 +28,7 @@ __all__ = [
     "arrow_schema",
     "as_store_options",
     "check_columns",
+    "files_only_columns",
     "import_extra",
     "read_rows",
     "resolve_table",
@@ -123,6 +124,26 @@ def check_columns(where: Predicate, known: tuple[str, ...], name: str) -> None:
             raise PredicateError(
                 f"the table {name} has no such column; it has: {shown}", column=leaf.column
             )
+
+
+def files_only_columns(table: TableFiles, where: Predicate, strict: bool) -> None:
+    """With ``strict``, refuse a predicate on columns that are in no data file (Delta partitions).
+
+    Strict pruning raises on a column a file lacks; a Delta table keeps its
+    partition columns in the log, not in the files.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``strict`` and ``where`` reads a partition column of a Delta table.
+    """
+    outside = sorted(where.columns() & set(table.partition_columns))
+    if strict and table.kind == "delta" and outside:
+        raise InvalidArgumentError(
+            f"strict pruning reads data files only, and the partition column(s) "
+            f"{', '.join(map(repr, outside))} of the Delta table {table.name} are in none: "
+            "prune without strict (partition values are compared first, exactly)"
+        )
 
 
 def resolve_table(

@@ -168,6 +168,9 @@ def test_mistakes_are_errors(table: Any) -> None:
         pba.lookup_sync(table, "id = 'abc'")  # not an integer
     with pytest.raises(InvalidArgumentError, match="on_error"):
         pba.lookup_sync(table, "id = 3", on_error="skip")
+    with pytest.raises(InvalidArgumentError, match="partition column"):
+        pba.prune_sync(table, "p = 'a' AND id = 3", strict=True)
+    assert len(pba.prune_sync(table, "id = 3", strict=True)) == 1
 
 
 def test_first_stage_keeps_what_it_cannot_compare(table: Any) -> None:
