@@ -61,3 +61,15 @@ def test_may_match_follows_and_or() -> None:
 def test_table_kind_needs_no_import() -> None:
     assert table_kind("s3://bucket/t") is None
     assert table_kind(["a.parquet"]) is None
+
+
+def test_the_package_imports_no_table_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pybloom_async, pybloom_async.tables, pybloom_async.rows.api; "
+        "print(sorted(m for m in ('deltalake', 'pyiceberg') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
