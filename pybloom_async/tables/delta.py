@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 from ..checks import require_pyarrow
-from ..errors import ParquetFormatError, SourceError
+from ..errors import ParquetFormatError, SourceError, UnsupportedTypeError
 from ..io.base import FileInfo
 from ..io.store import StoreOptions
 from ..predicate import Eq, In, Predicate
@@ -182,6 +182,14 @@ def resolve_delta(dt: Any, where: Predicate, options: StoreOptions | None) -> Ta
     """
     pa = require_pyarrow("read Delta tables")
     name = str(dt.table_uri)
+    mapping = dt.metadata().configuration.get("delta.columnMapping.mode", "none")
+    if mapping not in (None, "none"):
+        # The files name their columns by physical names the schema maps: reading them by
+        # the logical names would find no column (and no row).
+        raise UnsupportedTypeError(
+            f"the Delta table {name} uses column mapping (mode {mapping!r}), which "
+            "pybloom-async does not read"
+        )
     schema = pa.schema(dt.schema().to_arrow())
     columns = tuple(p for f in schema for p in _paths(f))
     check_columns(where, columns, name)

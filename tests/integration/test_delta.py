@@ -12,7 +12,7 @@ import pytest
 from support.delta_logs import commit_deletion_vector
 
 import pybloom_async as pba
-from pybloom_async.errors import InvalidArgumentError, PredicateError
+from pybloom_async.errors import InvalidArgumentError, PredicateError, UnsupportedTypeError
 from pybloom_async.io.base import SourceStats
 from pybloom_async.io.store import StoreOptions
 from pybloom_async.tables import resolve_table
@@ -171,6 +171,21 @@ def test_mistakes_are_errors(table: Any) -> None:
     with pytest.raises(InvalidArgumentError, match="partition column"):
         pba.prune_sync(table, "p = 'a' AND id = 3", strict=True)
     assert len(pba.prune_sync(table, "id = 3", strict=True)) == 1
+
+
+def test_column_mapping_is_refused(tmp_path: Path) -> None:
+    # Its files name columns by physical names: a lookup by logical names would find nothing.
+    deltalake.write_deltalake(
+        tmp_path / "m", _chunk(0, 10), configuration={
+            "delta.columnMapping.mode": "name", "delta.minReaderVersion": "2",
+            "delta.minWriterVersion": "5",
+        },
+    )  # fmt: skip
+    dt = deltalake.DeltaTable(tmp_path / "m")
+    with pytest.raises(UnsupportedTypeError, match="column mapping"):
+        pba.lookup_sync(dt, "id = 3")
+    with pytest.raises(UnsupportedTypeError, match="column mapping"):
+        pba.prune_sync(dt, "id = 3")
 
 
 def test_first_stage_keeps_what_it_cannot_compare(table: Any) -> None:
