@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import quote, unquote, urlparse
 from urllib.request import url2pathname
 
 from ..checks import require_pyarrow
@@ -230,21 +230,25 @@ def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
         return {}
     # Every live file, not only the wanted ones: a vector that names no live file means
     # the paths are spelled differently here, and its rows must not come back silently.
-    by_relative = {rel: path for path, rel in table.relative.items()}
-    prefix = unquote(str(dt.table_uri)).rstrip("/") + "/"
+    by_relative: dict[str, str] = {}
+    for path, rel in table.relative.items():
+        by_relative[rel] = by_relative[quote(rel)] = by_relative[path] = path
+    roots = {str(dt.table_uri).rstrip("/") + "/", unquote(str(dt.table_uri)).rstrip("/") + "/"}
     out = {}
     reader = pa.RecordBatchReader.from_stream(dt.deletion_vectors())
     for batch in reader:
         for uri, mask in zip(
             batch.column("filepath").to_pylist(), batch.column("selection_vector"), strict=True
         ):
-            text = unquote(str(uri))
-            path = by_relative.get(text.removeprefix(prefix)) or by_relative.get(text)
+            # The vector's file URI, in whichever spelling (encoded or not) names a live file.
+            spellings = {str(uri), unquote(str(uri))}
+            spellings |= {s.removeprefix(root) for s in spellings for root in roots}
+            path = next((by_relative[s] for s in spellings if s in by_relative), None)
             if path is None:
                 raise ParquetFormatError(
                     "deltalake gave a deletion vector for a file that is not among the "
                     "table's live files",
-                    path=text,
+                    path=str(uri),
                 )
             if path in wanted:
                 out[path] = mask.values
