@@ -243,15 +243,15 @@ def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
             # The vector's file URI, in whichever spelling (encoded or not) names a live file.
             spellings = {str(uri), unquote(str(uri))}
             spellings |= {s.removeprefix(root) for s in spellings for root in roots}
-            path = next((by_relative[s] for s in spellings if s in by_relative), None)
-            if path is None:
+            found = next((by_relative[s] for s in spellings if s in by_relative), None)
+            if found is None:
                 raise ParquetFormatError(
                     "deltalake gave a deletion vector for a file that is not among the "
                     "table's live files",
                     path=str(uri),
                 )
-            if path in wanted:
-                out[path] = mask.values
+            if found in wanted:
+                out[found] = mask.values
     return out
 
 
