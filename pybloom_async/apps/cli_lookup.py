@@ -197,7 +197,8 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
     failed = [(exc.path or "", str(exc)) for exc in [*unreadable, *skipped]]
     total = len(files) + len(unreadable)
     if not args.quiet:
-        print(_summary_text(writer.rows, limit, total, failed, stats), file=sys.stderr)
+        source = None if table is None else args.delta or args.iceberg
+        print(_summary_text(writer.rows, limit, total, failed, stats, source), file=sys.stderr)
     return finish_run(failed, total, "could not be read")
 
 
@@ -207,11 +208,14 @@ def _summary_text(
     total: int,
     failed: Sequence[tuple[str, str]],
     stats: SourceStats,
+    table: str | None = None,
 ) -> str:
     """One line, worded as prune's summary: rows returned, files, unreadable, requests."""
     returned = f"{plural_s(rows, 'row')} returned"
     if limit is not None and rows >= limit:
         returned += f" (--limit {limit:,})"
+    if table is not None:  # an unreadable file of a table fails the command instead
+        return f"{returned} from the table {table}; {requests_text(stats)}"
     names = [name for name, _ in failed]
     return (
         f"{returned} from {plural_s(total, 'file')}; {unreadable_text(names, len(failed))}; "

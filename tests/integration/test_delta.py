@@ -245,9 +245,10 @@ def _cli(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 def test_cli_delta(table: Any, tmp_path: Path) -> None:
     uri = str(tmp_path / "t")
-    done = _cli("lookup", "--delta", uri, "--where", "id IN (7, 301)", "-f", "json", "-q")
+    done = _cli("lookup", "--delta", uri, "--where", "id IN (7, 301)", "-f", "json")
     assert done.returncode == 0, done.stderr
     assert '"id": 7' in done.stdout and '"id": 301' in done.stdout
+    assert done.stderr.startswith(f"2 rows returned from the table {uri}; ")
     done = _cli("prune", "--delta", uri, "--version", "0", "--where", "id = 7", "--summary")
     assert done.returncode == 0 and "1/1 row group kept" in done.stdout
     for argv in (
