@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import ParquetFormatError, SourceError
+from ..errors import ParquetFormatError, SourceError, UnsupportedTypeError
 from ..io.base import FileInfo
 from ..predicate import And, Eq, In, Or, Predicate
 from . import TableFiles, check_columns, import_extra
@@ -121,7 +121,12 @@ def resolve_iceberg(table: Any, where: Predicate) -> TableFiles:
     name = ".".join(table.name()) if isinstance(table.name(), tuple) else str(table.name())
     columns = tuple(_columns(schema.fields))
     check_columns(where, columns, name)
-    tasks = list(table.scan(row_filter=row_filter(where, schema)).plan_files())
+    try:
+        tasks = list(table.scan(row_filter=row_filter(where, schema)).plan_files())
+    except (ValueError, NotImplementedError) as exc:  # e.g. equality deletes, not read yet
+        raise UnsupportedTypeError(f"pyiceberg cannot plan a scan of {name}: {exc}") from None
+    for task in tasks:
+        _check_deletes(task)
     files = [FileInfo(t.file.file_path, int(t.file.file_size_in_bytes)) for t in tasks]
     spec = table.spec()
     partitioned = tuple(
@@ -142,6 +147,23 @@ def resolve_iceberg(table: Any, where: Predicate) -> TableFiles:
     )
 
 
+def _check_deletes(task: Any) -> None:
+    """Only position deletes are applied by pyiceberg's Arrow reader: refuse any other kind.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        A delete file of another kind (equality deletes) applies to the task's file.
+    """
+    for delete in task.delete_files:
+        if getattr(delete.content, "name", "") != "POSITION_DELETES":
+            raise UnsupportedTypeError(
+                f"the delete file {delete.file_path} holds {delete.content.name.lower()}, "
+                "which pyiceberg does not apply: its rows cannot be read exactly",
+                path=task.file.file_path,
+            )
+
+
 def read_iceberg_rows(table: TableFiles, paths: Sequence[str], columns: Sequence[str]) -> Any:
     """The live rows of the given files (deletes applied), as one ``pyarrow.Table``.
 
@@ -155,6 +177,8 @@ def read_iceberg_rows(table: TableFiles, paths: Sequence[str], columns: Sequence
     io_module = import_extra("pyiceberg.io.pyarrow", "iceberg", "read Iceberg tables")
     expressions = import_extra("pyiceberg.expressions", "iceberg", "read Iceberg tables")
     t = table.table
+    for path in paths:
+        _check_deletes(table.tasks[path])
     try:
         scan = io_module.ArrowScan(
             t.metadata, t.io, t.schema().select(*columns), expressions.AlwaysTrue()
