@@ -33,6 +33,12 @@ __all__ = ["delta_storage_options", "open_delta", "read_delta_rows", "resolve_de
 
 _INTEGERS = ("byte", "short", "integer", "long")
 _ORDERED = (*_INTEGERS, "date")
+#: Reader features whose tables the row path here reads exactly (column mapping is
+#: refused on its own, by its mode).
+_READER_FEATURES = frozenset({
+    "columnMapping", "deletionVectors", "timestampNtz", "typeWidening", "typeWidening-preview",
+    "v2Checkpoint", "vacuumProtocolCheck", "variantType", "variantType-preview",
+})  # fmt: skip
 
 
 def delta_storage_options(options: StoreOptions | None) -> dict[str, str] | None:
@@ -182,6 +188,13 @@ def resolve_delta(dt: Any, where: Predicate, options: StoreOptions | None) -> Ta
     """
     pa = require_pyarrow("read Delta tables")
     name = str(dt.table_uri)
+    unknown = sorted(set(dt.protocol().reader_features or ()) - _READER_FEATURES)
+    if unknown:
+        # The protocol's rule: a reader refuses a table whose reader features it lacks.
+        raise UnsupportedTypeError(
+            f"the Delta table {name} needs reader feature(s) {', '.join(unknown)}, "
+            "which pybloom-async does not read"
+        )
     mapping = dt.metadata().configuration.get("delta.columnMapping.mode", "none")
     if mapping not in (None, "none"):
         # The files name their columns by physical names the schema maps: reading them by

@@ -204,6 +204,17 @@ def test_column_mapping_is_refused(tmp_path: Path) -> None:
         pba.prune_sync(dt, "id = 3")
 
 
+def test_reader_features_not_read_here_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dt = _write(tmp_path / "t", **{"delta.enableDeletionVectors": "true"})
+    import pybloom_async.tables.delta as delta
+
+    monkeypatch.setattr(delta, "_READER_FEATURES", frozenset({"variantType"}))
+    with pytest.raises(UnsupportedTypeError, match=r"reader feature.*deletionVectors"):
+        pba.prune_sync(dt, "id = 3")
+
+
 def test_first_stage_keeps_what_it_cannot_compare(table: Any) -> None:
     # A float literal for an integer column, a NULL probe: the first stage keeps every file.
     assert len(resolve_table(table, pba.parse_predicate("id = 3.0")).files) == 4
