@@ -74,8 +74,19 @@ def _column_args(p: argparse.ArgumentParser, what: str) -> None:
 
 
 def _paths_and_where(p: argparse.ArgumentParser) -> None:
-    """PATH... and --where, as prune and lookup take them."""
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    """PATH... (or a table) and --where, as prune and lookup take them."""
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or prefixes")
+    g = p.add_argument_group("tables (instead of PATH...)")
+    g.add_argument("--delta", metavar="URI", help="a Delta Lake table (needs [delta])")
+    g.add_argument(
+        "--version", type=int, metavar="N", help="the Delta table's version (default: latest)"
+    )
+    g.add_argument(
+        "--iceberg",
+        metavar="CATALOG.TABLE",
+        help="an Iceberg table, CATALOG.NAMESPACE.TABLE, its catalog configured as for "
+        "pyiceberg (~/.pyiceberg.yaml, PYICEBERG_CATALOG__*) (needs [iceberg])",
+    )
     p.add_argument(
         "--where",
         "-w",

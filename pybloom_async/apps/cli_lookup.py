@@ -15,7 +15,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from ..checks import positive_int
 from ..errors import InvalidArgumentError, PyBloomError
@@ -34,6 +34,7 @@ from .cli_output import (
     text_argument,
     unreadable_text,
 )
+from .cli_tables import open_table
 
 # ---- values ---------------------------------------------------------------------------
 
@@ -157,13 +158,18 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
     target: TextIO = io.StringIO() if args.out is not None else out
     writer = _Writer(fmt, target)
     schema = None
+    table = await open_table(args)
     with Progress(sys.stderr) as progress:
-        files, unreadable = await expand_inputs(args.paths, reader)
+        files, unreadable = ([table], []) if table is not None else (
+            await expand_inputs(args.paths, reader))  # fmt: skip
+        # A table's live files are all part of its answer: one unreadable fails the lookup.
+        on_error: Literal["raise", "skip"] = "skip" if table is None else "raise"
         if files:
             # One reader for the listing, the batches and (empty result) the schema: the
             # footers and filters are read once.
             batches = lookup_batches(
-                files, where, columns, on_error="skip", skipped=skipped, reader=reader,
+                table if table is not None else files, where, columns, on_error=on_error,
+                skipped=skipped, reader=reader,
                 concurrency=args.concurrency, progress=progress,
             )  # fmt: skip
             try:
@@ -176,7 +182,8 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
                 await batches.aclose()
             if writer.names is None:  # no row: the result's schema, from the cached footers
                 empty = await lookup(
-                    files, where, columns, on_error="skip", reader=reader,
+                    table if table is not None else files, where, columns, on_error=on_error,
+                    reader=reader,
                     concurrency=args.concurrency,
                 )  # fmt: skip
                 schema = empty.schema
@@ -190,7 +197,8 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
     failed = [(exc.path or "", str(exc)) for exc in [*unreadable, *skipped]]
     total = len(files) + len(unreadable)
     if not args.quiet:
-        print(_summary_text(writer.rows, limit, total, failed, stats), file=sys.stderr)
+        source = None if table is None else args.delta or args.iceberg
+        print(_summary_text(writer.rows, limit, total, failed, stats, source), file=sys.stderr)
     return finish_run(failed, total, "could not be read")
 
 
@@ -200,11 +208,14 @@ def _summary_text(
     total: int,
     failed: Sequence[tuple[str, str]],
     stats: SourceStats,
+    table: str | None = None,
 ) -> str:
     """One line, worded as prune's summary: rows returned, files, unreadable, requests."""
     returned = f"{plural_s(rows, 'row')} returned"
     if limit is not None and rows >= limit:
         returned += f" (--limit {limit:,})"
+    if table is not None:  # an unreadable file of a table fails the command instead
+        return f"{returned} from the table {table}; {requests_text(stats)}"
     names = [name for name, _ in failed]
     return (
         f"{returned} from {plural_s(total, 'file')}; {unreadable_text(names, len(failed))}; "

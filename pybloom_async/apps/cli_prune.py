@@ -32,6 +32,7 @@ from .cli_output import (
     unreadable_of,
     write_json,
 )
+from .cli_tables import open_table
 
 # ---- prune ----------------------------------------------------------------------------
 
@@ -142,8 +143,14 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
         elif not args.summary:
             rows.extend(v.to_dict() for v in verdicts)
 
+    table = await open_table(args)
     with Progress(sys.stderr) as progress:
-        if args.paimon_types:
+        if table is not None:
+            await prune(
+                table, where, strict=args.strict, stats=stats, reader=make_reader(args, stats),
+                concurrency=args.concurrency, progress=progress, on_file=take,
+            )  # fmt: skip
+        elif args.paimon_types:
             if args.use_index:
                 raise InvalidArgumentError("--use-index does not apply to Paimon data files")
             take(await prune_paimon(

@@ -48,6 +48,7 @@ from ..read.blocking import (
 )
 from ..read.fetch import BloomFilterRead, FilterKey, ReaderConfig
 from ..read.reader import BloomReader
+from ..tables import TableSource, files_only_columns, resolve_table, table_kind
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import LeafCache, prepare
 from .runner import expand_paths, files_at_once, for_each, once_each, open_run
@@ -175,7 +176,7 @@ async def _prune_file(
 
 # Long because: the docstring documents every parameter and error (48 lines); the code is 41.
 async def prune(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | TableSource,
     where: Predicate | str,
     *,
     strict: bool = False,
@@ -194,7 +195,10 @@ async def prune(
     ----------
     paths:
         Files, directories or object-store prefixes (``s3://bucket/table/``);
-        directories and prefixes expand to their ``*.parquet`` files.
+        directories and prefixes expand to their ``*.parquet`` files. Or a
+        table: a ``deltalake.DeltaTable`` or a ``pyiceberg`` table, whose live
+        files are pruned (files its partition values and statistics rule out
+        get no verdict; its schema decides which columns exist).
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
@@ -244,6 +248,12 @@ async def prune(
         With ``strict=True``, the first problem met.
     """
     predicate = as_predicate(where)
+    if table_kind(paths) is not None:
+        # The table's live files after its own first stage (tables/); its schema has
+        # been checked, and a partition column is in no data file.
+        table = await anyio.to_thread.run_sync(resolve_table, paths, predicate, options)
+        files_only_columns(table, predicate, strict)
+        paths, require_columns = table.files, False
     cache: LeafCache = {}  # values encoded once per column type, not once per file
     seen = _ColumnsSeen.of(predicate)
 
@@ -292,7 +302,7 @@ BLOCKING_MAX_FILES = 4
 
 
 def prune_sync(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | TableSource,
     where: Predicate | str,
     **kwargs: Any,
 ) -> list[Verdict]:
@@ -309,7 +319,8 @@ def prune_sync(
         ``await prune(...)`` there.
     """
     refuse_running_loop("prune_sync", "prune")
-    local = blocking_local_paths(paths, BLOCKING_MAX_FILES) if not kwargs.get("reader") else None
+    direct = kwargs.get("reader") or table_kind(paths) is not None
+    local = None if direct else blocking_local_paths(paths, BLOCKING_MAX_FILES)
     if local is not None:
         on_file = kwargs.pop("on_file", None)
         verdicts = _prune_blocking(once_each(local), where, **kwargs)

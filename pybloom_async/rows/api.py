@@ -53,6 +53,7 @@ from ..pruning.runner import Run, expand_paths, for_each, open_run
 from ..read.blocking import run_in_new_loop
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
+from ..tables import TableSource, table_kind
 
 if TYPE_CHECKING:
     from .fetch import FilePlan, Job
@@ -71,7 +72,7 @@ log = logging.getLogger(__name__)
 #: stays bounded; a single row group larger than it is still fetched, on its own.
 DEFAULT_MAX_FETCH_BYTES = 256 * 1024 * 1024
 
-Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
+Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | TableSource
 
 
 # ---- one file ---------------------------------------------------------------------------
@@ -193,7 +194,12 @@ _DOC_PARAMETERS = """
     ----------
     sources:
         Files, directories or object-store prefixes (``s3://bucket/table/``);
-        directories and prefixes expand to their ``*.parquet`` files.
+        directories and prefixes expand to their ``*.parquet`` files. Or a
+        table: a ``deltalake.DeltaTable`` (at its loaded version) or a
+        ``pyiceberg`` table (its current snapshot): its live files are pruned,
+        then their rows are read through the table's library, deletion vectors
+        and delete files applied, partition columns filled in. A table's
+        columns are its schema's; ``on_error`` must be ``"raise"``.
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
@@ -262,6 +268,16 @@ async def lookup_batches(
     async with open_run(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as base:
+        if table_kind(sources) is not None:  # a Delta or Iceberg table (rows/tables.py)
+            from .tables import table_batches
+
+            async for table in table_batches(
+                base, sources, as_predicate(where), columns, on_error=on_error, options=options
+            ):
+                for batch in table.to_batches():
+                    if batch.num_rows:
+                        yield batch
+            return
         run = await _prepare(
             base,
             sources,
@@ -315,6 +331,15 @@ async def lookup(
     async with open_run(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as base:
+        if table_kind(sources) is not None:  # a Delta or Iceberg table (rows/tables.py)
+            import pyarrow as pa
+
+            from .tables import table_batches
+
+            found = table_batches(
+                base, sources, as_predicate(where), columns, on_error=on_error, options=options
+            )
+            return pa.concat_tables([t async for t in found])
         run = await _prepare(
             base,
             sources,

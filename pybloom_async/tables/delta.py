@@ -1,0 +1,351 @@
+"""Delta Lake tables through ``deltalake`` (delta-rs): live files, first stage, rows.
+
+The live files are the log's add actions at the table's loaded version
+(``DeltaTable.get_add_actions(flatten=True)``): files the log has removed are
+never listed, even while they are still on storage. Before any footer is read,
+a file is ruled out by its partition values and by the log's statistics
+(``num_records``, ``null_count.<c>``, ``min.<c>``, ``max.<c>``), the latter only
+for integer and date columns: Delta truncates string statistics, and float and
+timestamp comparisons are not exact here, so those never rule a file out.
+
+Rows are read through deltalake's own storage handler, with the deletion
+vectors deltalake decodes (``DeltaTable.deletion_vectors()``) applied: a row
+they delete is never returned.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote, unquote, urlparse
+from urllib.request import url2pathname
+
+from ..checks import require_pyarrow
+from ..errors import ParquetFormatError, SourceError, UnsupportedTypeError
+from ..io.base import FileInfo
+from ..io.store import StoreOptions
+from ..predicate import Eq, In, Predicate
+from . import TableFiles, check_columns, import_extra
+from .values import leaf_values, may_match
+
+__all__ = ["delta_storage_options", "open_delta", "read_delta_rows", "resolve_delta"]
+
+_INTEGERS = ("byte", "short", "integer", "long")
+_ORDERED = (*_INTEGERS, "date")
+#: Reader features whose tables the row path here reads exactly (column mapping is
+#: refused on its own, by its mode).
+_READER_FEATURES = frozenset({
+    "columnMapping", "deletionVectors", "timestampNtz", "typeWidening", "typeWidening-preview",
+    "v2Checkpoint", "vacuumProtocolCheck", "variantType", "variantType-preview",
+})  # fmt: skip
+
+
+def delta_storage_options(options: StoreOptions | None) -> dict[str, str] | None:
+    """deltalake's ``storage_options`` for the object-store options prune takes.
+
+    Only the options given are mapped; deltalake reads the environment for the rest.
+    """
+    if options is None:
+        return None
+    given = {
+        "aws_endpoint_url": options.endpoint,
+        "aws_region": options.region,
+        "aws_access_key_id": options.access_key_id,
+        "aws_secret_access_key": options.secret_access_key,
+        "aws_session_token": options.session_token,
+        "azure_storage_account_name": options.account_name,
+        "azure_storage_account_key": options.account_key,
+        "azure_storage_sas_key": options.sas_token,
+        "google_service_account": options.service_account_path,
+        "google_service_account_key": options.service_account_key,
+    }
+    out = {k: v for k, v in given.items() if v is not None}
+    if options.endpoint is not None and options.endpoint.startswith("http://"):
+        out["allow_http"] = "true"
+    if options.allow_http is not None:
+        out["allow_http"] = str(options.allow_http).lower()
+    if options.skip_signature:
+        out["aws_skip_signature"] = "true"
+    out["timeout"] = f"{options.timeout}s"
+    out["connect_timeout"] = f"{options.connect_timeout}s"
+    out.update(options.extra_config or {})
+    return out
+
+
+def open_delta(uri: str, version: int | None, options: StoreOptions | None) -> Any:
+    """``DeltaTable(uri, version=...)`` with the object-store options mapped.
+
+    Raises
+    ------
+    MissingDependencyError
+        deltalake is not installed.
+    SourceError
+        deltalake cannot open the table (no log there, no such version, ...).
+    """
+    deltalake = import_extra("deltalake", "delta", "read Delta tables")
+    try:
+        return deltalake.DeltaTable(
+            uri, version=version, storage_options=delta_storage_options(options)
+        )
+    except Exception as exc:  # deltalake raises its own errors, OSError and ValueError
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SourceError(f"cannot open the Delta table: {message}", path=uri) from None
+
+
+def _root(table_uri: str) -> str:
+    """The table's root as our sources take it: a local path, or the URL itself."""
+    if table_uri.startswith("file://"):
+        return url2pathname(urlparse(table_uri).path).rstrip("/") or "/"
+    return table_uri.rstrip("/")
+
+
+def _paths(field: Any, prefix: str = "") -> Iterator[str]:
+    """Every column path under an Arrow field, the field first."""
+    name = prefix + field.name
+    yield name
+    import pyarrow as pa
+
+    if pa.types.is_struct(field.type):
+        for child in field.type:
+            yield from _paths(child, name + ".")
+
+
+def _kinds(dt: Any) -> dict[str, str]:
+    """Top-level primitive columns and their Delta type names (``long``, ``string``, ...)."""
+    out = {}
+    for f in dt.schema().fields:
+        kind = getattr(f.type, "type", None)
+        if isinstance(kind, str):
+            out[f.name] = kind
+    return out
+
+
+def _partition_value(value: Any, kind: str) -> Any:
+    """A partition value as :func:`plain_value` gives literals of its kind (None: null)."""
+    if isinstance(value, str) and kind in _INTEGERS:
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    if isinstance(value, str) and kind == "date":
+        import datetime
+
+        try:
+            return datetime.date.fromisoformat(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _file_may_match(
+    where: Predicate, row: Mapping[str, Any], kinds: Mapping[str, str], partitioned: set[str]
+) -> bool:
+    """Whether the file an add action describes may hold a row where ``where`` holds."""
+
+    def leaf(p: Eq | In) -> bool:
+        c = p.column
+        kind = kinds.get(c, "")
+        if isinstance(p, Eq) and p.value is None:
+            if not p.null_safe:
+                return True  # = NULL: kept, as Bloom pruning keeps it
+            if c in partitioned:
+                return row.get(f"partition.{c}") is None
+            return row.get(f"null_count.{c}") != 0
+        if c in partitioned:
+            values = leaf_values(p, kind)
+            if values is None:
+                return True
+            pv = _partition_value(row.get(f"partition.{c}"), kind)
+            if pv is None:
+                return False  # = and IN never match a null
+            if not all(type(v) is type(pv) for v in values):
+                return True
+            return pv in values
+        rows, nulls = row.get("num_records"), row.get(f"null_count.{c}")
+        if rows is not None and nulls is not None and nulls >= rows:
+            return False  # every value null (or no rows): = and IN match none
+        if kind not in _ORDERED:
+            return True
+        low, high = row.get(f"min.{c}"), row.get(f"max.{c}")
+        values = leaf_values(p, kind)
+        if values is None or low is None or high is None:
+            return True
+        if not all(type(v) is type(low) is type(high) for v in values):
+            return True
+        return any(low <= v <= high for v in values)
+
+    return may_match(where, leaf)
+
+
+def resolve_delta(dt: Any, where: Predicate, options: StoreOptions | None) -> TableFiles:
+    """The live files of a Delta table (at its loaded version) that may hold matching rows.
+
+    Raises
+    ------
+    PredicateError
+        A column of ``where`` is not in the table.
+    """
+    pa = require_pyarrow("read Delta tables")
+    name = str(dt.table_uri)
+    unknown = sorted(set(dt.protocol().reader_features or ()) - _READER_FEATURES)
+    if unknown:
+        # The protocol's rule: a reader refuses a table whose reader features it lacks.
+        raise UnsupportedTypeError(
+            f"the Delta table {name} needs reader feature(s) {', '.join(unknown)}, "
+            "which pybloom-async does not read"
+        )
+    mapping = dt.metadata().configuration.get("delta.columnMapping.mode", "none")
+    if mapping not in (None, "none"):
+        # The files name their columns by physical names the schema maps: reading them by
+        # the logical names would find no column (and no row).
+        raise UnsupportedTypeError(
+            f"the Delta table {name} uses column mapping (mode {mapping!r}), which "
+            "pybloom-async does not read"
+        )
+    schema = pa.schema(dt.schema().to_arrow())
+    columns = tuple(p for f in schema for p in _paths(f))
+    check_columns(where, columns, name)
+    partitioned = list(dt.metadata().partition_columns)
+    kinds = _kinds(dt)
+    root = _root(name)
+    actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+    files, partitions, relative = [], {}, {}
+    for row in actions:
+        rel = unquote(str(row["path"]))
+        # An absolute path (a shallow clone) is read where it is.
+        path = rel if "://" in rel or os.path.isabs(rel) else f"{root}/{rel}"
+        relative[path] = rel  # every live file's: deletion vectors are matched against them
+        if not _file_may_match(where, row, kinds, set(partitioned)):
+            continue
+        files.append(FileInfo(path, int(row["size_bytes"])))
+        partitions[path] = {c: row.get(f"partition.{c}") for c in partitioned}
+    return TableFiles(
+        "delta",
+        name,
+        dt,
+        files,
+        len(actions),
+        columns,
+        tuple(schema.names),
+        tuple(partitioned),
+        partitions,
+        relative=relative,
+    )
+
+
+def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
+    """The deletion vectors of the wanted files, as keep masks (True: the row is live)."""
+    import pyarrow as pa
+
+    dt = table.table
+    if "deletionVectors" not in (dt.protocol().reader_features or ()):
+        return {}
+    # Every live file, not only the wanted ones: a vector that names no live file means
+    # the paths are spelled differently here, and its rows must not come back silently.
+    by_relative: dict[str, str] = {}
+    for path, rel in table.relative.items():
+        by_relative[rel] = by_relative[quote(rel)] = by_relative[path] = path
+    roots = {str(dt.table_uri).rstrip("/") + "/", unquote(str(dt.table_uri)).rstrip("/") + "/"}
+    out = {}
+    reader = pa.RecordBatchReader.from_stream(dt.deletion_vectors())
+    for batch in reader:
+        for uri, mask in zip(
+            batch.column("filepath").to_pylist(), batch.column("selection_vector"), strict=True
+        ):
+            # The vector's file URI, in whichever spelling (encoded or not) names a live file.
+            spellings = {str(uri), unquote(str(uri))}
+            spellings |= {s.removeprefix(root) for s in spellings for root in roots}
+            found = next((by_relative[s] for s in spellings if s in by_relative), None)
+            if found is None:
+                raise ParquetFormatError(
+                    "deltalake gave a deletion vector for a file that is not among the "
+                    "table's live files",
+                    path=str(uri),
+                )
+            if found in wanted:
+                out[found] = mask.values
+    return out
+
+
+def read_delta_rows(
+    table: TableFiles,
+    kept: Mapping[str, Sequence[int] | None],
+    columns: Sequence[str],
+    options: StoreOptions | None,
+) -> Iterator[Any]:
+    """The rows of the kept row groups of the kept files, with deletion vectors applied.
+
+    ``kept`` maps a file's path to its kept row groups (None: all of them).
+    Yields one ``pyarrow.Table`` per row group, with the top-level ``columns``
+    (partition columns filled from the file's partition values), typed as the
+    table's schema. Blocking.
+
+    Raises
+    ------
+    SourceError
+        A file cannot be read.
+    ParquetFormatError
+        A file cannot be decoded, or its deletion vector does not fit it.
+    """
+    import pyarrow as pa
+    import pyarrow.fs as pa_fs
+    import pyarrow.parquet as pq
+    from deltalake.fs import DeltaStorageHandler
+
+    dt = table.table
+    schema = pa.schema(dt.schema().to_arrow())
+    storage = delta_storage_options(options)
+    if storage is None:
+        # The options the table was opened with (deltalake keeps them on the object).
+        storage = getattr(dt, "_storage_options", None)
+    fs = pa_fs.PyFileSystem(DeltaStorageHandler(str(dt.table_uri), storage))
+    masks = _selection_vectors(table, set(kept))
+    data_columns = [c for c in columns if c not in table.partition_columns]
+    for path, groups in kept.items():
+        try:
+            pf = pq.ParquetFile(fs.open_input_file(table.relative[path]))
+        except (OSError, pa.ArrowException) as exc:
+            raise SourceError(f"cannot read the file: {exc}", path=path) from None
+        starts = [0]
+        for i in range(pf.metadata.num_row_groups):
+            starts.append(starts[-1] + pf.metadata.row_group(i).num_rows)
+        mask = masks.get(path)
+        for group in range(pf.metadata.num_row_groups) if groups is None else groups:
+            try:
+                part = pf.read_row_group(group, columns=data_columns, use_threads=False)
+            except (OSError, pa.ArrowException) as exc:
+                raise ParquetFormatError(
+                    f"the row group cannot be decoded: {exc}", path=path, row_group=group
+                ) from None
+            if mask is not None:
+                live = mask.slice(starts[group], part.num_rows)
+                if len(live) < part.num_rows:  # rows past the vector's end are live
+                    pad = pa.array([True] * (part.num_rows - len(live)))
+                    live = pa.concat_arrays([live, pad])
+                part = part.filter(live)
+            yield _shape(part, columns, schema, table.partitions.get(path, {}), path)
+
+
+def _shape(
+    part: Any, columns: Sequence[str], schema: Any, values: Mapping[str, Any], path: str
+) -> Any:
+    """The rows with the table's top-level ``columns``, partition values filled in."""
+    import pyarrow as pa
+
+    arrays = []
+    for name in columns:
+        target = schema.field(name).type
+        try:
+            if name in values:
+                raw = pa.array([values[name]] * part.num_rows)
+                arrays.append(raw.cast(target))
+            elif name in part.column_names:
+                arrays.append(part.column(name).cast(target))
+            else:
+                arrays.append(pa.nulls(part.num_rows, target))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+            raise ParquetFormatError(
+                f"the column {name!r} does not fit the table's type {target}: {exc}", path=path
+            ) from None
+    return pa.Table.from_arrays(arrays, names=list(columns))

@@ -1,0 +1,219 @@
+"""Apache Iceberg tables (SQL catalog on SQLite, committed by pyiceberg) as sources."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pybloom_async as pba
+from pybloom_async.errors import PredicateError, UnsupportedTypeError
+from pybloom_async.io.base import SourceStats
+from pybloom_async.tables import read_rows, resolve_table
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyiceberg")
+from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
+from pyiceberg.expressions import In as IcebergIn  # noqa: E402
+from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
+from pyiceberg.schema import Schema  # noqa: E402
+from pyiceberg.transforms import IdentityTransform  # noqa: E402
+from pyiceberg.types import LongType, NestedField, StringType  # noqa: E402
+
+ROWS = 400
+
+
+def _chunk(start: int, stop: int) -> Any:
+    ids = list(range(start, stop))
+    return pa.table({
+        "id": pa.array(ids, pa.int64()),
+        "s": pa.array([f"s{i}" for i in ids], pa.string()),
+        "p": pa.array(["a" if i < ROWS // 2 else "b" for i in ids], pa.string()),
+    })  # fmt: skip
+
+
+def _catalog(tmp_path: Path) -> Any:
+    return SqlCatalog(
+        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
+    )
+
+
+SCHEMA = Schema(
+    NestedField(1, "id", LongType(), required=False),
+    NestedField(2, "s", StringType(), required=False),
+    NestedField(3, "p", StringType(), required=False),
+)
+SPEC = PartitionSpec(PartitionField(3, 1000, IdentityTransform(), "p"))
+
+
+@pytest.fixture
+def table(tmp_path: Path) -> Any:
+    """Files with filters written by pyarrow, committed by pyiceberg's add_files."""
+    catalog = _catalog(tmp_path)
+    catalog.create_namespace("ns")
+    tbl = catalog.create_table("ns.t", schema=SCHEMA, partition_spec=SPEC)
+    data = tmp_path / "data"
+    data.mkdir()
+    paths = []
+    for start in range(0, ROWS, ROWS // 4):
+        path = data / f"part-{start}.parquet"
+        pq.write_table(_chunk(start, start + ROWS // 4), path,
+                       bloom_filter_options={"id": True, "s": True})  # fmt: skip
+        paths.append(path.as_uri())
+    tbl.add_files(paths)
+    return catalog.load_table("ns.t")
+
+
+def _rows(table: Any) -> list[dict[str, Any]]:
+    return sorted(table.to_pylist(), key=lambda r: (r["id"], r["s"]))
+
+
+def test_manifests_prune_first_then_filters(table: Any) -> None:
+    stats = SourceStats()
+    verdicts = pba.prune_sync(table, "p = 'a' AND id = 120", stats=stats)
+    assert len({v.file for v in verdicts}) == 1 and "part-100" in verdicts[0].file
+    assert stats.requests == 1  # only the file the manifests keep is opened
+    assert pba.prune_sync(table, "id IN (1001, 1002)") == []
+    verdicts = pba.prune_sync(table, "s = 's5x'")
+    assert pba.Rule.BLOOM_FILTER in {v.rule for v in verdicts}
+    assert not any(v.kept for v in verdicts)
+
+
+@pytest.mark.parametrize(
+    ("where", "expression"),
+    [
+        ("id IN (3, 150, 250, 399, 1000)", IcebergIn("id", {3, 150, 250, 399, 1000})),
+        ("p = 'b' AND s IN ('s3', 's301')", "p = 'b' AND s IN ('s3', 's301')"),
+        ("p = 'a' OR id = 399", "p = 'a' OR id = 399"),
+    ],
+)
+def test_lookup_equals_pyicebergs_scan(table: Any, where: str, expression: Any) -> None:
+    expected = _rows(table.scan(row_filter=expression).to_arrow())
+    assert _rows(pba.lookup_sync(table, where)) == expected
+    assert expected
+
+
+def test_deleted_rows_and_replaced_files_are_never_read(table: Any, tmp_path: Path) -> None:
+    before = {t.file.file_path for t in table.scan().plan_files()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # merge-on-read falls back to copy-on-write
+        table.delete("id = 5")
+    after = {t.file.file_path for t in table.scan().plan_files()}
+    replaced = before - after
+    assert replaced
+    for uri in replaced:
+        path = Path(uri.removeprefix("file://"))
+        assert path.exists()
+        path.write_bytes(b"damaged: a replaced file is never read")
+    verdicts = pba.prune_sync(table, "id IN (5, 6)")
+    assert {v.file for v in verdicts}.isdisjoint(replaced)
+    assert pba.lookup_sync(table, "id IN (5, 6)").to_pylist() == [{"id": 6, "s": "s6", "p": "a"}]
+
+
+def test_position_deletes_of_a_task_are_applied(table: Any, tmp_path: Path) -> None:
+    # pyiceberg 0.12 writes no delete files: one is written here and put on the task,
+    # as plan_files does for a table that has them.
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    files = resolve_table(table, pba.parse_predicate("id IN (1, 2, 3)"))
+    (data_path,) = [f.path for f in files.files]
+    deletes = tmp_path / "deletes.parquet"
+    pq.write_table(
+        pa.table({"file_path": [data_path, data_path], "pos": pa.array([2, 3], pa.int64())}),
+        deletes,
+    )
+    delete_file = DataFile.from_args(
+        content=DataFileContent.POSITION_DELETES, file_path=deletes.as_uri(),
+        file_format=FileFormat.PARQUET, partition=Record(), record_count=2,
+        file_size_in_bytes=deletes.stat().st_size,
+    )  # fmt: skip
+    files.tasks[data_path].delete_files.add(delete_file)
+    got = [t for part in read_rows(files, {data_path: None}, ["id"], None) for t in part["id"]]
+    assert 2 not in [v.as_py() for v in got] and 3 not in [v.as_py() for v in got]
+    assert len(got) == ROWS // 4 - 2
+
+
+def test_equality_deletes_are_refused(table: Any, tmp_path: Path) -> None:
+    # pyiceberg applies position deletes only: a task with equality deletes is an error,
+    # never rows that may have been deleted.
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    files = resolve_table(table, pba.parse_predicate("id IN (1, 2, 3)"))
+    (data_path,) = [f.path for f in files.files]
+    deletes = tmp_path / "eq-deletes.parquet"
+    pq.write_table(pa.table({"id": pa.array([2], pa.int64())}), deletes)
+    delete_file = DataFile.from_args(
+        content=DataFileContent.EQUALITY_DELETES, file_path=deletes.as_uri(),
+        file_format=FileFormat.PARQUET, partition=Record(), record_count=1,
+        file_size_in_bytes=deletes.stat().st_size, equality_ids=[1],
+    )  # fmt: skip
+    files.tasks[data_path].delete_files.add(delete_file)
+    with pytest.raises(UnsupportedTypeError, match="equality_deletes"):
+        list(read_rows(files, {data_path: None}, ["id"], None))
+
+
+def test_written_by_pyiceberg_itself(tmp_path: Path) -> None:
+    catalog = _catalog(tmp_path)
+    catalog.create_namespace("ns")
+    properties = {"write.parquet.bloom-filter-enabled.column.id": "true"}
+    tbl = catalog.create_table("ns.w", schema=SCHEMA, properties=properties)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pyiceberg 0.12 says it writes no filters yet
+        tbl.append(_chunk(0, 100))
+        tbl.append(_chunk(100, 200))
+    verdicts = pba.prune_sync(tbl, "id = 150")
+    assert len(verdicts) == 1  # the manifests' bounds leave one file
+    got = pba.lookup_sync(tbl, "id IN (42, 150)", columns=["s"])
+    assert sorted(r["s"] for r in got.to_pylist()) == ["s150", "s42"]
+
+
+def test_mistakes_are_errors(table: Any) -> None:
+    with pytest.raises(PredicateError, match="no such column"):
+        pba.prune_sync(table, "idd = 3")
+    with pytest.raises(PredicateError):
+        pba.lookup_sync(table, "id = 'abc'")
+
+
+def _cli(home: Path, *argv: str, blocked: bool = False) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ, "HOME": str(home),
+        "PYICEBERG_CATALOG__TEST__TYPE": "sql",
+        "PYICEBERG_CATALOG__TEST__URI": f"sqlite:///{home / 'catalog.db'}",
+        "PYICEBERG_CATALOG__TEST__WAREHOUSE": (home / "wh").as_uri(),
+    }  # fmt: skip
+    if blocked:  # pyiceberg made unimportable in the child
+        blocker = home / "block"
+        blocker.mkdir(exist_ok=True)
+        (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['pyiceberg'] = None\n")
+        env["PYTHONPATH"] = os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")])
+    script = Path(sys.executable).parent / "pybloom-async"
+    return subprocess.run(
+        [str(script), *argv], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def test_cli_iceberg(table: Any, tmp_path: Path) -> None:
+    done = _cli(tmp_path, "lookup", "--iceberg", "test.ns.t", "--where", "id IN (7, 301)",
+                "-f", "json", "-q")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert '"id": 7' in done.stdout and '"id": 301' in done.stdout
+    done = _cli(tmp_path, "prune", "--iceberg", "test.ns.t", "--where", "id = 7", "--summary")
+    assert done.returncode == 0 and "1/1 row group kept" in done.stdout, done.stderr
+    done = _cli(tmp_path, "prune", "--iceberg", "test.ns.nope", "--where", "id = 7")
+    assert done.returncode == 1 and "cannot load the Iceberg table" in done.stderr
+    done = _cli(tmp_path, "prune", "--iceberg", "test", "--where", "id = 7")
+    assert done.returncode == 2 and "CATALOG.NAMESPACE.TABLE" in done.stderr
+    done = _cli(tmp_path, "lookup", "--iceberg", "test.ns.t", "--where", "id = 7", blocked=True)
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        "pybloom-async: error: pyiceberg is needed to read Iceberg tables: "
+        "install pybloom-async[iceberg]"
+    )
