@@ -146,8 +146,11 @@ def s3_arguments(options: StoreOptions) -> dict[str, Any]:
             )
         args["endpoint_override"] = endpoint["authority"]
         args["scheme"] = endpoint["scheme"]
-    if options.region is not None:
-        args["region"] = options.region
+    # obstore's region: the option, then the environment, then us-east-1. Given to pyarrow
+    # always: left unset, the AWS SDK may ask the instance metadata service for one.
+    args["region"] = (
+        options.region or _env("AWS_REGION") or _env("AWS_DEFAULT_REGION") or "us-east-1"
+    )
     if options.access_key_id is not None:
         args["access_key"] = options.access_key_id
     if options.secret_access_key is not None:

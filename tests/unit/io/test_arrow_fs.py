@@ -101,9 +101,18 @@ def test_s3_skip_signature_is_anonymous() -> None:
 
 def test_s3_defaults_leave_credentials_to_the_environment() -> None:
     args = s3_arguments(StoreOptions())
-    assert not {"access_key", "secret_key", "region", "endpoint_override", "anonymous"} & set(
-        args
-    )
+    assert not {"access_key", "secret_key", "endpoint_override", "anonymous"} & set(args)
+
+
+def test_s3_region_as_obstore_finds_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    assert s3_arguments(StoreOptions())["region"] == "us-east-1"
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+    assert s3_arguments(StoreOptions())["region"] == "ap-south-1"
+    monkeypatch.setenv("AWS_REGION", "eu-north-1")
+    assert s3_arguments(StoreOptions())["region"] == "eu-north-1"
+    assert s3_arguments(StoreOptions(region="us-west-2"))["region"] == "us-west-2"
 
 
 @pytest.mark.parametrize(
