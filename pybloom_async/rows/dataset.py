@@ -16,6 +16,10 @@ and DataFusion (``ctx.register_dataset``) scan it and read only those row groups
   options as the reader (:mod:`pybloom_async.io.arrow_fs`): local files, S3, GCS
   and Azure. pyarrow has no HTTP filesystem, so HTTP(S) URLs are refused.
 
+Rows come file by file, but within a file pyarrow may scan the kept row groups in
+another order than the file's (``make_fragment`` takes them as a set): an engine
+that must keep the file's order sorts.
+
 Each kept file's footer is read twice: once by pruning, once by the engine when it
 scans (pyarrow cannot take a footer already read into a fragment without reading it
 again). The engine reads the files when it scans, with no version pinned: a file
