@@ -10,9 +10,11 @@ other credentials, or another endpoint.
 
 Credentials that neither the options nor the location give come from the
 environment, as with obstore: pyarrow's S3 and GCS filesystems read the standard
-variables themselves; for Azure, whose pyarrow filesystem reads none of obstore's,
-``AZURE_STORAGE_ACCOUNT_NAME``, ``AZURE_STORAGE_ACCOUNT_KEY``, ``AZURE_STORAGE_SAS_KEY``
-and ``AZURE_STORAGE_ENDPOINT`` are read here.
+credential variables themselves. What pyarrow does not read is read here: the S3
+endpoint and region (``AWS_ENDPOINT_URL``, ``AWS_ENDPOINT``, ``AWS_REGION``,
+``AWS_DEFAULT_REGION``), and for Azure, whose pyarrow filesystem reads none of obstore's
+variables, ``AZURE_STORAGE_ACCOUNT_NAME``, ``AZURE_STORAGE_ACCOUNT_KEY``,
+``AZURE_STORAGE_SAS_KEY`` and ``AZURE_STORAGE_ENDPOINT``.
 """
 
 from __future__ import annotations
@@ -137,11 +139,13 @@ def s3_arguments(options: StoreOptions) -> dict[str, Any]:
         # The AWS SDK counts attempts, the first one included; StoreOptions counts retries.
         "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=options.max_retries + 1),
     }
-    endpoint = _endpoint("s3", options, options.endpoint)
+    # pyarrow's AWS SDK does not read obstore's endpoint variables: they are read here.
+    given = options.endpoint or _env("AWS_ENDPOINT_URL") or _env("AWS_ENDPOINT")
+    endpoint = _endpoint("s3", options, given)
     if endpoint:
         if endpoint["path"]:
             raise InvalidArgumentError(
-                f"option endpoint {options.endpoint!r} has a path; pyarrow's S3FileSystem "
+                f"endpoint {given!r} has a path; pyarrow's S3FileSystem "
                 "takes a host and port only"
             )
         args["endpoint_override"] = endpoint["authority"]

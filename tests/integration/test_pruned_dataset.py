@@ -256,3 +256,19 @@ def test_azurite_dataset_reads_the_rows(lake: Lake, azurite_server: Any) -> None
     got = ds.to_table(filter=pads.field("key").isin(keys), columns=["key", "name", "v"])
     assert _sorted(zip(*got.to_pydict().values(), strict=True)) == _polars_native(lake, keys)
 
+
+
+@pytest.mark.servers
+def test_s3_reached_through_the_environment_alone(
+    lake: Lake, s3_lake: S3Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No options: pruning (obstore) and the dataset (pyarrow) find the same endpoint."""
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_lake.proxy.endpoint)
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    keys = lake.probe()
+    ds = pruned_dataset_sync(s3_lake.url, f"key IN ({_in_list(keys)})")
+    got = ds.to_table(filter=pads.field("key").isin(keys), columns=["key", "name", "v"])
+    assert _sorted(zip(*got.to_pydict().values(), strict=True)) == _polars_native(lake, keys)

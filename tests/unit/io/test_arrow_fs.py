@@ -30,7 +30,7 @@ AZ_ENV = (
 
 @pytest.fixture(autouse=True)
 def _no_store_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (*AZ_ENV, "AWS_ALLOW_HTTP"):
+    for name in (*AZ_ENV, "AWS_ALLOW_HTTP", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -102,6 +102,17 @@ def test_s3_skip_signature_is_anonymous() -> None:
 def test_s3_defaults_leave_credentials_to_the_environment() -> None:
     args = s3_arguments(StoreOptions())
     assert not {"access_key", "secret_key", "endpoint_override", "anonymous"} & set(args)
+
+
+def test_s3_endpoint_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT", "https://other.example:1")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9000")
+    args = s3_arguments(StoreOptions())
+    assert (args["endpoint_override"], args["scheme"]) == ("127.0.0.1:9000", "http")
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    assert s3_arguments(StoreOptions())["endpoint_override"] == "other.example:1"
+    given = s3_arguments(StoreOptions(endpoint="https://s3.example"))
+    assert given["endpoint_override"] == "s3.example"
 
 
 def test_s3_region_as_obstore_finds_it(monkeypatch: pytest.MonkeyPatch) -> None:
