@@ -168,6 +168,13 @@ def s3_arguments(options: StoreOptions) -> dict[str, Any]:
     return args
 
 
+_GCS_OBSTORE_ENV = (
+    "GOOGLE_SERVICE_ACCOUNT",
+    "GOOGLE_SERVICE_ACCOUNT_PATH",
+    "GOOGLE_SERVICE_ACCOUNT_KEY",
+)
+
+
 def gcs_arguments(options: StoreOptions) -> dict[str, Any]:
     """``pyarrow.fs.GcsFileSystem`` keyword arguments for ``options``."""
     _unmappable(
@@ -182,6 +189,14 @@ def gcs_arguments(options: StoreOptions) -> dict[str, Any]:
         ),
         "GcsFileSystem (credentials: set GOOGLE_APPLICATION_CREDENTIALS instead)",
     )
+    # obstore's own credential variables, which pyarrow's GCS client does not read: a
+    # dataset built without them would reach the bucket as someone else, or as nobody.
+    unread = [name for name in _GCS_OBSTORE_ENV if _env(name)]
+    if unread and not _env("GOOGLE_APPLICATION_CREDENTIALS"):
+        raise InvalidArgumentError(
+            f"{', '.join(unread)} is set, which pyarrow's GcsFileSystem does not read; "
+            "set GOOGLE_APPLICATION_CREDENTIALS to the service-account file instead"
+        )
     args: dict[str, Any] = {"retry_time_limit": timedelta(seconds=options.retry_timeout)}
     endpoint = _endpoint("gs", options, options.endpoint)
     if endpoint:

@@ -27,10 +27,17 @@ AZ_ENV = (
     "AZURE_STORAGE_ENDPOINT",
 )
 
+GCS_ENV = (
+    "GOOGLE_SERVICE_ACCOUNT",
+    "GOOGLE_SERVICE_ACCOUNT_PATH",
+    "GOOGLE_SERVICE_ACCOUNT_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+)
+
 
 @pytest.fixture(autouse=True)
 def _no_store_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in (*AZ_ENV, "AWS_ALLOW_HTTP", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"):
+    for name in (*AZ_ENV, *GCS_ENV, "AWS_ALLOW_HTTP", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -185,6 +192,14 @@ def test_gcs_options_pyarrow_cannot_take_are_refused_by_name(options: StoreOptio
     name = options.given()[0]
     with pytest.raises(InvalidArgumentError, match=name):
         gcs_arguments(options)
+
+
+def test_gcs_credentials_only_obstore_reads_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOOGLE_SERVICE_ACCOUNT", "/k.json")
+    with pytest.raises(InvalidArgumentError, match="GOOGLE_SERVICE_ACCOUNT is set"):
+        gcs_arguments(StoreOptions())
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", "/k.json")
+    assert gcs_arguments(StoreOptions())["retry_time_limit"] == timedelta(seconds=60)
 
 
 # ---- Azure -------------------------------------------------------------------------------
