@@ -56,7 +56,7 @@ from .read.blocking import read_footer_sync
 from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
 from .read.reader import BloomReader, read_bloom_filters, read_footer
 from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
-from .rows import lookup, lookup_batches, lookup_sync
+from .rows import lookup, lookup_batches, lookup_sync, pruned_dataset, pruned_dataset_sync
 from .types import PhysicalType
 from .version import __version__
 
@@ -128,6 +128,8 @@ __all__ = [
     "prune_sync",
     "prune_with_index",
     "prune_with_index_sync",
+    "pruned_dataset",
+    "pruned_dataset_sync",
     "read_bloom_filters",
     "read_footer",
     "read_footer_sync",

@@ -40,7 +40,13 @@ from .base import ByteSource, FileInfo, SourceStats, T, describe, gather
 from .identity import SourceIdentity, meta_identity
 from .local import LocalFileSource
 
-__all__ = ["ObjectStoreSource", "StoreOptions", "clear_store_cache", "open_source"]
+__all__ = [
+    "ObjectStoreSource",
+    "StoreOptions",
+    "allow_http",
+    "clear_store_cache",
+    "open_source",
+]
 
 
 # --------------------------------------------------------------------------- object stores
@@ -140,7 +146,7 @@ class StoreOptions:
             # Freeze a private copy: the options are part of the store-cache key.
             object.__setattr__(self, "extra_config", dict(sorted(self.extra_config.items())))
 
-    def _given(self) -> list[str]:
+    def given(self) -> list[str]:
         """Names of the fields set away from their defaults (an empty extra_config is unset)."""
         given = []
         for f in dataclasses.fields(self):
@@ -200,20 +206,29 @@ def _env_flag(name: str) -> bool | None:
     return value.strip().lower() in ("1", "true", "yes", "on")
 
 
+def allow_http(kind: str, options: StoreOptions, url_scheme_http: bool = False) -> bool | None:
+    """Whether plain HTTP is allowed: the option, an ``http://`` endpoint, the environment.
+
+    None: nothing says (the client's default, off).
+    """
+    allowed = options.allow_http
+    if allowed is None and options.endpoint is not None:
+        allowed = options.endpoint.lower().startswith("http://") or None
+    if allowed is None and kind in _ENV_PREFIX:
+        allowed = _env_flag(f"{_ENV_PREFIX[kind]}_ALLOW_HTTP")
+    if allowed is None and url_scheme_http:
+        allowed = True
+    return allowed
+
+
 def _client_options(kind: str, options: StoreOptions, url_scheme_http: bool) -> ClientConfig:
     client: ClientConfig = {
         "timeout": timedelta(seconds=options.timeout),
         "connect_timeout": timedelta(seconds=options.connect_timeout),
     }
-    allow_http = options.allow_http
-    if allow_http is None and options.endpoint is not None:
-        allow_http = options.endpoint.lower().startswith("http://") or None
-    if allow_http is None and kind in _ENV_PREFIX:
-        allow_http = _env_flag(f"{_ENV_PREFIX[kind]}_ALLOW_HTTP")
-    if allow_http is None and url_scheme_http:
-        allow_http = True
-    if allow_http is not None:
-        client["allow_http"] = allow_http
+    allowed = allow_http(kind, options, url_scheme_http)
+    if allowed is not None:
+        client["allow_http"] = allowed
     return client
 
 
@@ -429,7 +444,7 @@ _DEFAULT_OPTIONS = StoreOptions()
 def check_applicable(loc: Address, options: StoreOptions) -> None:
     if options is _DEFAULT_OPTIONS:
         return  # nothing given, nothing stray
-    stray = [name for name in options._given() if name not in _APPLICABLE[loc.kind]]
+    stray = [name for name in options.given() if name not in _APPLICABLE[loc.kind]]
     if stray:
         where = "local files" if loc.kind == "file" else f"{loc.kind} URLs"
         raise InvalidArgumentError(

@@ -1,0 +1,268 @@
+"""The pruned files as a ``pyarrow.dataset.Dataset``, for the user's own engine.
+
+:func:`pruned_dataset` prunes the files as :func:`pybloom_async.prune` does and hands
+back a dataset of only what may match: one fragment per file with a kept row group,
+restricted to its kept row groups (``ParquetFileFormat.make_fragment(...,
+row_groups=...)``). Polars (``pl.scan_pyarrow_dataset``), DuckDB (``con.register``)
+and DataFusion (``ctx.register_dataset``) scan it and read only those row groups.
+
+* A file whose every row group is pruned is left out.
+* A file that pruning keeps whole (unreadable, with its reason) stays whole: the
+  engine reads it, and reports its error itself if it cannot.
+* The schema is the one :func:`pybloom_async.lookup` unifies (documented in
+  :mod:`pybloom_async.rows.api`), over every top-level column of every file read,
+  in the order first seen; a file without a column gives nulls there.
+* The fragments are read through pyarrow's filesystems, configured from the same
+  options as the reader (:mod:`pybloom_async.io.arrow_fs`): local files, S3, GCS
+  and Azure. pyarrow has no HTTP filesystem, so HTTP(S) URLs are refused.
+
+Rows come file by file, but within a file pyarrow may scan the kept row groups in
+another order than the file's (``make_fragment`` takes them as a set): an engine
+that must keep the file's order sorts.
+
+Each kept file's footer is read twice: once by pruning, once by the engine when it
+scans (pyarrow cannot take a footer already read into a fragment without reading it
+again). The engine reads the files when it scans, with no version pinned: a file
+replaced after pruning is read as it is then (its size is given to pyarrow, so a
+file whose size changed fails to read instead of being read wrong).
+
+Where the files come from is one step (:func:`dataset_from_files` takes the files
+that a listing, or a table format's live files, gives): a table's files as
+:class:`~pybloom_async.io.base.FileInfo` lists go through the same path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..checks import require_pyarrow
+from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, SourceError
+from ..io.address import parse_address
+from ..io.arrow_fs import arrow_filesystem, arrow_path
+from ..io.base import FileInfo, SourceStats
+from ..io.store import StoreOptions, resolve_options
+from ..predicate import Predicate, as_predicate
+from ..pruning.api import prune
+from ..pruning.runner import Run, expand_paths, for_each, open_run
+from ..read.blocking import run_in_new_loop
+from ..read.fetch import ReaderConfig
+from ..read.reader import BloomReader
+
+if TYPE_CHECKING:
+    from .fetch import FilePlan
+
+__all__ = ["dataset_from_files", "pruned_dataset", "pruned_dataset_sync"]
+
+Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
+
+
+def _path(location: str | FileInfo) -> str:
+    return location.path if isinstance(location, FileInfo) else os.fspath(location)
+
+
+@dataclass
+class _Kept:
+    """One file the dataset holds: its plan (None: kept whole, unread, for ``reason``)."""
+
+    location: str | FileInfo
+    plan: FilePlan | None
+    reason: str = ""
+
+
+async def _decide(run: Run, location: str | FileInfo, where: Predicate, strict: bool) -> _Kept:
+    """Prune one file through the run's reader; keep what building its fragment needs."""
+    from .fetch import describe
+
+    try:
+        verdicts = await prune(
+            [location], where, strict=strict, reader=run.reader, require_columns=False
+        )
+        whole = [v.reason for v in verdicts if v.row_group is None]
+        if whole:
+            return _Kept(location, None, whole[0])  # unreadable: kept whole, as pruning keeps it
+        footer = await run.reader.footer(location)  # from the cache pruning filled
+        kept = [v.row_group for v in verdicts if v.kept and v.row_group is not None]
+        try:
+            return _Kept(location, describe(location, footer, kept))
+        except ParquetFormatError as exc:
+            if strict:
+                raise
+            return _Kept(location, None, str(exc))  # pyarrow cannot read it: the engine says so
+    except PyBloomError as exc:
+        raise exc.with_context(path=_path(location)) from None
+    finally:
+        run.done(location)
+
+
+def _schema(plans: Sequence[FilePlan]) -> Any:
+    """The unified schema of every top-level column of every file, first seen first."""
+    from .fetch import result_schema
+
+    names: dict[str, None] = {}
+    for plan in plans:
+        names.update(dict.fromkeys(str(n) for n in plan.arrow_schema.names))
+    schema, _ = result_schema(plans, list(names))
+    return schema
+
+
+_Systems = dict[tuple[str, str | None], Any]  # one pyarrow filesystem per store and account
+
+
+def _filesystems(files: Sequence[str | FileInfo], options: StoreOptions) -> _Systems:
+    """The filesystems the files need: locations and options refused before any read."""
+    systems: _Systems = {}
+    for location in files:
+        address = parse_address(_path(location))
+        key = (address.kind, address.account)
+        if key not in systems:
+            arrow_path(address)  # refuses HTTP(S) URLs
+            systems[key] = arrow_filesystem(address, options)
+    return systems
+
+
+def _fragments(kept: Sequence[_Kept], systems: _Systems) -> list[Any]:
+    """One fragment per file with kept row groups (whole for a file kept whole)."""
+    import pyarrow.dataset as pads
+
+    fmt = pads.ParquetFileFormat()
+    fragments = []
+    for entry in kept:
+        if entry.plan is not None and not entry.plan.kept:
+            continue  # every row group pruned
+        location = entry.location
+        address = parse_address(_path(location))
+        key = (address.kind, address.account)
+        if entry.plan is None:
+            size = location.size if isinstance(location, FileInfo) else None
+            fragment = fmt.make_fragment(arrow_path(address), systems[key], file_size=size)
+        else:
+            fragment = fmt.make_fragment(
+                arrow_path(address),
+                systems[key],
+                row_groups=entry.plan.kept,
+                file_size=entry.plan.footer_location.file_size,
+            )
+        fragments.append(fragment)
+    return fragments
+
+
+async def dataset_from_files(
+    run: Run, files: Sequence[str | FileInfo], where: Predicate | str, *, strict: bool = False
+) -> Any:
+    """The pruned dataset of ``files`` (already listed), pruned through ``run``'s reader.
+
+    The step :func:`pruned_dataset` runs after listing; a table format's live
+    files, given as :class:`FileInfo` lists, are built into a dataset here too.
+    """
+    pa = require_pyarrow("build a dataset")
+    import pyarrow.dataset as pads
+
+    from .fetch import check_predicate_columns
+
+    predicate = as_predicate(where)
+    options = resolve_options(run.reader.options, {})
+    systems = _filesystems(files, options)
+    kept = await for_each(list(files), lambda f: _decide(run, f, predicate, strict), run.limit)
+    plans = [entry.plan for entry in kept if entry.plan is not None]
+    check_predicate_columns(predicate, plans)
+    if not plans and kept:
+        # No footer could be read: there is no schema to give the engine, and an empty one
+        # would read no column at all.
+        first = kept[0]
+        raise SourceError(
+            f"no file could be read, so the dataset has no schema; the first: {first.reason}",
+            path=_path(first.location),
+        )
+    schema = _schema(plans) if plans else pa.schema([])
+    # The dataset's own filesystem is only its default: each fragment carries its own.
+    default = next(iter(systems.values()), None) or arrow_filesystem(
+        parse_address(os.curdir), options
+    )
+    return pads.FileSystemDataset(
+        _fragments(kept, systems), schema, pads.ParquetFileFormat(), default
+    )
+
+
+_DOC_PARAMETERS = """
+    Parameters
+    ----------
+    sources:
+        Files, directories or object-store prefixes (``s3://bucket/table/``);
+        directories and prefixes expand to their ``*.parquet`` files. Local
+        paths and ``s3://``, ``gs://``, ``az://`` URLs (pyarrow has no HTTP
+        filesystem).
+    where:
+        A predicate built with :func:`pybloom_async.col`, or its text form
+        (``"id = 42 AND email IN ('a', 'b')"``).
+    strict:
+        Raise on an unreadable file, a damaged filter or a missing column
+        instead of keeping the file or row group.
+    concurrency, options, stats, config, reader:
+        As for :func:`pybloom_async.prune`. ``options`` (or the reader's) also
+        configure the dataset's filesystems; ``stats`` counts pruning's reads
+        only, not the engine's.
+
+    Raises
+    ------
+    PredicateError
+        ``where`` is malformed, a literal is not a value of its column's type,
+        or a column of ``where`` is in none of the files.
+    SchemaMismatchError
+        Two files give a column types that do not unify.
+    InvalidArgumentError
+        An argument is of the wrong kind; an HTTP(S) URL; an option that
+        pyarrow's filesystem for the store cannot take (named).
+    ParquetFormatError, SourceError, SourceNotFoundError
+        A listing fails; with ``strict``, the first unreadable file; or no
+        file at all can be read.
+    MissingDependencyError
+        pyarrow is not installed.
+"""
+
+
+async def pruned_dataset(
+    sources: Sources,
+    where: Predicate | str,
+    *,
+    strict: bool = False,
+    concurrency: int | None = None,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    config: ReaderConfig | None = None,
+    reader: BloomReader | None = None,
+) -> Any:
+    """A ``pyarrow.dataset.Dataset`` of only the row groups that may hold matching rows.
+
+    Files are pruned ``concurrency`` at once, each footer read once by pruning.
+    The dataset holds the rows of the kept row groups, not only the matching
+    ones: the engine applies ``where`` (or any other filter) when it scans.
+    """
+    if not isinstance(strict, bool):
+        raise InvalidArgumentError("strict must be True or False", value=strict)
+    predicate = as_predicate(where)  # a malformed predicate is refused before any listing
+    async with open_run(
+        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
+    ) as run:
+        files = await expand_paths(sources, run.reader)
+        return await dataset_from_files(run, files, predicate, strict=strict)
+
+
+def pruned_dataset_sync(sources: Sources, where: Predicate | str, **kwargs: Any) -> Any:
+    """:func:`pruned_dataset` for scripts (not from inside an event loop); the same arguments.
+
+    Raises
+    ------
+    EventLoopError
+        Called from a thread that runs an event loop: ``await pruned_dataset(...)`` there.
+    """
+    return run_in_new_loop(
+        lambda: pruned_dataset(sources, where, **kwargs),
+        caller="pruned_dataset_sync",
+        instead="pruned_dataset",
+    )
+
+
+pruned_dataset.__doc__ = (pruned_dataset.__doc__ or "") + _DOC_PARAMETERS

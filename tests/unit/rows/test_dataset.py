@@ -1,0 +1,210 @@
+"""pruned_dataset on local files: fragments, schemas, unreadable files, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pybloom_async import (
+    EventLoopError,
+    InvalidFilterError,
+    ParquetFormatError,
+    PredicateError,
+    Rule,
+    SchemaMismatchError,
+    SourceError,
+    prune_sync,
+    pruned_dataset,
+    pruned_dataset_sync,
+)
+from pybloom_async.errors import InvalidArgumentError
+from pybloom_async.io.base import FileInfo, SourceStats
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+GROUP = 100
+
+
+def _write(path: Path, table: Any) -> Path:
+    pq.write_table(
+        table,
+        path,
+        row_group_size=GROUP,
+        bloom_filter_options={n: True for n in table.column_names},
+    )
+    return path
+
+
+def _ids(path: Path, ids: list[int], id_type: Any = None, **extra: Any) -> Path:
+    # Row groups of interleaved ids: statistics alone prune nothing, the filters do.
+    table = pa.table(
+        {
+            "id": pa.array(ids, id_type or pa.int64()),
+            "name": pa.array([f"n{i}" for i in ids]),
+            **extra,
+        }
+    )
+    return _write(path, table)
+
+
+def _interleaved(start: int, n: int = 400) -> list[int]:
+    groups = n // GROUP
+    return [start + (i % GROUP) * groups + i // GROUP for i in range(n)]
+
+
+def _fragments(ds: Any) -> dict[str, list[int] | None]:
+    out: dict[str, list[int] | None] = {}
+    for fragment in ds.get_fragments():
+        # The row groups given when the fragment was made (None: the whole file).
+        out[Path(fragment.path).name] = (
+            sorted(rg.id for rg in fragment.row_groups) if fragment.row_groups else None
+        )
+    return out
+
+
+def test_only_kept_row_groups_of_kept_files(tmp_path: Path) -> None:
+    a = _ids(tmp_path / "a.parquet", _interleaved(0))
+    _ids(tmp_path / "b.parquet", _interleaved(1000))
+    verdicts = prune_sync(str(tmp_path), "id = 7")
+    kept = [v.row_group for v in verdicts if v.kept]
+    ds = pruned_dataset_sync(str(tmp_path), "id = 7")
+    assert _fragments(ds) == {"a.parquet": kept}  # b.parquet: every row group pruned
+    assert len(kept) < 4
+    assert ds.to_table(filter=pa.compute.field("id") == 7).to_pylist() == [{"id": 7, "name": "n7"}]
+    assert ds.schema == pa.schema([("id", pa.int64()), ("name", pa.string())])
+    assert Path(next(iter(ds.get_fragments())).path) == a.resolve()
+
+
+def test_everything_pruned_gives_an_empty_dataset_with_the_schema(tmp_path: Path) -> None:
+    _ids(tmp_path / "a.parquet", _interleaved(0))
+    ds = pruned_dataset_sync(str(tmp_path), "id = 5000")
+    assert list(ds.get_fragments()) == []
+    table = ds.to_table()
+    assert table.num_rows == 0
+    assert table.schema == pa.schema([("id", pa.int64()), ("name", pa.string())])
+
+
+def test_mixed_schemas_promote_and_fill_nulls(tmp_path: Path) -> None:
+    _ids(tmp_path / "a.parquet", _interleaved(0), pa.int32())
+    _ids(tmp_path / "b.parquet", _interleaved(1000), extra=pa.array([1.5] * 400))
+    ds = pruned_dataset_sync(str(tmp_path), "id IN (3, 1003)")
+    assert ds.schema == pa.schema(
+        [("id", pa.int64()), ("name", pa.string()), ("extra", pa.float64())]
+    )
+    got = ds.to_table(filter=pa.compute.field("id").isin([3, 1003])).sort_by("id")
+    assert got.to_pylist() == [
+        {"id": 3, "name": "n3", "extra": None},
+        {"id": 1003, "name": "n1003", "extra": 1.5},
+    ]
+
+
+def test_schemas_that_do_not_unify_name_both_files(tmp_path: Path) -> None:
+    _ids(tmp_path / "a.parquet", _interleaved(0), extra=pa.array(["x"] * 400))
+    _ids(tmp_path / "b.parquet", _interleaved(1000), extra=pa.array([1] * 400))
+    with pytest.raises(SchemaMismatchError, match=r"'extra' is string in .*a\.parquet and int64"):
+        pruned_dataset_sync(str(tmp_path), "id = 3")
+
+
+def test_unreadable_file_stays_whole_or_raises_with_strict(tmp_path: Path) -> None:
+    _ids(tmp_path / "a.parquet", _interleaved(0))
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    ds = pruned_dataset_sync(str(tmp_path), "id = 7")
+    by_name = {Path(f.path).name: f for f in ds.get_fragments()}
+    assert sorted(by_name) == ["a.parquet", "bad.parquet"]
+    assert len(by_name["a.parquet"].row_groups) < 4
+    # Kept whole: the engine reads it, and says why it cannot.
+    with pytest.raises(pa.ArrowInvalid, match=r"bad\.parquet"):
+        ds.to_table()
+    with pytest.raises(ParquetFormatError, match=r"bad\.parquet"):
+        pruned_dataset_sync(str(tmp_path), "id = 7", strict=True)
+
+
+def test_no_readable_file_is_an_error_naming_the_first(tmp_path: Path) -> None:
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(SourceError, match=r"no file could be read.*bad\.parquet"):
+        pruned_dataset_sync(str(tmp_path), "id = 7")
+
+
+@pytest.mark.parametrize(
+    ("where", "error", "match"),
+    [
+        ("id = ", PredicateError, None),
+        ("id = 'x'", PredicateError, None),
+        ("nope = 3", PredicateError, "nope"),
+    ],
+)
+def test_bad_where_raises_what_prune_raises(
+    tmp_path: Path, where: str, error: type[Exception], match: str | None
+) -> None:
+    _ids(tmp_path / "a.parquet", _interleaved(0))
+    with pytest.raises(error) as expected:
+        prune_sync(str(tmp_path), where)
+    with pytest.raises(error, match=match) as got:
+        pruned_dataset_sync(str(tmp_path), where)
+    assert type(got.value) is type(expected.value)
+    if where != "nope = 3":  # the column check says the same with other words
+        assert str(got.value) == str(expected.value)
+
+
+def test_http_urls_are_refused_before_any_read() -> None:
+    stats = SourceStats()
+    with pytest.raises(InvalidArgumentError, match="no HTTP filesystem"):
+        pruned_dataset_sync(["https://127.0.0.1:9/a.parquet"], "id = 1", stats=stats)
+    assert stats.requests == 0
+
+
+def test_bad_arguments(tmp_path: Path) -> None:
+    _ids(tmp_path / "a.parquet", _interleaved(0))
+    with pytest.raises(InvalidArgumentError, match="strict"):
+        pruned_dataset_sync(str(tmp_path), "id = 1", strict="yes")
+    with pytest.raises(InvalidArgumentError, match="concurrency"):
+        pruned_dataset_sync(str(tmp_path), "id = 1", concurrency=0)
+
+
+def test_file_infos_are_taken_as_listed(tmp_path: Path) -> None:
+    a = _ids(tmp_path / "a.parquet", _interleaved(0))
+    info = FileInfo(str(a), a.stat().st_size)
+    ds = pruned_dataset_sync([info], "id = 7")
+    assert ds.to_table(filter=pa.compute.field("id") == 7).num_rows == 1
+
+
+def test_each_footer_is_read_once_by_pruning(tmp_path: Path) -> None:
+    for i in range(3):
+        _ids(tmp_path / f"{i}.parquet", _interleaved(1000 * i))
+    alone = SourceStats()
+    prune_sync(str(tmp_path), "id = 7", stats=alone, concurrency=8)
+    stats = SourceStats()
+    pruned_dataset_sync(str(tmp_path), "id = 7", stats=stats)
+    assert stats.requests == alone.requests, (stats, alone)
+
+
+@pytest.mark.anyio
+async def test_async_and_the_sync_twin_refuses_a_running_loop(
+    tmp_path: Path, anyio_backend: str
+) -> None:
+    _ids(tmp_path / "a.parquet", _interleaved(0))
+    ds = await pruned_dataset(str(tmp_path), "id = 7")
+    assert ds.to_table(filter=pa.compute.field("id") == 7).num_rows == 1
+    with pytest.raises(EventLoopError, match="await pruned_dataset"):
+        pruned_dataset_sync(str(tmp_path), "id = 7")
+
+
+def test_a_damaged_filter_keeps_its_row_group(tmp_path: Path) -> None:
+    path = _ids(tmp_path / "a.parquet", _interleaved(0))
+    data = bytearray(path.read_bytes())
+    meta = pq.read_metadata(path)
+    offset = meta.row_group(0).column(1).to_dict().get("bloom_filter_offset")
+    if offset is None:
+        pytest.skip("pyarrow does not report the filter offset")
+    data[offset : offset + 4] = b"\xff\xff\xff\xff"  # the header no longer decodes
+    path.write_bytes(bytes(data))
+    # 'n5000' lies between the column's min and max: only the filters rule it out.
+    verdicts = prune_sync(str(path), "name = 'n5000'")
+    assert verdicts[0].kept and verdicts[0].rule == Rule.UNUSABLE_FILTER
+    ds = pruned_dataset_sync(str(path), "name = 'n5000'")
+    assert _fragments(ds) == {"a.parquet": [v.row_group for v in verdicts if v.kept]}
+    with pytest.raises(InvalidFilterError):
+        pruned_dataset_sync(str(path), "name = 'n5000'", strict=True)
