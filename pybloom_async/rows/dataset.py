@@ -27,8 +27,13 @@ replaced after pruning is read as it is then (its size is given to pyarrow, so a
 file whose size changed fails to read instead of being read wrong).
 
 Where the files come from is one step (:func:`dataset_from_files` takes the files
-that a listing, or a table format's live files, gives): a table's files as
-:class:`~pybloom_async.io.base.FileInfo` lists go through the same path.
+that a listing, or a table format's live files, gives). A Delta or Iceberg table
+gives its live files after its own first stage (partition values and statistics,
+:func:`pybloom_async.tables.resolve_table`); a Delta table's partition columns,
+which are in no data file, become each fragment's partition expression, so the
+engine sees them as columns. A kept file that a deletion vector or a delete file
+removes rows from is refused (a plain Parquet scan would bring those rows back):
+:func:`pybloom_async.lookup` reads such tables exactly.
 """
 
 from __future__ import annotations
@@ -38,8 +43,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from ..checks import require_pyarrow
-from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, SourceError
+from ..errors import (
+    InvalidArgumentError,
+    ParquetFormatError,
+    PyBloomError,
+    SourceError,
+    UnsupportedTypeError,
+)
 from ..io.address import parse_address
 from ..io.arrow_fs import arrow_filesystem, arrow_path
 from ..io.base import FileInfo, SourceStats
@@ -50,6 +63,15 @@ from ..pruning.runner import Run, expand_paths, for_each, open_run
 from ..read.blocking import run_in_new_loop
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
+from ..tables import (
+    TableFiles,
+    TableSource,
+    arrow_schema,
+    files_only_columns,
+    files_with_deletes,
+    resolve_table,
+    table_kind,
+)
 
 if TYPE_CHECKING:
     from .fetch import FilePlan
@@ -123,11 +145,30 @@ def _filesystems(files: Sequence[str | FileInfo], options: StoreOptions) -> _Sys
     return systems
 
 
-def _fragments(kept: Sequence[_Kept], systems: _Systems) -> list[Any]:
+def _partition_expression(values: Mapping[str, Any], schema: Any) -> Any:
+    """``c1 == v1 AND ...`` over a file's partition values, typed by the table's schema."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    expression = None
+    for name, value in values.items():
+        field = pc.field(name)
+        term = (
+            field.is_null()
+            if value is None
+            else field == pa.scalar(value, type=schema.field(name).type)
+        )
+        expression = term if expression is None else expression & term
+    return pc.scalar(True) if expression is None else expression
+
+
+def _fragments(kept: Sequence[_Kept], systems: _Systems, table: TableFiles | None) -> list[Any]:
     """One fragment per file with kept row groups (whole for a file kept whole)."""
     import pyarrow.dataset as pads
 
     fmt = pads.ParquetFileFormat()
+    partitioned = table is not None and table.kind == "delta" and table.partition_columns
+    parts = arrow_schema(table, table.partition_columns) if partitioned and table else None
     fragments = []
     for entry in kept:
         if entry.plan is not None and not entry.plan.kept:
@@ -135,27 +176,57 @@ def _fragments(kept: Sequence[_Kept], systems: _Systems) -> list[Any]:
         location = entry.location
         address = parse_address(_path(location))
         key = (address.kind, address.account)
+        extra: dict[str, Any] = {}
+        if parts is not None and table is not None:
+            values = table.partitions.get(_path(location), {})
+            extra["partition_expression"] = _partition_expression(values, parts)
         if entry.plan is None:
             size = location.size if isinstance(location, FileInfo) else None
-            fragment = fmt.make_fragment(arrow_path(address), systems[key], file_size=size)
+            fragment = fmt.make_fragment(arrow_path(address), systems[key], file_size=size, **extra)
         else:
             fragment = fmt.make_fragment(
                 arrow_path(address),
                 systems[key],
                 row_groups=entry.plan.kept,
                 file_size=entry.plan.footer_location.file_size,
+                **extra,
             )
         fragments.append(fragment)
     return fragments
 
 
+def _refuse_deletes(table: TableFiles, kept: Sequence[_Kept]) -> None:
+    """A kept file with rows deleted outside it cannot be handed over as plain Parquet.
+
+    Raises
+    ------
+    UnsupportedTypeError
+        Naming the table, the first such file and how many there are.
+    """
+    wanted = [_path(e.location) for e in kept if e.plan is None or e.plan.kept]
+    deleted = files_with_deletes(table, wanted)
+    if deleted:
+        raise UnsupportedTypeError(
+            f"{len(deleted)} kept file(s) of the {table.kind} table {table.name} have rows "
+            "deleted by deletion vectors or delete files, which a Parquet dataset cannot "
+            "apply: use lookup(), which reads them through the table's library",
+            path=deleted[0],
+        )
+
+
 async def dataset_from_files(
-    run: Run, files: Sequence[str | FileInfo], where: Predicate | str, *, strict: bool = False
+    run: Run,
+    files: Sequence[str | FileInfo],
+    where: Predicate | str,
+    *,
+    strict: bool = False,
+    table: TableFiles | None = None,
 ) -> Any:
     """The pruned dataset of ``files`` (already listed), pruned through ``run``'s reader.
 
-    The step :func:`pruned_dataset` runs after listing; a table format's live
-    files, given as :class:`FileInfo` lists, are built into a dataset here too.
+    The step :func:`pruned_dataset` runs after listing, and after resolving a
+    table (``table``: its live files are ``files``; its partition columns
+    become partition expressions, its schema was checked against ``where``).
     """
     pa = require_pyarrow("build a dataset")
     import pyarrow.dataset as pads
@@ -167,7 +238,10 @@ async def dataset_from_files(
     systems = _filesystems(files, options)
     kept = await for_each(list(files), lambda f: _decide(run, f, predicate, strict), run.limit)
     plans = [entry.plan for entry in kept if entry.plan is not None]
-    check_predicate_columns(predicate, plans)
+    if table is None:
+        check_predicate_columns(predicate, plans)
+    else:
+        await anyio.to_thread.run_sync(_refuse_deletes, table, kept)
     if not plans and kept:
         # No footer could be read: there is no schema to give the engine, and an empty one
         # would read no column at all.
@@ -177,12 +251,16 @@ async def dataset_from_files(
             path=_path(first.location),
         )
     schema = _schema(plans) if plans else pa.schema([])
+    if table is not None and table.kind == "delta" and table.partition_columns:
+        for field in arrow_schema(table, table.partition_columns):
+            if field.name not in schema.names:
+                schema = schema.append(field)
     # The dataset's own filesystem is only its default: each fragment carries its own.
     default = next(iter(systems.values()), None) or arrow_filesystem(
         parse_address(os.curdir), options
     )
     return pads.FileSystemDataset(
-        _fragments(kept, systems), schema, pads.ParquetFileFormat(), default
+        _fragments(kept, systems, table), schema, pads.ParquetFileFormat(), default
     )
 
 
@@ -193,7 +271,8 @@ _DOC_PARAMETERS = """
         Files, directories or object-store prefixes (``s3://bucket/table/``);
         directories and prefixes expand to their ``*.parquet`` files. Local
         paths and ``s3://``, ``gs://``, ``az://`` URLs (pyarrow has no HTTP
-        filesystem).
+        filesystem). Or a ``deltalake.DeltaTable`` or a pyiceberg ``Table``:
+        its live files, after its partition values and statistics.
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
@@ -220,11 +299,14 @@ _DOC_PARAMETERS = """
         file at all can be read.
     MissingDependencyError
         pyarrow is not installed.
+    UnsupportedTypeError
+        A kept file of a table has rows deleted by a deletion vector or a
+        delete file (use :func:`pybloom_async.lookup`).
 """
 
 
 async def pruned_dataset(
-    sources: Sources,
+    sources: Sources | TableSource,
     where: Predicate | str,
     *,
     strict: bool = False,
@@ -246,11 +328,17 @@ async def pruned_dataset(
     async with open_run(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as run:
+        if table_kind(sources) is not None:
+            table = await anyio.to_thread.run_sync(resolve_table, sources, predicate, options)
+            files_only_columns(table, predicate, strict)
+            return await dataset_from_files(run, table.files, predicate, strict=strict, table=table)
         files = await expand_paths(sources, run.reader)
         return await dataset_from_files(run, files, predicate, strict=strict)
 
 
-def pruned_dataset_sync(sources: Sources, where: Predicate | str, **kwargs: Any) -> Any:
+def pruned_dataset_sync(
+    sources: Sources | TableSource, where: Predicate | str, **kwargs: Any
+) -> Any:
     """:func:`pruned_dataset` for scripts (not from inside an event loop); the same arguments.
 
     Raises

@@ -29,6 +29,7 @@ __all__ = [
     "as_store_options",
     "check_columns",
     "files_only_columns",
+    "files_with_deletes",
     "import_extra",
     "read_rows",
     "resolve_table",
@@ -192,6 +193,19 @@ def _select(schema: Any, columns: Sequence[str]) -> Any:
     import pyarrow as pa
 
     return pa.schema([schema.field(c) for c in columns])
+
+
+def files_with_deletes(table: TableFiles, paths: Sequence[str]) -> list[str]:
+    """Which of ``paths`` have rows deleted outside the file (deletion vectors, delete files).
+
+    Reading such a file as plain Parquet would bring those rows back. Blocking
+    (deltalake reads the vectors).
+    """
+    if table.kind == "delta":
+        from .delta import files_with_deletion_vectors
+
+        return files_with_deletion_vectors(table, set(paths))
+    return [p for p in paths if table.tasks[p].delete_files]
 
 
 def read_rows(

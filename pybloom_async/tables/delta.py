@@ -234,6 +234,12 @@ def resolve_delta(dt: Any, where: Predicate, options: StoreOptions | None) -> Ta
     )
 
 
+def files_with_deletion_vectors(table: TableFiles, wanted: set[str]) -> list[str]:
+    """The wanted files that a deletion vector removes rows from, in the table's order."""
+    masks = _selection_vectors(table, wanted)
+    return [f.path for f in table.files if f.path in masks]
+
+
 def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
     """The deletion vectors of the wanted files, as keep masks (True: the row is live)."""
     import pyarrow as pa

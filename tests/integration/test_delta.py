@@ -291,3 +291,31 @@ def test_missing_extra_is_one_clear_line(table: Any, tmp_path: Path) -> None:
         "pybloom-async: error: deltalake is needed to read Delta tables: "
         "install pybloom-async[delta]"
     )
+
+
+def test_pruned_dataset_of_the_table(table: Any) -> None:
+    duckdb = pytest.importorskip("duckdb")
+    where = "p = 'b' AND s IN ('s3', 's301', 's302')"
+    dataset = pba.pruned_dataset_sync(table, where)
+    assert len(list(dataset.get_fragments())) == 1  # partition a out, then one file's range
+    assert "p" in dataset.schema.names  # a partition column, in no data file
+    con = duckdb.connect()
+    con.register("t", dataset)
+    got = con.sql(f"SELECT id, s, p FROM t WHERE {where}").to_arrow_table()
+    assert _rows(got) == _oracle(table, where) == [
+        {"id": 301, "s": "s301", "p": "b"},
+        {"id": 302, "s": "s302", "p": "b"},
+    ]
+
+
+def test_pruned_dataset_refuses_deletion_vectors(tmp_path: Path) -> None:
+    dt = _write(tmp_path / "t", **{"delta.enableDeletionVectors": "true"})
+    first = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+    holder = next(a["path"] for a in first if a["min.id"] == 0)
+    commit_deletion_vector(tmp_path / "t", holder, [2])
+    dt = deltalake.DeltaTable(tmp_path / "t")
+    with pytest.raises(UnsupportedTypeError, match="use lookup"):
+        pba.pruned_dataset_sync(dt, "id IN (1, 2)")
+    # A file without deleted rows is handed over as it is.
+    dataset = pba.pruned_dataset_sync(dt, "id = 301")
+    assert dataset.to_table(filter=pa.compute.field("id") == 301).num_rows == 1

@@ -217,3 +217,39 @@ def test_cli_iceberg(table: Any, tmp_path: Path) -> None:
         "pybloom-async: error: pyiceberg is needed to read Iceberg tables: "
         "install pybloom-async[iceberg]"
     )
+
+
+def test_pruned_dataset_of_the_table(table: Any) -> None:
+    polars = pytest.importorskip("polars")
+    dataset = pba.pruned_dataset_sync(table, "p = 'a' AND id IN (120, 121)")
+    assert len(list(dataset.get_fragments())) == 1  # the manifests keep one file
+    got = polars.scan_pyarrow_dataset(dataset).filter(polars.col("id").is_in([120, 121]))
+    expected = _rows(table.scan(row_filter="p = 'a' AND id IN (120, 121)").to_arrow())
+    assert sorted(got.collect().to_dicts(), key=lambda r: r["id"]) == expected
+
+
+def test_pruned_dataset_refuses_files_with_deletes(table: Any, tmp_path: Path) -> None:
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.typedef import Record
+
+    from pybloom_async.pruning.runner import open_run
+    from pybloom_async.rows.dataset import dataset_from_files
+
+    files = resolve_table(table, pba.parse_predicate("id = 1"))
+    (data_path,) = [f.path for f in files.files]
+    delete_file = DataFile.from_args(
+        content=DataFileContent.POSITION_DELETES, file_path=(tmp_path / "d.parquet").as_uri(),
+        file_format=FileFormat.PARQUET, partition=Record(), record_count=1,
+        file_size_in_bytes=1,
+    )  # fmt: skip
+    files.tasks[data_path].delete_files.add(delete_file)
+
+    async def build() -> Any:
+        async with open_run(reader=None, config=None, options=None, stats=None,
+                            concurrency=None) as run:  # fmt: skip
+            return await dataset_from_files(run, files.files, "id = 1", table=files)
+
+    import anyio
+
+    with pytest.raises(UnsupportedTypeError, match="use lookup"):
+        anyio.run(build)
