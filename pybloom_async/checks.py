@@ -7,6 +7,10 @@ message form: ``"<name> must be <requirement> (value <what was given>)"``, raise
 caller's documented error class is another one. ``bool`` is refused wherever a number
 is wanted: ``True`` for a count is almost always a slip.
 
+Entry points that take another's arguments (a ``*_sync`` twin, a blocking
+variant) say so with :func:`same_arguments_as`: the argument list is written once,
+and type checkers and ``help()`` see it on both.
+
 Optional dependencies are checked here too (:func:`require_pyarrow`): a missing one
 is a clear error naming the extra to install, not a ``ModuleNotFoundError`` from deep
 inside a run.
@@ -14,12 +18,42 @@ inside a run.
 
 from __future__ import annotations
 
+import inspect
 import numbers
-from typing import Any, NoReturn
+from collections.abc import Callable
+from typing import Any, NoReturn, ParamSpec, TypeVar, cast
 
 from .errors import InvalidArgumentError, MissingDependencyError, PyBloomError
 
-__all__ = ["integer", "positive_int", "probability", "require_pyarrow", "seconds"]
+__all__ = [
+    "integer",
+    "positive_int",
+    "probability",
+    "require_pyarrow",
+    "same_arguments_as",
+    "seconds",
+]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def same_arguments_as(
+    model: Callable[_P, Any],
+) -> Callable[[Callable[..., _R]], Callable[_P, _R]]:
+    """Give the decorated function ``model``'s parameters, for type checkers and ``help()``.
+
+    The decorated function takes ``*args, **kwargs`` and hands them on; its own
+    return type stays. One argument list, written once on ``model``, serves both.
+    """
+
+    def decorate(function: Callable[..., _R]) -> Callable[_P, _R]:
+        returns = inspect.signature(function).return_annotation
+        signature = inspect.signature(model).replace(return_annotation=returns)
+        function.__signature__ = signature  # type: ignore[attr-defined]
+        return cast("Callable[_P, _R]", function)
+
+    return decorate
 
 
 def _fail(

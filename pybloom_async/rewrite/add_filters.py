@@ -56,7 +56,7 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
-from ..checks import integer, positive_int, probability, require_pyarrow
+from ..checks import integer, positive_int, probability, require_pyarrow, same_arguments_as
 from ..core.filter import DEFAULT_MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, optimal_num_bytes
 from ..errors import (
     InvalidArgumentError,
@@ -337,7 +337,28 @@ def _plan(
     return todo, skipped
 
 
-def add_bloom_filters(
+@dataclass(frozen=True)
+class _Job:
+    """One add-filters run, its arguments checked; :meth:`run` does the blocking work."""
+
+    display: str
+    local: str | None  # the path of a local source, None for an object store
+    target: str
+    names: list[str]
+    ndv: int | None
+    fpp: float
+    max_bytes: int
+    replace: bool
+    options: StoreOptions | None
+
+    def run(self, source: SourceFile) -> AddFiltersResult:
+        return _add(
+            source, self.target, self.names, self.ndv, self.fpp, self.max_bytes, self.replace,
+            self.options,
+        )  # fmt: skip
+
+
+def _job(
     path: str | os.PathLike[str],
     columns: str | Sequence[str],
     *,
@@ -347,7 +368,23 @@ def add_bloom_filters(
     max_bytes: int = DEFAULT_ADD_MAX_BYTES,
     replace: bool = False,
     options: StoreOptions | Mapping[str, Any] | None = None,
-) -> AddFiltersResult:
+) -> _Job:
+    """The arguments of :func:`add_bloom_filters` and its async twin, written once, checked."""
+    names = _column_names(columns)
+    _check_options(ndv, fpp, max_bytes)
+    require_pyarrow("add Bloom filters")  # before anything is read
+    if isinstance(options, Mapping):
+        options = resolve_options(None, options)
+    display = os.fspath(path)
+    where = parse_address(display)
+    target = display if out is None else os.fspath(out)
+    parse_address(target)  # a malformed destination fails before any work
+    local = where.path if where.kind == "file" else None
+    return _Job(display, local, target, names, ndv, fpp, max_bytes, replace, options)
+
+
+@same_arguments_as(_job)
+def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
     """Add a Split Block Bloom Filter per row group to the named columns of a Parquet file.
 
     Parameters
@@ -396,7 +433,7 @@ def add_bloom_filters(
         Reading or writing failed, or a local source changed during the run (the
         original is left as it was in every case).
     """
-    job = _job(path, columns, ndv, fpp, out, max_bytes, replace, options)
+    job = _job(*args, **kwargs)
     if job.local is not None:
         source = open_local(job.local)
     else:
@@ -405,50 +442,6 @@ def add_bloom_filters(
         return job.run(source)
     finally:
         source.close()
-
-
-@dataclass(frozen=True)
-class _Job:
-    """One add-filters run, its arguments checked; :meth:`run` does the blocking work."""
-
-    display: str
-    local: str | None  # the path of a local source, None for an object store
-    target: str
-    names: list[str]
-    ndv: int | None
-    fpp: float
-    max_bytes: int
-    replace: bool
-    options: StoreOptions | None
-
-    def run(self, source: SourceFile) -> AddFiltersResult:
-        return _add(
-            source, self.target, self.names, self.ndv, self.fpp, self.max_bytes, self.replace,
-            self.options,
-        )  # fmt: skip
-
-
-def _job(
-    path: str | os.PathLike[str],
-    columns: str | Sequence[str],
-    ndv: int | None,
-    fpp: float,
-    out: str | os.PathLike[str] | None,
-    max_bytes: int,
-    replace: bool,
-    options: StoreOptions | Mapping[str, Any] | None,
-) -> _Job:
-    names = _column_names(columns)
-    _check_options(ndv, fpp, max_bytes)
-    require_pyarrow("add Bloom filters")  # before anything is read
-    if isinstance(options, Mapping):
-        options = resolve_options(None, options)
-    display = os.fspath(path)
-    where = parse_address(display)
-    target = display if out is None else os.fspath(out)
-    parse_address(target)  # a malformed destination fails before any work
-    local = where.path if where.kind == "file" else None
-    return _Job(display, local, target, names, ndv, fpp, max_bytes, replace, options)
 
 
 def _add(
@@ -537,17 +530,8 @@ def _write(target: str, emit: Callable[[IO[bytes]], None], options: StoreOptions
     write_atomic(target, buffer.getbuffer(), options=options)
 
 
-async def add_bloom_filters_async(
-    path: str | os.PathLike[str],
-    columns: str | Sequence[str],
-    *,
-    ndv: int | None = None,
-    fpp: float = 0.01,
-    out: str | os.PathLike[str] | None = None,
-    max_bytes: int = DEFAULT_ADD_MAX_BYTES,
-    replace: bool = False,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-) -> AddFiltersResult:
+@same_arguments_as(_job)
+async def add_bloom_filters_async(*args: Any, **kwargs: Any) -> AddFiltersResult:
     """:func:`add_bloom_filters` for async code (asyncio or trio).
 
     An object store is read on the caller's event loop; the blocking work (opening a
@@ -555,7 +539,7 @@ async def add_bloom_filters_async(
     Cancelling the caller does not stop that thread: the run completes (or fails) and
     its temporary file is cleaned up as usual.
     """
-    job = _job(path, columns, ndv, fpp, out, max_bytes, replace, options)
+    job = _job(*args, **kwargs)
     if job.local is not None:
         source = await anyio.to_thread.run_sync(open_local, job.local)
     else:

@@ -1,0 +1,53 @@
+"""Entry-point checks: argument values, and entry points that share one argument list."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+import pybloom_async as pba
+from pybloom_async.checks import integer, positive_int, probability, same_arguments_as, seconds
+from pybloom_async.errors import InvalidArgumentError
+
+
+def test_values_are_checked_with_one_message_form() -> None:
+    assert positive_int("concurrency", 3) == 3
+    with pytest.raises(InvalidArgumentError, match="concurrency must be"):
+        positive_int("concurrency", 0)
+    with pytest.raises(InvalidArgumentError, match="must be"):
+        positive_int("concurrency", True)  # a bool is a slip, not a count
+    assert integer("n", 5, minimum=5, maximum=5) == 5
+    with pytest.raises(InvalidArgumentError):
+        integer("n", 6, maximum=5)
+    with pytest.raises(InvalidArgumentError, match="fpp must be"):
+        probability("fpp", 1.0)
+    with pytest.raises(InvalidArgumentError, match="timeout must be"):
+        seconds("timeout", -1)
+
+
+def _model(path: str, *, limit: int = 3, strict: bool = False) -> int:
+    return limit
+
+
+def test_same_arguments_as_gives_the_model_s_parameters_and_keeps_the_return() -> None:
+    @same_arguments_as(_model)
+    def twin(*args: Any, **kwargs: Any) -> str:
+        return str(_model(*args, **kwargs))
+
+    signature = inspect.signature(twin)
+    assert list(signature.parameters) == ["path", "limit", "strict"]
+    assert signature.return_annotation == "str"
+    assert twin("p", limit=4) == "4"
+    with pytest.raises(TypeError):
+        twin("p", limt=4)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("function", [pba.add_bloom_filters, pba.add_bloom_filters_async])
+def test_add_filters_entry_points_show_their_arguments(function: Any) -> None:
+    parameters = inspect.signature(function).parameters
+    assert list(parameters) == [
+        "path", "columns", "ndv", "fpp", "out", "max_bytes", "replace", "options",
+    ]  # fmt: skip
+    assert parameters["fpp"].default == 0.01
