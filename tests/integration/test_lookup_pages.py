@@ -1,0 +1,323 @@
+"""lookup through page indexes: the same rows as a whole-file oracle, fewer bytes.
+
+* Exactness against a brute-force oracle (pyarrow reads the whole file, Python filters
+  the rows) on random data: sorted and shuffled ids, strings, dates, decimals, floats,
+  booleans, nulls; many page sizes; dictionary and plain encodings; data pages v1 and v2;
+  =, IN, <=> and AND/OR; with the page index on and off.
+* Reads: a present key reads a small part of the chunks; the index is served from the
+  footer's tail when it lies there; a damaged index falls back to whole chunks.
+* Files written by Spark (parquet-java writes column indexes by default), marked ``spark``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import random
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pybloom_async import Predicate, col, lookup, lookup_sync, prune_sync
+from pybloom_async.errors import InvalidArgumentError
+from pybloom_async.io.base import SourceStats
+from pybloom_async.parquet.page_index import decode_page_index_footer
+from pybloom_async.predicate import And, Eq, In, Or
+from pybloom_async.read.fetch import ReaderConfig
+from pybloom_async.read.plan import PlanConfig
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+ROWS = 3000
+COLUMNS = ["id", "s", "d", "dec", "f", "flag", "n"]
+#: No hole read over: the bytes counted are the pages chosen.
+EXACT = ReaderConfig(plan=PlanConfig(max_hole_bytes=0))
+
+
+def _table(rng: random.Random, sorted_ids: bool) -> Any:
+    ids = list(range(0, 3 * ROWS, 3))
+    if not sorted_ids:
+        rng.shuffle(ids)
+
+    def maybe(make: Callable[[], Any], rate: float = 0.1) -> Any:
+        return None if rng.random() < rate else make()
+
+    day = dt.date(2020, 1, 1)
+
+    def date() -> dt.date:
+        return day + dt.timedelta(days=rng.randrange(900))
+
+    def money() -> decimal.Decimal:
+        return decimal.Decimal(rng.randrange(-9999, 9999)).scaleb(-2)
+
+    return pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "s": pa.array([maybe(lambda: f"name-{rng.randrange(400):04d}") for _ in ids]),
+            "d": pa.array([maybe(date) for _ in ids]),
+            "dec": pa.array(
+                [
+                    maybe(lambda: decimal.Decimal(rng.randrange(-9999, 9999)).scaleb(-2))
+                    for _ in ids
+                ],
+                pa.decimal128(9, 2),
+            ),
+            "f": pa.array([maybe(lambda: rng.choice([0.5, -0.0, 1.25, 3.0])) for _ in ids]),
+            "flag": pa.array([maybe(lambda: rng.random() < 0.5) for _ in ids]),
+            # Mostly nulls: pages of nulls only.
+            "n": pa.array([maybe(lambda: rng.randrange(50), 0.97) for _ in ids], pa.int32()),
+        }
+    )
+
+
+def _literals(rng: random.Random, table: Any, column: str) -> list[Any]:
+    present = [v for v in table.column(column).to_pylist() if v is not None]
+    out = rng.sample(present, min(3, len(present)))
+    extra: dict[str, list[Any]] = {
+        "id": [1, -5, 10**9],
+        "s": ["absent", "name-9999"],
+        "d": [dt.date(1999, 1, 1)],
+        "dec": [decimal.Decimal("0.07"), decimal.Decimal("1000.00")],
+        "f": [0.0, 2.0],
+        "flag": [True],
+        "n": [77],
+    }
+    return out + extra[column]
+
+
+def _random_predicate(rng: random.Random, table: Any, depth: int = 0) -> Predicate:
+    roll = rng.random()
+    if depth < 2 and roll < 0.3:
+        children = tuple(_random_predicate(rng, table, depth + 1) for _ in range(2))
+        return And(children) if rng.random() < 0.5 else Or(children)
+    column = rng.choice(COLUMNS)
+    values = _literals(rng, table, column)
+    if roll < 0.35:
+        return Eq(column, None, null_safe=True)
+    if roll < 0.7:
+        return In(column, tuple(rng.sample(values, min(4, len(values)))))
+    return Eq(column, rng.choice(values), null_safe=rng.random() < 0.3)
+
+
+def _holds(p: Predicate, row: dict[str, Any]) -> bool:
+    if isinstance(p, Eq):
+        data = row[p.column]
+        if p.value is None:
+            return p.null_safe and data is None
+        return data is not None and bool(data == p.value)
+    if isinstance(p, In):
+        return any(_holds(Eq(p.column, v), row) for v in p.values)
+    if isinstance(p, And):
+        return all(_holds(c, row) for c in p.children)
+    assert isinstance(p, Or)
+    return any(_holds(c, row) for c in p.children)
+
+
+def _oracle(path: Path, where: Predicate) -> list[dict[str, Any]]:
+    return [r for r in pq.read_table(path).to_pylist() if _holds(where, r)]
+
+
+WRITERS = [
+    # (page size bytes, dictionary, data page version, compression, sorted ids)
+    (256, True, "1.0", "snappy", True),
+    (512, False, "2.0", "none", False),
+    (1024, True, "2.0", "zstd", False),
+    (2048, False, "1.0", "snappy", True),
+    (700, ["s", "dec"], "1.0", "gzip", False),
+    (64 * 1024, True, "1.0", "snappy", True),  # one page per chunk
+]
+
+
+@pytest.fixture(scope="module", params=range(len(WRITERS)), ids=lambda i: f"writer{i}")
+def written(request: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    page, dictionary, version, codec, sorted_ids = WRITERS[request.param]
+    table = _table(random.Random(request.param), sorted_ids)
+    path = tmp_path_factory.mktemp("pages") / f"w{request.param}.parquet"
+    pq.write_table(
+        table,
+        path,
+        row_group_size=1000,
+        write_page_index=True,
+        data_page_size=page,
+        write_batch_size=64,
+        use_dictionary=dictionary,
+        data_page_version=version,
+        compression=codec,
+        bloom_filter_options={"id": True},
+    )
+    return path, table
+
+
+def _rows(table: Any) -> list[dict[str, Any]]:
+    return [dict(r) for r in table.to_pylist()]
+
+
+@pytest.mark.anyio
+async def test_random_predicates_match_the_oracle(
+    written: tuple[Path, Any], anyio_backend: str
+) -> None:
+    path, table = written
+    rng = random.Random(hash(path.name) % 1000 + (0 if anyio_backend == "asyncio" else 1))
+    for _ in range(40):
+        where = _random_predicate(rng, table)
+        got = await lookup(str(path), where)
+        assert _rows(got) == _oracle(path, where), where
+        whole = await lookup(str(path), where, page_index=False)
+        assert got.equals(whole), where
+
+
+def test_every_present_id_is_found_reading_few_pages(written: tuple[Path, Any]) -> None:
+    path, table = written
+    ids = table.column("id").to_pylist()
+    for value in random.Random(3).sample(ids, 15):
+        assert _rows(lookup_sync(str(path), col("id") == value, config=EXACT))[0]["id"] == value
+
+
+def _bytes(
+    path: Path, where: Predicate, config: ReaderConfig = EXACT, **kwargs: Any
+) -> tuple[Any, SourceStats]:
+    """The rows, and the reads beyond pruning's own (footer, filters)."""
+    pruning, stats = SourceStats(), SourceStats()
+    prune_sync(str(path), where, stats=pruning, config=config)
+    rows = lookup_sync(str(path), where, stats=stats, config=config, **kwargs)
+    stats.requests -= pruning.requests
+    stats.bytes_read -= pruning.bytes_read
+    return rows, stats
+
+
+def _write_plain(path: Path, rows: int = 60_000, **kwargs: Any) -> Path:
+    ids = list(range(rows))
+    table = pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([i * 0.5 for i in ids])})
+    options = {"row_group_size": rows, "data_page_size": 4096, "use_dictionary": False}
+    pq.write_table(table, path, write_page_index=True, **(options | kwargs))
+    return path
+
+
+def test_a_present_key_reads_a_few_pages_not_whole_chunks(tmp_path: Path) -> None:
+    path = _write_plain(tmp_path / "plain.parquet")
+    on, with_pages = _bytes(path, col("id") == 31_337)
+    off, whole = _bytes(path, col("id") == 31_337, page_index=False)
+    assert _rows(on) == _rows(off) == [{"id": 31_337, "v": 31_337 * 0.5}]
+    # Two chunks of ~480 KB each against a page of each and the page index.
+    assert with_pages.bytes_read * 10 < whole.bytes_read, (with_pages, whole)
+
+
+def test_an_absent_key_inside_the_row_group_fetches_no_page(tmp_path: Path) -> None:
+    ids = [i * 2 for i in range(40_000)]
+    path = tmp_path / "even.parquet"
+    pq.write_table(
+        pa.table({"id": pa.array(ids, pa.int64())}),
+        path,
+        write_page_index=True,
+        data_page_size=4096,
+        use_dictionary=False,
+    )
+    got, stats = _bytes(path, col("id") == 1001)  # between pages' bounds, or inside one
+    _, whole = _bytes(path, col("id") == 1001, page_index=False)
+    assert got.num_rows == 0
+    assert stats.bytes_read * 10 < whole.bytes_read
+
+
+def test_index_in_the_footer_tail_costs_no_extra_request(tmp_path: Path) -> None:
+    # The default plan reads over holes up to 1 MiB: the pages come in one request.
+    path = _write_plain(tmp_path / "small.parquet", rows=20_000)
+    _, on = _bytes(path, col("id") == 7, ReaderConfig())
+    _, off = _bytes(path, col("id") == 7, ReaderConfig(), page_index=False)
+    assert on.requests == off.requests == 1, (on, off)
+
+
+def test_index_beyond_the_tail_is_one_more_request(tmp_path: Path) -> None:
+    path = _write_plain(tmp_path / "small.parquet", rows=20_000)
+    small_tail = ReaderConfig(footer_read_bytes=1024)
+    a, on = _bytes(path, col("id") == 7, small_tail)
+    b, off = _bytes(path, col("id") == 7, small_tail, page_index=False)
+    assert a.equals(b)
+    assert on.requests == off.requests + 1 == 2, (on, off)
+
+
+def _damage_offset_indexes(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    (length,) = struct.unpack("<I", data[-8:-4])
+    start = len(data) - 8 - length
+    footer = decode_page_index_footer(bytes(data[start:-8]), start)
+    assert footer is not None
+    for group in footer.groups:
+        for chunk in group:
+            assert chunk.offset_index is not None
+            lo, hi = chunk.offset_index
+            data[lo:hi] = b"\xff" * (hi - lo)
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_page_index_reads_whole_chunks(tmp_path: Path) -> None:
+    path = _write_plain(tmp_path / "damaged.parquet")
+    _damage_offset_indexes(path)
+    got, stats = _bytes(path, col("id").isin([5, 59_999]))
+    assert [r["id"] for r in _rows(got)] == [5, 59_999]
+    _, whole = _bytes(path, col("id").isin([5, 59_999]), page_index=False)
+    assert stats.bytes_read >= whole.bytes_read  # nothing was skipped
+
+
+def test_nested_columns_read_whole_chunks_and_stay_exact(tmp_path: Path) -> None:
+    ids = list(range(5000))
+    table = pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "st": pa.array([{"x": i % 7, "y": str(i)} for i in ids]),
+            "xs": pa.array([[i, i + 1] for i in ids]),
+        }
+    )
+    path = tmp_path / "nested.parquet"
+    pq.write_table(table, path, write_page_index=True, data_page_size=512)
+    where = col("id").isin([3, 4000]) | (col("st.x") == 6) & (col("id") == 13)
+    got = lookup_sync(str(path), where)
+    expected = [r for r in table.to_pylist() if r["id"] in (3, 4000, 13)]
+    assert _rows(got) == expected
+
+
+def test_projection_reads_only_its_pages(tmp_path: Path) -> None:
+    path = _write_plain(tmp_path / "proj.parquet")
+    got = lookup_sync(str(path), col("id") == 100, ["v"], config=EXACT)
+    assert _rows(got) == [{"v": 50.0}]
+
+
+def test_page_index_must_be_a_bool(tmp_path: Path) -> None:
+    path = _write_plain(tmp_path / "p.parquet", rows=100)
+    with pytest.raises(InvalidArgumentError, match="page_index"):
+        lookup_sync(str(path), col("id") == 1, page_index="yes")
+
+
+@pytest.mark.spark
+def test_spark_files_match_the_oracle(spark_session: Any, tmp_path: Path) -> None:
+    rng = random.Random(11)
+    rows = [
+        (i, f"user-{rng.randrange(10**6)}", rng.randrange(100) if rng.random() > 0.1 else None)
+        for i in rng.sample(range(10**6), 20_000)
+    ]
+    frame = spark_session.createDataFrame(rows, "id long, s string, k int").coalesce(1)
+    out = tmp_path / "spark"
+    (
+        frame.write.option("parquet.page.size", "4096")
+        .option("parquet.page.row.count.limit", "500")
+        .option("parquet.block.size", str(256 * 1024))
+        .parquet(str(out))
+    )
+    files = sorted(out.glob("*.parquet"))
+    assert files
+    assert decode_page_index_footer(*_metadata(files[0])) is not None  # column indexes written
+    for value in [rows[0][0], rows[12_345][0], -1]:
+        for where in (col("id") == value, col("k").isin([3, 4]) & (col("id") == value)):
+            got = lookup_sync([str(f) for f in files], where)
+            expected = [r for f in files for r in _oracle(f, where)]
+            assert sorted(_rows(got), key=str) == sorted(expected, key=str), where
+
+
+def _metadata(path: Path) -> tuple[bytes, int]:
+    data = path.read_bytes()
+    (length,) = struct.unpack("<I", data[-8:-4])
+    start = len(data) - 8 - length
+    return data[start:-8], start
