@@ -225,7 +225,7 @@ def select_group(
     Raises
     ------
     WholeChunks
-        A column read is nested or has no usable offset index.
+        A column read is nested or has no usable offset index, or every page may match.
     """
     chunks = index.footer.groups[group]
     num_rows = index.footer.num_rows[group]
@@ -288,6 +288,8 @@ def select_group(
         return _page_rows(spans, _leaf_pages(leaf, column_index, len(spans)))
 
     rows = rows_of(where)
+    if rows == [(0, num_rows)]:
+        raise WholeChunks("every page may hold a match")  # pyarrow reads the chunks itself
     columns = {}
     for name, desc in descs.items():
         spans = pages(desc)

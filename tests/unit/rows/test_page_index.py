@@ -242,7 +242,10 @@ def test_shuffled_ids_select_every_page_whose_bounds_hold_the_key() -> None:
     random.Random(5).shuffle(ids)
     f = File(pa.table({"id": pa.array(ids, pa.int64())}), use_dictionary=False)
     for key in (0, 777, 1999):
-        covered = _covered(f.select(col("id") == key))
+        try:
+            covered = _covered(f.select(col("id") == key))
+        except WholeChunks:  # every page's bounds hold it: the chunks are read whole
+            covered = set(range(N))
         assert ids.index(key) in covered
 
 
@@ -262,7 +265,8 @@ def test_pages_with_unordered_bounds_are_always_kept() -> None:
     assert 1550 in _covered(f.select(col("f") == 1550.0))
     ts = pa.array([i * 10**9 for i in range(N)], pa.timestamp("ns"))
     f96 = File(pa.table({"t": ts}), use_dictionary=False, use_deprecated_int96_timestamps=True)
-    assert _covered(f96.select(col("t").isin([ts[3].as_py()]))) == set(range(N))
+    with pytest.raises(WholeChunks, match="every page"):
+        f96.select(col("t").isin([ts[3].as_py()]))
 
 
 def test_strings_and_decimals_compare_as_their_logical_order() -> None:
