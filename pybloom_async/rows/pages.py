@@ -207,6 +207,79 @@ class GroupPages:
         return out
 
 
+class _Group:
+    """One row group's page index, each chunk's decoded on first use."""
+
+    def __init__(
+        self,
+        index: FilePageIndex,
+        group: int,
+        schema: Schema,
+        read_bytes: Callable[[int, int], bytes],
+        path: str,
+        leaves: dict[int, Leaf],
+    ) -> None:
+        self.chunks = index.footer.groups[group]
+        self.num_rows = index.footer.num_rows[group]
+        self.schema = schema
+        self.read_bytes = read_bytes
+        self.path = path
+        self.leaves = leaves
+        self._pages: dict[int, tuple[PageSpan, ...]] = {}
+
+    def pages(self, desc: ColumnDescriptor) -> tuple[PageSpan, ...]:
+        """The column's data pages (WholeChunks: nested, or no usable offset index)."""
+        found = self._pages.get(desc.index)
+        if found is None:
+            chunk = self.chunks[desc.index]
+            if not _flat(desc) or chunk.offset_index is None:
+                raise WholeChunks(f"{desc.path}: nested, or no offset index")
+            try:
+                raw = self.read_bytes(*chunk.offset_index)
+                found = decode_offset_index(raw, chunk, self.num_rows, path=self.path)
+            except ParquetFormatError as exc:
+                raise WholeChunks(str(exc)) from None
+            self._pages[desc.index] = found
+        return found
+
+    def rows(self, p: Predicate) -> Rows:
+        """The rows ``p`` may hold: AND intersects, OR joins, a leaf asks its pages' bounds."""
+        if isinstance(p, And):
+            out = [(0, self.num_rows)]
+            for child in p.children:
+                out = _intersect(out, self.rows(child))
+            return out
+        if isinstance(p, Or):
+            out = []
+            for child in p.children:
+                out = _union(out, self.rows(child))
+            return out
+        assert isinstance(p, Eq | In)
+        return self._leaf_rows(p)
+
+    def _leaf_rows(self, p: Eq | In) -> Rows:
+        every = [(0, self.num_rows)]
+        if p.column not in self.schema:
+            return every
+        desc = self.schema.column(p.column)
+        chunk = self.chunks[desc.index]
+        if not _flat(desc) or chunk.column_index is None or chunk.offset_index is None:
+            return every
+        spans = self.pages(desc)
+        leaf = self.leaves.get(id(p))
+        if leaf is None:
+            try:
+                leaf = self.leaves[id(p)] = build_leaf(p, desc)
+            except PredicateError:
+                return every  # the evaluation on decoded rows raises it
+        try:
+            raw = self.read_bytes(*chunk.column_index)
+            column_index = decode_column_index(raw, len(spans), path=self.path)
+        except ParquetFormatError:
+            return every
+        return _page_rows(spans, _leaf_pages(leaf, column_index, len(spans)))
+
+
 def select_group(
     index: FilePageIndex,
     group: int,
@@ -220,81 +293,29 @@ def select_group(
     """The rows of one row group the predicate may hold, and the pages that cover them.
 
     ``names`` are the columns read (top-level names); ``read_bytes(start, end)`` serves
-    the index bytes fetched.
+    the index bytes fetched; ``leaf_cache`` shares the prepared leaves between the row
+    groups of one file.
 
     Raises
     ------
     WholeChunks
         A column read is nested or has no usable offset index, or every page may match.
     """
-    chunks = index.footer.groups[group]
-    num_rows = index.footer.num_rows[group]
-    pages_of: dict[int, tuple[PageSpan, ...]] = {}
-
-    def pages(desc: ColumnDescriptor) -> tuple[PageSpan, ...]:
-        found = pages_of.get(desc.index)
-        if found is None:
-            chunk = chunks[desc.index]
-            if not _flat(desc) or chunk.offset_index is None:
-                raise WholeChunks(f"{desc.path}: nested, or no offset index")
-            try:
-                found = decode_offset_index(
-                    read_bytes(*chunk.offset_index), chunk, num_rows, path=path
-                )
-            except ParquetFormatError as exc:
-                raise WholeChunks(str(exc)) from None
-            pages_of[desc.index] = found
-        return found
-
+    state = _Group(index, group, schema, read_bytes, path, {} if leaf_cache is None else leaf_cache)
     descs: dict[str, ColumnDescriptor] = {}
     for name in names:
         if name not in schema:
             raise WholeChunks(f"{name}: not a leaf column")
         descs[name] = schema.column(name)
-        pages(descs[name])
-    cache = {} if leaf_cache is None else leaf_cache
-
-    def rows_of(p: Predicate) -> Rows:
-        if isinstance(p, And):
-            out = [(0, num_rows)]
-            for child in p.children:
-                out = _intersect(out, rows_of(child))
-            return out
-        if isinstance(p, Or):
-            out = []
-            for child in p.children:
-                out = _union(out, rows_of(child))
-            return out
-        assert isinstance(p, Eq | In)
-        if p.column not in schema:
-            return [(0, num_rows)]
-        desc = schema.column(p.column)
-        chunk = chunks[desc.index]
-        if not _flat(desc) or chunk.column_index is None or chunk.offset_index is None:
-            return [(0, num_rows)]
-        spans = pages(desc)
-        leaf = cache.get(id(p))
-        if leaf is None:
-            try:
-                leaf = cache[id(p)] = build_leaf(p, desc)
-            except PredicateError:
-                return [(0, num_rows)]  # the decoded rows' evaluation raises it
-        try:
-            column_index = decode_column_index(
-                read_bytes(*chunk.column_index), len(spans), path=path
-            )
-        except ParquetFormatError:
-            return [(0, num_rows)]
-        return _page_rows(spans, _leaf_pages(leaf, column_index, len(spans)))
-
-    rows = rows_of(where)
-    if rows == [(0, num_rows)]:
+        state.pages(descs[name])
+    rows = state.rows(where)
+    if rows == [(0, state.num_rows)]:
         raise WholeChunks("every page may hold a match")  # pyarrow reads the chunks itself
     columns = {}
     for name, desc in descs.items():
-        spans = pages(desc)
+        spans = state.pages(desc)
         chosen = [i for i, p in enumerate(spans) if _intersect([(p.first_row, p.end_row)], rows)]
-        chunk = chunks[desc.index]
+        chunk = state.chunks[desc.index]
         dictionary = (chunk.start, spans[0].offset) if spans[0].offset > chunk.start else None
         encoded = chunk.dictionary_pages
         if chosen and encoded is not None and chosen[0] >= encoded:
