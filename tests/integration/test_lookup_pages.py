@@ -296,7 +296,7 @@ def test_spark_files_match_the_oracle(spark_session: Any, tmp_path: Path) -> Non
     rng = random.Random(11)
     rows = [
         (i, f"user-{rng.randrange(10**6)}", rng.randrange(100) if rng.random() > 0.1 else None)
-        for i in rng.sample(range(10**6), 20_000)
+        for i in sorted(rng.sample(range(10**6), 20_000))
     ]
     frame = spark_session.createDataFrame(rows, "id long, s string, k int").coalesce(1)
     out = tmp_path / "spark"
@@ -314,6 +314,11 @@ def test_spark_files_match_the_oracle(spark_session: Any, tmp_path: Path) -> Non
             got = lookup_sync([str(f) for f in files], where)
             expected = [r for f in files for r in _oracle(f, where)]
             assert sorted(_rows(got), key=str) == sorted(expected, key=str), where
+    # Sorted ids: a present key reads a few pages of the kept row group.
+    (path,) = [f for f in files if rows[12_345][0] in pq.read_table(f).column("id").to_pylist()]
+    _, with_pages = _bytes(path, col("id") == rows[12_345][0])
+    _, whole = _bytes(path, col("id") == rows[12_345][0], page_index=False)
+    assert with_pages.bytes_read * 3 < whole.bytes_read, (with_pages, whole)
 
 
 def _metadata(path: Path) -> tuple[bytes, int]:
