@@ -326,3 +326,41 @@ def _metadata(path: Path) -> tuple[bytes, int]:
     (length,) = struct.unpack("<I", data[-8:-4])
     start = len(data) - 8 - length
     return data[start:-8], start
+
+
+def _claim_plain_pages(path: Path) -> None:
+    """Rewrite the footer so that every chunk's encoding statistics claim plain pages only."""
+    from thrift.protocol.TCompactProtocol import TCompactProtocol
+    from thrift.transport.TTransport import TMemoryBuffer
+
+    from pybloom_async.parquet import thrift_specs as wire
+    from pybloom_async.parquet.thrift import decode_struct
+
+    data = path.read_bytes()
+    metadata, start = _metadata(path)
+    meta = wire.FileMetaData()
+    args = [wire.FileMetaData, wire.FileMetaData.thrift_spec]
+    decode_struct(metadata, meta, args, what="footer", path=None, decoder="python")
+    for group in meta.row_groups:
+        for chunk in group.columns:
+            chunk.meta_data.encoding_stats = [
+                wire.PageEncodingStats(page_type=0, encoding=0, count=9)
+            ]
+    buffer = TMemoryBuffer()
+    meta.write(TCompactProtocol(buffer))
+    footer = buffer.getvalue()
+    path.write_bytes(data[:start] + footer + struct.pack("<I", len(footer)) + b"PAR1")
+
+
+def test_pages_that_need_a_dictionary_never_read_wrongly(tmp_path: Path) -> None:
+    # Encoding statistics that wrongly say no page uses the dictionary: the pages chosen do
+    # not decode without it, and the row group is read again as whole chunks.
+    path = tmp_path / "dict.parquet"
+    words = [f"w{i % 50:03d}" for i in range(20_000)]
+    table = pa.table({"id": pa.array(range(20_000), pa.int64()), "s": pa.array(words)})
+    pq.write_table(table, path, write_page_index=True, data_page_size=1024)
+    _claim_plain_pages(path)
+    got, with_pages = _bytes(path, col("id") == 17_777, ReaderConfig())
+    assert _rows(got) == [{"id": 17_777, "s": "w027"}]
+    _, whole = _bytes(path, col("id") == 17_777, ReaderConfig(), page_index=False)
+    assert with_pages.requests == whole.requests + 1  # the second read, of whole chunks
