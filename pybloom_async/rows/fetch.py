@@ -301,7 +301,12 @@ def describe(
             f"pyarrow cannot read the footer: {exc}", path=footer.path
         ) from None
     pages = None
-    if page_index and kept:
+    use = page_index and kept and kept[0] < md.num_row_groups
+    first = md.row_group(kept[0]) if use else None
+    # Files without a page index (pyarrow's default) skip the second footer decode.
+    if first is not None and any(
+        first.column(i).has_offset_index for i in range(first.num_columns)
+    ):
         metadata = _footer_bytes(footer)[:-8]
         bounds = footer.location
         pages = file_page_index(
