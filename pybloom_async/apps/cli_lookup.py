@@ -165,6 +165,7 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
             batches = lookup_batches(
                 files, where, columns, on_error="skip", skipped=skipped, reader=reader,
                 concurrency=args.concurrency, progress=progress,
+                page_index=not args.no_page_index,
             )  # fmt: skip
             try:
                 async for batch in batches:

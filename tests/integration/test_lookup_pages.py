@@ -435,3 +435,25 @@ def test_s3_reads_only_the_pages(tmp_path: Path, s3_server: Any) -> None:
     # The index lies in the footer's tail; a page of each column instead of both chunks.
     assert on.requests == off.requests + 1, (on, off)
     assert on.bytes_read * 5 < off.bytes_read, (on, off)
+
+
+def test_cli_reads_pages_unless_told_not_to(tmp_path: Path) -> None:
+    import json
+    import re
+    import subprocess
+    import sys
+
+    path = _write_plain(tmp_path / "cli.parquet")
+    script = [sys.executable, "-m", "pybloom_async.apps.cli", "lookup", str(path)]
+    args = ["--where", "id = 31337", "--format", "json"]
+    runs = [
+        subprocess.run(
+            [*script, *args, *extra], capture_output=True, text=True, timeout=120, check=False
+        )
+        for extra in ([], ["--no-page-index"])
+    ]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+        assert json.loads(run.stdout) == [{"id": 31337, "v": 15668.5}]
+    read = [int(re.findall(r"([\d,]+) bytes read", r.stderr)[0].replace(",", "")) for r in runs]
+    assert read[0] < read[1], read
