@@ -203,3 +203,37 @@ def paimon_indexes() -> Iterator[tuple[str, bytes]]:
         ),
     )
     yield "empty", write_paimon_file_index({})
+
+
+def page_indexes() -> Iterator[tuple[str, bytes]]:
+    """Inputs of the ``page_index`` target: a mode byte, then the bytes that mode decodes.
+
+    Mode 0: FileMetaData (every parquet-testing footer); 1: an OffsetIndex; 2: a
+    ColumnIndex (the second byte is the page count). The indexes are generated.
+    """
+    from thrift.protocol.TCompactProtocol import TCompactProtocol
+    from thrift.transport.TTransport import TMemoryBuffer
+
+    from pybloom_async.parquet import thrift_specs as wire
+
+    def encode(obj: object) -> bytes:
+        buffer = TMemoryBuffer()
+        obj.write(TCompactProtocol(buffer))  # type: ignore[attr-defined]
+        return bytes(buffer.getvalue())
+
+    for name, footer in footers():
+        yield f"footer-{name}", b"\x00" + footer
+    for pages in (1, 3, 17):
+        locations = [
+            wire.PageLocation(offset=100 + 40 * i, compressed_page_size=40, first_row_index=10 * i)
+            for i in range(pages)
+        ]
+        yield f"offsets-{pages}", b"\x01" + encode(wire.OffsetIndex(page_locations=locations))
+        index = wire.ColumnIndex(
+            null_pages=[i % 2 == 0 for i in range(pages)],
+            min_values=[struct.pack("<q", i) for i in range(pages)],
+            max_values=[struct.pack("<q", i + 5) for i in range(pages)],
+            boundary_order=1,
+            null_counts=[i for i in range(pages)],
+        )
+        yield f"columns-{pages}", b"\x02" + bytes([pages]) + encode(index)

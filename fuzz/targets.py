@@ -416,6 +416,57 @@ def fuzz_splice(data: bytes) -> None:
     check_splice(data)
 
 
+@target("page_index", seeds=seeds.page_indexes, instrument=("thrift",), max_len=65536)
+def fuzz_page_index(data: bytes) -> None:
+    """The page-index decoders: chunk places in a footer, OffsetIndex and ColumnIndex.
+
+    The first byte picks the decoder (see ``seeds.page_indexes``). Properties: only
+    ParquetFormatError is raised; every place accepted lies inside the file's data and is at
+    most ``MAX_INDEX_BYTES`` long; accepted pages lie inside their chunk in order, their rows
+    rise from 0 and cover the row group; a ColumnIndex has one entry per page in every list.
+    """
+    from pybloom_async.errors import ParquetFormatError
+    from pybloom_async.parquet.page_index import (
+        MAX_INDEX_BYTES,
+        ChunkLayout,
+        decode_column_index,
+        decode_offset_index,
+        decode_page_index_footer,
+    )
+
+    if not data:
+        return
+    mode, body = data[0] % 3, data[1:]
+    try:
+        if mode == 0:
+            data_end = 4 + 1000 * len(body)
+            found = decode_page_index_footer(body, data_end)
+            for group in found.groups if found is not None else ():
+                for chunk in group:
+                    assert 4 <= chunk.start < chunk.end <= data_end
+                    for span in (chunk.offset_index, chunk.column_index):
+                        if span is not None:
+                            assert 4 <= span[0] < span[1] <= data_end
+                            assert span[1] - span[0] <= MAX_INDEX_BYTES
+        elif mode == 1:
+            chunk = ChunkLayout(50, 5000, None, None, None)
+            pages = decode_offset_index(body, chunk, 1000)
+            assert pages and pages[0].first_row == 0 and pages[-1].end_row == 1000
+            previous = chunk.start
+            for page in pages:
+                assert previous <= page.offset and page.offset + page.size <= chunk.end
+                assert page.first_row < page.end_row
+                previous = page.offset + page.size
+        else:
+            count = body[0] if body else 0
+            index = decode_column_index(body[1:], count)
+            assert len(index.null_pages) == len(index.min_values) == len(index.max_values)
+            assert len(index.null_pages) == count
+            assert index.null_counts is None or len(index.null_counts) == count
+    except ParquetFormatError:
+        pass
+
+
 # --------------------------------------------------------------------------- C core
 
 c_target("c_header", "header.c", seeds=seeds.headers_c, max_len=256)

@@ -319,6 +319,12 @@ def _add_lookup(sub: Any) -> None:
     p.add_argument("--out", "-o", metavar="FILE", help="write the rows here (atomically)")
     p.add_argument("--limit", "-n", type=int, metavar="N", help="stop after the first N rows")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
+    p.add_argument(
+        "--no-page-index",
+        action="store_true",
+        help="read the kept row groups' whole column chunks, not only the pages a file's "
+        "page index admits",
+    )
     _store_args(p)
 
 

@@ -171,6 +171,7 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
                 table if table is not None else files, where, columns, on_error=on_error,
                 skipped=skipped, reader=reader,
                 concurrency=args.concurrency, progress=progress,
+                page_index=not args.no_page_index,
             )  # fmt: skip
             try:
                 async for batch in batches:

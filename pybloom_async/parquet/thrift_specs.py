@@ -37,6 +37,7 @@ from thrift.Thrift import TType
 
 __all__ = [
     "ColumnChunk",
+    "ColumnIndex",
     "ColumnMetaData",
     "DataPageHeader",
     "DecimalType",
@@ -45,8 +46,10 @@ __all__ = [
     "IntType",
     "KeyValue",
     "LogicalType",
+    "OffsetIndex",
     "PageEncodingStats",
     "PageHeader",
+    "PageLocation",
     "RowGroup",
     "SchemaElement",
     "Statistics",
@@ -280,6 +283,10 @@ class ColumnChunk(_Struct):
     file_path: bytes | None = None
     file_offset: int | None = None
     meta_data: ColumnMetaData | None = None
+    offset_index_offset: int | None = None
+    offset_index_length: int | None = None
+    column_index_offset: int | None = None
+    column_index_length: int | None = None
     crypto_metadata: Empty | None = None
 
 
@@ -311,6 +318,30 @@ class FileMetaData(_Struct):
     key_value_metadata: list[KeyValue] | None = None
     created_by: bytes | None = None
     encryption_algorithm: Empty | None = None
+
+
+class PageLocation(_Struct):
+    """``struct PageLocation``: one data page of an offset index."""
+
+    offset: int | None = None
+    compressed_page_size: int | None = None
+    first_row_index: int | None = None
+
+
+class OffsetIndex(_Struct):
+    """``struct OffsetIndex`` (without ``unencoded_byte_array_data_bytes``)."""
+
+    page_locations: list[PageLocation] | None = None
+
+
+class ColumnIndex(_Struct):
+    """``struct ColumnIndex`` (without the level histograms)."""
+
+    null_pages: list[bool] | None = None
+    min_values: list[bytes] | None = None
+    max_values: list[bytes] | None = None
+    boundary_order: int | None = None
+    null_counts: list[int] | None = None
 
 
 class DataPageHeader(_Struct):
@@ -428,7 +459,10 @@ _spec(
     (1, TType.STRING, "file_path", _BINARY),
     (2, TType.I64, "file_offset", None),
     (3, TType.STRUCT, "meta_data", _struct(ColumnMetaData)),
-    # 4-7 (page index locations) are not read.
+    (4, TType.I64, "offset_index_offset", None),
+    (5, TType.I32, "offset_index_length", None),
+    (6, TType.I64, "column_index_offset", None),
+    (7, TType.I32, "column_index_length", None),
     (8, TType.STRUCT, "crypto_metadata", _EMPTY),
 )
 _spec(
@@ -452,6 +486,21 @@ _spec(
     (6, TType.STRING, "created_by", _BINARY),
     # 7: column_orders is not read.
     (8, TType.STRUCT, "encryption_algorithm", _EMPTY),
+)
+_spec(
+    PageLocation,
+    (1, TType.I64, "offset", None),
+    (2, TType.I32, "compressed_page_size", None),
+    (3, TType.I64, "first_row_index", None),
+)
+_spec(OffsetIndex, (1, TType.LIST, "page_locations", _list_of(TType.STRUCT, _struct(PageLocation))))
+_spec(
+    ColumnIndex,
+    (1, TType.LIST, "null_pages", _list_of(TType.BOOL)),
+    (2, TType.LIST, "min_values", _list_of(TType.STRING, _BINARY)),
+    (3, TType.LIST, "max_values", _list_of(TType.STRING, _BINARY)),
+    (4, TType.I32, "boundary_order", None),
+    (5, TType.LIST, "null_counts", _list_of(TType.I64)),
 )
 _spec(DataPageHeader, (1, TType.I32, "num_values", None), (2, TType.I32, "encoding", None))
 _spec(

@@ -9,7 +9,10 @@ Parquet files, reading only what pruning keeps:
 2. for the kept row groups, only the column chunks of the projected and the
    predicate columns are fetched, merged by the planner
    (:func:`pybloom_async.plan.merge_ranges`) into one ``read_ranges`` call
-   per file (more only when they exceed ``max_fetch_bytes``);
+   per file (more only when they exceed ``max_fetch_bytes``); where a file
+   has a page index, only the pages whose min/max admit a probed value are
+   fetched (:mod:`pybloom_async.rows.pages`; ``page_index=False`` reads whole
+   column chunks);
 3. pyarrow decodes those bytes (the footer is handed to it, not read again),
    and the predicate is evaluated on the decoded values
    (:mod:`pybloom_async.lookup_match`): the result holds exactly the rows that
@@ -80,7 +83,9 @@ Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] |
 _SKIPPABLE = (SourceError, ParquetFormatError)
 
 
-async def _plan_file(run: Run, location: str | FileInfo, where: Predicate) -> FilePlan:
+async def _plan_file(
+    run: Run, location: str | FileInfo, where: Predicate, page_index: bool = False
+) -> FilePlan:
     """Read the footer once, prune the row groups, keep what reading the rows needs."""
     try:
         footer = await run.reader.footer(location)
@@ -93,7 +98,7 @@ async def _plan_file(run: Run, location: str | FileInfo, where: Predicate) -> Fi
         kept = [v.row_group for v in verdicts if v.kept and v.row_group is not None]
     from .fetch import describe
 
-    return describe(location, footer, kept)
+    return describe(location, footer, kept, page_index)
 
 
 # ---- many files ------------------------------------------------------------------------
@@ -135,6 +140,7 @@ async def _prepare(
     on_error: str,
     skipped: list[PyBloomError] | None,
     max_fetch_bytes: int,
+    page_index: bool = True,
 ) -> _Run:
     """Check the arguments, list the files, read every footer once and prune."""
     require_pyarrow("look up rows")
@@ -143,6 +149,8 @@ async def _prepare(
     predicate = as_predicate(where)
     skip = _on_error(on_error)
     fetch_limit = positive_int("max_fetch_bytes", max_fetch_bytes)
+    if not isinstance(page_index, bool):
+        raise InvalidArgumentError("page_index must be True or False", value=page_index)
     if columns is not None:
         if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
             raise InvalidArgumentError("columns must be a list of column names", value=columns)
@@ -159,7 +167,7 @@ async def _prepare(
 
     async def one(location: str | FileInfo) -> FilePlan | None:
         try:
-            return await _plan_file(base, location, predicate)
+            return await _plan_file(base, location, predicate, page_index)
         except _SKIPPABLE as exc:
             if not skip:
                 raise
@@ -172,7 +180,7 @@ async def _prepare(
     plans = [p for p in await for_each(files, one, limit) if p is not None]
     check_predicate_columns(predicate, plans)
     schema, names = result_schema(plans, columns)
-    job = Job(predicate, names, schema, fetch_limit)
+    job = Job(predicate, names, schema, fetch_limit, page_index)
     return _Run(rdr, job, plans, limit, skip, skipped)
 
 
@@ -219,6 +227,10 @@ _DOC_PARAMETERS = """
     max_fetch_bytes:
         Largest sum of column-chunk bytes fetched for one file at once
         (:data:`DEFAULT_MAX_FETCH_BYTES`).
+    page_index:
+        Where a file has a page index (ColumnIndex/OffsetIndex), fetch and
+        decode only the pages whose min/max admit a probed value (default);
+        ``False`` reads the kept row groups' whole column chunks.
 
     Raises
     ------
@@ -252,6 +264,7 @@ async def lookup_batches(
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
+    page_index: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> AsyncGenerator[Any, None]:
     """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, row group by row group.
@@ -286,6 +299,7 @@ async def lookup_batches(
             on_error=on_error,
             skipped=skipped,
             max_fetch_bytes=max_fetch_bytes,
+            page_index=page_index,
         )
         for done, plan in enumerate(run.plans, 1):
             if plan.kept:
@@ -320,6 +334,7 @@ async def lookup(
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
+    page_index: bool = True,
 ) -> Any:
     """The rows of the files that satisfy ``where``, exactly, as a ``pyarrow.Table``.
 
@@ -348,6 +363,7 @@ async def lookup(
             on_error=on_error,
             skipped=skipped,
             max_fetch_bytes=max_fetch_bytes,
+            page_index=page_index,
         )
         wanted = [plan for plan in run.plans if plan.kept]
         per_file = await for_each(wanted, lambda plan: _collect(run, plan), run.limit)

@@ -33,6 +33,16 @@ from ..read.fetch import Footer
 from ..read.ranges import merge_ranges
 from ..read.reader import BloomReader
 from .match import Leaves, computable, evaluate, leaf_array
+from .pages import (
+    FilePageIndex,
+    GroupPages,
+    WholeChunks,
+    decode_group,
+    file_page_index,
+    held_reader,
+    index_ranges,
+    select_group,
+)
 
 __all__ = [
     "FetchedFile",
@@ -107,6 +117,7 @@ class FilePlan:
     kept: list[int]
     arrow_schema: Any  # pa.Schema of the whole file
     pyarrow_metadata: Any  # pq.FileMetaData decoded from the footer bytes already read
+    page_index: FilePageIndex | None = None  # the kept row groups' page index, if any
 
 
 def _footer_bytes(footer: Footer) -> bytes:
@@ -268,8 +279,13 @@ def check_predicate_columns(where: Predicate, plans: Sequence[FilePlan]) -> None
             )
 
 
-def describe(location: str | FileInfo, footer: Footer, kept: list[int]) -> FilePlan:
+def describe(
+    location: str | FileInfo, footer: Footer, kept: list[int], page_index: bool = False
+) -> FilePlan:
     """What reading the rows of the kept row groups needs, from the footer already read.
+
+    With ``page_index``, the places of the file's page index are read too (see
+    :mod:`.pages`), and the index bytes the footer's tail already holds are kept.
 
     Raises
     ------
@@ -284,6 +300,18 @@ def describe(location: str | FileInfo, footer: Footer, kept: list[int]) -> FileP
         raise ParquetFormatError(
             f"pyarrow cannot read the footer: {exc}", path=footer.path
         ) from None
+    pages = None
+    use = page_index and kept and kept[0] < md.num_row_groups
+    first = md.row_group(kept[0]) if use else None
+    # Files without a page index (pyarrow's default) skip the second footer decode.
+    if first is not None and any(
+        first.column(i).has_offset_index for i in range(first.num_columns)
+    ):
+        metadata = _footer_bytes(footer)[:-8]
+        bounds = footer.location
+        pages = file_page_index(
+            metadata, bounds.metadata_offset, footer.tail, footer.tail_start, kept, footer.path
+        )
     return FilePlan(
         location,
         footer.path,
@@ -293,6 +321,7 @@ def describe(location: str | FileInfo, footer: Footer, kept: list[int]) -> FileP
         kept,
         arrow_schema,
         md,
+        pages,
     )
 
 
@@ -321,13 +350,35 @@ class Job:
     names: list[str]
     schema: Any  # pa.Schema of the result
     max_fetch_bytes: int
+    page_index: bool = True  # only the pages that may match, where the file has a page index
 
 
 def _decode_group(
     pf: Any, plan: FilePlan, group: int, columns: list[str], job: Job, leaves: Leaves
 ) -> Any:
     """Decode one row group, keep the rows where the predicate holds, shape them as the result."""
-    table = computable(pf.read_row_group(group, columns=columns, use_threads=False))
+    table = pf.read_row_group(group, columns=columns, use_threads=False)
+    return _matching(table, plan, job, leaves)
+
+
+def _decode_pages(
+    selected: GroupPages,
+    plan: FilePlan,
+    job: Job,
+    leaves: Leaves,
+    pieces: Sequence[tuple[int, bytes]],
+) -> Any:
+    """:func:`_decode_group` for a row group read through its page index."""
+    assert plan.page_index is not None
+    table = decode_group(
+        selected, plan.page_index, plan.arrow_schema, plan.metadata.schema, held_reader(pieces)
+    )
+    return _matching(table, plan, job, leaves)
+
+
+def _matching(table: Any, plan: FilePlan, job: Job, leaves: Leaves) -> Any:
+    """The rows of a decoded table where the predicate holds, shaped as the result."""
+    table = computable(table)
     schema = plan.metadata.schema
     arrays = {}
     for leaf in iter_leaves(job.where):
@@ -350,33 +401,94 @@ def _decode_group(
         ) from None
 
 
+async def _read(reader: BloomReader, plan: FilePlan, wanted: Sequence[tuple[int, int]]) -> Any:
+    """The byte ranges of one file, merged into one request: ``[(start, bytes), ...]``."""
+    config = reader.config.plan
+    merged = merge_ranges(wanted, config.max_hole_bytes, config.max_range_bytes)
+    if not merged:
+        return []
+    async with reader.open(plan.location) as source:
+        # The bytes of the version whose footer was read. A local file's identity comes
+        # free with its opening; a store pins reads to the ETag instead.
+        if isinstance(source, LocalFileSource):
+            if await source.identity() != plan.identity:
+                raise SourceError("the file changed after its footer was read", path=plan.path)
+        else:
+            source.assume_identity(plan.identity)
+        data = await source.read_ranges([(r.start, r.end) for r in merged])
+    return [(r.start, d) for r, d in zip(merged, data, strict=True)]
+
+
+async def _select_pages(
+    reader: BloomReader, plan: FilePlan, job: Job, names: list[str], read: list[int]
+) -> dict[int, GroupPages]:
+    """Per kept row group its page selection; groups missing read whole chunks."""
+    index = plan.page_index
+    if not job.page_index or index is None:
+        return {}
+    schema = plan.metadata.schema
+    predicate = [
+        schema.column(p.column).index for p in iter_leaves(job.where) if p.column in schema
+    ]
+    pieces = list(index.held)
+    pieces += await _read(reader, plan, index_ranges(index, plan.kept, read, predicate))
+
+    def select() -> dict[int, GroupPages]:
+        found: dict[int, GroupPages] = {}
+        cache: dict[int, Any] = {}
+        serve = held_reader(pieces)
+        for group in plan.kept:
+            try:
+                found[group] = select_group(
+                    index, group, job.where, schema, names, serve, plan.path, cache
+                )
+            except WholeChunks:
+                pass  # this group reads whole chunks
+        return found
+
+    return await anyio.to_thread.run_sync(select)
+
+
 async def file_tables(reader: BloomReader, plan: FilePlan, job: Job) -> AsyncGenerator[Any, None]:
     """The matching rows of one file, one table per kept row group."""
     columns, leaf_indexes = _read_columns(
         plan, job.names, [leaf.column for leaf in iter_leaves(job.where)]
     )
     leaves = Leaves(plan.metadata.schema, plan.path)
-    config = reader.config.plan
+    selected = await _select_pages(reader, plan, job, columns, leaf_indexes)
+    size = plan.footer_location.file_size
     for groups in _fetch_groups(plan, leaf_indexes, job.max_fetch_bytes):
-        wanted = [_chunk_range(plan, g, leaf) for g in groups for leaf in leaf_indexes]
-        merged = merge_ranges(wanted, config.max_hole_bytes, config.max_range_bytes)
-        async with reader.open(plan.location) as source:
-            # The bytes of the version whose footer was read. A local file's identity comes
-            # free with its opening; a store pins reads to the ETag instead.
-            if isinstance(source, LocalFileSource):
-                if await source.identity() != plan.identity:
-                    raise SourceError("the file changed after its footer was read", path=plan.path)
+        wanted = []
+        for g in groups:
+            pages = selected.get(g)
+            if pages is not None:
+                wanted.extend(pages.ranges())
             else:
-                source.assume_identity(plan.identity)
-            data = await source.read_ranges([(r.start, r.end) for r in merged])
-        pieces = [(r.start, d) for r, d in zip(merged, data, strict=True)]
-        fetched = FetchedFile(plan.footer_location.file_size, pieces, plan.path)
-        pf = pq.ParquetFile(fetched, metadata=plan.pyarrow_metadata)
+                wanted.extend(_chunk_range(plan, g, leaf) for leaf in leaf_indexes)
+        pieces = await _read(reader, plan, wanted)
+        pf = pq.ParquetFile(FetchedFile(size, pieces, plan.path), metadata=plan.pyarrow_metadata)
         for group in groups:
             try:
-                table = await anyio.to_thread.run_sync(
-                    _decode_group, pf, plan, group, columns, job, leaves
-                )
+                pages = selected.get(group)
+                group_pf, table = pf, None
+                if pages is not None:
+                    if not pages.rows:
+                        continue  # no page may hold a match
+                    try:
+                        table = await anyio.to_thread.run_sync(
+                            _decode_pages, pages, plan, job, leaves, pieces
+                        )
+                    except WholeChunks:  # the pages did not decode as indexed: whole chunks
+                        whole = await _read(
+                            reader, plan, [_chunk_range(plan, group, x) for x in leaf_indexes]
+                        )
+                        group_pf = pq.ParquetFile(
+                            FetchedFile(size, whole, plan.path), metadata=plan.pyarrow_metadata
+                        )
+                if table is None:
+                    table = await anyio.to_thread.run_sync(
+                        _decode_group, group_pf, plan, group, columns, job, leaves
+                    )
             except PyBloomError as exc:
                 raise exc.with_context(path=plan.path, row_group=group) from None
             except (OSError, pa.ArrowException) as exc:

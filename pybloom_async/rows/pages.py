@@ -1,0 +1,436 @@
+"""Page-index pruning for lookups: of a kept row group, only the pages that may match.
+
+Where a file has a page index, a lookup reads, for each kept row group:
+
+1. the ``ColumnIndex`` of every predicate column and the ``OffsetIndex`` of
+   every column read (:func:`index_ranges`: those already in the footer's
+   tail are not fetched again; the others are one merged request per file);
+2. the rows the predicate may hold (:func:`select_group`): per ``=``/``IN``
+   leaf, the rows of the pages whose ``[min, max]`` admit a probed value (the
+   order and the probe values are pruning's: :func:`pybloom_async.pruning.
+   leaves.build_leaf`), intersected for AND and joined for OR;
+3. for every column read, its dictionary page and the data pages that overlap
+   those rows, then decoded (:func:`decode_group`) by pyarrow from a
+   one-column file holding just those pages
+   (:func:`pybloom_async.parquet.page_index.single_column_file`), and cut to
+   the selected rows.
+
+The predicate is still evaluated on the decoded rows, so a page selection only
+has to keep every page that may hold a match. Pages are admitted whenever
+their bounds cannot be compared exactly (no usable order: INT96, BOOLEAN,
+floats with a logical type, unknown kinds; NaN bounds; bounds of the wrong
+width or out of order). ``boundary_order`` is not needed: each page is tested.
+A row group falls back to whole column chunks (:class:`WholeChunks`) when a
+column read is nested, lacks an offset index, or its index is damaged; a
+decode that does not give the rows the index promised does the same.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import math
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import ParquetFormatError, PredicateError
+from ..parquet import ColumnDescriptor, Schema
+from ..parquet.page_index import (
+    ChunkLayout,
+    ColumnIndex,
+    PageIndexFooter,
+    PageSpan,
+    decode_column_index,
+    decode_offset_index,
+    decode_page_index_footer,
+    single_column_file,
+)
+from ..predicate import And, Eq, In, Or, Predicate
+from ..pruning.leaves import Leaf, build_leaf, literal_sort_key
+
+__all__ = [
+    "FilePageIndex",
+    "GroupPages",
+    "WholeChunks",
+    "decode_group",
+    "file_page_index",
+    "held_reader",
+    "index_ranges",
+    "select_group",
+]
+
+#: Row ranges: sorted, disjoint, non-empty ``[start, end)`` intervals.
+Rows = list[tuple[int, int]]
+
+
+class WholeChunks(Exception):
+    """The page index cannot serve this row group: read its whole column chunks."""
+
+
+@dataclass
+class FilePageIndex:
+    """One file's page-index places, and the index bytes its footer read already holds."""
+
+    footer: PageIndexFooter
+    held: list[tuple[int, bytes]] = field(default_factory=list)
+
+
+def file_page_index(
+    metadata: bytes, data_end: int, tail: bytes, tail_start: int, kept: Sequence[int], path: str
+) -> FilePageIndex | None:
+    """The page index of a file (None: it has none, or its places are damaged).
+
+    ``metadata`` is the FileMetaData; ``tail`` the file's last bytes from ``tail_start``.
+    The kept row groups' index bytes found in the tail are kept.
+    """
+    try:
+        footer = decode_page_index_footer(metadata, data_end, path=path)
+    except ParquetFormatError:
+        return None  # whole chunks, as without a page index
+    if footer is None:
+        return None
+    found = FilePageIndex(footer)
+    for group in kept:
+        for chunk in footer.groups[group]:
+            for span in (chunk.offset_index, chunk.column_index):
+                if span is not None and span[0] >= tail_start:
+                    found.held.append((span[0], tail[span[0] - tail_start : span[1] - tail_start]))
+    return found
+
+
+def _flat(desc: ColumnDescriptor) -> bool:
+    return (
+        len(desc.path_parts) == 1
+        and desc.max_repetition_level == 0
+        and desc.max_definition_level <= 1
+    )
+
+
+def index_ranges(
+    index: FilePageIndex, groups: Sequence[int], read: Sequence[int], predicate: Sequence[int]
+) -> list[tuple[int, int]]:
+    """Index bytes still to fetch: offset indexes of ``read``, column indexes of ``predicate``."""
+    held = {start for start, _ in index.held}
+    wanted = []
+    for group in groups:
+        chunks = index.footer.groups[group]
+        for leaf in read:
+            if leaf < len(chunks) and chunks[leaf].offset_index is not None:
+                wanted.append(chunks[leaf].offset_index)
+        for leaf in predicate:
+            if leaf < len(chunks) and chunks[leaf].column_index is not None:
+                wanted.append(chunks[leaf].column_index)
+    return sorted({span for span in wanted if span is not None and span[0] not in held})
+
+
+# ---- row ranges ------------------------------------------------------------------------
+
+
+def _union(a: Rows, b: Rows) -> Rows:
+    out: Rows = []
+    for start, end in sorted(a + b):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _intersect(a: Rows, b: Rows) -> Rows:
+    out: Rows = []
+    i = j = 0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if start < end:
+            out.append((start, end))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _page_rows(pages: Sequence[PageSpan], admitted: Sequence[bool]) -> Rows:
+    spans = [(p.first_row, p.end_row) for p, ok in zip(pages, admitted, strict=True) if ok]
+    return _union([], spans)
+
+
+def _bounds_admit(leaf: Leaf, index: ColumnIndex, page: int) -> bool:
+    """Whether the page's bounds may hold one of the leaf's keys (True when unsure)."""
+    assert leaf.kind is not None and leaf.desc is not None
+    pt = leaf.desc.physical_type
+    try:
+        low = literal_sort_key(leaf.kind, index.min_values[page], pt)
+        high = literal_sort_key(leaf.kind, index.max_values[page], pt)
+    except (struct.error, ValueError):
+        return True  # bounds of the wrong width
+    if isinstance(low, float) and (math.isnan(low) or math.isnan(high)):
+        return True
+    if low > high:
+        return True  # inconsistent bounds are not trusted
+    return bisect.bisect_left(leaf.keys, low) < bisect.bisect_right(leaf.keys, high)
+
+
+def _leaf_pages(leaf: Leaf, index: ColumnIndex, count: int) -> list[bool]:
+    """Per page, whether it may hold a row the leaf matches."""
+    if leaf.null_probe:
+        counts = index.null_counts
+        return [index.null_pages[i] or counts is None or counts[i] != 0 for i in range(count)]
+    if leaf.never_prunes is not None or leaf.kind is None:
+        return [True] * count
+    if not leaf.keys:
+        return [False] * count  # no value the column can hold: no row matches
+    return [not index.null_pages[i] and _bounds_admit(leaf, index, i) for i in range(count)]
+
+
+@dataclass
+class GroupPages:
+    """What to fetch and decode of one row group: the rows, and per column read its pages."""
+
+    group: int
+    rows: Rows
+    # name -> (the chunk, its dictionary bytes range or None, the data pages chosen)
+    columns: dict[str, tuple[ChunkLayout, tuple[int, int] | None, list[PageSpan]]]
+
+    def ranges(self) -> list[tuple[int, int]]:
+        """Byte ranges to fetch: each column's dictionary page and chosen pages."""
+        out = []
+        for _, dictionary, pages in self.columns.values():
+            if dictionary is not None:
+                out.append(dictionary)
+            out.extend((p.offset, p.offset + p.size) for p in pages)
+        return out
+
+
+class _Group:
+    """One row group's page index, each chunk's decoded on first use."""
+
+    def __init__(
+        self,
+        index: FilePageIndex,
+        group: int,
+        schema: Schema,
+        read_bytes: Callable[[int, int], bytes],
+        path: str,
+        leaves: dict[int, Leaf],
+    ) -> None:
+        self.chunks = index.footer.groups[group]
+        self.num_rows = index.footer.num_rows[group]
+        self.schema = schema
+        self.read_bytes = read_bytes
+        self.path = path
+        self.leaves = leaves
+        self._pages: dict[int, tuple[PageSpan, ...]] = {}
+
+    def pages(self, desc: ColumnDescriptor) -> tuple[PageSpan, ...]:
+        """The column's data pages (WholeChunks: nested, or no usable offset index)."""
+        found = self._pages.get(desc.index)
+        if found is None:
+            chunk = self.chunks[desc.index]
+            if not _flat(desc) or chunk.offset_index is None:
+                raise WholeChunks(f"{desc.path}: nested, or no offset index")
+            try:
+                raw = self.read_bytes(*chunk.offset_index)
+                found = decode_offset_index(raw, chunk, self.num_rows, path=self.path)
+            except ParquetFormatError as exc:
+                raise WholeChunks(str(exc)) from None
+            self._pages[desc.index] = found
+        return found
+
+    def rows(self, p: Predicate) -> Rows:
+        """The rows ``p`` may hold: AND intersects, OR joins, a leaf asks its pages' bounds."""
+        if isinstance(p, And):
+            out = [(0, self.num_rows)]
+            for child in p.children:
+                out = _intersect(out, self.rows(child))
+            return out
+        if isinstance(p, Or):
+            out = []
+            for child in p.children:
+                out = _union(out, self.rows(child))
+            return out
+        assert isinstance(p, Eq | In)
+        return self._leaf_rows(p)
+
+    def _leaf_rows(self, p: Eq | In) -> Rows:
+        every = [(0, self.num_rows)]
+        if p.column not in self.schema:
+            return every
+        desc = self.schema.column(p.column)
+        chunk = self.chunks[desc.index]
+        if not _flat(desc) or chunk.column_index is None or chunk.offset_index is None:
+            return every
+        spans = self.pages(desc)
+        leaf = self.leaves.get(id(p))
+        if leaf is None:
+            try:
+                leaf = self.leaves[id(p)] = build_leaf(p, desc)
+            except PredicateError:
+                return every  # the evaluation on decoded rows raises it
+        try:
+            raw = self.read_bytes(*chunk.column_index)
+            column_index = decode_column_index(raw, len(spans), path=self.path)
+        except ParquetFormatError:
+            return every
+        return _page_rows(spans, _leaf_pages(leaf, column_index, len(spans)))
+
+
+def select_group(
+    index: FilePageIndex,
+    group: int,
+    where: Predicate,
+    schema: Schema,
+    names: Sequence[str],
+    read_bytes: Callable[[int, int], bytes],
+    path: str,
+    leaf_cache: dict[int, Leaf] | None = None,
+) -> GroupPages:
+    """The rows of one row group the predicate may hold, and the pages that cover them.
+
+    ``names`` are the columns read (top-level names); ``read_bytes(start, end)`` serves
+    the index bytes fetched; ``leaf_cache`` shares the prepared leaves between the row
+    groups of one file.
+
+    Raises
+    ------
+    WholeChunks
+        A column read is nested or has no usable offset index, or every page may match.
+    """
+    state = _Group(index, group, schema, read_bytes, path, {} if leaf_cache is None else leaf_cache)
+    descs: dict[str, ColumnDescriptor] = {}
+    for name in names:
+        if name not in schema:
+            raise WholeChunks(f"{name}: not a leaf column")
+        descs[name] = schema.column(name)
+        state.pages(descs[name])
+    rows = state.rows(where)
+    if rows == [(0, state.num_rows)]:
+        raise WholeChunks("every page may hold a match")  # pyarrow reads the chunks itself
+    columns = {}
+    for name, desc in descs.items():
+        spans = state.pages(desc)
+        chosen = [i for i, p in enumerate(spans) if _intersect([(p.first_row, p.end_row)], rows)]
+        chunk = state.chunks[desc.index]
+        dictionary = (chunk.start, spans[0].offset) if spans[0].offset > chunk.start else None
+        encoded = chunk.dictionary_pages
+        if chosen and encoded is not None and chosen[0] >= encoded:
+            dictionary = None  # only pages written after the dictionary fallback
+        columns[name] = (chunk, dictionary, [spans[i] for i in chosen])
+    return GroupPages(group, rows, columns)
+
+
+# ---- decoding --------------------------------------------------------------------------
+
+
+def _arrow_schema_value(arrow_field: Any) -> bytes:
+    """The ``ARROW:schema`` value of a one-field schema, as Arrow's Parquet writer stores it."""
+    return base64.b64encode(pa.schema([arrow_field]).serialize().to_pybytes())
+
+
+def decode_group(
+    selected: GroupPages,
+    index: FilePageIndex,
+    arrow_schema: Any,
+    schema: Schema,
+    read_bytes: Callable[[int, int], bytes],
+) -> Any:
+    """The selected rows of one row group, one column per column read, as a ``pa.Table``.
+
+    Raises
+    ------
+    WholeChunks
+        A column's pages do not decode to the rows its offset index promised.
+    """
+    arrays = {}
+    for name, (chunk, dictionary, pages) in selected.columns.items():
+        desc = schema.column(name)
+        element = index.footer.schema[_element_position(index.footer.schema, desc)]
+        field_index = arrow_schema.get_field_index(name)
+        key_values = []
+        if field_index >= 0:
+            key_values.append(
+                (b"ARROW:schema", _arrow_schema_value(arrow_schema.field(field_index)))
+            )
+        expected = sum(p.end_row - p.first_row for p in pages)
+        data = single_column_file(
+            element,
+            chunk.meta,
+            read_bytes(*dictionary) if dictionary is not None else b"",
+            [read_bytes(p.offset, p.offset + p.size) for p in pages],
+            expected,
+            key_values,
+        )
+        try:
+            column = pq.read_table(pa.BufferReader(data), use_threads=False).column(0)
+        except (OSError, pa.ArrowException) as exc:
+            raise WholeChunks(f"{name}: the chosen pages do not decode: {exc}") from None
+        if len(column) != expected:
+            raise WholeChunks(f"{name}: {len(column)} rows decoded, {expected} expected")
+        arrays[name] = _cut(column, pages, selected.rows)
+    return pa.table(arrays)
+
+
+def _element_position(elements: Sequence[Any], desc: ColumnDescriptor) -> int:
+    """Where a top-level leaf's SchemaElement lies in the footer's flat list."""
+    position = 1
+    for _ in range(_top_position(elements, desc.path_parts[0])):
+        position += _subtree_size(elements, position)
+    return position
+
+
+def _top_position(elements: Sequence[Any], name: str) -> int:
+    position, i = 1, 0
+    count = (elements[0].num_children or 0) if elements else 0
+    while i < count and position < len(elements):
+        if (elements[position].name or b"").decode("utf-8", "replace") == name:
+            return i
+        position += _subtree_size(elements, position)
+        i += 1
+    raise WholeChunks(f"{name}: not found in the footer's schema")
+
+
+def _subtree_size(elements: Sequence[Any], position: int) -> int:
+    size, pending = 0, 1
+    while pending and position + size < len(elements):
+        pending += (elements[position + size].num_children or 0) - 1
+        size += 1
+    return size
+
+
+def _cut(column: Any, pages: Sequence[PageSpan], rows: Rows) -> Any:
+    """The decoded values of ``pages`` (in order) cut to ``rows``."""
+    starts = [p.first_row for p in pages]
+    positions = []
+    at = 0
+    for p in pages:
+        positions.append(at)
+        at += p.end_row - p.first_row
+    pieces = []
+    for start, end in rows:
+        i = bisect.bisect_right(starts, start) - 1
+        offset = positions[i] + start - pages[i].first_row
+        pieces.append(column.slice(offset, end - start))
+    if not pieces:
+        return column.slice(0, 0)
+    return pa.chunked_array([c for piece in pieces for c in piece.chunks], type=column.type)
+
+
+def held_reader(pieces: Sequence[tuple[int, bytes]]) -> Callable[[int, int], bytes]:
+    """``read_bytes`` over pieces of the file: each range asked lies in one piece."""
+    ordered = sorted(pieces, key=lambda piece: piece[0])
+    starts = [start for start, _ in ordered]
+
+    def read(start: int, end: int) -> bytes:
+        i = bisect.bisect_right(starts, start) - 1
+        if i >= 0:
+            base, data = ordered[i]
+            if end <= base + len(data):
+                return data[start - base : end - base]
+        raise WholeChunks(f"bytes [{start}, {end}) were not fetched")
+
+    return read
