@@ -39,9 +39,24 @@ class ReaderConfig:
     Parameters
     ----------
     footer_read_bytes:
-        Size of the speculative suffix read that fetches the footer (64 KiB:
-        most footers fit, and Spark, pyarrow and DuckDB put the filters right
-        before the footer, so small files need no other read).
+        Size of the speculative suffix read that fetches the footer, or ``None``
+        (the default) for an adaptive size: on object stores a
+        :class:`~pybloom_async.read.reader.BloomReader` learns from the files it
+        has read how far from the end their footer and filters start
+        (:class:`~pybloom_async.read.suffix.SuffixLearner`) and reads that much,
+        so a file costs one request; local files always read
+        ``min_suffix_bytes`` (a second ``pread`` costs microseconds). A number
+        turns adaptation off: every file reads exactly that.
+    adaptive_start:
+        The adaptive suffix before anything is learned (256 KiB: it covers the
+        filters and footer of the usual Spark, pyarrow and DuckDB files, so the
+        files a run starts at once cost one request each; measured in
+        ``bench/RESULTS.md``).
+    min_suffix_bytes:
+        The adaptive suffix never shrinks below this (64 KiB: most footers fit),
+        and local files read this much first.
+    max_suffix_bytes:
+        The adaptive suffix never grows above this (1 MiB).
     max_footer_bytes:
         A footer claiming more than this is refused before it is fetched.
     plan:
@@ -55,7 +70,10 @@ class ReaderConfig:
         files read at once times the reads per file.
     """
 
-    footer_read_bytes: int = 64 * 1024
+    footer_read_bytes: int | None = None
+    adaptive_start: int = 256 * 1024
+    min_suffix_bytes: int = 64 * 1024
+    max_suffix_bytes: int = 1024 * 1024
     max_footer_bytes: int = 64 * 1024 * 1024
     plan: PlanConfig = DEFAULT_PLAN_CONFIG
     concurrency: int = 64
@@ -64,14 +82,31 @@ class ReaderConfig:
     def __post_init__(self) -> None:
         # Stored as checked (plain ints). The footer's 8-byte trailer (length + magic)
         # must fit the first read.
-        footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
-        object.__setattr__(self, "footer_read_bytes", footer_read)
+        if self.footer_read_bytes is not None:
+            footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
+            object.__setattr__(self, "footer_read_bytes", footer_read)
+        smallest = integer("min_suffix_bytes", self.min_suffix_bytes, minimum=8)
+        object.__setattr__(self, "min_suffix_bytes", smallest)
+        start = integer("adaptive_start", self.adaptive_start, minimum=smallest)
+        object.__setattr__(self, "adaptive_start", start)
+        largest = integer("max_suffix_bytes", self.max_suffix_bytes, minimum=start)
+        object.__setattr__(self, "max_suffix_bytes", largest)
         for name in ("max_footer_bytes", "concurrency", "io_threads"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         if not isinstance(self.plan, PlanConfig):
             raise InvalidArgumentError(
                 f"plan must be a PlanConfig, not {type(self.plan).__name__}", value=self.plan
             )
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the suffix size is learned (``footer_read_bytes`` is ``None``)."""
+        return self.footer_read_bytes is None
+
+    @property
+    def first_suffix_bytes(self) -> int:
+        """The suffix read of a local file: fixed, or ``min_suffix_bytes`` when adaptive."""
+        return self.min_suffix_bytes if self.footer_read_bytes is None else self.footer_read_bytes
 
 
 DEFAULT_READER_CONFIG = ReaderConfig()
@@ -149,9 +184,18 @@ class BloomFilterRead:
 FilterKey = tuple[int, str]
 
 
-async def read_footer_from(source: ByteSource, config: ReaderConfig) -> Footer:
+async def read_footer_from(
+    source: ByteSource, config: ReaderConfig, suffix_bytes: int | None = None, *, reach: int = 0
+) -> Footer:
+    """Read and decode the footer with one suffix read of ``suffix_bytes`` (default
+    :attr:`ReaderConfig.first_suffix_bytes`), and a second only for a larger footer.
+
+    That second read also covers ``reach`` bytes before the footer, where writers put
+    the filters, so that they need no third read.
+    """
     path = source.path
-    tail = await source.read_suffix(config.footer_read_bytes)
+    size = config.first_suffix_bytes if suffix_bytes is None else suffix_bytes
+    tail = await source.read_suffix(size)
     file_size = await source.size()
     location = parse_footer_tail(tail, file_size, path=path)
     missing = location.missing_range(len(tail))
@@ -162,6 +206,7 @@ async def read_footer_from(source: ByteSource, config: ReaderConfig) -> Footer:
                 f"{config.max_footer_bytes} (ReaderConfig.max_footer_bytes)",
                 path=path,
             )
+        missing = (max(0, missing[0] - reach), missing[1])
         head = await source.read_range(*missing)
         tail = head + tail
         if missing[0] == 0:
@@ -177,6 +222,20 @@ async def read_footer_from(source: ByteSource, config: ReaderConfig) -> Footer:
     )
     identity = await source.identity()
     return Footer(path, metadata, location, bytes(tail), identity)
+
+
+def first_needed_byte(footer: Footer) -> int:
+    """Offset of the first filter or footer byte: what a suffix read should have covered.
+
+    Offsets outside the data are ignored (their filters are unusable anyway).
+    """
+    first = footer.location.metadata_offset
+    for group in footer.row_groups:
+        for chunk in group.columns:
+            offset = chunk.bloom_filter_offset
+            if offset is not None and 0 <= offset < first:
+                first = offset
+    return first
 
 
 def wanted_filters(
