@@ -35,6 +35,7 @@ import anyio
 
 from ..checks import integer, seconds
 from ..errors import InvalidArgumentError
+from ..io.address import parse_address
 from ..io.base import ByteSource, FileInfo, SourceStats
 from ..io.store import ObjectStoreSource, StoreOptions, open_source
 from .fetch import (
@@ -150,7 +151,10 @@ class BloomReader:
 
     def forget(self, location: Location) -> None:
         """Drop one file's cached footer and filters (the next read fetches them again)."""
-        self._evict(self.open(location).path)  # the cache key: the source's own path
+        # The cache key is the source's own path, the address's display form: found
+        # without making a source (this runs once per file of a run).
+        path = location.path if isinstance(location, FileInfo) else location
+        self._evict(parse_address(path).display)
 
     def _evict(self, key: str) -> None:
         entry = self._cache.pop(key, None)

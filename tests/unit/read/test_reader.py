@@ -674,3 +674,22 @@ def test_blocking_reader_opens_a_file_once_and_closes_it(tmp_path: Path) -> None
     # Usable again: the file is reopened.
     assert run_blocking(reader.footer(path)).metadata == footer.metadata
     reader.close()
+
+
+def test_forget_needs_no_source(table_file: tuple[Path, pa.Table]) -> None:
+    """forget finds the cache key without opening a source: a local file is forgotten
+    by a reader configured for a store, and the next read fetches it again."""
+    from pybloom_async.errors import InvalidArgumentError
+
+    path, _ = table_file
+    reader = BloomReader(options={"region": "us-east-1"})
+    with pytest.raises(InvalidArgumentError, match="do not apply to local files"):
+        reader.open(path)
+    cached = BloomReader(max_age=3600)
+    anyio.run(cached.footer, path)
+    cached.forget(path)  # the same key, spelt as a string
+    cached.stats.reset()
+    anyio.run(cached.footer, str(path))
+    assert cached.stats.requests == 1
+    reader.forget(path)
+    reader.forget("s3://bucket/never-read.parquet")
