@@ -898,13 +898,33 @@ def rusage_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def write_small_lake(root: Path, n: int) -> list[Path]:
+    """``n`` small files of two row groups of 50 random int64 ids (a filter on ``id``) and a
+    column ``seq`` (the file's number): statistics cannot prune ``id``, but do ``seq``."""
+    root.mkdir(parents=True, exist_ok=True)
+
+    def write(i: int) -> Path:
+        path = root / f"part-{i:05d}.parquet"
+        if not path.exists():
+            ids = np.random.default_rng(i).integers(-(2**62), 2**62, 100, dtype=np.int64)
+            table = pa.table({"id": ids, "seq": pa.array([i] * 100, pa.int64())})
+            pq.write_table(
+                table, path, row_group_size=50, bloom_filter_options={"id": {"ndv": 50}}
+            )
+        return path
+
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(write, range(n)))
+
+
 def section_cpu(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> None:
     """Client CPU per file, ours with the default config, straight to moto_server (no proxy).
 
     Two paths: footer + filters (``where_of(keys)``: random keys, every row group needs
     its filters) and footer only (``seq = -1``: the statistics of every row group decide,
     no filter is probed). The first run warms up and is dropped; the store client is kept
-    between runs, as in a service.
+    between runs, as in a service. With ``--cpu-lake N``, the same on N small files
+    (``write_small_lake``) too, with ``id IN (8 random keys)``.
     """
     ours = _import_ours()
     if ours is None:
@@ -912,18 +932,39 @@ def section_cpu(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> 
         return
     prune = ours[0]
     paths = {"filters": where_of(keys), "footer": col("seq") == -1}
+    cpu_prefix(args, prune, files, PREFIX, paths)
+    if args.cpu_lake:
+        lake = write_small_lake(args.data.parent / f"small{args.cpu_lake}", args.cpu_lake)
+        rng = random.Random(args.seed)
+        lake_paths = {
+            "filters": col("id").isin([rng.randrange(-(2**62), 2**62) for _ in range(8)]),
+            "footer": col("seq") == -1,
+        }
+        cpu_prefix(args, prune, lake, f"small{args.cpu_lake}/", lake_paths, row_groups=2)
+
+
+def cpu_prefix(
+    args: argparse.Namespace,
+    prune: Any,
+    files: Sequence[Path],
+    prefix: str,
+    paths: dict[str, Predicate],
+    row_groups: int = ROW_GROUPS_PER_FILE,
+) -> None:
     concurrency = 64
     print(
         f"\n## cpu: client CPU per file (getrusage of this process), {len(files)} files on "
-        f"moto_server, no proxy, concurrency {concurrency}, {args.runs} runs after a warm-up; "
-        f"load average {load_average()}"
+        f"moto_server ({prefix}), no proxy, concurrency {concurrency}, {args.runs} runs after "
+        f"a warm-up; load average {load_average()}"
     )
     print(
         f"{'path':<8} {'CPU ms/file':>11} {'min':>6} {'max':>6} {'requests/file':>13} "
         f"{'wall ms':>8}"
     )
     with moto_server() as (endpoint, _server_pid):
-        upload(endpoint, files)
+        t0 = time.monotonic()
+        upload(endpoint, files, prefix)
+        print(f"# uploaded {len(files)} files in {time.monotonic() - t0:.1f} s")
         options = {
             "endpoint": endpoint,
             "region": REGION,
@@ -942,7 +983,7 @@ def section_cpu(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> 
                 verdicts = anyio.run(
                     functools.partial(
                         prune,
-                        f"s3://{BUCKET}/{PREFIX}",
+                        f"s3://{BUCKET}/{prefix}",
                         where,
                         options=options,
                         concurrency=concurrency,
@@ -950,7 +991,7 @@ def section_cpu(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> 
                     )
                 )
                 cpu, wall = rusage_cpu_s() - cpu0, time.perf_counter() - t0
-                if len(verdicts) != len(files) * ROW_GROUPS_PER_FILE:
+                if len(verdicts) != len(files) * row_groups:
                     raise RuntimeError(f"cpu {label}: {len(verdicts)} verdicts")
                 if i == 0:
                     continue
@@ -963,6 +1004,7 @@ def section_cpu(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> 
             )
             emit(
                 "cpu",
+                prefix=prefix,
                 path=label,
                 files=len(files),
                 concurrency=concurrency,
@@ -1422,6 +1464,13 @@ def main() -> None:
     )
     parser.add_argument("--run-timeout", type=float, default=300.0, help="seconds per S3 run")
     parser.add_argument("--budget-s", type=float, default=600.0, help="seconds per section")
+    parser.add_argument(
+        "--cpu-lake",
+        type=int,
+        default=0,
+        help="cpu section: also N small generated files (e.g. 10000; written once under "
+        "the data folder's parent)",
+    )
     parser.add_argument("--footer-rounds", type=int, default=20)
     parser.add_argument("--local-runs", type=int, default=50)
     parser.add_argument("--inlist-keys", type=int, default=100_000)
