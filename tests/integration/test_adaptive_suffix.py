@@ -150,12 +150,12 @@ def per_file_requests(
 
 def far_from_end(path: Path) -> int:
     metadata = pq.ParquetFile(path).metadata
-    first = min(
-        metadata.row_group(g).column(c).to_dict()["bloom_filter_offset"]
+    offsets = [
+        metadata.row_group(g).column(c).to_dict().get("bloom_filter_offset")
         for g in range(metadata.num_row_groups)
         for c in range(metadata.num_columns)
-    )
-    return path.stat().st_size - int(first)
+    ]
+    return path.stat().st_size - min(int(o) for o in offsets if o is not None)
 
 
 @pytest.mark.parametrize("name", list(WRITERS))
@@ -326,3 +326,25 @@ def test_a_footer_beyond_the_suffix_brings_the_filters_with_it(s3_server: Any, t
         assert all(f.ok for f in found.values()), found
         assert reader.stats.requests == expected, reader.stats
         reader.clear()
+
+
+@pytest.mark.spark
+def test_spark_files_learned_by_a_long_lived_reader(
+    spark_files: WrittenFiles, s3_server: Any
+) -> None:
+    """Spark's files with filters on every column (about 626 KB from the end, beyond the
+    first read): the first costs two requests, the next one, once learned."""
+    paths = list(spark_files.prune_files)
+    assert all(START < far_from_end(p) < DEFAULT_READER_CONFIG.max_suffix_bytes for p in paths)
+    urls = []
+    for path in paths:
+        s3_server.put(f"adaptive/spark-many/{path.name}", path.read_bytes())
+        urls.append(s3_server.url(f"adaptive/spark-many/{path.name}"))
+    reader = BloomReader(options=s3_server.options)
+    column = spark_files.key_columns[0]
+    counts = []
+    for url in urls:
+        reader.stats.reset()
+        anyio.run(reader.footer_and_filters, url, [column])
+        counts.append(reader.stats.requests)
+    assert counts == [2] + [1] * (len(urls) - 1), counts
