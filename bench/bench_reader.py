@@ -957,14 +957,14 @@ def cpu_prefix(
         f"moto_server ({prefix}), no proxy, concurrency {concurrency}, {args.runs} runs after "
         f"a warm-up; load average {load_average()}"
     )
-    print(
-        f"{'path':<8} {'CPU ms/file':>11} {'min':>6} {'max':>6} {'requests/file':>13} "
-        f"{'wall ms':>8}"
-    )
     with moto_server() as (endpoint, _server_pid):
         t0 = time.monotonic()
         upload(endpoint, files, prefix)
         print(f"# uploaded {len(files)} files in {time.monotonic() - t0:.1f} s")
+        print(
+            f"{'path':<8} {'CPU ms/file':>11} {'min':>6} {'max':>6} {'requests/file':>13} "
+            f"{'wall ms':>8}"
+        )
         options = {
             "endpoint": endpoint,
             "region": REGION,
