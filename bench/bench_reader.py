@@ -1,6 +1,7 @@
 """Reader benchmarks (issue 3): pruning over S3 with latency, footer decode, local probes.
 
-Five sections, each selectable with ``--sections`` (all but ``scaling`` by default):
+Six sections, each selectable with ``--sections`` (all but ``scaling`` and ``cpu`` by
+default):
 
 ``s3``
     200 Spark files (10 row groups, filters on ``id`` and ``email``; see
@@ -45,6 +46,12 @@ Five sections, each selectable with ``--sections`` (all but ``scaling`` by defau
     Requests and wall time against the number of files (``--file-counts``, default 25, 50,
     100, 200): ours (defaults) and naive, as in ``s3``, on the first N files under a prefix
     of their own, at ``--delay-ms`` and the top ``--concurrency``.
+
+``cpu``
+    Client CPU per file (``getrusage`` of this process; moto is another process), ours with
+    the default config straight to moto_server, concurrency 64: footer + filters (the
+    ``s3`` predicate) and footer only (``seq = -1``: statistics decide, no filter probed),
+    with the requests per file.
 
 ``footer``
     The 200 footers, as bytes in memory, decoded by ``decode_file_metadata`` and by pyarrow,
@@ -101,6 +108,7 @@ import os
 import platform
 import random
 import re
+import resource
 import signal
 import socket
 import statistics
@@ -741,6 +749,10 @@ def report_s3(delay_ms: float, concurrency: int, impl: str, runs: Sequence[S3Run
         connections=_median(conns) if conns else "n/a",
         wire_requests=_median(wire) if wire else "n/a",
         client_cpu_s=_median([r.client_cpu_s for r in runs]),
+        requests_per_file=_median([r.requests for r in runs]) * ROW_GROUPS_PER_FILE / runs[0].total,
+        client_cpu_ms_per_file=ms(_median([r.client_cpu_s for r in runs]))
+        * ROW_GROUPS_PER_FILE
+        / runs[0].total,
         server_cpu_s=_opt_median([r.server_cpu_s for r in runs]),
         proxy_cpu_s=_opt_median([r.proxy_cpu_s for r in runs]),
         kept=len(runs[0].kept),
@@ -873,6 +885,137 @@ def section_scaling(args: argparse.Namespace, files: Sequence[Path], keys: Keys)
                     bytes=nbytes,
                     kept=len(measured[0].kept),
                 )
+    print(f"# load average {load_average()}")
+
+
+# --------------------------------------------------------------------------- section: cpu
+
+
+def rusage_cpu_s() -> float:
+    """User + system CPU seconds of this process, all its threads (moto and the proxy are
+    other processes, so this is the client alone)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def write_small_lake(root: Path, n: int) -> list[Path]:
+    """``n`` small files of two row groups of 50 random int64 ids (a filter on ``id``) and a
+    column ``seq`` (the file's number): statistics cannot prune ``id``, but do ``seq``."""
+    root.mkdir(parents=True, exist_ok=True)
+
+    def write(i: int) -> Path:
+        path = root / f"part-{i:05d}.parquet"
+        if not path.exists():
+            ids = np.random.default_rng(i).integers(-(2**62), 2**62, 100, dtype=np.int64)
+            table = pa.table({"id": ids, "seq": pa.array([i] * 100, pa.int64())})
+            pq.write_table(
+                table, path, row_group_size=50, bloom_filter_options={"id": {"ndv": 50}}
+            )
+        return path
+
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(write, range(n)))
+
+
+def section_cpu(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> None:
+    """Client CPU per file, ours with the default config, straight to moto_server (no proxy).
+
+    Two paths: footer + filters (``where_of(keys)``: random keys, every row group needs
+    its filters) and footer only (``seq = -1``: the statistics of every row group decide,
+    no filter is probed). The first run warms up and is dropped; the store client is kept
+    between runs, as in a service. With ``--cpu-lake N``, the same on N small files
+    (``write_small_lake``) too, with ``id IN (8 random keys)``.
+    """
+    ours = _import_ours()
+    if ours is None:
+        print("# ours: not available; no cpu section")
+        return
+    prune = ours[0]
+    paths = {"filters": where_of(keys), "footer": col("seq") == -1}
+    cpu_prefix(args, prune, files, PREFIX, paths)
+    if args.cpu_lake:
+        lake = write_small_lake(args.data.parent / f"small{args.cpu_lake}", args.cpu_lake)
+        rng = random.Random(args.seed)
+        lake_paths = {
+            "filters": col("id").isin([rng.randrange(-(2**62), 2**62) for _ in range(8)]),
+            "footer": col("seq") == -1,
+        }
+        cpu_prefix(args, prune, lake, f"small{args.cpu_lake}/", lake_paths, row_groups=2)
+
+
+def cpu_prefix(
+    args: argparse.Namespace,
+    prune: Any,
+    files: Sequence[Path],
+    prefix: str,
+    paths: dict[str, Predicate],
+    row_groups: int = ROW_GROUPS_PER_FILE,
+) -> None:
+    concurrency = 64
+    print(
+        f"\n## cpu: client CPU per file (getrusage of this process), {len(files)} files on "
+        f"moto_server ({prefix}), no proxy, concurrency {concurrency}, {args.runs} runs after "
+        f"a warm-up; load average {load_average()}"
+    )
+    with moto_server() as (endpoint, _server_pid):
+        t0 = time.monotonic()
+        upload(endpoint, files, prefix)
+        print(f"# uploaded {len(files)} files in {time.monotonic() - t0:.1f} s")
+        print(
+            f"{'path':<8} {'CPU ms/file':>11} {'min':>6} {'max':>6} {'requests/file':>13} "
+            f"{'wall ms':>8}"
+        )
+        options = {
+            "endpoint": endpoint,
+            "region": REGION,
+            "access_key_id": ACCESS_KEY,
+            "secret_access_key": SECRET_KEY,
+            "allow_http": True,
+        }
+        for label, where in paths.items():
+            per_file: list[float] = []
+            requests: list[float] = []
+            walls: list[float] = []
+            for i in range(max(args.runs, 3) + 1):
+                stats = SourceStats()
+                gc.collect()
+                cpu0, t0 = rusage_cpu_s(), time.perf_counter()
+                verdicts = anyio.run(
+                    functools.partial(
+                        prune,
+                        f"s3://{BUCKET}/{prefix}",
+                        where,
+                        options=options,
+                        concurrency=concurrency,
+                        stats=stats,
+                    )
+                )
+                cpu, wall = rusage_cpu_s() - cpu0, time.perf_counter() - t0
+                if len(verdicts) != len(files) * row_groups:
+                    raise RuntimeError(f"cpu {label}: {len(verdicts)} verdicts")
+                if i == 0:
+                    continue
+                per_file.append(cpu / len(files))
+                requests.append(stats.requests / len(files))
+                walls.append(wall)
+            print(
+                f"{label:<8} {ms(_median(per_file)):>11.3f} {ms(min(per_file)):>6.3f} "
+                f"{ms(max(per_file)):>6.3f} {_median(requests):>13.2f} {ms(_median(walls)):>8.0f}"
+            )
+            emit(
+                "cpu",
+                prefix=prefix,
+                path=label,
+                files=len(files),
+                concurrency=concurrency,
+                runs=len(per_file),
+                cpu_ms_per_file=ms(_median(per_file)),
+                cpu_ms_per_file_min=ms(min(per_file)),
+                cpu_ms_per_file_max=ms(max(per_file)),
+                requests_per_file=_median(requests),
+                wall_ms=ms(_median(walls)),
+            )
+    clear_store_cache()
     print(f"# load average {load_average()}")
 
 
@@ -1321,6 +1464,13 @@ def main() -> None:
     )
     parser.add_argument("--run-timeout", type=float, default=300.0, help="seconds per S3 run")
     parser.add_argument("--budget-s", type=float, default=600.0, help="seconds per section")
+    parser.add_argument(
+        "--cpu-lake",
+        type=int,
+        default=0,
+        help="cpu section: also N small generated files (e.g. 10000; written once under "
+        "the data folder's parent)",
+    )
     parser.add_argument("--footer-rounds", type=int, default=20)
     parser.add_argument("--local-runs", type=int, default=50)
     parser.add_argument("--inlist-keys", type=int, default=100_000)
@@ -1342,7 +1492,7 @@ def main() -> None:
     if args.quick:
         args.runs, args.footer_rounds, args.local_runs, args.inlist_runs = 1, 5, 10, 3
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
-    unknown = set(sections) - {"s3", "scaling", "footer", "local", "inlist"}
+    unknown = set(sections) - {"s3", "scaling", "cpu", "footer", "local", "inlist"}
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
 
@@ -1360,6 +1510,8 @@ def main() -> None:
         section_s3(args, files, keys)
     if "scaling" in sections:
         section_scaling(args, files, keys)
+    if "cpu" in sections:
+        section_cpu(args, files, keys)
     print(f"\n# done; load average {load_average()}")
     if args.json_out:
         print(f"# wrote {recorder.write(args.json_out, RECORDS)}")

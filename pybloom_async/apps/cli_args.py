@@ -114,8 +114,10 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--footer-read",
         type=int,
-        default=64 * 1024,
-        help="bytes of the speculative footer read (default 65536)",
+        default=None,
+        metavar="BYTES",
+        help="bytes of the first read of each file (default: adaptive, learned from the "
+        "files already read, so one request per file on object stores)",
     )
 
 

@@ -252,6 +252,11 @@ class ByteSource(abc.ABC):
         return self._path
 
     @property
+    def known_size(self) -> int | None:
+        """The size when already known (from a listing, a cache or a read), else None."""
+        return self._size
+
+    @property
     def etag(self) -> str | None:
         """The entity tag, once known (after :meth:`size`, :meth:`identity` or a suffix read)."""
         return self._etag

@@ -145,8 +145,20 @@ class StoreOptions:
                 raise InvalidArgumentError("extra_config must map strings to strings")
             # Freeze a private copy: the options are part of the store-cache key.
             object.__setattr__(self, "extra_config", dict(sorted(self.extra_config.items())))
+        # Both are read on every open (once per file): computed once, the options being frozen.
+        object.__setattr__(self, "_given_names", self._find_given())
+        object.__setattr__(self, "_key", self._make_key())
 
     def given(self) -> list[str]:
+        """Names of the fields set away from their defaults (an empty extra_config is unset)."""
+        names: list[str] = self.__dict__["_given_names"]
+        return names
+
+    def _cache_key(self) -> tuple[Any, ...]:
+        key: tuple[Any, ...] = self.__dict__["_key"]
+        return key
+
+    def _find_given(self) -> list[str]:
         """Names of the fields set away from their defaults (an empty extra_config is unset)."""
         given = []
         for f in dataclasses.fields(self):
@@ -158,7 +170,7 @@ class StoreOptions:
                 given.append(f.name)
         return given
 
-    def _cache_key(self) -> tuple[Any, ...]:
+    def _make_key(self) -> tuple[Any, ...]:
         return tuple(
             tuple(sorted(v.items())) if isinstance(v, Mapping) else v
             for v in (getattr(self, f.name) for f in dataclasses.fields(self))
@@ -304,13 +316,10 @@ def cached_store(loc: Address, options: StoreOptions) -> ObjectStore:
     """One store client per (kind, bucket/host, options, account): it pools connections."""
     # The environment is read when a store is built; the relevant variables are part of the
     # key so that a changed environment (tests, credential rotation) gets a fresh client.
-    env = tuple(
-        sorted(
-            (k, v)
-            for k, v in os.environ.items()
-            if k.startswith(_ENV_PREFIX.get(loc.kind, "\0") + "_")
-        )
-    )
+    # Keys first, values only of the matching ones: os.environ decodes on every access, and
+    # this runs once per file opened.
+    prefix = _ENV_PREFIX.get(loc.kind, "\0") + "_"
+    env = tuple(sorted((k, os.environ[k]) for k in os.environ if k.startswith(prefix)))
     key = (loc.kind, loc.bucket, loc.account, options._cache_key(), env)
     with _STORE_CACHE_LOCK:
         store = _STORE_CACHE.get(key)

@@ -23,7 +23,15 @@ from ..parquet.decode import decode_file_metadata_with
 from ..parquet.tail import check_leading_magic
 from ..parquet.thrift import THRIFT_DECODER
 from .bitset_plan import plan_bitset_reads
-from .plan import DEFAULT_PLAN_CONFIG, FilterStatus, PlanConfig, plan_filter_reads
+from .plan import (
+    BLOCK_BYTES,
+    DEFAULT_PLAN_CONFIG,
+    MAGIC_BYTES,
+    MIN_FILTER_BYTES,
+    FilterStatus,
+    PlanConfig,
+    plan_filter_reads,
+)
 
 __all__ = [
     "BloomFilterRead",
@@ -39,9 +47,24 @@ class ReaderConfig:
     Parameters
     ----------
     footer_read_bytes:
-        Size of the speculative suffix read that fetches the footer (64 KiB:
-        most footers fit, and Spark, pyarrow and DuckDB put the filters right
-        before the footer, so small files need no other read).
+        Size of the speculative suffix read that fetches the footer, or ``None``
+        (the default) for an adaptive size: on object stores a
+        :class:`~pybloom_async.read.reader.BloomReader` learns from the files it
+        has read how far from the end their footer and filters start
+        (:class:`~pybloom_async.read.suffix.SuffixLearner`) and reads that much,
+        so a file costs one request; local files always read
+        ``min_suffix_bytes`` (a second ``pread`` costs microseconds). A number
+        turns adaptation off: every file reads exactly that.
+    adaptive_start:
+        The adaptive suffix before anything is learned (256 KiB: it covers the
+        filters and footer of the usual Spark, pyarrow and DuckDB files, so the
+        files a run starts at once cost one request each; measured in
+        ``bench/RESULTS.md``).
+    min_suffix_bytes:
+        The adaptive suffix never shrinks below this (64 KiB: most footers fit),
+        and local files read this much first.
+    max_suffix_bytes:
+        The adaptive suffix never grows above this (1 MiB).
     max_footer_bytes:
         A footer claiming more than this is refused before it is fetched.
     plan:
@@ -55,7 +78,10 @@ class ReaderConfig:
         files read at once times the reads per file.
     """
 
-    footer_read_bytes: int = 64 * 1024
+    footer_read_bytes: int | None = None
+    adaptive_start: int = 256 * 1024
+    min_suffix_bytes: int = 64 * 1024
+    max_suffix_bytes: int = 1024 * 1024
     max_footer_bytes: int = 64 * 1024 * 1024
     plan: PlanConfig = DEFAULT_PLAN_CONFIG
     concurrency: int = 64
@@ -64,14 +90,31 @@ class ReaderConfig:
     def __post_init__(self) -> None:
         # Stored as checked (plain ints). The footer's 8-byte trailer (length + magic)
         # must fit the first read.
-        footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
-        object.__setattr__(self, "footer_read_bytes", footer_read)
+        if self.footer_read_bytes is not None:
+            footer_read = integer("footer_read_bytes", self.footer_read_bytes, minimum=8)
+            object.__setattr__(self, "footer_read_bytes", footer_read)
+        smallest = integer("min_suffix_bytes", self.min_suffix_bytes, minimum=8)
+        object.__setattr__(self, "min_suffix_bytes", smallest)
+        start = integer("adaptive_start", self.adaptive_start, minimum=smallest)
+        object.__setattr__(self, "adaptive_start", start)
+        largest = integer("max_suffix_bytes", self.max_suffix_bytes, minimum=start)
+        object.__setattr__(self, "max_suffix_bytes", largest)
         for name in ("max_footer_bytes", "concurrency", "io_threads"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
         if not isinstance(self.plan, PlanConfig):
             raise InvalidArgumentError(
                 f"plan must be a PlanConfig, not {type(self.plan).__name__}", value=self.plan
             )
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether the suffix size is learned (``footer_read_bytes`` is ``None``)."""
+        return self.footer_read_bytes is None
+
+    @property
+    def first_suffix_bytes(self) -> int:
+        """The suffix read of a local file: fixed, or ``min_suffix_bytes`` when adaptive."""
+        return self.min_suffix_bytes if self.footer_read_bytes is None else self.footer_read_bytes
 
 
 DEFAULT_READER_CONFIG = ReaderConfig()
@@ -149,9 +192,18 @@ class BloomFilterRead:
 FilterKey = tuple[int, str]
 
 
-async def read_footer_from(source: ByteSource, config: ReaderConfig) -> Footer:
+async def read_footer_from(
+    source: ByteSource, config: ReaderConfig, suffix_bytes: int | None = None, *, reach: int = 0
+) -> Footer:
+    """Read and decode the footer with one suffix read of ``suffix_bytes`` (default
+    :attr:`ReaderConfig.first_suffix_bytes`), and a second only for a larger footer.
+
+    That second read also covers ``reach`` bytes before the footer, where writers put
+    the filters, so that they need no third read.
+    """
     path = source.path
-    tail = await source.read_suffix(config.footer_read_bytes)
+    size = config.first_suffix_bytes if suffix_bytes is None else suffix_bytes
+    tail = await source.read_suffix(size)
     file_size = await source.size()
     location = parse_footer_tail(tail, file_size, path=path)
     missing = location.missing_range(len(tail))
@@ -162,6 +214,7 @@ async def read_footer_from(source: ByteSource, config: ReaderConfig) -> Footer:
                 f"{config.max_footer_bytes} (ReaderConfig.max_footer_bytes)",
                 path=path,
             )
+        missing = (max(0, missing[0] - reach), missing[1])
         head = await source.read_range(*missing)
         tail = head + tail
         if missing[0] == 0:
@@ -177,6 +230,20 @@ async def read_footer_from(source: ByteSource, config: ReaderConfig) -> Footer:
     )
     identity = await source.identity()
     return Footer(path, metadata, location, bytes(tail), identity)
+
+
+def first_needed_byte(footer: Footer) -> int:
+    """Offset of the first filter or footer byte: what a suffix read should have covered.
+
+    Offsets outside the data are ignored (their filters are unusable anyway).
+    """
+    first = footer.location.metadata_offset
+    for group in footer.row_groups:
+        for chunk in group.columns:
+            offset = chunk.bloom_filter_offset
+            if offset is not None and 0 <= offset < first:
+                first = offset
+    return first
 
 
 def wanted_filters(
@@ -207,12 +274,68 @@ def wanted_filters(
     return wanted
 
 
+def filters_in_tail(
+    footer: Footer, wanted: list[tuple[FilterKey, int | None, int | None]], config: PlanConfig
+) -> dict[FilterKey, BloomFilterRead] | None:
+    """The wanted filters straight from the tail already read, or None to plan the reads.
+
+    The usual case once the suffix covers the filters: every filter has its length and
+    lies in the tail, its header decodes and agrees with that length. The plan's two
+    rounds then read nothing, and skipping them costs a tenth of the CPU per filter. Any
+    filter outside that case (no length, outside the tail, any doubt about its header)
+    answers None, and the planned reads give every outcome with its reason; so this path
+    only ever answers what they would.
+    """
+    tail = memoryview(footer.tail)
+    base = footer.tail_start
+    lowest = max(MAGIC_BYTES, base)
+    footer_start = footer.location.metadata_offset
+    max_bytes = config.max_filter_bytes
+    max_header = config.max_header_bytes
+    max_serialized = config.max_serialized_bytes
+    out: dict[FilterKey, BloomFilterRead] = {}
+    for key, offset, length in wanted:
+        if not (
+            type(offset) is int
+            and type(length) is int
+            and lowest <= offset
+            and offset + length <= footer_start
+            and MIN_FILTER_BYTES <= length <= max_serialized
+        ):
+            return None
+        start = offset - base
+        piece = tail[start : start + length]
+        try:
+            header_len, num_bytes = decode_header(piece, max_bytes=max_bytes)
+        except PyBloomError:
+            return None
+        if (
+            header_len > max_header
+            or header_len + num_bytes != length
+            or num_bytes < BLOCK_BYTES
+            or num_bytes % BLOCK_BYTES
+        ):
+            return None
+        try:
+            bloom = SplitBlockBloomFilter.from_bitset(piece[header_len:], max_bytes=max_bytes)
+        except PyBloomError:
+            return None
+        (g, column) = key
+        out[key] = BloomFilterRead(
+            g, column, FilterState.OK, bloom, None, offset, length, header_len
+        )
+    return out
+
+
 async def read_filters_from(
     source: ByteSource,
     footer: Footer,
     wanted: list[tuple[FilterKey, int | None, int | None]],
     config: ReaderConfig,
 ) -> dict[FilterKey, BloomFilterRead]:
+    in_tail = filters_in_tail(footer, wanted, config.plan)
+    if in_tail is not None:
+        return in_tail
     plan_config = config.plan
     max_bytes = plan_config.max_filter_bytes
     plan = plan_filter_reads(

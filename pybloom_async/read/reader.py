@@ -2,8 +2,10 @@
 
 One file costs few round trips:
 
-1. the footer comes with one speculative suffix read (64 KiB by default; a
-   second read only when the footer is larger);
+1. the footer comes with one speculative suffix read (a second read only when
+   the footer is larger); on object stores its size is learned from the files
+   already read (:mod:`pybloom_async.read.suffix`), so that it covers the footer
+   and the filters of the next file too;
 2. the filters are fetched as the planner (:mod:`pybloom_async.read.plan`) says:
    exact merged ranges where ``bloom_filter_length`` is known (or nothing at
    all when they lie in the suffix already read), guess reads where it is not;
@@ -33,18 +35,21 @@ import anyio
 
 from ..checks import integer, seconds
 from ..errors import InvalidArgumentError
+from ..io.address import parse_address
 from ..io.base import ByteSource, FileInfo, SourceStats
-from ..io.store import StoreOptions, open_source
+from ..io.store import ObjectStoreSource, StoreOptions, open_source
 from .fetch import (
     DEFAULT_READER_CONFIG,
     BloomFilterRead,
     FilterKey,
     Footer,
     ReaderConfig,
+    first_needed_byte,
     read_filters_from,
     read_footer_from,
     wanted_filters,
 )
+from .suffix import SuffixLearner
 
 __all__ = [
     "BloomReader",
@@ -91,6 +96,12 @@ class BloomReader:
         Total bitset bytes kept in the cache.
     max_age:
         Seconds a cached entry is trusted without a check.
+
+    With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
+    default), the reader learns from every object-store file it reads how large
+    the first read of the next one should be (:attr:`suffix`). Nothing waits for
+    that: files read before anything is learned read ``adaptive_start`` bytes,
+    all at once.
     """
 
     def __init__(
@@ -116,6 +127,9 @@ class BloomReader:
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._cached_bytes = 0
         self._io = anyio.CapacityLimiter(config.io_threads)
+        self.suffix = SuffixLearner(
+            config.adaptive_start, config.max_suffix_bytes, floor=config.min_suffix_bytes
+        )
 
     def open(self, location: Location) -> ByteSource:
         """A source for a path, URL or listing entry, counted in :attr:`stats`."""
@@ -137,7 +151,10 @@ class BloomReader:
 
     def forget(self, location: Location) -> None:
         """Drop one file's cached footer and filters (the next read fetches them again)."""
-        self._evict(self.open(location).path)  # the cache key: the source's own path
+        # The cache key is the source's own path, the address's display form: found
+        # without making a source (this runs once per file of a run).
+        path = location.path if isinstance(location, FileInfo) else location
+        self._evict(parse_address(path).display)
 
     def _evict(self, key: str) -> None:
         entry = self._cache.pop(key, None)
@@ -182,9 +199,24 @@ class BloomReader:
         key = source.path
         entry = await self._cached(key, source)
         if entry is None:
-            entry = _Entry(await read_footer_from(source, self.config))
+            entry = _Entry(await self._read_footer(source))
             self._store(key, entry)
         return entry
+
+    async def _read_footer(self, source: ByteSource) -> Footer:
+        config = self.config
+        if not config.adaptive or not isinstance(source, ObjectStoreSource):
+            return await read_footer_from(source, config)
+        # Never waits: before anything is learned the proposal is adaptive_start, so
+        # the files a run starts at once are read at once (a burst of transient faults
+        # spreads over their requests, and no file's latency adds to another's).
+        learner = self.suffix
+        size = learner.propose(source.known_size)
+        footer = await read_footer_from(source, config, size, reach=size)
+        learner.observe(
+            footer.file_size, first_needed_byte(footer), footer.location.metadata_offset
+        )
+        return footer
 
     async def footer_and_filters(
         self,

@@ -5,8 +5,9 @@ The files Spark and pyarrow wrote (``tests/support/writers.py``) are uploaded as
 
 * ``test_verdicts_match_local``: pruning a prefix (S3, Azure: listed) or the file URLs
   (HTTP: nginx cannot list) gives exactly the local verdicts, for AND/OR predicates.
-* ``test_request_counts``: the data requests counted by ``SourceStats`` are the minimum
-  the layout allows, computed here from each file's footer: one suffix read per file
+* ``test_request_counts``: with a fixed 64 KiB suffix read, the data requests counted by
+  ``SourceStats`` are the minimum the layout allows, computed here from each file's
+  footer: one suffix read per file
   (the footer), plus one merged read when a needed filter lies before the suffix. Without
   ``bloom_filter_length``, one merged guess read, plus one more for a filter larger
   than its guess. Metadata requests: one LIST per prefix; none for files named by URL
@@ -34,14 +35,15 @@ from support.writers import WrittenFiles, filter_header, filter_locations
 
 from pybloom_async import Predicate, Verdict, col, prune_sync
 from pybloom_async.io.base import SourceStats
-from pybloom_async.read.fetch import DEFAULT_READER_CONFIG
+from pybloom_async.read.fetch import DEFAULT_READER_CONFIG, ReaderConfig
 from pybloom_async.read.plan import DEFAULT_PLAN_CONFIG
 
 pq = pytest.importorskip("pyarrow.parquet")
 
 pytestmark = pytest.mark.servers
 
-SUFFIX = DEFAULT_READER_CONFIG.footer_read_bytes  # 64 KiB
+SUFFIX = DEFAULT_READER_CONFIG.min_suffix_bytes  # 64 KiB, fixed below
+FIXED_SUFFIX = ReaderConfig(footer_read_bytes=SUFFIX)
 GUESS = DEFAULT_PLAN_CONFIG.guess_bytes  # 256 KiB
 MAX_HOLE = DEFAULT_PLAN_CONFIG.max_hole_bytes  # 1 MiB
 CLI_RUNS = 100
@@ -242,7 +244,9 @@ def key_value(written: WrittenFiles, path: Path) -> Any:
 def test_request_counts(
     request: pytest.FixtureRequest, remote: Remote, dataset: str, named: bool
 ) -> None:
-    """Data requests per file: 1 + one merged filter read (+1 per filter beyond its guess).
+    """Data requests per file with a fixed suffix: 1 + one merged filter read (+1 per filter
+    beyond its guess). With the default (adaptive) suffix, files after the first need no
+    filter read when their known-length filters lie within the learned suffix.
 
     Metadata requests: one LIST for a prefix; for files named by URL none, except on Azure,
     which has no suffix ranges, so one HEAD per file learns the size first.
@@ -257,7 +261,7 @@ def test_request_counts(
     where = col(column) == value
     location = [placed.url(p) for p in files] if named else placed.location(files)
     stats = SourceStats()
-    verdicts = prune_sync(location, where, options=remote.options, stats=stats)
+    verdicts = prune_sync(location, where, options=remote.options, stats=stats, config=FIXED_SUFFIX)
     assert verdicts[0].kept  # the value comes from the first file
     expected = [expected_requests(p, column, value) for p in files]
     per_file = {"spark": 2, "pyarrow": 2, "pyarrow-no-length": 2, "big-no-length": 3}[dataset]
@@ -267,6 +271,24 @@ def test_request_counts(
     heads = len(files) if remote.kind == "azure" else 0
     metadata = 1 if isinstance(location, str) else heads
     assert stats.metadata_requests == metadata, (location, stats)
+    if dataset in ("spark", "pyarrow"):
+        # The default (adaptive) first read covers filters within adaptive_start of the end.
+        stats.reset()
+        assert prune_sync(location, where, options=remote.options, stats=stats) == verdicts
+        start = DEFAULT_READER_CONFIG.adaptive_start
+        one_read = [p.stat().st_size - first_filter_offset(p) <= start for p in files]
+        assert stats.requests == sum(1 if one else 2 for one in one_read), (one_read, stats)
+
+
+def first_filter_offset(path: Path) -> int:
+    metadata = pq.ParquetFile(path).metadata
+    return min(
+        int(offset)
+        for g in range(metadata.num_row_groups)
+        for c in range(metadata.num_columns)
+        if (offset := metadata.row_group(g).column(c).to_dict().get("bloom_filter_offset"))
+        is not None
+    )
 
 
 @pytest.mark.spark

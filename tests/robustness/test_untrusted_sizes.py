@@ -201,7 +201,7 @@ def _footer_in_sparse_file(tmp: Path) -> str:
     with pytest.raises(ParquetFormatError, match="max_footer_bytes") as info:
         anyio.run(lambda: read_footer(path, stats=stats))
     assert str(path) in str(info.value)
-    assert stats.bytes_read == ReaderConfig().footer_read_bytes
+    assert stats.bytes_read == ReaderConfig().first_suffix_bytes
     return str(info.value.message)
 
 

@@ -674,3 +674,89 @@ def test_blocking_reader_opens_a_file_once_and_closes_it(tmp_path: Path) -> None
     # Usable again: the file is reopened.
     assert run_blocking(reader.footer(path)).metadata == footer.metadata
     reader.close()
+
+
+def test_forget_needs_no_source(table_file: tuple[Path, pa.Table]) -> None:
+    """forget finds the cache key without opening a source: a local file is forgotten
+    by a reader configured for a store, and the next read fetches it again."""
+    from pybloom_async.errors import InvalidArgumentError
+
+    path, _ = table_file
+    reader = BloomReader(options={"region": "us-east-1"})
+    with pytest.raises(InvalidArgumentError, match="do not apply to local files"):
+        reader.open(path)
+    cached = BloomReader(max_age=3600)
+    anyio.run(cached.footer, path)
+    cached.forget(path)  # the same key, spelt as a string
+    cached.stats.reset()
+    anyio.run(cached.footer, str(path))
+    assert cached.stats.requests == 1
+    reader.forget(path)
+    reader.forget("s3://bucket/never-read.parquet")
+
+
+# ---- filters already in the tail ------------------------------------------------------
+
+
+def test_filters_in_the_tail_are_read_without_a_plan(
+    tmp_path: Path, good: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Filters with their length inside the suffix already read: no planning, no request."""
+    import pybloom_async.read.fetch as fetch
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the reads were planned")
+
+    monkeypatch.setattr(fetch, "plan_filter_reads", refuse)
+    stats = SourceStats()
+    got = filters_of(tmp_path, good, config=ReaderConfig(footer_read_bytes=len(good)), stats=stats)
+    assert [r.state for r in got.values()] == [FilterState.OK, FilterState.OK]
+    assert stats.requests == 1
+
+
+def _drop_lengths(meta: Any) -> None:
+    for rg in meta.row_groups:
+        for c in rg.columns:
+            c.meta_data.bloom_filter_length = None
+
+
+def _set(field: str, value: Any) -> Callable[[bytes], bytes]:
+    return lambda data: rewrite(data, lambda m: setattr(chunk_meta(m), field, value))
+
+
+TAIL_CASES: dict[str, Callable[[bytes], bytes]] = {
+    "intact": lambda data: data,
+    "garbage header": lambda data: patch_header(data, chunk_meta, b"\xff" * 16),
+    "numBytes not a power of two": lambda data: patch_header(data, chunk_meta, header_for(1000)),
+    "numBytes against the length": lambda data: patch_header(data, chunk_meta, header_for(64)),
+    "length past the end": _set("bloom_filter_length", 10**6),
+    "length above the limit": _set("bloom_filter_length", 10**9),
+    "length too small": _set("bloom_filter_length", 20),
+    "negative length": _set("bloom_filter_length", -5),
+    "offset zero": _set("bloom_filter_offset", 0),
+    "offset in the magic": _set("bloom_filter_offset", 2),
+    "no lengths": lambda data: rewrite(data, _drop_lengths),
+}
+
+
+@pytest.mark.parametrize("case", list(TAIL_CASES))
+def test_the_tail_path_answers_what_the_planned_reads_do(
+    tmp_path: Path, good: bytes, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    import pybloom_async.read.fetch as fetch
+
+    data = TAIL_CASES[case](good)
+    config = ReaderConfig(footer_read_bytes=len(data))
+
+    def summary(found: dict[Any, Any]) -> dict[Any, Any]:
+        return {
+            key: (r.state, r.reason, r.offset, r.length, r.header_len,
+                  None if r.filter is None else r.filter.to_bytes())
+            for key, r in found.items()
+        }  # fmt: skip
+
+    fast = summary(filters_of(tmp_path, data, config=config))
+    monkeypatch.setattr(fetch, "filters_in_tail", lambda *args: None)
+    planned = summary(filters_of(tmp_path, data, config=config))
+    assert fast == planned
+    assert (fast[(0, "id")][0] is FilterState.OK) is (case in ("intact", "no lengths"))
