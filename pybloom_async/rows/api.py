@@ -41,7 +41,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..checks import positive_int, require_pyarrow
+from ..checks import positive_int, require_pyarrow, same_arguments_as
 from ..errors import (
     InvalidArgumentError,
     ParquetFormatError,
@@ -375,12 +375,8 @@ async def lookup(
     return pa.concat_tables(tables)
 
 
-def lookup_sync(
-    sources: Sources,
-    where: Predicate | str,
-    columns: Sequence[str] | None = None,
-    **kwargs: Any,
-) -> Any:
+@same_arguments_as(lookup)
+def lookup_sync(*args: Any, **kwargs: Any) -> Any:
     """:func:`lookup` for scripts (not from inside an event loop); the same arguments.
 
     Raises
@@ -389,7 +385,7 @@ def lookup_sync(
         Called from a thread that runs an event loop: ``await lookup(...)`` there.
     """
     return run_in_new_loop(
-        lambda: lookup(sources, where, columns, **kwargs), caller="lookup_sync", instead="lookup"
+        lambda: lookup(*args, **kwargs), caller="lookup_sync", instead="lookup"
     )
 
 

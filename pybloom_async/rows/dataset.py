@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..checks import require_pyarrow
+from ..checks import require_pyarrow, same_arguments_as
 from ..errors import (
     InvalidArgumentError,
     ParquetFormatError,
@@ -336,9 +336,8 @@ async def pruned_dataset(
         return await dataset_from_files(run, files, predicate, strict=strict)
 
 
-def pruned_dataset_sync(
-    sources: Sources | TableSource, where: Predicate | str, **kwargs: Any
-) -> Any:
+@same_arguments_as(pruned_dataset)
+def pruned_dataset_sync(*args: Any, **kwargs: Any) -> Any:
     """:func:`pruned_dataset` for scripts (not from inside an event loop); the same arguments.
 
     Raises
@@ -347,7 +346,7 @@ def pruned_dataset_sync(
         Called from a thread that runs an event loop: ``await pruned_dataset(...)`` there.
     """
     return run_in_new_loop(
-        lambda: pruned_dataset(sources, where, **kwargs),
+        lambda: pruned_dataset(*args, **kwargs),
         caller="pruned_dataset_sync",
         instead="pruned_dataset",
     )

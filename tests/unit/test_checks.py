@@ -51,3 +51,11 @@ def test_add_filters_entry_points_show_their_arguments(function: Any) -> None:
         "path", "columns", "ndv", "fpp", "out", "max_bytes", "replace", "options",
     ]  # fmt: skip
     assert parameters["fpp"].default == 0.01
+
+
+@pytest.mark.parametrize(
+    ("twin", "model"),
+    [(pba.lookup_sync, pba.lookup), (pba.pruned_dataset_sync, pba.pruned_dataset)],
+)
+def test_sync_twins_show_the_async_entry_points_arguments(twin: Any, model: Any) -> None:
+    assert inspect.signature(twin).parameters == inspect.signature(model).parameters
