@@ -50,7 +50,7 @@ from ..read.fetch import BloomFilterRead, FilterKey, ReaderConfig
 from ..read.reader import BloomReader
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import LeafCache, prepare
-from .runner import expand_paths, files_at_once, for_each, once_each, open_run
+from .runner import FileStream, files_at_once, for_each, once_each, open_run, stream_paths
 from .verdicts import ProbeResult, Rule, Verdict
 
 __all__ = ["probe", "probe_sync", "prune", "prune_sync"]
@@ -175,7 +175,7 @@ async def _prune_file(
 
 # Long because: the docstring documents every parameter and error (48 lines); the code is 41.
 async def prune(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream,
     where: Predicate | str,
     *,
     strict: bool = False,
@@ -185,7 +185,7 @@ async def prune(
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
     progress: Callable[[int, int], None] | None = None,
-    require_columns: bool = True,
+    require_columns: bool | Callable[[], bool] = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
 ) -> list[Verdict]:
     """Decide, for every row group of every file, whether it may hold matching rows.
@@ -194,7 +194,8 @@ async def prune(
     ----------
     paths:
         Files, directories or object-store prefixes (``s3://bucket/table/``);
-        directories and prefixes expand to their ``*.parquet`` files.
+        directories and prefixes expand to their ``*.parquet`` files, read as
+        they are listed (or a :class:`~pybloom_async.pruning.runner.FileStream`).
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
@@ -216,7 +217,8 @@ async def prune(
         Raise when a column of ``where`` is in none of the files read (at
         least one read). False when ``paths`` are a part of a larger set whose
         other files may have it. Files that lack a column some other file has
-        are kept (``Rule.MISSING_COLUMN``) either way.
+        are kept (``Rule.MISSING_COLUMN``) either way. A callable is asked at
+        the end (verdicts are held as for True until then).
     on_file:
         Called with each file's verdicts (row-group order) as files are decided,
         in file order; the run then holds only the verdicts of files decided
@@ -263,7 +265,7 @@ async def prune(
     async with open_run(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as run:
-        files = await expand_paths(paths, run.reader)
+        files = stream_paths(paths, run.reader)  # read as listed: no list of files held
 
         async def one(location: str | FileInfo) -> list[Verdict]:
             try:
@@ -274,7 +276,7 @@ async def prune(
         results = await for_each(
             files, one, run.limit, progress, hand_over if on_file is not None else None
         )
-    if require_columns:
+    if require_columns() if callable(require_columns) else require_columns:
         seen.check()
     if on_file is not None:
         for earlier in held:
