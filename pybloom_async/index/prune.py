@@ -204,8 +204,8 @@ async def prune_with_index(
 
     The files are taken as they are listed; their indexes are read
     concurrently, one request each, and checked against the data file's
-    current size and modification time or ETag. Each file gets a file-level verdict (``row_group`` None,
-    ``num_rows`` the file's rows): pruned by the index
+    current size and modification time or ETag. Each file gets a file-level
+    verdict (``row_group`` None, ``num_rows`` the file's rows): pruned by the index
     (:attr:`Rule.SIDECAR_INDEX`), or kept: the index admits a value
     (``MAY_MATCH``), a NULL/NaN probe (``NEVER_PRUNES``), no usable index or a
     predicate column not indexed (``NO_INDEX``), or a stale index
