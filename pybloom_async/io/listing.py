@@ -125,9 +125,10 @@ class _StorePages:
     """The Parquet files under a prefix, page by page, in key order.
 
     The first page tells whether the prefix has subfolders (hive partitions): then
-    they are listed ``PARTITIONS_AHEAD`` at a time, each one page ahead, and their
-    pages come out in key order as the one being read is done; a flat prefix is read
-    page after page. ``anything`` says whether any object at all was seen.
+    it comes out while the subfolders are found, and they are listed from where it
+    ended, ``PARTITIONS_AHEAD`` at a time, each one page ahead; their pages come out
+    in key order as the one being read is done. A flat prefix is read page after
+    page. ``anything`` says whether any object at all was seen.
     """
 
     def __init__(self, store: ObjectStore, loc: Address) -> None:
@@ -171,25 +172,38 @@ class _StorePages:
             for page in stream:
                 yield self.files(page)
             return
+        # The first page holds the smallest keys: it comes out while the subfolders are
+        # found; they are then listed from where it ends.
+        self.pool = ThreadPoolExecutor(PARTITIONS_AHEAD, thread_name_prefix="pybloom-list")
+        folders = self.pool.submit(obstore.list_with_delimiter, self.store, self.prefix or None)
+        last = first[-1]["path"]
+        yield self.files(first)
         del stream, first, nested
-        yield from self._partitioned()
+        yield from self._partitioned(folders.result(), last)
 
-    def _partitioned(self) -> Iterator[list[FileInfo]]:
-        listed = obstore.list_with_delimiter(self.store, self.prefix or None)
+    def _partitioned(self, listed: Mapping[str, Any], last: str) -> Iterator[list[FileInfo]]:
         # Keys sort in one order: an object "t/a=1.parquet" before the folder "t/a=1/",
         # and every key of a folder together, so the folders and the objects between
         # them come out in key order when taken by name ("t/a=1/" with its slash).
         items: list[tuple[str, Any]] = [(m["path"], m) for m in listed["objects"]]
         items += [(p.rstrip("/") + "/", None) for p in listed["common_prefixes"]]
+        # What the first page gave: objects up to its last key, folders that end before it.
+        items = [(k, m) for k, m in items if k > last or (m is None and last.startswith(k))]
         items.sort(key=lambda item: item[0])
         del listed
-        self.pool = ThreadPoolExecutor(PARTITIONS_AHEAD, thread_name_prefix="pybloom-list")
+        assert self.pool is not None
         pool = self.pool
         ahead: dict[int, tuple[Iterator[Any], Future[Any]]] = {}
 
         def start(i: int) -> None:
             if i < len(items) and items[i][1] is None and i not in ahead:
-                stream = self._stream(items[i][0].rstrip("/"))
+                folder = items[i][0]
+                offset = last if last.startswith(folder) else None
+                stream = iter(
+                    obstore.list(
+                        self.store, folder.rstrip("/"), offset=offset, chunk_size=PAGE_SIZE
+                    )
+                )
                 ahead[i] = (stream, pool.submit(next, stream, None))
 
         for i in range(PARTITIONS_AHEAD):
@@ -202,7 +216,6 @@ class _StorePages:
             stream, page = ahead.pop(i)
             while (got := page.result()) is not None:
                 page = pool.submit(next, stream, None)
-                self.anything = True
                 yield self.files(got)
 
     def close(self) -> None:

@@ -76,8 +76,8 @@ async def test_hive_partitions_are_listed_concurrently_in_key_order(
 ) -> None:
     root = f"hive-{uuid.uuid4().hex}/t"
     keys = [
-        "a=1/x.parquet", "a=1/y.parquet", "a=1.parquet", "a=10/y.parquet", "a=2/_tmp/z.parquet",
-        "a=2/w.parquet", "a=2/v.txt", "_SUCCESS", "b=3/c=4/q.parquet",
+        "a=1/x.parquet", "a=1/y.parquet", "a=1/z.parquet", "a=1.parquet", "a=10/y.parquet",
+        "a=2/_tmp/z.parquet", "a=2/w.parquet", "a=2/v.txt", "_SUCCESS", "b=3/c=4/q.parquet",
     ]  # fmt: skip
     for key in keys:
         s3_server.put(f"{root}/{key}", b"x")
@@ -98,7 +98,8 @@ async def test_hive_partitions_are_listed_concurrently_in_key_order(
         calls.append(prefix or "")
         return real(store, prefix, **kwargs)
 
-    # A full first page in subfolders: the subfolders are listed, two at a time.
+    # A full first page in subfolders: it comes first (up to a=1/y), then the subfolders
+    # are listed two at a time, a=1/ from where the page ended.
     monkeypatch.setattr(listing, "PAGE_SIZE", 4)
     monkeypatch.setattr(listing, "PARTITIONS_AHEAD", 2)
     monkeypatch.setattr(obstore, "list_with_delimiter", spy)
