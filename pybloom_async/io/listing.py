@@ -6,7 +6,7 @@ import itertools
 import os
 import stat
 import urllib.parse
-from collections.abc import AsyncIterator, Generator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -231,7 +231,7 @@ async def iter_parquet_files(
     limiter: CapacityLimiter | None = None,
     identities: bool = True,
     **option_values: object,
-) -> AsyncIterator[FileInfo]:
+) -> AsyncGenerator[FileInfo, None]:
     """:func:`list_parquet_files`, file by file as the listing goes (the same order and errors).
 
     Nothing is held for the files already given: a local directory's names are

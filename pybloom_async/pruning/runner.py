@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import urllib.parse
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -207,12 +207,14 @@ async def _stream(
         try:
             # Local files are opened by path (their source reads its own identity):
             # the listing keeps no ETag or time per file.
-            async for file in iter_parquet_files(
+            listing = iter_parquet_files(
                 text, options=reader.options, stats=reader.stats, limiter=None, identities=False
-            ):
-                found = True
-                if seen.listed(file.path, root):
-                    yield file
+            )
+            async with aclosing(listing):  # a stream closed early lets its listing go
+                async for file in listing:
+                    found = True
+                    if seen.listed(file.path, root):
+                        yield file
         except SourceError as exc:
             if unreadable is None:
                 raise
