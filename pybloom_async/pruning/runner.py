@@ -29,6 +29,8 @@ from ..read.reader import BloomReader
 AHEAD_PER_WORKER = 4
 
 
+# Long because: the docstring is 24 lines; the code (taking, delivering in order, the
+# workers) shares its state through closures, which one function keeps in one place.
 async def for_each(
     items: Sequence[Any] | AsyncIterable[Any],
     work: Callable[[Any], Any],
