@@ -177,15 +177,15 @@ class Progress:
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total < 2:
             return
-        if self.bar is None or self.bar.total != total or done < self.bar.n:
-            # A new pass (prune --use-index reads the indexes, then the files kept).
+        if self.bar is None or done < self.bar.n:
+            # A new pass (a command that reads its files twice).
             self.close()
             from tqdm import tqdm  # imported only when a bar is shown: no start-up cost
 
             self.bar = tqdm(total=total, unit="file", file=self.stream)
+        elif self.bar.total != total:
+            self.bar.total = total  # files read as they are listed: the total grows
         self.bar.update(done - self.bar.n)
-        if done >= total:
-            self.close()
 
     def close(self) -> None:
         if self.bar is not None:

@@ -10,12 +10,14 @@ from typing import Any, TextIO
 
 from ..errors import (
     InvalidArgumentError,
+    SourceError,
 )
 from ..index.prune import prune_with_index
 from ..io.base import SourceStats
 from ..paimon.files import prune_paimon
 from ..predicate import parse_predicate
 from ..pruning.api import prune
+from ..pruning.runner import stream_paths
 from ..pruning.verdicts import Rule, Verdict
 from .cli_args import NAMED, make_reader, reader_config, store_options
 from .cli_inspect import paimon_types
@@ -23,7 +25,6 @@ from .cli_output import (
     Progress,
     decided_rows,
     decided_text,
-    expand_inputs,
     finish_run,
     fraction,
     plural_s,
@@ -159,25 +160,25 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
             ))  # fmt: skip
         else:
             reader = make_reader(args, stats)
-            files, unreadable = await expand_inputs(args.paths, reader, args.strict)
-            # Inputs that named no file come first.
-            take([
-                Verdict(exc.path or "", None, None, True, str(exc), Rule.UNREADABLE)
-                for exc in unreadable
-            ])  # fmt: skip
-            # prune's own reader drops each file's footer and filters once it is decided;
-            # the verdicts are counted (and written) file by file, never all held.
+
+            def unreadable(exc: SourceError) -> None:
+                # An input that names no file is reported as the listing meets it.
+                if args.strict:
+                    raise exc
+                take([Verdict(exc.path or "", None, None, True, str(exc), Rule.UNREADABLE)])
+
+            # The files are read as they are listed, and prune's own reader drops each
+            # file's footer and filters once it is decided; the verdicts are counted (and
+            # written) file by file: nothing is held per file.
+            files = stream_paths(args.paths, reader, unreadable=unreadable)
             common: dict[str, Any] = dict(
                 strict=args.strict, options=store_options(args), stats=stats,
                 config=reader_config(args), concurrency=args.concurrency, progress=progress,
                 on_file=take,
             )  # fmt: skip
-            if files and index_tally is not None:
-                index_verdicts: list[Verdict] = []
-                await prune_with_index(files, where, index_verdicts=index_verdicts, **common)
-                for v in index_verdicts:
-                    index_tally.append(v)
-            elif files:
+            if index_tally is not None:
+                await prune_with_index(files, where, index_verdicts=index_tally, **common)
+            else:
                 await prune(files, where, **common)
     summary = tally.summary(stats, index_tally)
     if array is not None:

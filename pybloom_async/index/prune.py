@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.to_thread
@@ -26,12 +27,11 @@ from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import prune as _prune_row_groups
 from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
-from ..pruning.runner import expand_paths, for_each, open_run
+from ..pruning.runner import AHEAD_PER_WORKER, FileStream, Run, for_each, open_run, stream_paths
 from ..pruning.verdicts import Rule, Verdict
 from ..read.blocking import run_in_new_loop
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
-from .build import unique
 from .format import (
     MAX_INDEX_BYTES,
     IndexedColumn,
@@ -182,9 +182,9 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
     return Verdict(path, None, index.num_rows, not out.excluded, out.reason, out.rule)
 
 
-# Long because: the docstring documents every parameter and error (54 lines); the code is 59.
+# Long because: the docstring documents every parameter and error (64 lines); the code is 30.
 async def prune_with_index(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream,
     where: Predicate | str,
     *,
     options: StoreOptions | Mapping[str, Any] | None = None,
@@ -196,22 +196,23 @@ async def prune_with_index(
     max_index_bytes: int = MAX_INDEX_BYTES,
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
-    index_verdicts: list[Verdict] | None = None,
+    index_verdicts: VerdictSink | None = None,
     require_columns: bool = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
 ) -> list[Verdict]:
     """Decide which files (then row groups) may hold matching rows, from sidecar indexes.
 
-    The indexes of all files are read concurrently, one request each, and
-    checked against the data file's current size and modification time or
-    ETag. Each file gets a file-level verdict (``row_group`` None,
-    ``num_rows`` the file's rows): pruned by the index
+    The files are taken as they are listed; their indexes are read
+    concurrently, one request each, and checked against the data file's
+    current size and modification time or ETag. Each file gets a file-level
+    verdict (``row_group`` None, ``num_rows`` the file's rows): pruned by the index
     (:attr:`Rule.SIDECAR_INDEX`), or kept: the index admits a value
     (``MAY_MATCH``), a NULL/NaN probe (``NEVER_PRUNES``), no usable index or a
     predicate column not indexed (``NO_INDEX``), or a stale index
     (``STALE_INDEX``). With ``row_groups=True`` the kept files then go through
-    :func:`pybloom_async.pruning.api` (in-file filters and statistics), and their
-    row-group verdicts replace the file verdict.
+    :func:`pybloom_async.pruning.api` (in-file filters and statistics) while
+    later indexes are still read, and their row-group verdicts replace the file
+    verdict.
 
     Parameters
     ----------
@@ -227,14 +228,17 @@ async def prune_with_index(
         Raise on a missing, damaged, stale or oversized index (and on what
         :func:`prune` raises for) instead of keeping the file.
     progress:
-        Called as ``progress(done, total)`` after each file of each pass.
+        Called as ``progress(done, total)`` after each file's index is decided
+        (``total``: the files listed so far).
     row_groups:
         Also prune the row groups of the files the indexes keep.
     max_index_bytes:
         Indexes larger than this are not read (the file is kept).
     index_verdicts:
         If given, the file-level verdicts of the index pass are appended to it
-        (for reports: how many files the indexes pruned, were stale or missing).
+        as they are decided, in file order (for reports: how many files the
+        indexes pruned, were stale or missing). A list, or any object with
+        ``append`` (one that counts them holds nothing per file).
     require_columns:
         As for :func:`pybloom_async.pruning.api`: checked by the row-group pass, and
         only when the indexes ruled out no file (the footer of a file they rule
@@ -243,8 +247,8 @@ async def prune_with_index(
         As for :func:`pybloom_async.pruning.api`: each file's final verdicts
         (its file verdict, or the row-group verdicts that replace it), in file
         order, handed over as the row-group pass decides them; the list
-        returned is then empty. Only the file verdicts of the index pass are
-        held to the end (what a report of that pass needs).
+        returned is then empty. Nothing is held per file: a file the index
+        pruned waits only for the kept files before it.
 
     Returns
     -------
@@ -264,70 +268,154 @@ async def prune_with_index(
     async with open_run(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as run:
-        rdr, limit = run.reader, run.limit
         ctx = _PruneContext(
-            reader=rdr,
+            reader=run.reader,
             where=predicate,
             strict=strict,
             max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
             cache={},
         )
-        files = unique(await expand_paths(paths, rdr))
-        decided: list[Verdict] = await for_each(
-            files, lambda loc: _decide_file(ctx, loc), limit, progress
-        )
-        if index_verdicts is not None:
-            index_verdicts.extend(decided)
-        if not row_groups:
-            if on_file is None:
-                return decided
-            for v in decided:
-                on_file([v])
-            return []
-        kept = [loc for loc, v in zip(files, decided, strict=True) if v.kept]
         out: list[Verdict] = []
         emit = on_file if on_file is not None else out.extend
-        # The files the indexes pruned come out between the kept ones, in file order; a
-        # kept file without row-group verdicts (no row groups) keeps its file verdict.
-        next_decided = 0
+        files = stream_paths(paths, run.reader)
+        if not row_groups:
 
-        def up_to(file: str | None) -> None:
-            nonlocal next_decided
-            while next_decided < len(decided):
-                v = decided[next_decided]
-                if v.file == file:
-                    next_decided += 1
-                    return
+            async def decide(loc: str | FileInfo) -> Verdict:
+                return await _decide_file(ctx, loc)
+
+            def one(v: Verdict) -> None:
+                if index_verdicts is not None:
+                    index_verdicts.append(v)
                 emit([v])
-                next_decided += 1
 
-        def row_groups_of(verdicts: list[Verdict]) -> None:
-            if verdicts:
-                up_to(verdicts[0].file)
-                emit(verdicts)
-
-        if kept:
-            # A file the index pruned had its footer unread: its columns are unknown.
-            every_file = require_columns and len(kept) == len(files)
-            # The run's own reader (no reader given) is left to prune, which drops each
-            # file's footer and filters once the file is decided; a caller's is used as is.
-            own: dict[str, Any] = (
-                {"config": rdr.config, "options": options, "stats": rdr.stats}
-                if run.owned
-                else {"reader": rdr}
-            )
-            await _prune_row_groups(
-                kept,
-                predicate,
-                strict=strict,
-                concurrency=limit,
-                progress=progress,
-                require_columns=every_file,
-                on_file=row_groups_of,
-                **own,
-            )
-        up_to(None)
+            await for_each(files, decide, run.limit, progress, one)
+            return out
+        await _Passes(ctx, run, index_verdicts, emit).run(files, options, progress, require_columns)
     return out
+
+
+class VerdictSink(Protocol):
+    """Where the index pass's file verdicts go (a list will do)."""
+
+    def append(self, verdict: Verdict, /) -> None: ...
+
+
+class _Passes:
+    """The index pass and the row-group pass at once, over the files as they are listed.
+
+    The index pass decides files in order and queues its verdicts (at most
+    ``AHEAD_PER_WORKER`` per worker ahead of the row-group pass); the row-group pass
+    takes the kept files from the queue as it needs them. Verdicts come out in file
+    order: a file the index pruned waits only for the kept files before it.
+    """
+
+    def __init__(
+        self,
+        ctx: _PruneContext,
+        run: Run,
+        index_verdicts: VerdictSink | None,
+        emit: Callable[[list[Verdict]], None],
+    ) -> None:
+        self.ctx, self.job, self.sink, self.emit = ctx, run, index_verdicts, emit
+        self.queue: deque[tuple[str | FileInfo, Verdict]] = deque()  # decided, not yet taken
+        self.order: deque[Verdict] = deque()  # taken: kept files being read, pruned ones between
+        self.cap = AHEAD_PER_WORKER * run.limit
+        self.changed = anyio.Event()
+        self.index_done = False
+        self.pruned_any = False
+
+    def wake(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    async def decide(self, location: str | FileInfo) -> tuple[str | FileInfo, Verdict]:
+        while len(self.queue) >= self.cap:
+            await self.changed.wait()
+        return location, await _decide_file(self.ctx, location)
+
+    def decided(self, item: tuple[str | FileInfo, Verdict]) -> None:
+        if self.sink is not None:
+            self.sink.append(item[1])
+        self.pruned_any = self.pruned_any or not item[1].kept
+        self.queue.append(item)
+        self.wake()
+
+    async def kept_files(self) -> AsyncIterator[str | FileInfo]:
+        while True:
+            while not self.queue and not self.index_done:
+                await self.changed.wait()
+            if not self.queue:
+                return
+            location, verdict = self.queue.popleft()
+            self.wake()
+            if verdict.kept:
+                self.order.append(verdict)
+                yield location
+            elif self.order:
+                self.order.append(verdict)  # after a kept file still being read
+            else:
+                self.emit([verdict])
+
+    def row_groups_of(self, verdicts: list[Verdict]) -> None:
+        """A kept file's row-group verdicts (prune hands over one list per file, in order)."""
+        while not self.order[0].kept:
+            self.emit([self.order.popleft()])
+        kept = self.order.popleft()
+        # A kept file without row groups keeps its file verdict.
+        self.emit(verdicts or [kept])
+        while self.order and not self.order[0].kept:
+            self.emit([self.order.popleft()])
+
+    async def run(
+        self,
+        files: FileStream,
+        options: StoreOptions | Mapping[str, Any] | None,
+        progress: Callable[[int, int], None] | None,
+        require_columns: bool,
+    ) -> None:
+        rdr = self.job.reader
+        # The run's own reader (no reader given) is left to prune, which drops each
+        # file's footer and filters once the file is decided; a caller's is used as is.
+        own: dict[str, Any] = (
+            {"config": rdr.config, "options": options, "stats": rdr.stats}
+            if self.job.owned
+            else {"reader": rdr}
+        )
+        failure: list[Exception] = []
+
+        async def index_pass() -> None:
+            try:
+                await for_each(files, self.decide, self.job.limit, progress, self.decided)
+            except Exception as exc:
+                failure.append(exc)
+                tg.cancel_scope.cancel()
+            finally:
+                self.index_done = True
+                self.wake()
+
+        async def row_group_pass() -> None:
+            try:
+                await _prune_row_groups(
+                    FileStream(self.kept_files()),
+                    self.ctx.where,
+                    strict=self.ctx.strict,
+                    concurrency=self.job.limit,
+                    # A file the index pruned had its footer unread: its columns are unknown.
+                    require_columns=lambda: require_columns and not self.pruned_any,
+                    on_file=self.row_groups_of,
+                    **own,
+                )
+            except Exception as exc:
+                failure.append(exc)
+                tg.cancel_scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(index_pass)
+            tg.start_soon(row_group_pass)
+        if failure:
+            raise failure[0]
+        while self.order:  # pruned files after the last kept one
+            self.emit([self.order.popleft()])
 
 
 def prune_with_index_sync(

@@ -1,16 +1,16 @@
-"""Listing the Parquet files of a directory or object-store prefix."""
+"""Listing the Parquet files of a directory or object-store prefix, streamed in path order."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import stat
 import urllib.parse
-import urllib.request
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.lowlevel
 import anyio.to_thread
 import obstore
 from anyio import CapacityLimiter
@@ -24,7 +24,25 @@ from .base import FileInfo, SourceStats, map_errors, unreachable_reason
 from .identity import local_identity, meta_identity
 from .store import StoreOptions, cached_store, check_applicable, resolve_options
 
-__all__ = ["list_parquet_files"]
+__all__ = [
+    "PAGE_SIZE",
+    "PARTITIONS_AHEAD",
+    "is_listed",
+    "iter_parquet_files",
+    "list_parquet_files",
+    "walk_order",
+]
+
+#: Objects per LIST page (the most S3, GCS and Azure return in one).
+PAGE_SIZE = 1000
+#: Subfolders (hive partitions) of a prefix listed at once, ahead of the one being read:
+#: each holds at most one page ahead, so a listing holds about this many pages.
+PARTITIONS_AHEAD = 8
+#: Local files stat'ed per call into a worker thread.
+_LOCAL_CHUNK = 256
+#: Stores whose LIST returns keys in lexicographic (UTF-8 byte) order, so that pages can be
+#: handed over as they come; others (WebDAV) are collected and sorted first.
+_ORDERED_KINDS = frozenset({"s3", "gs", "az"})
 
 
 def _is_hidden(name: str) -> bool:
@@ -38,51 +56,250 @@ def _is_parquet(name: str) -> bool:
     return name.lower().endswith(".parquet") and not _is_hidden(name)
 
 
-def _list_local(path: str, identities: bool = True) -> list[FileInfo]:
+def is_listed(parts: list[str]) -> bool:
+    """Whether a listing lists the file at these path segments below its directory or prefix."""
+    return bool(parts) and _is_parquet(parts[-1]) and not any(_is_hidden(s) for s in parts[:-1])
+
+
+def walk_order(parts: list[str]) -> list[tuple[int, str]]:
+    """The sort key of a file below a listed directory, in the order the listing gives it.
+
+    A local directory gives its own files first (by name), then each subdirectory's
+    (by name), so ``d/z.parquet`` comes before ``d/a/b.parquet``.
+    """
+    return [(1, s) for s in parts[:-1]] + [(0, parts[-1])]
+
+
+# ---- local directories ----------------------------------------------------------------
+
+
+def _walk_local(top: str, identities: bool) -> Iterator[FileInfo]:
+    """The Parquet files under ``top`` in walk order; one directory's names held at a time.
+
+    As ``os.walk(top, followlinks=False)``: symbolic links to directories are not
+    followed, links to files are listed (a broken one fails the listing).
+    """
+    files: list[str] = []
+    dirs: list[str] = []
+    with os.scandir(top) as entries:
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if not _is_hidden(entry.name) and not entry.is_symlink():
+                    dirs.append(entry.name)
+            elif _is_parquet(entry.name):
+                files.append(entry.name)
+    files.sort()
+    dirs.sort()
+    for name in files:
+        full = os.path.join(top, name)
+        st = os.stat(full)
+        if not identities:
+            yield FileInfo(full, st.st_size)
+            continue
+        identity = local_identity(full, st)
+        yield FileInfo(full, st.st_size, identity.etag, identity.mtime)
+    del files
+    for name in dirs:
+        yield from _walk_local(os.path.join(top, name), identities)
+
+
+def _local_pages(path: str, identities: bool) -> Generator[list[FileInfo], None, None]:
     st = os.stat(path)
     if not stat.S_ISDIR(st.st_mode):
         identity = local_identity(path, st)
-        return [FileInfo(path, st.st_size, identity.etag, identity.mtime)]
-    found: list[FileInfo] = []
-    for root, dirs, files in os.walk(path, onerror=_raise, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
-        for name in sorted(files):
-            if _is_parquet(name):
-                full = os.path.join(root, name)
-                fst = os.stat(full)
-                if not identities:
-                    found.append(FileInfo(full, fst.st_size))
-                    continue
-                identity = local_identity(full, fst)
-                found.append(FileInfo(full, fst.st_size, identity.etag, identity.mtime))
-    return found
+        yield [FileInfo(path, st.st_size, identity.etag, identity.mtime)]
+        return
+    walk = _walk_local(path, identities)
+    while page := list(itertools.islice(walk, _LOCAL_CHUNK)):
+        yield page
 
 
-def _raise(exc: OSError) -> None:
-    raise exc
+# ---- object stores --------------------------------------------------------------------
 
 
-def _list_store(store: ObjectStore, loc: Address) -> tuple[list[FileInfo], bool]:
-    """Objects under the prefix: (parquet files, whether anything at all was there)."""
-    # Listed URLs keep the scheme and authority they were listed with (s3a://,
-    # abfss://container@account...), so they reopen with the same store.
-    parts = urllib.parse.urlsplit(loc.display)
-    base = f"{parts.scheme}://{parts.netloc}/"
-    prefix = loc.key.rstrip("/")
-    found: list[FileInfo] = []
-    anything = False
-    for chunk in obstore.list(store, prefix or None, chunk_size=1000):
-        for meta in chunk:
-            anything = True
+class _StorePages:
+    """The Parquet files under a prefix, page by page, in key order.
+
+    The first page tells whether the prefix has subfolders (hive partitions): then
+    it comes out while the subfolders are found, and they are listed from where it
+    ended, ``PARTITIONS_AHEAD`` at a time, each one page ahead; their pages come out
+    in key order as the one being read is done. A flat prefix is read page after
+    page. ``anything`` says whether any object at all was seen.
+    """
+
+    def __init__(self, store: ObjectStore, loc: Address) -> None:
+        # Listed URLs keep the scheme and authority they were listed with (s3a://,
+        # abfss://container@account...), so they reopen with the same store.
+        parts = urllib.parse.urlsplit(loc.display)
+        self.base = f"{parts.scheme}://{parts.netloc}/"
+        self.store = store
+        self.prefix = loc.key.rstrip("/")
+        self.ordered = loc.kind in _ORDERED_KINDS
+        self.anything = False
+        self.pool: ThreadPoolExecutor | None = None
+
+    def files(self, page: list[Mapping[str, Any]]) -> list[FileInfo]:
+        out = []
+        for meta in page:
+            self.anything = True
             key = meta["path"]
-            relative = key[len(prefix) :].lstrip("/") if prefix else key
-            segments = relative.split("/")
-            if any(_is_hidden(s) for s in segments[:-1]) or not _is_parquet(segments[-1]):
+            relative = key[len(self.prefix) :].lstrip("/") if self.prefix else key
+            if is_listed(relative.split("/")):
+                identity = meta_identity(self.base + key, meta)
+                out.append(FileInfo(self.base + key, identity.size, identity.etag, identity.mtime))
+        return out
+
+    def _stream(self, prefix: str) -> Iterator[list[Mapping[str, Any]]]:
+        return iter(obstore.list(self.store, prefix or None, chunk_size=PAGE_SIZE))
+
+    def pages(self) -> Generator[list[FileInfo], None, None]:
+        stream = self._stream(self.prefix)
+        first = next(stream, [])
+        if not self.ordered:
+            found = self.files(first) + [f for page in stream for f in self.files(page)]
+            found.sort(key=lambda f: f.path)
+            yield found
+            return
+        cut = len(self.prefix) + 1 if self.prefix else 0
+        nested = [m for m in first if "/" in m["path"][cut:]]
+        if len(first) < PAGE_SIZE or not nested or len(nested) < len(first) // 2:
+            # Everything, or a prefix mostly of its own objects: read page after page.
+            yield self.files(first)
+            for page in stream:
+                yield self.files(page)
+            return
+        # The first page holds the smallest keys: it comes out while the subfolders are
+        # found; they are then listed from where it ends.
+        self.pool = ThreadPoolExecutor(PARTITIONS_AHEAD, thread_name_prefix="pybloom-list")
+        folders = self.pool.submit(obstore.list_with_delimiter, self.store, self.prefix or None)
+        last = first[-1]["path"]
+        yield self.files(first)
+        del stream, first, nested
+        yield from self._partitioned(folders.result(), last)
+
+    def _partitioned(self, listed: Mapping[str, Any], last: str) -> Iterator[list[FileInfo]]:
+        # Keys sort in one order: an object "t/a=1.parquet" before the folder "t/a=1/",
+        # and every key of a folder together, so the folders and the objects between
+        # them come out in key order when taken by name ("t/a=1/" with its slash).
+        items: list[tuple[str, Any]] = [(m["path"], m) for m in listed["objects"]]
+        items += [(p.rstrip("/") + "/", None) for p in listed["common_prefixes"]]
+        # What the first page gave: objects up to its last key, folders that end before it.
+        items = [(k, m) for k, m in items if k > last or (m is None and last.startswith(k))]
+        items.sort(key=lambda item: item[0])
+        del listed
+        assert self.pool is not None
+        pool = self.pool
+        ahead: dict[int, tuple[Iterator[Any], Future[Any]]] = {}
+
+        def start(i: int) -> None:
+            if i < len(items) and items[i][1] is None and i not in ahead:
+                folder = items[i][0]
+                offset = last if last.startswith(folder) else None
+                stream = iter(
+                    obstore.list(
+                        self.store, folder.rstrip("/"), offset=offset, chunk_size=PAGE_SIZE
+                    )
+                )
+                ahead[i] = (stream, pool.submit(next, stream, None))
+
+        for i in range(PARTITIONS_AHEAD):
+            start(i)
+        for i, (_, meta) in enumerate(items):
+            start(i + PARTITIONS_AHEAD)
+            if meta is not None:
+                yield self.files([meta])
                 continue
-            identity = meta_identity(base + key, meta)
-            found.append(FileInfo(base + key, identity.size, identity.etag, identity.mtime))
-    found.sort(key=lambda f: f.path)
-    return found, anything
+            stream, page = ahead.pop(i)
+            while (got := page.result()) is not None:
+                page = pool.submit(next, stream, None)
+                yield self.files(got)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+async def iter_parquet_files(
+    location: str | os.PathLike[str],
+    *,
+    options: StoreOptions | None = None,
+    stats: SourceStats | None = None,
+    limiter: CapacityLimiter | None = None,
+    identities: bool = True,
+    **option_values: object,
+) -> AsyncGenerator[FileInfo, None]:
+    """:func:`list_parquet_files`, file by file as the listing goes (the same order and errors).
+
+    Nothing is held for the files already given: a local directory's names are
+    held while it is read, an object-store listing holds a few pages (see
+    ``PARTITIONS_AHEAD``). Object stores that list in key order (S3, GCS, Azure)
+    hand each page over as it comes; a prefix whose first page lies in subfolders
+    (hive partitions) has them listed concurrently. A listing over plain HTTP
+    (WebDAV) is collected and sorted first. An error may come after some files.
+    """
+    loc = parse_address(location)
+    resolved = resolve_options(options, option_values)
+    check_applicable(loc, resolved)
+    counter = stats if stats is not None else SourceStats()
+    if loc.kind == "file":
+        walk = _local_pages(loc.path, identities)  # runs in worker threads, page by page
+        try:
+            while True:
+                with map_errors(loc.display, "listing"):
+                    page = await anyio.to_thread.run_sync(next, walk, None, limiter=limiter)
+                if page is None:
+                    break
+                for file in page:
+                    yield file
+        finally:
+            walk.close()
+        counter.add_metadata()
+        return
+    store = cached_store(loc, resolved)
+    if loc.key and not loc.key.endswith("/"):
+        # The location may name one object: one HEAD tells. Object stores have no
+        # directories, so "not found" here means: list it as a prefix.
+        meta: Mapping[str, Any] | None
+        try:
+            with map_errors(loc.display, "looking up"):
+                meta = await anyio.to_thread.run_sync(obstore.head, store, loc.key, limiter=limiter)
+        except SourceNotFoundError:
+            meta = None
+        counter.add_metadata()
+        if meta is not None:
+            identity = meta_identity(loc.display, meta)
+            yield FileInfo(loc.display, identity.size, identity.etag, identity.mtime)
+            return
+    lister = _StorePages(store, loc)
+    pages = lister.pages()
+    try:
+        while True:
+            try:
+                with map_errors(loc.display, "listing"):
+                    got = await anyio.to_thread.run_sync(next, pages, None, limiter=limiter)
+            except SourceError as exc:
+                answered = exc.__cause__ is None or unreachable_reason(exc.__cause__) is None
+                if loc.kind == "http" and answered and not isinstance(exc, SourceNotFoundError):
+                    raise SourceError(
+                        "listing failed: plain HTTP servers cannot list (obstore needs WebDAV); "
+                        "name the files instead",
+                        path=loc.display,
+                    ) from exc
+                raise
+            if got is None:
+                break
+            for file in got:
+                yield file
+    finally:
+        pages.close()
+        lister.close()
+    counter.add_metadata()
+    if not lister.anything:
+        raise SourceNotFoundError("listing: no objects under this prefix", path=loc.display)
 
 
 async def list_parquet_files(
@@ -98,7 +315,8 @@ async def list_parquet_files(
 
     A file or object named exactly is returned as is, whatever its name. Directories and
     prefixes are walked recursively for ``*.parquet`` (any case), skipping names that start
-    with ``_`` or ``.`` (Spark/Hadoop metadata and in-progress output).
+    with ``_`` or ``.`` (Spark/Hadoop metadata and in-progress output). A directory's own
+    files come before its subdirectories'. :func:`iter_parquet_files` gives them one by one.
 
     Parameters
     ----------
@@ -119,46 +337,14 @@ async def list_parquet_files(
     InvalidArgumentError
         As :func:`open_source`.
     """
-    loc = parse_address(location)
-    resolved = resolve_options(options, option_values)
-    check_applicable(loc, resolved)
-    counter = stats if stats is not None else SourceStats()
-    if loc.kind == "file":
-        with map_errors(loc.display, "listing"):
-            files = await anyio.to_thread.run_sync(
-                _list_local, loc.path, identities, limiter=limiter
-            )
-        counter.add_metadata()
-        return files
-    store = cached_store(loc, resolved)
-    if loc.key and not loc.key.endswith("/"):
-        # The location may name one object: one HEAD tells. Object stores have no
-        # directories, so "not found" here means: list it as a prefix.
-        meta: Mapping[str, Any] | None
-        try:
-            with map_errors(loc.display, "looking up"):
-                meta = await anyio.to_thread.run_sync(obstore.head, store, loc.key, limiter=limiter)
-        except SourceNotFoundError:
-            meta = None
-        counter.add_metadata()
-        if meta is not None:
-            identity = meta_identity(loc.display, meta)
-            return [FileInfo(loc.display, identity.size, identity.etag, identity.mtime)]
-    try:
-        with map_errors(loc.display, "listing"):
-            files, anything = await anyio.to_thread.run_sync(
-                _list_store, store, loc, limiter=limiter
-            )
-    except SourceError as exc:
-        answered = exc.__cause__ is None or unreachable_reason(exc.__cause__) is None
-        if loc.kind == "http" and answered and not isinstance(exc, SourceNotFoundError):
-            raise SourceError(
-                "listing failed: plain HTTP servers cannot list (obstore needs WebDAV); "
-                "name the files instead",
-                path=loc.display,
-            ) from exc
-        raise
-    counter.add_metadata()
-    if not anything:
-        raise SourceNotFoundError("listing: no objects under this prefix", path=loc.display)
-    return files
+    return [
+        f
+        async for f in iter_parquet_files(
+            location,
+            options=options,
+            stats=stats,
+            limiter=limiter,
+            identities=identities,
+            **option_values,
+        )
+    ]

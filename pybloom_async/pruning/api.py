@@ -51,7 +51,7 @@ from ..read.reader import BloomReader
 from ..tables import TableSource, files_only_columns, resolve_table, table_kind
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import LeafCache, prepare
-from .runner import expand_paths, files_at_once, for_each, once_each, open_run
+from .runner import FileStream, files_at_once, for_each, once_each, open_run, stream_paths
 from .verdicts import ProbeResult, Rule, Verdict
 
 __all__ = ["probe", "probe_sync", "prune", "prune_sync"]
@@ -176,7 +176,10 @@ async def _prune_file(
 
 # Long because: the docstring documents every parameter and error (48 lines); the code is 41.
 async def prune(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | TableSource,
+    paths: (
+        str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream
+        | TableSource
+    ),
     where: Predicate | str,
     *,
     strict: bool = False,
@@ -186,7 +189,7 @@ async def prune(
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
     progress: Callable[[int, int], None] | None = None,
-    require_columns: bool = True,
+    require_columns: bool | Callable[[], bool] = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
 ) -> list[Verdict]:
     """Decide, for every row group of every file, whether it may hold matching rows.
@@ -195,10 +198,11 @@ async def prune(
     ----------
     paths:
         Files, directories or object-store prefixes (``s3://bucket/table/``);
-        directories and prefixes expand to their ``*.parquet`` files. Or a
-        table: a ``deltalake.DeltaTable`` or a ``pyiceberg`` table, whose live
-        files are pruned (files its partition values and statistics rule out
-        get no verdict; its schema decides which columns exist).
+        directories and prefixes expand to their ``*.parquet`` files, read as
+        they are listed (or a :class:`~pybloom_async.pruning.runner.FileStream`).
+        Or a table: a ``deltalake.DeltaTable`` or a ``pyiceberg`` table, whose
+        live files are pruned (files its partition values and statistics rule
+        out get no verdict; its schema decides which columns exist).
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
@@ -220,7 +224,8 @@ async def prune(
         Raise when a column of ``where`` is in none of the files read (at
         least one read). False when ``paths`` are a part of a larger set whose
         other files may have it. Files that lack a column some other file has
-        are kept (``Rule.MISSING_COLUMN``) either way.
+        are kept (``Rule.MISSING_COLUMN``) either way. A callable is asked at
+        the end (verdicts are held as for True until then).
     on_file:
         Called with each file's verdicts (row-group order) as files are decided,
         in file order; the run then holds only the verdicts of files decided
@@ -273,7 +278,7 @@ async def prune(
     async with open_run(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as run:
-        files = await expand_paths(paths, run.reader)
+        files = stream_paths(paths, run.reader)  # read as listed: no list of files held
 
         async def one(location: str | FileInfo) -> list[Verdict]:
             try:
@@ -284,7 +289,7 @@ async def prune(
         results = await for_each(
             files, one, run.limit, progress, hand_over if on_file is not None else None
         )
-    if require_columns:
+    if require_columns() if callable(require_columns) else require_columns:
         seen.check()
     if on_file is not None:
         for earlier in held:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+import urllib.parse
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -16,8 +17,9 @@ from ..errors import (
     SourceError,
     SourceNotFoundError,
 )
+from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
-from ..io.listing import list_parquet_files
+from ..io.listing import is_listed, iter_parquet_files, walk_order
 from ..io.store import StoreOptions
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
@@ -27,8 +29,10 @@ from ..read.reader import BloomReader
 AHEAD_PER_WORKER = 4
 
 
+# Long because: the docstring is 24 lines; the code (taking, delivering in order, the
+# workers) shares its state through closures, which one function keeps in one place.
 async def for_each(
-    items: Sequence[Any],
+    items: Sequence[Any] | AsyncIterable[Any],
     work: Callable[[Any], Any],
     limit: int,
     progress: Callable[[int, int], None] | None = None,
@@ -41,6 +45,11 @@ async def for_each(
     cost about 6 KiB each: 60 MiB for 10,000 files). The first PyBloomError (strict
     mode) cancels the rest and is raised as it is, not wrapped in an exception group.
 
+    ``items`` may be an async iterable (a :class:`FileStream`): it is read as the
+    workers need items, so work starts while it still lists, and ``progress`` is told
+    the items taken so far as the total. An error it raises ends the run like one from
+    ``work``; it is closed at the end.
+
     With ``on_result``, each result is handed to it in item order as soon as it and
     every earlier one are done, and the returned list is empty: a result is held only
     until it is delivered, and no item starts more than ``AHEAD_PER_WORKER * limit``
@@ -48,14 +57,36 @@ async def for_each(
     cancels the rest and is raised as it is.
     """
     keep = on_result is None
-    results: list[Any] = [None] * len(items) if keep else []
+    results: list[Any] = []
     failure: list[Exception] = []
     done = 0
-    feed = iter(enumerate(items))  # shared: next() runs on the event loop, between awaits
+    taken = 0
+    sized = isinstance(items, Sequence)
+    feed = iter(items) if isinstance(items, Sequence) else None
+    stream = None if isinstance(items, Sequence) else aiter(items)
+    taking = anyio.Lock()
     pending: dict[int, Any] = {}
     delivered = 0
     window = AHEAD_PER_WORKER * limit
     moved = anyio.Event()
+
+    async def take() -> tuple[int, Any] | None:
+        # Sequences are taken between awaits; an async iterator one worker at a time.
+        nonlocal taken, feed, stream
+        if feed is not None:
+            item = next(feed, _END)
+        elif stream is not None:
+            async with taking:
+                item = _END if stream is None else await anext(stream, _END)
+        else:
+            item = _END
+        if item is _END:
+            feed = stream = None
+            return None
+        taken += 1
+        if keep:
+            results.append(None)
+        return taken - 1, item
 
     def deliver(i: int, result: Any) -> None:
         nonlocal delivered, moved
@@ -69,10 +100,14 @@ async def for_each(
 
     async def worker(scope: anyio.CancelScope) -> None:
         nonlocal done
-        for i, item in feed:
-            while not keep and i >= delivered + window:
-                await moved.wait()
+        while True:
             try:
+                got = await take()
+                if got is None:
+                    return
+                i, item = got
+                while not keep and i >= delivered + window:
+                    await moved.wait()
                 if keep:
                     results[i] = await work(item)
                 else:
@@ -89,14 +124,191 @@ async def for_each(
                 return
             done += 1
             if progress is not None:
-                progress(done, len(items))
+                progress(done, len(items) if isinstance(items, Sequence) else taken)
 
-    async with anyio.create_task_group() as tg:
-        for _ in range(min(limit, len(items))):
-            tg.start_soon(worker, tg.cancel_scope)
+    workers = min(limit, len(items)) if isinstance(items, Sequence) else limit
+    try:
+        async with anyio.create_task_group() as tg:
+            for _ in range(workers):
+                tg.start_soon(worker, tg.cancel_scope)
+    finally:
+        if not sized:
+            closing = getattr(items, "aclose", None)
+            if closing is not None:
+                with anyio.CancelScope(shield=True):
+                    await closing()
     if failure:
         raise failure[0]
     return results
+
+
+_END = object()
+
+
+class FileStream:
+    """The files of some paths, listed as they are read (see :func:`stream_paths`)."""
+
+    def __init__(self, files: AsyncIterator[str | FileInfo]) -> None:
+        self._files = files
+
+    def __aiter__(self) -> AsyncIterator[str | FileInfo]:
+        return self._files
+
+    async def aclose(self) -> None:
+        """Stop listing (a listing's worker threads are let go)."""
+        closing = getattr(self._files, "aclose", None)
+        if closing is not None:
+            await closing()
+
+
+def stream_paths(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream,
+    reader: BloomReader,
+    *,
+    unreadable: Callable[[SourceError], None] | None = None,
+) -> FileStream:
+    """:func:`expand_paths`, file by file as the listings go; a FileStream is returned as is.
+
+    The same files in the same order, each once, with the spelling it was first
+    given; nothing is held per file listed, so a run over a large directory or
+    prefix starts reading while it is still listed and its memory does not grow
+    with the listing (see :func:`iter_parquet_files`). Listing errors come as the
+    stream reaches the location; with ``unreadable``, each is handed to it then
+    (and may be raised from it) instead.
+    """
+    if isinstance(paths, FileStream):
+        return paths
+    if isinstance(paths, (str, os.PathLike, FileInfo)):
+        paths = [paths]
+    return FileStream(_stream(list(paths), reader, unreadable))
+
+
+async def _stream(
+    paths: list[str | os.PathLike[str] | FileInfo],
+    reader: BloomReader,
+    unreadable: Callable[[SourceError], None] | None,
+) -> AsyncIterator[str | FileInfo]:
+    seen = _Seen()
+    for p in paths:
+        if isinstance(p, FileInfo):
+            if seen.named(p.path):
+                yield p
+            continue
+        text = os.fspath(p)
+        local = "://" not in text
+        if (
+            text.lower().endswith(".parquet")
+            and not text.endswith("/")
+            and not (local and unreadable is not None)  # else: checked, as below
+        ) or (local and os.path.isfile(text)):
+            if seen.named(text):
+                yield text
+            continue
+        root = seen.root(text)
+        found = False
+        try:
+            # Local files are opened by path (their source reads its own identity):
+            # the listing keeps no ETag or time per file.
+            listing = iter_parquet_files(
+                text, options=reader.options, stats=reader.stats, limiter=None, identities=False
+            )
+            async with aclosing(listing):  # a stream closed early lets its listing go
+                async for file in listing:
+                    found = True
+                    if seen.listed(file.path, root):
+                        yield file
+        except SourceError as exc:
+            if unreadable is None:
+                raise
+            exc.with_context(path=text)
+            unreadable(exc)
+            continue
+        if not found and unreadable is not None:
+            unreadable(
+                SourceNotFoundError("no Parquet files under this directory or prefix", path=text)
+            )
+        seen.done(root)
+
+
+class _Root:
+    """A directory or prefix being listed: which files its listing gives."""
+
+    def __init__(self, text: str) -> None:
+        if "://" not in text:
+            self.under = os.path.join(os.path.realpath(text), "")
+            self.sep = os.sep
+        else:
+            loc = parse_address(text)
+            scheme, netloc = urllib.parse.urlsplit(loc.display)[:2]
+            prefix = loc.key.rstrip("/")
+            self.under = f"{scheme}://{netloc}/" + (prefix + "/" if prefix else "")
+            self.sep = "/"
+
+    def parts(self, key: str) -> list[str] | None:
+        """The key's segments below the root, if its listing gives the file at ``key``."""
+        if not key.startswith(self.under):
+            return None
+        parts = key[len(self.under) :].split(self.sep)
+        return parts if is_listed(parts) else None
+
+
+class _Seen:
+    """Which files have come, without a set of every file listed.
+
+    Files named directly (and files reached through a symbolic link to outside the
+    listing) are held; a file listed from a directory or prefix is known by where it
+    lies: a listing done before gives every file below its root. Within one local
+    listing a file and a link to it are both listed: whichever comes first in the
+    walk is kept (``ahead`` holds the targets of links met before them).
+    """
+
+    def __init__(self) -> None:
+        self.keys: set[str] = set()
+        self.roots: list[_Root] = []
+        self.real_dirs: dict[str, str] = {}
+        self.ahead: set[str] = set()
+
+    def key(self, text: str) -> tuple[str, bool]:
+        if "://" in text:
+            return text, False
+        return _real_path(text, self.real_dirs)
+
+    def before(self, key: str) -> bool:
+        return key in self.keys or any(r.parts(key) is not None for r in self.roots)
+
+    def named(self, text: str) -> bool:
+        """Whether a file named directly comes now (its first time)."""
+        key, _ = self.key(text)
+        if self.before(key):
+            return False
+        self.keys.add(key)
+        return True
+
+    def root(self, text: str) -> _Root:
+        self.ahead.clear()
+        return _Root(text)
+
+    def listed(self, text: str, root: _Root) -> bool:
+        """Whether a file given by the listing of ``root`` comes now (its first time)."""
+        key, linked = self.key(text)
+        if self.before(key) or key in self.ahead:
+            return False
+        here = root.parts(key)
+        if here is None:  # the object the root names, or a link to outside the root
+            self.keys.add(key)
+            return True
+        if linked:
+            # A link to a file of this same listing: the one met first in the walk comes.
+            head, name = os.path.split(text)
+            at = self.real_dirs[head] + os.sep + name
+            spot = at[len(root.under) :].split(os.sep) if at.startswith(root.under) else [name]
+            if walk_order(here) < walk_order(spot):
+                return False
+            self.ahead.add(key)
+        return True
+
+    def done(self, root: _Root) -> None:
+        self.roots.append(root)
 
 
 async def expand_paths(
@@ -110,7 +322,8 @@ async def expand_paths(
     Each file comes once, with the spelling it was first given: named twice, or
     directly and through its directory, it is not read twice. Local paths are
     compared by their real path (``d/a.parquet``, ``./d/a.parquet`` and a
-    symbolic link to it are one file); URLs as written.
+    symbolic link to it are one file); URLs as written. :func:`stream_paths`
+    gives the same files one by one, as they are listed.
 
     Parameters
     ----------
@@ -131,43 +344,12 @@ async def expand_paths(
     InvalidArgumentError
         A location is not a valid path or URL.
     """
-    if isinstance(paths, (str, os.PathLike, FileInfo)):
-        paths = [paths]
-    out: list[str | FileInfo] = []
-    for p in paths:
-        if isinstance(p, FileInfo):
-            out.append(p)
-            continue
-        text = os.fspath(p)
-        local = "://" not in text
-        if (
-            text.lower().endswith(".parquet")
-            and not text.endswith("/")
-            and not (local and unreadable is not None)  # else: checked, as below
-        ):
-            out.append(text)
-            continue
-        if local and os.path.isfile(text):
-            out.append(text)
-            continue
-        try:
-            # Local files are opened by path (their source reads its own identity):
-            # the listing keeps no ETag or time per file.
-            found = await list_parquet_files(
-                text, options=reader.options, stats=reader.stats, limiter=None, identities=False
-            )
-        except SourceError as exc:
-            if unreadable is None:
-                raise
-            exc.with_context(path=text)
-            unreadable.append(exc)
-            continue
-        if not found and unreadable is not None:
-            unreadable.append(
-                SourceNotFoundError("no Parquet files under this directory or prefix", path=text)
-            )
-        out.extend(found)
-    return once_each(out)
+    record = unreadable.append if unreadable is not None else None
+    stream = stream_paths(paths, reader, unreadable=record)
+    try:
+        return [f async for f in stream]
+    finally:
+        await stream.aclose()
 
 
 _File = TypeVar("_File", bound="str | FileInfo")
@@ -180,15 +362,18 @@ def once_each(files: Sequence[_File]) -> list[_File]:
     out = []
     for entry in files:
         text = entry.path if isinstance(entry, FileInfo) else entry
-        key = text if "://" in text else _real_path(text, real_dirs)
+        key = text if "://" in text else _real_path(text, real_dirs)[0]
         if key not in seen:
             seen.add(key)
             out.append(entry)
     return out
 
 
-def _real_path(path: str, real_dirs: dict[str, str]) -> str:
-    """``os.path.realpath(path)``, resolving each directory once (a listing shares them)."""
+def _real_path(path: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
+    """``os.path.realpath(path)``, resolving each directory once (a listing shares them).
+
+    Also whether ``path`` itself is a symbolic link.
+    """
     head, name = os.path.split(path)
     real = real_dirs.get(head)
     if real is None:
@@ -196,7 +381,9 @@ def _real_path(path: str, real_dirs: dict[str, str]) -> str:
     # A listing's paths are mostly real already: then the path itself is the key (no
     # second string per file).
     full = path if real == head else os.path.join(real, name)
-    return os.path.realpath(full) if os.path.islink(full) else full
+    if os.path.islink(full):
+        return os.path.realpath(full), True
+    return full, False
 
 
 def files_at_once(concurrency: int | None, config: ReaderConfig) -> int:
