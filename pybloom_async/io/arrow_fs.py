@@ -121,6 +121,20 @@ def _endpoint(kind: str, options: StoreOptions, endpoint: str | None) -> dict[st
     return {"scheme": parts.scheme, "authority": parts.netloc, "path": parts.path.strip("/")}
 
 
+def _host_endpoint(
+    kind: str, options: StoreOptions, given: str | None, system: str
+) -> dict[str, str]:
+    """``endpoint_override`` and ``scheme`` for a filesystem that takes a host and port only."""
+    endpoint = _endpoint(kind, options, given)
+    if not endpoint:
+        return {}
+    if endpoint["path"]:
+        raise InvalidArgumentError(
+            f"option endpoint {given!r} has a path; pyarrow's {system} takes a host and port only"
+        )
+    return {"endpoint_override": endpoint["authority"], "scheme": endpoint["scheme"]}
+
+
 def s3_arguments(options: StoreOptions) -> dict[str, Any]:
     """``pyarrow.fs.S3FileSystem`` keyword arguments for ``options``."""
     import pyarrow.fs as pafs
@@ -141,15 +155,7 @@ def s3_arguments(options: StoreOptions) -> dict[str, Any]:
     }
     # pyarrow's AWS SDK does not read obstore's endpoint variables: they are read here.
     given = options.endpoint or _env("AWS_ENDPOINT_URL") or _env("AWS_ENDPOINT")
-    endpoint = _endpoint("s3", options, given)
-    if endpoint:
-        if endpoint["path"]:
-            raise InvalidArgumentError(
-                f"endpoint {given!r} has a path; pyarrow's S3FileSystem "
-                "takes a host and port only"
-            )
-        args["endpoint_override"] = endpoint["authority"]
-        args["scheme"] = endpoint["scheme"]
+    args.update(_host_endpoint("s3", options, given, "S3FileSystem"))
     # obstore's region: the option, then the environment, then us-east-1. Given to pyarrow
     # always: left unset, the AWS SDK may ask the instance metadata service for one.
     args["region"] = (
@@ -198,15 +204,7 @@ def gcs_arguments(options: StoreOptions) -> dict[str, Any]:
             "set GOOGLE_APPLICATION_CREDENTIALS to the service-account file instead"
         )
     args: dict[str, Any] = {"retry_time_limit": timedelta(seconds=options.retry_timeout)}
-    endpoint = _endpoint("gs", options, options.endpoint)
-    if endpoint:
-        if endpoint["path"]:
-            raise InvalidArgumentError(
-                f"option endpoint {options.endpoint!r} has a path; pyarrow's GcsFileSystem "
-                "takes a host and port only"
-            )
-        args["endpoint_override"] = endpoint["authority"]
-        args["scheme"] = endpoint["scheme"]
+    args.update(_host_endpoint("gs", options, options.endpoint, "GcsFileSystem"))
     if options.skip_signature:
         args["anonymous"] = True
     return args

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.predicates import random_predicate
 
 from pybloom_async import (
     EventLoopError,
@@ -190,18 +191,10 @@ def _literals(rng: random.Random, table: Any, column: str) -> list[Any]:
 COLUMNS = ["i32", "i64", "s", "b", "d", "ts", "dec", "f32", "f64", "flag", "st.x", "st.y"]
 
 
-def _random_predicate(rng: random.Random, table: Any, depth: int = 0) -> Predicate:
-    roll = rng.random()
-    if depth < 2 and roll < 0.3:
-        children = tuple(_random_predicate(rng, table, depth + 1) for _ in range(2))
-        return And(children) if rng.random() < 0.5 else Or(children)
-    column = rng.choice(COLUMNS)
-    values = _literals(rng, table, column)
-    if roll < 0.4:
-        return Eq(column, None, null_safe=True)
-    if roll < 0.7:
-        return In(column, tuple(rng.sample(values, min(4, len(values)))))
-    return Eq(column, rng.choice(values), null_safe=rng.random() < 0.3)
+def _random_predicate(rng: random.Random, table: Any) -> Predicate:
+    return random_predicate(
+        rng, COLUMNS, lambda r, column: _literals(r, table, column), null_share=0.4
+    )
 
 
 @pytest.fixture(scope="module")
