@@ -54,7 +54,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from bench_reader import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, moto_server, upload
+from bench_reader import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, moto_options, moto_server, upload
 from latency_proxy import start_subprocess
 from record import Recorder
 
@@ -180,12 +180,7 @@ def section_s3(paths: list[Path], keys: list[int], runs: int, delay_ms: float) -
         def one(engine: str, pruned: bool) -> tuple[float, Any]:
             proxy = start_subprocess(target, delay=delay_ms / 1000, http_keepalive=True)
             try:
-                options = {
-                    "endpoint": proxy.endpoint,
-                    "region": REGION,
-                    "access_key_id": ACCESS_KEY,
-                    "secret_access_key": SECRET_KEY,
-                }
+                options = moto_options(proxy.endpoint)
                 start = time.perf_counter()
                 if pruned:
                     where = f"key IN ({_in(keys)})"

@@ -47,7 +47,7 @@ from typing import Any
 import obstore
 import pyarrow as pa
 import pyarrow.parquet as pq
-from bench_reader import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, moto_server, s3_store
+from bench_reader import BUCKET, moto_options, moto_server, s3_store
 from latency_proxy import start_subprocess
 from record import RESULTS, Recorder, load_average
 
@@ -137,13 +137,7 @@ print(json.dumps(out))
 def measure(mode: str, target: str, delay_ms: float) -> dict[str, Any]:
     proxy = start_subprocess(target, delay=delay_ms / 1000, http_keepalive=True)
     try:
-        options = {
-            "endpoint": proxy.endpoint,
-            "region": REGION,
-            "access_key_id": ACCESS_KEY,
-            "secret_access_key": SECRET_KEY,
-            "allow_http": True,
-        }
+        options = moto_options(proxy.endpoint)
         proc = subprocess.run(
             [sys.executable, "-c", CHILD, mode, f"s3://{BUCKET}/{PREFIX}", json.dumps(options)],
             capture_output=True,

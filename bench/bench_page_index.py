@@ -207,7 +207,7 @@ def main() -> None:
             results.append(row)
             print(row, flush=True)
     if not args.no_s3:
-        from bench_reader import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, moto_server, upload
+        from bench_reader import BUCKET, moto_options, moto_server, upload
         from latency_proxy import start_subprocess
 
         with moto_server() as (endpoint, _pid):
@@ -216,13 +216,7 @@ def main() -> None:
                 endpoint.removeprefix("http://"), delay=args.delay_ms / 1000, http_keepalive=True
             )
             try:
-                options = {
-                    "endpoint": proxy.endpoint,
-                    "region": REGION,
-                    "access_key_id": ACCESS_KEY,
-                    "secret_access_key": SECRET_KEY,
-                    "allow_http": True,
-                }
+                options = moto_options(proxy.endpoint)
                 for name, label, where, path in plan:
                     url = f"s3://{BUCKET}/page_index/{path.name}"
                     for page_index in (True, False):

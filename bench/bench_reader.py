@@ -302,6 +302,17 @@ def process_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+
+def moto_options(endpoint: str) -> dict[str, Any]:
+    """The store options of a run against the local moto server (or a proxy before it)."""
+    return {
+        "endpoint": endpoint,
+        "region": REGION,
+        "access_key_id": ACCESS_KEY,
+        "secret_access_key": SECRET_KEY,
+        "allow_http": True,
+    }
+
 @contextlib.contextmanager
 def moto_server() -> Iterator[tuple[str, int]]:
     """A moto_server on 127.0.0.1 with bucket ``BUCKET``; yields its endpoint and pid."""
@@ -527,13 +538,7 @@ def run_ours(
     config: Any,
     prefix: str = PREFIX,
 ) -> S3Run:
-    options = {
-        "endpoint": endpoint,
-        "region": REGION,
-        "access_key_id": ACCESS_KEY,
-        "secret_access_key": SECRET_KEY,
-        "allow_http": True,
-    }
+    options = moto_options(endpoint)
     stats = SourceStats()
     where = where_of(keys)
     extra = {"config": config} if config is not None else {}
@@ -965,13 +970,7 @@ def cpu_prefix(
             f"{'path':<8} {'CPU ms/file':>11} {'min':>6} {'max':>6} {'requests/file':>13} "
             f"{'wall ms':>8}"
         )
-        options = {
-            "endpoint": endpoint,
-            "region": REGION,
-            "access_key_id": ACCESS_KEY,
-            "secret_access_key": SECRET_KEY,
-            "allow_http": True,
-        }
+        options = moto_options(endpoint)
         for label, where in paths.items():
             per_file: list[float] = []
             requests: list[float] = []
