@@ -10,11 +10,10 @@ column not covered.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
 import anyio.to_thread
 import numpy as np
 
@@ -101,10 +100,14 @@ async def _identity(location: str | FileInfo, stats: SourceStats) -> SourceIdent
     return identity
 
 
-async def _probe_segment(
-    reader: BloomReader, state: _SegmentState, leaves: Sequence[Eq | In]
-) -> None:
-    """Prepare the leaves for this segment's columns and read the stripes they probe."""
+def _prepare(state: _SegmentState, leaves: Sequence[Eq | In]) -> dict[tuple[int, int], list[int]]:
+    """The leaves prepared for this segment's columns; the stripes they probe (no I/O).
+
+    Raises
+    ------
+    PredicateError
+        A literal is not a value of its column's type.
+    """
     seg = state.loaded.segment
     n = len(seg.files)
     wanted: dict[tuple[int, int], list[int]] = {}  # (column no, block) -> probe ids
@@ -122,6 +125,15 @@ async def _probe_segment(
         probe.may = np.zeros(n, dtype=np.bool_)
         for b in np.unique(block_indexes(leaf.hashes, col.num_blocks)).tolist():
             wanted.setdefault((col.descriptor.index, int(b)), []).append(id(p))
+    return wanted
+
+
+async def _probe_segment(
+    reader: BloomReader, state: _SegmentState, wanted: dict[tuple[int, int], list[int]]
+) -> None:
+    """Read the stripes the leaves probe (concurrently) and check them; damage is recorded."""
+    seg = state.loaded.segment
+    n = len(seg.files)
     if not wanted:
         return
     keys = list(wanted)
@@ -172,6 +184,30 @@ def _decide(where: Predicate, state: _SegmentState, i: int) -> Outcome:
     return combine(where, decide, _KEPT_ORDER, excluded_rule=Rule.LAKE_INDEX)
 
 
+def _current_entry(
+    states: Sequence[_SegmentState], candidates: list[tuple[int, int]], now: SourceIdentity | None
+) -> tuple[tuple[int, int], str | None]:
+    """The newest entry that matches the file's version, else the newest and why it is stale."""
+    if now is None:
+        return candidates[-1], "its version is unknown"
+    newest_reason = None
+    for s_no, f_no in reversed(candidates):
+        reason = stale_reason(states[s_no].loaded.segment.files[f_no], now)
+        if reason is None:
+            return (s_no, f_no), None
+        newest_reason = newest_reason or reason
+    return candidates[-1], newest_reason
+
+
+async def _load(reader: BloomReader, location: str, strict: bool) -> LoadedSegment | str:
+    try:
+        return await read_segment(reader, location)
+    except PyBloomError as exc:
+        if strict:
+            raise
+        return str(exc)
+
+
 def _root_of(paths: Any) -> str:
     if isinstance(paths, (str, os.PathLike)):
         return os.fspath(paths)
@@ -190,10 +226,10 @@ async def _file_verdicts(
     strict: bool,
 ) -> list[Verdict]:
     """One file-level verdict per listed file, in order."""
-    entries: dict[str, tuple[int, int]] = {}
-    for s_no, state in enumerate(states):  # oldest first: a newer segment's entry wins
+    entries: dict[str, list[tuple[int, int]]] = {}
+    for s_no, state in enumerate(states):  # oldest first
         for f_no, entry in enumerate(state.loaded.segment.files):
-            entries[entry.name] = (s_no, f_no)
+            entries.setdefault(entry.name, []).append((s_no, f_no))
     identities = await gather(_identity, [(loc, reader.stats) for loc in files])
     missing_why = "not in the lake index" + (
         f" (unreadable segments: {'; '.join(damaged)[:300]})" if damaged else ""
@@ -202,13 +238,13 @@ async def _file_verdicts(
     for loc, now in zip(files, identities, strict=True):
         path = loc.path if isinstance(loc, FileInfo) else os.fspath(loc)
         name = relative_name(root, path)
-        found = entries.get(name) if name is not None else None
-        if found is None:
+        candidates = entries.get(name, []) if name is not None else []
+        if not candidates:
             out.append(Verdict(path, None, None, True, missing_why, Rule.NO_INDEX))
             continue
+        found, stale = _current_entry(states, candidates, now)
         state = states[found[0]]
         entry = state.loaded.segment.files[found[1]]
-        stale = "its version is unknown" if now is None else stale_reason(entry, now)
         if stale is not None:
             if strict:
                 raise IndexStaleError(f"lake index is stale: {stale}", path=path)
@@ -276,36 +312,23 @@ async def prune_with_lake_index(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as run:
         rdr = run.reader
-        got: dict[str, Any] = {}
 
-        async def listing() -> None:
-            got["files"] = await expand_paths(root if files is None else list(files), rdr)
+        async def run_one(step: Callable[[], Awaitable[Any]]) -> Any:
+            return await step()
 
-        async def segments() -> None:
-            got["segments"] = await list_segments(root, rdr)
-
-        async with anyio.create_task_group() as tg:  # both listings at once: one round trip
-            tg.start_soon(listing)
-            tg.start_soon(segments)
-        found: list[str | FileInfo] = got["files"]
-        damaged: list[str] = []
-        states: list[_SegmentState] = []
-
-        async def load(location: str) -> None:
-            try:
-                states.append(_SegmentState(await read_segment(rdr, location)))
-            except PyBloomError as exc:
-                if strict:
-                    raise
-                damaged.append(str(exc))
-
-        async with anyio.create_task_group() as tg:
-            for location in got["segments"]:
-                tg.start_soon(load, location)
-        states.sort(key=lambda s: s.loaded.location.rsplit("/", 1)[-1])
-        async with anyio.create_task_group() as tg:
-            for state in states:
-                tg.start_soon(_probe_segment, rdr, state, leaves)
+        # Both listings at once: one round trip; the first error raised as itself.
+        found, locations = await gather(
+            run_one,
+            [
+                (lambda: expand_paths(root if files is None else list(files), rdr),),
+                (lambda: list_segments(root, rdr),),
+            ],
+        )
+        loaded = await gather(_load, [(rdr, loc, strict) for loc in locations])
+        states = [_SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
+        damaged = [x for x in loaded if isinstance(x, str)]
+        wanted = [_prepare(state, leaves) for state in states]
+        await gather(_probe_segment, [(rdr, s, w) for s, w in zip(states, wanted, strict=True)])
         for state in states:
             if strict and state.damaged is not None:
                 raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)
