@@ -103,7 +103,7 @@ def test_small_row_group_filters_are_built_from_values(tmp_path: Path) -> None:
 
 
 def test_stale_and_unindexed_files_are_kept_and_go_through_their_filters(lake: Any) -> None:
-    root, keys = lake
+    root, _keys = lake
     build_lake_index_sync(str(root), ["id"])
     new_ids = np.arange(5, 5 + ROWS)
     _write(root / "f05.parquet", new_ids)  # rewritten: other size and time
@@ -120,7 +120,7 @@ def test_stale_and_unindexed_files_are_kept_and_go_through_their_filters(lake: A
 
 
 def test_same_size_rewrite_is_stale_by_its_time(lake: Any) -> None:
-    root, keys = lake
+    root, _keys = lake
     build_lake_index_sync(str(root), ["id"])
     path = root / "f01.parquet"
     st = path.stat()
@@ -131,7 +131,7 @@ def test_same_size_rewrite_is_stale_by_its_time(lake: Any) -> None:
 
 
 def test_a_damaged_stripe_keeps_every_file_of_its_segment(lake: Any) -> None:
-    root, keys = lake
+    root, _keys = lake
     build_lake_index_sync(str(root), ["id"])
     (seg,) = _segments(root)
     data = bytearray(seg.read_bytes())
@@ -145,7 +145,7 @@ def test_a_damaged_stripe_keeps_every_file_of_its_segment(lake: Any) -> None:
 
 
 def test_an_unreadable_segment_keeps_its_files_with_a_reason(lake: Any) -> None:
-    root, keys = lake
+    root, _keys = lake
     build_lake_index_sync(str(root), ["id"])
     (seg,) = _segments(root)
     seg.write_bytes(seg.read_bytes()[:-3] + b"xyz")
@@ -234,7 +234,7 @@ def test_use_index_none_is_prune_unchanged_and_bad_arguments_are_errors(lake: An
 
 
 def test_no_index_at_all_keeps_every_file(lake: Any) -> None:
-    root, keys = lake
+    root, _keys = lake
     verdicts = prune_sync(str(root), col("id") == 1, use_index="lake", row_groups=False)
     assert len(verdicts) == 24 and all(v.kept and v.rule is Rule.NO_INDEX for v in verdicts)
 
