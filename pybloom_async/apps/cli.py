@@ -34,6 +34,7 @@ from ..errors import (
 from .cli_args import EXIT_ERROR, EXIT_OK, EXIT_USAGE, build_parser
 from .cli_build import cmd_add_filters, cmd_index
 from .cli_inspect import cmd_inspect
+from .cli_lake import cmd_lake_index
 from .cli_lookup import cmd_lookup
 from .cli_probe import cmd_probe
 from .cli_prune import cmd_prune
@@ -45,6 +46,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], Any]] = {
     "lookup": cmd_lookup,
     "add-filters": cmd_add_filters,
     "index": cmd_index,
+    "lake-index": cmd_lake_index,
 }
 
 

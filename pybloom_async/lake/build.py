@@ -331,6 +331,14 @@ def encode_class(files: Sequence[_File], columns: Sequence[str], fpp: float) -> 
     return encode_segment(entries, parts)
 
 
+def _check_present(files: Sequence[_File], columns: Sequence[str]) -> None:
+    """A column no file has is a mistake of the caller (PredicateError), not an empty index."""
+    for column in columns:
+        reasons = [f.columns[column] for f in files]
+        if reasons and all(isinstance(r, str) for r in reasons):
+            raise PredicateError(f"cannot index {column!r}: {reasons[0]}", column=column)
+
+
 def check_columns(columns: Sequence[str] | str) -> tuple[str, ...]:
     """The columns to index, each once; InvalidArgumentError when none."""
     if isinstance(columns, str):
@@ -446,6 +454,7 @@ async def build_lake_index(
                 result.errors[loc.path if isinstance(loc, FileInfo) else os.fspath(loc)] = s
             else:
                 good.append(s)
+        _check_present(good, wanted)
         groups = _classes(good, CLASS_SPAN) if size_classes else ([good] if good else [])
         for group in groups:
             group.sort(key=lambda f: f.name)

@@ -11,7 +11,7 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
-from ..errors import ParquetFormatError
+from ..errors import ParquetFormatError, SourceNotFoundError
 from ..io.base import SourceStats
 from ..io.store import StoreOptions
 from ..pruning.runner import open_run
@@ -121,6 +121,8 @@ async def compact_lake_index(
 
     Raises
     ------
+    SourceNotFoundError
+        There is no segment under ``root``.
     ParquetFormatError
         A segment is damaged (its name is in the message; rebuild it).
     SourceError
@@ -131,6 +133,8 @@ async def compact_lake_index(
     async with open_run(options=options, stats=stats) as run:
         rdr = run.reader
         locations = await list_segments(text, rdr)
+        if not locations:
+            raise SourceNotFoundError("no lake index under this root", path=text)
         loaded = [await read_segment(rdr, loc) for loc in locations]
         groups: dict[Any, list[LoadedSegment]] = {}
         for seg in loaded:

@@ -38,9 +38,9 @@ __all__ = [
     "write_segment",
 ]
 
-#: The first read of a segment: its last 256 KiB, which hold the trailer and, for
-#: up to a few thousand files, the whole directory (one request).
-SUFFIX_BYTES = 256 * 1024
+#: The first read of a segment: its last 64 KiB, which hold the trailer and, up to
+#: about 1,500 files, the whole directory (one request); larger ones need one more.
+SUFFIX_BYTES = 64 * 1024
 SEGMENT_SUFFIX = ".pbl"
 
 
