@@ -41,7 +41,7 @@ from ..types import PhysicalType
 from .format import LakeFile, stripe_crc_ok
 from .segments import LoadedSegment, list_segments, read_segment, relative_name
 
-__all__ = ["prune_with_lake_index", "prune_with_lake_index_sync"]
+__all__ = ["files_kept_by_lake_index", "prune_with_lake_index", "prune_with_lake_index_sync"]
 
 #: Why a file stays, most telling first.
 _KEPT_ORDER = (Rule.STALE_INDEX, Rule.NO_INDEX, Rule.NEVER_PRUNES, Rule.MAY_MATCH)
@@ -378,6 +378,26 @@ async def _row_groups(
     for v in decided:
         out.extend(groups.get(v.file, [v]) if v.kept else [v])
     return out
+
+
+async def files_kept_by_lake_index(
+    sources: Any, files: Sequence[str | FileInfo], where: Predicate, reader: BloomReader
+) -> list[str | FileInfo]:
+    """``files`` without those the lake index under ``sources`` rules out.
+
+    Only when ``sources`` is one directory or prefix with a lake index; otherwise
+    (or with no segment there) ``files`` as they are. Costs one listing of the
+    index folder, then what pruning with it costs.
+    """
+    if not isinstance(sources, (str, os.PathLike)) or not files:
+        return list(files)
+    root = os.fspath(sources)
+    if root.lower().endswith(".parquet") or not await list_segments(root, reader):
+        return list(files)
+    verdicts = await prune_with_lake_index(
+        root, where, reader=reader, files=files, row_groups=False, require_columns=False
+    )
+    return [f for f, v in zip(files, verdicts, strict=True) if v.kept]
 
 
 def prune_with_lake_index_sync(

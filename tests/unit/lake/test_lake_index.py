@@ -256,3 +256,18 @@ def test_every_physical_type(pyarrow_files: Any, tmp_path: Path) -> None:
             if value is None:
                 continue
             assert name in _kept(root, col(c) == value), (c, value)
+
+
+def test_lookup_reads_only_the_files_the_lake_index_keeps(lake: Any) -> None:
+    from pybloom_async import lookup_sync
+
+    root, keys = lake
+    key = int(keys[7][11])
+    before = SourceStats()
+    rows_before = lookup_sync(str(root), col("id") == key, stats=before)
+    build_lake_index_sync(str(root), ["id"])
+    after = SourceStats()
+    rows_after = lookup_sync(str(root), col("id") == key, stats=after)
+    assert rows_after.to_pylist() == rows_before.to_pylist()
+    assert rows_after.column("id").to_pylist() == [key]
+    assert after.requests <= 6 < before.requests
