@@ -434,7 +434,7 @@ async def build_lake_index(
     cpus = os.cpu_count() or 1
     async with open_run(
         options=options, stats=stats, concurrency=concurrency,
-        default_concurrency=max(2, cpus), max_files=0,
+        default_concurrency=max(2, cpus),
     ) as run:  # fmt: skip
         ctx = _Ctx(
             root=os.fspath(root), reader=run.reader, columns=wanted,
