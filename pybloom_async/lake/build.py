@@ -36,7 +36,7 @@ from ..parquet import ColumnDescriptor, FileMetaData
 from ..pruning.runner import expand_paths, for_each, open_run
 from ..read.blocking import run_in_new_loop
 from ..read.columns import ColumnReader, unsupported_reason
-from ..read.fetch import BloomFilterRead
+from ..read.fetch import BloomFilterRead, ReaderConfig
 from ..read.reader import BloomReader
 from ..types import PhysicalType
 from .format import LakeColumn, LakeFile, encode_segment
@@ -53,6 +53,8 @@ __all__ = [
 
 #: Files whose wanted block counts lie within this factor share a segment.
 CLASS_SPAN = 8
+#: The speculative footer read of a build from filters (a larger footer costs one more read).
+FOLD_FOOTER_READ = 16 * 1024
 #: An object-store file built from values is read whole; larger ones are refused.
 MAX_OBJECT_BYTES = 4 * 1024 * 1024 * 1024
 
@@ -432,8 +434,11 @@ async def build_lake_index(
     if mode not in ("values", "filters"):
         raise InvalidArgumentError(f"mode must be 'values' or 'filters', not {mode!r}")
     cpus = os.cpu_count() or 1
+    # Folding reads footers and filters only: a short speculative footer read, so that
+    # the bytes before the footer (usually the filters, read next anyway) are not read twice.
+    config = ReaderConfig(footer_read_bytes=FOLD_FOOTER_READ) if mode == "filters" else None
     async with open_run(
-        options=options, stats=stats, concurrency=concurrency,
+        options=options, stats=stats, concurrency=concurrency, config=config,
         default_concurrency=max(2, cpus),
     ) as run:  # fmt: skip
         ctx = _Ctx(

@@ -271,3 +271,24 @@ def test_lookup_reads_only_the_files_the_lake_index_keeps(lake: Any) -> None:
     assert rows_after.to_pylist() == rows_before.to_pylist()
     assert rows_after.column("id").to_pylist() == [key]
     assert after.requests <= 6 < before.requests
+
+
+def test_build_from_filters_reads_footers_and_filters_only(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    root.mkdir()
+    rng = np.random.default_rng(12)
+    rows = 50_000
+    for i in range(3):
+        table = {"id": rng.integers(0, 2**62, rows)} | {
+            f"p{j}": rng.integers(0, 2**62, rows) for j in range(8)
+        }
+        pq.write_table(
+            pa.table(table), root / f"f{i}.parquet",
+            bloom_filter_options={"id": {"ndv": rows, "fpp": 0.01}},
+        )  # fmt: skip
+    total = sum(p.stat().st_size for p in root.glob("*.parquet"))
+    stats = SourceStats()
+    built = build_lake_index_sync(str(root), ["id"], mode="filters", stats=stats)
+    assert len(built.folded) == 3
+    # Each file: a 16 KiB footer read and its 64 KiB filter, against 3.6 MB of data.
+    assert stats.bytes_read < 0.025 * total
