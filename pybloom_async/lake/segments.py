@@ -6,6 +6,7 @@ import os
 import secrets
 import time
 import urllib.parse
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -35,6 +36,7 @@ __all__ = [
     "new_segment_name",
     "read_segment",
     "relative_name",
+    "relative_names",
     "write_segment",
 ]
 
@@ -63,6 +65,20 @@ def relative_name(root: str, location: str) -> str | None:
     if not location.startswith(base + "/"):
         return None
     return location[len(base) + 1 :]
+
+
+def relative_names(root: str, locations: Sequence[str]) -> list[str | None]:
+    """:func:`relative_name` of many files, the root resolved once (100,000 files: ms)."""
+    base = os.fspath(root).rstrip("/")
+    loc = parse_address(base)
+    prefix = (os.path.abspath(loc.path) if loc.kind == "file" else base) + "/"
+    out: list[str | None] = []
+    for location in locations:
+        if location.startswith(prefix) and "/../" not in location and "/./" not in location:
+            out.append(location[len(prefix) :])
+        else:
+            out.append(relative_name(root, location))
+    return out
 
 
 def _list_local(folder: str) -> list[str]:
