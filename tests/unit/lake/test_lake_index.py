@@ -294,3 +294,31 @@ def test_build_from_filters_reads_footers_and_filters_only(tmp_path: Path) -> No
     assert len(built.folded) == 3
     # Each file: a 16 KiB footer read and its 64 KiB filter, against 3.6 MB of data.
     assert stats.bytes_read < 0.025 * total
+
+
+def test_names_relative_to_the_root() -> None:
+    from pybloom_async.lake.segments import relative_name, relative_names
+
+    paths = [
+        "/r/lake/a.parquet",
+        "/r/lake/x/../b.parquet",
+        "/r/other/c.parquet",
+        "/r/lake/d/e.parquet",
+    ]
+    assert relative_names("/r/lake/", paths) == [relative_name("/r/lake", p) for p in paths]
+    assert relative_names("/r/lake", paths) == ["a.parquet", "b.parquet", None, "d/e.parquet"]
+    urls = ["s3://b/lake/a.parquet", "s3://b/lakes/a.parquet"]
+    assert relative_names("s3://b/lake/", urls) == ["a.parquet", None]
+
+
+def test_a_table_file_list_replaces_the_listing(lake: Any) -> None:
+    root, keys = lake
+    build_lake_index_sync(str(root), ["id"])
+    chosen = [str(root / "f01.parquet"), str(root / "part=1" / "f03.parquet")]
+    stats = SourceStats()
+    verdicts = prune_sync(
+        str(root), col("id") == int(keys[3][4]), use_index="lake", row_groups=False,
+        files=chosen, stats=stats,
+    )  # fmt: skip
+    assert [v.file for v in verdicts] == chosen
+    assert [v.kept for v in verdicts] == [False, True]
