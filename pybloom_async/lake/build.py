@@ -86,6 +86,7 @@ class _Column:
 
     desc: ColumnDescriptor
     want_blocks: int
+    ndv: int = 0  # distinct values B is sized for (given, counted or estimated)
     filters: list[SplitBlockBloomFilter] | None = None  # every row group's, all usable
     min_blocks: int = 0
     hashes: np.ndarray[Any, Any] | None = None
@@ -172,7 +173,8 @@ def _fold_material(
     col.filters = filters
     col.min_blocks = min((b.num_blocks for b in filters), default=1 << 22)
     est = sum(b.estimated_ndv() for b in filters)
-    col.want_blocks = _blocks_for(wanted if wanted is not None else min(est, meta.num_rows), fpp)
+    col.ndv = wanted if wanted is not None else int(min(est, meta.num_rows) + 0.999)
+    col.want_blocks = _blocks_for(col.ndv, fpp)
     return None
 
 
@@ -240,9 +242,8 @@ async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
             for col in need_values:
                 assert col.hashes is not None
                 wanted = _ndv_of(ctx, col.desc.path)
-                col.want_blocks = _blocks_for(
-                    len(col.hashes) if wanted is None else wanted, ctx.fpp
-                )
+                col.ndv = len(col.hashes) if wanted is None else wanted
+                col.want_blocks = _blocks_for(col.ndv, ctx.fpp)
         return f
     except PyBloomError as exc:
         if ctx.strict:
@@ -301,11 +302,8 @@ def _column_of(
                 bloom |= fold_to(rg_filter, num_bytes)
             folded.add(i)
         check(lib.pba_sbbf_scatter_blocks(ffi.from_buffer(bloom.bitset), num_bytes, out, n, i))
-    ndv = max(
-        (len(c.hashes) if c.hashes is not None else 0)
-        for f in files
-        if isinstance(c := f.columns[column], _Column)
-    )
+    # The ndv of the class's largest file, the one B is sized for.
+    ndv = max(c.ndv for f in files if isinstance(c := f.columns[column], _Column))
     described = ColumnDescriptor(
         index=index,
         path_parts=desc.path_parts,

@@ -187,6 +187,7 @@ def test_size_classes_write_one_segment_each(tmp_path: Path) -> None:
         offset, length, crc = decode_trailer(data, len(data), "s")
         blocks.append(decode_directory(data[offset : offset + length], crc, offset, "s"))
     assert sorted(s.columns[0].num_blocks for s in blocks) == [4, 2048]
+    assert sorted(s.columns[0].ndv for s in blocks) == [100, 40_000]
     assert "small.parquet" in _kept(root, col("id") == int(small[3]))
     assert "big.parquet" in _kept(root, col("id") == int(big[3]))
 
