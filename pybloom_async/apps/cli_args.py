@@ -215,6 +215,12 @@ def _add_prune(sub: Any) -> None:
         help="skip files by their sidecar indexes (_bloom_index/) first, then prune the "
         "row groups of the files kept",
     )
+    p.add_argument(
+        "--lake-index",
+        action="store_true",
+        help="skip files by the lake index of the one PATH (_bloom_index/_lake.v1/) first, "
+        "then prune the row groups of the files kept",
+    )
     _store_args(p)
 
 

@@ -13,6 +13,7 @@ from ..errors import (
 )
 from ..index.prune import prune_with_index
 from ..io.base import SourceStats
+from ..lake.prune import prune_with_lake_index
 from ..paimon.files import prune_paimon
 from ..predicate import parse_predicate
 from ..pruning.api import prune
@@ -131,7 +132,9 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     where = parse_predicate(text_argument("--where", args.where))
     stats = SourceStats()
     tally = _Tally()
-    index_tally = _IndexTally() if args.use_index else None
+    if args.use_index and args.lake_index:
+        raise InvalidArgumentError("give --use-index or --lake-index, not both")
+    index_tally = _IndexTally() if args.use_index or args.lake_index else None
     rows: list[dict[str, Any]] = []  # the table's, which needs every row for its widths
     array = _JsonArray(out) if args.json and not args.summary else None
 
@@ -144,7 +147,7 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
 
     with Progress(sys.stderr) as progress:
         if args.paimon_types:
-            if args.use_index:
+            if args.use_index or args.lake_index:
                 raise InvalidArgumentError("--use-index does not apply to Paimon data files")
             take(await prune_paimon(
                 args.paths, where, paimon_types(args.paimon_types), strict=args.strict,
@@ -167,7 +170,14 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
             )  # fmt: skip
             if files and index_tally is not None:
                 index_verdicts: list[Verdict] = []
-                await prune_with_index(files, where, index_verdicts=index_verdicts, **common)
+                if args.lake_index:
+                    if len(args.paths) != 1:
+                        raise InvalidArgumentError("--lake-index takes one PATH: the lake's root")
+                    await prune_with_lake_index(
+                        args.paths[0], where, files=files, index_verdicts=index_verdicts, **common
+                    )
+                else:
+                    await prune_with_index(files, where, index_verdicts=index_verdicts, **common)
                 for v in index_verdicts:
                     index_tally.append(v)
             elif files:
@@ -180,7 +190,10 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     else:
         if not args.summary:
             print_table(out, rows, ["file", "row_group", "num_rows", "kept", "rule", "reason"])
-        if args.use_index:
-            out.write(_index_summary_text(summary["sidecar_index"]) + "\n")
+        if index_tally is not None:
+            text = _index_summary_text(summary["sidecar_index"])
+            if args.lake_index:
+                text = text.replace("sidecar indexes:", "lake index:", 1)
+            out.write(text + "\n")
         out.write(_prune_summary_text(summary) + "\n")
     return finish_run(tally.failed, summary["files"], "could not be read")

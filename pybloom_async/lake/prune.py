@@ -295,6 +295,7 @@ async def prune_with_lake_index(
     require_columns: bool = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
     files: Sequence[str | FileInfo] | None = None,
+    index_verdicts: list[Verdict] | None = None,
 ) -> list[Verdict]:
     """Decide which files (then row groups) may hold matching rows, from the lake index.
 
@@ -316,6 +317,8 @@ async def prune_with_lake_index(
         False: stop at the file verdicts (``row_group`` None).
     files:
         The data files (e.g. a table's live files) instead of the listing.
+    index_verdicts:
+        If given, the file verdicts of the index pass are appended to it (for reports).
 
     Raises
     ------
@@ -352,6 +355,8 @@ async def prune_with_lake_index(
             if strict and state.damaged is not None:
                 raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)
         decided = await _file_verdicts(root, found, states, damaged, predicate, rdr, strict)
+        if index_verdicts is not None:
+            index_verdicts.extend(decided)
         if progress is not None:
             progress(len(decided), len(decided))
         if not row_groups:

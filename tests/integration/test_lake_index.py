@@ -100,12 +100,21 @@ def test_cli_build_compact_and_errors(tmp_path: Path) -> None:
     assert done.returncode == 0 and "2 segments merged into 1 segment" in done.stdout
     kept = prune_sync(str(root), "id = 150", use_index="lake", row_groups=False)
     assert [v.file.endswith("f1.parquet") for v in kept if v.kept] == [True]
+    done = _cli("prune", str(root), "--lake-index", "--where", "id = 150", "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [r["file"].endswith("f1.parquet") for r in rows if r["kept"]] == [True]
+    assert {r["rule"] for r in rows if not r["kept"]} == {"lake_index"}
+    done = _cli("prune", str(root), "--lake-index", "--where", "id = 150", "--summary")
+    assert done.returncode == 0 and "lake index: 2/3 files skipped" in done.stdout, done.stdout
     for argv, code, message in [
         (["lake-index", "build", str(root), "--columns", "nope"], 2, "cannot index 'nope'"),
         (["lake-index", "build", str(root), "--columns", "id", "--fpp", "2"], 2, "fpp"),
         (["lake-index", "build", str(root)], 2, "give the columns"),
         (["lake-index", "compact", str(tmp_path / "none")], 1, "no lake index"),
         (["lake-index", "build", str(tmp_path / "none"), "-c", "id"], 1, "none"),
+        (["prune", str(root), str(root), "--lake-index", "--where", "id = 1"], 2, "one PATH"),
+        (["prune", str(root), "--lake-index", "--where", "id = 'x'"], 2, "'x'"),
     ]:
         done = _cli(*argv)
         assert done.returncode == code, (argv, done.stderr)
