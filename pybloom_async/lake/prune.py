@@ -177,15 +177,41 @@ async def _probe_segment(
             probe.may |= check_stripe(piece[:-4], n, hashes)
 
 
-def _decide(where: Predicate, state: _SegmentState, i: int) -> Outcome:
-    seg = state.loaded.segment
+#: Per file and leaf: what the index says (the leaf's outcome is the same for all files
+#: with the same code, so a segment's files need only one evaluation per distinct row).
+_EXCLUDED, _MAY, _UNCOVERED, _SAME_FOR_ALL = 0, 1, 2, 3
 
-    def decide(p: Eq | In) -> Outcome:
+
+def _codes(state: _SegmentState, leaves: Sequence[Eq | In]) -> np.ndarray[Any, Any]:
+    """A (files, leaves) array of codes for one segment."""
+    seg = state.loaded.segment
+    n = len(seg.files)
+    codes = np.full((n, max(len(leaves), 1)), _SAME_FOR_ALL, dtype=np.int8)
+    for j, p in enumerate(leaves):
         col = seg.column(p.column)
         probe = state.probes.get(id(p))
         if col is None or probe is None:
+            continue
+        if probe.may is not None and col.descriptor.physical_type is not PhysicalType.BOOLEAN:
+            codes[:, j] = np.where(probe.may, _MAY, _EXCLUDED)
+        if col.uncovered:
+            codes[sorted(col.uncovered), j] = _UNCOVERED
+    return codes
+
+
+def _outcome(
+    where: Predicate, state: _SegmentState, leaves: Sequence[Eq | In], row: Sequence[int]
+) -> Outcome:
+    """The outcome of ``where`` for the files of one segment whose codes are ``row``."""
+    seg = state.loaded.segment
+    position = {id(p): j for j, p in enumerate(leaves)}
+
+    def decide(p: Eq | In) -> Outcome:
+        probe = state.probes.get(id(p))
+        code = row[position[id(p)]]
+        if seg.column(p.column) is None or probe is None:
             return Outcome(False, Rule.NO_INDEX, f"{p.column} is not in the lake index")
-        if i in col.uncovered:
+        if code == _UNCOVERED:
             return Outcome(False, Rule.NO_INDEX, f"{p.column} is not indexed for this file")
         leaf = probe.leaf
         if leaf.null_probe:
@@ -195,13 +221,25 @@ def _decide(where: Predicate, state: _SegmentState, i: int) -> Outcome:
         if not leaf.keys:
             why = "; ".join(leaf.cannot) or "no value"
             return Outcome(True, Rule.LAKE_INDEX, f"{p.column} cannot hold {why}")
-        if col.descriptor.physical_type is PhysicalType.BOOLEAN or probe.may is None:
-            return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: not decided by the lake index")
-        if probe.may[i]:
+        if code == _MAY:
             return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the lake index may contain it")
-        return Outcome(True, Rule.LAKE_INDEX, f"{leaf.label}: excluded by the lake index")
+        if code == _EXCLUDED:
+            return Outcome(True, Rule.LAKE_INDEX, f"{leaf.label}: excluded by the lake index")
+        return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: not decided by the lake index")
 
     return combine(where, decide, _KEPT_ORDER, excluded_rule=Rule.LAKE_INDEX)
+
+
+def _segment_outcomes(
+    where: Predicate, state: _SegmentState, leaves: Sequence[Eq | In]
+) -> tuple[list[Outcome], np.ndarray[Any, Any]]:
+    """Every file's outcome in one segment: (distinct outcomes, each file's index into them)."""
+    codes = _codes(state, leaves)
+    if len(codes) == 0:
+        return [], np.zeros(0, dtype=np.intp)
+    rows, inverse = np.unique(codes, axis=0, return_inverse=True)
+    outcomes = [_outcome(where, state, leaves, row.tolist()) for row in rows]
+    return outcomes, inverse.reshape(-1)
 
 
 def _current_entry(
@@ -210,6 +248,9 @@ def _current_entry(
     """The newest entry that matches the file's version, else the newest and why it is stale."""
     if now is None:
         return candidates[-1], "its version is unknown"
+    if len(candidates) == 1:  # the usual case, without the loop
+        s_no, f_no = candidates[0]
+        return candidates[0], stale_reason(states[s_no].loaded.segment.files[f_no], now)
     newest_reason = None
     for s_no, f_no in reversed(candidates):
         reason = stale_reason(states[s_no].loaded.segment.files[f_no], now)
@@ -255,6 +296,8 @@ async def _file_verdicts(
         f" (unreadable segments: {'; '.join(damaged)[:300]})" if damaged else ""
     )
     paths = [loc.path if isinstance(loc, FileInfo) else os.fspath(loc) for loc in files]
+    leaves = _leaves(where)
+    decided = [_segment_outcomes(where, state, leaves) for state in states]
     out = []
     for path, name, now in zip(paths, relative_names(root, paths), identities, strict=True):
         candidates = entries.get(name, []) if name is not None else []
@@ -274,7 +317,8 @@ async def _file_verdicts(
             out.append(Verdict(path, None, entry.num_rows, True,
                                f"lake index {state.damaged}", Rule.NO_INDEX))  # fmt: skip
             continue
-        o = _decide(where, state, found[1])
+        outcomes, inverse = decided[found[0]]
+        o = outcomes[inverse[found[1]]]
         out.append(Verdict(path, None, entry.num_rows, not o.excluded, o.reason, o.rule))
     return out
 

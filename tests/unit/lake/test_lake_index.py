@@ -323,3 +323,23 @@ def test_a_table_file_list_replaces_the_listing(lake: Any) -> None:
     )  # fmt: skip
     assert [v.file for v in verdicts] == chosen
     assert [v.kept for v in verdicts] == [False, True]
+
+
+def test_files_without_a_column_are_kept_for_it_and_pruned_by_the_others(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    root.mkdir()
+    rng = np.random.default_rng(13)
+    ids = [rng.integers(0, 10**15, 300) for _ in range(4)]
+    for i, v in enumerate(ids):
+        table = {"id": v} | ({"s": [f"k{x}" for x in v.tolist()]} if i < 2 else {})
+        pq.write_table(pa.table(table), root / f"f{i}.parquet")
+    build_lake_index_sync(str(root), ["id", "s"], size_classes=False)
+    verdicts = prune_sync(str(root), "s = 'nope'", use_index="lake", row_groups=False)
+    rules = {os.path.basename(v.file): v.rule for v in verdicts}
+    assert rules == {
+        "f0.parquet": Rule.LAKE_INDEX, "f1.parquet": Rule.LAKE_INDEX,
+        "f2.parquet": Rule.NO_INDEX, "f3.parquet": Rule.NO_INDEX,
+    }  # fmt: skip
+    kept = _kept(root, f"id = {int(ids[3][5])} AND s = 'nope'")
+    assert "f3.parquet" in kept and not kept & {"f0.parquet", "f1.parquet"}
+    assert "f0.parquet" in _kept(root, (col("id") == int(ids[0][1])) | (col("s") == "zz"))
