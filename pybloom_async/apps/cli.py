@@ -1,4 +1,5 @@
-"""The ``pybloom-async`` command line: probe, prune, inspect, lookup, add-filters, index.
+"""The ``pybloom-async`` command line: probe, prune, inspect, lookup, add-filters, index,
+lake-index.
 
 Every command takes files, directories and object-store prefixes; a file named
 twice (directly and through its directory) is read once. An input that cannot

@@ -363,7 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pybloom-async",
         description="Probe, prune and inspect Parquet Split Block Bloom Filters, look up the\n"
-        "rows they point to, and add filters and sidecar indexes to existing files.",
+        "rows they point to, and add filters, sidecar indexes and a lake-wide index to\n"
+        "existing files.",
         epilog=(
             "example:\n"
             "  pybloom-async prune s3://lake/events/ --where \"user_id = 42\" --summary\n"
