@@ -24,6 +24,7 @@ from ..errors import (
     InvalidArgumentError,
     PredicateError,
     PyBloomError,
+    SourceError,
 )
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, gather
@@ -460,7 +461,12 @@ async def files_kept_by_lake_index(
     if not isinstance(sources, (str, os.PathLike)) or not files:
         return list(files)
     root = os.fspath(sources)
-    if root.lower().endswith(".parquet") or not await list_segments(root, reader):
+    if root.lower().endswith(".parquet"):
+        return list(files)
+    try:
+        if not await list_segments(root, reader):
+            return list(files)
+    except SourceError:  # the index folder cannot be listed: read every file, as without one
         return list(files)
     verdicts = await prune_with_lake_index(
         root, where, reader=reader, files=files, row_groups=False, require_columns=False

@@ -343,3 +343,13 @@ def test_files_without_a_column_are_kept_for_it_and_pruned_by_the_others(tmp_pat
     kept = _kept(root, f"id = {int(ids[3][5])} AND s = 'nope'")
     assert "f3.parquet" in kept and not kept & {"f0.parquet", "f1.parquet"}
     assert "f0.parquet" in _kept(root, (col("id") == int(ids[0][1])) | (col("s") == "zz"))
+
+
+def test_lookup_reads_every_file_when_the_index_folder_cannot_be_listed(lake: Any) -> None:
+    from pybloom_async import lookup_sync
+
+    root, keys = lake
+    (root / "_bloom_index").mkdir()
+    (root / LAKE_DIR).write_bytes(b"not a folder")
+    key = int(keys[2][3])
+    assert lookup_sync(str(root), col("id") == key).column("id").to_pylist() == [key]
