@@ -261,6 +261,16 @@ def _current_entry(
     return candidates[-1], newest_reason
 
 
+async def _segments_or_reason(root: str, reader: BloomReader, strict: bool) -> list[str] | str:
+    """The segments under ``root``, or why they cannot be listed (every file is then kept)."""
+    try:
+        return await list_segments(root, reader)
+    except SourceError as exc:
+        if strict:
+            raise
+        return f"the lake index folder cannot be listed: {exc}"
+
+
 async def _load(reader: BloomReader, location: str, strict: bool) -> LoadedSegment | str:
     try:
         return await read_segment(reader, location)
@@ -388,12 +398,18 @@ async def prune_with_lake_index(
             run_one,
             [
                 (lambda: expand_paths(root if files is None else list(files), rdr),),
-                (lambda: list_segments(root, rdr),),
+                (lambda: _segments_or_reason(root, rdr, strict),),
             ],
         )
-        loaded = await gather(_load, [(rdr, loc, strict) for loc in locations])
+        loaded = (
+            []
+            if isinstance(locations, str)
+            else await gather(_load, [(rdr, loc, strict) for loc in locations])
+        )
         states = [_SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
         damaged = [x for x in loaded if isinstance(x, str)]
+        if isinstance(locations, str):
+            damaged.append(locations)
         wanted = [_prepare(state, leaves) for state in states]
         await gather(_probe_segment, [(rdr, s, w) for s, w in zip(states, wanted, strict=True)])
         for state in states:

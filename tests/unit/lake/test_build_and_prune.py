@@ -20,7 +20,7 @@ from pybloom_async import (
     compact_lake_index_sync,
     prune_sync,
 )
-from pybloom_async.errors import InvalidArgumentError, PredicateError
+from pybloom_async.errors import InvalidArgumentError, PredicateError, PyBloomError
 from pybloom_async.io.base import SourceStats
 from pybloom_async.lake.format import LAKE_DIR, decode_directory, decode_trailer
 from pybloom_async.pruning.api import prune_sync as prune_in_files_sync
@@ -353,3 +353,14 @@ def test_lookup_reads_every_file_when_the_index_folder_cannot_be_listed(lake: An
     (root / LAKE_DIR).write_bytes(b"not a folder")
     key = int(keys[2][3])
     assert lookup_sync(str(root), col("id") == key).column("id").to_pylist() == [key]
+
+
+def test_an_index_folder_that_cannot_be_listed_keeps_every_file(lake: Any) -> None:
+    root, _keys = lake
+    (root / "_bloom_index").mkdir()
+    (root / LAKE_DIR).write_bytes(b"not a folder")
+    verdicts = prune_sync(str(root), col("id") == 1, use_index="lake", row_groups=False)
+    assert len(verdicts) == 24 and all(v.kept and v.rule is Rule.NO_INDEX for v in verdicts)
+    assert "cannot be listed" in verdicts[0].reason
+    with pytest.raises(PyBloomError, match="listing the lake index"):
+        prune_sync(str(root), col("id") == 1, use_index="lake", strict=True)
