@@ -86,3 +86,12 @@ def test_foreign_or_truncated_bytes_are_refused() -> None:
         decode_trailer(b"abc", 3, "seg")
     with pytest.raises(ParquetFormatError, match="offsets"):
         decode_trailer(data[-TRAILER.size :], len(data) + 1, "seg")
+
+
+def test_a_directory_above_the_cap_is_refused_before_it_is_read() -> None:
+    from pybloom_async.lake.format import MAGIC, MAX_DIRECTORY_BYTES
+
+    length = MAX_DIRECTORY_BYTES + 1
+    trailer = TRAILER.pack(8, length, 0, 1, 0, MAGIC)
+    with pytest.raises(ParquetFormatError, match="above the limit"):
+        decode_trailer(trailer, 8 + length + TRAILER.size, "seg")
