@@ -237,3 +237,21 @@ def page_indexes() -> Iterator[tuple[str, bytes]]:
             null_counts=[i for i in range(pages)],
         )
         yield f"columns-{pages}", b"\x02" + bytes([pages]) + encode(index)
+
+
+def lake_segments() -> Iterator[tuple[str, bytes]]:
+    """Seeds of ``lake_segment``: lake index segments written by the package."""
+    from pybloom_async.lake.format import LakeColumn, LakeFile, encode_segment
+    from pybloom_async.parquet import ColumnDescriptor
+    from pybloom_async.parquet.logical import LogicalKind, LogicalType
+    from pybloom_async.types import PhysicalType
+
+    files = [LakeFile("a.parquet", 10, '"e"', None, 3), LakeFile("d/b.parquet", 7, None, 5, 1)]
+    desc = ColumnDescriptor(
+        index=0, path_parts=("s",), physical_type=PhysicalType.BYTE_ARRAY, type_length=None,
+        max_repetition_level=0, logical_type=LogicalType(LogicalKind.STRING),
+    )  # fmt: skip
+    col = LakeColumn(desc, 2, 4, 0.01, 0, frozenset({1}), frozenset({0}))
+    yield "two-files", encode_segment(files, [(col, bytes(range(128)))])
+    yield "no-columns", encode_segment(files[:1], [])
+    yield "no-files", encode_segment([], [(col, b"")])

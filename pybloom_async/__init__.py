@@ -17,6 +17,7 @@ from .core.filter import (
     optimal_num_bytes,
 )
 from .core.hashing import hash_values, simd_backend, xxh64
+from .dispatch.api import prune, prune_sync
 from .errors import (
     EncryptedFileError,
     EventLoopError,
@@ -38,6 +39,8 @@ from .errors import (
 from .index.build import IndexBuild, build_index, build_index_sync
 from .index.format import index_location
 from .index.prune import prune_with_index, prune_with_index_sync
+from .lake.build import LakeBuild, build_lake_index, build_lake_index_sync
+from .lake.compact import LakeCompaction, compact_lake_index, compact_lake_index_sync
 from .paimon.container import (
     PaimonFileIndex,
     is_paimon_file_index,
@@ -50,7 +53,7 @@ from .paimon.filter import BloomFilter64
 from .paimon.prune import paimon_may_contain, paimon_prune
 from .paimon.values import paimon_hash
 from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
-from .pruning.api import probe, probe_sync, prune, prune_sync
+from .pruning.api import probe, probe_sync
 from .pruning.verdicts import ProbeResult, Rule, Verdict
 from .read.blocking import read_footer_sync
 from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
@@ -82,6 +85,8 @@ __all__ = [
     "IndexBuild",
     "IndexStaleError",
     "InvalidFilterError",
+    "LakeBuild",
+    "LakeCompaction",
     "MissingDependencyError",
     "Or",
     "PaimonFileIndex",
@@ -106,7 +111,11 @@ __all__ = [
     "add_bloom_filters_async",
     "build_index",
     "build_index_sync",
+    "build_lake_index",
+    "build_lake_index_sync",
     "col",
+    "compact_lake_index",
+    "compact_lake_index_sync",
     "decode_header",
     "hash_values",
     "index_location",

@@ -1,4 +1,5 @@
-"""The ``pybloom-async`` command line: probe, prune, inspect, lookup, add-filters, index.
+"""The ``pybloom-async`` command line: probe, prune, inspect, lookup, add-filters, index,
+lake-index.
 
 Every command takes files, directories and object-store prefixes; a file named
 twice (directly and through its directory) is read once. An input that cannot
@@ -34,6 +35,7 @@ from ..errors import (
 from .cli_args import EXIT_ERROR, EXIT_OK, EXIT_USAGE, build_parser
 from .cli_build import cmd_add_filters, cmd_index
 from .cli_inspect import cmd_inspect
+from .cli_lake import cmd_lake_index
 from .cli_lookup import cmd_lookup
 from .cli_probe import cmd_probe
 from .cli_prune import cmd_prune
@@ -45,6 +47,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], Any]] = {
     "lookup": cmd_lookup,
     "add-filters": cmd_add_filters,
     "index": cmd_index,
+    "lake-index": cmd_lake_index,
 }
 
 

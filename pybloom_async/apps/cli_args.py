@@ -228,6 +228,12 @@ def _add_prune(sub: Any) -> None:
         help="skip files by their sidecar indexes (_bloom_index/) first, then prune the "
         "row groups of the files kept",
     )
+    p.add_argument(
+        "--lake-index",
+        action="store_true",
+        help="skip files by the lake index of the one PATH (_bloom_index/_lake.v1/) first, "
+        "then prune the row groups of the files kept",
+    )
     _store_args(p)
 
 
@@ -271,6 +277,47 @@ def _add_index(sub: Any) -> None:
     p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
     _store_args(p)
     p.set_defaults(concurrency=None)  # files indexed at once: the number of CPUs
+
+
+def _add_lake_index(sub: Any) -> None:
+    """The lake-index command and its build and compact subcommands."""
+    p = sub.add_parser(
+        "lake-index",
+        help="the lake-wide index (_bloom_index/_lake.v1/): one read per key for all files",
+        description="The lake-wide Bloom index (_bloom_index/_lake.v1/).",
+        epilog="example:\n  pybloom-async lake-index build lake/ --columns id,email\n\n"
+        + EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    lake_sub = p.add_subparsers(dest="lake_command", required=True, metavar="COMMAND")
+    p = add_command(
+        lake_sub,
+        "build",
+        "add a segment (one per size class) indexing the files under ROOT",
+        "  pybloom-async lake-index build s3://lake/events/ --columns user_id --from-filters",
+    )
+    p.add_argument("root", metavar="ROOT", help="the lake's directory or prefix")
+    _column_args(p, "index these columns (required)")
+    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+    p.add_argument("--ndv", type=int, help="size for N distinct values per file")
+    p.add_argument(
+        "--from-filters",
+        action="store_true",
+        help="fold the files' own filters (no data page read); others are built from values",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
+    _store_args(p)
+    p.set_defaults(concurrency=None)
+    p = add_command(
+        lake_sub,
+        "compact",
+        "merge the segments of the lake index under ROOT",
+        "  pybloom-async lake-index compact s3://lake/events/",
+    )
+    p.add_argument("root", metavar="ROOT", help="the lake's directory or prefix")
+    p.add_argument("--json", action="store_true", help="print a JSON object")
+    _store_args(p)
 
 
 def _add_add_filters(sub: Any) -> None:
@@ -335,7 +382,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pybloom-async",
         description="Probe, prune and inspect Parquet Split Block Bloom Filters, look up the\n"
-        "rows they point to, and add filters and sidecar indexes to existing files.",
+        "rows they point to, and add filters, sidecar indexes and a lake-wide index to\n"
+        "existing files.",
         epilog=(
             "example:\n"
             "  pybloom-async prune s3://lake/events/ --where \"user_id = 42\" --summary\n"
@@ -347,4 +395,5 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for add in (_add_probe, _add_prune, _add_inspect, _add_lookup, _add_index, _add_add_filters):
         add(sub)
+    _add_lake_index(sub)
     return parser

@@ -14,6 +14,7 @@ from ..errors import (
 )
 from ..index.prune import prune_with_index
 from ..io.base import SourceStats
+from ..lake.prune import prune_with_lake_index
 from ..paimon.files import prune_paimon
 from ..predicate import parse_predicate
 from ..pruning.api import prune
@@ -133,7 +134,9 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     where = parse_predicate(text_argument("--where", args.where))
     stats = SourceStats()
     tally = _Tally()
-    index_tally = _IndexTally() if args.use_index else None
+    if args.use_index and args.lake_index:
+        raise InvalidArgumentError("give --use-index or --lake-index, not both")
+    index_tally = _IndexTally() if args.use_index or args.lake_index else None
     rows: list[dict[str, Any]] = []  # the table's, which needs every row for its widths
     array = _JsonArray(out) if args.json and not args.summary else None
 
@@ -145,6 +148,10 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
             rows.extend(v.to_dict() for v in verdicts)
 
     table = await open_table(args)
+    if table is not None and index_tally is not None:
+        raise InvalidArgumentError(
+            "--use-index and --lake-index read indexes beside files: give PATH..., not a table"
+        )
     with Progress(sys.stderr) as progress:
         if table is not None:
             await prune(
@@ -152,7 +159,7 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                 concurrency=args.concurrency, progress=progress, on_file=take,
             )  # fmt: skip
         elif args.paimon_types:
-            if args.use_index:
+            if index_tally is not None:
                 raise InvalidArgumentError("--use-index does not apply to Paimon data files")
             take(await prune_paimon(
                 args.paths, where, paimon_types(args.paimon_types), strict=args.strict,
@@ -167,19 +174,31 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                     raise exc
                 take([Verdict(exc.path or "", None, None, True, str(exc), Rule.UNREADABLE)])
 
-            # The files are read as they are listed, and prune's own reader drops each
-            # file's footer and filters once it is decided; the verdicts are counted (and
-            # written) file by file: nothing is held per file.
-            files = stream_paths(args.paths, reader, unreadable=unreadable)
             common: dict[str, Any] = dict(
                 strict=args.strict, options=store_options(args), stats=stats,
                 config=reader_config(args), concurrency=args.concurrency, progress=progress,
                 on_file=take,
             )  # fmt: skip
-            if index_tally is not None:
-                await prune_with_index(files, where, index_verdicts=index_tally, **common)
+            if args.lake_index:
+                # The lake index answers for the listing of its root as a whole (it checks
+                # every listed file against its directory), so the root is listed there.
+                if len(args.paths) != 1:
+                    raise InvalidArgumentError("--lake-index takes one PATH: the lake's root")
+                lake_verdicts: list[Verdict] = []
+                await prune_with_lake_index(
+                    args.paths[0], where, index_verdicts=lake_verdicts, **common
+                )
+                for v in lake_verdicts:
+                    index_tally.append(v)  # type: ignore[union-attr]
             else:
-                await prune(files, where, **common)
+                # The files are read as they are listed, and prune's own reader drops each
+                # file's footer and filters once it is decided; the verdicts are counted (and
+                # written) file by file: nothing is held per file.
+                files = stream_paths(args.paths, reader, unreadable=unreadable)
+                if index_tally is not None:
+                    await prune_with_index(files, where, index_verdicts=index_tally, **common)
+                else:
+                    await prune(files, where, **common)
     summary = tally.summary(stats, index_tally)
     if array is not None:
         array.close()
@@ -188,7 +207,10 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     else:
         if not args.summary:
             print_table(out, rows, ["file", "row_group", "num_rows", "kept", "rule", "reason"])
-        if args.use_index:
-            out.write(_index_summary_text(summary["sidecar_index"]) + "\n")
+        if index_tally is not None:
+            text = _index_summary_text(summary["sidecar_index"])
+            if args.lake_index:
+                text = text.replace("sidecar indexes:", "lake index:", 1)
+            out.write(text + "\n")
         out.write(_prune_summary_text(summary) + "\n")
     return finish_run(tally.failed, summary["files"], "could not be read")

@@ -64,24 +64,16 @@ from __future__ import annotations
 
 import io
 import os
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from ..checks import require_pyarrow
 from ..core.filter import SplitBlockBloomFilter
-from ..errors import (
-    InvalidArgumentError,
-    UnsupportedTypeError,
-)
+from ..errors import InvalidArgumentError
 from ..io.address import parse_address
 from ..io.base import FileInfo
-from ..parquet import (
-    ColumnDescriptor,
-    LogicalKind,
-    LogicalType,
-    TimeUnit,
-)
+from ..parquet import ColumnDescriptor
+from ..parquet.logical import logical_text
 from ..version import __version__
 
 __all__ = [
@@ -146,72 +138,6 @@ def location_text(location: str | os.PathLike[str] | FileInfo) -> str:
 def local_path(location: str) -> str:
     """The file-system path of a local path or ``file://`` URL."""
     return parse_address(location).path
-
-
-# ---- logical types as text ------------------------------------------------------------
-
-_SIMPLE_KINDS = {
-    k.value: k
-    for k in (
-        LogicalKind.STRING,
-        LogicalKind.ENUM,
-        LogicalKind.JSON,
-        LogicalKind.BSON,
-        LogicalKind.UUID,
-        LogicalKind.DATE,
-        LogicalKind.FLOAT16,
-        LogicalKind.UNKNOWN,
-    )
-}
-_PARAM_RE = re.compile(r"^(DECIMAL|INTEGER|TIME|TIMESTAMP)\(([A-Z0-9]+),(-?[0-9a-z]+)\)$")
-
-
-def _logical_text(lt: LogicalType | None, path: str) -> str:
-    if lt is None:
-        return ""
-    kind = lt.kind
-    if kind.value in _SIMPLE_KINDS:
-        return kind.value
-    if kind is LogicalKind.DECIMAL and lt.precision is not None and lt.scale is not None:
-        return f"DECIMAL({lt.precision},{lt.scale})"
-    if kind is LogicalKind.INTEGER and lt.bit_width is not None and lt.is_signed is not None:
-        return f"INTEGER({lt.bit_width},{str(lt.is_signed).lower()})"
-    if (
-        kind in (LogicalKind.TIME, LogicalKind.TIMESTAMP)
-        and lt.unit is not None
-        and lt.is_adjusted_to_utc is not None
-    ):
-        return f"{kind.value}({lt.unit.name},{str(lt.is_adjusted_to_utc).lower()})"
-    raise UnsupportedTypeError(f"logical type {lt} cannot be recorded in an index", column=path)
-
-
-def parse_logical(text: str) -> LogicalType | None:
-    """The inverse of :func:`_logical_text`; ValueError for anything else."""
-    if not text:
-        return None
-    if text in _SIMPLE_KINDS:
-        return LogicalType(_SIMPLE_KINDS[text])
-    m = _PARAM_RE.match(text)
-    if m is None:
-        raise ValueError(f"unknown logical type {text!r}")
-    name, first, second = m.groups()
-    if name == "DECIMAL":
-        precision, scale = int(first), int(second)
-        if not (0 < precision <= 1000 and 0 <= scale <= precision):
-            raise ValueError(f"invalid decimal {text!r}")
-        return LogicalType.decimal(precision, scale)
-    if second not in ("true", "false"):
-        raise ValueError(f"invalid flag in {text!r}")
-    flag = second == "true"
-    if name == "INTEGER":
-        width = int(first)
-        if width not in (8, 16, 32, 64):
-            raise ValueError(f"invalid integer width in {text!r}")
-        return LogicalType.integer(width, flag)
-    if first not in TimeUnit.__members__:
-        raise ValueError(f"invalid time unit in {text!r}")
-    unit = TimeUnit[first]
-    return LogicalType.time(unit, flag) if name == "TIME" else LogicalType.timestamp(unit, flag)
 
 
 # ---- the index, in memory -----------------------------------------------------------------
@@ -322,7 +248,7 @@ def encode_index(index: SidecarIndex) -> bytes:
             d.path,
             d.physical_type.name,
             d.type_length or 0,
-            _logical_text(d.logical_type, d.path),
+            logical_text(d.logical_type, d.path),
             d.max_repetition_level,
             c.ndv,
             c.fpp,

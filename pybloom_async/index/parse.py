@@ -28,6 +28,7 @@ from ..parquet import (
     decode_flat_footer,
     parse_footer_tail,
 )
+from ..parquet.logical import parse_logical
 from ..read.columns import unsupported_reason
 from ..read.reader import BloomReader
 from ..types import PhysicalType
@@ -39,7 +40,6 @@ from .format import (
     SidecarIndex,
     index_location,
     location_text,
-    parse_logical,
 )
 
 __all__ = ["parse_index", "read_index"]

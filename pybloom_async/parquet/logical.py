@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 
-from ..errors import ParquetFormatError
+from ..errors import ParquetFormatError, UnsupportedTypeError
 from . import thrift_specs as wire
 
 __all__ = [
@@ -13,6 +14,8 @@ __all__ = [
     "LogicalKind",
     "LogicalType",
     "TimeUnit",
+    "logical_text",
+    "parse_logical",
 ]
 
 
@@ -270,3 +273,76 @@ def logical_of_converted(value: int | None) -> int | None:
     if value is None:
         return None
     return _CONVERTED.get(value, value)
+
+
+# ---- logical types as text ------------------------------------------------------------
+
+_SIMPLE_KINDS = {
+    k.value: k
+    for k in (
+        LogicalKind.STRING,
+        LogicalKind.ENUM,
+        LogicalKind.JSON,
+        LogicalKind.BSON,
+        LogicalKind.UUID,
+        LogicalKind.DATE,
+        LogicalKind.FLOAT16,
+        LogicalKind.UNKNOWN,
+    )
+}
+_PARAM_RE = re.compile(r"^(DECIMAL|INTEGER|TIME|TIMESTAMP)\(([A-Z0-9]+),(-?[0-9a-z]+)\)$")
+
+
+def logical_text(lt: LogicalType | None, path: str) -> str:
+    """The text form of a logical type recorded in indexes (\"\" for none).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        A logical type with no text form.
+    """
+    if lt is None:
+        return ""
+    kind = lt.kind
+    if kind.value in _SIMPLE_KINDS:
+        return kind.value
+    if kind is LogicalKind.DECIMAL and lt.precision is not None and lt.scale is not None:
+        return f"DECIMAL({lt.precision},{lt.scale})"
+    if kind is LogicalKind.INTEGER and lt.bit_width is not None and lt.is_signed is not None:
+        return f"INTEGER({lt.bit_width},{str(lt.is_signed).lower()})"
+    if (
+        kind in (LogicalKind.TIME, LogicalKind.TIMESTAMP)
+        and lt.unit is not None
+        and lt.is_adjusted_to_utc is not None
+    ):
+        return f"{kind.value}({lt.unit.name},{str(lt.is_adjusted_to_utc).lower()})"
+    raise UnsupportedTypeError(f"logical type {lt} cannot be recorded in an index", column=path)
+
+
+def parse_logical(text: str) -> LogicalType | None:
+    """The inverse of :func:`logical_text`; ValueError for anything else."""
+    if not text:
+        return None
+    if text in _SIMPLE_KINDS:
+        return LogicalType(_SIMPLE_KINDS[text])
+    m = _PARAM_RE.match(text)
+    if m is None:
+        raise ValueError(f"unknown logical type {text!r}")
+    name, first, second = m.groups()
+    if name == "DECIMAL":
+        precision, scale = int(first), int(second)
+        if not (0 < precision <= 1000 and 0 <= scale <= precision):
+            raise ValueError(f"invalid decimal {text!r}")
+        return LogicalType.decimal(precision, scale)
+    if second not in ("true", "false"):
+        raise ValueError(f"invalid flag in {text!r}")
+    flag = second == "true"
+    if name == "INTEGER":
+        width = int(first)
+        if width not in (8, 16, 32, 64):
+            raise ValueError(f"invalid integer width in {text!r}")
+        return LogicalType.integer(width, flag)
+    if first not in TimeUnit.__members__:
+        raise ValueError(f"invalid time unit in {text!r}")
+    unit = TimeUnit[first]
+    return LogicalType.time(unit, flag) if name == "TIME" else LogicalType.timestamp(unit, flag)

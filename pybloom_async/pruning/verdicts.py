@@ -27,6 +27,7 @@ class Rule(str, enum.Enum):
     SIDECAR_INDEX = "sidecar_index"  # the file's sidecar index rules the value(s) out
     NO_INDEX = "no_index"  # no usable sidecar index (missing or unreadable): file kept
     STALE_INDEX = "stale_index"  # the data file changed after it was indexed: file kept
+    LAKE_INDEX = "lake_index"  # the lake-wide index rules the value(s) out
 
     def __str__(self) -> str:
         return self.value

@@ -50,6 +50,7 @@ from ..errors import (
 )
 from ..io.base import FileInfo, SourceStats
 from ..io.store import StoreOptions
+from ..lake.prune import files_kept_by_lake_index
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import prune
 from ..pruning.runner import Run, expand_paths, for_each, open_run
@@ -164,6 +165,7 @@ async def _prepare(
             _skip(error, error.path or "", skipped)
     else:
         files = await expand_paths(sources, rdr)
+    files = await files_kept_by_lake_index(sources, files, predicate, rdr)
 
     async def one(location: str | FileInfo) -> FilePlan | None:
         try:

@@ -458,8 +458,9 @@ def test_damaged_chunk_offsets_are_a_format_error(tmp_path: Path) -> None:
 
 @pytest.mark.servers
 def test_s3_request_counts(tmp_path: Path, s3_server: Any) -> None:
-    """1 LIST + each file's footer (+ filters) as prune reads them + 1 data request per file
-    with kept row groups, and none for a file whose row groups are all pruned."""
+    """1 LIST (+ 1 of the lake index folder) + each file's footer (+ filters) as prune reads
+    them + 1 data request per file with kept row groups, and none for a file whose row
+    groups are all pruned."""
     prefix = f"lookup-{os.getpid()}/"
     for i in range(3):
         path = _small(tmp_path, f"{i}.parquet", start=1000 * i)
@@ -471,7 +472,7 @@ def test_s3_request_counts(tmp_path: Path, s3_server: Any) -> None:
     stats = SourceStats()
     got = lookup_sync(url, where, columns=["id", "name"], options=s3_server.options, stats=stats)
     assert got.to_pylist() == [{"id": 5, "name": "n5"}, {"id": 2390, "name": "n2390"}]
-    assert stats.metadata_requests == 1  # the LIST
+    assert stats.metadata_requests == 2  # the LIST, and the LIST of the lake index folder
     assert stats.requests == pruning.requests + 2, (stats, pruning)
 
 

@@ -1,0 +1,47 @@
+"""lake-index build and lake-index compact."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TextIO
+
+from ..io.base import SourceStats
+from ..lake.build import build_lake_index
+from ..lake.compact import compact_lake_index
+from .cli_args import store_options
+from .cli_output import finish_run, plural_s, requests_text, required_columns, write_json
+
+
+async def cmd_lake_index(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``lake-index build`` or ``lake-index compact``; the exit code."""
+    stats = SourceStats()
+    if args.lake_command == "compact":
+        done = await compact_lake_index(args.root, options=store_options(args), stats=stats)
+        if args.json:
+            write_json(out, done.to_dict())
+        else:
+            out.write(
+                f"{plural_s(len(done.merged), 'segment')} merged into "
+                f"{plural_s(len(done.written), 'segment')} ({requests_text(stats)})\n"
+            )
+        return 0
+    built = await build_lake_index(
+        args.root, required_columns(args), fpp=args.fpp, ndv=args.ndv,
+        mode="filters" if args.from_filters else "values", options=store_options(args),
+        stats=stats, concurrency=args.concurrency, strict=args.strict,
+    )  # fmt: skip
+    if args.json:
+        write_json(out, built.to_dict())
+    else:
+        for segment in built.segments:
+            out.write(f"wrote {segment}\n")
+        out.write(
+            f"{plural_s(built.files, 'file')} indexed"
+            + (f", {len(built.folded):,} folded from their filters" if args.from_filters else "")
+            + f" ({requests_text(stats)})\n"
+        )
+        for path, why in built.from_values.items():
+            out.write(f"  {path}: built from values: {why}\n")
+        for path, why in built.errors.items():
+            out.write(f"{path}: failed: {why}\n")
+    return finish_run(sorted(built.errors.items()), built.files + len(built.errors), "not indexed")

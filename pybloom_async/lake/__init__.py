@@ -1,0 +1,1 @@
+"""The lake-wide Bloom index: block-major filters of many files, one read per key."""

@@ -1,0 +1,484 @@
+"""Building a lake index: per file, from its values or by folding its in-file filters.
+
+Every file gets one filter per column at its segment's block count B, and the
+filters are stored block-major (``lake/format.py``). B comes from the largest
+file of a size class (its ndv at the target fpp); files within a factor of
+``CLASS_SPAN`` of each other share a class and a segment, so a small file is not
+padded to a large file's B (its fpp is lower; its stripes are short).
+
+Folding (``core/stripes.fold_to``) is exact when every row-group filter of a
+file has at least B blocks; a file with a smaller, missing or damaged
+row-group filter is built from its values instead (``LakeBuild.from_values``
+names them).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import numpy as np
+
+from .._native import check, ffi, lib
+from ..checks import integer, probability, require_pyarrow
+from ..core.filter import SplitBlockBloomFilter, optimal_num_bytes
+from ..core.stripes import BLOCK_BYTES, fold_to
+from ..errors import InvalidArgumentError, PredicateError, PyBloomError, SourceError
+from ..io.address import parse_address
+from ..io.base import FileInfo, SourceStats
+from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
+from ..io.store import StoreOptions
+from ..parquet import ColumnDescriptor, FileMetaData
+from ..pruning.runner import expand_paths, for_each, open_run
+from ..read.blocking import run_in_new_loop
+from ..read.columns import ColumnReader, unsupported_reason
+from ..read.fetch import BloomFilterRead, ReaderConfig
+from ..read.reader import BloomReader
+from ..types import PhysicalType
+from .format import LakeColumn, LakeFile, encode_segment
+from .segments import relative_name, write_segment
+
+__all__ = [
+    "CLASS_SPAN",
+    "LakeBuild",
+    "build_lake_index",
+    "build_lake_index_sync",
+    "check_columns",
+    "encode_class",
+]
+
+#: Files whose wanted block counts lie within this factor share a segment.
+CLASS_SPAN = 8
+#: The speculative footer read of a build from filters (a larger footer costs one more read).
+FOLD_FOOTER_READ = 16 * 1024
+#: An object-store file built from values is read whole; larger ones are refused.
+MAX_OBJECT_BYTES = 4 * 1024 * 1024 * 1024
+
+
+@dataclass
+class LakeBuild:
+    """What a build wrote: segments, files indexed, and which files were not and why."""
+
+    segments: list[str] = field(default_factory=list)
+    files: int = 0
+    folded: list[str] = field(default_factory=list)
+    from_values: dict[str, str] = field(default_factory=dict)  # file -> why not folded
+    errors: dict[str, str] = field(default_factory=dict)  # file -> why not indexed
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "segments": self.segments,
+            "files": self.files,
+            "folded": len(self.folded),
+            "from_values": self.from_values,
+            "errors": self.errors,
+        }
+
+
+@dataclass
+class _Column:
+    """One column of one file: its descriptor and either its filters or its hashes."""
+
+    desc: ColumnDescriptor
+    want_blocks: int
+    ndv: int = 0  # distinct values B is sized for (given, counted or estimated)
+    filters: list[SplitBlockBloomFilter] | None = None  # every row group's, all usable
+    min_blocks: int = 0
+    hashes: np.ndarray[Any, Any] | None = None
+    fold_problem: str | None = None
+
+
+@dataclass
+class _File:
+    location: str | FileInfo
+    path: str
+    name: str
+    identity: SourceIdentity
+    num_rows: int
+    columns: dict[str, _Column | str]  # column -> material, or why it is uncovered
+
+    @property
+    def want(self) -> int:
+        wants = [c.want_blocks for c in self.columns.values() if isinstance(c, _Column)]
+        return max(wants, default=1)
+
+
+@dataclass
+class _Ctx:
+    root: str
+    reader: BloomReader
+    columns: tuple[str, ...]
+    fpp: float
+    ndv: int | Mapping[str, int] | None
+    mode: str
+    cpu: anyio.CapacityLimiter
+    strict: bool
+
+
+def _blocks_for(ndv: float, fpp: float) -> int:
+    return optimal_num_bytes(max(0, int(ndv + 0.999)), fpp) // BLOCK_BYTES
+
+
+def _ndv_of(ctx: _Ctx, column: str) -> int | None:
+    value = ctx.ndv.get(column) if isinstance(ctx.ndv, Mapping) else ctx.ndv
+    return None if value is None else integer("ndv", value, minimum=0, column=column)
+
+
+def _descriptor(meta: FileMetaData, column: str) -> ColumnDescriptor | str:
+    try:
+        desc = meta.schema.column(column)
+    except PredicateError as exc:
+        return f"{column} is not in the file ({exc.message})"
+    reason = unsupported_reason(desc)
+    return desc if reason is None else reason
+
+
+async def _identity(reader: BloomReader, location: str | FileInfo, path: str) -> SourceIdentity:
+    loc = parse_address(path)
+    if loc.kind == "file":
+        try:
+            identity = await anyio.to_thread.run_sync(stat_identity, loc.path)
+        except OSError as exc:
+            raise SourceError(f"stat failed: {exc}", path=path) from exc
+        reader.stats.add_metadata()
+        return identity
+    if isinstance(location, FileInfo):
+        return SourceIdentity(path, location.size, location.etag, location.mtime)
+    async with reader.open(location) as source:
+        return await source.identity()
+
+
+def _fold_material(
+    col: _Column,
+    reads: Mapping[tuple[int, str], BloomFilterRead],
+    meta: FileMetaData,
+    column: str,
+    wanted: int | None,
+    fpp: float,
+) -> str | None:
+    """Take a column's row-group filters for folding; or say why they cannot be folded."""
+    if col.desc.physical_type is PhysicalType.BOOLEAN:
+        return f"{column}: BOOLEAN filters are not folded (writers leave them empty)"
+    filters = []
+    for rg in meta.row_groups:
+        got = reads.get((rg.index, column))
+        if got is None or got.filter is None or not got.ok:
+            return f"{column}: row group {rg.index} has no usable filter"
+        filters.append(got.filter)
+    col.filters = filters
+    col.min_blocks = min((b.num_blocks for b in filters), default=1 << 22)
+    est = sum(b.estimated_ndv() for b in filters)
+    col.ndv = wanted if wanted is not None else int(min(est, meta.num_rows) + 0.999)
+    col.want_blocks = _blocks_for(col.ndv, fpp)
+    return None
+
+
+def _hash_columns(source: str | bytes, meta: FileMetaData, cols: Sequence[_Column]) -> None:
+    """Distinct hashes of each column over the whole file (CPU: a worker thread)."""
+    reader = ColumnReader(source)
+    for col in cols:
+        parts = [np.unique(reader.hashes(rg.index, col.desc)) for rg in meta.row_groups]
+        col.hashes = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
+
+
+async def _read_values(ctx: _Ctx, f: _File, meta: FileMetaData, cols: Sequence[_Column]) -> None:
+    require_pyarrow("build a lake index from values")
+    loc = parse_address(f.path)
+    if loc.kind == "file":
+        source: str | bytes = loc.path
+    else:
+        if f.identity.size > MAX_OBJECT_BYTES:
+            raise SourceError(
+                f"object of {f.identity.size} bytes is above the limit of {MAX_OBJECT_BYTES} "
+                "for indexing from values",
+                path=f.path,
+            )
+        async with ctx.reader.open(f.location) as src:
+            src.assume_identity(f.identity)
+            source = await src.read_range(0, f.identity.size)
+    await anyio.to_thread.run_sync(_hash_columns, source, meta, cols, limiter=ctx.cpu)
+
+
+async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
+    """One file's material: filters (fold mode) or distinct hashes; a text on failure."""
+    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    try:
+        name = relative_name(ctx.root, path)
+        if name is None:
+            raise SourceError(f"the file is not under the lake's root {ctx.root!r}", path=path)
+        identity = await _identity(ctx.reader, location, path)
+        footer = await ctx.reader.footer(location)
+        reads: Mapping[tuple[int, str], BloomFilterRead] = {}
+        if ctx.mode == "filters":
+            meta = footer.metadata
+            present = [c for c in ctx.columns if not isinstance(_descriptor(meta, c), str)]
+            if present:
+                footer, reads = await ctx.reader.footer_and_filters(location, present)
+        meta = footer.metadata
+        if meta.num_rows < 0:
+            raise SourceError("the footer has a negative row count", path=path)
+        f = _File(location, path, name, identity, meta.num_rows, {})
+        need_values: list[_Column] = []
+        for column in ctx.columns:
+            desc = _descriptor(meta, column)
+            if isinstance(desc, str):
+                f.columns[column] = desc
+                continue
+            col = _Column(desc, 1)
+            f.columns[column] = col
+            wanted = _ndv_of(ctx, column)
+            if ctx.mode == "filters":
+                col.fold_problem = _fold_material(col, reads, meta, column, wanted, ctx.fpp)
+                if col.fold_problem is None:
+                    continue
+            need_values.append(col)
+        if need_values:
+            await _read_values(ctx, f, meta, need_values)
+            for col in need_values:
+                assert col.hashes is not None
+                wanted = _ndv_of(ctx, col.desc.path)
+                col.ndv = len(col.hashes) if wanted is None else wanted
+                col.want_blocks = _blocks_for(col.ndv, ctx.fpp)
+        return f
+    except PyBloomError as exc:
+        if ctx.strict:
+            raise exc.with_context(path=path) from None
+        return str(exc)
+    finally:
+        ctx.reader.forget(location)
+
+
+def _classes(files: Sequence[_File], span: int) -> list[list[_File]]:
+    """Files grouped by wanted block count, each group within ``span`` of its smallest."""
+    ordered = sorted(files, key=lambda f: f.want)
+    out: list[list[_File]] = []
+    for f in ordered:
+        if out and f.want <= out[-1][0].want * span:
+            out[-1].append(f)
+        else:
+            out.append([f])
+    return out
+
+
+def _same_type(a: ColumnDescriptor, b: ColumnDescriptor) -> bool:
+    return (
+        a.physical_type is b.physical_type
+        and a.type_length == b.type_length
+        and a.logical_type == b.logical_type
+        and a.max_repetition_level == b.max_repetition_level
+    )
+
+
+def _column_of(
+    files: Sequence[_File], column: str, index: int, fpp: float
+) -> tuple[LakeColumn, bytearray] | None:
+    """One column of a segment: its block-major bitset over ``files`` (CPU)."""
+    first = next((f.columns[column] for f in files if isinstance(f.columns[column], _Column)), None)
+    if not isinstance(first, _Column):
+        return None
+    desc = first.desc
+    blocks = max(c.want_blocks for f in files if isinstance(c := f.columns[column], _Column))
+    n = len(files)
+    num_bytes = blocks * BLOCK_BYTES
+    bits = bytearray(num_bytes * n)
+    out = ffi.from_buffer(bits)
+    uncovered, folded = set(), set()
+    for i, f in enumerate(files):
+        col = f.columns[column]
+        if not isinstance(col, _Column) or not _same_type(col.desc, desc):
+            uncovered.add(i)
+            continue
+        bloom = SplitBlockBloomFilter(num_bytes)
+        if col.hashes is not None:
+            bloom.insert_hashes(col.hashes)
+        else:
+            assert col.filters is not None
+            for rg_filter in col.filters:
+                bloom |= fold_to(rg_filter, num_bytes)
+            folded.add(i)
+        check(lib.pba_sbbf_scatter_blocks(ffi.from_buffer(bloom.bitset), num_bytes, out, n, i))
+    # The ndv of the class's largest file, the one B is sized for.
+    ndv = max(c.ndv for f in files if isinstance(c := f.columns[column], _Column))
+    described = ColumnDescriptor(
+        index=index,
+        path_parts=desc.path_parts,
+        physical_type=desc.physical_type,
+        type_length=desc.type_length,
+        max_repetition_level=desc.max_repetition_level,
+        logical_type=desc.logical_type,
+    )
+    lake_col = LakeColumn(described, blocks, ndv, fpp, 0, frozenset(uncovered), frozenset(folded))
+    return lake_col, bits
+
+
+def encode_class(files: Sequence[_File], columns: Sequence[str], fpp: float) -> bytes:
+    """The segment of one size class (CPU: a worker thread)."""
+    parts: list[tuple[LakeColumn, bytearray]] = []
+    for column in columns:
+        got = _column_of(files, column, len(parts), fpp)
+        if got is not None:
+            parts.append(got)
+    entries = [
+        LakeFile(f.name, f.identity.size, store_etag(f.identity) or None,
+                 mtime_ns(f.identity) or None, f.num_rows)
+        for f in files
+    ]  # fmt: skip
+    return encode_segment(entries, parts)
+
+
+def _check_present(files: Sequence[_File], columns: Sequence[str]) -> None:
+    """A column no file has is a mistake of the caller (PredicateError), not an empty index."""
+    for column in columns:
+        reasons = [f.columns[column] for f in files]
+        if reasons and all(isinstance(r, str) for r in reasons):
+            raise PredicateError(f"cannot index {column!r}: {reasons[0]}", column=column)
+
+
+def check_columns(columns: Sequence[str] | str) -> tuple[str, ...]:
+    """The columns to index, each once; InvalidArgumentError when none."""
+    if isinstance(columns, str):
+        columns = [columns]
+    wanted = tuple(dict.fromkeys(columns))
+    if not wanted or not all(isinstance(c, str) and c for c in wanted):
+        raise InvalidArgumentError("columns must name at least one column")
+    return wanted
+
+
+async def _fold_or_values(ctx: _Ctx, group: list[_File], result: LakeBuild) -> None:
+    """Files of a class whose filters are smaller than the class's B get their values read."""
+    for column in ctx.columns:
+        cols = [c for f in group if isinstance(c := f.columns[column], _Column)]
+        if not cols:
+            continue
+        blocks = max(c.want_blocks for c in cols)
+        for f in group:
+            col = f.columns[column]
+            if isinstance(col, _Column) and col.filters is not None and col.min_blocks < blocks:
+                col.fold_problem = (
+                    f"{column}: a row-group filter has {col.min_blocks} blocks, "
+                    f"fewer than the {blocks} of the index"
+                )
+    for f in group:
+        todo = [c for c in f.columns.values() if isinstance(c, _Column) and c.fold_problem]
+        for c in todo:
+            result.from_values[f.path] = c.fold_problem or ""
+        redo = [c for c in todo if c.hashes is None]
+        if redo:
+            meta = (await ctx.reader.footer(f.location)).metadata
+            await _read_values(ctx, f, meta, redo)
+            ctx.reader.forget(f.location)
+            for c in redo:
+                c.filters = None
+        if any(isinstance(c, _Column) and c.filters is not None for c in f.columns.values()):
+            result.folded.append(f.path)
+
+
+# Long because: the docstring documents every parameter and error.
+async def build_lake_index(
+    root: str | os.PathLike[str],
+    columns: Sequence[str] | str,
+    *,
+    fpp: float = 0.01,
+    ndv: int | Mapping[str, int] | None = None,
+    mode: str = "values",
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+    concurrency: int | None = None,
+    strict: bool = False,
+    size_classes: bool = True,
+    files: Sequence[str | FileInfo] | None = None,
+) -> LakeBuild:
+    """Build a lake index segment (one per size class) for the Parquet files under ``root``.
+
+    The segments go to ``<root>/_bloom_index/_lake.v1/``, each written
+    atomically (temporary file + rename locally, one PUT on object stores);
+    earlier segments stay (merge them with :func:`compact_lake_index`).
+
+    Parameters
+    ----------
+    root:
+        The lake's directory or object-store prefix.
+    columns:
+        Dotted paths of the columns to index.
+    fpp, ndv:
+        Target false-positive rate, and distinct values to size for (an int or
+        per column; default: each file's distinct count, or in ``filters`` mode
+        the estimate from its filters' fill).
+    mode:
+        ``"values"``: hash the values (read with pyarrow). ``"filters"``: fold
+        the files' own row-group filters, reading no data page; files whose
+        filters cannot be folded are built from values (``LakeBuild.from_values``).
+    options, stats, concurrency, strict:
+        As for :func:`pybloom_async.prune`; ``strict`` raises the first file
+        that cannot be indexed instead of recording it in ``LakeBuild.errors``.
+    size_classes:
+        False: one segment for all files (small files padded to the largest B).
+    files:
+        The data files (e.g. a table's file list) instead of listing ``root``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        No columns, an unknown ``mode``, an invalid ``fpp``, ``ndv`` or ``concurrency``.
+    SourceError, SourceNotFoundError
+        ``root`` cannot be listed or the segment cannot be written.
+    """
+    wanted = check_columns(columns)
+    if mode not in ("values", "filters"):
+        raise InvalidArgumentError(f"mode must be 'values' or 'filters', not {mode!r}")
+    cpus = os.cpu_count() or 1
+    # Folding reads footers and filters only: a short speculative footer read, so that
+    # the bytes before the footer (usually the filters, read next anyway) are not read twice.
+    config = ReaderConfig(footer_read_bytes=FOLD_FOOTER_READ) if mode == "filters" else None
+    async with open_run(
+        options=options, stats=stats, concurrency=concurrency, config=config,
+        default_concurrency=max(2, cpus),
+    ) as run:  # fmt: skip
+        ctx = _Ctx(
+            root=os.fspath(root), reader=run.reader, columns=wanted,
+            fpp=probability("fpp", fpp), ndv=ndv, mode=mode,
+            cpu=anyio.CapacityLimiter(cpus), strict=strict,
+        )  # fmt: skip
+        for column in wanted:
+            _ndv_of(ctx, column)
+        if mode == "values":
+            require_pyarrow("build a lake index from values")
+        found = await expand_paths(ctx.root if files is None else list(files), run.reader)
+        surveyed = await for_each(found, lambda loc: _survey(ctx, loc), run.limit, None)
+        result = LakeBuild()
+        good: list[_File] = []
+        for loc, s in zip(found, surveyed, strict=True):
+            if isinstance(s, str):
+                result.errors[loc.path if isinstance(loc, FileInfo) else os.fspath(loc)] = s
+            else:
+                good.append(s)
+        _check_present(good, wanted)
+        groups = _classes(good, CLASS_SPAN) if size_classes else ([good] if good else [])
+        for group in groups:
+            group.sort(key=lambda f: f.name)
+            await _fold_or_values(ctx, group, result)
+            payload = await anyio.to_thread.run_sync(
+                encode_class, group, wanted, ctx.fpp, limiter=ctx.cpu
+            )
+            location = await anyio.to_thread.run_sync(
+                write_segment, ctx.root, payload, run.reader.options
+            )
+            result.segments.append(location)
+            result.files += len(group)
+    return result
+
+
+def build_lake_index_sync(
+    root: str | os.PathLike[str], columns: Sequence[str] | str, **kwargs: Any
+) -> LakeBuild:
+    """:func:`build_lake_index` for scripts: runs its own event loop (not from inside one)."""
+    return run_in_new_loop(
+        lambda: build_lake_index(root, columns, **kwargs),
+        caller="build_lake_index_sync",
+        instead="build_lake_index",
+    )

@@ -1,0 +1,162 @@
+"""Compaction: the segments of one size class merged into one, newest entry of a file kept."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import numpy as np
+
+from ..errors import ParquetFormatError, SourceNotFoundError
+from ..io.base import SourceStats
+from ..io.store import StoreOptions
+from ..pruning.runner import open_run
+from ..read.blocking import run_in_new_loop
+from ..read.reader import BloomReader
+from .format import LakeColumn, LakeFile, Segment, encode_segment, stripe_crc_ok
+from .segments import (
+    LoadedSegment,
+    delete_segments,
+    list_segments,
+    read_segment,
+    write_segment,
+)
+
+__all__ = ["LakeCompaction", "compact_lake_index", "compact_lake_index_sync"]
+
+
+@dataclass
+class LakeCompaction:
+    """Segments read, written and removed by a compaction."""
+
+    merged: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    files: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {"merged": self.merged, "written": self.written, "files": self.files}
+
+
+def _shape(seg: Segment) -> tuple[tuple[str, str, int], ...]:
+    """What segments must share to be merged: their columns, types and block counts."""
+    return tuple(
+        (c.path, f"{c.descriptor.physical_type.name}/{c.descriptor.logical_type}", c.num_blocks)
+        for c in seg.columns
+    )
+
+
+async def _stripes(reader: BloomReader, loaded: LoadedSegment) -> list[np.ndarray[Any, Any]]:
+    """Every column's bitset as a (blocks, files, 32) array, each stripe's CRC checked."""
+    seg = loaded.segment
+    n = len(seg.files)
+    async with reader.open(loaded.location) as source:
+        source.assume_identity(loaded.identity)
+        ranges = [c.stripe_range(b, n) for c in seg.columns for b in range(c.num_blocks)]
+        whole = await source.read_range(0, ranges[-1][1]) if ranges else b""
+    out = []
+    for col in seg.columns:
+        rows = []
+        for b in range(col.num_blocks):
+            start, end = col.stripe_range(b, n)
+            piece = whole[start:end]
+            if not stripe_crc_ok(piece):
+                raise ParquetFormatError(
+                    f"stripe {b} of {col.path} fails its CRC (rebuild this segment)",
+                    path=loaded.location,
+                )
+            rows.append(np.frombuffer(piece[:-4], dtype=np.uint8).reshape(n, 32))
+        out.append(np.stack(rows) if rows else np.zeros((0, n, 32), np.uint8))
+    return out
+
+
+def _merge(group: list[LoadedSegment], bits: list[list[np.ndarray[Any, Any]]]) -> bytes:
+    """One segment from several of one shape; a file in several keeps its newest entry."""
+    newest: dict[str, tuple[int, int]] = {}
+    for s_no, loaded in enumerate(group):  # oldest first
+        for f_no, entry in enumerate(loaded.segment.files):
+            newest[entry.name] = (s_no, f_no)
+    order = sorted(newest.items())
+    files: list[LakeFile] = [group[s].segment.files[f] for _, (s, f) in order]
+    columns = []
+    for c_no, first in enumerate(group[0].segment.columns):
+        picked = [bits[s][c_no][:, f, :] for _, (s, f) in order]
+        merged = np.stack(picked, axis=1) if picked else np.zeros((first.num_blocks, 0, 32))
+        uncovered = {
+            i
+            for i, (_, (s, f)) in enumerate(order)
+            if f in group[s].segment.columns[c_no].uncovered
+        }
+        folded = {
+            i for i, (_, (s, f)) in enumerate(order) if f in group[s].segment.columns[c_no].folded
+        }
+        col = LakeColumn(
+            first.descriptor,
+            first.num_blocks,
+            max(g.segment.columns[c_no].ndv for g in group),
+            first.fpp,
+            0,
+            frozenset(uncovered),
+            frozenset(folded),
+        )
+        columns.append((col, np.ascontiguousarray(merged, dtype=np.uint8).tobytes()))
+    return encode_segment(files, columns)
+
+
+async def compact_lake_index(
+    root: str | os.PathLike[str],
+    *,
+    options: StoreOptions | Mapping[str, Any] | None = None,
+    stats: SourceStats | None = None,
+) -> LakeCompaction:
+    """Merge the lake index's segments: one per shape (columns and block counts).
+
+    The merged segment is written (atomically) before the old ones are
+    removed, so a reader sees the old segments, or the old and the new (the
+    same answers), or the new one.
+
+    Raises
+    ------
+    SourceNotFoundError
+        There is no segment under ``root``.
+    ParquetFormatError
+        A segment is damaged (its name is in the message; rebuild it).
+    SourceError
+        A segment cannot be read, written or removed.
+    """
+    text = os.fspath(root)
+    result = LakeCompaction()
+    async with open_run(options=options, stats=stats) as run:
+        rdr = run.reader
+        locations = await list_segments(text, rdr)
+        if not locations:
+            raise SourceNotFoundError("no lake index under this root", path=text)
+        loaded = [await read_segment(rdr, loc) for loc in locations]
+        groups: dict[Any, list[LoadedSegment]] = {}
+        for seg in loaded:
+            groups.setdefault(_shape(seg.segment), []).append(seg)
+        for group in groups.values():
+            if len(group) < 2:
+                continue
+            bits = [await _stripes(rdr, g) for g in group]
+            payload = await anyio.to_thread.run_sync(_merge, group, bits)
+            written = await anyio.to_thread.run_sync(write_segment, text, payload, rdr.options)
+            old = [g.location for g in group]
+            await anyio.to_thread.run_sync(delete_segments, old, rdr.options)
+            result.merged.extend(old)
+            result.written.append(written)
+        result.files = sum(len(s.segment.files) for s in loaded)
+    return result
+
+
+def compact_lake_index_sync(root: str | os.PathLike[str], **kwargs: Any) -> LakeCompaction:
+    """:func:`compact_lake_index` for scripts: runs its own event loop (not from inside one)."""
+    return run_in_new_loop(
+        lambda: compact_lake_index(root, **kwargs),
+        caller="compact_lake_index_sync",
+        instead="compact_lake_index",
+    )

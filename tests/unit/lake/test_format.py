@@ -1,0 +1,97 @@
+"""The segment layout: round trip, CRCs, and damaged or foreign bytes refused."""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+
+from pybloom_async.errors import ParquetFormatError
+from pybloom_async.lake.format import (
+    TRAILER,
+    LakeColumn,
+    LakeFile,
+    decode_directory,
+    decode_trailer,
+    encode_segment,
+    stripe_crc_ok,
+)
+from pybloom_async.parquet import ColumnDescriptor
+from pybloom_async.parquet.logical import LogicalType
+from pybloom_async.types import PhysicalType
+
+FILES = [LakeFile("a/x.parquet", 10, "e1", None, 5), LakeFile("y.parquet", 20, None, 123, None)]
+
+
+def _segment() -> tuple[bytes, LakeColumn]:
+    desc = ColumnDescriptor(
+        index=0,
+        path_parts=("user", "id"),
+        physical_type=PhysicalType.FIXED_LEN_BYTE_ARRAY,
+        type_length=16,
+        max_repetition_level=0,
+        logical_type=LogicalType.decimal(30, 2),
+    )
+    col = LakeColumn(desc, 4, 100, 0.01, 0, frozenset({1}), frozenset({0}))
+    bits = bytes(range(256)) * 1  # 4 blocks x 2 files x 32 bytes
+    return encode_segment(FILES, [(col, bits)]), col
+
+
+def _directory(data: bytes) -> tuple[int, bytes, int]:
+    offset, length, crc = decode_trailer(data[-1000:], len(data), "seg")
+    return offset, data[offset : offset + length], crc
+
+
+def test_round_trip() -> None:
+    data, col = _segment()
+    offset, packed, crc = _directory(data)
+    seg = decode_directory(packed, crc, offset, "seg")
+    assert seg.files == tuple(FILES)
+    (got,) = seg.columns
+    assert got.descriptor.path == "user.id"
+    assert got.descriptor.logical_type == col.descriptor.logical_type
+    assert got.descriptor.type_length == 16
+    assert (got.num_blocks, got.ndv, got.fpp, got.uncovered, got.folded) == (
+        4, 100, 0.01, frozenset({1}), frozenset({0})
+    )  # fmt: skip
+    start, end = got.stripe_range(2, 2)
+    assert data[start : end - 4] == bytes(range(128, 192))
+    assert stripe_crc_ok(data[start:end])
+
+
+def test_a_flipped_bit_in_a_stripe_fails_its_crc() -> None:
+    data, _ = _segment()
+    offset, packed, crc = _directory(data)
+    start, end = decode_directory(packed, crc, offset, "seg").columns[0].stripe_range(1, 2)
+    damaged = bytearray(data[start:end])
+    damaged[5] ^= 0x10
+    assert not stripe_crc_ok(bytes(damaged))
+
+
+def test_a_damaged_directory_is_refused() -> None:
+    data, _ = _segment()
+    offset, packed, crc = _directory(data)
+    with pytest.raises(ParquetFormatError, match="CRC"):
+        decode_directory(packed[:-1] + bytes([packed[-1] ^ 1]), crc, offset, "seg")
+    bad = zlib.compress(b'{"format": "pybloom-async lake index", "version": 1}')
+    with pytest.raises(ParquetFormatError, match="malformed"):
+        decode_directory(bad, zlib.crc32(bad), offset, "seg")
+
+
+def test_foreign_or_truncated_bytes_are_refused() -> None:
+    data, _ = _segment()
+    with pytest.raises(ParquetFormatError, match="magic"):
+        decode_trailer(data[:-1] + b"X", len(data), "seg")
+    with pytest.raises(ParquetFormatError, match="too short"):
+        decode_trailer(b"abc", 3, "seg")
+    with pytest.raises(ParquetFormatError, match="offsets"):
+        decode_trailer(data[-TRAILER.size :], len(data) + 1, "seg")
+
+
+def test_a_directory_above_the_cap_is_refused_before_it_is_read() -> None:
+    from pybloom_async.lake.format import MAGIC, MAX_DIRECTORY_BYTES
+
+    length = MAX_DIRECTORY_BYTES + 1
+    trailer = TRAILER.pack(8, length, 0, 1, 0, MAGIC)
+    with pytest.raises(ParquetFormatError, match="above the limit"):
+        decode_trailer(trailer, 8 + length + TRAILER.size, "seg")
