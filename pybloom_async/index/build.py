@@ -33,7 +33,7 @@ from ..parquet import (
     parse_footer_tail,
 )
 from ..pruning.runner import expand_paths, for_each, open_run
-from ..read.blocking import run_in_new_loop
+from ..read.blocking import sync_twin
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.reader import BloomReader
 from .format import (
@@ -386,20 +386,4 @@ async def build_index(
     return results
 
 
-def build_index_sync(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
-    columns: Sequence[str],
-    **kwargs: Any,
-) -> list[IndexBuild]:
-    """:func:`build_index` for scripts: runs its own event loop (not from inside one).
-
-    Raises
-    ------
-    EventLoopError
-        Called from a thread that runs an event loop: use ``await build_index(...)`` there.
-    """
-    return run_in_new_loop(
-        lambda: build_index(paths, columns, **kwargs),
-        caller="build_index_sync",
-        instead="build_index",
-    )
+build_index_sync = sync_twin(build_index)

@@ -29,7 +29,7 @@ from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
 from ..pruning.runner import AHEAD_PER_WORKER, FileStream, Run, for_each, open_run, stream_paths
 from ..pruning.verdicts import Rule, Verdict
-from ..read.blocking import run_in_new_loop
+from ..read.blocking import sync_twin
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
 from .format import (
@@ -418,21 +418,4 @@ class _Passes:
             self.emit([self.order.popleft()])
 
 
-def prune_with_index_sync(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
-    where: Predicate | str,
-    **kwargs: Any,
-) -> list[Verdict]:
-    """:func:`prune_with_index` for scripts: runs its own event loop (not from inside one).
-
-    Raises
-    ------
-    EventLoopError
-        Called from a thread that runs an event loop: use ``await prune_with_index(...)``
-        there.
-    """
-    return run_in_new_loop(
-        lambda: prune_with_index(paths, where, **kwargs),
-        caller="prune_with_index_sync",
-        instead="prune_with_index",
-    )
+prune_with_index_sync = sync_twin(prune_with_index)

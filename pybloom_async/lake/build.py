@@ -34,10 +34,11 @@ from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
 from ..io.store import StoreOptions
 from ..parquet import ColumnDescriptor, FileMetaData
 from ..pruning.runner import expand_paths, for_each, open_run
-from ..read.blocking import run_in_new_loop
+from ..read.blocking import sync_twin
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.fetch import BloomFilterRead, ReaderConfig
 from ..read.reader import BloomReader
+from ..tables import TableSource, resolve_table, table_kind, table_root
 from ..types import PhysicalType
 from .format import LakeColumn, LakeFile, encode_segment
 from .segments import relative_name, write_segment
@@ -380,7 +381,7 @@ async def _fold_or_values(ctx: _Ctx, group: list[_File], result: LakeBuild) -> N
 
 # Long because: the docstring documents every parameter and error.
 async def build_lake_index(
-    root: str | os.PathLike[str],
+    root: str | os.PathLike[str] | TableSource,
     columns: Sequence[str] | str,
     *,
     fpp: float = 0.01,
@@ -402,7 +403,8 @@ async def build_lake_index(
     Parameters
     ----------
     root:
-        The lake's directory or object-store prefix.
+        The lake's directory or object-store prefix; or a Delta or Iceberg
+        table: its live files are indexed, the index goes to the table's root.
     columns:
         Dotted paths of the columns to index.
     fpp, ndv:
@@ -429,6 +431,9 @@ async def build_lake_index(
         ``root`` cannot be listed or the segment cannot be written.
     """
     wanted = check_columns(columns)
+    if table_kind(root) is not None:
+        table = await anyio.to_thread.run_sync(resolve_table, root, None, options)
+        root, files = table_root(table), table.files
     if mode not in ("values", "filters"):
         raise InvalidArgumentError(f"mode must be 'values' or 'filters', not {mode!r}")
     cpus = os.cpu_count() or 1
@@ -473,12 +478,4 @@ async def build_lake_index(
     return result
 
 
-def build_lake_index_sync(
-    root: str | os.PathLike[str], columns: Sequence[str] | str, **kwargs: Any
-) -> LakeBuild:
-    """:func:`build_lake_index` for scripts: runs its own event loop (not from inside one)."""
-    return run_in_new_loop(
-        lambda: build_lake_index(root, columns, **kwargs),
-        caller="build_lake_index_sync",
-        instead="build_lake_index",
-    )
+build_lake_index_sync = sync_twin(build_lake_index)

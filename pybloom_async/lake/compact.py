@@ -15,7 +15,7 @@ from ..errors import ParquetFormatError, SourceNotFoundError
 from ..io.base import SourceStats
 from ..io.store import StoreOptions
 from ..pruning.runner import open_run
-from ..read.blocking import run_in_new_loop
+from ..read.blocking import sync_twin
 from ..read.reader import BloomReader
 from .format import LakeColumn, LakeFile, Segment, encode_segment, stripe_crc_ok
 from .segments import (
@@ -153,10 +153,4 @@ async def compact_lake_index(
     return result
 
 
-def compact_lake_index_sync(root: str | os.PathLike[str], **kwargs: Any) -> LakeCompaction:
-    """:func:`compact_lake_index` for scripts: runs its own event loop (not from inside one)."""
-    return run_in_new_loop(
-        lambda: compact_lake_index(root, **kwargs),
-        caller="compact_lake_index_sync",
-        instead="compact_lake_index",
-    )
+compact_lake_index_sync = sync_twin(compact_lake_index)

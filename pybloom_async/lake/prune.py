@@ -36,7 +36,7 @@ from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, build_leaf
 from ..pruning.runner import expand_paths, open_run
 from ..pruning.verdicts import Rule, Verdict
-from ..read.blocking import run_in_new_loop
+from ..read.blocking import sync_twin
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
 from ..types import PhysicalType
@@ -490,12 +490,4 @@ async def files_kept_by_lake_index(
     return [f for f, v in zip(files, verdicts, strict=True) if v.kept]
 
 
-def prune_with_lake_index_sync(
-    paths: str | os.PathLike[str], where: Predicate | str, **kwargs: Any
-) -> list[Verdict]:
-    """:func:`prune_with_lake_index` for scripts: runs its own event loop (not from inside one)."""
-    return run_in_new_loop(
-        lambda: prune_with_lake_index(paths, where, **kwargs),
-        caller="prune_with_lake_index_sync",
-        instead="prune_with_lake_index",
-    )
+prune_with_lake_index_sync = sync_twin(prune_with_lake_index)

@@ -5,11 +5,12 @@ checks.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import anyio
 
@@ -22,8 +23,10 @@ from .reader import BloomReader, Location, read_footer
 
 __all__ = [
     "read_footer_sync",
+    "sync_twin",
 ]
 T = TypeVar("T")
+_P = ParamSpec("_P")
 
 
 # ---- blocking reads of local files, for the *_sync entry points -----------------------
@@ -142,6 +145,32 @@ def run_in_new_loop(main: Callable[[], Awaitable[T]], *, caller: str, instead: s
     """
     refuse_running_loop(caller, instead)
     return anyio.run(main)
+
+
+def sync_twin(function: Callable[_P, Awaitable[T]]) -> Callable[_P, T]:
+    """The ``<name>_sync`` twin of an async entry point: the same arguments, its own loop.
+
+    The twin runs ``function`` on a new event loop (:func:`run_in_new_loop`), and
+    refuses a thread that runs one. Its signature is ``function``'s (for type
+    checkers and ``help()``), so the argument list is written once.
+    """
+    name = function.__name__
+
+    def twin(*args: _P.args, **kwargs: _P.kwargs) -> T:
+        return run_in_new_loop(
+            lambda: function(*args, **kwargs), caller=f"{name}_sync", instead=name
+        )
+
+    twin.__name__ = twin.__qualname__ = f"{name}_sync"
+    twin.__module__ = function.__module__
+    twin.__doc__ = (
+        f":func:`{name}` for scripts (not from inside an event loop); the same arguments.\n\n"
+        "    Raises\n    ------\n    EventLoopError\n"
+        f"        Called from a thread that runs an event loop: ``await {name}(...)`` there.\n"
+    )
+    # An async function's return annotation is already the awaited type.
+    twin.__signature__ = inspect.signature(function)  # type: ignore[attr-defined]
+    return twin
 
 
 def run_blocking(coro: Coroutine[Any, Any, T]) -> T:

@@ -41,7 +41,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..checks import positive_int, require_pyarrow, same_arguments_as
+from ..checks import positive_int, require_pyarrow
 from ..errors import (
     InvalidArgumentError,
     ParquetFormatError,
@@ -54,7 +54,7 @@ from ..lake.prune import files_kept_by_lake_index
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import prune
 from ..pruning.runner import Run, expand_paths, for_each, open_run
-from ..read.blocking import run_in_new_loop
+from ..read.blocking import sync_twin
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
 from ..tables import TableSource, table_kind
@@ -377,19 +377,6 @@ async def lookup(
     return pa.concat_tables(tables)
 
 
-@same_arguments_as(lookup)
-def lookup_sync(*args: Any, **kwargs: Any) -> Any:
-    """:func:`lookup` for scripts (not from inside an event loop); the same arguments.
-
-    Raises
-    ------
-    EventLoopError
-        Called from a thread that runs an event loop: ``await lookup(...)`` there.
-    """
-    return run_in_new_loop(
-        lambda: lookup(*args, **kwargs), caller="lookup_sync", instead="lookup"
-    )
-
-
+lookup_sync = sync_twin(lookup)
 for _function in (lookup, lookup_batches):
     _function.__doc__ = (_function.__doc__ or "") + _DOC_PARAMETERS

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..checks import require_pyarrow, same_arguments_as
+from ..checks import require_pyarrow
 from ..errors import (
     InvalidArgumentError,
     ParquetFormatError,
@@ -60,7 +60,7 @@ from ..io.store import StoreOptions, resolve_options
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import prune
 from ..pruning.runner import Run, expand_paths, for_each, open_run
-from ..read.blocking import run_in_new_loop
+from ..read.blocking import sync_twin
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
 from ..tables import (
@@ -336,20 +336,5 @@ async def pruned_dataset(
         return await dataset_from_files(run, files, predicate, strict=strict)
 
 
-@same_arguments_as(pruned_dataset)
-def pruned_dataset_sync(*args: Any, **kwargs: Any) -> Any:
-    """:func:`pruned_dataset` for scripts (not from inside an event loop); the same arguments.
-
-    Raises
-    ------
-    EventLoopError
-        Called from a thread that runs an event loop: ``await pruned_dataset(...)`` there.
-    """
-    return run_in_new_loop(
-        lambda: pruned_dataset(*args, **kwargs),
-        caller="pruned_dataset_sync",
-        instead="pruned_dataset",
-    )
-
-
+pruned_dataset_sync = sync_twin(pruned_dataset)
 pruned_dataset.__doc__ = (pruned_dataset.__doc__ or "") + _DOC_PARAMETERS

@@ -34,6 +34,7 @@ __all__ = [
     "read_rows",
     "resolve_table",
     "table_kind",
+    "table_root",
 ]
 
 #: A ``deltalake.DeltaTable`` or a ``pyiceberg.table.Table``.
@@ -76,6 +77,13 @@ def table_kind(source: object) -> str | None:
         if module.startswith("pyiceberg.table") and cls.__name__ == "Table":
             return "iceberg"
     return None
+
+
+def table_root(table: TableFiles) -> str:
+    """Where the table lives: a Delta table's URI, an Iceberg table's location."""
+    if table.kind == "delta":
+        return str(table.table.table_uri).rstrip("/")
+    return str(table.table.location()).rstrip("/")
 
 
 def import_extra(module: str, extra: str, purpose: str) -> Any:
@@ -149,10 +157,12 @@ def files_only_columns(table: TableFiles, where: Predicate, strict: bool) -> Non
 
 def resolve_table(
     source: TableSource,
-    where: Predicate,
+    where: Predicate | None,
     options: StoreOptions | Mapping[str, Any] | None = None,
 ) -> TableFiles:
     """The live files of a table that its partition values and statistics keep for ``where``.
+
+    ``where`` None: every live file.
 
     Blocking (the table libraries read the log or the manifests): call it in a
     worker thread from async code.

@@ -178,7 +178,7 @@ def _file_may_match(
     return may_match(where, leaf)
 
 
-def resolve_delta(dt: Any, where: Predicate, options: StoreOptions | None) -> TableFiles:
+def resolve_delta(dt: Any, where: Predicate | None, options: StoreOptions | None) -> TableFiles:
     """The live files of a Delta table (at its loaded version) that may hold matching rows.
 
     Raises
@@ -205,7 +205,8 @@ def resolve_delta(dt: Any, where: Predicate, options: StoreOptions | None) -> Ta
         )
     schema = pa.schema(dt.schema().to_arrow())
     columns = tuple(p for f in schema for p in _paths(f))
-    check_columns(where, columns, name)
+    if where is not None:
+        check_columns(where, columns, name)
     partitioned = list(dt.metadata().partition_columns)
     kinds = _kinds(dt)
     root = _root(name)
@@ -216,7 +217,7 @@ def resolve_delta(dt: Any, where: Predicate, options: StoreOptions | None) -> Ta
         # An absolute path (a shallow clone) is read where it is.
         path = rel if "://" in rel or os.path.isabs(rel) else f"{root}/{rel}"
         relative[path] = rel  # every live file's: deletion vectors are matched against them
-        if not _file_may_match(where, row, kinds, set(partitioned)):
+        if where is not None and not _file_may_match(where, row, kinds, set(partitioned)):
             continue
         files.append(FileInfo(path, int(row["size_bytes"])))
         partitions[path] = {c: row.get(f"partition.{c}") for c in partitioned}

@@ -109,7 +109,7 @@ def row_filter(where: Predicate, schema: Any) -> Any:
     return expressions.In(where.column, set(values))
 
 
-def resolve_iceberg(table: Any, where: Predicate) -> TableFiles:
+def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
     """The live files of an Iceberg table (its current snapshot) that may hold matching rows.
 
     Raises
@@ -120,9 +120,11 @@ def resolve_iceberg(table: Any, where: Predicate) -> TableFiles:
     schema = table.schema()
     name = ".".join(table.name()) if isinstance(table.name(), tuple) else str(table.name())
     columns = tuple(_columns(schema.fields))
-    check_columns(where, columns, name)
+    if where is not None:
+        check_columns(where, columns, name)
     try:
-        tasks = list(table.scan(row_filter=row_filter(where, schema)).plan_files())
+        scan = table.scan() if where is None else table.scan(row_filter=row_filter(where, schema))
+        tasks = list(scan.plan_files())
     except (ValueError, NotImplementedError) as exc:  # e.g. equality deletes, not read yet
         raise UnsupportedTypeError(f"pyiceberg cannot plan a scan of {name}: {exc}") from None
     for task in tasks:

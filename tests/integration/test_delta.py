@@ -319,3 +319,16 @@ def test_pruned_dataset_refuses_deletion_vectors(tmp_path: Path) -> None:
     # A file without deleted rows is handed over as it is.
     dataset = pba.pruned_dataset_sync(dt, "id = 301")
     assert dataset.to_table(filter=pa.compute.field("id") == 301).num_rows == 1
+
+
+def test_lake_index_at_the_table_root(table: Any) -> None:
+    built = pba.build_lake_index_sync(table, ["id", "s"])
+    assert built.files == len(_files(table))
+    stats = SourceStats()
+    verdicts = pba.prune_sync(table, "id = 301", use_index="lake", row_groups=False, stats=stats)
+    # Statistics leave one file of partition b; the index, read at the table's root, keeps it.
+    assert [v.kept for v in verdicts] == [True] and "p=b" in verdicts[0].file
+    kept = pba.prune_sync(table, "s = 's301'", use_index="lake", row_groups=False)
+    assert sum(v.kept for v in kept) <= 2 and any("p=b" in v.file and v.kept for v in kept)
+    with pytest.raises(InvalidArgumentError, match="not a table"):
+        pba.prune_sync(table, "id = 1", use_index="sidecar")

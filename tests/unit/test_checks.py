@@ -55,7 +55,22 @@ def test_add_filters_entry_points_show_their_arguments(function: Any) -> None:
 
 @pytest.mark.parametrize(
     ("twin", "model"),
-    [(pba.lookup_sync, pba.lookup), (pba.pruned_dataset_sync, pba.pruned_dataset)],
+    [
+        (pba.lookup_sync, pba.lookup),
+        (pba.pruned_dataset_sync, pba.pruned_dataset),
+        (pba.prune_with_index_sync, pba.prune_with_index),
+        (pba.build_index_sync, pba.build_index),
+        (pba.build_lake_index_sync, pba.build_lake_index),
+        (pba.compact_lake_index_sync, pba.compact_lake_index),
+    ],
 )
 def test_sync_twins_show_the_async_entry_points_arguments(twin: Any, model: Any) -> None:
     assert inspect.signature(twin).parameters == inspect.signature(model).parameters
+    assert twin.__name__ == f"{model.__name__}_sync"
+    assert f"await {model.__name__}(...)" in (twin.__doc__ or "")
+
+
+def test_prune_sync_shows_prune_s_arguments() -> None:
+    parameters = inspect.signature(pba.prune_sync).parameters
+    assert parameters == inspect.signature(pba.prune).parameters
+    assert {"use_index", "row_groups", "strict", "options", "on_file"} <= set(parameters)
