@@ -155,6 +155,34 @@ def add_command(
     return parser
 
 
+def _output_args(
+    p: argparse.ArgumentParser,
+    *,
+    json: str = "a JSON array",
+    summary: bool = False,
+    strict: str | None = None,
+) -> None:
+    """The output switches a command shares: ``--json`` (printing ``json``), and
+    ``--summary`` and ``--strict`` (with its ``strict`` help) where it has them."""
+    p.add_argument("--json", action="store_true", help=f"print {json}")
+    if strict is not None:
+        p.add_argument("--strict", action="store_true", help=strict)
+    if summary:
+        p.add_argument(
+            "--summary",
+            action="store_true",
+            help="print totals only (with --json: one JSON object)",
+        )
+
+
+def _paths_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+
+
+def _fpp_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+
+
 def _add_probe(sub: Any) -> None:
     """The probe command's arguments."""
     p = add_command(
@@ -164,7 +192,7 @@ def _add_probe(sub: Any) -> None:
         "  pybloom-async probe data.parquet --column user_id --value 42 --value 43\n"
         "  pybloom-async probe lake/ -c email --values-from emails.txt --summary",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    _paths_arg(p)
     p.add_argument("--column", "-c", action="append", metavar="COLUMN", help="a dotted column path")
     p.add_argument(
         "--value",
@@ -180,12 +208,7 @@ def _add_probe(sub: Any) -> None:
         help="more values, one per line exactly as written (blank lines are skipped); "
         "- reads standard input",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON array")
-    p.add_argument(
-        "--summary",
-        action="store_true",
-        help="print totals only (with --json: one JSON object)",
-    )
+    _output_args(p, summary=True)
     p.add_argument(
         "--paimon-type",
         metavar="TYPE",
@@ -205,16 +228,10 @@ def _add_prune(sub: Any) -> None:
         "  pybloom-async prune lake/ --where @ids.sql --summary --json",
     )
     _paths_and_where(p)
-    p.add_argument("--json", action="store_true", help="print a JSON array")
-    p.add_argument(
-        "--strict",
-        action="store_true",
-        help="fail on damaged filters or unreadable files instead of keeping them",
-    )
-    p.add_argument(
-        "--summary",
-        action="store_true",
-        help="print totals only (with --json: one JSON object)",
+    _output_args(
+        p,
+        summary=True,
+        strict="fail on damaged filters or unreadable files instead of keeping them",
     )
     p.add_argument(
         "--paimon-types",
@@ -245,9 +262,9 @@ def _add_inspect(sub: Any) -> None:
         "the Bloom filters of files, per row group and column",
         "  pybloom-async inspect data.parquet --columns id,email",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    _paths_arg(p)
     _column_args(p, "only these columns")
-    p.add_argument("--json", action="store_true", help="print a JSON array")
+    _output_args(p)
     _store_args(p)
 
 
@@ -267,14 +284,13 @@ def _add_index(sub: Any) -> None:
         "build (or replace) the sidecar index of each file",
         "  pybloom-async index build s3://lake/events/ --columns user_id,email",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    _paths_arg(p)
     _column_args(p, "index these columns (required)")
-    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+    _fpp_arg(p)
     p.add_argument(
         "--ndv", type=int, help="size every filter for N distinct values (default: exact count)"
     )
-    p.add_argument("--json", action="store_true", help="print a JSON array")
-    p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
+    _output_args(p, strict="stop at the first file that fails")
     _store_args(p)
     p.set_defaults(concurrency=None)  # files indexed at once: the number of CPUs
 
@@ -298,15 +314,14 @@ def _add_lake_index(sub: Any) -> None:
     )
     p.add_argument("root", metavar="ROOT", help="the lake's directory or prefix")
     _column_args(p, "index these columns (required)")
-    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+    _fpp_arg(p)
     p.add_argument("--ndv", type=int, help="size for N distinct values per file")
     p.add_argument(
         "--from-filters",
         action="store_true",
         help="fold the files' own filters (no data page read); others are built from values",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON object")
-    p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
+    _output_args(p, json="a JSON object", strict="stop at the first file that fails")
     _store_args(p)
     p.set_defaults(concurrency=None)
     p = add_command(
@@ -316,7 +331,7 @@ def _add_lake_index(sub: Any) -> None:
         "  pybloom-async lake-index compact s3://lake/events/",
     )
     p.add_argument("root", metavar="ROOT", help="the lake's directory or prefix")
-    p.add_argument("--json", action="store_true", help="print a JSON object")
+    _output_args(p, json="a JSON object")
     _store_args(p)
 
 
@@ -328,10 +343,10 @@ def _add_add_filters(sub: Any) -> None:
         "add Bloom filters to Parquet files that have none",
         "  pybloom-async add-filters lake/ --columns user_id,email --fpp 0.01",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or prefixes")
+    _paths_arg(p)
     _column_args(p, "add filters to these columns, a group: all its leaves (required)")
     p.add_argument("--ndv", type=int, help="size filters for at most N distinct values per chunk")
-    p.add_argument("--fpp", type=float, default=0.01, help="false-positive rate (default 0.01)")
+    _fpp_arg(p)
     p.add_argument(
         "--max-bytes",
         type=int,
@@ -340,8 +355,9 @@ def _add_add_filters(sub: Any) -> None:
     )
     p.add_argument("--out", help="write the result here instead of replacing PATH (one PATH)")
     p.add_argument("--replace", action="store_true", help="rebuild filters that already exist")
-    p.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
-    p.add_argument("--strict", action="store_true", help="stop at the first file that fails")
+    _output_args(
+        p, json="a JSON array, one object per file", strict="stop at the first file that fails"
+    )
     _store_args(p)
 
 
