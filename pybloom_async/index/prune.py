@@ -16,12 +16,10 @@ from ..errors import (
     IndexStaleError,
     PredicateError,
     PyBloomError,
-    SourceError,
     SourceNotFoundError,
 )
 from ..io.base import FileInfo, SourceStats
-from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
-from ..io.sinks import is_local
+from ..io.identity import SourceIdentity, mtime_ns, store_etag
 from ..io.store import StoreOptions
 from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import prune as _prune_row_groups
@@ -38,7 +36,6 @@ from .format import (
     SidecarIndex,
     base_name,
     index_location,
-    local_path,
     location_text,
 )
 from .parse import parse_index, read_index_bytes
@@ -106,24 +103,6 @@ def _stale_reason(index: SidecarIndex, now: SourceIdentity, name: str) -> str | 
     return "the file's version cannot be compared (no ETag or modification time)"
 
 
-async def _current_identity(reader: BloomReader, location: str | FileInfo) -> SourceIdentity:
-    path = location_text(location)
-    if is_local(path):
-        local = local_path(path)
-        try:
-            identity = await anyio.to_thread.run_sync(stat_identity, local)
-        except FileNotFoundError as exc:
-            raise SourceNotFoundError("no such file", path=path) from exc
-        except OSError as exc:
-            raise SourceError(f"stat failed: {exc}", path=path) from exc
-        reader.stats.add_metadata()
-        return identity
-    if isinstance(location, FileInfo):
-        return SourceIdentity(path, location.size, location.etag, location.mtime)
-    async with reader.open(location) as source:
-        return await source.identity()  # one HEAD, counted
-
-
 @dataclass
 class _PruneContext:
     reader: BloomReader
@@ -146,7 +125,7 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
 
     async def fetch_identity() -> None:
         try:
-            got["identity"] = await _current_identity(ctx.reader, location)
+            got["identity"] = await ctx.reader.identity(location)
         except PyBloomError as exc:
             got["file_error"] = exc
 

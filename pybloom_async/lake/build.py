@@ -30,7 +30,7 @@ from ..core.stripes import BLOCK_BYTES, fold_to
 from ..errors import InvalidArgumentError, PredicateError, PyBloomError, SourceError
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
-from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
+from ..io.identity import SourceIdentity, mtime_ns, store_etag
 from ..io.store import StoreOptions
 from ..parquet import ColumnDescriptor, FileMetaData
 from ..pruning.runner import expand_paths, for_each, open_run
@@ -139,21 +139,6 @@ def _descriptor(meta: FileMetaData, column: str) -> ColumnDescriptor | str:
     return desc if reason is None else reason
 
 
-async def _identity(reader: BloomReader, location: str | FileInfo, path: str) -> SourceIdentity:
-    loc = parse_address(path)
-    if loc.kind == "file":
-        try:
-            identity = await anyio.to_thread.run_sync(stat_identity, loc.path)
-        except OSError as exc:
-            raise SourceError(f"stat failed: {exc}", path=path) from exc
-        reader.stats.add_metadata()
-        return identity
-    if isinstance(location, FileInfo):
-        return SourceIdentity(path, location.size, location.etag, location.mtime)
-    async with reader.open(location) as source:
-        return await source.identity()
-
-
 def _fold_material(
     col: _Column,
     reads: Mapping[tuple[int, str], BloomFilterRead],
@@ -212,7 +197,7 @@ async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
         name = relative_name(ctx.root, path)
         if name is None:
             raise SourceError(f"the file is not under the lake's root {ctx.root!r}", path=path)
-        identity = await _identity(ctx.reader, location, path)
+        identity = await ctx.reader.identity(location)
         footer = await ctx.reader.footer(location)
         reads: Mapping[tuple[int, str], BloomFilterRead] = {}
         if ctx.mode == "filters":

@@ -34,9 +34,10 @@ from typing import Any
 import anyio
 
 from ..checks import integer, seconds
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from ..io.address import parse_address
 from ..io.base import ByteSource, FileInfo, SourceStats
+from ..io.identity import SourceIdentity, stat_identity
 from ..io.store import ObjectStoreSource, StoreOptions, open_source
 from .fetch import (
     DEFAULT_READER_CONFIG,
@@ -134,6 +135,36 @@ class BloomReader:
     def open(self, location: Location) -> ByteSource:
         """A source for a path, URL or listing entry, counted in :attr:`stats`."""
         return open_source(location, options=self.options, stats=self.stats, limiter=self._io)
+
+    async def identity(self, location: Location) -> SourceIdentity:
+        """The file's version now, for comparing with what an index was built from.
+
+        A local path is stat-ed (counted as a metadata request); a listing entry
+        gives the size, ETag and time the listing saw, without a request; any
+        other location costs one HEAD.
+
+        Raises
+        ------
+        SourceNotFoundError
+            A local file does not exist.
+        SourceError
+            It cannot be stat-ed, or the HEAD fails.
+        """
+        path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+        address = parse_address(path)
+        if address.kind == "file":
+            try:
+                identity = await anyio.to_thread.run_sync(stat_identity, address.path)
+            except FileNotFoundError as exc:
+                raise SourceNotFoundError("no such file", path=path) from exc
+            except OSError as exc:
+                raise SourceError(f"stat failed: {exc}", path=path) from exc
+            self.stats.add_metadata()
+            return identity
+        if isinstance(location, FileInfo):
+            return SourceIdentity(path, location.size, location.etag, location.mtime)
+        async with self.open(location) as source:
+            return await source.identity()  # one HEAD, counted
 
     async def _cached(self, key: str, source: ByteSource) -> _Entry | None:
         entry = self._cache.get(key)
