@@ -155,6 +155,22 @@ def add_command(
     return parser
 
 
+def _add_group(sub: Any, name: str, help_text: str, description: str, example: str) -> Any:
+    """A command with subcommands (``index build``): its parser's subparsers, one required.
+
+    The chosen subcommand is ``args.<first word of name>_command`` (``lake_command``).
+    """
+    p = sub.add_parser(
+        name,
+        help=help_text,
+        description=description,
+        epilog=f"example:\n{example}\n\n{EXIT_CODES}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    dest = f"{name.split('-')[0]}_command"
+    return p.add_subparsers(dest=dest, required=True, metavar="COMMAND")
+
+
 def _output_args(
     p: argparse.ArgumentParser,
     *,
@@ -270,14 +286,13 @@ def _add_inspect(sub: Any) -> None:
 
 def _add_index(sub: Any) -> None:
     """The index command and its build subcommand."""
-    p = sub.add_parser(
+    index_sub = _add_group(
+        sub,
         "index",
-        help="file-level sidecar indexes (_bloom_index/)",
-        description="File-level sidecar indexes (_bloom_index/).",
-        epilog="example:\n  pybloom-async index build lake/ --columns id,email\n\n" + EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "file-level sidecar indexes (_bloom_index/)",
+        "File-level sidecar indexes (_bloom_index/).",
+        "  pybloom-async index build lake/ --columns id,email",
     )
-    index_sub = p.add_subparsers(dest="index_command", required=True, metavar="COMMAND")
     p = add_command(
         index_sub,
         "build",
@@ -297,15 +312,13 @@ def _add_index(sub: Any) -> None:
 
 def _add_lake_index(sub: Any) -> None:
     """The lake-index command and its build and compact subcommands."""
-    p = sub.add_parser(
+    lake_sub = _add_group(
+        sub,
         "lake-index",
-        help="the lake-wide index (_bloom_index/_lake.v1/): one read per key for all files",
-        description="The lake-wide Bloom index (_bloom_index/_lake.v1/).",
-        epilog="example:\n  pybloom-async lake-index build lake/ --columns id,email\n\n"
-        + EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "the lake-wide index (_bloom_index/_lake.v1/): one read per key for all files",
+        "The lake-wide Bloom index (_bloom_index/_lake.v1/).",
+        "  pybloom-async lake-index build lake/ --columns id,email",
     )
-    lake_sub = p.add_subparsers(dest="lake_command", required=True, metavar="COMMAND")
     p = add_command(
         lake_sub,
         "build",
