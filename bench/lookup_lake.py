@@ -73,7 +73,9 @@ def write_file(file: int) -> None:
     options = {c: {"ndv": ROWS_PER_GROUP, "fpp": 0.01} for c in ("id", "email")}
     tmp = path.with_suffix(".tmp")
     pq.write_table(
-        file_table(file), tmp, row_group_size=ROWS_PER_GROUP,
+        file_table(file),
+        tmp,
+        row_group_size=ROWS_PER_GROUP,
         bloom_filter_options=options,
         compression="zstd",
     )
@@ -101,7 +103,8 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=200)
     lake = ensure_lake(parser.parse_args().files)
     sizes = sorted(p.stat().st_size for p in lake.glob("*.parquet"))
-    print(f"{lake}: {len(sizes)} files, {sum(sizes) / 1e6:.0f} MB, median {sizes[len(sizes) // 2]} B")
+    median = sizes[len(sizes) // 2]
+    print(f"{lake}: {len(sizes)} files, {sum(sizes) / 1e6:.0f} MB, median {median} B")
 
 
 if __name__ == "__main__":
