@@ -1,7 +1,8 @@
 """One lookup by one engine, in a process of its own: the worker of ``bench/bench_lookup.py``.
 
 Run as ``python bench/lookup_engines.py SPEC_JSON``; prints one JSON line:
-``{"wall_s": ..., "rows": [[id, email, score], ...] (sorted), "config": "..."}``, or
+``{"wall_s": ..., "cpu_s": ..., "rows": [[id, email, score], ...] (sorted), "config": ...}``
+(``cpu_s``: the process's CPU time during the query, all threads), or
 ``{"unavailable": "why"}`` when the engine cannot run the query here (for instance ours on a
 Delta table before ``lookup`` accepts one). The spec names the engine, the query, where the
 lake is (``s3``: an endpoint, bucket and prefix; ``local``: a folder), the Delta table's
@@ -335,16 +336,16 @@ def main() -> None:
         config, run = ENGINES[spec["engine"]](spec)
         if spec["warm"]:
             run(spec["warm_ids"], None)
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         rows = run(spec["ids"], spec["email"])
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     except Exception as exc:
         if spec.get("table") and spec["engine"] == "ours":
             # lookup() on a table object: reported, not fatal, until tables are supported.
             print(json.dumps({"unavailable": f"{type(exc).__name__}: {exc}"[:300]}))
             return
         raise
-    doc: dict[str, Any] = {"wall_s": wall, "rows": rows, "config": config}
+    doc: dict[str, Any] = {"wall_s": wall, "cpu_s": cpu, "rows": rows, "config": config}
     if OWN_COUNTERS:
         doc["own_requests"], doc["own_bytes"] = OWN_COUNTERS[0]()
     print(json.dumps(doc, default=str))
