@@ -321,7 +321,7 @@ def markdown(doc: dict[str, Any]) -> str:
             times = [row[e]["median_s"] for e in ENGINES_ONLY if "median_s" in row.get(e, {})]
             ours = row.get("ours", {}).get("median_s")
             ratios.append(f"{min(times) / ours:.1f}x" if times and ours else "-")
-        out.append("| fastest engine / ours (cold) | " + " | ".join(ratios) + " |")
+        out.append("| fastest engine's time / ours (cold) | " + " | ".join(ratios) + " |")
     return "\n".join(out)
 
 
