@@ -43,9 +43,11 @@ Run::
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -378,7 +380,8 @@ def main() -> None:
         flush=True,
     )
     results: dict[str, Any] = {}
-    work = Path(tempfile.mkdtemp(prefix="bench-lookup-"))
+    work = Path(tempfile.mkdtemp(prefix="bench-lookup-"))  # the Iceberg catalogs
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     if "local" in args.targets.split(","):
         if DELTA & set(args.engines):
             make_delta(str(lake), None)

@@ -291,8 +291,8 @@ def chart_lookup(docs: list[dict[str, Any]], out: Path) -> Path:
     for ax in axes[0]:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label, handle)
-    fig.legend(handles.values(), handles.keys(), fontsize=8, ncol=3, loc="lower center",
-               bbox_to_anchor=(0.5, 0.05), frameon=False)  # fmt: skip
+    fig.legend(handles.values(), handles.keys(), fontsize=8, ncol=min(3, 1 + len(docs)),
+               loc="lower center", bbox_to_anchor=(0.5, 0.05), frameon=False)  # fmt: skip
     fig.suptitle("Rows for keys on S3 (moto behind a latency proxy): cold processes", fontsize=11)
     fig.text(0.01, 0.01, provenance(docs[-1]), fontsize=7, color="#555555", ha="left")
     fig.tight_layout(rect=(0, 0.2, 1, 1))  # room for the legend and the provenance line
