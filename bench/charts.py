@@ -283,8 +283,11 @@ def chart_lookup(docs: list[dict[str, Any]], out: Path) -> Path:
                  "and2": "id AND email"}  # fmt: skip
         ax.set_xticks(range(len(queries)), [names.get(q, q) for q in queries])
         lake = doc["results"]["lake"]
+        load = doc["load_average"]  # each panel is its own run: its own load
         ax.set_title(f"{lake['files']} files ({lake['bytes'] / 1e9:.2f} GB), "
-                     f"{doc['settings']['delay_ms']:g} ms each way", fontsize=10)  # fmt: skip
+                     f"{doc['settings']['delay_ms']:g} ms each way; {doc['date'][:16]}Z, load "
+                     f"{load['start'].split()[0]} -> {load['end'].split()[0]}",
+                     fontsize=9)  # fmt: skip
         ax.set_ylabel("median wall time, s (log; lower is better)")
         ax.grid(True, axis="y", alpha=0.3)
     handles: dict[str, Any] = {}
