@@ -15,7 +15,7 @@ NATIVE_SRC := $(wildcard csrc/core/*.[ch] csrc/paimon/*.c csrc/include/*.h) csrc
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: setup setup-runtime native demo test test-fast lint typecheck asan fuzz fuzz-smoke bench bench-c bench-stripe charts clean
+.PHONY: setup setup-runtime native demo test test-fast lint typecheck asan fuzz fuzz-smoke bench bench-c bench-stripe charts clean bench-lookup-env
 
 SYSTEM_STAMP := .cache/system-deps.stamp
 
@@ -112,6 +112,19 @@ bench/bin/bench_stripe: bench/bench_stripe.c bench/bench_util.h $(CORE_C) $(wild
 
 bench-stripe: bench/bin/bench_stripe
 	bench/bin/bench_stripe
+
+# DuckDB for bench/bench_lookup.py: its S3 reader (httpfs) is an extension that DuckDB
+# downloads from extensions.duckdb.org, which is not reachable here; PyPI ships it only for
+# DuckDB 1.4.x (duckdb-ext-httpfs), so the engine runs in a venv of its own, as a worker.
+LOOKUP_DUCKDB_VENV := bench/.venv-duckdb
+
+$(LOOKUP_DUCKDB_VENV)/.installed:
+	$(PYTHON_BOOT) -m venv $(LOOKUP_DUCKDB_VENV)
+	$(LOOKUP_DUCKDB_VENV)/bin/pip install --quiet --disable-pip-version-check \
+		duckdb==1.4.4 duckdb-ext-httpfs==1.4.4.20260205
+	@touch $@
+
+bench-lookup-env: $(LOOKUP_DUCKDB_VENV)/.installed
 
 # Peers measured side by side: Arrow C++, parquet-java, plain Python.
 include bench/peers.mk

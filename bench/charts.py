@@ -9,6 +9,9 @@ Three charts, each from the file one benchmark writes with ``--json-out``:
     requests and wall time against the number of files on S3, ours and the naive reader.
 ``demo_rows_skipped.png``  from ``demo.json`` (``python -m pybloom_async.apps.demo --json-out``)
     rows skipped per predicate of the demo, in-file filters and sidecar index.
+``lookup_engines.png``  from ``lookup-<files>.json`` (``bench/bench_lookup.py``)
+    median wall time of each lookup query on S3 (latency proxy), ours against the engines,
+    one panel per lake size.
 
 Each chart names the machine, date and load average its figures were measured at. A
 missing results file is an error naming it and the command that writes it.
@@ -41,6 +44,7 @@ SOURCES = {
     "core_vs_peers.json": "bench/compare_core.py --json-out bench/results/core_vs_peers.json",
     "reader.json": "bench/bench_reader.py --sections scaling --json-out bench/results/reader.json",
     "demo.json": "python -m pybloom_async.apps.demo --json-out bench/results/demo.json",
+    "lookup-200.json": "bench/bench_lookup.py --files 200 --json-out bench/results/lookup-200.json",
 }
 # One colour per implementation, the same in every chart.
 OURS = "#1f6fb4"
@@ -48,6 +52,18 @@ OURS_LIGHT = "#8fb7da"
 ARROW = "#e07b00"
 JAVA = "#8c4fa8"
 NAIVE = "#9a9a9a"
+# The lookup chart's engines, in drawing order: label and colour.
+LOOKUP_ENGINES = {
+    "ours": ("pybloom-async lookup (cold)", OURS),
+    "ours-warm": ("pybloom-async lookup (warm reader)", OURS_LIGHT),
+    "ours-tuned": ("pybloom-async, 512 KiB suffix, all files at once", "#5a9bd4"),
+    "duckdb": ("DuckDB 1.4.4 + httpfs", "#d4b000"),
+    "datafusion": ("DataFusion", "#b03a2e"),
+    "polars": ("Polars scan_parquet", "#2e9e5b"),
+    "pyarrow": ("pyarrow.dataset", ARROW),
+    "delta": ("deltalake (Delta table)", JAVA),
+    "iceberg": ("pyiceberg (Iceberg table)", NAIVE),
+}
 
 
 def load(results: Path, name: str) -> dict[str, Any]:
@@ -240,6 +256,55 @@ def chart_demo(doc: dict[str, Any], out: Path) -> Path:
     return finish(fig, doc, out)
 
 
+def chart_lookup(docs: list[dict[str, Any]], out: Path) -> Path:
+    """(d) median wall time per lookup query on S3, ours against the engines, per lake size."""
+    docs = sorted(docs, key=lambda d: int(d["results"]["lake"]["files"]))
+    fig, axes = plt.subplots(1, len(docs), figsize=(6 * len(docs), 5.6), squeeze=False)
+    for ax, doc in zip(axes[0], docs, strict=True):
+        by_query = doc["results"]["targets"]["s3"]
+        queries = list(by_query)
+        engines = [e for e in LOOKUP_ENGINES if e in by_query[queries[0]]]
+        engines = [e for e in engines if "median_s" in by_query[queries[0]][e]]
+        width = 0.8 / len(engines)
+        for i, engine in enumerate(engines):
+            label, colour = LOOKUP_ENGINES[engine]
+            xs = [q + (i - (len(engines) - 1) / 2) * width for q in range(len(queries))]
+            ys = [by_query[q][engine]["median_s"] for q in queries]
+            ax.bar(xs, ys, width=width, color=colour, label=label)
+            if engine == "ours":
+                for x, y in zip(xs, ys, strict=True):
+                    ax.annotate(f"{y:.2g}", (x, y), textcoords="offset points", xytext=(0, 2),
+                                ha="center", fontsize=7, color=colour)  # fmt: skip
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.tick_params(axis="y", which="minor", labelsize=7)
+        names = {"present": "id = present", "absent": "id = absent", "in100": "id IN 100 keys",
+                 "and2": "id AND email"}  # fmt: skip
+        ax.set_xticks(range(len(queries)), [names.get(q, q) for q in queries])
+        lake = doc["results"]["lake"]
+        load = doc["load_average"]  # each panel is its own run: its own load
+        ax.set_title(f"{lake['files']} files ({lake['bytes'] / 1e9:.2f} GB), "
+                     f"{doc['settings']['delay_ms']:g} ms each way; {doc['date'][:16]}Z, load "
+                     f"{load['start'].split()[0]} -> {load['end'].split()[0]}",
+                     fontsize=9)  # fmt: skip
+        ax.set_ylabel("median wall time, s (log; lower is better)")
+        ax.grid(True, axis="y", alpha=0.3)
+    handles: dict[str, Any] = {}
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    fig.legend(handles.values(), handles.keys(), fontsize=8, ncol=min(3, 1 + len(docs)),
+               loc="lower center", bbox_to_anchor=(0.5, 0.05), frameon=False)  # fmt: skip
+    fig.suptitle("Rows for keys on S3 (moto behind a latency proxy): cold processes", fontsize=11)
+    fig.text(0.01, 0.01, provenance(docs[-1]), fontsize=7, color="#555555", ha="left")
+    fig.tight_layout(rect=(0, 0.2, 1, 1))  # room for the legend and the provenance line
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--results", type=Path, default=BENCH / "results")
@@ -252,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for source, draw, name in charts:
         print(f"wrote {draw(load(args.results, source), args.out / name)}")
+    lookups = sorted(args.results.glob("lookup-*.json"))
+    if not lookups:
+        load(args.results, "lookup-200.json")  # the error naming the command
+    docs = [json.loads(p.read_text()) for p in lookups]
+    print(f"wrote {chart_lookup(docs, args.out / 'lookup_engines.png')}")
     return 0
 
 

@@ -323,6 +323,32 @@ def test_one_footer_read_and_one_data_request_per_file(tmp_path: Path) -> None:
     assert stats.bytes_read - pruning.bytes_read < sum(f.stat().st_size for f in files) // 10
 
 
+def test_a_row_group_without_a_match_decodes_only_the_predicate_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kept row group with no matching row (a filter's false positive, or no filter at
+    all, as here) costs the decode of the predicate's columns, not of the projection."""
+    ids = list(range(0, 800, 2))
+    random.Random(5).shuffle(ids)  # every row group spans the whole range: nothing pruned
+    table = pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids]})
+    path = tmp_path / "nofilter.parquet"
+    pq.write_table(table, path, row_group_size=GROUP)
+    decoded: list[list[str]] = []
+    real = pq.ParquetFile.read_row_group
+
+    def spy(self: Any, i: int, columns: Any = None, **kwargs: Any) -> Any:
+        decoded.append(list(columns))
+        return real(self, i, columns=columns, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
+    assert lookup_sync(str(path), col("id") == 401).num_rows == 0
+    assert decoded == [["id"]] * (len(ids) // GROUP)
+    decoded.clear()
+    got = lookup_sync(str(path), col("id").isin([400, 401]), columns=["name", "id"])
+    assert got.to_pylist() == [{"name": "n400", "id": 400}]
+    assert sorted(decoded).count(["name"]) == 1  # only the row group holding 400
+
+
 def test_caller_reader_keeps_the_footers(tmp_path: Path) -> None:
     from pybloom_async import BloomReader
 
