@@ -43,7 +43,12 @@ from ..types import PhysicalType
 from .format import LakeFile, stripe_crc_ok
 from .segments import LoadedSegment, list_segments, read_segment, relative_names
 
-__all__ = ["files_kept_by_lake_index", "prune_with_lake_index", "prune_with_lake_index_sync"]
+__all__ = [
+    "files_kept_by_lake_index",
+    "lake_segments_at",
+    "prune_with_lake_index",
+    "prune_with_lake_index_sync",
+]
 
 #: Why a file stays, most telling first.
 _KEPT_ORDER = (Rule.STALE_INDEX, Rule.NO_INDEX, Rule.NEVER_PRUNES, Rule.MAY_MATCH)
@@ -465,28 +470,41 @@ async def _row_groups(
     return out
 
 
+async def lake_segments_at(sources: Any, reader: BloomReader) -> list[str]:
+    """The lake index segments under ``sources`` ([] when there are none or cannot be).
+
+    Only when ``sources`` is one directory or prefix (not a file); an index folder
+    that cannot be listed counts as none: every file is then read, as without one.
+    Costs one listing, which callers run beside the listing of the files.
+    """
+    if not isinstance(sources, (str, os.PathLike)):
+        return []
+    root = os.fspath(sources)
+    if root.lower().endswith(".parquet"):
+        return []
+    try:
+        return await list_segments(root, reader)
+    except SourceError:
+        return []
+
+
 async def files_kept_by_lake_index(
-    sources: Any, files: Sequence[str | FileInfo], where: Predicate, reader: BloomReader
+    sources: Any,
+    files: Sequence[str | FileInfo],
+    where: Predicate,
+    reader: BloomReader,
+    segments: Sequence[str],
 ) -> list[str | FileInfo]:
     """``files`` without those the lake index under ``sources`` rules out.
 
-    Only when ``sources`` is one directory or prefix with a lake index; otherwise
-    (or with no segment there) ``files`` as they are. Costs one listing of the
-    index folder, then what pruning with it costs.
+    ``segments`` are :func:`lake_segments_at`'s; with none, ``files`` as they are.
     """
-    if not isinstance(sources, (str, os.PathLike)) or not files:
-        return list(files)
-    root = os.fspath(sources)
-    if root.lower().endswith(".parquet"):
-        return list(files)
-    try:
-        if not await list_segments(root, reader):
-            return list(files)
-    except SourceError:  # the index folder cannot be listed: read every file, as without one
+    if not segments or not files:
         return list(files)
     verdicts = await prune_with_lake_index(
-        root, where, reader=reader, files=files, row_groups=False, require_columns=False
-    )
+        os.fspath(sources), where, reader=reader, files=files, row_groups=False,
+        require_columns=False,
+    )  # fmt: skip
     return [f for f, v in zip(files, verdicts, strict=True) if v.kept]
 
 

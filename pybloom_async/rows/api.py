@@ -48,9 +48,9 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo, SourceStats, gather
 from ..io.store import StoreOptions
-from ..lake.prune import files_kept_by_lake_index
+from ..lake.prune import files_kept_by_lake_index, lake_segments_at
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import prune
 from ..pruning.runner import Run, expand_paths, for_each, open_run
@@ -158,14 +158,21 @@ async def _prepare(
         if len(set(columns)) != len(columns):
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
     rdr, limit = base.reader, base.limit
-    if skip:
-        listing_errors: list[SourceError] = []
-        files = await expand_paths(sources, rdr, unreadable=listing_errors)
-        for error in listing_errors:
-            _skip(error, error.path or "", skipped)
-    else:
-        files = await expand_paths(sources, rdr)
-    files = await files_kept_by_lake_index(sources, files, predicate, rdr)
+    listing_errors: list[SourceError] = []
+
+    async def listing() -> list[str | FileInfo]:
+        if skip:
+            return await expand_paths(sources, rdr, unreadable=listing_errors)
+        return await expand_paths(sources, rdr)
+
+    async def segments() -> list[str]:
+        return await lake_segments_at(sources, rdr)
+
+    # The files and the lake index's segments are listed at once: one round trip.
+    found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
+    for error in listing_errors:
+        _skip(error, error.path or "", skipped)
+    files = await files_kept_by_lake_index(sources, found, predicate, rdr, lake)
 
     async def one(location: str | FileInfo) -> FilePlan | None:
         try:
