@@ -51,7 +51,9 @@ default):
     Client CPU per file (``getrusage`` of this process; moto is another process), ours with
     the default config straight to moto_server, concurrency 64: footer + filters (the
     ``s3`` predicate) and footer only (``seq = -1``: statistics decide, no filter probed),
-    with the requests per file.
+    with the requests per file. moto_server closes every connection after its response, so
+    each request also pays a new connection; ``--cpu-keepalive`` goes through a zero-delay
+    proxy (another process) that keeps the client's connections open, as S3 does.
 
 ``footer``
     The 200 footers, as bytes in memory, decoded by ``decode_file_metadata`` and by pyarrow,
@@ -957,15 +959,31 @@ def cpu_prefix(
     row_groups: int = ROW_GROUPS_PER_FILE,
 ) -> None:
     concurrency = 64
+    link = "keepalive" if args.cpu_keepalive else "moto"
+    via = (
+        "through a zero-delay keep-alive proxy (connections reused, as against S3)"
+        if args.cpu_keepalive
+        else "no proxy (moto closes every connection)"
+    )
     print(
         f"\n## cpu: client CPU per file (getrusage of this process), {len(files)} files on "
-        f"moto_server ({prefix}), no proxy, concurrency {concurrency}, {args.runs} runs after "
+        f"moto_server ({prefix}), {via}, concurrency {concurrency}, {args.runs} runs after "
         f"a warm-up; load average {load_average()}"
     )
-    with moto_server() as (endpoint, _server_pid):
+    with contextlib.ExitStack() as stack:
+        endpoint, _server_pid = stack.enter_context(moto_server())
         t0 = time.monotonic()
         upload(endpoint, files, prefix)
         print(f"# uploaded {len(files)} files in {time.monotonic() - t0:.1f} s")
+        if args.cpu_keepalive:
+            # moto_server (werkzeug) closes each connection after its response, so every
+            # request would also pay a new connection in the client; the proxy is another
+            # process, so its CPU is not counted here.
+            proxy = start_subprocess(
+                endpoint.removeprefix("http://"), delay=0.0, handshake=False, http_keepalive=True
+            )
+            stack.callback(proxy.stop)
+            endpoint = proxy.endpoint
         print(
             f"{'path':<8} {'CPU ms/file':>11} {'min':>6} {'max':>6} {'requests/file':>13} "
             f"{'wall ms':>8}"
@@ -1005,6 +1023,7 @@ def cpu_prefix(
                 "cpu",
                 prefix=prefix,
                 path=label,
+                link=link,
                 files=len(files),
                 concurrency=concurrency,
                 runs=len(per_file),
@@ -1463,6 +1482,12 @@ def main() -> None:
     )
     parser.add_argument("--run-timeout", type=float, default=300.0, help="seconds per S3 run")
     parser.add_argument("--budget-s", type=float, default=600.0, help="seconds per section")
+    parser.add_argument(
+        "--cpu-keepalive",
+        action="store_true",
+        help="cpu section: reach moto through a zero-delay proxy that keeps the client's "
+        "connections open (as S3 does; moto closes each one)",
+    )
     parser.add_argument(
         "--cpu-lake",
         type=int,

@@ -133,37 +133,39 @@ async def _prune_file(
 ) -> list[Verdict]:
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
     try:
-        footer = await reader.footer(location)
-        leaves = {id(p): prepare(p, footer, cache) for p in leaves_of(where)}
-        seen.add(footer.metadata.schema)
-        if strict:
-            for leaf in leaves.values():
-                if leaf.desc is None:
-                    raise PredicateError(
-                        leaf.missing_reason or "no such column", path=path, column=leaf.column
-                    )
-        row_groups = footer.metadata.row_groups
-        # Round 1 without filters: row groups the types and statistics already
-        # exclude need no filter read at all; their outcome is final.
-        decided: Decided = {}
-        first = [evaluate(where, leaves, rg, None, strict, path, decided) for rg in row_groups]
-        undecided = [
-            rg.index for rg, out in zip(row_groups, first, strict=True) if not out.excluded
-        ]
-        columns = sorted(
-            {leaf.desc.path for leaf in leaves.values() if leaf.needs_filter and leaf.desc}
-        )
-        filters: dict[FilterKey, BloomFilterRead] = {}
-        if undecided and columns:
-            _, filters = await reader.footer_and_filters(location, columns, undecided)
-        verdicts = []
-        for rg, out in zip(row_groups, first, strict=True):
-            if not out.excluded:
-                out = evaluate(where, leaves, rg, filters, strict, path, decided)
-            verdicts.append(
-                Verdict(path, rg.index, rg.num_rows, not out.excluded, out.reason, out.rule)
+        # One source for the footer and the filters: opened, and its store found, once.
+        async with reader.opened(location) as file:
+            footer = await file.footer()
+            leaves = {id(p): prepare(p, footer, cache) for p in leaves_of(where)}
+            seen.add(footer.metadata.schema)
+            if strict:
+                for leaf in leaves.values():
+                    if leaf.desc is None:
+                        raise PredicateError(
+                            leaf.missing_reason or "no such column", path=path, column=leaf.column
+                        )
+            row_groups = footer.metadata.row_groups
+            # Round 1 without filters: row groups the types and statistics already
+            # exclude need no filter read at all; their outcome is final.
+            decided: Decided = {}
+            first = [evaluate(where, leaves, rg, None, strict, path, decided) for rg in row_groups]
+            undecided = [
+                rg.index for rg, out in zip(row_groups, first, strict=True) if not out.excluded
+            ]
+            columns = sorted(
+                {leaf.desc.path for leaf in leaves.values() if leaf.needs_filter and leaf.desc}
             )
-        return verdicts
+            filters: dict[FilterKey, BloomFilterRead] = {}
+            if undecided and columns:
+                filters = await file.filters(columns, undecided)
+            verdicts = []
+            for rg, out in zip(row_groups, first, strict=True):
+                if not out.excluded:
+                    out = evaluate(where, leaves, rg, filters, strict, path, decided)
+                verdicts.append(
+                    Verdict(path, rg.index, rg.num_rows, not out.excluded, out.reason, out.rule)
+                )
+            return verdicts
     except PredicateError as exc:
         # A literal that is not of its column's type (or, strict, a missing column):
         # the predicate is wrong, not the file.

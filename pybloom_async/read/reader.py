@@ -54,6 +54,7 @@ from .suffix import SuffixLearner
 
 __all__ = [
     "BloomReader",
+    "OpenedFile",
     "read_bloom_filters",
     "read_footer",
 ]
@@ -212,6 +213,15 @@ class BloomReader:
                 entry.filter_bytes += read.filter.num_bytes
                 self._cached_bytes += read.filter.num_bytes
 
+    def opened(self, location: Location) -> OpenedFile:
+        """One file opened once for its footer and then its filters (``async with``).
+
+        What :meth:`footer` and :meth:`footer_and_filters` do, from one source: a caller that
+        needs the footer before it knows which filters to ask for (pruning) opens the file,
+        and finds its store client, once instead of twice.
+        """
+        return OpenedFile(self, location)
+
     async def footer(self, location: Location) -> Footer:
         """The footer of one file (from the cache when it is fresh).
 
@@ -222,9 +232,8 @@ class BloomReader:
         SourceError, SourceNotFoundError
             It could not be read.
         """
-        async with self.open(location) as source:
-            entry = await self._entry(source)
-            return entry.footer
+        async with self.opened(location) as file:
+            return await file.footer()
 
     async def _entry(self, source: ByteSource) -> _Entry:
         key = source.path
@@ -249,6 +258,25 @@ class BloomReader:
         )
         return footer
 
+    async def _filters(
+        self,
+        source: ByteSource,
+        entry: _Entry,
+        columns: Collection[str] | None,
+        row_groups: Collection[int] | None,
+    ) -> dict[FilterKey, BloomFilterRead]:
+        footer = entry.footer
+        wanted = wanted_filters(footer, columns, row_groups)
+        missing = [w for w in wanted if w[0] not in entry.filters]
+        if missing:
+            found = await read_filters_from(source, footer, missing, self.config)
+            if self.max_files > 0 and entry is self._cache.get(source.path):
+                self._add_filters(entry, found)
+                self._store(source.path, entry)
+            else:
+                entry.filters.update(found)
+        return {w[0]: entry.filters[w[0]] for w in wanted}
+
     async def footer_and_filters(
         self,
         location: Location,
@@ -267,19 +295,9 @@ class BloomReader:
             The file cannot be read. Damaged *filters* are not errors: their
             entries are ``UNUSABLE`` with a reason.
         """
-        async with self.open(location) as source:
-            entry = await self._entry(source)
-            footer = entry.footer
-            wanted = wanted_filters(footer, columns, row_groups)
-            missing = [w for w in wanted if w[0] not in entry.filters]
-            if missing:
-                found = await read_filters_from(source, footer, missing, self.config)
-                if self.max_files > 0 and entry is self._cache.get(source.path):
-                    self._add_filters(entry, found)
-                    self._store(source.path, entry)
-                else:
-                    entry.filters.update(found)
-            return footer, {w[0]: entry.filters[w[0]] for w in wanted}
+        async with self.opened(location) as file:
+            footer = await file.footer()
+            return footer, await file.filters(columns, row_groups)
 
     async def bloom_filters(
         self,
@@ -295,6 +313,46 @@ class BloomReader:
         """Forget every cached footer and filter."""
         self._cache.clear()
         self._cached_bytes = 0
+
+
+class OpenedFile:
+    """A file opened through a :class:`BloomReader` (:meth:`BloomReader.opened`).
+
+    Its footer, then any of its filters, come through one source, with the reader's
+    cache as in :meth:`BloomReader.footer_and_filters`.
+    """
+
+    __slots__ = ("_entry", "_location", "_reader", "_source")
+
+    def __init__(self, reader: BloomReader, location: Location) -> None:
+        self._reader = reader
+        self._location = location
+        self._source: ByteSource | None = None
+        self._entry: _Entry | None = None
+
+    async def __aenter__(self) -> OpenedFile:
+        source = self._reader.open(self._location)
+        self._source = await source.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        assert self._source is not None
+        await self._source.__aexit__(*exc_info)
+
+    async def footer(self) -> Footer:
+        """The file's footer (see :meth:`BloomReader.footer`)."""
+        if self._entry is None:
+            assert self._source is not None, "use OpenedFile in 'async with'"
+            self._entry = await self._reader._entry(self._source)
+        return self._entry.footer
+
+    async def filters(
+        self, columns: Collection[str] | None = None, row_groups: Collection[int] | None = None
+    ) -> dict[FilterKey, BloomFilterRead]:
+        """Its filters of chosen columns and row groups (see :meth:`BloomReader.bloom_filters`)."""
+        await self.footer()
+        assert self._source is not None and self._entry is not None
+        return await self._reader._filters(self._source, self._entry, columns, row_groups)
 
 
 def _store_options(options: StoreOptions | Mapping[str, Any] | None) -> StoreOptions | None:

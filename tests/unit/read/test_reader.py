@@ -760,3 +760,28 @@ def test_the_tail_path_answers_what_the_planned_reads_do(
     planned = summary(filters_of(tmp_path, data, config=config))
     assert fast == planned
     assert (fast[(0, "id")][0] is FilterState.OK) is (case in ("intact", "no lengths"))
+
+
+@pytest.mark.anyio
+async def test_prune_opens_each_file_once_for_footer_and_filters(tmp_path: Path) -> None:
+    # The footer comes before the choice of filters, but both come through one source:
+    # a second open would find the store client (and, on a caller's reader with
+    # max_age=0, check the file's identity) again.
+    paths = [tmp_path / f"{i}.parquet" for i in range(3)]
+    ids = {i for p in paths for i in write_table(p, rows=400, row_group_size=100)["id"].to_pylist()}
+    absent = [i for i in range(min(ids), max(ids)) if i not in ids][:50]
+    opened: list[str] = []
+
+    class Counting(BloomReader):
+        def open(self, location: Any) -> Any:
+            opened.append(str(location))
+            return super().open(location)
+
+    reader = Counting(max_age=0)
+    verdicts = await prune(paths, col("id").isin(absent), reader=reader)
+    assert Rule.BLOOM_FILTER in {v.rule for v in verdicts}  # the filters were read
+    assert sorted(opened) == sorted(map(str, paths))
+    # The reader's cache is filled as before: footer and filters come with no I/O.
+    stats = reader.stats.requests
+    footer, filters = await reader.footer_and_filters(paths[0], ["id"])
+    assert reader.stats.requests == stats and len(filters) == len(footer.metadata.row_groups)
