@@ -86,6 +86,9 @@ async def for_each(
         taken += 1
         if keep:
             results.append(None)
+        if started < limit and group is not None:
+            # A stream's workers start as its items come: one file costs one task.
+            start_worker()
         return taken - 1, item
 
     def deliver(i: int, result: Any) -> None:
@@ -126,10 +129,23 @@ async def for_each(
             if progress is not None:
                 progress(done, len(items) if isinstance(items, Sequence) else taken)
 
-    workers = min(limit, len(items)) if isinstance(items, Sequence) else limit
+    # A sequence gets its workers at once; a stream one, then one more per item taken
+    # (up to ``limit``), so that a short stream does not start ``limit`` idle tasks.
+    workers = min(limit, len(items)) if isinstance(items, Sequence) else 1
+    started = 0
+    group: anyio.abc.TaskGroup | None = None
+
+    def start_worker() -> None:
+        nonlocal started
+        assert group is not None
+        started += 1
+        group.start_soon(worker, group.cancel_scope)
+
     try:
         async with anyio.create_task_group() as tg:
+            group = tg if not sized else None
             for _ in range(workers):
+                started += 1
                 tg.start_soon(worker, tg.cancel_scope)
     finally:
         if not sized:

@@ -138,3 +138,33 @@ async def test_for_each_over_a_stream_reports_the_items_taken_as_the_total() -> 
     assert got == [0, 2, 4, 6, 8]
     assert [d for d, _ in progress] == [1, 2, 3, 4, 5]
     assert all(d <= t <= 5 for d, t in progress) and progress[-1] == (5, 5)
+
+
+def test_a_stream_starts_its_workers_as_items_come() -> None:
+    # A stream of one item (then a wait) must not start `limit` tasks up front: a
+    # lookup prunes each file through a one-file stream.
+    import asyncio
+
+    from pybloom_async.pruning.runner import for_each
+
+    alive: list[int] = []
+
+    async def main() -> None:
+        release = anyio.Event()
+
+        async def items() -> AsyncIterator[int]:
+            yield 1
+            await release.wait()
+
+        async def work(item: int) -> int:
+            alive.append(len(asyncio.all_tasks()))
+            release.set()
+            return item
+
+        baseline = len(asyncio.all_tasks())
+        assert await for_each(items(), work, 64) == [1]
+        alive.append(baseline)
+
+    anyio.run(main)
+    working, baseline = alive
+    assert working - baseline <= 2, alive  # the worker with the item, one waiting for the next
