@@ -86,7 +86,7 @@ async def for_each(
         taken += 1
         if keep:
             results.append(None)
-        if started < limit and group is not None:
+        if not sized and started < limit:
             # A stream's workers start as its items come: one file costs one task.
             start_worker()
         return taken - 1, item
@@ -143,10 +143,9 @@ async def for_each(
 
     try:
         async with anyio.create_task_group() as tg:
-            group = tg if not sized else None
+            group = tg
             for _ in range(workers):
-                started += 1
-                tg.start_soon(worker, tg.cancel_scope)
+                start_worker()
     finally:
         if not sized:
             closing = getattr(items, "aclose", None)
