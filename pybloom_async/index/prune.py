@@ -18,6 +18,7 @@ from ..errors import (
     PyBloomError,
     SourceNotFoundError,
 )
+from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
 from ..io.identity import SourceIdentity, mtime_ns, store_etag
 from ..io.store import StoreOptions
@@ -25,7 +26,7 @@ from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import prune as _prune_row_groups
 from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
-from ..pruning.runner import AHEAD_PER_WORKER, FileStream, Run, for_each, open_run, stream_paths
+from ..pruning.runner import FileStream, Run, for_each, open_run, stream_paths
 from ..pruning.verdicts import Rule, Verdict
 from ..read.blocking import sync_twin
 from ..read.fetch import ReaderConfig
@@ -129,9 +130,14 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
         except PyBloomError as exc:
             got["file_error"] = exc
 
-    async with anyio.create_task_group() as tg:  # both at once: one round trip
-        tg.start_soon(fetch_index)
-        tg.start_soon(fetch_identity)
+    if parse_address(path).kind == "file":
+        # No round trip to save: one worker thread per file in flight, as without indexes.
+        await fetch_identity()
+        await fetch_index()
+    else:
+        async with anyio.create_task_group() as tg:  # both at once: one round trip
+            tg.start_soon(fetch_index)
+            tg.start_soon(fetch_identity)
     try:
         if "file_error" in got:
             exc: PyBloomError = got["file_error"]
@@ -202,7 +208,8 @@ async def prune_with_index(
         A predicate or its text form: ``=``, ``IN``, ``<=>`` (``<=> NULL`` keeps
         files with nulls and prunes files without), AND, OR.
     options, stats, concurrency, config, reader:
-        As for :func:`pybloom_async.pruning.api`.
+        As for :func:`pybloom_async.pruning.api`. ``concurrency`` counts a file from
+        its index read until its verdicts are out, across both passes.
     strict:
         Raise on a missing, damaged, stale or oversized index (and on what
         :func:`prune` raises for) instead of keeping the file.
@@ -282,10 +289,15 @@ class VerdictSink(Protocol):
 class _Passes:
     """The index pass and the row-group pass at once, over the files as they are listed.
 
-    The index pass decides files in order and queues its verdicts (at most
-    ``AHEAD_PER_WORKER`` per worker ahead of the row-group pass); the row-group pass
+    The index pass decides files in order and queues its verdicts; the row-group pass
     takes the kept files from the queue as it needs them. Verdicts come out in file
     order: a file the index pruned waits only for the kept files before it.
+
+    The two passes share the run's ``limit``: a file holds one of ``limit`` slots from
+    the start of its index read until its verdicts are handed over, so the files in
+    flight, and the worker threads their reads use, are as many as a run without
+    indexes (each pass with its own ``limit`` doubled the threads: 2.5 MiB of their
+    stacks over 20,000 files, measured in ``tests/robustness/test_cli_memory.py``).
     """
 
     def __init__(
@@ -298,7 +310,7 @@ class _Passes:
         self.ctx, self.job, self.sink, self.emit = ctx, run, index_verdicts, emit
         self.queue: deque[tuple[str | FileInfo, Verdict]] = deque()  # decided, not yet taken
         self.order: deque[Verdict] = deque()  # taken: kept files being read, pruned ones between
-        self.cap = AHEAD_PER_WORKER * run.limit
+        self.slots = anyio.Semaphore(run.limit)  # files between their index read and emit
         self.changed = anyio.Event()
         self.index_done = False
         self.pruned_any = False
@@ -307,10 +319,27 @@ class _Passes:
         self.changed.set()
         self.changed = anyio.Event()
 
+    async def admitted(self, files: FileStream) -> AsyncIterator[str | FileInfo]:
+        """The files, each once it has a slot: taken in file order, so a file never waits
+        for a slot that only a later file, waiting to be delivered after it, could free."""
+        try:
+            async for location in files:
+                await self.slots.acquire()
+                yield location
+        finally:
+            await files.aclose()
+
     async def decide(self, location: str | FileInfo) -> tuple[str | FileInfo, Verdict]:
-        while len(self.queue) >= self.cap:
-            await self.changed.wait()
-        return location, await _decide_file(self.ctx, location)
+        try:
+            return location, await _decide_file(self.ctx, location)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def hand_over(self, verdicts: list[Verdict]) -> None:
+        """One file's final verdicts out; its slot freed."""
+        self.emit(verdicts)
+        self.slots.release()
 
     def decided(self, item: tuple[str | FileInfo, Verdict]) -> None:
         if self.sink is not None:
@@ -326,24 +355,23 @@ class _Passes:
             if not self.queue:
                 return
             location, verdict = self.queue.popleft()
-            self.wake()
             if verdict.kept:
                 self.order.append(verdict)
                 yield location
             elif self.order:
                 self.order.append(verdict)  # after a kept file still being read
             else:
-                self.emit([verdict])
+                self.hand_over([verdict])
 
     def row_groups_of(self, verdicts: list[Verdict]) -> None:
         """A kept file's row-group verdicts (prune hands over one list per file, in order)."""
         while not self.order[0].kept:
-            self.emit([self.order.popleft()])
+            self.hand_over([self.order.popleft()])
         kept = self.order.popleft()
         # A kept file without row groups keeps its file verdict.
-        self.emit(verdicts or [kept])
+        self.hand_over(verdicts or [kept])
         while self.order and not self.order[0].kept:
-            self.emit([self.order.popleft()])
+            self.hand_over([self.order.popleft()])
 
     async def run(
         self,
@@ -364,7 +392,13 @@ class _Passes:
 
         async def index_pass() -> None:
             try:
-                await for_each(files, self.decide, self.job.limit, progress, self.decided)
+                await for_each(
+                    FileStream(self.admitted(files)),
+                    self.decide,
+                    self.job.limit,
+                    progress,
+                    self.decided,
+                )
             except Exception as exc:
                 failure.append(exc)
                 tg.cancel_scope.cancel()
@@ -394,7 +428,7 @@ class _Passes:
         if failure:
             raise failure[0]
         while self.order:  # pruned files after the last kept one
-            self.emit([self.order.popleft()])
+            self.hand_over([self.order.popleft()])
 
 
 prune_with_index_sync = sync_twin(prune_with_index)

@@ -980,6 +980,49 @@ def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert len(builds) == 10 and top == 1
 
 
+@pytest.mark.parametrize("concurrency", [1, 2, 5])
+def test_both_passes_share_the_concurrency(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, concurrency: int
+) -> None:
+    """A file counts from its index read until its verdicts are out, in either pass.
+
+    Files the index prunes, keeps, and finds stale (read again by the row-group pass)
+    are mixed; the verdicts equal the unbounded run's, in file order, and no more than
+    ``concurrency`` files are in flight at once (one slot never starves an earlier file).
+    """
+    paths = write_lake(tmp_path / "lake", files=12, rows=40)
+    build_index_sync(str(tmp_path / "lake"), ["id"])
+    for p in paths[1::3]:  # stale: the same bytes, a later modification time
+        st = p.stat()
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    where = "id IN (5, 170, 450)"  # in part-0, part-4 and part-11
+    expected = prune_with_index_sync(str(tmp_path / "lake"), where)
+    assert {Path(v.file).name for v in expected if v.row_group is None} >= {"part-2.parquet"}
+    real = index_prune_module.read_index_bytes
+    started = emitted = peak = 0
+
+    async def counted(*args: Any) -> bytes:
+        nonlocal started, peak
+        started += 1
+        peak = max(peak, started - emitted)
+        await anyio.sleep(0.01)  # let the others pile up
+        return await real(*args)
+
+    got: list[Verdict] = []
+
+    def on_file(verdicts: list[Verdict]) -> None:
+        nonlocal emitted
+        emitted += 1
+        got.extend(verdicts)
+
+    monkeypatch.setattr(index_prune_module, "read_index_bytes", counted)
+    out = prune_with_index_sync(
+        str(tmp_path / "lake"), where, concurrency=concurrency, on_file=on_file
+    )
+    assert out == [] and got == expected
+    assert emitted == 12 and peak == concurrency
+
+
 # --------------------------------------------------------------------------- object stores
 
 
