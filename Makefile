@@ -136,7 +136,7 @@ include bench/peers.mk
 # parquet-testing files; corpora, crash inputs and logs stay in gitignored
 # fuzz/ folders. fuzz-smoke is the bounded run for CI (exit 1 on any crash);
 # fuzz is the long one, niced. Figures: fuzz/RESULTS.md.
-FUZZ_SMOKE_SECONDS ?= 30
+FUZZ_SMOKE_SECONDS ?= 15
 FUZZ_SECONDS ?= 900
 
 fuzz-smoke: setup
