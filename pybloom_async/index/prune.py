@@ -26,7 +26,7 @@ from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import prune as _prune_row_groups
 from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
-from ..pruning.runner import FileStream, Run, for_each, open_run, stream_paths
+from ..pruning.runner import AHEAD_PER_WORKER, FileStream, Run, for_each, open_run, stream_paths
 from ..pruning.verdicts import Rule, Verdict
 from ..read.blocking import sync_twin
 from ..read.fetch import ReaderConfig
@@ -293,11 +293,17 @@ class _Passes:
     takes the kept files from the queue as it needs them. Verdicts come out in file
     order: a file the index pruned waits only for the kept files before it.
 
-    The two passes share the run's ``limit``: a file holds one of ``limit`` slots from
-    the start of its index read until its verdicts are handed over, so the files in
-    flight, and the worker threads their reads use, are as many as a run without
-    indexes (each pass with its own ``limit`` doubled the threads: 2.5 MiB of their
-    stacks over 20,000 files, measured in ``tests/robustness/test_cli_memory.py``).
+    Two bounds hold across both passes:
+
+    * ``limit`` slots: a file holds one from the start of its index read until the
+      index prunes it (when the row-group pass takes its verdict) or, kept, until its
+      row-group verdicts are out. The files being read, and the worker threads their
+      reads use, are as many as in a run without indexes (each pass with its own
+      ``limit`` doubled the threads: 2.5 MiB of their stacks over 20,000 files,
+      measured by ``tests/robustness/test_cli_memory.py``).
+    * ``AHEAD_PER_WORKER * limit`` verdicts held: decided but not taken, or waiting
+      behind a kept file still being read. A pruned file waiting its turn holds no
+      slot, so a slow kept file does not stop the index pass; it stops this far ahead.
     """
 
     def __init__(
@@ -310,7 +316,8 @@ class _Passes:
         self.ctx, self.job, self.sink, self.emit = ctx, run, index_verdicts, emit
         self.queue: deque[tuple[str | FileInfo, Verdict]] = deque()  # decided, not yet taken
         self.order: deque[Verdict] = deque()  # taken: kept files being read, pruned ones between
-        self.slots = anyio.Semaphore(run.limit)  # files between their index read and emit
+        self.slots = anyio.Semaphore(run.limit)
+        self.held = AHEAD_PER_WORKER * run.limit
         self.changed = anyio.Event()
         self.index_done = False
         self.pruned_any = False
@@ -320,10 +327,12 @@ class _Passes:
         self.changed = anyio.Event()
 
     async def admitted(self, files: FileStream) -> AsyncIterator[str | FileInfo]:
-        """The files, each once it has a slot: taken in file order, so a file never waits
-        for a slot that only a later file, waiting to be delivered after it, could free."""
+        """The files, each once it has a slot and room: taken in file order, so a file
+        never waits for a slot that only a later one, delivered after it, could free."""
         try:
             async for location in files:
+                while len(self.queue) + len(self.order) >= self.held:
+                    await self.changed.wait()
                 await self.slots.acquire()
                 yield location
         finally:
@@ -335,11 +344,6 @@ class _Passes:
         except BaseException:
             self.slots.release()
             raise
-
-    def hand_over(self, verdicts: list[Verdict]) -> None:
-        """One file's final verdicts out; its slot freed."""
-        self.emit(verdicts)
-        self.slots.release()
 
     def decided(self, item: tuple[str | FileInfo, Verdict]) -> None:
         if self.sink is not None:
@@ -358,20 +362,25 @@ class _Passes:
             if verdict.kept:
                 self.order.append(verdict)
                 yield location
-            elif self.order:
+                continue
+            self.slots.release()
+            if self.order:
                 self.order.append(verdict)  # after a kept file still being read
             else:
-                self.hand_over([verdict])
+                self.emit([verdict])
+                self.wake()
 
     def row_groups_of(self, verdicts: list[Verdict]) -> None:
         """A kept file's row-group verdicts (prune hands over one list per file, in order)."""
         while not self.order[0].kept:
-            self.hand_over([self.order.popleft()])
+            self.emit([self.order.popleft()])
         kept = self.order.popleft()
         # A kept file without row groups keeps its file verdict.
-        self.hand_over(verdicts or [kept])
+        self.emit(verdicts or [kept])
+        self.slots.release()
         while self.order and not self.order[0].kept:
-            self.hand_over([self.order.popleft()])
+            self.emit([self.order.popleft()])
+        self.wake()
 
     async def run(
         self,
@@ -428,7 +437,7 @@ class _Passes:
         if failure:
             raise failure[0]
         while self.order:  # pruned files after the last kept one
-            self.hand_over([self.order.popleft()])
+            self.emit([self.order.popleft()])
 
 
 prune_with_index_sync = sync_twin(prune_with_index)

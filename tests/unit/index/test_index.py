@@ -28,6 +28,7 @@ import os
 import random
 import shutil
 import struct
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -984,11 +985,12 @@ def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_both_passes_share_the_concurrency(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, concurrency: int
 ) -> None:
-    """A file counts from its index read until its verdicts are out, in either pass.
+    """Files being read in either pass are at most ``concurrency``: so are the threads.
 
     Files the index prunes, keeps, and finds stale (read again by the row-group pass)
-    are mixed; the verdicts equal the unbounded run's, in file order, and no more than
-    ``concurrency`` files are in flight at once (one slot never starves an earlier file).
+    are mixed; the verdicts equal the default run's, in file order, while the blocking
+    calls in flight (each a worker thread) never exceed ``concurrency``, plus one for
+    the listing.
     """
     paths = write_lake(tmp_path / "lake", files=12, rows=40)
     build_index_sync(str(tmp_path / "lake"), ["id"])
@@ -997,30 +999,32 @@ def test_both_passes_share_the_concurrency(
         os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
     where = "id IN (5, 170, 450)"  # in part-0, part-4 and part-11
     expected = prune_with_index_sync(str(tmp_path / "lake"), where)
-    assert {Path(v.file).name for v in expected if v.row_group is None} >= {"part-2.parquet"}
-    real = index_prune_module.read_index_bytes
-    started = emitted = peak = 0
+    read_again = {Path(v.file).name for v in expected if v.row_group is not None}
+    assert {p.name for p in paths[1::3]} <= read_again  # the stale files' own row groups
+    assert any(v.rule is Rule.SIDECAR_INDEX for v in expected)
+    real = anyio.to_thread.run_sync
+    now = peak = 0
 
-    async def counted(*args: Any) -> bytes:
-        nonlocal started, peak
-        started += 1
-        peak = max(peak, started - emitted)
-        await anyio.sleep(0.01)  # let the others pile up
-        return await real(*args)
+    async def counted(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        def slow() -> Any:
+            time.sleep(0.002)  # long enough for the others to pile up
+            return func(*args)
+
+        nonlocal now, peak
+        now += 1
+        peak = max(peak, now)
+        try:
+            return await real(slow, **kwargs)
+        finally:
+            now -= 1
 
     got: list[Verdict] = []
-
-    def on_file(verdicts: list[Verdict]) -> None:
-        nonlocal emitted
-        emitted += 1
-        got.extend(verdicts)
-
-    monkeypatch.setattr(index_prune_module, "read_index_bytes", counted)
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
     out = prune_with_index_sync(
-        str(tmp_path / "lake"), where, concurrency=concurrency, on_file=on_file
+        str(tmp_path / "lake"), where, concurrency=concurrency, on_file=got.extend
     )
     assert out == [] and got == expected
-    assert emitted == 12 and peak == concurrency
+    assert concurrency <= peak <= concurrency + 1
 
 
 # --------------------------------------------------------------------------- object stores
