@@ -1,6 +1,6 @@
 """Draw the README's charts from the benchmark results in ``bench/results/`` (JSON only).
 
-Three charts, each from the file one benchmark writes with ``--json-out``:
+Five charts, each from the file one benchmark writes with ``--json-out``:
 
 ``core_vs_peers.png``  from ``core_vs_peers.json`` (``bench/compare_core.py``)
     nanoseconds per probe against the filter size: the C core (AVX2 and portable scalar),
@@ -12,6 +12,9 @@ Three charts, each from the file one benchmark writes with ``--json-out``:
 ``lookup_engines.png``  from ``lookup-<files>.json`` (``bench/bench_lookup.py``)
     median wall time of each lookup query on S3 (latency proxy), ours against the engines,
     one panel per lake size.
+``lake_index.png``  from ``lake.json`` (``bench/bench_lake.py --sidecar``)
+    one key over a lake on S3: requests after the listing and wall time, with the in-file
+    filters, sidecar indexes and the lake index.
 
 Each chart names the machine, date and load average its figures were measured at. A
 missing results file is an error naming it and the command that writes it.
@@ -45,6 +48,9 @@ SOURCES = {
     "reader.json": "bench/bench_reader.py --sections scaling --json-out bench/results/reader.json",
     "demo.json": "python -m pybloom_async.apps.demo --json-out bench/results/demo.json",
     "lookup-200.json": "bench/bench_lookup.py --files 200 --json-out bench/results/lookup-200.json",
+    "lake.json": (
+        "bench/bench_lake.py --files 1000 --runs 5 --sidecar --json-out bench/results/lake.json"
+    ),
 }
 # One colour per implementation, the same in every chart.
 OURS = "#1f6fb4"
@@ -305,6 +311,41 @@ def chart_lookup(docs: list[dict[str, Any]], out: Path) -> Path:
     return out
 
 
+def chart_lake(doc: dict[str, Any], out: Path) -> Path:
+    """(e) one key over a lake on S3: requests after the listing and wall time, per method."""
+    files = doc["results"]["files"]
+    methods = [
+        ("in-file", "in-file filters", NAIVE),
+        ("sidecar", "sidecar indexes", OURS_LIGHT),
+        ("lake", "lake index", OURS),
+    ]
+    methods = [m for m in methods if m[0] in files]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.6))
+    for ax, key, label, fmt in (
+        (left, "requests_after_listing", "requests after the listing (log)", "{:,.0f}"),
+        (right, "wall_s", "median wall time, s", "{:.2f} s"),
+    ):
+        ys = [files[m][key] for m, _l, _c in methods]
+        ax.bar(range(len(methods)), ys, color=[c for _m, _l, c in methods])
+        for x, y in enumerate(ys):
+            ax.annotate(fmt.format(y), (x, y), textcoords="offset points", xytext=(0, 2),
+                        ha="center", fontsize=8)  # fmt: skip
+        ax.set_xticks(range(len(methods)), [lbl for _m, lbl, _c in methods])
+        ax.set_ylabel(label)
+        ax.grid(True, axis="y", alpha=0.3)
+    left.set_yscale("log")
+    left.set_ylim(bottom=1)
+    left.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    settings = doc["settings"]
+    kept = {files[m]["files_kept"] for m, _l, _c in methods}
+    fig.suptitle(
+        f"One key over {settings['files']:,} files on S3 (moto), {settings['delay_ms']:g} ms "
+        f"each way; files kept: {', '.join(str(k) for k in sorted(kept))} (the same by each)",
+        fontsize=10,
+    )
+    return finish(fig, doc, out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--results", type=Path, default=BENCH / "results")
@@ -314,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         ("core_vs_peers.json", chart_core, "core_vs_peers.png"),
         ("reader.json", chart_reader, "reader_scaling.png"),
         ("demo.json", chart_demo, "demo_rows_skipped.png"),
+        ("lake.json", chart_lake, "lake_index.png"),
     ]
     for source, draw, name in charts:
         print(f"wrote {draw(load(args.results, source), args.out / name)}")
