@@ -202,15 +202,27 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     summary = tally.summary(stats, index_tally)
     if array is not None:
         array.close()
-    elif args.json:
-        write_json(out, summary)
     else:
-        if not args.summary:
-            print_table(out, rows, ["file", "row_group", "num_rows", "kept", "rule", "reason"])
-        if index_tally is not None:
-            text = _index_summary_text(summary["sidecar_index"])
-            if args.lake_index:
-                text = text.replace("sidecar indexes:", "lake index:", 1)
-            out.write(text + "\n")
-        out.write(_prune_summary_text(summary) + "\n")
+        _write_summary(args, out, summary, rows, index_tally is not None)
     return finish_run(tally.failed, summary["files"], "could not be read")
+
+
+def _write_summary(
+    args: argparse.Namespace,
+    out: TextIO,
+    summary: dict[str, Any],
+    rows: list[dict[str, Any]],
+    indexed: bool,
+) -> None:
+    """The summary as JSON, or the table (unless ``--summary``) and the summary's lines."""
+    if args.json:
+        write_json(out, summary)
+        return
+    if not args.summary:
+        print_table(out, rows, ["file", "row_group", "num_rows", "kept", "rule", "reason"])
+    if indexed:
+        text = _index_summary_text(summary["sidecar_index"])
+        if args.lake_index:
+            text = text.replace("sidecar indexes:", "lake index:", 1)
+        out.write(text + "\n")
+    out.write(_prune_summary_text(summary) + "\n")
