@@ -132,21 +132,26 @@ class _Run:
     skipped: list[PyBloomError] | None
 
 
-async def _prepare(
-    base: Run,
-    sources: Sources,
+@dataclass(frozen=True)
+class _Arguments:
+    """lookup's arguments, checked once before any file or table is read."""
+
+    predicate: Predicate
+    columns: list[str] | None
+    on_error: str
+    skip: bool
+    max_fetch_bytes: int
+    page_index: bool
+
+
+def _check_arguments(
     where: Predicate | str,
     columns: Sequence[str] | None,
-    *,
     on_error: str,
-    skipped: list[PyBloomError] | None,
     max_fetch_bytes: int,
-    page_index: bool = True,
-) -> _Run:
-    """Check the arguments, list the files, read every footer once and prune."""
+    page_index: bool,
+) -> _Arguments:
     require_pyarrow("look up rows")
-    from .fetch import Job, check_predicate_columns, result_schema
-
     predicate = as_predicate(where)
     skip = _on_error(on_error)
     fetch_limit = positive_int("max_fetch_bytes", max_fetch_bytes)
@@ -157,6 +162,29 @@ async def _prepare(
             raise InvalidArgumentError("columns must be a list of column names", value=columns)
         if len(set(columns)) != len(columns):
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
+        columns = list(columns)
+    return _Arguments(predicate, columns, on_error, skip, fetch_limit, page_index)
+
+
+def _table_rows(base: Run, sources: Sources, args: _Arguments, options: Any) -> Any | None:
+    """A Delta or Iceberg table's matching rows, one table per file (rows/tables.py);
+    None when ``sources`` is not a table."""
+    if table_kind(sources) is None:
+        return None
+    from .tables import table_batches
+
+    return table_batches(
+        base, sources, args.predicate, args.columns, on_error=args.on_error, options=options
+    )
+
+
+async def _prepare(
+    base: Run, sources: Sources, args: _Arguments, skipped: list[PyBloomError] | None
+) -> _Run:
+    """List the files, read every footer once and prune."""
+    from .fetch import Job, check_predicate_columns, result_schema
+
+    predicate, skip, page_index = args.predicate, args.skip, args.page_index
     rdr, limit = base.reader, base.limit
     listing_errors: list[SourceError] = []
 
@@ -188,8 +216,8 @@ async def _prepare(
 
     plans = [p for p in await for_each(files, one, limit) if p is not None]
     check_predicate_columns(predicate, plans)
-    schema, names = result_schema(plans, columns)
-    job = Job(predicate, names, schema, fetch_limit, page_index)
+    schema, names = result_schema(plans, args.columns)
+    job = Job(predicate, names, schema, args.max_fetch_bytes, page_index)
     return _Run(rdr, job, plans, limit, skip, skipped)
 
 
@@ -287,29 +315,18 @@ async def lookup_batches(
     ``progress``, if given, is called as ``progress(done, total)`` after each
     file read (or pruned whole).
     """
+    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
     async with open_run(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as base:
-        if table_kind(sources) is not None:  # a Delta or Iceberg table (rows/tables.py)
-            from .tables import table_batches
-
-            async for table in table_batches(
-                base, sources, as_predicate(where), columns, on_error=on_error, options=options
-            ):
+        found = _table_rows(base, sources, args, options)
+        if found is not None:
+            async for table in found:
                 for batch in table.to_batches():
                     if batch.num_rows:
                         yield batch
             return
-        run = await _prepare(
-            base,
-            sources,
-            where,
-            columns,
-            on_error=on_error,
-            skipped=skipped,
-            max_fetch_bytes=max_fetch_bytes,
-            page_index=page_index,
-        )
+        run = await _prepare(base, sources, args, skipped)
         for done, plan in enumerate(run.plans, 1):
             if plan.kept:
                 from .fetch import file_tables
@@ -352,28 +369,16 @@ async def lookup(
     file. Rows come in file order, then row-group order; an empty result has
     the result's schema. Files are read ``concurrency`` at once.
     """
+    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
     async with open_run(
         reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
     ) as base:
-        if table_kind(sources) is not None:  # a Delta or Iceberg table (rows/tables.py)
+        found = _table_rows(base, sources, args, options)
+        if found is not None:
             import pyarrow as pa
 
-            from .tables import table_batches
-
-            found = table_batches(
-                base, sources, as_predicate(where), columns, on_error=on_error, options=options
-            )
             return pa.concat_tables([t async for t in found])
-        run = await _prepare(
-            base,
-            sources,
-            where,
-            columns,
-            on_error=on_error,
-            skipped=skipped,
-            max_fetch_bytes=max_fetch_bytes,
-            page_index=page_index,
-        )
+        run = await _prepare(base, sources, args, skipped)
         wanted = [plan for plan in run.plans if plan.kept]
         per_file = await for_each(wanted, lambda plan: _collect(run, plan), run.limit)
     tables = [t for tables in per_file if tables for t in tables]

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from support.delta_logs import commit_deletion_vector
 
@@ -184,6 +185,18 @@ def test_mistakes_are_errors(table: Any) -> None:
         pba.lookup_sync(table, "id = 'abc'")  # not an integer
     with pytest.raises(InvalidArgumentError, match="on_error"):
         pba.lookup_sync(table, "id = 3", on_error="skip")
+    # The arguments are checked as for files, whatever the source.
+    for bad, match in [
+        ({"columns": "id"}, "list of column names"),
+        ({"columns": ["id", "id"]}, "named twice"),
+        ({"page_index": "yes"}, "page_index"),
+        ({"max_fetch_bytes": 0}, "max_fetch_bytes"),
+        ({"on_error": "ignore"}, "on_error"),
+    ]:
+        with pytest.raises(InvalidArgumentError, match=match):
+            pba.lookup_sync(table, "id = 3", **bad)
+        with pytest.raises(InvalidArgumentError, match=match):
+            anyio.run(anext, pba.lookup_batches(table, "id = 3", **bad))
     with pytest.raises(InvalidArgumentError, match="partition column"):
         pba.prune_sync(table, "p = 'a' AND id = 3", strict=True)
     assert len(pba.prune_sync(table, "id = 3", strict=True)) == 1
