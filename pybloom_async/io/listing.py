@@ -94,7 +94,15 @@ def _walk_local(top: str, identities: bool) -> Iterator[FileInfo]:
                 files.append(entry.name)
     files.sort()
     dirs.sort()
-    for name in files:
+    # The names wait in one string while their files are read: ~20 bytes a name instead
+    # of a str object each (~70; 1.3 MiB for 20,000 files). A name holds no NUL.
+    count, names = len(files), "\0".join(files)
+    del files
+    start = 0
+    for _ in range(count):
+        end = names.find("\0", start)
+        end = len(names) if end < 0 else end
+        name, start = names[start:end], end + 1
         full = os.path.join(top, name)
         st = os.stat(full)
         if not identities:
@@ -102,7 +110,7 @@ def _walk_local(top: str, identities: bool) -> Iterator[FileInfo]:
             continue
         identity = local_identity(full, st)
         yield FileInfo(full, st.st_size, identity.etag, identity.mtime)
-    del files
+    del names
     for name in dirs:
         yield from _walk_local(os.path.join(top, name), identities)
 

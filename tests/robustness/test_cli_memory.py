@@ -26,11 +26,12 @@ pytestmark = pytest.mark.slow
 
 FEW = 200
 MANY = 20_000
-#: Peak RSS growth allowed from FEW to MANY files (measured: 3.2 to 3.5 MiB for each
-#: mode; before the files were read as they are listed, 8.1 / 8.1 / 12.3 MiB, and before
-#: the verdicts were streamed, 33 to 40 MiB). No list of files, set of paths or verdict
-#: per file is held: what still grows is the names of the one directory being listed
-#: (sorted, ~75 bytes each) and the allocator's pools. ``--use-index`` grew 4.6 to 5.3
+#: Peak RSS growth allowed from FEW to MANY files (measured: 2.0 to 3.3 MiB; before the
+#: names waiting to be read were one string, 3.2 to 3.5; before the files were read as
+#: they are listed, 8.1 / 8.1 / 12.3 MiB, and before the verdicts were streamed, 33 to 40
+#: MiB). No list of files, set of paths or verdict per file is held: what still grows is
+#: the names of the one directory being listed (sorted, ~20 bytes each, and a list of
+#: them while they are sorted) and the allocator's pools. ``--use-index`` grew 4.6 to 5.3
 #: MiB while its two passes each read ``concurrency`` files at once: twice the worker
 #: threads, whose stacks were most of it (index/prune.py, ``_Passes``).
 GROWTH_BUDGET = 5 * 1024 * 1024

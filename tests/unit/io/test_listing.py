@@ -42,6 +42,22 @@ async def test_a_local_directory_streams_in_walk_order(tmp_path: Path) -> None:
     assert [(f.size, f.etag) for f in infos] == [(1, None)] * 3
 
 
+async def test_local_names_come_back_whole(tmp_path: Path) -> None:
+    """Names of every shape come back as written, sorted: one character, prefixes of
+    one another, spaces, non-ASCII (wide) characters, and bytes that are not UTF-8."""
+    names = ["b.parquet", "a b.parquet", "ab.parquet", "a.parquet", "é.parquet",
+             "日本.parquet", "😀.parquet", "x" * 200 + ".parquet"]  # fmt: skip
+    for name in names:
+        touch(tmp_path / name)
+    raw = os.fsencode(tmp_path) + b"/\xff\xfe.parquet"  # undecodable: a surrogate escape
+    with open(raw, "wb") as f:
+        f.write(b"x")
+    names.append(os.fsdecode(b"\xff\xfe.parquet"))
+    got = await streamed(str(tmp_path))
+    assert got == [str(tmp_path / n) for n in sorted(names)]
+    assert [os.path.getsize(p) for p in got] == [1] * len(names)
+
+
 async def test_the_first_local_file_comes_before_the_directory_is_read_to_the_end(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
