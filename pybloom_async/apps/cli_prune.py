@@ -184,12 +184,9 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                 # every listed file against its directory), so the root is listed there.
                 if len(args.paths) != 1:
                     raise InvalidArgumentError("--lake-index takes one PATH: the lake's root")
-                lake_verdicts: list[Verdict] = []
                 await prune_with_lake_index(
-                    args.paths[0], where, index_verdicts=lake_verdicts, **common
+                    args.paths[0], where, index_verdicts=index_tally, **common
                 )
-                for v in lake_verdicts:
-                    index_tally.append(v)  # type: ignore[union-attr]
             else:
                 # The files are read as they are listed, and prune's own reader drops each
                 # file's footer and filters once it is decided; the verdicts are counted (and

@@ -6,7 +6,7 @@ import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -27,7 +27,7 @@ from ..pruning.api import prune as _prune_row_groups
 from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
 from ..pruning.runner import AHEAD_PER_WORKER, FileStream, Run, for_each, open_run, stream_paths
-from ..pruning.verdicts import Rule, Verdict
+from ..pruning.verdicts import Rule, Verdict, VerdictSink
 from ..read.blocking import sync_twin
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
@@ -278,12 +278,6 @@ async def prune_with_index(
             return out
         await _Passes(ctx, run, index_verdicts, emit).run(files, options, progress, require_columns)
     return out
-
-
-class VerdictSink(Protocol):
-    """Where the index pass's file verdicts go (a list will do)."""
-
-    def append(self, verdict: Verdict, /) -> None: ...
 
 
 class _Passes:

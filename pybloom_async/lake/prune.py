@@ -35,7 +35,7 @@ from ..pruning.api import prune as prune_row_groups
 from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, build_leaf
 from ..pruning.runner import expand_paths, open_run
-from ..pruning.verdicts import Rule, Verdict
+from ..pruning.verdicts import Rule, Verdict, VerdictSink
 from ..read.blocking import sync_twin
 from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
@@ -355,7 +355,7 @@ async def prune_with_lake_index(
     require_columns: bool = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
     files: Sequence[str | FileInfo] | None = None,
-    index_verdicts: list[Verdict] | None = None,
+    index_verdicts: VerdictSink | None = None,
 ) -> list[Verdict]:
     """Decide which files (then row groups) may hold matching rows, from the lake index.
 
@@ -378,7 +378,8 @@ async def prune_with_lake_index(
     files:
         The data files (e.g. a table's live files) instead of the listing.
     index_verdicts:
-        If given, the file verdicts of the index pass are appended to it (for reports).
+        If given, the file verdicts of the index pass are appended to it (for reports):
+        a list, or any object with ``append``.
 
     Raises
     ------
@@ -422,7 +423,8 @@ async def prune_with_lake_index(
                 raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)
         decided = await _file_verdicts(root, found, states, damaged, predicate, rdr, strict)
         if index_verdicts is not None:
-            index_verdicts.extend(decided)
+            for verdict in decided:
+                index_verdicts.append(verdict)
         if progress is not None:
             progress(len(decided), len(decided))
         if not row_groups:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..predicate_tokens import TextLiteral
 
-__all__ = ["ProbeResult", "Rule", "Verdict"]
+__all__ = ["ProbeResult", "Rule", "Verdict", "VerdictSink"]
 
 
 class Rule(str, enum.Enum):
@@ -98,3 +98,10 @@ def show(value: Any) -> str:
     if isinstance(value, (bytes, bytearray)):
         return "0x" + bytes(value).hex()
     return str(value)
+
+
+class VerdictSink(Protocol):
+    """Where an index pass's file verdicts go, as they are decided (a list will do; an
+    object that counts them holds nothing per file)."""
+
+    def append(self, verdict: Verdict, /) -> None: ...
