@@ -74,6 +74,7 @@ test-fast: setup
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check pybloom_async tests bench fuzz csrc/build_native.py
+	$(VENV)/bin/ruff format --check pybloom_async tests bench fuzz csrc/build_native.py
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

@@ -37,8 +37,9 @@ from pybloom_async.paimon.filter import BloomFilter64
 BITS_PER_VALUE = (8, 16)
 
 
-def median_ns(fn: Callable[[], object], n: int, reps: int,
-              setup: Callable[[], object] | None = None) -> float:
+def median_ns(
+    fn: Callable[[], object], n: int, reps: int, setup: Callable[[], object] | None = None
+) -> float:
     """Median ns per value of ``fn`` over ``reps`` runs; ``setup`` runs untimed before each."""
     samples = []
     for _ in range(reps):
@@ -58,8 +59,6 @@ def short_strings(rng: np.random.Generator, n: int, first: bytes) -> pa.Array:
     letters = rng.integers(ord("a"), ord("z") + 1, size=int(offsets[-1]), dtype=np.uint8)
     letters[offsets[:-1]] = first[0]
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(letters))
-
-
 
 
 class Paimon:
@@ -153,12 +152,17 @@ def main() -> None:
     ]
 
     backend = ffi.string(lib.pba_simd_backend()).decode()
-    print(f"# {cpu_model()}; {platform.python_implementation()} {platform.python_version()}; "
-          f"SBBF backend {backend}")
-    print(f"# n = {n:,} values inserted, {n:,} absent probes, "
-          f"median of {reps} runs, seed {args.seed}")
-    header = (f"{'filter':<14} {'geometry':<18} {'input':<15} {'insert':>8} "
-              f"{'test absent':>11} {'test present':>12} {'FPR':>8} {'model':>8}")
+    print(
+        f"# {cpu_model()}; {platform.python_implementation()} {platform.python_version()}; "
+        f"SBBF backend {backend}"
+    )
+    print(
+        f"# n = {n:,} values inserted, {n:,} absent probes, median of {reps} runs, seed {args.seed}"
+    )
+    header = (
+        f"{'filter':<14} {'geometry':<18} {'input':<15} {'insert':>8} "
+        f"{'test absent':>11} {'test present':>12} {'FPR':>8} {'model':>8}"
+    )
     print(header)
     print(f"{'':<14} {'':<18} {'':<15} {'ns/val':>8} {'ns/val':>11} {'ns/val':>12}")
     print("-" * len(header))
@@ -170,8 +174,9 @@ def main() -> None:
         print()
 
 
-def measure(filt: Paimon | Sbbf, kind: str, label: str, present: Any, absent: Any,
-            n: int, reps: int) -> None:
+def measure(
+    filt: Paimon | Sbbf, kind: str, label: str, present: Any, absent: Any, n: int, reps: int
+) -> None:
     """Time insert and both tests of one filter on one input and print its row."""
     ins = median_ns(partial(filt.insert, present, kind), n, reps, filt.reset)
     t_absent = median_ns(partial(filt.test, absent, kind), n, reps)
@@ -179,9 +184,13 @@ def measure(filt: Paimon | Sbbf, kind: str, label: str, present: Any, absent: An
     if not bool(np.asarray(filt.test(present, kind)).all()):
         raise AssertionError(f"{filt.name}: false negative on {label}")
     fpr = float(np.asarray(filt.test(absent, kind)).mean())
-    print(f"{filt.name:<14} {filt.geometry():<18} {label:<15} {ins:>8.2f} "
-          f"{t_absent:>11.2f} {t_present:>12.2f} {fpr:>8.4%} "
-          f"{filt.expected_fpr():>8.4%}", flush=True)
+    print(
+        f"{filt.name:<14} {filt.geometry():<18} {label:<15} {ins:>8.2f} "
+        f"{t_absent:>11.2f} {t_present:>12.2f} {fpr:>8.4%} "
+        f"{filt.expected_fpr():>8.4%}",
+        flush=True,
+    )
+
 
 if __name__ == "__main__":
     main()

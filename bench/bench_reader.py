@@ -304,7 +304,6 @@ def process_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-
 def moto_options(endpoint: str) -> dict[str, Any]:
     """The store options of a run against the local moto server (or a proxy before it)."""
     return {
@@ -314,6 +313,7 @@ def moto_options(endpoint: str) -> dict[str, Any]:
         "secret_access_key": SECRET_KEY,
         "allow_http": True,
     }
+
 
 @contextlib.contextmanager
 def moto_server() -> Iterator[tuple[str, int]]:
@@ -590,8 +590,9 @@ def section_s3(args: argparse.Namespace, files: Sequence[Path], keys: Keys) -> N
     }
     variant_labels: list[str] = []
     if ours is None:
-        print("# ours: pybloom_async.pruning.api is not available yet; "
-              "running the naive reader only")
+        print(
+            "# ours: pybloom_async.pruning.api is not available yet; running the naive reader only"
+        )
     else:
         prune = ours[0]
         config = reader_config(prune, **args.ours_config) if args.ours_config else None
@@ -915,9 +916,7 @@ def write_small_lake(root: Path, n: int) -> list[Path]:
         if not path.exists():
             ids = np.random.default_rng(i).integers(-(2**62), 2**62, 100, dtype=np.int64)
             table = pa.table({"id": ids, "seq": pa.array([i] * 100, pa.int64())})
-            pq.write_table(
-                table, path, row_group_size=50, bloom_filter_options={"id": {"ndv": 50}}
-            )
+            pq.write_table(table, path, row_group_size=50, bloom_filter_options={"id": {"ndv": 50}})
         return path
 
     with ThreadPoolExecutor(4) as pool:
@@ -1046,9 +1045,7 @@ def footer_bytes(data: bytes) -> bytes:
 
 
 def _thrift_passes(footers: Sequence[bytes]) -> dict[str, Callable[[int], object]]:
-    """The C decoder's passes of ``decode_file_metadata`` alone, to show where time goes.
-
-    """
+    """The C decoder's passes of ``decode_file_metadata`` alone, to show where time goes."""
     try:
         from pybloom_async.parquet import passes, thrift, thrift_specs
 

@@ -59,8 +59,6 @@ COPIES = 5
 CHILD_TIMEOUT = 1800.0
 
 
-
-
 def java_version() -> str:
     try:
         out = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
@@ -68,8 +66,6 @@ def java_version() -> str:
         return "unknown"
     first = (out.stderr or out.stdout).splitlines()
     return first[0].strip() if first else "unknown"
-
-
 
 
 def emit(section: str, **fields: object) -> None:

@@ -30,8 +30,6 @@ exit codes:
      of all the others were printed"""
 
 
-
-
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr (exit 2)."""
 
@@ -142,9 +140,7 @@ def make_reader(args: argparse.Namespace, stats: SourceStats) -> BloomReader:
     )
 
 
-def add_command(
-    sub: Any, name: str, help_text: str, examples: str
-) -> argparse.ArgumentParser:
+def add_command(sub: Any, name: str, help_text: str, examples: str) -> argparse.ArgumentParser:
     parser: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help_text,
@@ -380,7 +376,7 @@ def _add_lookup(sub: Any) -> None:
         sub,
         "lookup",
         "the rows that satisfy a predicate, read through the Bloom filters",
-        "  pybloom-async lookup s3://lake/events/ --where \"user_id IN (42, 43)\" --columns "
+        '  pybloom-async lookup s3://lake/events/ --where "user_id IN (42, 43)" --columns '
         "user_id,ts\n"
         "  pybloom-async lookup lake/ --where @ids.sql --format parquet --out rows.parquet",
     )
@@ -415,7 +411,7 @@ def build_parser() -> argparse.ArgumentParser:
         "existing files.",
         epilog=(
             "example:\n"
-            "  pybloom-async prune s3://lake/events/ --where \"user_id = 42\" --summary\n"
+            '  pybloom-async prune s3://lake/events/ --where "user_id = 42" --summary\n'
             "  pybloom-async COMMAND --help    (an example for each command)\n\n" + EXIT_CODES
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,

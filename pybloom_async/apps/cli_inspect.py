@@ -180,8 +180,8 @@ async def cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
         write_json(out, rows)
     else:
         paimon = bool(rows) and all("index_type" in r or r["row_group"] is None for r in rows)
-        columns = _PAIMON_COLUMNS if paimon and any("index_type" in r for r in rows) else (
-            _INSPECT_COLUMNS
+        columns = (
+            _PAIMON_COLUMNS if paimon and any("index_type" in r for r in rows) else _INSPECT_COLUMNS
         )
         print_table(out, rows, ["file", *columns] if inputs > 1 else columns)
         out.write(_inspect_total(rows, inputs, stats) + "\n")

@@ -70,7 +70,6 @@ def _file_rows(
     ]  # fmt: skip
 
 
-
 async def _probe_parquet(
     args: argparse.Namespace,
     column: str,

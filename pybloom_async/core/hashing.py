@@ -104,7 +104,6 @@ def hash_values(
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-
 @dataclass
 class Column:
     """A ``pba_column`` for the C core plus the Python objects that own its memory."""

@@ -149,9 +149,11 @@ def _encode_modified_utf8(text: str) -> bytes:
     out = bytearray()
     for ch in text:
         cp = ord(ch)
-        units = [cp] if cp <= 0xFFFF else [
-            0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + ((cp - 0x10000) & 0x3FF)
-        ]
+        units = (
+            [cp]
+            if cp <= 0xFFFF
+            else [0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + ((cp - 0x10000) & 0x3FF)]
+        )
         for u in units:
             if 0 < u < 0x80:
                 out.append(u)
@@ -185,10 +187,7 @@ def _decode_modified_utf8(raw: bytes) -> str:
         elif b >> 5 == 0b110 and i + 1 < n and raw[i + 1] >> 6 == 0b10:
             units.append(((b & 0x1F) << 6) | (raw[i + 1] & 0x3F))
             i += 2
-        elif (
-            b >> 4 == 0b1110 and i + 2 < n
-            and raw[i + 1] >> 6 == 0b10 and raw[i + 2] >> 6 == 0b10
-        ):
+        elif b >> 4 == 0b1110 and i + 2 < n and raw[i + 1] >> 6 == 0b10 and raw[i + 2] >> 6 == 0b10:
             units.append(((b & 0x0F) << 12) | ((raw[i + 1] & 0x3F) << 6) | (raw[i + 2] & 0x3F))
             i += 3
         else:
@@ -273,8 +272,7 @@ def parse_paimon_file_index(data: bytes | bytearray | memoryview) -> PaimonFileI
     head_length = cur.i32("head length")
     if not 0 < head_length <= len(buf):
         raise PaimonIndexError(
-            f"Paimon file index head length {head_length} outside the container "
-            f"({len(buf)} bytes)"
+            f"Paimon file index head length {head_length} outside the container ({len(buf)} bytes)"
         )
     column_count = cur.i32("column count")
     # A column needs at least a 2-byte name length and a 4-byte index count.
@@ -369,6 +367,7 @@ def write_paimon_file_index(indexes: Mapping[str, Mapping[str, bytes | None]]) -
         A name longer than 65535 bytes in modified UTF-8, or a container
         larger than Java's int offsets allow.
     """
+
     def utf(text: str, what: str) -> bytes:
         if not isinstance(text, str):
             raise PaimonIndexError(f"{what} must be str, not {type(text).__name__}")
@@ -392,8 +391,9 @@ def write_paimon_file_index(indexes: Mapping[str, Mapping[str, bytes | None]]) -
     total = head_length + sum(len(b) for _, es in encoded for _, b in es if b)
     if total > INT32_MAX:
         raise PaimonIndexError(f"Paimon file index of {total} bytes exceeds Java int offsets")
-    head = bytearray(struct.pack(">qiii", FILE_INDEX_MAGIC, FILE_INDEX_VERSION, head_length,
-                                 len(encoded)))
+    head = bytearray(
+        struct.pack(">qiii", FILE_INDEX_MAGIC, FILE_INDEX_VERSION, head_length, len(encoded))
+    )
     body = bytearray()
     for name, entries in encoded:
         head += name + struct.pack(">i", len(entries))

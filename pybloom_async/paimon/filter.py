@@ -210,10 +210,17 @@ class BloomFilter64:
         arr = _hash_array(hashes)
         out = np.empty(arr.size, dtype=np.uint8)
         if arr.size:
-            check(lib.pba_paimon_test_hashes(
-                self._bits, self._num_bytes, self._k,
-                ffi.from_buffer("uint64_t[]", arr), arr.size, ffi.from_buffer(out),
-            ), "test_hashes")
+            check(
+                lib.pba_paimon_test_hashes(
+                    self._bits,
+                    self._num_bytes,
+                    self._k,
+                    ffi.from_buffer("uint64_t[]", arr),
+                    arr.size,
+                    ffi.from_buffer(out),
+                ),
+                "test_hashes",
+            )
         return out.view(np.bool_)
 
     def add(self, values: Any, data_type: str, precision: int | None = None) -> int:
@@ -252,9 +259,17 @@ class BloomFilter64:
         for batch in value_batches(values, ptype):
             out = np.empty(batch.n, dtype=np.uint8)
             ptr = ffi.from_buffer(out) if batch.n else ffi.NULL
-            check(lib.pba_paimon_test_values(
-                self._bits, self._num_bytes, self._k, batch.c, ptr, batch.n,
-            ), "might_contain")
+            check(
+                lib.pba_paimon_test_values(
+                    self._bits,
+                    self._num_bytes,
+                    self._k,
+                    batch.c,
+                    ptr,
+                    batch.n,
+                ),
+                "might_contain",
+            )
             parts.append(out.view(np.bool_))
         if not parts:
             return np.empty(0, dtype=np.bool_)
@@ -263,9 +278,12 @@ class BloomFilter64:
     def to_bytes(self) -> bytes:
         """Serialize as Paimon does: k (int32 big-endian) then the bit array."""
         out = bytearray(4 + self._num_bytes)
-        check(lib.pba_paimon_serialize(
-            self._bits, self._num_bytes, self._k, ffi.from_buffer(out), len(out)
-        ), "to_bytes")
+        check(
+            lib.pba_paimon_serialize(
+                self._bits, self._num_bytes, self._k, ffi.from_buffer(out), len(out)
+            ),
+            "to_bytes",
+        )
         return bytes(out)
 
     def __eq__(self, other: object) -> bool:

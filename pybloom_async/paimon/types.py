@@ -23,10 +23,6 @@ U64_MASK = 2**64 - 1
 _DEFAULT_TIMESTAMP_PRECISION = 6
 
 
-# ---- errors from the C core ---------------------------------------------------
-
-
-
 # ---- Paimon data types ----------------------------------------------------------
 
 
@@ -78,7 +74,15 @@ _FAMILIES = {
 # Types Paimon's bloom-filter index refuses when the index is created; the
 # messages are those of the UnsupportedOperationException it throws.
 _UNSUPPORTED = {
-    "BOOLEAN", "DECIMAL", "ARRAY", "MAP", "MULTISET", "ROW", "VARIANT", "BLOB", "VECTOR",
+    "BOOLEAN",
+    "DECIMAL",
+    "ARRAY",
+    "MAP",
+    "MULTISET",
+    "ROW",
+    "VARIANT",
+    "BLOB",
+    "VECTOR",
 }
 _TYPE_RE = re.compile(
     r"^(?P<root>[A-Z_]+(?: PRECISION)?)(?:\s*\((?P<args>[^()]*)\))?"
@@ -87,8 +91,8 @@ _TYPE_RE = re.compile(
 
 
 def _unsupported(data_type: str, root: str) -> UnsupportedTypeError:
-    detail = "Does not support decimal" if root == "DECIMAL" else (
-        f"Does not support type {root.lower()}"
+    detail = (
+        "Does not support decimal" if root == "DECIMAL" else f"Does not support type {root.lower()}"
     )
     return UnsupportedTypeError(
         f"Paimon's bloom-filter index does not support {data_type!r} ({detail})"

@@ -147,9 +147,7 @@ def _range_check(
     vmin, vmax = int(vals.min()), int(vals.max())
     if vmin < lo or vmax > hi:
         bad = vmin if vmin < lo else vmax
-        raise ValueEncodingError(
-            f"{bad} is outside the {ptype.name} range [{lo}, {hi}]", value=bad
-        )
+        raise ValueEncodingError(f"{bad} is outside the {ptype.name} range [{lo}, {hi}]", value=bad)
 
 
 def _int_batch(
@@ -169,7 +167,10 @@ def _int_batch(
         )
     bitmap = _bitmap(mask)
     return _make_batch(
-        _KIND_BY_WIDTH[data.dtype.itemsize], len(data), data, validity=bitmap,
+        _KIND_BY_WIDTH[data.dtype.itemsize],
+        len(data),
+        data,
+        validity=bitmap,
         keepalive=(data,),
     )
 
@@ -189,9 +190,7 @@ def _numpy_batch(
         # not part of a value) is the one tolist() gives.
         return _python_batch(arr.tolist(), ptype)
     if kind == "b":
-        raise UnsupportedTypeError(
-            f"{ptype.describe()} values cannot come from a boolean array"
-        )
+        raise UnsupportedTypeError(f"{ptype.describe()} values cannot come from a boolean array")
     fam = ptype.family
     if kind in "Mm":
         nat = np.isnat(arr)
@@ -232,9 +231,13 @@ def _numpy_batch(
             unit = "s"
         data = native_order(arr).view(np.int64)
         return _make_batch(
-            lib.PBA_PAIMON_KIND_TIMESTAMP, len(data), data,
-            ts_unit=_TS_UNITS[unit], ts_precision=ptype.precision,
-            validity=_bitmap(mask), keepalive=(data,),
+            lib.PBA_PAIMON_KIND_TIMESTAMP,
+            len(data),
+            data,
+            ts_unit=_TS_UNITS[unit],
+            ts_precision=ptype.precision,
+            validity=_bitmap(mask),
+            keepalive=(data,),
         )
     raise UnsupportedTypeError(f"{ptype.describe()} values cannot come from a {arr.dtype} array")
 
@@ -276,7 +279,8 @@ def _python_scalar(value: Any, ptype: PaimonType) -> int | float:
             return _epoch_micros(value)
         raise UnsupportedTypeError(
             f"{ptype.describe()} values must be datetime or numpy datetime64, "
-            f"not {type(value).__name__}", value=value
+            f"not {type(value).__name__}",
+            value=value,
         )
     raise UnsupportedTypeError(
         f"{ptype.describe()} values cannot be {type(value).__name__}", value=value
@@ -315,8 +319,13 @@ def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
         np.cumsum(lengths, out=offsets[1:])
         data = b"".join(chunks)
         return _make_batch(
-            lib.PBA_PAIMON_KIND_BYTES, n, data, offsets=offsets, offsets64=True,
-            validity=_bitmap(mask), keepalive=(data, offsets),
+            lib.PBA_PAIMON_KIND_BYTES,
+            n,
+            data,
+            offsets=offsets,
+            offsets64=True,
+            validity=_bitmap(mask),
+            keepalive=(data, offsets),
         )
     if fam in ("float", "double"):
         floats = np.zeros(n, dtype=np.float64)
@@ -332,8 +341,10 @@ def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
             iv: int | float = _numpy_datetime_scalar(v, ptype)
         else:
             iv = _python_scalar(v, ptype)
-        lo, hi = (INT64_MIN, INT64_MAX) if fam == "timestamp" else (
-            -(2 ** (ptype.bits - 1)), 2 ** (ptype.bits - 1) - 1
+        lo, hi = (
+            (INT64_MIN, INT64_MAX)
+            if fam == "timestamp"
+            else (-(2 ** (ptype.bits - 1)), 2 ** (ptype.bits - 1) - 1)
         )
         if not lo <= int(iv) <= hi:
             raise ValueEncodingError(
@@ -342,11 +353,17 @@ def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
         ints[i] = int(iv)
     if fam == "timestamp":
         return _make_batch(
-            lib.PBA_PAIMON_KIND_TIMESTAMP, n, ints, ts_unit=6, ts_precision=ptype.precision,
-            validity=_bitmap(mask), keepalive=(ints,),
+            lib.PBA_PAIMON_KIND_TIMESTAMP,
+            n,
+            ints,
+            ts_unit=6,
+            ts_precision=ptype.precision,
+            validity=_bitmap(mask),
+            keepalive=(ints,),
         )
-    return _make_batch(lib.PBA_PAIMON_KIND_INT64, n, ints, validity=_bitmap(mask),
-                       keepalive=(ints,))
+    return _make_batch(
+        lib.PBA_PAIMON_KIND_INT64, n, ints, validity=_bitmap(mask), keepalive=(ints,)
+    )
 
 
 def _numpy_datetime_scalar(value: np.datetime64, ptype: PaimonType) -> int:
@@ -418,7 +435,11 @@ def _arrow_batches(values: Any, ptype: PaimonType) -> Iterator[_Batch]:
         data = whole[arr.offset * width : (arr.offset + len(arr)) * width]
         has_nulls = arr.null_count > 0 and bufs[0] is not None
         yield _make_batch(
-            kind, len(arr), data, ts_unit=ts_unit, ts_precision=max(ptype.precision, 0),
+            kind,
+            len(arr),
+            data,
+            ts_unit=ts_unit,
+            ts_precision=max(ptype.precision, 0),
             validity=bufs[0] if has_nulls else None,
             validity_offset=arr.offset if has_nulls else 0,
             keepalive=(arr, bufs[1]),
@@ -469,12 +490,19 @@ def _arrow_binary(arr: Any, ptype: PaimonType) -> _Batch:
         w = t.byte_width
         data = memoryview(bufs[1])[arr.offset * w : (arr.offset + len(arr)) * w]
         return _make_batch(
-            lib.PBA_PAIMON_KIND_FIXED, len(arr), data, width=w, validity=validity,
-            validity_offset=voff, keepalive=(arr, bufs[1]),
+            lib.PBA_PAIMON_KIND_FIXED,
+            len(arr),
+            data,
+            width=w,
+            validity=validity,
+            validity_offset=voff,
+            keepalive=(arr, bufs[1]),
         )
     if not (
-        pa.types.is_string(t) or pa.types.is_binary(t)
-        or pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+        pa.types.is_string(t)
+        or pa.types.is_binary(t)
+        or pa.types.is_large_string(t)
+        or pa.types.is_large_binary(t)
     ):
         raise UnsupportedTypeError(f"{ptype.name} values cannot come from an Arrow {t} array")
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
@@ -482,8 +510,14 @@ def _arrow_binary(arr: Any, ptype: PaimonType) -> _Batch:
     offsets = memoryview(bufs[1])[arr.offset * ow : (arr.offset + len(arr) + 1) * ow]
     values = bufs[2] if bufs[2] is not None else b""
     return _make_batch(
-        lib.PBA_PAIMON_KIND_BYTES, len(arr), values, offsets=offsets, offsets64=large,
-        validity=validity, validity_offset=voff, keepalive=(arr, bufs[1], bufs[2]),
+        lib.PBA_PAIMON_KIND_BYTES,
+        len(arr),
+        values,
+        offsets=offsets,
+        offsets64=large,
+        validity=validity,
+        validity_offset=voff,
+        keepalive=(arr, bufs[1], bufs[2]),
     )
 
 

@@ -120,9 +120,7 @@ def decode_flat_footer(
         The file or a column is encrypted.
     """
     head = wire.FileMetaData()
-    decode_struct(
-        bytes(buf), head, _ARGS, what="footer (FileMetaData)", path=path, decoder=decoder
-    )
+    decode_struct(bytes(buf), head, _ARGS, what="footer (FileMetaData)", path=path, decoder=decoder)
     if head.encryption_algorithm is not None:
         raise EncryptedFileError(
             "encrypted files are not supported (plaintext footer with encrypted columns)",

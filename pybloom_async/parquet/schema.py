@@ -226,6 +226,8 @@ class Schema:
             return by_path.get(path, [])
         parts = tuple(path)
         return [c for c in self._columns if c.path_parts == parts]
+
+
 REPETITION_BY_NUMBER: dict[int, Repetition] = {m.value: m for m in Repetition}
 PHYSICAL_BY_NUMBER: dict[int, PhysicalType] = {m.value: m for m in PhysicalType}
 

@@ -179,7 +179,10 @@ async def _prune_file(
 # Long because: the docstring documents every parameter and error (48 lines); the code is 41.
 async def prune(
     paths: (
-        str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream
+        str
+        | os.PathLike[str]
+        | Sequence[str | os.PathLike[str] | FileInfo]
+        | FileStream
         | TableSource
     ),
     where: Predicate | str,

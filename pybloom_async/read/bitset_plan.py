@@ -166,9 +166,7 @@ def _check_header(
     return ByteRange(entry.offset + header_len, end)
 
 
-def _inside_read(
-    entry: PlannedFilter[Any], bitset: ByteRange, held: set[ByteRange]
-) -> Span | None:
+def _inside_read(entry: PlannedFilter[Any], bitset: ByteRange, held: set[ByteRange]) -> Span | None:
     """The bitset's location when the one buffer its header came from holds it all, else None.
 
     The usual case (a known length, or a guess long enough): no other buffer needs to be
@@ -273,9 +271,7 @@ def plan_bitset_reads(
             missing.extend(coverage.missing(checked))
         outcomes.append((header_len, num_bytes, checked, located))
 
-    fetches = tuple(
-        merge_checked(missing, plan.config.max_hole_bytes, plan.config.max_range_bytes)
-    )
+    fetches = tuple(merge_checked(missing, plan.config.max_hole_bytes, plan.config.max_range_bytes))
     if coverage is not None:
         coverage.add_round(fetches)
 

@@ -294,9 +294,7 @@ def test_missing_extra_is_one_clear_line(table: Any, tmp_path: Path) -> None:
     # deltalake made unimportable in the child: the command names the extra to install.
     blocker = tmp_path / "block"
     blocker.mkdir()
-    (blocker / "sitecustomize.py").write_text(
-        "import sys\nsys.modules['deltalake'] = None\n"
-    )
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['deltalake'] = None\n")
     env = {"PYTHONPATH": os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")])}
     done = _cli("lookup", "--delta", str(tmp_path / "t"), "--where", "id = 7", env=env)
     assert done.returncode == 1
@@ -315,10 +313,14 @@ def test_pruned_dataset_of_the_table(table: Any) -> None:
     con = duckdb.connect()
     con.register("t", dataset)
     got = con.sql(f"SELECT id, s, p FROM t WHERE {where}").to_arrow_table()
-    assert _rows(got) == _oracle(table, where) == [
-        {"id": 301, "s": "s301", "p": "b"},
-        {"id": 302, "s": "s302", "p": "b"},
-    ]
+    assert (
+        _rows(got)
+        == _oracle(table, where)
+        == [
+            {"id": 301, "s": "s301", "p": "b"},
+            {"id": 302, "s": "s302", "p": "b"},
+        ]
+    )
 
 
 def test_pruned_dataset_refuses_deletion_vectors(tmp_path: Path) -> None:

@@ -183,9 +183,7 @@ def _without_pyarrow(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[
         (["index", "build", "{file}", "--columns", "id"], "build sidecar indexes"),
     ],
 )
-def test_cli_without_pyarrow_names_the_extra(
-    tmp_path: Path, argv: list[str], purpose: str
-) -> None:
+def test_cli_without_pyarrow_names_the_extra(tmp_path: Path, argv: list[str], purpose: str) -> None:
     path = tmp_path / "d.parquet"
     pq.write_table(pa.table({"id": pa.array(range(100), pa.int64())}), path)
     out = tmp_path / "out.parquet"

@@ -262,7 +262,6 @@ def test_azurite_dataset_reads_the_rows(lake: Lake, azurite_server: Any) -> None
     assert _sorted(zip(*got.to_pydict().values(), strict=True)) == _polars_native(lake, keys)
 
 
-
 @pytest.mark.servers
 def test_s3_reached_through_the_environment_alone(
     lake: Lake, s3_lake: S3Lake, monkeypatch: pytest.MonkeyPatch

@@ -244,8 +244,9 @@ def test_work_for_executors_pickles() -> None:
 
 
 def test_import_needs_no_pyspark() -> None:
-    code = ("import sys, pybloom_async, pybloom_async.apps.spark; "
-            "assert 'pyspark' not in sys.modules")
+    code = (
+        "import sys, pybloom_async, pybloom_async.apps.spark; assert 'pyspark' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 

@@ -205,8 +205,7 @@ def test_each_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         "from ..io.local import _open, f\n"
         "import pybloom_async.io.local\n"
         f"def prune() -> None:\n{body}"
-        f"# Long because: a test of the comment.\ndef fine() -> None:\n{body}"
-        + "\n" * 600
+        f"# Long because: a test of the comment.\ndef fine() -> None:\n{body}" + "\n" * 600
     )
     ranks = {"errors": 0, "io": 4, "pruning": 6, "__init__": 11}
     assert upward_imports(root, ranks) == ["io/local.py:3: io (rank 4) imports pruning (rank 6)"]

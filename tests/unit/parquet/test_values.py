@@ -628,6 +628,7 @@ def test_decimal_text_and_value_agree(value: Decimal) -> None:
 
 # --- interop: bytes pyarrow stores ------------------------------------------------------
 
+
 def bloom_contains(data: bytes, chunk: ColumnChunk, plain: bytes) -> bool:
     """Check a writer's filter for ``plain`` with the spec's algorithm (an independent oracle)."""
     assert chunk.bloom_filter_offset is not None and chunk.bloom_filter_length is not None
