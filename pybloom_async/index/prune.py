@@ -18,9 +18,9 @@ from ..errors import (
     PyBloomError,
     SourceNotFoundError,
 )
-from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
 from ..io.identity import SourceIdentity, mtime_ns, store_etag
+from ..io.sinks import is_local
 from ..io.store import StoreOptions
 from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import prune as _prune_row_groups
@@ -130,7 +130,7 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
         except PyBloomError as exc:
             got["file_error"] = exc
 
-    if parse_address(path).kind == "file":
+    if is_local(path):
         # No round trip to save: one worker thread per file in flight, as without indexes.
         await fetch_identity()
         await fetch_index()

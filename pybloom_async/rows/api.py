@@ -105,15 +105,6 @@ async def _plan_file(
 # ---- many files ------------------------------------------------------------------------
 
 
-def _on_error(on_error: str) -> bool:
-    """Whether unreadable files are skipped."""
-    if on_error not in ("raise", "skip"):
-        raise InvalidArgumentError(
-            f"on_error must be 'raise' or 'skip', not {on_error!r}", value=on_error
-        )
-    return on_error == "skip"
-
-
 def _skip(exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomError] | None) -> None:
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
     exc.with_context(path=path)
@@ -139,9 +130,13 @@ class _Arguments:
     predicate: Predicate
     columns: list[str] | None
     on_error: str
-    skip: bool
     max_fetch_bytes: int
     page_index: bool
+
+    @property
+    def skip(self) -> bool:
+        """Whether unreadable files are skipped."""
+        return self.on_error == "skip"
 
 
 def _check_arguments(
@@ -153,7 +148,10 @@ def _check_arguments(
 ) -> _Arguments:
     require_pyarrow("look up rows")
     predicate = as_predicate(where)
-    skip = _on_error(on_error)
+    if on_error not in ("raise", "skip"):
+        raise InvalidArgumentError(
+            f"on_error must be 'raise' or 'skip', not {on_error!r}", value=on_error
+        )
     fetch_limit = positive_int("max_fetch_bytes", max_fetch_bytes)
     if not isinstance(page_index, bool):
         raise InvalidArgumentError("page_index must be True or False", value=page_index)
@@ -163,7 +161,7 @@ def _check_arguments(
         if len(set(columns)) != len(columns):
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
         columns = list(columns)
-    return _Arguments(predicate, columns, on_error, skip, fetch_limit, page_index)
+    return _Arguments(predicate, columns, on_error, fetch_limit, page_index)
 
 
 def _table_rows(base: Run, sources: Sources, args: _Arguments, options: Any) -> Any | None:
