@@ -13,8 +13,8 @@ from ..errors import (
 from ..io.identity import SourceIdentity, local_identity
 from ..io.store import StoreOptions, open_source
 from ..parquet.tail import check_leading_magic, parse_footer_tail
-from ..read.blocking import run_in_new_loop
 from ..read.columns import ColumnReader
+from ..tasks.loops import run_in_new_loop
 
 # Footer bytes read first from a local file; a larger footer costs one more read.
 _TAIL_READ = 64 * 1024

@@ -43,26 +43,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from ..checks import require_pyarrow
 from ..errors import (
-    InvalidArgumentError,
     ParquetFormatError,
+    PredicateError,
     PyBloomError,
     SourceError,
     UnsupportedTypeError,
 )
 from ..io.address import parse_address
 from ..io.arrow_fs import arrow_filesystem, arrow_path
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo
+from ..io.files import expand_paths
 from ..io.store import StoreOptions, resolve_options
 from ..predicate import Predicate, as_predicate
-from ..pruning.api import prune
-from ..pruning.runner import Run, expand_paths, for_each, open_run
-from ..read.blocking import sync_twin
-from ..read.fetch import ReaderConfig
-from ..read.reader import BloomReader
+from ..pruning.api import CompiledPredicate, prune_opened
+from ..read.reader import OpenedFile
+from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import (
     TableFiles,
     TableSource,
@@ -72,6 +69,13 @@ from ..tables import (
     resolve_table,
     table_kind,
 )
+from ..tasks.loops import sync_twin, to_worker
+from ..tasks.workers import for_each
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
 
 if TYPE_CHECKING:
     from .fetch import FilePlan
@@ -94,27 +98,28 @@ class _Kept:
     reason: str = ""
 
 
-async def _decide(run: Run, location: str | FileInfo, where: Predicate, strict: bool) -> _Kept:
-    """Prune one file through the run's reader; keep what building its fragment needs."""
+async def _decide(run: Run, location: str | FileInfo, compiled: CompiledPredicate) -> _Kept:
+    """Prune one file (one pass: :meth:`Run.with_file`); keep what its fragment needs."""
     from .fetch import describe
 
-    try:
-        verdicts = await prune(
-            [location], where, strict=strict, reader=run.reader, require_columns=False
-        )
-        whole = [v.reason for v in verdicts if v.row_group is None]
-        if whole:
-            return _Kept(location, None, whole[0])  # unreadable: kept whole, as pruning keeps it
-        footer = await run.reader.footer(location)  # from the cache pruning filled
-        kept = [v.row_group for v in verdicts if v.kept and v.row_group is not None]
+    async def work(file: OpenedFile) -> _Kept:
+        pruned = await prune_opened(file, compiled, run.strict)
         try:
-            return _Kept(location, describe(location, footer, kept))
+            return _Kept(location, describe(location, pruned.footer, pruned.kept))
         except ParquetFormatError as exc:
-            if strict:
+            if run.strict:
                 raise
             return _Kept(location, None, str(exc))  # pyarrow cannot read it: the engine says so
-    except PyBloomError as exc:
+
+    try:
+        return await run.with_file(location, work)
+    except PredicateError as exc:
         raise exc.with_context(path=_path(location)) from None
+    except PyBloomError as exc:
+        if run.strict:
+            raise exc.with_context(path=_path(location)) from None
+        # Unreadable: kept whole, as pruning keeps it; the engine reports its error itself.
+        return _Kept(location, None, f"file not pruned: {exc.with_context(path=_path(location))}")
     finally:
         run.done(location)
 
@@ -219,10 +224,9 @@ async def dataset_from_files(
     files: Sequence[str | FileInfo],
     where: Predicate | str,
     *,
-    strict: bool = False,
     table: TableFiles | None = None,
 ) -> Any:
-    """The pruned dataset of ``files`` (already listed), pruned through ``run``'s reader.
+    """The pruned dataset of ``files`` (already listed), pruned through ``run``.
 
     The step :func:`pruned_dataset` runs after listing, and after resolving a
     table (``table``: its live files are ``files``; its partition columns
@@ -233,15 +237,16 @@ async def dataset_from_files(
 
     from .fetch import check_predicate_columns
 
-    predicate = as_predicate(where)
+    compiled = CompiledPredicate(where)
+    predicate = compiled.predicate
     options = resolve_options(run.reader.options, {})
     systems = _filesystems(files, options)
-    kept = await for_each(list(files), lambda f: _decide(run, f, predicate, strict), run.limit)
+    kept = await for_each(list(files), lambda f: _decide(run, f, compiled), run.limit, run.progress)
     plans = [entry.plan for entry in kept if entry.plan is not None]
     if table is None:
         check_predicate_columns(predicate, plans)
     else:
-        await anyio.to_thread.run_sync(_refuse_deletes, table, kept)
+        await to_worker(_refuse_deletes, table, kept)
     if not plans and kept:
         # No footer could be read: there is no schema to give the engine, and an empty one
         # would read no column at all.
@@ -276,13 +281,12 @@ _DOC_PARAMETERS = """
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
-    strict:
-        Raise on an unreadable file, a damaged filter or a missing column
-        instead of keeping the file or row group.
-    concurrency, options, stats, config, reader:
-        As for :func:`pybloom_async.prune`. ``options`` (or the reader's) also
-        configure the dataset's filesystems; ``stats`` counts pruning's reads
-        only, not the engine's.
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`), as for
+        :func:`pybloom_async.prune`: ``strict`` raises on an unreadable file, a
+        damaged filter or a missing column instead of keeping the file or row
+        group; ``options`` (or the reader's) also configure the dataset's
+        filesystems; ``stats`` counts pruning's reads only, not the engine's.
 
     Raises
     ------
@@ -309,12 +313,8 @@ async def pruned_dataset(
     sources: Sources | TableSource,
     where: Predicate | str,
     *,
-    strict: bool = False,
-    concurrency: int | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> Any:
     """A ``pyarrow.dataset.Dataset`` of only the row groups that may hold matching rows.
 
@@ -322,18 +322,15 @@ async def pruned_dataset(
     The dataset holds the rows of the kept row groups, not only the matching
     ones: the engine applies ``where`` (or any other filter) when it scans.
     """
-    if not isinstance(strict, bool):
-        raise InvalidArgumentError("strict must be True or False", value=strict)
+    opts = run_options(run, keywords, "pruned_dataset")
     predicate = as_predicate(where)  # a malformed predicate is refused before any listing
-    async with open_run(
-        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
-    ) as run:
+    async with open_run(opts) as r:
         if table_kind(sources) is not None:
-            table = await anyio.to_thread.run_sync(resolve_table, sources, predicate, options)
-            files_only_columns(table, predicate, strict)
-            return await dataset_from_files(run, table.files, predicate, strict=strict, table=table)
-        files = await expand_paths(sources, run.reader)
-        return await dataset_from_files(run, files, predicate, strict=strict)
+            table = await to_worker(resolve_table, sources, predicate, opts.options)
+            files_only_columns(table, predicate, opts.strict)
+            return await dataset_from_files(r, table.files, predicate, table=table)
+        files = await expand_paths(sources, r.reader)
+        return await dataset_from_files(r, files, predicate)
 
 
 pruned_dataset_sync = sync_twin(pruned_dataset)

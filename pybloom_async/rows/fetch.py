@@ -8,12 +8,12 @@ is documented in :mod:`pybloom_async.lookup`.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -25,14 +25,15 @@ from ..errors import (
     SchemaMismatchError,
     SourceError,
 )
-from ..io.base import FileInfo
+from ..io.base import ByteSource, FileInfo
 from ..io.identity import SourceIdentity
-from ..io.local import LocalFileSource
+from ..io.store import ObjectStoreSource
 from ..parquet import FileMetaData, FooterBounds
 from ..predicate import Predicate, iter_leaves
 from ..read.fetch import Footer
+from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
 from ..read.ranges import merge_ranges
-from ..read.reader import BloomReader
+from ..tasks.loops import to_worker
 from .match import Leaves, computable, evaluate, leaf_array
 from .pages import (
     FilePageIndex,
@@ -50,6 +51,7 @@ __all__ = [
     "FilePlan",
     "Job",
     "check_predicate_columns",
+    "conform",
     "describe",
     "file_tables",
     "result_schema",
@@ -345,13 +347,25 @@ def _fetch_groups(
 
 @dataclass(frozen=True)
 class Job:
-    """What every file's read shares."""
+    """What every file's read shares: the predicate, the columns asked for, the limits, and
+    once every footer is read, the result's schema (then each table comes shaped to it)."""
 
     where: Predicate
-    names: list[str]
-    schema: Any  # pa.Schema of the result
+    columns: list[str] | None  # None: every top-level column of each file
     max_fetch_bytes: int
     page_index: bool = True  # only the pages that may match, where the file has a page index
+    merging: PlanConfig = DEFAULT_PLAN_CONFIG  # how ranges are merged (the reader's)
+    schema: Any = None  # pa.Schema of the result, once known
+    names: list[str] | None = None  # its column names
+
+    def shaped(self, schema: Any, names: list[str]) -> Job:
+        """This job with the result's schema known: tables come shaped to it."""
+        return dataclasses.replace(self, schema=schema, names=names)
+
+    def wanted(self, plan: FilePlan) -> list[str]:
+        """The top-level columns to read of one file (the predicate's come on top)."""
+        names = self.names if self.names is not None else self.columns
+        return list(names) if names is not None else _top_level(plan)
 
 
 def _decode_group(
@@ -413,41 +427,64 @@ def _matching(
             for name, column in zip(more.column_names, more.columns, strict=True):
                 table = table.append_column(more.schema.field(name), column)
     rows = table.filter(mask)
+    if job.schema is None:
+        return rows
+    return conform(rows, plan, job.schema, job.names or [])
+
+
+def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
+    """One file's matching rows shaped as the result: its columns, in its order and types
+    (a column the file lacks gives nulls).
+
+    Raises
+    ------
+    SchemaMismatchError
+        A column's values do not fit the result's type.
+    """
     out = []
-    for field in job.schema:
+    for field in schema:
         if field.name in rows.column_names and field.name in plan.arrow_schema.names:
             out.append(rows.column(field.name))
         else:
             out.append(pa.nulls(rows.num_rows, field.type))
-    result = pa.Table.from_arrays(out, names=job.names)
+    result = pa.Table.from_arrays(out, names=names)
     try:
-        return result.cast(job.schema)
+        return result.cast(schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
         raise SchemaMismatchError(
             f"a column's values do not fit the result type: {exc}", path=plan.path
         ) from None
 
 
-async def _read(reader: BloomReader, plan: FilePlan, wanted: Sequence[tuple[int, int]]) -> Any:
+async def _read(source: ByteSource, job: Job, wanted: Sequence[tuple[int, int]]) -> Any:
     """The byte ranges of one file, merged into one request: ``[(start, bytes), ...]``."""
-    config = reader.config.plan
+    config = job.merging
     merged = merge_ranges(wanted, config.max_hole_bytes, config.max_range_bytes)
     if not merged:
         return []
-    async with reader.open(plan.location) as source:
-        # The bytes of the version whose footer was read. A local file's identity comes
-        # free with its opening; a store pins reads to the ETag instead.
-        if isinstance(source, LocalFileSource):
-            if await source.identity() != plan.identity:
-                raise SourceError("the file changed after its footer was read", path=plan.path)
-        else:
-            source.assume_identity(plan.identity)
-        data = await source.read_ranges([(r.start, r.end) for r in merged])
+    data = await source.read_ranges([(r.start, r.end) for r in merged])
     return [(r.start, d) for r, d in zip(merged, data, strict=True)]
 
 
+async def _pinned(source: ByteSource, plan: FilePlan) -> None:
+    """Reads of ``source`` come from the version whose footer was read.
+
+    A local file's identity comes free with its opening; a store pins its reads to the
+    ETag instead (a replaced object then fails its reads rather than mixing versions).
+
+    Raises
+    ------
+    SourceError
+        The local file changed after its footer was read.
+    """
+    if isinstance(source, ObjectStoreSource):
+        source.assume_identity(plan.identity)
+    elif await source.identity() != plan.identity:
+        raise SourceError("the file changed after its footer was read", path=plan.path)
+
+
 async def _select_pages(
-    reader: BloomReader, plan: FilePlan, job: Job, names: list[str], read: list[int]
+    source: ByteSource, plan: FilePlan, job: Job, names: list[str], read: list[int]
 ) -> dict[int, GroupPages]:
     """Per kept row group its page selection; groups missing read whole chunks."""
     index = plan.page_index
@@ -458,7 +495,7 @@ async def _select_pages(
         schema.column(p.column).index for p in iter_leaves(job.where) if p.column in schema
     ]
     pieces = list(index.held)
-    pieces += await _read(reader, plan, index_ranges(index, plan.kept, read, predicate))
+    pieces += await _read(source, job, index_ranges(index, plan.kept, read, predicate))
 
     def select() -> dict[int, GroupPages]:
         found: dict[int, GroupPages] = {}
@@ -473,16 +510,26 @@ async def _select_pages(
                 pass  # this group reads whole chunks
         return found
 
-    return await anyio.to_thread.run_sync(select)
+    return await to_worker(select)
 
 
-async def file_tables(reader: BloomReader, plan: FilePlan, job: Job) -> AsyncGenerator[Any, None]:
-    """The matching rows of one file, one table per kept row group."""
+async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGenerator[Any, None]:
+    """The matching rows of one file, one table per kept row group (none without a match),
+    read from ``source``: the file as it was when its footer was read.
+
+    Raises
+    ------
+    SourceError
+        The file changed since its footer was read, or cannot be read.
+    ParquetFormatError
+        A row group cannot be decoded (naming it).
+    """
+    await _pinned(source, plan)
     columns, leaf_indexes = _read_columns(
-        plan, job.names, [leaf.column for leaf in iter_leaves(job.where)]
+        plan, job.wanted(plan), [leaf.column for leaf in iter_leaves(job.where)]
     )
     leaves = Leaves(plan.metadata.schema, plan.path)
-    selected = await _select_pages(reader, plan, job, columns, leaf_indexes)
+    selected = await _select_pages(source, plan, job, columns, leaf_indexes)
     size = plan.footer_location.file_size
     for groups in _fetch_groups(plan, leaf_indexes, job.max_fetch_bytes):
         wanted = []
@@ -492,7 +539,7 @@ async def file_tables(reader: BloomReader, plan: FilePlan, job: Job) -> AsyncGen
                 wanted.extend(pages.ranges())
             else:
                 wanted.extend(_chunk_range(plan, g, leaf) for leaf in leaf_indexes)
-        pieces = await _read(reader, plan, wanted)
+        pieces = await _read(source, job, wanted)
         pf = pq.ParquetFile(FetchedFile(size, pieces, plan.path), metadata=plan.pyarrow_metadata)
         for group in groups:
             try:
@@ -502,18 +549,16 @@ async def file_tables(reader: BloomReader, plan: FilePlan, job: Job) -> AsyncGen
                     if not pages.rows:
                         continue  # no page may hold a match
                     try:
-                        table = await anyio.to_thread.run_sync(
-                            _decode_pages, pages, plan, job, leaves, pieces
-                        )
+                        table = await to_worker(_decode_pages, pages, plan, job, leaves, pieces)
                     except WholeChunks:  # the pages did not decode as indexed: whole chunks
                         whole = await _read(
-                            reader, plan, [_chunk_range(plan, group, x) for x in leaf_indexes]
+                            source, job, [_chunk_range(plan, group, x) for x in leaf_indexes]
                         )
                         group_pf = pq.ParquetFile(
                             FetchedFile(size, whole, plan.path), metadata=plan.pyarrow_metadata
                         )
                 if table is None:
-                    table = await anyio.to_thread.run_sync(
+                    table = await to_worker(
                         _decode_group, group_pf, plan, group, columns, job, leaves
                     )
             except PyBloomError as exc:

@@ -232,7 +232,7 @@ def test_pruned_dataset_refuses_files_with_deletes(table: Any, tmp_path: Path) -
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
 
-    from pybloom_async.pruning.runner import open_run
+    from pybloom_async.read.run import open_run
     from pybloom_async.rows.dataset import dataset_from_files
 
     files = resolve_table(table, pba.parse_predicate("id = 1"))
@@ -245,8 +245,7 @@ def test_pruned_dataset_refuses_files_with_deletes(table: Any, tmp_path: Path) -
     files.tasks[data_path].delete_files.add(delete_file)
 
     async def build() -> Any:
-        async with open_run(reader=None, config=None, options=None, stats=None,
-                            concurrency=None) as run:  # fmt: skip
+        async with open_run() as run:
             return await dataset_from_files(run, files.files, "id = 1", table=files)
 
     import anyio

@@ -588,20 +588,22 @@ def test_a_file_without_the_column_holds_nulls_there(tmp_path: Path) -> None:
     assert lookup_sync([str(a), str(b)], "x = 3", columns=["y"]).column("y").to_pylist() == ["r"]
 
 
-def test_a_file_replaced_after_its_footer_was_read_is_an_error(tmp_path: Path) -> None:
-    """A cached footer must not decode another version's bytes."""
-    from pybloom_async import BloomReader, SourceError
+def test_a_file_replaced_after_its_footer_was_read_is_read_anew(tmp_path: Path) -> None:
+    """A cached footer never decodes another version's bytes: a local file's identity is
+    checked on every use, so the new version is read whole (footer, filters, rows)."""
+    from pybloom_async import BloomReader
 
     path = _small(tmp_path)
-    reader = BloomReader()
+    reader = BloomReader(max_age=3600)
 
     async def main() -> None:
         assert (await lookup(str(path), col("id") == 7, reader=reader)).num_rows == 1
         other = pa.table({"id": pa.array(range(5000, 5400), pa.int64()), "w": ["z"] * 400})
         pq.write_table(other, tmp_path / "new.parquet", row_group_size=GROUP)
         os.replace(tmp_path / "new.parquet", path)
-        with pytest.raises(SourceError, match="changed after its footer was read"):
-            await lookup(str(path), col("id") == 7, reader=reader)
+        assert (await lookup(str(path), col("id") == 7, reader=reader)).num_rows == 0
+        found = await lookup(str(path), col("id") == 5007, reader=reader)
+        assert found.to_pylist() == [{"id": 5007, "w": "z"}]
 
     import anyio
 

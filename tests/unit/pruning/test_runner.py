@@ -11,9 +11,9 @@ import pytest
 
 from pybloom_async.errors import InvalidArgumentError
 from pybloom_async.io.base import SourceStats
-from pybloom_async.pruning.runner import open_run
 from pybloom_async.read.fetch import ReaderConfig
 from pybloom_async.read.reader import BloomReader
+from pybloom_async.read.run import RunOptions, open_run
 
 
 class CountingReader(BloomReader):
@@ -51,7 +51,7 @@ async def test_the_run_made_reader_forgets_each_file_and_is_cleared(
 
     monkeypatch.setattr(BloomReader, "clear", clear)
     stats = SourceStats()
-    async with open_run(config=ReaderConfig(concurrency=7), stats=stats) as run:
+    async with open_run(RunOptions(config=ReaderConfig(concurrency=7), stats=stats)) as run:
         assert run.owned and run.limit == 7
         assert run.reader.stats is stats and run.reader.max_files == 1 << 20
         await run.reader.footer(data_file)
@@ -67,7 +67,7 @@ async def test_the_run_made_reader_forgets_each_file_and_is_cleared(
 @pytest.mark.anyio
 async def test_a_callers_reader_keeps_its_cache(data_file: str) -> None:
     reader = CountingReader()
-    async with open_run(reader=reader, concurrency=3, default_concurrency=9) as run:
+    async with open_run(RunOptions(reader=reader, concurrency=3), default_concurrency=9) as run:
         assert run.reader is reader and not run.owned and run.limit == 3
         run.done(data_file)
     assert reader.forgotten == [] and reader.cleared == 0
@@ -81,5 +81,5 @@ async def test_limits_and_their_checks() -> None:
         assert run.limit == ReaderConfig().concurrency
     for bad in (0, -1, True, 1.5):
         with pytest.raises(InvalidArgumentError, match="concurrency"):
-            async with open_run(concurrency=bad):
+            async with open_run(RunOptions(concurrency=bad)):
                 pass  # pragma: no cover

@@ -14,10 +14,11 @@ from pybloom_async.errors import SourceError, SourceNotFoundError
 from pybloom_async.index.build import build_index
 from pybloom_async.index.prune import prune_with_index
 from pybloom_async.io.base import FileInfo
+from pybloom_async.io.files import FileStream, expand_paths, stream_paths
 from pybloom_async.pruning.api import prune
-from pybloom_async.pruning.runner import FileStream, expand_paths, for_each, stream_paths
 from pybloom_async.pruning.verdicts import Verdict
 from pybloom_async.read.reader import BloomReader
+from pybloom_async.tasks.workers import for_each
 
 pytestmark = pytest.mark.anyio
 
@@ -145,7 +146,7 @@ def test_a_stream_starts_its_workers_as_items_come() -> None:
     # lookup prunes each file through a one-file stream.
     import asyncio
 
-    from pybloom_async.pruning.runner import for_each
+    from pybloom_async.tasks.workers import for_each
 
     alive: list[int] = []
 
@@ -168,3 +169,39 @@ def test_a_stream_starts_its_workers_as_items_come() -> None:
     anyio.run(main)
     working, baseline = alive
     assert working - baseline <= 2, alive  # the worker with the item, one waiting for the next
+
+
+def test_links_are_one_file_with_their_targets(tmp_path: Path) -> None:
+    """Every way of linking to a file names it once (as ``os.path.realpath`` says), and
+    distinct files stay distinct: relative and absolute links, chains, links through a
+    linked folder, ``..`` in a target, and dangling links."""
+    import os
+
+    from pybloom_async.io.files import once_each
+
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    a, b = data / "a.parquet", data / "sub" / "b.parquet"
+    a.write_bytes(b"a")
+    b.write_bytes(b"b")
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    (tmp_path / "linked").symlink_to(data)  # a linked folder
+    links = {
+        "rel": "../data/a.parquet",
+        "abs": str(a),
+        "dots": "../data/sub/../a.parquet",
+        "via": "../linked/sub/b.parquet",
+        "gone": "../data/missing.parquet",
+    }
+    for name, target in links.items():
+        os.symlink(target, lake / f"{name}.parquet")
+    os.symlink("rel.parquet", lake / "chain.parquet")  # a link to a link
+    os.symlink("chain2.parquet", lake / "loop1.parquet")
+    os.symlink("loop1.parquet", lake / "chain2.parquet")  # a loop
+    names = [*sorted(str(p) for p in lake.iterdir()), str(a), str(b)]
+    kept = once_each(names)
+    expected: dict[str, str] = {}
+    for name in names:
+        expected.setdefault(os.path.realpath(name), name)
+    assert kept == list(expected.values())

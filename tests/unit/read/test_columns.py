@@ -24,7 +24,7 @@ from pybloom_async.errors import ParquetFormatError, UnsupportedTypeError
 from pybloom_async.parquet.logical import LogicalKind, LogicalType
 from pybloom_async.parquet.schema import ColumnDescriptor
 from pybloom_async.read.columns import ColumnReader, column_hashes, unsupported_reason
-from pybloom_async.read.reader import read_bloom_filters, read_footer
+from pybloom_async.read.run import read_bloom_filters, read_footer
 from pybloom_async.types import PhysicalType
 
 pa = pytest.importorskip("pyarrow")

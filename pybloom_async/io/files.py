@@ -1,163 +1,44 @@
-"""Running work over many files: bounded concurrency, paths expanded and named once."""
+"""Paths to files: directories and prefixes expanded as they are listed, each file named once.
+
+Local paths are compared by their real path (``d/a.parquet``, ``./d/a.parquet`` and a
+symbolic link to it are one file); URLs as written.
+"""
 
 from __future__ import annotations
 
+import inspect
 import os
 import urllib.parse
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping, Sequence
-from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import aclosing
+from typing import Protocol, TypeVar
 
-import anyio
+from ..errors import SourceError, SourceNotFoundError
+from .address import parse_address
+from .base import FileInfo, SourceStats
+from .listing import is_listed, iter_parquet_files, walk_order
+from .store import StoreOptions
 
-from ..checks import positive_int
-from ..errors import (
-    PyBloomError,
-    SourceError,
-    SourceNotFoundError,
-)
-from ..io.address import parse_address
-from ..io.base import FileInfo, SourceStats
-from ..io.listing import is_listed, iter_parquet_files, walk_order
-from ..io.store import StoreOptions
-from ..read.fetch import ReaderConfig
-from ..read.reader import BloomReader
-
-#: With ``on_result``, how many items past the oldest undelivered one may be started, per
-#: worker: a slow item holds back at most this many finished results, not the rest of the run.
-AHEAD_PER_WORKER = 4
+__all__ = [
+    "INLINE_MAX_FILES",
+    "FileStream",
+    "StoreAccess",
+    "expand_paths",
+    "few_local_files",
+    "local_files",
+    "once_each",
+    "stream_paths",
+]
 
 
-# Long because: the docstring is 24 lines; the code (taking, delivering in order, the
-# workers) shares its state through closures, which one function keeps in one place.
-async def for_each(
-    items: Sequence[Any] | AsyncIterable[Any],
-    work: Callable[[Any], Any],
-    limit: int,
-    progress: Callable[[int, int], None] | None = None,
-    on_result: Callable[[Any], None] | None = None,
-) -> list[Any]:
-    """Run ``await work(item)`` for every item, ``limit`` at a time; results in item order.
+class StoreAccess(Protocol):
+    """What listing needs of a reader: its store options and its request counters."""
 
-    ``limit`` workers take the items in turn from one iterator, so the tasks alive at
-    once do not grow with the number of items (a task per item, waiting on a limiter,
-    cost about 6 KiB each: 60 MiB for 10,000 files). The first PyBloomError (strict
-    mode) cancels the rest and is raised as it is, not wrapped in an exception group.
+    @property
+    def options(self) -> StoreOptions | None: ...
 
-    ``items`` may be an async iterable (a :class:`FileStream`): it is read as the
-    workers need items, so work starts while it still lists, and ``progress`` is told
-    the items taken so far as the total. An error it raises ends the run like one from
-    ``work``; it is closed at the end.
-
-    With ``on_result``, each result is handed to it in item order as soon as it and
-    every earlier one are done, and the returned list is empty: a result is held only
-    until it is delivered, and no item starts more than ``AHEAD_PER_WORKER * limit``
-    items past the oldest one not yet delivered. An exception from ``on_result``
-    cancels the rest and is raised as it is.
-    """
-    keep = on_result is None
-    results: list[Any] = []
-    failure: list[Exception] = []
-    done = 0
-    taken = 0
-    sized = isinstance(items, Sequence)
-    feed = iter(items) if isinstance(items, Sequence) else None
-    stream = None if isinstance(items, Sequence) else aiter(items)
-    taking = anyio.Lock()
-    pending: dict[int, Any] = {}
-    delivered = 0
-    window = AHEAD_PER_WORKER * limit
-    moved = anyio.Event()
-
-    async def take() -> tuple[int, Any] | None:
-        # Sequences are taken between awaits; an async iterator one worker at a time.
-        nonlocal taken, feed, stream
-        if feed is not None:
-            item = next(feed, _END)
-        elif stream is not None:
-            async with taking:
-                item = _END if stream is None else await anext(stream, _END)
-        else:
-            item = _END
-        if item is _END:
-            feed = stream = None
-            return None
-        taken += 1
-        if keep:
-            results.append(None)
-        if not sized and started < limit:
-            # A stream's workers start as its items come: one file costs one task.
-            start_worker()
-        return taken - 1, item
-
-    def deliver(i: int, result: Any) -> None:
-        nonlocal delivered, moved
-        assert on_result is not None
-        pending[i] = result
-        while delivered in pending:
-            on_result(pending.pop(delivered))
-            delivered += 1
-        moved.set()
-        moved = anyio.Event()
-
-    async def worker(scope: anyio.CancelScope) -> None:
-        nonlocal done
-        while True:
-            try:
-                got = await take()
-                if got is None:
-                    return
-                i, item = got
-                while not keep and i >= delivered + window:
-                    await moved.wait()
-                if keep:
-                    results[i] = await work(item)
-                else:
-                    deliver(i, await work(item))
-            except PyBloomError as exc:
-                failure.append(exc)
-                scope.cancel()
-                return
-            except Exception as exc:  # from on_result: the caller's own error
-                if keep:
-                    raise
-                failure.append(exc)
-                scope.cancel()
-                return
-            done += 1
-            if progress is not None:
-                progress(done, len(items) if isinstance(items, Sequence) else taken)
-
-    # A sequence gets its workers at once; a stream one, then one more per item taken
-    # (up to ``limit``), so that a short stream does not start ``limit`` idle tasks.
-    workers = min(limit, len(items)) if isinstance(items, Sequence) else 1
-    started = 0
-    group: anyio.abc.TaskGroup | None = None
-
-    def start_worker() -> None:
-        nonlocal started
-        assert group is not None
-        started += 1
-        group.start_soon(worker, group.cancel_scope)
-
-    try:
-        async with anyio.create_task_group() as tg:
-            group = tg
-            for _ in range(workers):
-                start_worker()
-    finally:
-        if not sized:
-            closing = getattr(items, "aclose", None)
-            if closing is not None:
-                with anyio.CancelScope(shield=True):
-                    await closing()
-    if failure:
-        raise failure[0]
-    return results
-
-
-_END = object()
+    @property
+    def stats(self) -> SourceStats: ...
 
 
 class FileStream:
@@ -178,7 +59,7 @@ class FileStream:
 
 def stream_paths(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream,
-    reader: BloomReader,
+    reader: StoreAccess,
     *,
     unreadable: Callable[[SourceError], None] | None = None,
 ) -> FileStream:
@@ -200,7 +81,7 @@ def stream_paths(
 
 async def _stream(
     paths: list[str | os.PathLike[str] | FileInfo],
-    reader: BloomReader,
+    reader: StoreAccess,
     unreadable: Callable[[SourceError], None] | None,
 ) -> AsyncIterator[str | FileInfo]:
     seen = _Seen()
@@ -328,7 +209,7 @@ class _Seen:
 
 async def expand_paths(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
-    reader: BloomReader,
+    reader: StoreAccess,
     *,
     unreadable: list[SourceError] | None = None,
 ) -> list[str | FileInfo]:
@@ -384,83 +265,89 @@ def once_each(files: Sequence[_File]) -> list[_File]:
     return out
 
 
-def _real_path(path: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
-    """``os.path.realpath(path)``, resolving each directory once (a listing shares them).
+#: Links followed from one path before the resolution is left to ``os.path.realpath`` (the
+#: kernel's own limit, ``MAXSYMLINKS``, is 40).
+_MAX_LINKS = 40
 
-    Also whether ``path`` itself is a symbolic link.
-    """
-    head, name = os.path.split(path)
+
+def _real_dir(head: str, real_dirs: dict[str, str]) -> str:
     real = real_dirs.get(head)
     if real is None:
         real = real_dirs[head] = os.path.realpath(head or os.curdir)
+    return real
+
+
+def _real_path(path: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
+    """``os.path.realpath(path)``, resolving each directory once (a listing shares them).
+
+    Also whether ``path`` itself is a symbolic link. A link is followed by reading it and
+    resolving its target's directory once too: a lake of links into one folder costs a
+    ``readlink`` per file, not a ``lstat`` per component of each target.
+    """
+    head, name = os.path.split(path)
+    real = _real_dir(head, real_dirs)
     # A listing's paths are mostly real already: then the path itself is the key (no
     # second string per file).
     full = path if real == head else os.path.join(real, name)
-    if os.path.islink(full):
-        return os.path.realpath(full), True
-    return full, False
+    if not os.path.islink(full):
+        return full, False
+    for _ in range(_MAX_LINKS):
+        try:
+            target = os.path.join(os.path.dirname(full), os.readlink(full))
+        except OSError:
+            break  # gone meanwhile: realpath says what it can
+        t_head, t_name = os.path.split(target)
+        if t_name in ("", os.curdir, os.pardir):
+            break  # a link to a directory: realpath's business
+        full = os.path.join(_real_dir(t_head, real_dirs), t_name)
+        if not os.path.islink(full):
+            return full, True
+    return os.path.realpath(path), True
 
 
-def files_at_once(concurrency: int | None, config: ReaderConfig) -> int:
-    """The number of files to read at once: ``concurrency``, or the config's.
+def local_files(
+    locations: str | os.PathLike[str] | FileInfo | Sequence[str | os.PathLike[str] | FileInfo],
+    max_files: int,
+) -> list[str] | None:
+    """The paths, when they are at most ``max_files`` local files named directly; else None.
 
-    Raises
-    ------
-    InvalidArgumentError
-        ``concurrency`` is not a positive int.
+    Local paths that name a file (not a directory to expand) the way the multi-file
+    functions read them: ending in ``.parquet``, or an existing regular file. URLs,
+    listing entries and directories answer None.
     """
-    if concurrency is None:
-        return config.concurrency  # checked by ReaderConfig
-    return positive_int("concurrency", concurrency)
+    if isinstance(locations, (str, os.PathLike, FileInfo)):
+        locations = [locations]
+    if not isinstance(locations, Sequence) or len(locations) > max_files:
+        return None
+    out = []
+    for location in locations:
+        if isinstance(location, FileInfo):
+            return None
+        try:
+            text = os.fspath(location)
+        except TypeError:
+            return None
+        if not isinstance(text, str) or "://" in text:
+            return None
+        named_parquet = text.lower().endswith(".parquet") and not text.endswith("/")
+        if not named_parquet and not os.path.isfile(text):
+            return None
+        out.append(text)
+    return out
 
 
-@dataclass
-class Run:
-    """One run over many files: its reader, whether the run made it, files read at once."""
-
-    reader: BloomReader
-    owned: bool
-    limit: int
-
-    def done(self, location: str | FileInfo) -> None:
-        """A file is decided: the run's own reader drops its footer and filters.
-
-        Kept to the end, every footer and filter of the run would stay in memory
-        (about 5 KiB per small file); a caller's reader keeps its cache as it is.
-        """
-        if self.owned:
-            self.reader.forget(location)
+#: Up to this many local files named directly, a ``*_sync`` call runs inline: in the calling
+#: thread, one file after another, with no event loop (``tasks.loops``). Starting a loop and
+#: its threads costs about as much CPU as pruning a few files from the page cache, while files
+#: on a slow disk are better read concurrently: a few is where both meet.
+INLINE_MAX_FILES = 4
 
 
-@asynccontextmanager
-async def open_run(
-    *,
-    reader: BloomReader | None = None,
-    config: ReaderConfig | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    concurrency: int | None = None,
-    default_concurrency: int | None = None,
-    max_files: int = 1 << 20,
-) -> AsyncIterator[Run]:
-    """The run's reader (``reader``, or one made here and cleared at the end) and its limit.
+def few_local_files(argument: str) -> Callable[[inspect.BoundArguments], bool]:
+    """The rule of the ``*_sync`` twins: inline when ``argument`` names a few local files."""
 
-    ``concurrency`` is checked before anything is listed or read; without it the
-    run reads ``default_concurrency`` files at once, or the reader config's number.
+    def check(bound: inspect.BoundArguments) -> bool:
+        value = bound.arguments.get(argument)
+        return value is not None and local_files(value, INLINE_MAX_FILES) is not None
 
-    Raises
-    ------
-    InvalidArgumentError
-        ``concurrency`` is not a positive int, or a reader argument is invalid.
-    """
-    owned = reader is None
-    rdr = reader or BloomReader(
-        config=config or ReaderConfig(), options=options, stats=stats, max_files=max_files
-    )
-    wanted = default_concurrency if concurrency is None else concurrency
-    limit = files_at_once(wanted, rdr.config)
-    try:
-        yield Run(rdr, owned, limit)
-    finally:
-        if owned:
-            rdr.clear()
+    return check
