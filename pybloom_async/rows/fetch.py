@@ -282,29 +282,69 @@ def check_predicate_columns(where: Predicate, plans: Sequence[FilePlan]) -> None
             )
 
 
+#: Arrow schemas by what decides them: the Parquet schema (its fingerprint) and the
+#: ``ARROW:schema`` pyarrow stored beside it. Bounded as the decoder's schemas are.
+_ARROW_SCHEMAS: dict[Any, Any] = {}
+_ARROW_SCHEMAS_MAX = 256
+_ARROW_KEY = "ARROW:schema"
+
+
+def _pyarrow_metadata(footer: Footer) -> Any:
+    """pyarrow's own decode of the footer (what its reader needs to decode data)."""
+    try:
+        return pq.read_metadata(pa.BufferReader(_footer_bytes(footer)))
+    except (OSError, pa.ArrowException) as exc:
+        raise ParquetFormatError(
+            f"pyarrow cannot read the footer: {exc}", path=footer.path
+        ) from None
+
+
+def _arrow_schema(footer: Footer, md: Any | None) -> Any:
+    """The file's Arrow schema as pyarrow reads it, from ``md`` (pyarrow's decode) or from
+    an earlier file of the same schema: a file pruned whole never reaches pyarrow unless
+    its schema is one not met before (then pyarrow decodes that footer once)."""
+    meta = footer.metadata
+    fingerprint = meta.schema.fingerprint
+    stored = next((kv.value for kv in meta.key_value_metadata or () if kv.key == _ARROW_KEY), None)
+    key = None if fingerprint is None else (fingerprint, stored)
+    found = _ARROW_SCHEMAS.get(key) if key is not None else None
+    if found is not None:
+        return found
+    if md is None:
+        md = _pyarrow_metadata(footer)
+    try:
+        found = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
+        found = found.schema_arrow
+    except (OSError, pa.ArrowException) as exc:
+        raise ParquetFormatError(
+            f"pyarrow cannot read the footer: {exc}", path=footer.path
+        ) from None
+    if key is not None:
+        if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
+            _ARROW_SCHEMAS.clear()
+        _ARROW_SCHEMAS[key] = found
+    return found
+
+
 def describe(
     location: str | FileInfo, footer: Footer, kept: list[int], page_index: bool = False
 ) -> FilePlan:
     """What reading the rows of the kept row groups needs, from the footer already read.
 
-    With ``page_index``, the places of the file's page index are read too (see
-    :mod:`.pages`), and the index bytes the footer's tail already holds are kept.
+    pyarrow decodes the footer only when there is a row group to read (its reader needs
+    its own metadata); the Arrow schema of a file pruned whole comes from an earlier file
+    of the same schema. With ``page_index``, the places of the file's page index are read
+    too (see :mod:`.pages`), and the index bytes the footer's tail already holds are kept.
 
     Raises
     ------
     ParquetFormatError
         pyarrow cannot read the footer.
     """
-    try:
-        md = pq.read_metadata(pa.BufferReader(_footer_bytes(footer)))
-        schema = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
-        arrow_schema = schema.schema_arrow
-    except (OSError, pa.ArrowException) as exc:
-        raise ParquetFormatError(
-            f"pyarrow cannot read the footer: {exc}", path=footer.path
-        ) from None
+    md = _pyarrow_metadata(footer) if kept else None
+    arrow_schema = _arrow_schema(footer, md)
     pages = None
-    use = page_index and kept and kept[0] < md.num_row_groups
+    use = page_index and md is not None and kept[0] < md.num_row_groups
     first = md.row_group(kept[0]) if use else None
     # Files without a page index (pyarrow's default) skip the second footer decode.
     if first is not None and any(
