@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+import anyio.to_thread
+
 from ..errors import (
     InvalidArgumentError,
     PredicateError,
@@ -16,6 +18,7 @@ from ..index.build import IndexBuild, build_index
 from ..io.base import FileInfo, SourceStats
 from ..read.reader import BloomReader
 from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters_async
+from ..rewrite.guard import TableGuard, shared_guard
 from .cli_args import store_options
 from .cli_output import (
     ColumnCheck,
@@ -103,7 +106,11 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     done: list[tuple[str, AddFiltersResult | None, PyBloomError | None]] = [
         (exc.path or "", None, exc) for exc in unreadable
     ]
-    with Progress(sys.stderr) as progress:
+    # Files of a Delta or Iceberg table change only by a commit: refused before any is touched.
+    guard = TableGuard(store_options(args))
+    targets = [args.out or path_text(location) for location in files]
+    await anyio.to_thread.run_sync(guard.check_all, targets)
+    with Progress(sys.stderr) as progress, shared_guard(guard):
         for count, location in enumerate(files, 1):
             path = path_text(location)
             try:

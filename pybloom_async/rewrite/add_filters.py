@@ -73,6 +73,7 @@ from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
 from ..parquet.tail import MAGIC, TRAILER_SIZE
 from ..read.columns import unsupported_reason
+from .guard import guard_for
 from .source import SourceFile, fetch_remote, open_local, open_remote
 
 __all__ = [
@@ -420,8 +421,9 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
     Raises
     ------
     InvalidArgumentError
-        A column is not in the file (the message lists the file's columns), or an
-        option is out of range.
+        A column is not in the file (the message lists the file's columns), an
+        option is out of range, or the file (or ``out``) lies in a Delta or Iceberg
+        table, whose files change only by a commit (nothing is read or written).
     MissingDependencyError
         pyarrow (the ``arrow`` extra) is not installed.
     EventLoopError
@@ -434,6 +436,7 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
         original is left as it was in every case).
     """
     job = _job(*args, **kwargs)
+    guard_for(job.options).check(job.target)
     if job.local is not None:
         source = open_local(job.local)
     else:
@@ -540,6 +543,7 @@ async def add_bloom_filters_async(*args: Any, **kwargs: Any) -> AddFiltersResult
     its temporary file is cleaned up as usual.
     """
     job = _job(*args, **kwargs)
+    await anyio.to_thread.run_sync(guard_for(job.options).check, job.target)
     if job.local is not None:
         source = await anyio.to_thread.run_sync(open_local, job.local)
     else:
