@@ -16,7 +16,9 @@ What the tests show:
   a deletion vector, a Delta path the log spells differently from deltalake.
 * A conflicting commit made while the files are written fails ours with
   ``CommitConflictError``, no new file is left and the table holds the other commit
-  only; a concurrent Delta append does not conflict and ours lands after it.
+  only; a concurrent Delta append does not conflict and ours lands after it. A commit
+  that lands although the call fails is found by its marker and reported (its copies
+  kept); one that fails before landing leaves no copy.
 * A plain path inside a table (its root, a partition folder, a folder holding a table,
   one of its files, ``out=`` into it) is refused before anything is read or written, by
   the command line (exit 2, one line naming ``--delta``/``--iceberg``) and by
@@ -687,3 +689,40 @@ def test_iceberg_files_of_an_earlier_partition_spec_are_left(iceberg_table: Any)
     assert len(result.files) == 1 and result.files[0].path.endswith(".parquet")
     assert result.skipped and all("partition spec 0" in s.reason for s in result.skipped)
     assert _rows(iceberg_table.scan().to_arrow()) == rows
+
+
+def test_delta_commit_that_lands_despite_an_error_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The commit lands and the call then fails (a lost response): the history shows this
+    # run's marker, so the copies, which the new version reads, are kept and reported.
+    path = tmp_path / "t"
+    dt = _delta(path)
+    rows = _sql(dt)
+    original = delta_commit.commit
+
+    def ours_then_lost(*args: Any) -> None:
+        original(*args)
+        raise OSError("connection reset by peer")
+
+    monkeypatch.setattr(delta_commit, "commit", ours_then_lost)
+    result = pba.add_bloom_filters(dt, ["id"])
+    assert result.version == 5 and len(result.files) == 4
+    after = deltalake.DeltaTable(path)
+    assert set(_live(after)) == {f.out for f in result.files}
+    assert _sql(after) == rows
+
+
+def test_delta_commit_that_fails_before_landing_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "t"
+    dt = _delta(path)
+
+    def refused(*args: Any) -> None:
+        raise OSError("the store refused the write")
+
+    monkeypatch.setattr(delta_commit, "commit", refused)
+    with pytest.raises(OSError, match="refused the write"):
+        pba.add_bloom_filters(dt, ["id"])
+    assert _new_files(path) == [] and deltalake.DeltaTable(path).version() == 4
