@@ -19,6 +19,7 @@ from .core.filter import (
 from .core.hashing import hash_values, simd_backend, xxh64
 from .dispatch.api import prune, prune_sync
 from .errors import (
+    CommitConflictError,
     EncryptedFileError,
     EventLoopError,
     FilterSizeError,
@@ -58,7 +59,12 @@ from .pruning.verdicts import ProbeResult, Rule, Verdict
 from .read.blocking import read_footer_sync
 from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
 from .read.reader import BloomReader, read_bloom_filters, read_footer
-from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
+from .rewrite.add_filters import (
+    AddFiltersResult,
+    TableFiltersResult,
+    add_bloom_filters,
+    add_bloom_filters_async,
+)
 from .rows import lookup, lookup_batches, lookup_sync, pruned_dataset, pruned_dataset_sync
 from .types import PhysicalType
 from .version import __version__
@@ -74,6 +80,7 @@ __all__ = [
     "BloomFilter64",
     "BloomFilterRead",
     "BloomReader",
+    "CommitConflictError",
     "EncryptedFileError",
     "Eq",
     "EventLoopError",
@@ -103,6 +110,7 @@ __all__ = [
     "SourceError",
     "SourceNotFoundError",
     "SplitBlockBloomFilter",
+    "TableFiltersResult",
     "UnsupportedTypeError",
     "ValueEncodingError",
     "Verdict",

@@ -1,4 +1,4 @@
-"""Adding Bloom filters to existing Parquet files."""
+"""Adding Bloom filters to existing Parquet files, and to a table's files by a commit."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from .add_filters import (
     AddFiltersResult,
     ChunkFilter,
     SkippedChunk,
+    TableFiltersResult,
     add_bloom_filters,
     add_bloom_filters_async,
 )
@@ -16,6 +17,7 @@ __all__ = [
     "AddFiltersResult",
     "ChunkFilter",
     "SkippedChunk",
+    "TableFiltersResult",
     "add_bloom_filters",
     "add_bloom_filters_async",
 ]
