@@ -87,7 +87,7 @@ class BloomReader:
     config:
         Reader limits (:class:`ReaderConfig`).
     options:
-        Object-store options (:class:`pybloom_async.io.sources.StoreOptions` or a
+        Object-store options (:class:`pybloom_async.io.store.StoreOptions` or a
         dict of its fields); by default obstore reads the environment.
     stats:
         Counts every request made through this reader.
@@ -395,7 +395,7 @@ async def read_footer(
     ----------
     location:
         A local path, a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``) or
-        a :class:`~pybloom_async.io.sources.FileInfo` from a listing.
+        a :class:`~pybloom_async.io.base.FileInfo` from a listing.
     config, options, stats:
         Reader limits, object-store options, request counters.
     reader:

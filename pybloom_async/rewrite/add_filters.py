@@ -409,7 +409,7 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
         Also rebuild filters of chunks that have one (the old bytes stay in the
         file, unreferenced); by default such chunks are skipped and reported.
     options:
-        Object-store settings, a :class:`~pybloom_async.io.sources.StoreOptions` or a
+        Object-store settings, a :class:`~pybloom_async.io.store.StoreOptions` or a
         mapping of its fields (default: the standard environment variables).
 
     Returns

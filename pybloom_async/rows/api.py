@@ -8,14 +8,14 @@ Parquet files, reading only what pruning keeps:
    the filters are not read twice);
 2. for the kept row groups, only the column chunks of the projected and the
    predicate columns are fetched, merged by the planner
-   (:func:`pybloom_async.plan.merge_ranges`) into one ``read_ranges`` call
+   (:func:`pybloom_async.read.ranges.merge_ranges`) into one ``read_ranges`` call
    per file (more only when they exceed ``max_fetch_bytes``); where a file
    has a page index, only the pages whose min/max admit a probed value are
    fetched (:mod:`pybloom_async.rows.pages`; ``page_index=False`` reads whole
    column chunks);
 3. pyarrow decodes those bytes (the footer is handed to it, not read again),
    and the predicate is evaluated on the decoded values
-   (:mod:`pybloom_async.lookup_match`): the result holds exactly the rows that
+   (:mod:`pybloom_async.rows.match`): the result holds exactly the rows that
    satisfy it, with no false positives and no missed row.
 
 Schemas across files: the result has the projected columns, in the order
