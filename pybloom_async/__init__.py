@@ -58,7 +58,12 @@ from .pruning.verdicts import ProbeResult, Rule, Verdict
 from .read.blocking import read_footer_sync
 from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
 from .read.reader import BloomReader, read_bloom_filters, read_footer
-from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
+from .rewrite.add_filters import (
+    AddFiltersResult,
+    add_bloom_filters,
+    add_bloom_filters_async,
+    add_bloom_filters_sync,
+)
 from .rows import lookup, lookup_batches, lookup_sync, pruned_dataset, pruned_dataset_sync
 from .types import PhysicalType
 from .version import __version__
@@ -109,6 +114,7 @@ __all__ = [
     "__version__",
     "add_bloom_filters",
     "add_bloom_filters_async",
+    "add_bloom_filters_sync",
     "build_index",
     "build_index_sync",
     "build_lake_index",

@@ -15,7 +15,7 @@ from ..errors import (
 from ..index.build import IndexBuild, build_index
 from ..io.base import FileInfo, SourceStats
 from ..read.reader import BloomReader
-from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters_async
+from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters
 from .cli_args import store_options
 from .cli_output import (
     ColumnCheck,
@@ -107,7 +107,7 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
         for count, location in enumerate(files, 1):
             path = path_text(location)
             try:
-                result = await add_bloom_filters_async(
+                result = await add_bloom_filters(
                     path, columns, ndv=args.ndv, fpp=args.fpp, out=args.out,
                     max_bytes=args.max_bytes, replace=args.replace, options=store_options(args),
                 )  # fmt: skip

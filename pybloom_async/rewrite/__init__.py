@@ -9,6 +9,7 @@ from .add_filters import (
     SkippedChunk,
     add_bloom_filters,
     add_bloom_filters_async,
+    add_bloom_filters_sync,
 )
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "SkippedChunk",
     "add_bloom_filters",
     "add_bloom_filters_async",
+    "add_bloom_filters_sync",
 ]

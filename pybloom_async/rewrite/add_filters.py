@@ -48,6 +48,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -72,8 +73,9 @@ from ..parquet.metadata import FileMetaData
 from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
 from ..parquet.tail import MAGIC, TRAILER_SIZE
+from ..read.blocking import sync_twin
 from ..read.columns import unsupported_reason
-from .source import SourceFile, fetch_remote, open_local, open_remote
+from .source import SourceFile, fetch_remote, open_local
 
 __all__ = [
     "DEFAULT_ADD_MAX_BYTES",
@@ -82,6 +84,7 @@ __all__ = [
     "SkippedChunk",
     "add_bloom_filters",
     "add_bloom_filters_async",
+    "add_bloom_filters_sync",
 ]
 
 #: Default cap on one filter's bitset, as parquet-java's ``parquet.bloom.filter.max.bytes``.
@@ -369,7 +372,7 @@ def _job(
     replace: bool = False,
     options: StoreOptions | Mapping[str, Any] | None = None,
 ) -> _Job:
-    """The arguments of :func:`add_bloom_filters` and its async twin, written once, checked."""
+    """The arguments of :func:`add_bloom_filters` and its twin, written once, checked."""
     names = _column_names(columns)
     _check_options(ndv, fpp, max_bytes)
     require_pyarrow("add Bloom filters")  # before anything is read
@@ -384,8 +387,14 @@ def _job(
 
 
 @same_arguments_as(_job)
-def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
+async def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
     """Add a Split Block Bloom Filter per row group to the named columns of a Parquet file.
+
+    An object store is read on the caller's event loop (asyncio or trio); the blocking
+    work (opening a local file, hashing, writing) runs in a worker thread that starts no
+    event loop. Cancelling the caller does not stop that thread: the run completes (or
+    fails) and its temporary file is cleaned up as usual. Scripts call
+    :func:`add_bloom_filters_sync`.
 
     Parameters
     ----------
@@ -424,9 +433,6 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
         option is out of range.
     MissingDependencyError
         pyarrow (the ``arrow`` extra) is not installed.
-    EventLoopError
-        ``path`` is an object-store URL and the calling thread runs an event loop:
-        use ``await add_bloom_filters_async(...)`` there.
     ParquetFormatError, EncryptedFileError
         The file is not a readable, unencrypted Parquet file.
     SourceError
@@ -435,11 +441,11 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
     """
     job = _job(*args, **kwargs)
     if job.local is not None:
-        source = open_local(job.local)
+        source = await anyio.to_thread.run_sync(open_local, job.local)
     else:
-        source = open_remote(job.display, job.options)
+        source = await fetch_remote(job.display, job.options)
     try:
-        return job.run(source)
+        return await anyio.to_thread.run_sync(job.run, source)
     finally:
         source.close()
 
@@ -530,21 +536,20 @@ def _write(target: str, emit: Callable[[IO[bytes]], None], options: StoreOptions
     write_atomic(target, buffer.getbuffer(), options=options)
 
 
+add_bloom_filters_sync = sync_twin(add_bloom_filters)
+
+
 @same_arguments_as(_job)
 async def add_bloom_filters_async(*args: Any, **kwargs: Any) -> AddFiltersResult:
-    """:func:`add_bloom_filters` for async code (asyncio or trio).
+    """Deprecated: the old name of :func:`add_bloom_filters`, kept for one release.
 
-    An object store is read on the caller's event loop; the blocking work (opening a
-    local file, hashing, writing) runs in a worker thread that starts no event loop.
-    Cancelling the caller does not stop that thread: the run completes (or fails) and
-    its temporary file is cleaned up as usual.
+    Awaits :func:`add_bloom_filters` with the same arguments, after a
+    ``DeprecationWarning`` naming it.
     """
-    job = _job(*args, **kwargs)
-    if job.local is not None:
-        source = await anyio.to_thread.run_sync(open_local, job.local)
-    else:
-        source = await fetch_remote(job.display, job.options)
-    try:
-        return await anyio.to_thread.run_sync(job.run, source)
-    finally:
-        source.close()
+    warnings.warn(
+        "add_bloom_filters_async() is deprecated: await add_bloom_filters() instead "
+        "(add_bloom_filters_sync() is the blocking twin)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return await add_bloom_filters(*args, **kwargs)
