@@ -3,11 +3,14 @@
 The C core (AVX2 and portable kernels, chosen at load time) implements the
 Parquet spec's SBBF bit for bit; this package wraps it for numpy and pyarrow
 inputs and reads filters out of Parquet files to prune row groups.
+
+What is public is ``__all__``, every name of it documented in the API reference;
+``tests/unit/test_public_api.py`` checks that nothing else is public by accident.
 """
 
-from __future__ import annotations
-
-import logging
+# No ``from __future__ import annotations`` here: it would bind a public name, and the
+# facade annotates nothing. logging is imported under a private name for the same reason.
+import logging as _logging
 
 from .core.filter import (
     DEFAULT_MAX_BYTES,
@@ -19,11 +22,13 @@ from .core.filter import (
 from .core.hashing import hash_values, simd_backend, xxh64
 from .dispatch.api import prune, prune_sync
 from .errors import (
+    ColumnNotFoundError,
     EncryptedFileError,
     EventLoopError,
     FilterSizeError,
     FilterTooLargeError,
     IndexStaleError,
+    InvalidArgumentError,
     InvalidFilterError,
     MissingDependencyError,
     PaimonIndexError,
@@ -69,7 +74,7 @@ from .types import PhysicalType
 from .version import __version__
 
 # A library logs, the application decides where to (the logging HOWTO's rule for libraries).
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -79,6 +84,7 @@ __all__ = [
     "BloomFilter64",
     "BloomFilterRead",
     "BloomReader",
+    "ColumnNotFoundError",
     "EncryptedFileError",
     "Eq",
     "EventLoopError",
@@ -89,6 +95,7 @@ __all__ = [
     "In",
     "IndexBuild",
     "IndexStaleError",
+    "InvalidArgumentError",
     "InvalidFilterError",
     "LakeBuild",
     "LakeCompaction",

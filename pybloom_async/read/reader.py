@@ -82,6 +82,12 @@ class BloomReader:
     again. So a file replaced under the same name is noticed within
     ``max_age`` seconds; pass ``max_age=0`` to check every time.
 
+    With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
+    default), the reader learns from every object-store file it reads how large
+    the first read of the next one should be (:attr:`suffix`). Nothing waits for
+    that: files read before anything is learned read ``adaptive_start`` bytes,
+    all at once.
+
     Parameters
     ----------
     config:
@@ -98,12 +104,6 @@ class BloomReader:
         Total bitset bytes kept in the cache.
     max_age:
         Seconds a cached entry is trusted without a check.
-
-    With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
-    default), the reader learns from every object-store file it reads how large
-    the first read of the next one should be (:attr:`suffix`). Nothing waits for
-    that: files read before anything is learned read ``adaptive_start`` bytes,
-    all at once.
     """
 
     def __init__(

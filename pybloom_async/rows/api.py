@@ -60,6 +60,8 @@ from ..read.reader import BloomReader
 from ..tables import TableSource, table_kind
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from .fetch import FilePlan, Job
 
 __all__ = [
@@ -301,7 +303,7 @@ async def lookup_batches(
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
     progress: Callable[[int, int], None] | None = None,
-) -> AsyncGenerator[Any, None]:
+) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, row group by row group.
 
     For results too large to hold at once: files are read one after another,
@@ -359,7 +361,7 @@ async def lookup(
     reader: BloomReader | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
-) -> Any:
+) -> pa.Table:
     """The rows of the files that satisfy ``where``, exactly, as a ``pyarrow.Table``.
 
     Only the row groups pruning keeps are read, and of those only the column

@@ -17,9 +17,7 @@ the API reference directives; these tests check what a site build cannot see.
 from __future__ import annotations
 
 import ast
-import builtins
-import importlib
-import inspect
+import importlib.util
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,88 +33,31 @@ ROOT = PACKAGE.parent
 DOCS = ROOT / "docs"
 README = ROOT / "README.md"
 ARCHITECTURE = DOCS / "architecture.md"
+ROLES = DOCS / "_ext" / "sphinx_roles.py"
 
 pytestmark = pytest.mark.skipif(
-    not (ARCHITECTURE.is_file() and README.is_file()), reason="docs/ is not beside the package"
+    not (ARCHITECTURE.is_file() and ROLES.is_file() and README.is_file()),
+    reason="docs/ is not beside the package",
 )
 
 # A dotted name starting at the package, not part of a path (csrc/include/pybloom_async.h).
 DOTTED = re.compile(r"(?<![\w/.-])pybloom_async(?:\.[A-Za-z_]\w*)+")
-# :role:`target`, :role:`~target`, :role:`title <target>`; a target may wrap over lines.
-ROLE = re.compile(r":(\w+):`([^`]+)`")
 # The files of the package the tree lists (generated build products are not).
 PACKAGE_SUFFIXES = {".py", ".pyi", ".typed"}
 
 
-# ---- resolving names ------------------------------------------------------------------
+# ---- resolving names: the site's own resolver (docs/_ext/sphinx_roles.py) ------------
 
 
-def _attribute(obj: object, name: str) -> tuple[bool, object]:
-    """``obj.name``, or a field declared without a class-level value (dataclass, TypedDict)."""
-    try:
-        return True, getattr(obj, name)
-    except AttributeError:
-        pass
-    if name in getattr(obj, "__dataclass_fields__", {}) or name in getattr(
-        obj, "__annotations__", {}
-    ):
-        return True, None
-    if inspect.isclass(obj):
-        # An instance attribute set in a method (self.name = ... / self.name: T = ...).
-        for cls in obj.__mro__:
-            try:
-                source = inspect.getsource(cls)
-            except (OSError, TypeError):
-                continue
-            if re.search(rf"self\.{re.escape(name)}\s*[:=]", source):
-                return True, None
-    return False, None
+def _load_roles() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sphinx_roles", ROLES)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def _walk(obj: object, parts: list[str]) -> tuple[bool, object]:
-    for name in parts:
-        found, obj = _attribute(obj, name)
-        if not found:
-            return False, None
-    return True, obj
-
-
-def resolve_absolute(dotted: str) -> tuple[bool, object]:
-    """Import the longest module prefix of ``dotted``, then take attributes."""
-    parts = dotted.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            module = importlib.import_module(".".join(parts[:i]))
-        except ModuleNotFoundError:
-            continue
-        return _walk(module, parts[i:])
-    return False, None
-
-
-def resolve_role(target: str, scopes: list[object], package: str) -> tuple[bool, object]:
-    """A role's target as Sphinx would look it up from a docstring.
-
-    ``.x.y`` is relative to ``package`` (one dot: the package itself, as in an import);
-    ``pybloom_async.x`` and other importable dotted names are absolute; a bare name is
-    looked up in ``scopes`` (innermost first), then the facade, then the builtins.
-    """
-    if target.startswith("."):
-        dots = len(target) - len(target.lstrip("."))
-        base = package.split(".")
-        base = base[: len(base) - dots + 1]
-        return resolve_absolute(".".join([*base, target[dots:]]))
-    parts = target.split(".")
-    for scope in [*scopes, pybloom_async, builtins]:
-        found, obj = _walk(scope, parts)
-        if found:
-            return found, obj
-    return resolve_absolute(target)
-
-
-def role_target(text: str) -> str:
-    """The object a role names: ``~`` and a ``title <target>`` form removed, calls too."""
-    text = re.sub(r"\s+", "", text.split("<", 1)[-1].rstrip(">")) if "<" in text else text
-    return re.sub(r"\s+", "", text).lstrip("~").removesuffix("()")
+roles = _load_roles()
 
 
 # ---- where the references are ---------------------------------------------------------
@@ -126,8 +67,8 @@ def role_target(text: str) -> str:
 class Docstring:
     where: str  # path:line
     text: str
-    scopes: tuple[object, ...]  # innermost first: classes, the module, its package, siblings
-    package: str  # the package relative roles start from
+    module: str
+    qualname: str  # the classes and function it documents, "" for the module
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -138,35 +79,21 @@ def module_name(path: Path, root: Path) -> str:
 
 
 def docstrings(root: Path = PACKAGE) -> Iterator[Docstring]:
-    """Every module, class and function docstring of the package, with its lookup scopes."""
+    """Every module, class and function docstring of the package."""
     for path in sorted(root.rglob("*.py")):
-        name = module_name(path, root)
-        module = importlib.import_module(name)
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        siblings = [
-            importlib.import_module(f"{package}.{p.stem}")
-            for p in sorted(path.parent.glob("*.py"))
-            if p.stem != "__init__" and p != path
-        ]
-        outer: list[object] = [module, importlib.import_module(package), *siblings]
-        yield from _docstrings_of(ast.parse(path.read_text()), path, outer, package)
+        yield from _docstrings_of(ast.parse(path.read_text()), path, module_name(path, root), "")
 
 
-def _docstrings_of(
-    node: ast.AST, path: Path, scopes: list[object], package: str
-) -> Iterator[Docstring]:
+def _docstrings_of(node: ast.AST, path: Path, module: str, qualname: str) -> Iterator[Docstring]:
     if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
         text = ast.get_docstring(node, clean=False)
         if text:
-            line = getattr(node, "lineno", 1)
-            yield Docstring(f"{path.relative_to(ROOT)}:{line}", text, tuple(scopes), package)
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', 1)}"
+            yield Docstring(where, text, module, qualname)
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.ClassDef):
-            cls = next((getattr(s, child.name) for s in scopes if hasattr(s, child.name)), None)
-            inner = [cls, *scopes] if inspect.isclass(cls) else scopes
-            yield from _docstrings_of(child, path, inner, package)
-        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield from _docstrings_of(child, path, scopes, package)
+        if isinstance(child, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = f"{qualname}.{child.name}" if qualname else child.name
+            yield from _docstrings_of(child, path, module, inner)
 
 
 def pages() -> list[Path]:
@@ -179,7 +106,7 @@ def pages() -> list[Path]:
 def dotted_problems(where: str, text: str) -> list[str]:
     wrong = []
     for match in DOTTED.finditer(text):
-        found, _ = resolve_absolute(match.group(0))
+        found, _ = roles.resolve_absolute(match.group(0))
         if not found:
             wrong.append(f"{where}: {match.group(0)}")
     return wrong
@@ -187,9 +114,10 @@ def dotted_problems(where: str, text: str) -> list[str]:
 
 def role_problems(doc: Docstring) -> list[str]:
     wrong = []
-    for role, raw in ROLE.findall(doc.text):
-        target = role_target(raw)
-        found, obj = resolve_role(target, list(doc.scopes), doc.package)
+    scopes, package = roles.scopes_of(doc.module, doc.qualname)
+    for role, raw in roles.ROLE.findall(doc.text):
+        target = roles.role_target(raw)
+        found, obj = roles.resolve_role(target, scopes, package)
         if not found:
             wrong.append(f"{doc.where}: :{role}:`{target}` names nothing")
         elif role == "mod" and not isinstance(obj, ModuleType):
@@ -318,14 +246,26 @@ def test_each_check_finds_what_it_looks_for(tmp_path: Path) -> None:
     """Stale names, roles, tree entries and links: each check reports them."""
     text = "See :mod:`pybloom_async.lookup` and pybloom_async.io.sources.StoreOptions."
     assert dotted_problems("x", text) == ["x: pybloom_async.io.sources.StoreOptions"]
-    roles = text + " :func:`nothing_here`, :func:`~.base.FileInfo`"
-    doc = Docstring("x", roles, (), "pybloom_async.io")
+    doc = Docstring(
+        "x", text + " :func:`nothing_here`, :func:`~.base.FileInfo`", "pybloom_async.io.local", ""
+    )
     assert role_problems(doc) == [
         "x: :mod:`pybloom_async.lookup` is not a module",
         "x: :func:`nothing_here` names nothing",
     ]
-    wrapped = Docstring("x", ":func:`pybloom_async.pruning.\n   leaves.encode_literal`", (), "")
+    wrapped = Docstring(
+        "x", ":func:`pybloom_async.pruning.\n   leaves.encode_literal`", "pybloom_async", ""
+    )
     assert role_problems(wrapped) == []
+    # The site writes each role as a link to the name it is rendered under, or as code.
+    scopes, package = roles.scopes_of("pybloom_async.read.blocking", "BlockingLocalReader")
+    text = ":attr:`stats`, :func:`~pybloom_async.rows.api.lookup`, :meth:`BloomReader.footer`"
+    assert roles.rewrite(text + ", :func:`gone`", scopes, package) == (
+        '<code>stats</code>, <autoref identifier="pybloom_async.lookup" optional>'
+        "<code>lookup</code></autoref>, <autoref "
+        'identifier="pybloom_async.BloomReader.footer" optional><code>BloomReader.footer</code>'
+        "</autoref>, <code>gone</code>"
+    )
 
     package = tmp_path / "pkg"
     (package / "sub").mkdir(parents=True)
