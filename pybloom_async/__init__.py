@@ -44,6 +44,8 @@ from .errors import (
 from .index.build import IndexBuild, build_index, build_index_sync
 from .index.format import index_location
 from .index.prune import prune_with_index, prune_with_index_sync
+from .io.base import SourceStats
+from .io.store import StoreOptions
 from .lake.build import LakeBuild, build_lake_index, build_lake_index_sync
 from .lake.compact import LakeCompaction, compact_lake_index, compact_lake_index_sync
 from .paimon.container import (
@@ -114,7 +116,9 @@ __all__ = [
     "SchemaMismatchError",
     "SourceError",
     "SourceNotFoundError",
+    "SourceStats",
     "SplitBlockBloomFilter",
+    "StoreOptions",
     "UnsupportedTypeError",
     "ValueEncodingError",
     "Verdict",
