@@ -239,6 +239,17 @@ def test_the_readme_links_to_files_that_exist() -> None:
     assert not missing, f"the README links to missing files: {missing}"
 
 
+def test_every_chart_is_shown_on_a_page_of_the_site() -> None:
+    """The charts live in docs/img/; a chart no page shows is a figure lost."""
+    shown = {
+        (page.parent / link).resolve()
+        for page in DOCS.rglob("*.md")
+        for link in local_links(page.read_text())
+    }
+    unshown = [p.name for p in sorted((DOCS / "img").glob("*.png")) if p.resolve() not in shown]
+    assert unshown == []
+
+
 # ---- the checks themselves ------------------------------------------------------------
 
 
