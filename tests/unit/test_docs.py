@@ -17,6 +17,7 @@ the API reference directives; these tests check what a site build cannot see.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import re
 from collections.abc import Iterator
@@ -49,15 +50,14 @@ PACKAGE_SUFFIXES = {".py", ".pyi", ".typed"}
 # ---- resolving names: the site's own resolver (docs/_ext/sphinx_roles.py) ------------
 
 
-def _load_roles() -> ModuleType:
+@functools.cache
+def roles() -> ModuleType:
+    """The resolver, loaded on first use (the module is collected where docs/ is absent)."""
     spec = importlib.util.spec_from_file_location("sphinx_roles", ROLES)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-roles = _load_roles()
 
 
 # ---- where the references are ---------------------------------------------------------
@@ -106,7 +106,7 @@ def pages() -> list[Path]:
 def dotted_problems(where: str, text: str) -> list[str]:
     wrong = []
     for match in DOTTED.finditer(text):
-        found, _ = roles.resolve_absolute(match.group(0))
+        found, _ = roles().resolve_absolute(match.group(0))
         if not found:
             wrong.append(f"{where}: {match.group(0)}")
     return wrong
@@ -114,10 +114,10 @@ def dotted_problems(where: str, text: str) -> list[str]:
 
 def role_problems(doc: Docstring) -> list[str]:
     wrong = []
-    scopes, package = roles.scopes_of(doc.module, doc.qualname)
-    for role, raw in roles.ROLE.findall(doc.text):
-        target = roles.role_target(raw)
-        found, obj = roles.resolve_role(target, scopes, package)
+    scopes, package = roles().scopes_of(doc.module, doc.qualname)
+    for role, raw in roles().ROLE.findall(doc.text):
+        target = roles().role_target(raw)
+        found, obj = roles().resolve_role(target, scopes, package)
         if not found:
             wrong.append(f"{doc.where}: :{role}:`{target}` names nothing")
         elif role == "mod" and not isinstance(obj, ModuleType):
@@ -269,9 +269,9 @@ def test_each_check_finds_what_it_looks_for(tmp_path: Path) -> None:
     )
     assert role_problems(wrapped) == []
     # The site writes each role as a link to the name it is rendered under, or as code.
-    scopes, package = roles.scopes_of("pybloom_async.read.blocking", "BlockingLocalReader")
+    scopes, package = roles().scopes_of("pybloom_async.read.blocking", "BlockingLocalReader")
     text = ":attr:`stats`, :func:`~pybloom_async.rows.api.lookup`, :meth:`BloomReader.footer`"
-    assert roles.rewrite(text + ", :func:`gone`", scopes, package) == (
+    assert roles().rewrite(text + ", :func:`gone`", scopes, package) == (
         '<code>stats</code>, <autoref identifier="pybloom_async.lookup" optional>'
         "<code>lookup</code></autoref>, <autoref "
         'identifier="pybloom_async.BloomReader.footer" optional><code>BloomReader.footer</code>'
