@@ -18,7 +18,7 @@ from ..errors import (
 from ..index.build import IndexBuild, build_index
 from ..io.base import FileInfo, SourceStats
 from ..read.reader import BloomReader
-from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters_async
+from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard
 from ..tables.delta import open_delta
 from ..tables.iceberg import load_iceberg
@@ -133,7 +133,7 @@ async def _open_for_commit(args: argparse.Namespace) -> object:
 
 async def _add_filters_to_table(args: argparse.Namespace, columns: list[str], out: TextIO) -> int:
     table = await _open_for_commit(args)
-    result = await add_bloom_filters_async(
+    result = await add_bloom_filters(
         table, columns, ndv=args.ndv, fpp=args.fpp, max_bytes=args.max_bytes,
         replace=args.replace, options=store_options(args),
     )  # fmt: skip
@@ -179,7 +179,7 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
         for count, location in enumerate(files, 1):
             path = path_text(location)
             try:
-                result = await add_bloom_filters_async(
+                result = await add_bloom_filters(
                     path, columns, ndv=args.ndv, fpp=args.fpp, out=args.out,
                     max_bytes=args.max_bytes, replace=args.replace, options=store_options(args),
                 )  # fmt: skip

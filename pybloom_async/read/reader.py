@@ -82,12 +82,18 @@ class BloomReader:
     again. So a file replaced under the same name is noticed within
     ``max_age`` seconds; pass ``max_age=0`` to check every time.
 
+    With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
+    default), the reader learns from every object-store file it reads how large
+    the first read of the next one should be (:attr:`suffix`). Nothing waits for
+    that: files read before anything is learned read ``adaptive_start`` bytes,
+    all at once.
+
     Parameters
     ----------
     config:
         Reader limits (:class:`ReaderConfig`).
     options:
-        Object-store options (:class:`pybloom_async.io.sources.StoreOptions` or a
+        Object-store options (:class:`pybloom_async.io.store.StoreOptions` or a
         dict of its fields); by default obstore reads the environment.
     stats:
         Counts every request made through this reader.
@@ -98,12 +104,6 @@ class BloomReader:
         Total bitset bytes kept in the cache.
     max_age:
         Seconds a cached entry is trusted without a check.
-
-    With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
-    default), the reader learns from every object-store file it reads how large
-    the first read of the next one should be (:attr:`suffix`). Nothing waits for
-    that: files read before anything is learned read ``adaptive_start`` bytes,
-    all at once.
     """
 
     def __init__(
@@ -395,7 +395,7 @@ async def read_footer(
     ----------
     location:
         A local path, a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``) or
-        a :class:`~pybloom_async.io.sources.FileInfo` from a listing.
+        a :class:`~pybloom_async.io.base.FileInfo` from a listing.
     config, options, stats:
         Reader limits, object-store options, request counters.
     reader:

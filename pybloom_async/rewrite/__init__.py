@@ -10,6 +10,7 @@ from .add_filters import (
     TableFiltersResult,
     add_bloom_filters,
     add_bloom_filters_async,
+    add_bloom_filters_sync,
 )
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "TableFiltersResult",
     "add_bloom_filters",
     "add_bloom_filters_async",
+    "add_bloom_filters_sync",
 ]

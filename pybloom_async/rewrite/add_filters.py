@@ -54,6 +54,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, overload
@@ -78,12 +79,12 @@ from ..parquet.metadata import FileMetaData
 from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
 from ..parquet.tail import MAGIC, TRAILER_SIZE
-from ..read.blocking import refuse_running_loop
+from ..read.blocking import sync_twin
 from ..read.columns import unsupported_reason
 from ..tables import TableSource, table_kind
 from .guard import guard_for
 from .results import AddFiltersResult, ChunkFilter, SkippedChunk, TableFiltersResult
-from .source import SourceFile, fetch_remote, open_local, open_remote
+from .source import SourceFile, fetch_remote, open_local
 
 __all__ = [
     "DEFAULT_ADD_MAX_BYTES",
@@ -94,6 +95,7 @@ __all__ = [
     "TableFiltersResult",
     "add_bloom_filters",
     "add_bloom_filters_async",
+    "add_bloom_filters_sync",
 ]
 
 #: Default cap on one filter's bitset, as parquet-java's ``parquet.bloom.filter.max.bytes``.
@@ -314,7 +316,7 @@ def _job(
     replace: bool = False,
     options: StoreOptions | Mapping[str, Any] | None = None,
 ) -> _Job:
-    """The arguments of :func:`add_bloom_filters` and its async twin, written once, checked."""
+    """The arguments of :func:`add_bloom_filters` and its twin, written once, checked."""
     names = _column_names(columns)
     _check_options(ndv, fpp, max_bytes)
     require_pyarrow("add Bloom filters")  # before anything is read
@@ -338,13 +340,13 @@ def _job(
 # Typed twice, for each kind of ``path``: a file gives an AddFiltersResult, a table a
 # TableFiltersResult; the implementation takes the arguments of _job, written once.
 @overload
-def add_bloom_filters(
+async def add_bloom_filters(
     path: str | os.PathLike[str], columns: str | Sequence[str], *, ndv: int | None = ...,
     fpp: float = ..., out: str | os.PathLike[str] | None = ..., max_bytes: int = ...,
     replace: bool = ..., options: StoreOptions | Mapping[str, Any] | None = ...,
 ) -> AddFiltersResult: ...  # fmt: skip
 @overload
-def add_bloom_filters(
+async def add_bloom_filters(
     path: TableSource, columns: str | Sequence[str], *, ndv: int | None = ...,
     fpp: float = ..., out: None = ..., max_bytes: int = ..., replace: bool = ...,
     options: StoreOptions | Mapping[str, Any] | None = ...,
@@ -352,12 +354,18 @@ def add_bloom_filters(
 
 
 @same_arguments_as(_job)
-def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | TableFiltersResult:
+async def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | TableFiltersResult:
     """Add a Split Block Bloom Filter per row group to the named columns of a Parquet file.
 
     Or of every live file of a Delta or Iceberg table that lacks one, by a commit
     (:mod:`pybloom_async.rewrite.tables`): the new files are written next to the old
     ones, and one commit replaces the old files with them.
+
+    An object store is read on the caller's event loop (asyncio or trio); the blocking
+    work (opening a local file, hashing, writing, a table's commit) runs in a worker
+    thread that starts no event loop. Cancelling the caller does not stop that thread:
+    the run completes (or fails) and its temporary file is cleaned up as usual. Scripts
+    call :func:`add_bloom_filters_sync`.
 
     Parameters
     ----------
@@ -382,7 +390,7 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | TableFilt
         Also rebuild filters of chunks that have one (the old bytes stay in the
         file, unreferenced); by default such chunks are skipped and reported.
     options:
-        Object-store settings, a :class:`~pybloom_async.io.sources.StoreOptions` or a
+        Object-store settings, a :class:`~pybloom_async.io.store.StoreOptions` or a
         mapping of its fields (default: the standard environment variables).
 
     Returns
@@ -405,9 +413,6 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | TableFilt
         A table whose files its library cannot replace exactly (see :mod:`.tables`).
     MissingDependencyError
         pyarrow (the ``arrow`` extra) is not installed.
-    EventLoopError
-        ``path`` is an object-store URL and the calling thread runs an event loop:
-        use ``await add_bloom_filters_async(...)`` there.
     ParquetFormatError, EncryptedFileError
         The file is not a readable, unencrypted Parquet file.
     SourceError
@@ -418,16 +423,14 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | TableFilt
     if job.table is not None:
         from .tables import add_filters_to_table
 
-        return add_filters_to_table(job.table, job.spec)
-    if job.local is None:  # said before the guard's listings, which would block the loop
-        refuse_running_loop("add_bloom_filters", "add_bloom_filters_async")
-    guard_for(job.spec.options).check(job.target)
+        return await add_filters_to_table(job.table, job.spec)
+    await anyio.to_thread.run_sync(guard_for(job.spec.options).check, job.target)
     if job.local is not None:
-        source = open_local(job.local)
+        source = await anyio.to_thread.run_sync(open_local, job.local)
     else:
-        source = open_remote(job.display, job.spec.options)
+        source = await fetch_remote(job.display, job.spec.options)
     try:
-        return job.run(source)
+        return await anyio.to_thread.run_sync(job.run, source)
     finally:
         source.close()
 
@@ -521,42 +524,23 @@ def _write(target: str, emit: Callable[[IO[bytes]], None], options: StoreOptions
     write_atomic(target, buffer.getbuffer(), options=options)
 
 
-@overload
-async def add_bloom_filters_async(
-    path: str | os.PathLike[str], columns: str | Sequence[str], *, ndv: int | None = ...,
-    fpp: float = ..., out: str | os.PathLike[str] | None = ..., max_bytes: int = ...,
-    replace: bool = ..., options: StoreOptions | Mapping[str, Any] | None = ...,
-) -> AddFiltersResult: ...  # fmt: skip
-@overload
-async def add_bloom_filters_async(
-    path: TableSource, columns: str | Sequence[str], *, ndv: int | None = ...,
-    fpp: float = ..., out: None = ..., max_bytes: int = ..., replace: bool = ...,
-    options: StoreOptions | Mapping[str, Any] | None = ...,
-) -> TableFiltersResult: ...  # fmt: skip
+add_bloom_filters_sync = sync_twin(add_bloom_filters)
 
 
 @same_arguments_as(_job)
 async def add_bloom_filters_async(
     *args: Any, **kwargs: Any
 ) -> AddFiltersResult | TableFiltersResult:
-    """:func:`add_bloom_filters` for async code (asyncio or trio).
+    """Deprecated: the old name of :func:`add_bloom_filters`, kept for one release.
 
-    An object store is read on the caller's event loop; the blocking work (opening a
-    local file, hashing, writing) runs in a worker thread that starts no event loop.
-    Cancelling the caller does not stop that thread: the run completes (or fails) and
-    its temporary file is cleaned up as usual.
+    Awaits :func:`add_bloom_filters` with the same arguments, after a
+    ``DeprecationWarning`` naming it.
     """
-    job = _job(*args, **kwargs)
-    if job.table is not None:
-        from .tables import add_filters_to_table_async
-
-        return await add_filters_to_table_async(job.table, job.spec)
-    await anyio.to_thread.run_sync(guard_for(job.spec.options).check, job.target)
-    if job.local is not None:
-        source = await anyio.to_thread.run_sync(open_local, job.local)
-    else:
-        source = await fetch_remote(job.display, job.spec.options)
-    try:
-        return await anyio.to_thread.run_sync(job.run, source)
-    finally:
-        source.close()
+    warnings.warn(
+        "add_bloom_filters_async() is deprecated: await add_bloom_filters() instead "
+        "(add_bloom_filters_sync() is the blocking twin)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    result: AddFiltersResult | TableFiltersResult = await add_bloom_filters(*args, **kwargs)
+    return result

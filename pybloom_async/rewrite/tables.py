@@ -48,10 +48,10 @@ from ..tables import table_kind
 from . import delta, iceberg
 from .add_filters import FilterSpec
 from .results import AddFiltersResult, SkippedFile, TableFiltersResult
-from .source import fetch_remote, open_local, open_remote
+from .source import fetch_remote, open_local
 from .table_plan import Candidate, TablePlan
 
-__all__ = ["add_filters_to_table", "add_filters_to_table_async", "remove_files"]
+__all__ = ["add_filters_to_table", "remove_files"]
 
 log = logging.getLogger(__name__)
 
@@ -191,38 +191,16 @@ class _Run:
         )  # fmt: skip
 
 
-def add_filters_to_table(table: Any, spec: FilterSpec) -> TableFiltersResult:
-    """Filters added to the table's live files, committed as one transaction; blocking.
+async def add_filters_to_table(table: Any, spec: FilterSpec) -> TableFiltersResult:
+    """Filters added to the table's live files, committed as one transaction.
+
+    The blocking work runs in worker threads; object-store files are read on the
+    caller's event loop, as for single files.
 
     Raises
     ------
     CommitConflictError
         A concurrent commit conflicts; the new files were removed.
-    """
-    run = _Run(table, spec)
-    plan = run.make_plan()
-    try:
-        for candidate in plan.candidates:
-            loc = parse_address(candidate.path)
-            if loc.kind == "file":
-                source = open_local(loc.path)
-            else:
-                source = open_remote(candidate.path, spec.options)
-            try:
-                run.keep(candidate, spec.rewrite(source, candidate.target, absent_ok=True))
-            finally:
-                source.close()
-        version = run.commit()
-    except BaseException:
-        run.abandon()
-        raise
-    return run.result(version)
-
-
-async def add_filters_to_table_async(table: Any, spec: FilterSpec) -> TableFiltersResult:
-    """:func:`add_filters_to_table` for async code: the blocking work in worker threads.
-
-    Object-store files are read on the caller's event loop, as for single files.
     """
     run = _Run(table, spec)
     plan = await anyio.to_thread.run_sync(run.make_plan)

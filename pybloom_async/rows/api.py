@@ -8,14 +8,14 @@ Parquet files, reading only what pruning keeps:
    the filters are not read twice);
 2. for the kept row groups, only the column chunks of the projected and the
    predicate columns are fetched, merged by the planner
-   (:func:`pybloom_async.plan.merge_ranges`) into one ``read_ranges`` call
+   (:func:`pybloom_async.read.ranges.merge_ranges`) into one ``read_ranges`` call
    per file (more only when they exceed ``max_fetch_bytes``); where a file
    has a page index, only the pages whose min/max admit a probed value are
    fetched (:mod:`pybloom_async.rows.pages`; ``page_index=False`` reads whole
    column chunks);
 3. pyarrow decodes those bytes (the footer is handed to it, not read again),
    and the predicate is evaluated on the decoded values
-   (:mod:`pybloom_async.lookup_match`): the result holds exactly the rows that
+   (:mod:`pybloom_async.rows.match`): the result holds exactly the rows that
    satisfy it, with no false positives and no missed row.
 
 Schemas across files: the result has the projected columns, in the order
@@ -60,6 +60,8 @@ from ..read.reader import BloomReader
 from ..tables import TableSource, table_kind
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from .fetch import FilePlan, Job
 
 __all__ = [
@@ -301,7 +303,7 @@ async def lookup_batches(
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
     progress: Callable[[int, int], None] | None = None,
-) -> AsyncGenerator[Any, None]:
+) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, row group by row group.
 
     For results too large to hold at once: files are read one after another,
@@ -359,7 +361,7 @@ async def lookup(
     reader: BloomReader | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
-) -> Any:
+) -> pa.Table:
     """The rows of the files that satisfy ``where``, exactly, as a ``pyarrow.Table``.
 
     Only the row groups pruning keeps are read, and of those only the column

@@ -74,6 +74,8 @@ from ..tables import (
 )
 
 if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
     from .fetch import FilePlan
 
 __all__ = ["dataset_from_files", "pruned_dataset", "pruned_dataset_sync"]
@@ -221,7 +223,7 @@ async def dataset_from_files(
     *,
     strict: bool = False,
     table: TableFiles | None = None,
-) -> Any:
+) -> ds.Dataset:
     """The pruned dataset of ``files`` (already listed), pruned through ``run``'s reader.
 
     The step :func:`pruned_dataset` runs after listing, and after resolving a
@@ -315,7 +317,7 @@ async def pruned_dataset(
     stats: SourceStats | None = None,
     config: ReaderConfig | None = None,
     reader: BloomReader | None = None,
-) -> Any:
+) -> ds.Dataset:
     """A ``pyarrow.dataset.Dataset`` of only the row groups that may hold matching rows.
 
     Files are pruned ``concurrency`` at once, each footer read once by pruning.

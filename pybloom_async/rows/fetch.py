@@ -1,9 +1,9 @@
-"""Reading the matching rows of one file from fetched column chunks, for :mod:`.lookup`.
+"""Reading the matching rows of one file from fetched column chunks, for :mod:`.api`.
 
 pyarrow decodes row groups from a file-like object that serves only the bytes
 fetched beforehand (:class:`FetchedFile`) and the footer the reader already
 holds: a decode never makes a request of its own. The schema rule across files
-is documented in :mod:`pybloom_async.lookup`.
+is documented in :mod:`pybloom_async.rows.api`.
 """
 
 from __future__ import annotations

@@ -169,14 +169,14 @@ def test_python_refuses_a_file_of_a_delta_table(delta_path: Path, tmp_path: Path
     before = _snapshot(delta_path)
     one = next((delta_path / "p=b").glob("*.parquet"))
     with pytest.raises(InvalidArgumentError, match=r"lies in the Delta table .* use --delta"):
-        pba.add_bloom_filters(one, ["id"])
+        pba.add_bloom_filters_sync(one, ["id"])
     with pytest.raises(InvalidArgumentError, match="lies in the Delta table"):
-        anyio.run(lambda: pba.add_bloom_filters_async(str(one), "id"))
+        anyio.run(lambda: pba.add_bloom_filters(str(one), "id"))
     # Writing into the table from elsewhere is refused too.
     plain = tmp_path / "plain.parquet"
     pq.write_table(_chunk(0, 10), plain)
     with pytest.raises(InvalidArgumentError, match="lies in the Delta table"):
-        pba.add_bloom_filters(plain, ["id"], out=delta_path / "p=a" / "x.parquet")
+        pba.add_bloom_filters_sync(plain, ["id"], out=delta_path / "p=a" / "x.parquet")
     assert _snapshot(delta_path) == before
 
 
@@ -201,7 +201,7 @@ def test_iceberg_table_folders_are_refused(iceberg_table: Any, given: str) -> No
     message = _one_line(proc)
     assert f"Iceberg table at {root} " in message and "--iceberg CATALOG" in message
     with pytest.raises(InvalidArgumentError, match="lies in the Iceberg table"):
-        pba.add_bloom_filters(a_file, ["id"])
+        pba.add_bloom_filters_sync(a_file, ["id"])
     assert _snapshot(root) == before
     assert _rows(iceberg_table.refresh().scan().to_arrow()) == rows
 
@@ -225,7 +225,7 @@ def test_a_delta_prefix_on_s3_is_refused(s3_server: Any, tmp_path: Path) -> None
         assert f"--delta {uri} " in _one_line(proc)
     one = uri + "/" + str(sizes[0]["path"])
     with pytest.raises(InvalidArgumentError, match=f"Delta table {uri} "):
-        pba.add_bloom_filters(one, ["id"], options=s3_server.options)
+        pba.add_bloom_filters_sync(one, ["id"], options=s3_server.options)
     dt = deltalake.DeltaTable(uri, storage_options=storage)
     assert pa.table(dt.get_add_actions()).select(["path", "size_bytes"]).to_pylist() == sizes
     got = pa.table(deltalake.QueryBuilder().register("t", dt).execute("SELECT * FROM t"))
@@ -290,7 +290,7 @@ def test_delta_filters_are_committed(tmp_path: Path, partitioned: bool) -> None:
     assert len(tombstoned) == 1  # the delete's removed file, still on storage
     old_bytes = {p: Path(p).read_bytes() for p in live}
 
-    result = pba.add_bloom_filters(dt, ["id", "s"])
+    result = pba.add_bloom_filters_sync(dt, ["id", "s"])
     assert isinstance(result, pba.TableFiltersResult)
     assert (result.kind, result.read_version, result.version) == ("delta", read, read + 1)
     assert sorted(f.path for f in result.files) == sorted(live) and result.skipped == ()
@@ -331,7 +331,7 @@ def test_delta_filters_are_committed(tmp_path: Path, partitioned: bool) -> None:
     assert {p: Path(p).read_bytes() for p in live} == old_bytes
     assert {p: Path(p).read_bytes() for p in tombstoned} == tombstoned
     # Nothing left to do: no commit.
-    again = pba.add_bloom_filters(after, "id,s")
+    again = pba.add_bloom_filters_sync(after, "id,s")
     assert again.version is None and again.files == ()
     assert {s.reason for s in again.skipped} == {
         "nothing to add: already has a Bloom filter; replace=True (--replace) rebuilds it"
@@ -357,7 +357,7 @@ def test_delta_partition_values_of_every_kind(tmp_path: Path) -> None:
     deltalake.write_deltalake(path, data, partition_by=partitions)
     dt = deltalake.DeltaTable(path)
     rows = _sql(dt)
-    result = pba.add_bloom_filters(dt, ["id"])
+    result = pba.add_bloom_filters_sync(dt, ["id"])
     assert len(result.files) == 5 and result.skipped == ()
     after = deltalake.DeltaTable(path)
     assert _sql(after) == rows  # no row twice: every old file was removed
@@ -378,7 +378,7 @@ def test_delta_file_with_a_deletion_vector_is_left(tmp_path: Path) -> None:
     dt = deltalake.DeltaTable(path)
     rows = _sql(dt)
     assert [r["id"] for r in rows][:8] == [0, 1, 3, 4, 6, 7, 9, 10]
-    result = pba.add_bloom_filters(dt, ["id"])
+    result = pba.add_bloom_filters_sync(dt, ["id"])
     (left,) = result.skipped
     assert left.path == str(path / holder) and "deletion vector" in left.reason
     assert len(result.files) == len(first) - 1
@@ -402,7 +402,7 @@ def test_delta_path_spelled_by_another_writer_is_left(tmp_path: Path) -> None:
     log.write_text(json.dumps(add) + "\n")
     dt = deltalake.DeltaTable(path)
     rows = _sql(dt)
-    result = pba.add_bloom_filters(dt, ["id"])
+    result = pba.add_bloom_filters_sync(dt, ["id"])
     (left,) = result.skipped
     assert left.path == str(path / name) and "spells its path differently" in left.reason
     assert _sql(deltalake.DeltaTable(path)) == rows
@@ -426,7 +426,7 @@ def test_delta_conflicting_commit_fails_ours_cleanly(
 
     monkeypatch.setattr(delta_commit, "commit", concurrent_then_ours)
     with pytest.raises(CommitConflictError, match="changed since version 4") as caught:
-        pba.add_bloom_filters(dt, ["id"])
+        pba.add_bloom_filters_sync(dt, ["id"])
     assert "\n" not in str(caught.value)
     assert _new_files(path) == []
     after = deltalake.DeltaTable(path)
@@ -449,7 +449,7 @@ def test_delta_concurrent_append_does_not_conflict(
         original(*args)
 
     monkeypatch.setattr(delta_commit, "commit", append_then_ours)
-    result = pba.add_bloom_filters(dt, ["id"])
+    result = pba.add_bloom_filters_sync(dt, ["id"])
     assert (result.read_version, result.version) == (4, 6)  # the append is version 5
     after = deltalake.DeltaTable(path)
     expected = [r for r in _rows(_chunk(0, ROWS)) if r["id"] != 5] + _rows(_chunk(1000, 1010))
@@ -496,7 +496,7 @@ def test_delta_on_s3(s3_server: Any, tmp_path: Path) -> None:
     }  # fmt: skip
     dt = _delta(uri, storage)
     rows = _sql(dt)
-    result = pba.add_bloom_filters(dt, ["id", "s"], options=s3_server.options)
+    result = pba.add_bloom_filters_sync(dt, ["id", "s"], options=s3_server.options)
     assert (result.read_version, result.version) == (4, 5) and len(result.files) == 4
     assert all(f.out.startswith(uri + "/p=") for f in result.files)
     after = deltalake.DeltaTable(uri, storage_options=storage)
@@ -515,9 +515,9 @@ def test_table_arguments_are_checked_first(tmp_path: Path) -> None:
     path = tmp_path / "t"
     dt = _delta(path)
     with pytest.raises(InvalidArgumentError, match="out= applies to a file"):
-        pba.add_bloom_filters(dt, ["id"], out=tmp_path / "x.parquet")
+        pba.add_bloom_filters_sync(dt, ["id"], out=tmp_path / "x.parquet")
     with pytest.raises(InvalidArgumentError, match="no such column"):
-        pba.add_bloom_filters(dt, ["idd"])
+        pba.add_bloom_filters_sync(dt, ["idd"])
     assert _new_files(path) == [] and deltalake.DeltaTable(path).version() == 4
 
 
@@ -552,7 +552,7 @@ def test_iceberg_filters_are_committed(tmp_path: Path, partitioned: bool) -> Non
     } - set(live)  # fmt: skip
     assert removed
     removed_bytes = {p: _local(p).read_bytes() for p in removed}
-    result = pba.add_bloom_filters(table, "id,s")
+    result = pba.add_bloom_filters_sync(table, "id,s")
     assert (result.kind, result.read_version) == ("iceberg", read)
     assert sorted(f.path for f in result.files) == sorted(live) and result.skipped == ()
     after = catalog.load_table("ns.t")
@@ -572,7 +572,7 @@ def test_iceberg_filters_are_committed(tmp_path: Path, partitioned: bool) -> Non
     assert verdicts and {v.rule for v in verdicts} == {pba.Rule.BLOOM_FILTER}
     assert _rows(after.scan(snapshot_id=read).to_arrow()) == rows  # the old snapshot
     assert {p: _local(p).read_bytes() for p in removed} == removed_bytes
-    again = pba.add_bloom_filters(after, ["id"])
+    again = pba.add_bloom_filters_sync(after, ["id"])
     assert again.version is None and len(again.skipped) == len(new_live)
 
 
@@ -592,7 +592,7 @@ def test_iceberg_conflicting_commit_fails_ours_cleanly(
 
     monkeypatch.setattr(iceberg_commit, "commit", concurrent_then_ours)
     with pytest.raises(CommitConflictError, match=f"changed since snapshot {read}") as caught:
-        pba.add_bloom_filters(iceberg_table, ["id"])
+        pba.add_bloom_filters_sync(iceberg_table, ["id"])
     assert "\n" not in str(caught.value)
     assert _new_files(root) == []
     after = _catalog(tmp_path).load_table("ns.t")
@@ -628,7 +628,7 @@ async def test_async_on_both_backends(tmp_path: Path) -> None:
     path = tmp_path / "t"
     dt = _delta(path)
     rows = _sql(dt)
-    result = await pba.add_bloom_filters_async(dt, ["s"])
+    result = await pba.add_bloom_filters(dt, ["s"])
     assert (result.version, len(result.files)) == (5, 4)
     assert _sql(deltalake.DeltaTable(path)) == rows
 
@@ -655,7 +655,7 @@ def test_delta_statistics_of_every_kind_are_carried(tmp_path: Path) -> None:
     deltalake.write_deltalake(path, data.slice(0, 1), mode="append")
     dt = deltalake.DeltaTable(path)
     before = sorted(_live(dt).values(), key=lambda r: r["num_records"])
-    result = pba.add_bloom_filters(dt, ["id", "st.b"])
+    result = pba.add_bloom_filters_sync(dt, ["id", "st.b"])
     assert len(result.files) == 2 and result.skipped == ()
     after = sorted(_live(deltalake.DeltaTable(path)).values(), key=lambda r: r["num_records"])
     for old, new in zip(before, after, strict=True):
@@ -671,7 +671,7 @@ def test_delta_files_without_a_column_are_left(tmp_path: Path) -> None:
     extra = _chunk(10, 20).append_column("e", pa.array([f"e{i}" for i in range(10)]))
     deltalake.write_deltalake(path, extra, mode="append", schema_mode="merge")
     dt = deltalake.DeltaTable(path)
-    result = pba.add_bloom_filters(dt, ["e"])
+    result = pba.add_bloom_filters_sync(dt, ["e"])
     assert len(result.files) == 1 and result.files[0].filters[0].column == "e"
     (left,) = result.skipped
     assert left.reason == "nothing to add: not in this file (written without it)"
@@ -685,7 +685,7 @@ def test_iceberg_files_of_an_earlier_partition_spec_are_left(iceberg_table: Any)
         warnings.simplefilter("ignore")
         iceberg_table.append(_chunk(ROWS, ROWS + 10))
     rows = _rows(iceberg_table.scan().to_arrow())
-    result = pba.add_bloom_filters(iceberg_table, ["id"])
+    result = pba.add_bloom_filters_sync(iceberg_table, ["id"])
     assert len(result.files) == 1 and result.files[0].path.endswith(".parquet")
     assert result.skipped and all("partition spec 0" in s.reason for s in result.skipped)
     assert _rows(iceberg_table.scan().to_arrow()) == rows
@@ -706,7 +706,7 @@ def test_delta_commit_that_lands_despite_an_error_is_reported(
         raise OSError("connection reset by peer")
 
     monkeypatch.setattr(delta_commit, "commit", ours_then_lost)
-    result = pba.add_bloom_filters(dt, ["id"])
+    result = pba.add_bloom_filters_sync(dt, ["id"])
     assert result.version == 5 and len(result.files) == 4
     after = deltalake.DeltaTable(path)
     assert set(_live(after)) == {f.out for f in result.files}
@@ -724,5 +724,5 @@ def test_delta_commit_that_fails_before_landing_leaves_nothing(
 
     monkeypatch.setattr(delta_commit, "commit", refused)
     with pytest.raises(OSError, match="refused the write"):
-        pba.add_bloom_filters(dt, ["id"])
+        pba.add_bloom_filters_sync(dt, ["id"])
     assert _new_files(path) == [] and deltalake.DeltaTable(path).version() == 4
