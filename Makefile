@@ -1,8 +1,8 @@
 # pybloom-async: the two quick-start commands are `make demo` and `make test`.
 # Both set up what they need first, so they work on a fresh machine: `make demo`
 # only the package with its runtime extras and the C build; `make test` adds the
-# test tools (pytest, PySpark, moto, mypy, atheris, ...) and the system packages
-# the tests use (apt packages, npm tools).
+# test tools (pytest, PySpark, moto, mypy, atheris, ...), the documentation tools
+# (the `docs` extra) and the system packages the tests use (apt packages, npm tools).
 
 PYTHON_BOOT ?= python3
 VENV ?= .venv
@@ -15,7 +15,7 @@ NATIVE_SRC := $(wildcard csrc/core/*.[ch] csrc/paimon/*.c csrc/include/*.h) csrc
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: setup setup-runtime native demo test test-fast lint typecheck asan fuzz fuzz-smoke bench bench-c bench-stripe charts clean bench-lookup-env
+.PHONY: setup setup-runtime native demo test test-fast lint typecheck docs asan fuzz fuzz-smoke bench bench-c bench-stripe charts clean bench-lookup-env
 
 SYSTEM_STAMP := .cache/system-deps.stamp
 
@@ -45,8 +45,8 @@ $(RUNTIME_STAMP): pyproject.toml setup.py
 comma := ,
 
 $(STAMP): $(RUNTIME_STAMP)
-	@echo "adding the test tools to $(VENV) (pip's log shows on failure)"
-	@$(call QUIET_PIP,-e '.[arrow$(comma)test]')
+	@echo "adding the test and documentation tools to $(VENV) (pip's log shows on failure)"
+	@$(call QUIET_PIP,-e '.[arrow$(comma)test$(comma)docs]')
 	@touch $@
 
 # The compiled module lands inside the package (editable install); `flock`
@@ -63,11 +63,11 @@ demo: setup-runtime
 
 # The whole suite, once per SIMD backend (the second run forces the portable
 # scalar kernels), the C-facing tests against an ASan+UBSan build of the core,
-# then the static checks.
+# then the static checks and the documentation site.
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
 	PYBLOOM_ASYNC_SIMD=scalar $(PY) -m pytest -m "not slow and not spark" $(PYTEST_ARGS)
-	$(MAKE) --no-print-directory asan lint typecheck fuzz-smoke
+	$(MAKE) --no-print-directory asan lint typecheck fuzz-smoke docs
 
 test-fast: setup
 	$(PY) -m pytest -m "not slow and not spark" -x $(PYTEST_ARGS)
@@ -79,11 +79,18 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+# The documentation site (MkDocs Material; the API reference from the docstrings by
+# mkdocstrings, which imports the package: hence the C build) into site/, gitignored.
+# --strict: a broken link or anchor, a page left out of the nav, or an API reference entry
+# naming nothing fails the build. (No --quiet: it would hide the warnings --strict counts.)
+docs: native
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
 clean:
-	rm -rf build dist *.egg-info pybloom_async/_native/_cffi*.so pybloom_async/_native/_cffi.c pybloom_async/.native-stamp bench/bin
+	rm -rf build dist site *.egg-info pybloom_async/_native/_cffi*.so pybloom_async/_native/_cffi.c pybloom_async/.native-stamp bench/bin
 
 # ---- benchmarks (never run as tests) ----------------------------------------
-# The README's charts (docs/img/*.png), drawn from the JSON the benchmarks write
+# The documentation's charts (docs/img/*.png), drawn from the JSON the benchmarks write
 # into bench/results/ (each file says which command writes it).
 CHARTS_STAMP := $(VENV)/.installed-charts
 

@@ -3,7 +3,7 @@
 One table (random INT64 keys, random strings, INT32, DOUBLE; no column statistics can
 prune them) is written by pyarrow without filters; then, medians of ``--reps`` runs:
 
-* ``add-filters``: ``add_bloom_filters(plain, all columns, out=...)``: read and decode
+* ``add-filters``: ``add_bloom_filters_sync(plain, all columns, out=...)``: read and decode
   every chunk, hash, build, copy the file, write the filters and the new footer;
 * the same, in place (temporary file + fsync + rename);
 * its parts: ``pq.read_table`` of the columns (decode only) and ``ColumnReader.hashes``
@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from pybloom_async import simd_backend
 from pybloom_async.parquet import decode_file_metadata, parse_footer_tail
 from pybloom_async.read.columns import ColumnReader
-from pybloom_async.rewrite.add_filters import add_bloom_filters
+from pybloom_async.rewrite.add_filters import add_bloom_filters_sync
 
 
 def make_table(rows: int, seed: int = 1) -> pa.Table:
@@ -96,12 +96,12 @@ def main() -> None:
 
         out = work / "out.parquet"
         add = median_seconds(
-            lambda: add_bloom_filters(plain, columns, fpp=args.fpp, out=out), args.reps
+            lambda: add_bloom_filters_sync(plain, columns, fpp=args.fpp, out=out), args.reps
         )
-        result = add_bloom_filters(plain, columns, fpp=args.fpp, out=out)
+        result = add_bloom_filters_sync(plain, columns, fpp=args.fpp, out=out)
         copy = work / "inplace.parquet"
         inplace = median_seconds(
-            lambda: add_bloom_filters(copy, columns, fpp=args.fpp),
+            lambda: add_bloom_filters_sync(copy, columns, fpp=args.fpp),
             args.reps,
             setup=lambda: shutil.copyfile(plain, copy),
         )

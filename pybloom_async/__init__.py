@@ -3,11 +3,14 @@
 The C core (AVX2 and portable kernels, chosen at load time) implements the
 Parquet spec's SBBF bit for bit; this package wraps it for numpy and pyarrow
 inputs and reads filters out of Parquet files to prune row groups.
+
+What is public is ``__all__``, every name of it documented in the API reference;
+``tests/unit/test_public_api.py`` checks that nothing else is public by accident.
 """
 
-from __future__ import annotations
-
-import logging
+# No ``from __future__ import annotations`` here: it would bind a public name, and the
+# facade annotates nothing. logging is imported under a private name for the same reason.
+import logging as _logging
 
 from .core.filter import (
     DEFAULT_MAX_BYTES,
@@ -19,11 +22,14 @@ from .core.filter import (
 from .core.hashing import hash_values, simd_backend, xxh64
 from .dispatch.api import prune, prune_sync
 from .errors import (
+    ColumnNotFoundError,
+    CommitConflictError,
     EncryptedFileError,
     EventLoopError,
     FilterSizeError,
     FilterTooLargeError,
     IndexStaleError,
+    InvalidArgumentError,
     InvalidFilterError,
     MissingDependencyError,
     PaimonIndexError,
@@ -39,6 +45,8 @@ from .errors import (
 from .index.build import IndexBuild, build_index, build_index_sync
 from .index.format import index_location
 from .index.prune import prune_with_index, prune_with_index_sync
+from .io.base import SourceStats
+from .io.store import StoreOptions
 from .lake.build import LakeBuild, build_lake_index, build_lake_index_sync
 from .lake.compact import LakeCompaction, compact_lake_index, compact_lake_index_sync
 from .paimon.container import (
@@ -64,13 +72,19 @@ from .read.run import (
     read_footer,
     read_footer_sync,
 )
-from .rewrite.add_filters import AddFiltersResult, add_bloom_filters, add_bloom_filters_async
+from .rewrite.add_filters import (
+    AddFiltersResult,
+    TableFiltersResult,
+    add_bloom_filters,
+    add_bloom_filters_async,
+    add_bloom_filters_sync,
+)
 from .rows import lookup, lookup_batches, lookup_sync, pruned_dataset, pruned_dataset_sync
 from .types import PhysicalType
 from .version import __version__
 
 # A library logs, the application decides where to (the logging HOWTO's rule for libraries).
-logging.getLogger(__name__).addHandler(logging.NullHandler())
+_logging.getLogger(__name__).addHandler(_logging.NullHandler())
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -80,6 +94,8 @@ __all__ = [
     "BloomFilter64",
     "BloomFilterRead",
     "BloomReader",
+    "ColumnNotFoundError",
+    "CommitConflictError",
     "EncryptedFileError",
     "Eq",
     "EventLoopError",
@@ -90,6 +106,7 @@ __all__ = [
     "In",
     "IndexBuild",
     "IndexStaleError",
+    "InvalidArgumentError",
     "InvalidFilterError",
     "LakeBuild",
     "LakeCompaction",
@@ -109,13 +126,17 @@ __all__ = [
     "SchemaMismatchError",
     "SourceError",
     "SourceNotFoundError",
+    "SourceStats",
     "SplitBlockBloomFilter",
+    "StoreOptions",
+    "TableFiltersResult",
     "UnsupportedTypeError",
     "ValueEncodingError",
     "Verdict",
     "__version__",
     "add_bloom_filters",
     "add_bloom_filters_async",
+    "add_bloom_filters_sync",
     "build_index",
     "build_index_sync",
     "build_lake_index",

@@ -130,6 +130,14 @@ class MissingDependencyError(PyBloomError, ImportError):
     """An optional dependency (pyarrow: the ``arrow`` extra) is needed and not installed."""
 
 
+class CommitConflictError(PyBloomError):
+    """A table changed between reading it and committing to it: nothing was committed.
+
+    Raised when a Delta or Iceberg table's library refuses a commit because of a
+    concurrent one; the files written for the refused commit are removed. Run again.
+    """
+
+
 class EventLoopError(PyBloomError, RuntimeError):
     """A blocking ``*_sync`` function was called from a thread that runs an event loop."""
 

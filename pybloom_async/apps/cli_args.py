@@ -71,20 +71,23 @@ def _column_args(p: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def _paths_and_where(p: argparse.ArgumentParser) -> None:
-    """PATH... (or a table) and --where, as prune and lookup take them."""
+def _paths_or_table(p: argparse.ArgumentParser, version: str) -> None:
+    """PATH... or a table (``--delta URI [--version N]``, ``--iceberg CATALOG.TABLE``)."""
     p.add_argument("paths", nargs="*", metavar="PATH", help="files, directories or prefixes")
     g = p.add_argument_group("tables (instead of PATH...)")
     g.add_argument("--delta", metavar="URI", help="a Delta Lake table (needs [delta])")
-    g.add_argument(
-        "--version", type=int, metavar="N", help="the Delta table's version (default: latest)"
-    )
+    g.add_argument("--version", type=int, metavar="N", help=version)
     g.add_argument(
         "--iceberg",
         metavar="CATALOG.TABLE",
         help="an Iceberg table, CATALOG.NAMESPACE.TABLE, its catalog configured as for "
         "pyiceberg (~/.pyiceberg.yaml, PYICEBERG_CATALOG__*) (needs [iceberg])",
     )
+
+
+def _paths_and_where(p: argparse.ArgumentParser) -> None:
+    """PATH... (or a table) and --where, as prune and lookup take them."""
+    _paths_or_table(p, "the Delta table's version (default: latest)")
     p.add_argument(
         "--where",
         "-w",
@@ -349,10 +352,16 @@ def _add_add_filters(sub: Any) -> None:
     p = add_command(
         sub,
         "add-filters",
-        "add Bloom filters to Parquet files that have none",
-        "  pybloom-async add-filters lake/ --columns user_id,email --fpp 0.01",
+        "add Bloom filters to Parquet files, or to a table's files by a commit",
+        "  pybloom-async add-filters lake/ --columns user_id,email --fpp 0.01\n"
+        "  pybloom-async add-filters --delta s3://lake/events --columns user_id\n"
+        "  pybloom-async add-filters --iceberg prod.db.events --columns user_id",
     )
-    _paths_arg(p)
+    _paths_or_table(
+        p,
+        "the Delta table's latest version, as a check: the run stops if the table has "
+        "moved on (filters are always committed on top of the latest version)",
+    )
     _column_args(p, "add filters to these columns, a group: all its leaves (required)")
     p.add_argument("--ndv", type=int, help="size filters for at most N distinct values per chunk")
     _fpp_arg(p)
@@ -362,7 +371,9 @@ def _add_add_filters(sub: Any) -> None:
         default=DEFAULT_ADD_MAX_BYTES,
         help=f"largest bitset per filter (default {DEFAULT_ADD_MAX_BYTES})",
     )
-    p.add_argument("--out", help="write the result here instead of replacing PATH (one PATH)")
+    p.add_argument(
+        "--out", help="write the result here instead of replacing PATH (one PATH, not a table)"
+    )
     p.add_argument("--replace", action="store_true", help="rebuild filters that already exist")
     _output_args(
         p, json="a JSON array, one object per file", strict="stop at the first file that fails"

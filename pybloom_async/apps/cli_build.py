@@ -7,16 +7,22 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+import anyio.to_thread
+
 from ..errors import (
     InvalidArgumentError,
     PredicateError,
     PyBloomError,
+    SourceNotFoundError,
 )
 from ..index.build import IndexBuild, build_index
 from ..io.base import FileInfo, SourceStats
 from ..read.reader import BloomReader
-from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters_async
-from .cli_args import store_options
+from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters
+from ..rewrite.guard import TableGuard, shared_guard
+from ..tables.delta import open_delta
+from ..tables.iceberg import load_iceberg
+from .cli_args import EXIT_OK, store_options
 from .cli_output import (
     ColumnCheck,
     Progress,
@@ -31,6 +37,7 @@ from .cli_output import (
     required_columns,
     write_json,
 )
+from .cli_tables import check_inputs
 
 # ---- index build, add-filters ---------------------------------------------------------
 
@@ -94,8 +101,69 @@ def _added_dict(
             "error": str(error)}  # fmt: skip
 
 
+async def _open_for_commit(args: argparse.Namespace) -> object:
+    """The table ``--delta`` or ``--iceberg`` names, at its latest version; input errors first.
+
+    Raises
+    ------
+    InvalidArgumentError
+        No such table or catalog, ``--version`` is not the latest, or ``--out`` given.
+    """
+    check_inputs(args)
+    if args.out is not None:
+        raise InvalidArgumentError(
+            "--out takes a single PATH: a table's new files go beside the old"
+        )
+    try:
+        if args.iceberg is not None:
+            iceberg: object = await anyio.to_thread.run_sync(load_iceberg, args.iceberg)
+            return iceberg
+        table = await anyio.to_thread.run_sync(open_delta, args.delta, None, store_options(args))
+    except SourceNotFoundError as exc:
+        raise InvalidArgumentError(exc.message, path=exc.path) from None
+    latest = int(table.version())
+    if args.version is not None and args.version != latest:
+        raise InvalidArgumentError(
+            f"--version {args.version}: the table's latest version is {latest}; filters are "
+            "committed on top of the latest",
+            path=args.delta,
+        )
+    return table
+
+
+async def _add_filters_to_table(args: argparse.Namespace, columns: list[str], out: TextIO) -> int:
+    table = await _open_for_commit(args)
+    result = await add_bloom_filters(
+        table, columns, ndv=args.ndv, fpp=args.fpp, max_bytes=args.max_bytes,
+        replace=args.replace, options=store_options(args),
+    )  # fmt: skip
+    if args.json:
+        write_json(out, result.to_dict())
+        return EXIT_OK
+    where = "version" if result.kind == "delta" else "snapshot"
+    done = f"committed as {where} {result.version}" if result.committed else "nothing to commit"
+    out.write(
+        f"{result.table}: {plural_s(len(result.files), 'file')} replaced, "
+        f"{plural_s(sum(len(f.filters) for f in result.files), 'filter')} added "
+        f"({plural_s(result.filter_bytes, 'byte')}), {len(result.skipped):,} left as they are; "
+        f"read at {where} {result.read_version}, {done}\n"
+    )
+    for f in result.files:
+        out.write(f"  {f.path} -> {f.out}: {plural_s(len(f.filters), 'filter')}\n")
+    for s in result.skipped:
+        out.write(f"  left {s.path}: {s.reason}\n")
+    if result.committed:
+        out.write(
+            "  the replaced files stay for the earlier versions: the table's own maintenance "
+            "removes them (Delta VACUUM, Iceberg snapshot expiry)\n"
+        )
+    return EXIT_OK
+
+
 async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     columns = required_columns(args)
+    if args.delta is not None or args.iceberg is not None or not args.paths:
+        return await _add_filters_to_table(args, columns, out)
     reader = BloomReader(options=store_options(args), max_files=0)
     files, unreadable = await expand_inputs(args.paths, reader, args.strict)
     if args.out is not None and (len(args.paths) != 1 or len(files) + len(unreadable) != 1):
@@ -103,11 +171,15 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     done: list[tuple[str, AddFiltersResult | None, PyBloomError | None]] = [
         (exc.path or "", None, exc) for exc in unreadable
     ]
-    with Progress(sys.stderr) as progress:
+    # Files of a Delta or Iceberg table change only by a commit: refused before any is touched.
+    guard = TableGuard(store_options(args))
+    targets = [args.out or path_text(location) for location in files]
+    await anyio.to_thread.run_sync(guard.check_all, targets)
+    with Progress(sys.stderr) as progress, shared_guard(guard):
         for count, location in enumerate(files, 1):
             path = path_text(location)
             try:
-                result = await add_bloom_filters_async(
+                result = await add_bloom_filters(
                     path, columns, ndv=args.ndv, fpp=args.fpp, out=args.out,
                     max_bytes=args.max_bytes, replace=args.replace, options=store_options(args),
                 )  # fmt: skip

@@ -5,7 +5,7 @@ The whole story on local files, no credentials, no network:
 1. generate a small data lake with pyarrow, *without* Bloom filters (as most
    existing lakes are);
 2. add filters on ``user_id`` and ``email`` to every file in place
-   (:func:`pybloom_async.add_bloom_filters`: data bytes unchanged, atomic);
+   (:func:`pybloom_async.add_bloom_filters_sync`: data bytes unchanged, atomic);
 3. build a file-level sidecar index per file (``_bloom_index/``);
 4. ask the library's question, *which files and row groups may hold these
    keys?*, for a point lookup, an IN list, two columns and an absent key: once
@@ -42,7 +42,7 @@ from ..index.prune import prune_with_index_sync
 from ..io.base import SourceStats
 from ..predicate import Predicate
 from ..pruning.verdicts import Verdict
-from ..rewrite.add_filters import add_bloom_filters
+from ..rewrite.add_filters import add_bloom_filters_sync
 
 FILES = 24
 ROW_GROUPS = 8
@@ -166,7 +166,7 @@ def run(folder: Path) -> tuple[int, dict[str, Any]]:
     before = sum(p.stat().st_size for p in files)
     results = _timed(
         f"2. added filters on {', '.join(COLUMNS)} to every row group of every file",
-        lambda: [add_bloom_filters(p, COLUMNS, fpp=0.01) for p in files],
+        lambda: [add_bloom_filters_sync(p, COLUMNS, fpp=0.01) for p in files],
     )
     assert isinstance(results, list)
     added = sum(r.filter_bytes for r in results)

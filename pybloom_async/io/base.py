@@ -334,7 +334,7 @@ class ByteSource(abc.ABC):
         """Read several ranges, concurrently where the source allows; results in input order.
 
         Empty ranges give ``b""`` without a request. Ranges are not merged here: that is the
-        planner's job (:func:`pybloom_async.read.plan.merge_ranges`).
+        planner's job (:func:`pybloom_async.read.ranges.merge_ranges`).
 
         Raises
         ------

@@ -16,12 +16,10 @@ damaged filter becomes an ``unusable`` entry with a reason, never a crash.
 Everything runs on anyio (asyncio or trio); a :class:`BloomReader` caches
 footers and filters for long-lived services.
 
-Scripts that ask about one local file (``prune_sync``, ``probe_sync``) do not
-need an event loop or worker threads at all: :class:`BlockingLocalReader` reads
-with ``pread`` in the calling thread, so the same coroutines, planner, decoder
-and pruning code complete without ever suspending, and :func:`run_blocking`
-runs them to the end without a loop (starting one and handing each read to a
-thread cost more than the whole answer)."""
+Running inline (:mod:`pybloom_async.tasks.loops`: one local file's work in one
+worker-thread call, or a ``*_sync`` call on a few local files in the caller's
+thread), the reader opens local files as blocking sources: the same coroutines,
+planner, decoder and pruning code then complete without ever suspending."""
 
 from __future__ import annotations
 
@@ -84,12 +82,18 @@ class BloomReader:
     unchanged, else it is dropped and read again. Pass ``max_age=0`` to check
     every time.
 
+    With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
+    default), the reader learns from every object-store file it reads how large
+    the first read of the next one should be (:attr:`suffix`). Nothing waits for
+    that: files read before anything is learned read ``adaptive_start`` bytes,
+    all at once.
+
     Parameters
     ----------
     config:
         Reader limits (:class:`ReaderConfig`).
     options:
-        Object-store options (:class:`pybloom_async.io.sources.StoreOptions` or a
+        Object-store options (:class:`pybloom_async.io.store.StoreOptions` or a
         dict of its fields); by default obstore reads the environment.
     stats:
         Counts every request made through this reader.
@@ -100,12 +104,6 @@ class BloomReader:
         Total bitset bytes kept in the cache.
     max_age:
         Seconds a cached object-store entry is trusted without a HEAD.
-
-    With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
-    default), the reader learns from every object-store file it reads how large
-    the first read of the next one should be (:attr:`suffix`). Nothing waits for
-    that: files read before anything is learned read ``adaptive_start`` bytes,
-    all at once.
     """
 
     def __init__(

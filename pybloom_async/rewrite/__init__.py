@@ -1,4 +1,4 @@
-"""Adding Bloom filters to existing Parquet files."""
+"""Adding Bloom filters to existing Parquet files, and to a table's files by a commit."""
 
 from __future__ import annotations
 
@@ -7,8 +7,10 @@ from .add_filters import (
     AddFiltersResult,
     ChunkFilter,
     SkippedChunk,
+    TableFiltersResult,
     add_bloom_filters,
     add_bloom_filters_async,
+    add_bloom_filters_sync,
 )
 
 __all__ = [
@@ -16,6 +18,8 @@ __all__ = [
     "AddFiltersResult",
     "ChunkFilter",
     "SkippedChunk",
+    "TableFiltersResult",
     "add_bloom_filters",
     "add_bloom_filters_async",
+    "add_bloom_filters_sync",
 ]

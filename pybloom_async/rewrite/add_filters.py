@@ -41,16 +41,23 @@ checked again before the rename; if it changed meanwhile nothing is replaced.
 Object-store files (``s3://``, ``gs://``, ``az://``) are read whole into memory
 and written back with one PUT, which the store publishes atomically; a
 concurrent writer's PUT between our read and write would be overwritten (no
-conditional write). HTTP locations are read-only: use ``out=`` for them."""
+conditional write). HTTP locations are read-only: use ``out=`` for them.
+
+**Tables.** A Delta or Iceberg table's log or manifests record each file's size,
+so its files are never rewritten in place: a plain path inside a table is refused
+before anything is read (:mod:`.guard`), and given the table itself
+(``deltalake.DeltaTable``, pyiceberg ``Table``) the filtered copies are written next
+to the old files and committed by the table's own library (:mod:`.tables`)."""
 
 from __future__ import annotations
 
 import io
 import math
 import os
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import IO, Any
+from dataclasses import dataclass
+from typing import IO, Any, overload
 
 import anyio
 import anyio.to_thread
@@ -73,15 +80,22 @@ from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
 from ..parquet.tail import MAGIC, TRAILER_SIZE
 from ..read.columns import unsupported_reason
-from .source import SourceFile, fetch_remote, open_local, open_remote
+from ..tables import TableSource, table_kind
+from ..tasks.loops import sync_twin
+from .guard import guard_for
+from .results import AddFiltersResult, ChunkFilter, SkippedChunk, TableFiltersResult
+from .source import SourceFile, fetch_remote, open_local
 
 __all__ = [
     "DEFAULT_ADD_MAX_BYTES",
     "AddFiltersResult",
     "ChunkFilter",
+    "FilterSpec",
     "SkippedChunk",
+    "TableFiltersResult",
     "add_bloom_filters",
     "add_bloom_filters_async",
+    "add_bloom_filters_sync",
 ]
 
 #: Default cap on one filter's bitset, as parquet-java's ``parquet.bloom.filter.max.bytes``.
@@ -90,98 +104,6 @@ DEFAULT_ADD_MAX_BYTES = 1024 * 1024
 _EXACT_BELOW = 1 << 12
 # Above this fill ratio a filter's distinct-count estimate is too coarse to size from.
 _MAX_FILL_FOR_ESTIMATE = 0.7
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkFilter:
-    """The filter written for one column chunk.
-
-    ``num_values`` non-null values were hashed, ``ndv`` of them distinct (counted
-    exactly, or estimated within a few percent when ``ndv_exact`` is False); the
-    bitset of ``num_bytes`` was sized for ``sized_for`` values at ``fpp`` and is
-    expected to answer ``expected_fpp`` of foreign probes "maybe" (the SBBF
-    model at ``ndv``; above ``fpp`` when ``capped`` by ``max_bytes`` or when a
-    smaller ``ndv`` was asked for). ``offset``/``length`` locate header + bitset.
-    """
-
-    row_group: int
-    column: str
-    num_values: int
-    ndv: int
-    ndv_exact: bool
-    sized_for: int
-    num_bytes: int
-    offset: int
-    length: int
-    fpp: float
-    expected_fpp: float
-    capped: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "row_group": self.row_group,
-            "column": self.column,
-            "num_values": self.num_values,
-            "ndv": self.ndv,
-            "ndv_exact": self.ndv_exact,
-            "sized_for": self.sized_for,
-            "num_bytes": self.num_bytes,
-            "offset": self.offset,
-            "length": self.length,
-            "fpp": self.fpp,
-            "expected_fpp": float(f"{self.expected_fpp:.4g}"),
-            "capped": self.capped,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class SkippedChunk:
-    """A column (``row_group`` None: in every row group) or chunk that got no new filter."""
-
-    column: str
-    row_group: int | None
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {"column": self.column, "row_group": self.row_group, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class AddFiltersResult:
-    """What :func:`add_bloom_filters` did to one file.
-
-    ``written`` is False when no chunk needed a filter and the file was left
-    alone (``out`` not written either). ``bytes_before``/``bytes_after`` are the
-    file sizes; ``filter_bytes`` the bytes of filters added (headers included).
-    """
-
-    path: str
-    out: str
-    written: bool
-    bytes_before: int
-    bytes_after: int
-    filters: tuple[ChunkFilter, ...] = field(default_factory=tuple)
-    skipped: tuple[SkippedChunk, ...] = field(default_factory=tuple)
-
-    @property
-    def filter_bytes(self) -> int:
-        """Bytes of filters written, headers included."""
-        return sum(f.length for f in self.filters)
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict."""
-        return {
-            "path": self.path,
-            "out": self.out,
-            "written": self.written,
-            "bytes_before": self.bytes_before,
-            "bytes_after": self.bytes_after,
-            "filter_bytes": self.filter_bytes,
-            "filters": [f.to_dict() for f in self.filters],
-            "skipped": [s.to_dict() for s in self.skipped],
-        }
 
 
 # ---- arguments ------------------------------------------------------------------------
@@ -210,8 +132,14 @@ def _available(schema: Schema) -> str:
     return shown + (f", ... ({len(paths) - 50} more)" if len(paths) > 50 else "")
 
 
-def _resolve(schema: Schema, names: list[str], path: str) -> list[ColumnDescriptor]:
-    """Leaf columns for the names: a leaf's dotted path, or a group's (all leaves below)."""
+def _resolve(
+    schema: Schema, names: list[str], path: str, absent: list[SkippedChunk] | None = None
+) -> list[ColumnDescriptor]:
+    """Leaf columns for the names: a leaf's dotted path, or a group's (all leaves below).
+
+    A name the file lacks is an error, or, given ``absent``, reported there (a table's
+    files written before the column was added).
+    """
     found: dict[int, ColumnDescriptor] = {}
     for name in names:
         if name in schema:
@@ -223,7 +151,9 @@ def _resolve(schema: Schema, names: list[str], path: str) -> list[ColumnDescript
             continue
         prefix = tuple(name.split("."))
         below = [c for c in schema.columns if c.path_parts[: len(prefix)] == prefix]
-        if not below:
+        if not below and absent is not None:
+            absent.append(SkippedChunk(name, None, "not in this file (written without it)"))
+        elif not below:
             raise InvalidArgumentError(
                 f"no such column; the file has: {_available(schema)}", path=path, column=name
             )
@@ -338,12 +268,9 @@ def _plan(
 
 
 @dataclass(frozen=True)
-class _Job:
-    """One add-filters run, its arguments checked; :meth:`run` does the blocking work."""
+class FilterSpec:
+    """The checked options of one run: what each file of it gets (one file, or a table's)."""
 
-    display: str
-    local: str | None  # the path of a local source, None for an object store
-    target: str
     names: list[str]
     ndv: int | None
     fpp: float
@@ -351,15 +278,35 @@ class _Job:
     replace: bool
     options: StoreOptions | None
 
-    def run(self, source: SourceFile) -> AddFiltersResult:
+    def rewrite(
+        self, source: SourceFile, target: str, *, absent_ok: bool = False
+    ) -> AddFiltersResult:
+        """``source`` with its missing filters added, written to ``target``; blocking.
+
+        ``absent_ok``: a named column the file lacks is reported, not an error.
+        """
         return _add(
-            source, self.target, self.names, self.ndv, self.fpp, self.max_bytes, self.replace,
-            self.options,
+            source, target, self.names, self.ndv, self.fpp, self.max_bytes, self.replace,
+            self.options, absent_ok,
         )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One add-filters run, its arguments checked: a file (or ``table``) and the spec."""
+
+    display: str
+    local: str | None  # the path of a local source, None for an object store
+    target: str
+    spec: FilterSpec
+    table: TableSource = None  # a Delta or Iceberg table instead of a file
+
+    def run(self, source: SourceFile) -> AddFiltersResult:
+        return self.spec.rewrite(source, self.target)
+
+
 def _job(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | TableSource,
     columns: str | Sequence[str],
     *,
     ndv: int | None = None,
@@ -369,28 +316,62 @@ def _job(
     replace: bool = False,
     options: StoreOptions | Mapping[str, Any] | None = None,
 ) -> _Job:
-    """The arguments of :func:`add_bloom_filters` and its async twin, written once, checked."""
+    """The arguments of :func:`add_bloom_filters` and its twin, written once, checked."""
     names = _column_names(columns)
     _check_options(ndv, fpp, max_bytes)
     require_pyarrow("add Bloom filters")  # before anything is read
     if isinstance(options, Mapping):
         options = resolve_options(None, options)
+    spec = FilterSpec(names, ndv, fpp, max_bytes, replace, options)
+    if table_kind(path) is not None:
+        if out is not None:
+            raise InvalidArgumentError(
+                "out= applies to a file: a table's new files go next to the old ones"
+            )
+        return _Job("", None, "", spec, table=path)
     display = os.fspath(path)
     where = parse_address(display)
     target = display if out is None else os.fspath(out)
     parse_address(target)  # a malformed destination fails before any work
     local = where.path if where.kind == "file" else None
-    return _Job(display, local, target, names, ndv, fpp, max_bytes, replace, options)
+    return _Job(display, local, target, spec)
+
+
+# Typed twice, for each kind of ``path``: a file gives an AddFiltersResult, a table a
+# TableFiltersResult; the implementation takes the arguments of _job, written once.
+@overload
+async def add_bloom_filters(
+    path: str | os.PathLike[str], columns: str | Sequence[str], *, ndv: int | None = ...,
+    fpp: float = ..., out: str | os.PathLike[str] | None = ..., max_bytes: int = ...,
+    replace: bool = ..., options: StoreOptions | Mapping[str, Any] | None = ...,
+) -> AddFiltersResult: ...  # fmt: skip
+@overload
+async def add_bloom_filters(
+    path: TableSource, columns: str | Sequence[str], *, ndv: int | None = ...,
+    fpp: float = ..., out: None = ..., max_bytes: int = ..., replace: bool = ...,
+    options: StoreOptions | Mapping[str, Any] | None = ...,
+) -> TableFiltersResult: ...  # fmt: skip
 
 
 @same_arguments_as(_job)
-def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
+async def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | TableFiltersResult:
     """Add a Split Block Bloom Filter per row group to the named columns of a Parquet file.
+
+    Or of every live file of a Delta or Iceberg table that lacks one, by a commit
+    (:mod:`pybloom_async.rewrite.tables`): the new files are written next to the old
+    ones, and one commit replaces the old files with them.
+
+    An object store is read on the caller's event loop (asyncio or trio); the blocking
+    work (opening a local file, hashing, writing, a table's commit) runs in a worker
+    thread that starts no event loop. Cancelling the caller does not stop that thread:
+    the run completes (or fails) and its temporary file is cleaned up as usual. Scripts
+    call :func:`add_bloom_filters_sync`.
 
     Parameters
     ----------
     path:
-        A local Parquet file, or an object-store URL (read whole into memory).
+        A local Parquet file, or an object-store URL (read whole into memory); or a
+        ``deltalake.DeltaTable`` or a ``pyiceberg`` ``Table``.
     columns:
         Column paths (``"id"``, ``"s.a"``, ``"tags.list.element"``) as a list or a
         comma-separated string; a group's path means every leaf below it.
@@ -409,24 +390,29 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
         Also rebuild filters of chunks that have one (the old bytes stay in the
         file, unreferenced); by default such chunks are skipped and reported.
     options:
-        Object-store settings, a :class:`~pybloom_async.io.sources.StoreOptions` or a
+        Object-store settings, a :class:`~pybloom_async.io.store.StoreOptions` or a
         mapping of its fields (default: the standard environment variables).
 
     Returns
     -------
     AddFiltersResult
         Per chunk, the filter written; the columns or chunks skipped and why.
+    TableFiltersResult
+        For a table: each file replaced, the files left as they are and why, the
+        version (Delta) or snapshot id (Iceberg) of the commit.
 
     Raises
     ------
     InvalidArgumentError
-        A column is not in the file (the message lists the file's columns), or an
-        option is out of range.
+        A column is not in the file (the message lists the file's columns), an
+        option is out of range, or the file (or ``out``) lies in a Delta or Iceberg
+        table, whose files change only by a commit (nothing is read or written).
+    CommitConflictError
+        A table: a concurrent commit conflicts; nothing committed, new files removed.
+    UnsupportedTypeError
+        A table whose files its library cannot replace exactly (see :mod:`.tables`).
     MissingDependencyError
         pyarrow (the ``arrow`` extra) is not installed.
-    EventLoopError
-        ``path`` is an object-store URL and the calling thread runs an event loop:
-        use ``await add_bloom_filters_async(...)`` there.
     ParquetFormatError, EncryptedFileError
         The file is not a readable, unencrypted Parquet file.
     SourceError
@@ -434,12 +420,17 @@ def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult:
         original is left as it was in every case).
     """
     job = _job(*args, **kwargs)
+    if job.table is not None:
+        from .tables import add_filters_to_table
+
+        return await add_filters_to_table(job.table, job.spec)
+    await anyio.to_thread.run_sync(guard_for(job.spec.options).check, job.target)
     if job.local is not None:
-        source = open_local(job.local)
+        source = await anyio.to_thread.run_sync(open_local, job.local)
     else:
-        source = open_remote(job.display, job.options)
+        source = await fetch_remote(job.display, job.spec.options)
     try:
-        return job.run(source)
+        return await anyio.to_thread.run_sync(job.run, source)
     finally:
         source.close()
 
@@ -453,10 +444,13 @@ def _add(
     max_bytes: int,
     replace: bool,
     options: StoreOptions | None,
+    absent_ok: bool = False,
 ) -> AddFiltersResult:
     meta = decode_file_metadata(source.metadata, path=source.display, lazy=False)
-    descs = _resolve(meta.schema, names, source.display)
+    absent: list[SkippedChunk] | None = [] if absent_ok else None
+    descs = _resolve(meta.schema, names, source.display, absent)
     todo, skipped = _plan(meta, descs, replace)
+    skipped[:0] = absent or []
     if not todo:
         return AddFiltersResult(
             source.display, target, False, source.size, source.size,
@@ -530,21 +524,23 @@ def _write(target: str, emit: Callable[[IO[bytes]], None], options: StoreOptions
     write_atomic(target, buffer.getbuffer(), options=options)
 
 
-@same_arguments_as(_job)
-async def add_bloom_filters_async(*args: Any, **kwargs: Any) -> AddFiltersResult:
-    """:func:`add_bloom_filters` for async code (asyncio or trio).
+add_bloom_filters_sync = sync_twin(add_bloom_filters)
 
-    An object store is read on the caller's event loop; the blocking work (opening a
-    local file, hashing, writing) runs in a worker thread that starts no event loop.
-    Cancelling the caller does not stop that thread: the run completes (or fails) and
-    its temporary file is cleaned up as usual.
+
+@same_arguments_as(_job)
+async def add_bloom_filters_async(
+    *args: Any, **kwargs: Any
+) -> AddFiltersResult | TableFiltersResult:
+    """Deprecated: the old name of :func:`add_bloom_filters`, kept for one release.
+
+    Awaits :func:`add_bloom_filters` with the same arguments, after a
+    ``DeprecationWarning`` naming it.
     """
-    job = _job(*args, **kwargs)
-    if job.local is not None:
-        source = await anyio.to_thread.run_sync(open_local, job.local)
-    else:
-        source = await fetch_remote(job.display, job.options)
-    try:
-        return await anyio.to_thread.run_sync(job.run, source)
-    finally:
-        source.close()
+    warnings.warn(
+        "add_bloom_filters_async() is deprecated: await add_bloom_filters() instead "
+        "(add_bloom_filters_sync() is the blocking twin)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    result: AddFiltersResult | TableFiltersResult = await add_bloom_filters(*args, **kwargs)
+    return result

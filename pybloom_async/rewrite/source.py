@@ -14,7 +14,6 @@ from ..io.identity import SourceIdentity, local_identity
 from ..io.store import StoreOptions, open_source
 from ..parquet.tail import check_leading_magic, parse_footer_tail
 from ..read.columns import ColumnReader
-from ..tasks.loops import run_in_new_loop
 
 # Footer bytes read first from a local file; a larger footer costs one more read.
 _TAIL_READ = 64 * 1024
@@ -131,12 +130,3 @@ async def fetch_remote(location: str, options: StoreOptions | None) -> SourceFil
         data = await source.read_range(0, size)
     offset, length = _locate(data, len(data), location)
     return SourceFile(location, len(data), offset, data[offset : offset + length], data=data)
-
-
-def open_remote(location: str, options: StoreOptions | None) -> SourceFile:
-    """An object, read whole on a new event loop (blocking callers only)."""
-    return run_in_new_loop(
-        lambda: fetch_remote(location, options),
-        caller="add_bloom_filters",
-        instead="add_bloom_filters_async",
-    )

@@ -8,14 +8,14 @@ Parquet files, reading only what pruning keeps:
    the filters are not read twice);
 2. for the kept row groups, only the column chunks of the projected and the
    predicate columns are fetched, merged by the planner
-   (:func:`pybloom_async.plan.merge_ranges`) into one ``read_ranges`` call
+   (:func:`pybloom_async.read.ranges.merge_ranges`) into one ``read_ranges`` call
    per file (more only when they exceed ``max_fetch_bytes``); where a file
    has a page index, only the pages whose min/max admit a probed value are
    fetched (:mod:`pybloom_async.rows.pages`; ``page_index=False`` reads whole
    column chunks);
 3. pyarrow decodes those bytes (the footer is handed to it, not read again),
    and the predicate is evaluated on the decoded values
-   (:mod:`pybloom_async.lookup_match`): the result holds exactly the rows that
+   (:mod:`pybloom_async.rows.match`): the result holds exactly the rows that
    satisfy it, with no false positives and no missed row.
 
 Schemas across files: the result has the projected columns, in the order
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-    from .fetch import FilePlan, Job
+    from .plan import FilePlan, Job
 
 __all__ = [
     "DEFAULT_MAX_FETCH_BYTES",
@@ -98,7 +98,7 @@ class _FileRows:
 
 async def _plan(file: OpenedFile, compiled: CompiledPredicate, job: Job) -> FilePlan:
     """The footer read once, the row groups pruned, what reading the rows needs kept."""
-    from .fetch import describe
+    from .plan import describe
 
     footer = await file.footer()
     try:
@@ -233,7 +233,7 @@ async def _read_files(
 ) -> tuple[list[_FileRows], Job]:
     """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
     skipped or raised as ``on_error`` says."""
-    from .fetch import Job
+    from .plan import Job
 
     job = Job(
         args.predicate,
@@ -266,7 +266,7 @@ def _path(location: str | FileInfo) -> str:
 
 def _result(found: Sequence[_FileRows], job: Job) -> tuple[pa.Schema, list[str]]:
     """The result's schema over every file read (see the module docstring)."""
-    from .fetch import check_predicate_columns, result_schema
+    from .schema import check_predicate_columns, result_schema
 
     plans = [f.plan for f in found]
     check_predicate_columns(job.where, plans)
@@ -422,7 +422,7 @@ async def lookup(
             return pa.concat_tables([t async for t in found])
         files, job = await _read_files(base, sources, args, skipped, rows=True)
     schema, names = _result(files, job)
-    from .fetch import conform
+    from .schema import conform
 
     tables = [conform(t, f.plan, schema, names) for f in files for t in f.tables]
     if not tables:

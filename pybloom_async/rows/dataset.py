@@ -73,12 +73,11 @@ from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 
 if TYPE_CHECKING:
+    import pyarrow.dataset as ds
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-
-if TYPE_CHECKING:
-    from .fetch import FilePlan
+    from .plan import FilePlan
 
 __all__ = ["dataset_from_files", "pruned_dataset", "pruned_dataset_sync"]
 
@@ -100,7 +99,7 @@ class _Kept:
 
 async def _decide(run: Run, location: str | FileInfo, compiled: CompiledPredicate) -> _Kept:
     """Prune one file (one pass: :meth:`Run.with_file`); keep what its fragment needs."""
-    from .fetch import describe
+    from .plan import describe
 
     async def work(file: OpenedFile) -> _Kept:
         pruned = await prune_opened(file, compiled, run.strict)
@@ -126,7 +125,7 @@ async def _decide(run: Run, location: str | FileInfo, compiled: CompiledPredicat
 
 def _schema(plans: Sequence[FilePlan]) -> Any:
     """The unified schema of every top-level column of every file, first seen first."""
-    from .fetch import result_schema
+    from .schema import result_schema
 
     names: dict[str, None] = {}
     for plan in plans:
@@ -225,7 +224,7 @@ async def dataset_from_files(
     where: Predicate | str,
     *,
     table: TableFiles | None = None,
-) -> Any:
+) -> ds.Dataset:
     """The pruned dataset of ``files`` (already listed), pruned through ``run``.
 
     The step :func:`pruned_dataset` runs after listing, and after resolving a
@@ -235,7 +234,7 @@ async def dataset_from_files(
     pa = require_pyarrow("build a dataset")
     import pyarrow.dataset as pads
 
-    from .fetch import check_predicate_columns
+    from .schema import check_predicate_columns
 
     compiled = CompiledPredicate(where)
     predicate = compiled.predicate
@@ -315,7 +314,7 @@ async def pruned_dataset(
     *,
     run: RunOptions | None = None,
     **keywords: Unpack[RunKeywords],
-) -> Any:
+) -> ds.Dataset:
     """A ``pyarrow.dataset.Dataset`` of only the row groups that may hold matching rows.
 
     Files are pruned ``concurrency`` at once, each footer read once by pruning.

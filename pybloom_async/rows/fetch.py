@@ -1,371 +1,38 @@
-"""Reading the matching rows of one file from fetched column chunks, for :mod:`.lookup`.
+"""Reading the matching rows of one file: its kept chunks (or pages) fetched in merged
+requests, decoded by pyarrow, the predicate evaluated on the data.
 
-pyarrow decodes row groups from a file-like object that serves only the bytes
-fetched beforehand (:class:`FetchedFile`) and the footer the reader already
-holds: a decode never makes a request of its own. The schema rule across files
-is documented in :mod:`pybloom_async.lookup`.
+The plan (:mod:`.plan`) says what to read; the rows come shaped as the result
+(:mod:`.schema`) once its schema is known.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import io
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import (
-    ParquetFormatError,
-    PredicateError,
-    PyBloomError,
-    SchemaMismatchError,
-    SourceError,
-)
-from ..io.base import ByteSource, FileInfo
-from ..io.identity import SourceIdentity
+from ..errors import ParquetFormatError, PyBloomError, SourceError
+from ..io.base import ByteSource
 from ..io.store import ObjectStoreSource
-from ..parquet import FileMetaData, FooterBounds
-from ..predicate import Predicate, iter_leaves
-from ..read.fetch import Footer
-from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
+from ..predicate import iter_leaves
 from ..read.ranges import merge_ranges
 from ..tasks.loops import to_worker
 from .match import Leaves, computable, evaluate, leaf_array
 from .pages import (
-    FilePageIndex,
     GroupPages,
     WholeChunks,
     decode_group,
-    file_page_index,
     held_reader,
     index_ranges,
     select_group,
 )
+from .plan import FetchedFile, FilePlan, Job, chunk_range, read_columns
+from .schema import conform
 
-__all__ = [
-    "FetchedFile",
-    "FilePlan",
-    "Job",
-    "check_predicate_columns",
-    "conform",
-    "describe",
-    "file_tables",
-    "result_schema",
-]
-
-# ---- reading column chunks from fetched bytes ------------------------------------------
-
-
-class FetchedFile(io.RawIOBase):
-    """A file whose only readable bytes are pieces fetched beforehand.
-
-    pyarrow decodes row groups from it; a read of bytes not fetched is an
-    error, so a decode never makes a request of its own.
-    """
-
-    def __init__(self, size: int, pieces: Sequence[tuple[int, bytes]], path: str) -> None:
-        super().__init__()
-        self._size = size
-        self._pieces = sorted(pieces)
-        self._path = path
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
-        self._pos = base + offset
-        return self._pos
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        want = min(len(view), max(0, self._size - self._pos))
-        done = 0
-        for start, data in self._pieces:
-            if done == want:
-                break
-            at = self._pos + done
-            if start <= at < start + len(data):
-                n = min(want - done, start + len(data) - at)
-                view[done : done + n] = data[at - start : at - start + n]
-                done += n
-        if done != want:
-            raise OSError(
-                f"bytes [{self._pos + done}, {self._pos + want}) of {self._path} were not fetched"
-            )
-        self._pos += done
-        return done
-
-
-@dataclass
-class FilePlan:
-    """One file after pruning: what reading its rows needs (not the footer's tail bytes)."""
-
-    location: str | FileInfo
-    path: str
-    metadata: FileMetaData
-    footer_location: FooterBounds
-    identity: SourceIdentity
-    kept: list[int]
-    arrow_schema: Any  # pa.Schema of the whole file
-    pyarrow_metadata: Any  # pq.FileMetaData decoded from the footer bytes already read
-    page_index: FilePageIndex | None = None  # the kept row groups' page index, if any
-
-
-def _footer_bytes(footer: Footer) -> bytes:
-    """The FileMetaData, its length and the magic: the file's last bytes, from the tail."""
-    n = footer.location.metadata_length + 8
-    return footer.tail[-n:]
-
-
-def _chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
-    """Bytes of one column chunk, checked against the file (before the footer)."""
-    chunk = plan.metadata.row_groups[group].columns[leaf]
-    start = chunk.data_page_offset
-    dictionary = chunk.dictionary_page_offset
-    if dictionary is not None and 0 < dictionary < start:
-        start = dictionary
-    end = start + chunk.total_compressed_size
-    if chunk.file_path is not None:
-        raise ParquetFormatError(
-            f"the column chunk is stored in another file ({chunk.file_path!r}): not supported",
-            path=plan.path,
-            row_group=group,
-            column=chunk.path,
-        )
-    if not 4 <= start <= end <= plan.footer_location.metadata_offset:
-        raise ParquetFormatError(
-            f"column chunk bytes [{start}, {end}) lie outside the file's data",
-            path=plan.path,
-            row_group=group,
-            column=chunk.path,
-        )
-    return start, end
-
-
-def _top_level(plan: FilePlan) -> list[str]:
-    return [str(name) for name in plan.arrow_schema.names]
-
-
-def _read_columns(
-    plan: FilePlan, projected: Sequence[str], predicate_columns: Sequence[str]
-) -> tuple[list[str], list[int]]:
-    """pyarrow's column names to read (projected tops, predicate leaves) and their leaves."""
-    schema = plan.metadata.schema
-    tops = set(_top_level(plan))
-    names = [c for c in projected if c in tops]
-    for column in predicate_columns:
-        if column in schema:
-            desc = schema.column(column)
-            if desc.path_parts[0] not in names:
-                names.append(column)
-    leaves = []
-    for desc in schema.columns:
-        for name in names:
-            if desc.path == name or desc.path.startswith(name + "."):
-                leaves.append(desc.index)
-                break
-    return names, leaves
-
-
-# ---- schemas ---------------------------------------------------------------------------
-
-
-def _kind(t: Any) -> str:
-    """The kind of an Arrow type within which types are promoted to one another."""
-    if pa.types.is_dictionary(t):
-        return _kind(t.value_type)
-    for kind, test in (
-        ("integer", pa.types.is_integer),
-        ("floating point", pa.types.is_floating),
-        ("decimal", pa.types.is_decimal),
-        ("text", lambda x: pa.types.is_string(x) or pa.types.is_large_string(x)),
-        ("text", pa.types.is_string_view),
-        ("binary", lambda x: pa.types.is_binary(x) or pa.types.is_large_binary(x)),
-        ("binary", pa.types.is_binary_view),
-        ("timestamp", pa.types.is_timestamp),
-        ("date", pa.types.is_date),
-        ("time", pa.types.is_time),
-        ("duration", pa.types.is_duration),
-    ):
-        if test(t):
-            return kind
-    return str(t)  # everything else (nested, fixed-size, extension) only unifies with itself
-
-
-def _unify_field(first: tuple[str, Any], other: tuple[str, Any], name: str) -> Any:
-    """The field both files' types promote to, or SchemaMismatchError naming both files."""
-    (path_a, a), (path_b, b) = first, other
-    if a.type == b.type:
-        return a
-    error = SchemaMismatchError(
-        f"column {name!r} is {a.type} in {path_a} and {b.type} in {path_b}: the types do not "
-        "unify (only types of one kind are promoted: integers, floats, decimals, text, ...)"
-    )
-    if pa.types.is_null(a.type):
-        return b
-    if pa.types.is_null(b.type):
-        return a
-    if _kind(a.type) != _kind(b.type):
-        raise error
-    # Dictionaries unify by their values, views as the large types.
-    a, b = a.with_type(_plain(a.type)), b.with_type(_plain(b.type))
-    if {a.type, b.type} == {pa.int64(), pa.uint64()}:
-        raise error  # no 64-bit integer type holds both
-    try:
-        merged = pa.unify_schemas([pa.schema([a]), pa.schema([b])], promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        raise error from None
-    return merged.field(0)
-
-
-def _plain(t: Any) -> Any:
-    if pa.types.is_dictionary(t):
-        return _plain(t.value_type)
-    if pa.types.is_string_view(t):
-        return pa.large_string()
-    if pa.types.is_binary_view(t):
-        return pa.large_binary()
-    return t
-
-
-def result_schema(
-    plans: Sequence[FilePlan], columns: Sequence[str] | None
-) -> tuple[Any, list[str]]:
-    """The result's schema (see the module docstring) and its column names."""
-    names = list(columns) if columns is not None else _top_level(plans[0]) if plans else []
-    seen: dict[str, tuple[str, Any]] = {}
-    for plan in plans:
-        schema = plan.arrow_schema
-        for name in names:
-            index = schema.get_field_index(name)
-            if index < 0:
-                continue
-            field = schema.field(index)
-            if name not in seen:
-                seen[name] = (plan.path, field)
-            else:
-                seen[name] = (seen[name][0], _unify_field(seen[name], (plan.path, field), name))
-    missing = [n for n in names if n not in seen]
-    if missing and plans:
-        shown = ", ".join(_top_level(plans[0])[:20])
-        raise PredicateError(
-            f"no file read has the column(s) {', '.join(map(repr, missing))} (columns are "
-            f"top-level names); the first file has: {shown}"
-        )
-    fields = [
-        seen[n][1].with_nullable(True) if n in seen else pa.field(n, pa.null()) for n in names
-    ]
-    return pa.schema(fields), names
-
-
-def check_predicate_columns(where: Predicate, plans: Sequence[FilePlan]) -> None:
-    """A predicate column that no file read has as a leaf is a mistake, not an empty answer."""
-    if not plans:
-        return
-    for column in dict.fromkeys(leaf.column for leaf in iter_leaves(where)):
-        if not any(column in plan.metadata.schema for plan in plans):
-            known = ", ".join(c.path for c in plans[0].metadata.schema.columns[:20])
-            raise PredicateError(
-                f"no file read has this column; the first file has: {known}", column=column
-            )
-
-
-#: Arrow schemas by what decides them: the Parquet schema (its fingerprint) and the
-#: ``ARROW:schema`` pyarrow stored beside it. Bounded as the decoder's schemas are.
-_ARROW_SCHEMAS: dict[Any, Any] = {}
-_ARROW_SCHEMAS_MAX = 256
-_ARROW_KEY = "ARROW:schema"
-
-
-def _pyarrow_metadata(footer: Footer) -> Any:
-    """pyarrow's own decode of the footer (what its reader needs to decode data)."""
-    try:
-        return pq.read_metadata(pa.BufferReader(_footer_bytes(footer)))
-    except (OSError, pa.ArrowException) as exc:
-        raise ParquetFormatError(
-            f"pyarrow cannot read the footer: {exc}", path=footer.path
-        ) from None
-
-
-def _arrow_schema(footer: Footer, md: Any | None) -> Any:
-    """The file's Arrow schema as pyarrow reads it, from ``md`` (pyarrow's decode) or from
-    an earlier file of the same schema: a file pruned whole never reaches pyarrow unless
-    its schema is one not met before (then pyarrow decodes that footer once)."""
-    meta = footer.metadata
-    fingerprint = meta.schema.fingerprint
-    stored = next((kv.value for kv in meta.key_value_metadata or () if kv.key == _ARROW_KEY), None)
-    key = None if fingerprint is None else (fingerprint, stored)
-    found = _ARROW_SCHEMAS.get(key) if key is not None else None
-    if found is not None:
-        return found
-    if md is None:
-        md = _pyarrow_metadata(footer)
-    try:
-        found = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
-        found = found.schema_arrow
-    except (OSError, pa.ArrowException) as exc:
-        raise ParquetFormatError(
-            f"pyarrow cannot read the footer: {exc}", path=footer.path
-        ) from None
-    if key is not None:
-        if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
-            _ARROW_SCHEMAS.clear()
-        _ARROW_SCHEMAS[key] = found
-    return found
-
-
-def describe(
-    location: str | FileInfo, footer: Footer, kept: list[int], page_index: bool = False
-) -> FilePlan:
-    """What reading the rows of the kept row groups needs, from the footer already read.
-
-    pyarrow decodes the footer only when there is a row group to read (its reader needs
-    its own metadata); the Arrow schema of a file pruned whole comes from an earlier file
-    of the same schema. With ``page_index``, the places of the file's page index are read
-    too (see :mod:`.pages`), and the index bytes the footer's tail already holds are kept.
-
-    Raises
-    ------
-    ParquetFormatError
-        pyarrow cannot read the footer.
-    """
-    md = _pyarrow_metadata(footer) if kept else None
-    arrow_schema = _arrow_schema(footer, md)
-    pages = None
-    use = page_index and md is not None and kept[0] < md.num_row_groups
-    first = md.row_group(kept[0]) if use else None
-    # Files without a page index (pyarrow's default) skip the second footer decode.
-    if first is not None and any(
-        first.column(i).has_offset_index for i in range(first.num_columns)
-    ):
-        metadata = _footer_bytes(footer)[:-8]
-        bounds = footer.location
-        pages = file_page_index(
-            metadata, bounds.metadata_offset, footer.tail, footer.tail_start, kept, footer.path
-        )
-    return FilePlan(
-        location,
-        footer.path,
-        footer.metadata,
-        footer.location,
-        footer.identity,
-        kept,
-        arrow_schema,
-        md,
-        pages,
-    )
+__all__ = ["file_tables"]
 
 
 def _fetch_groups(
@@ -375,7 +42,7 @@ def _fetch_groups(
     run: list[int] = []
     size = 0
     for group in plan.kept:
-        need = sum(e - s for s, e in (_chunk_range(plan, group, leaf) for leaf in leaves))
+        need = sum(e - s for s, e in (chunk_range(plan, group, leaf) for leaf in leaves))
         if run and size + need > max_fetch_bytes:
             yield run
             run, size = [], 0
@@ -383,29 +50,6 @@ def _fetch_groups(
         size += need
     if run:
         yield run
-
-
-@dataclass(frozen=True)
-class Job:
-    """What every file's read shares: the predicate, the columns asked for, the limits, and
-    once every footer is read, the result's schema (then each table comes shaped to it)."""
-
-    where: Predicate
-    columns: list[str] | None  # None: every top-level column of each file
-    max_fetch_bytes: int
-    page_index: bool = True  # only the pages that may match, where the file has a page index
-    merging: PlanConfig = DEFAULT_PLAN_CONFIG  # how ranges are merged (the reader's)
-    schema: Any = None  # pa.Schema of the result, once known
-    names: list[str] | None = None  # its column names
-
-    def shaped(self, schema: Any, names: list[str]) -> Job:
-        """This job with the result's schema known: tables come shaped to it."""
-        return dataclasses.replace(self, schema=schema, names=names)
-
-    def wanted(self, plan: FilePlan) -> list[str]:
-        """The top-level columns to read of one file (the predicate's come on top)."""
-        names = self.names if self.names is not None else self.columns
-        return list(names) if names is not None else _top_level(plan)
 
 
 def _decode_group(
@@ -470,30 +114,6 @@ def _matching(
     if job.schema is None:
         return rows
     return conform(rows, plan, job.schema, job.names or [])
-
-
-def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
-    """One file's matching rows shaped as the result: its columns, in its order and types
-    (a column the file lacks gives nulls).
-
-    Raises
-    ------
-    SchemaMismatchError
-        A column's values do not fit the result's type.
-    """
-    out = []
-    for field in schema:
-        if field.name in rows.column_names and field.name in plan.arrow_schema.names:
-            out.append(rows.column(field.name))
-        else:
-            out.append(pa.nulls(rows.num_rows, field.type))
-    result = pa.Table.from_arrays(out, names=names)
-    try:
-        return result.cast(schema)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-        raise SchemaMismatchError(
-            f"a column's values do not fit the result type: {exc}", path=plan.path
-        ) from None
 
 
 async def _read(source: ByteSource, job: Job, wanted: Sequence[tuple[int, int]]) -> Any:
@@ -565,7 +185,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
         A row group cannot be decoded (naming it).
     """
     await _pinned(source, plan)
-    columns, leaf_indexes = _read_columns(
+    columns, leaf_indexes = read_columns(
         plan, job.wanted(plan), [leaf.column for leaf in iter_leaves(job.where)]
     )
     leaves = Leaves(plan.metadata.schema, plan.path)
@@ -578,7 +198,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
             if pages is not None:
                 wanted.extend(pages.ranges())
             else:
-                wanted.extend(_chunk_range(plan, g, leaf) for leaf in leaf_indexes)
+                wanted.extend(chunk_range(plan, g, leaf) for leaf in leaf_indexes)
         pieces = await _read(source, job, wanted)
         pf = pq.ParquetFile(FetchedFile(size, pieces, plan.path), metadata=plan.pyarrow_metadata)
         for group in groups:
@@ -592,7 +212,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
                         table = await to_worker(_decode_pages, pages, plan, job, leaves, pieces)
                     except WholeChunks:  # the pages did not decode as indexed: whole chunks
                         whole = await _read(
-                            source, job, [_chunk_range(plan, group, x) for x in leaf_indexes]
+                            source, job, [chunk_range(plan, group, x) for x in leaf_indexes]
                         )
                         group_pf = pq.ParquetFile(
                             FetchedFile(size, whole, plan.path), metadata=plan.pyarrow_metadata

@@ -1,7 +1,7 @@
-"""Exact evaluation of a predicate on decoded rows, for :mod:`pybloom_async.lookup`.
+"""Exact evaluation of a predicate on decoded rows, for :func:`pybloom_async.lookup`.
 
 Literals are converted by the one rule pruning uses
-(:func:`pybloom_async.prune.encode_literal`): each value becomes the exact
+(:func:`pybloom_async.pruning.leaves.encode_literal`): each value becomes the exact
 stored (PLAIN) encodings of the Parquet column, and those are turned back
 into values of the Arrow type pyarrow decodes the column to. So a literal
 matches the rows pruning would keep it for, and nothing else:

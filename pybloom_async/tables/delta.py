@@ -22,14 +22,14 @@ from urllib.parse import quote, unquote, urlparse
 from urllib.request import url2pathname
 
 from ..checks import require_pyarrow
-from ..errors import ParquetFormatError, SourceError, UnsupportedTypeError
+from ..errors import ParquetFormatError, SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
 from ..io.store import StoreOptions
 from ..predicate import Eq, In, Predicate
 from . import TableFiles, check_columns, import_extra
 from .values import leaf_values, may_match
 
-__all__ = ["delta_storage_options", "open_delta", "read_delta_rows", "resolve_delta"]
+__all__ = ["delta_storage_options", "open_delta", "read_delta_rows", "reopen", "resolve_delta"]
 
 _INTEGERS = ("byte", "short", "integer", "long")
 _ORDERED = (*_INTEGERS, "date")
@@ -81,7 +81,8 @@ def open_delta(uri: str, version: int | None, options: StoreOptions | None) -> A
     MissingDependencyError
         deltalake is not installed.
     SourceError
-        deltalake cannot open the table (no log there, no such version, ...).
+        deltalake cannot open the table (no such version, ...); SourceNotFoundError
+        when there is no table there.
     """
     deltalake = import_extra("deltalake", "delta", "read Delta tables")
     try:
@@ -90,7 +91,27 @@ def open_delta(uri: str, version: int | None, options: StoreOptions | None) -> A
         )
     except Exception as exc:  # deltalake raises its own errors, OSError and ValueError
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SourceError(f"cannot open the Delta table: {message}", path=uri) from None
+        error = SourceNotFoundError if type(exc).__name__ == "TableNotFoundError" else SourceError
+        raise error(f"cannot open the Delta table: {message}", path=uri) from None
+
+
+def reopen(dt: Any) -> Any:
+    """The table ``dt`` opened again at its latest version, with the storage options it had.
+
+    Raises
+    ------
+    SourceError
+        deltalake cannot open the table.
+    """
+    deltalake = import_extra("deltalake", "delta", "read Delta tables")
+    storage = getattr(dt, "_storage_options", None)  # deltalake keeps them on the object
+    try:
+        return deltalake.DeltaTable(str(dt.table_uri), storage_options=storage)
+    except Exception as exc:  # deltalake raises its own errors, OSError and ValueError
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SourceError(
+            f"cannot open the Delta table: {message}", path=str(dt.table_uri)
+        ) from None
 
 
 def _root(table_uri: str) -> str:

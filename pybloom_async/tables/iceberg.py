@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import ParquetFormatError, SourceError, UnsupportedTypeError
+from ..errors import ParquetFormatError, SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
 from ..predicate import And, Eq, In, Or, Predicate
 from . import TableFiles, check_columns, import_extra
@@ -48,7 +48,8 @@ def load_iceberg(identifier: str) -> Any:
     InvalidArgumentError
         ``identifier`` does not name a catalog and a table.
     SourceError
-        The catalog or the table cannot be loaded.
+        The catalog or the table cannot be loaded; SourceNotFoundError when the
+        catalog is not configured, or has no such namespace or table.
     """
     from ..errors import InvalidArgumentError
 
@@ -61,10 +62,17 @@ def load_iceberg(identifier: str) -> Any:
     catalog_module = import_extra("pyiceberg.catalog", "iceberg", "read Iceberg tables")
     try:
         catalog = catalog_module.load_catalog(catalog_name)
+    except Exception as exc:  # a catalog without configuration: ValueError
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        error = SourceNotFoundError if isinstance(exc, ValueError) else SourceError
+        raise error(f"cannot load the Iceberg table: {text}", path=identifier) from None
+    try:
         return catalog.load_table(table_name)
     except Exception as exc:  # pyiceberg raises its own errors, ValueError and OSError
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SourceError(f"cannot load the Iceberg table: {text}", path=identifier) from None
+        missing = type(exc).__name__ in ("NoSuchTableError", "NoSuchNamespaceError")
+        error = SourceNotFoundError if missing else SourceError
+        raise error(f"cannot load the Iceberg table: {text}", path=identifier) from None
 
 
 def _columns(fields: Sequence[Any], prefix: str = "") -> Iterator[str]:

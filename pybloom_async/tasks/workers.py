@@ -40,8 +40,9 @@ async def for_each(
     cost about 6 KiB each: 60 MiB for 10,000 files). The first PyBloomError (strict
     mode) cancels the rest and is raised as it is, not wrapped in an exception group.
 
-    ``items`` may be an async iterable (a :class:`FileStream`): it is read as the
-    workers need items, so work starts while it still lists, and ``progress`` is told
+    ``items`` may be an async iterable (a :class:`~pybloom_async.io.files.FileStream`):
+    it is read as the workers need items, so work starts while it still lists, and
+    ``progress`` is told
     the items taken so far as the total. An error it raises ends the run like one from
     ``work``; it is closed at the end.
 

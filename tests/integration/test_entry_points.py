@@ -36,7 +36,7 @@ from pybloom_async import (
     ReaderConfig,
     Rule,
     SourceNotFoundError,
-    add_bloom_filters,
+    add_bloom_filters_sync,
     build_index_sync,
     optimal_num_bytes,
     probe,
@@ -144,10 +144,10 @@ def test_other_entry_points_use_the_same_form(data_file: Path) -> None:
         BloomReader(config="fast")  # type: ignore[arg-type]
     assert "config must be a ReaderConfig" in str(info.value)
     with pytest.raises(InvalidArgumentError) as info:
-        add_bloom_filters(data_file, ["id"], fpp=2)
+        add_bloom_filters_sync(data_file, ["id"], fpp=2)
     assert str(info.value) == "fpp must be between 0 and 1, exclusive (value 2)"
     with pytest.raises(InvalidArgumentError) as info:
-        add_bloom_filters(data_file, ["id"], max_bytes=16)
+        add_bloom_filters_sync(data_file, ["id"], max_bytes=16)
     assert str(info.value).startswith("max_bytes must be between 32 and ")
     # The core keeps its documented error classes, with the same form.
     with pytest.raises(ValueEncodingError, match=r"^ndv must be >= 0 \(value -1\)$"):
@@ -203,7 +203,7 @@ def test_library_without_pyarrow(monkeypatch: pytest.MonkeyPatch, data_file: Pat
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(MissingDependencyError, match=r"install pybloom-async\[arrow\]") as info:
-        add_bloom_filters(data_file, ["id"], out=data_file.with_name("o.parquet"))
+        add_bloom_filters_sync(data_file, ["id"], out=data_file.with_name("o.parquet"))
     assert isinstance(info.value, ImportError)
     with pytest.raises(MissingDependencyError, match="to read column values"):
         ColumnReader(data_file)
@@ -225,7 +225,15 @@ async def test_sync_functions_inside_an_event_loop_say_await(
         ("prune_paimon", lambda: prune_paimon_sync([path], "id = 2", {"id": "BIGINT"})),
         ("build_index", lambda: build_index_sync(path, ["id"])),
         ("prune_with_index", lambda: prune_with_index_sync(path, "id = 2")),
+        ("add_bloom_filters", lambda: add_bloom_filters_sync(path, ["id"])),
+        (
+            "add_bloom_filters",
+            lambda: add_bloom_filters_sync(
+                "s3://b/d.parquet", "id", options={"skip_signature": True}
+            ),
+        ),
     ]
+    before = data_file.read_bytes()
     for name, call in calls:
         with pytest.raises(EventLoopError) as info:
             call()
@@ -233,10 +241,8 @@ async def test_sync_functions_inside_an_event_loop_say_await(
         assert f"{name}_sync() cannot run inside a running event loop ({anyio_backend};" in text
         assert f"use `await {name}(...)` instead" in text
         assert isinstance(info.value, RuntimeError)
-    # A blocking function that would start a loop for an object store says the same.
-    with pytest.raises(EventLoopError, match=r"use `await add_bloom_filters_async\(...\)`"):
-        add_bloom_filters("s3://bucket/d.parquet", ["id"], options={"skip_signature": True})
     assert not (tmp_path / "_bloom_index").exists()
+    assert data_file.read_bytes() == before
     # A worker thread runs no loop: there the blocking functions work.
     verdicts = await anyio.to_thread.run_sync(lambda: prune_sync(str(tmp_path), "id = 2"))
     assert [v.kept for v in verdicts] == [True, False, False, False]

@@ -44,7 +44,9 @@ def test_same_arguments_as_gives_the_model_s_parameters_and_keeps_the_return() -
         twin("p", limt=4)  # type: ignore[call-arg]
 
 
-@pytest.mark.parametrize("function", [pba.add_bloom_filters, pba.add_bloom_filters_async])
+@pytest.mark.parametrize(
+    "function", [pba.add_bloom_filters, pba.add_bloom_filters_sync, pba.add_bloom_filters_async]
+)
 def test_add_filters_entry_points_show_their_arguments(function: Any) -> None:
     parameters = inspect.signature(function).parameters
     assert list(parameters) == [
@@ -62,6 +64,7 @@ def test_add_filters_entry_points_show_their_arguments(function: Any) -> None:
         (pba.build_index_sync, pba.build_index),
         (pba.build_lake_index_sync, pba.build_lake_index),
         (pba.compact_lake_index_sync, pba.compact_lake_index),
+        (pba.add_bloom_filters_sync, pba.add_bloom_filters),
     ],
 )
 def test_sync_twins_show_the_async_entry_points_arguments(twin: Any, model: Any) -> None:

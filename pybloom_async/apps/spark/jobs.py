@@ -15,7 +15,7 @@ Three parts, for a pipeline that runs on Spark (install the ``[spark]`` extra):
 
 The executors must import this package: install it where the executors' Python runs,
 and point ``PYSPARK_PYTHON`` at that interpreter before the SparkContext starts. Work
-shipped to executors (predicates, :class:`~pybloom_async.io.sources.StoreOptions`, file
+shipped to executors (predicates, :class:`~pybloom_async.io.store.StoreOptions`, file
 listings) is pickled; object-store credentials given as ``options`` travel with it, so
 on a shared cluster prefer credentials the executors find in their own environment
 (``options=None``).
@@ -271,7 +271,7 @@ def prune_on_spark(
     The driver expands directories and prefixes into their Parquet files and spreads
     the list over ``num_partitions`` partitions; each partition reads all its files
     concurrently with the async reader (:func:`pybloom_async.pruning.api.prune`, or
-    :func:`pybloom_async.index.build.prune_with_index` with ``use_index``) and yields one
+    :func:`pybloom_async.index.prune.prune_with_index` with ``use_index``) and yields one
     row per verdict, with the local function's verdicts, in file order.
 
     The DataFrame is lazy, like any other: the files are read when an action runs
@@ -290,7 +290,7 @@ def prune_on_spark(
         A :class:`~pybloom_async.predicate.Predicate` or its text form
         (``"id = 42 AND email IN ('a', 'b')"``); parsed on the driver.
     options:
-        Object-store options (:class:`~pybloom_async.io.sources.StoreOptions` or a dict
+        Object-store options (:class:`~pybloom_async.io.store.StoreOptions` or a dict
         of its fields), used by the driver's listing and by every executor; None:
         each process reads the standard environment variables.
     use_index:

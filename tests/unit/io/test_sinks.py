@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from support.servers import S3Server
 
-from pybloom_async import add_bloom_filters, build_index_sync, index_location
+from pybloom_async import add_bloom_filters_sync, build_index_sync, index_location
 from pybloom_async.errors import InvalidArgumentError, SourceError
 from pybloom_async.io.sinks import is_local, temporary_name, write_atomic, write_local_atomic
 from pybloom_async.io.store import StoreOptions, open_source
@@ -149,7 +149,7 @@ def test_a_new_index_file_is_not_executable(tmp_path: Path, umask: int) -> None:
 def test_add_filters_out_is_not_executable(tmp_path: Path, umask: int) -> None:
     data = _data_file(tmp_path / "d.parquet")
     out = tmp_path / "with_filters.parquet"
-    result = add_bloom_filters(data, ["id"], out=out)
+    result = add_bloom_filters_sync(data, ["id"], out=out)
     assert result.written
     assert _mode(out) == 0o666 & ~umask
 
@@ -158,7 +158,7 @@ def test_add_filters_in_place_keeps_the_mode(tmp_path: Path, umask: int) -> None
     data = _data_file(tmp_path / "d.parquet")
     os.chmod(data, 0o640)
     before = data.stat().st_ino
-    result = add_bloom_filters(data, ["id"])
+    result = add_bloom_filters_sync(data, ["id"])
     assert result.written and data.stat().st_ino != before  # replaced, not rewritten
     assert _mode(data) == 0o640
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import inspect
 import io
 import itertools
 import json
@@ -76,6 +77,7 @@ from pybloom_async.rewrite.add_filters import (
     AddFiltersResult,
     add_bloom_filters,
     add_bloom_filters_async,
+    add_bloom_filters_sync,
 )
 
 xxhash = pytest.importorskip("xxhash")
@@ -313,7 +315,7 @@ def arrow_added(tmp_path_factory: pytest.TempPathFactory) -> list[Added]:
         shutil.copyfile(plain, work)
         rows = pq.ParquetFile(plain).metadata.row_group(0).num_rows
         columns = pq.ParquetFile(plain).schema_arrow.names
-        result = add_bloom_filters(work, columns, ndv=rows, fpp=0.01)
+        result = add_bloom_filters_sync(work, columns, ndv=rows, fpp=0.01)
         added.append(Added(plain, reference, work, result))
     return added
 
@@ -416,14 +418,16 @@ def test_replace_rebuilds_identical_filters(arrow_added: list[Added], tmp_path: 
     copy = tmp_path / reference.name
     shutil.copyfile(reference, copy)
     before = copy.read_bytes()
-    result = add_bloom_filters(copy, ["c_int64", "c_string"])
+    result = add_bloom_filters_sync(copy, ["c_int64", "c_string"])
     assert not result.written and copy.read_bytes() == before
     assert {(s.column, s.row_group) for s in result.skipped} == {
         ("c_int64", None),
         ("c_string", None),
     }
     assert all("already has a Bloom filter" in s.reason for s in result.skipped)
-    result = add_bloom_filters(copy, ["c_int64", "c_string"], replace=True, ndv=PYARROW_ROW_GROUP)
+    result = add_bloom_filters_sync(
+        copy, ["c_int64", "c_string"], replace=True, ndv=PYARROW_ROW_GROUP
+    )
     assert result.written and len(result.filters) == 8
     old, new = filter_blobs(reference), filter_blobs(copy)
     for f in result.filters:
@@ -464,7 +468,7 @@ def duck_added(tmp_path_factory: pytest.TempPathFactory) -> Added:
     work = root / "added" / "duck.parquet"
     work.parent.mkdir()
     shutil.copyfile(original, work)
-    result = add_bloom_filters(work, list(DUCKDB_COLUMNS))
+    result = add_bloom_filters_sync(work, list(DUCKDB_COLUMNS))
     return Added(original, original, work, result)
 
 
@@ -593,9 +597,9 @@ def _same(a: Any, b: Any) -> bool:
 def test_unknown_column_names_the_available_ones(arrow_added: list[Added]) -> None:
     path = arrow_added[-1].original
     with pytest.raises(InvalidArgumentError, match=r"no such column; the file has: id, st\.a"):
-        add_bloom_filters(path, "id,nope")
+        add_bloom_filters_sync(path, "id,nope")
     with pytest.raises(InvalidArgumentError, match="no columns given"):
-        add_bloom_filters(path, " , ")
+        add_bloom_filters_sync(path, " , ")
 
 
 @pytest.mark.parametrize(
@@ -610,14 +614,14 @@ def test_unknown_column_names_the_available_ones(arrow_added: list[Added]) -> No
 )
 def test_bad_options(arrow_added: list[Added], kwargs: dict[str, Any], match: str) -> None:
     with pytest.raises(InvalidArgumentError, match=match):
-        add_bloom_filters(arrow_added[-1].original, "id", **kwargs)
+        add_bloom_filters_sync(arrow_added[-1].original, "id", **kwargs)
 
 
 def test_group_names_and_max_bytes(arrow_added: list[Added], tmp_path: Path) -> None:
     out = tmp_path / "o.parquet"
     original = arrow_added[-1].original
     before = original.read_bytes()
-    result = add_bloom_filters(original, ["st"], out=out, max_bytes=64)
+    result = add_bloom_filters_sync(original, ["st"], out=out, max_bytes=64)
     assert original.read_bytes() == before  # out= leaves the source alone
     assert {f.column for f in result.filters} == {"st.a", "st.b"}
     assert all(f.num_bytes == 64 and f.capped and f.expected_fpp > 0.01 for f in result.filters)
@@ -652,7 +656,7 @@ def test_large_chunks_fold_to_pyarrows_size(tmp_path: Path) -> None:
     pq.write_table(
         table, reference, row_group_size=rows, use_dictionary=False, bloom_filter_options=options
     )
-    result = add_bloom_filters(plain, list(columns), max_bytes=1 << 20)
+    result = add_bloom_filters_sync(plain, list(columns), max_bytes=1 << 20)
     ours, theirs = filter_blobs(plain), filter_blobs(reference)
     by_column = {f.column: f for f in result.filters}
     for distinct in LARGE_CHUNK_CASES:
@@ -679,7 +683,7 @@ def test_empty_and_all_null_chunks(tmp_path: Path) -> None:
     path = tmp_path / "nulls.parquet"
     table = pa.table({"x": pa.array([None] * 100 + list(range(100)), pa.int64())})
     pq.write_table(table, path, row_group_size=100)
-    result = add_bloom_filters(path, "x")
+    result = add_bloom_filters_sync(path, "x")
     first, second = result.filters
     assert (first.num_values, first.ndv, first.num_bytes) == (0, 0, 32)
     assert (second.num_values, second.ndv) == (100, 100)
@@ -696,7 +700,7 @@ def test_encrypted_files_are_refused(parquet_testing: Path, tmp_path: Path) -> N
         copy = tmp_path / name
         shutil.copyfile(data / name, copy)
         with pytest.raises(EncryptedFileError):
-            add_bloom_filters(copy, "double_field")
+            add_bloom_filters_sync(copy, "double_field")
         assert copy.read_bytes() == (data / name).read_bytes()
 
 
@@ -717,16 +721,36 @@ def test_a_source_changing_during_the_run_is_not_replaced(
 
     monkeypatch.setattr(columns.ColumnReader, "hashes", hashes_then_touch)
     with pytest.raises(SourceError, match="changed while filters were added"):
-        add_bloom_filters(path, "id")
+        add_bloom_filters_sync(path, "id")
     assert path.read_bytes().endswith(b"another writer")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["changing.parquet"]  # no temp left
 
 
 @pytest.mark.anyio
-async def test_async_wrapper(arrow_added: list[Added], tmp_path: Path) -> None:
-    out = tmp_path / "async.parquet"
-    result = await add_bloom_filters_async(arrow_added[-1].original, "id", out=out)
+async def test_add_bloom_filters_is_the_coroutine_function(
+    arrow_added: list[Added], tmp_path: Path
+) -> None:
+    assert inspect.iscoroutinefunction(add_bloom_filters)
+    original = arrow_added[-1].original
+    out, sync_out = tmp_path / "async.parquet", tmp_path / "sync.parquet"
+    result = await add_bloom_filters(original, "id", out=out)
     assert result.written and len(result.filters) == 4
+    # The blocking twin (from a worker thread: no loop runs there) writes the same file.
+    await anyio.to_thread.run_sync(lambda: add_bloom_filters_sync(original, "id", out=sync_out))
+    assert out.read_bytes() == sync_out.read_bytes()
+
+
+@pytest.mark.anyio
+async def test_the_old_async_name_warns_and_still_works(
+    arrow_added: list[Added], tmp_path: Path
+) -> None:
+    """``add_bloom_filters_async`` is kept for one release, naming its replacement."""
+    out = tmp_path / "old.parquet"
+    message = r"add_bloom_filters_async\(\) is deprecated: await add_bloom_filters\(\) instead"
+    with pytest.warns(DeprecationWarning, match=message) as record:
+        result = await add_bloom_filters_async(arrow_added[-1].original, "id", out=out)
+    assert result.written and len(result.filters) == 4
+    assert [w.filename for w in record] == [__file__]  # the warning points at the caller
 
 
 @pytest.mark.servers
@@ -737,7 +761,7 @@ def test_object_store(s3_server: Any, arrow_added: list[Added]) -> None:
 
     original = arrow_added[-1].original.read_bytes()
     url = s3_server.put("add/nested.parquet", original)
-    result = add_bloom_filters(url, ["id", "st.b"], options=s3_server.options)
+    result = add_bloom_filters_sync(url, ["id", "st.b"], options=s3_server.options)
     assert result.written and result.out == url and len(result.filters) == 8
     store = S3Store(
         s3_server.bucket, endpoint=s3_server.endpoint, region=s3_server.region,
@@ -769,7 +793,7 @@ async def test_async_object_store_runs_on_the_callers_loop(
 
     monkeypatch.setattr(anyio, "run", recording_run)
     url = s3_server.put("add/async.parquet", arrow_added[-1].original.read_bytes())
-    result = await add_bloom_filters_async(url, ["id"], options=s3_server.options)
+    result = await add_bloom_filters(url, ["id"], options=s3_server.options)
     assert result.written and result.out == url and len(result.filters) == 4
     assert started == []
 
@@ -854,7 +878,7 @@ def spark_keys_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     after.parent.mkdir()
     pq.write_table(table, before, row_group_size=5_000, use_dictionary=False)
     shutil.copyfile(before, after)
-    add_bloom_filters(after, ["k", "s"])
+    add_bloom_filters_sync(after, ["k", "s"])
     return before, after, table
 
 
@@ -945,7 +969,7 @@ def test_spark_filters_rebuilt_equal_parquet_javas(
         copy = tmp_path / path.name
         shutil.copyfile(path, copy)
         columns = pq.ParquetFile(path).schema_arrow.names
-        result = add_bloom_filters(copy, columns, replace=True, ndv=SPARK_NDV)
+        result = add_bloom_filters_sync(copy, columns, replace=True, ndv=SPARK_NDV)
         assert {s.column for s in result.skipped} == {"c_bool"} & set(columns)
         theirs = filter_blobs(path)
         ours = filter_blobs(copy)
