@@ -153,9 +153,7 @@ def test_the_run_options_are_written_once() -> None:
         if "run" in parameters:
             takers.append(name)
             assert parameters["keywords"].kind is inspect.Parameter.VAR_KEYWORD, name
-    assert {"prune", "lookup", "pruned_dataset", "build_index", "build_lake_index"} <= set(
-        takers
-    )
+    assert {"prune", "lookup", "pruned_dataset", "build_index", "build_lake_index"} <= set(takers)
 
 
 @pytest.mark.anyio
