@@ -363,7 +363,7 @@ async def build_index(
     elif ndv is not None:
         integer("ndv", ndv, minimum=0)
     opts = run_options(run, keywords, "build_index")
-    async with open_run(opts, default_concurrency=max(2, cpus), max_files=0) as r:
+    async with open_run(opts, default_concurrency=max(2, cpus)) as r:
         ctx = _BuildContext(
             reader=r.reader,
             columns=wanted,

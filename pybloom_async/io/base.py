@@ -224,9 +224,9 @@ class ByteSource(abc.ABC):
         """The local path or URL, as shown in messages."""
         return self._path
 
-    #: Whether :meth:`identity` costs nothing beyond opening the source (a local file's
-    #: ``fstat``): then a cache checks it on every use instead of trusting its age.
-    identity_is_free: bool = False
+    #: Whether the source is a local file, whose :meth:`identity` comes with its opening:
+    #: a cache checks it on every use instead of trusting its age.
+    local: bool = False
 
     @property
     def known_size(self) -> int | None:

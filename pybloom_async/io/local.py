@@ -77,7 +77,7 @@ class _DescriptorSource(ByteSource):
     """A local file known by one descriptor: its size and identity come from ``fstat``."""
 
     _fd: int | None
-    identity_is_free = True  # the fstat made when the file is opened
+    local = True  # reads are pread calls; the identity is the fstat of the opening
 
     @abc.abstractmethod
     async def _descriptor(self) -> int:

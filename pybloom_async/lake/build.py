@@ -204,15 +204,18 @@ async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
         name = relative_name(ctx.root, path)
         if name is None:
             raise SourceError(f"the file is not under the lake's root {ctx.root!r}", path=path)
+        # The version indexed: what a prune's stale check compares with (a stat, or the
+        # listing's size and ETag).
         identity = await ctx.reader.identity(location)
-        footer = await ctx.reader.footer(location)
         reads: Mapping[tuple[int, str], BloomFilterRead] = {}
-        if ctx.mode == "filters":
+        # One opening: the footer, then the filters.
+        async with ctx.reader.opened(location) as file:
+            footer = await file.footer()
             meta = footer.metadata
-            present = [c for c in ctx.columns if not isinstance(_descriptor(meta, c), str)]
-            if present:
-                footer, reads = await ctx.reader.footer_and_filters(location, present)
-        meta = footer.metadata
+            if ctx.mode == "filters":
+                present = [c for c in ctx.columns if not isinstance(_descriptor(meta, c), str)]
+                if present:
+                    reads = await file.filters(present)
         if meta.num_rows < 0:
             raise SourceError("the footer has a negative row count", path=path)
         f = _File(location, path, name, identity, meta.num_rows, {})

@@ -242,7 +242,7 @@ async def prune_paimon(
 
     opts = run_options(run, keywords, "prune_paimon")
     strict = opts.strict
-    async with open_run(opts, max_files=0) as r:
+    async with open_run(opts) as r:
 
         async def one(path: str) -> Verdict:
             try:

@@ -187,7 +187,7 @@ class BloomReader:
             return None
         # A local file is checked every time (its identity comes with its opening, which
         # its reads need anyway); a store's once max_age has passed (a HEAD).
-        if source.identity_is_free or time.monotonic() - entry.checked_at >= self.max_age:
+        if source.local or time.monotonic() - entry.checked_at >= self.max_age:
             if await source.identity() != entry.footer.identity:
                 with self._lock:
                     if self._cache.get(key) is entry:

@@ -223,13 +223,15 @@ async def open_run(
     options: RunOptions | None = None,
     *,
     default_concurrency: int | None = None,
-    max_files: int = 1 << 20,
+    max_files: int = 0,
 ) -> AsyncIterator[Run]:
     """The run's reader (``options.reader``, or one made here and cleared at the end).
 
     Without ``options.concurrency`` the run reads ``default_concurrency`` files at once,
-    or the reader config's number. A reader made here drops each file's footer and
-    filters when the file is done (:meth:`Run.done`).
+    or the reader config's number. A reader made here caches nothing by default (each
+    file's work reads what it needs once, in one :meth:`Run.with_file` call); with
+    ``max_files`` it caches that many files, each dropped when it is done
+    (:meth:`Run.done`).
 
     Raises
     ------

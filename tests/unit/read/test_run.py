@@ -39,7 +39,7 @@ def data_file(tmp_path: Path) -> str:
 
 
 @pytest.mark.anyio
-async def test_the_run_made_reader_forgets_each_file_and_is_cleared(
+async def test_the_run_made_reader_caches_nothing_by_default_and_is_cleared(
     data_file: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cleared: list[BloomReader] = []
@@ -51,9 +51,13 @@ async def test_the_run_made_reader_forgets_each_file_and_is_cleared(
 
     monkeypatch.setattr(BloomReader, "clear", clear)
     stats = SourceStats()
+    # Each file's work reads what it needs in one Run.with_file call: nothing to cache.
     async with open_run(RunOptions(config=ReaderConfig(concurrency=7), stats=stats)) as run:
         assert run.owned and run.limit == 7
-        assert run.reader.stats is stats and run.reader.max_files == 1 << 20
+        assert run.reader.stats is stats and run.reader.max_files == 0
+    assert cleared == [run.reader]
+    # Asked to, it caches while a file is being decided, and forgets it when done.
+    async with open_run(RunOptions(stats=stats), max_files=1 << 20) as run:
         await run.reader.footer(data_file)
         requests = stats.requests
         await run.reader.footer(data_file)
@@ -61,7 +65,6 @@ async def test_the_run_made_reader_forgets_each_file_and_is_cleared(
         run.done(data_file)
         await run.reader.footer(data_file)
         assert stats.requests > requests  # forgotten once decided: read again
-    assert cleared == [run.reader]
 
 
 @pytest.mark.anyio
