@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +20,18 @@ from pybloom_async import (
     build_lake_index_sync,
     col,
     compact_lake_index_sync,
+    lookup_sync,
     prune_sync,
 )
 from pybloom_async.errors import InvalidArgumentError, PredicateError, PyBloomError
 from pybloom_async.io.base import SourceStats
-from pybloom_async.lake.format import LAKE_DIR, decode_directory, decode_trailer
+from pybloom_async.lake.format import (
+    LAKE_DIR,
+    MAGIC,
+    TRAILER,
+    decode_directory,
+    decode_trailer,
+)
 from pybloom_async.pruning.api import prune_sync as prune_in_files_sync
 
 ROWS = 2000
@@ -128,6 +137,68 @@ def test_same_size_rewrite_is_stale_by_its_time(lake: Any) -> None:
     verdicts = prune_sync(str(root), col("id") == -5, use_index="lake", row_groups=False)
     (v,) = [v for v in verdicts if v.file.endswith("f01.parquet")]
     assert v.kept and v.rule is Rule.STALE_INDEX
+
+
+def _same_size_files(directory: Path) -> tuple[Path, Path]:
+    """Two files of the same size and layout, ids 0..99 and 1000..1099."""
+    paths = []
+    for name, first in (("a.parquet", 0), ("new.parquet", 1000)):
+        table = pa.table({"id": pa.array(range(first, first + 100), pa.int64())})
+        pq.write_table(table, directory / name, use_dictionary=False, compression="none")
+        paths.append(directory / name)
+    assert paths[0].stat().st_size == paths[1].stat().st_size
+    return paths[0], paths[1]
+
+
+@pytest.mark.parametrize("how", ["renamed over it", "written in place", "unlinked and created"])
+def test_a_file_replaced_at_the_same_size_and_time_is_stale(tmp_path: Path, how: str) -> None:
+    """cp -p, rsync -t and tar x carry the time over: the inode or change time tells."""
+    root = tmp_path / "lake"
+    root.mkdir()
+    data, new = _same_size_files(root)
+    new = new.rename(tmp_path / "new.parquet")  # outside the lake
+    build_lake_index_sync(str(root), ["id"])
+    assert _kept(root, col("id") == 1005) == set()  # the index rules the file out
+    st = data.stat()
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    if how == "renamed over it":  # rsync -t
+        os.replace(new, data)
+    elif how == "written in place":  # cp -p onto the file
+        shutil.copy2(new, data)
+    else:  # tar x: the old file removed, a new one created (its inode may be reused)
+        payload = new.read_bytes()
+        data.unlink()
+        data.write_bytes(payload)
+        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (data.stat().st_size, data.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    verdicts = prune_sync(str(root), col("id") == 1005, use_index="lake", row_groups=False)
+    assert [(v.kept, v.rule) for v in verdicts] == [(True, Rule.STALE_INDEX)]
+    assert [v.kept for v in prune_sync(str(root), col("id") == 1005, use_index="lake")] == [True]
+    assert lookup_sync(str(root), col("id") == 1005).column("id").to_pylist() == [1005]
+
+
+def _without_local_versions(segment: Path) -> None:
+    """The segment as written before the inode and change time were recorded."""
+    data = segment.read_bytes()
+    offset, length, _ = decode_trailer(data, len(data), "s")
+    doc = json.loads(zlib.decompress(data[offset : offset + length]))
+    del doc["local_files"]
+    packed = zlib.compress(json.dumps(doc).encode())
+    trailer = TRAILER.pack(offset, len(packed), zlib.crc32(packed), 1, 0, MAGIC)
+    segment.write_bytes(data[:offset] + packed + trailer)
+
+
+def test_a_segment_without_local_versions_is_stale_for_local_files(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    root.mkdir()
+    _same_size_files(root)
+    build_lake_index_sync(str(root), ["id"])
+    assert _kept(root, col("id") == 5000) == set()
+    (segment,) = _segments(root)
+    _without_local_versions(segment)
+    verdicts = prune_sync(str(root), col("id") == 5000, use_index="lake", row_groups=False)
+    assert {(v.kept, v.rule) for v in verdicts} == {(True, Rule.STALE_INDEX)}
+    assert all("older version" in v.reason for v in verdicts)
 
 
 def test_a_damaged_stripe_keeps_every_file_of_its_segment(lake: Any) -> None:
