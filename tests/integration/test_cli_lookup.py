@@ -100,6 +100,13 @@ def test_json_is_exactly_pyarrows_rows(lake: Path) -> None:
     ]
 
 
+def test_a_file_named_twice_gives_its_rows_once(lake: Path) -> None:
+    twice = [str(lake) + "/a.parquet", str(lake) + "//a.parquet", "file://" + str(lake)]
+    proc = cli("lookup", *twice, "--where", WHERE, "--format", "json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [as_json(r) for r in expected(lake).to_pylist()]
+
+
 def test_csv_reads_back_as_pyarrows_rows(lake: Path) -> None:
     proc = cli("lookup", str(lake), "--where", WHERE, "--format", "csv", "-q")
     assert proc.returncode == 0, proc.stderr
