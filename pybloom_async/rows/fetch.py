@@ -287,12 +287,16 @@ def describe(
 
     With ``page_index``, the places of the file's page index are read too (see
     :mod:`.pages`), and the index bytes the footer's tail already holds are kept.
+    A row group of no rows has nothing to read: it is left out (pyarrow writes one
+    for an empty table, its chunks at offset 0).
 
     Raises
     ------
     ParquetFormatError
         pyarrow cannot read the footer.
     """
+    groups = footer.metadata.row_groups
+    kept = [g for g in kept if groups[g].num_rows != 0]
     try:
         md = pq.read_metadata(pa.BufferReader(_footer_bytes(footer)))
         schema = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)

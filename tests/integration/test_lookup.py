@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from support.predicates import random_predicate
 
@@ -364,8 +365,6 @@ def test_caller_reader_keeps_the_footers(tmp_path: Path) -> None:
         assert stats.requests == before + 1  # the data only: footer and filters cached
         return [a.num_rows, b.num_rows]
 
-    import anyio
-
     assert anyio.run(twice) == [1, 1]
 
 
@@ -591,6 +590,32 @@ def test_a_file_named_twice_is_read_once_at_every_door(tmp_path: Path) -> None:
         assert len(prune_sync(twice, "id = 1", concurrency=2)) == 1, twice
         dataset = pruned_dataset_sync(twice, "id = 1")
         assert len(list(dataset.get_fragments())) == 1, twice
+
+
+@pytest.mark.parametrize("page_index", [True, False])
+def test_an_empty_file_gives_no_rows_and_no_error(tmp_path: Path, page_index: bool) -> None:
+    """pyarrow writes an empty table as one row group of no rows, its chunks at offset 0."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    pq.write_table(schema.empty_table(), tmp_path / "a.parquet", write_page_index=page_index)
+    assert pq.read_metadata(tmp_path / "a.parquet").row_group(0).num_rows == 0
+    pq.write_table(
+        pa.table({"id": [1, 2], "s": ["x", None]}, schema=schema), tmp_path / "b.parquet"
+    )
+    for where in ("id = 1", "id IN (1, 7) OR s <=> NULL"):
+        want = pq.read_table(tmp_path / "b.parquet").filter(
+            pa.compute.field("id") == 1
+            if where == "id = 1"
+            else (pa.compute.field("id").isin([1, 7]) | pa.compute.field("s").is_null())
+        )
+        got = lookup_sync(str(tmp_path), where, page_index=page_index)
+        assert got.equals(want), where
+        alone = lookup_sync(str(tmp_path / "a.parquet"), where, page_index=page_index)
+        assert alone.num_rows == 0 and alone.schema == schema
+
+        async def batched(where: str = where) -> int:
+            return sum([b.num_rows async for b in lookup_batches(str(tmp_path), where)])
+
+        assert anyio.run(batched) == want.num_rows
 
 
 def test_a_file_without_the_column_holds_nulls_there(tmp_path: Path) -> None:
