@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 import os
 import shutil
@@ -33,6 +34,7 @@ from pybloom_async.lake.format import (
     decode_trailer,
 )
 from pybloom_async.pruning.api import prune_sync as prune_in_files_sync
+from pybloom_async.read import columns as columns_module
 
 ROWS = 2000
 
@@ -137,6 +139,45 @@ def test_same_size_rewrite_is_stale_by_its_time(lake: Any) -> None:
     verdicts = prune_sync(str(root), col("id") == -5, use_index="lake", row_groups=False)
     (v,) = [v for v in verdicts if v.file.endswith("f01.parquet")]
     assert v.kept and v.rule is Rule.STALE_INDEX
+
+
+@pytest.mark.parametrize("mode", ["values", "filters"])
+def test_a_file_of_no_rows_is_indexed_with_the_others(tmp_path: Path, mode: str) -> None:
+    """Empty dictionary-encoded and decimal columns: pyarrow gives no chunk to read."""
+    root = tmp_path / "lake"
+    root.mkdir()
+    empty = pa.table(
+        {"s": pa.array([], pa.string()).dictionary_encode(), "d": pa.array([], pa.decimal128(9, 2))}
+    )
+    pq.write_table(empty, root / "empty.parquet")
+    d = pa.array([decimal.Decimal("1.00"), decimal.Decimal("2.00")], pa.decimal128(9, 2))
+    full = pa.table({"s": ["a", "b"], "d": d})
+    pq.write_table(full, root / "full.parquet", bloom_filter_options={"s": True, "d": True})
+    built = build_lake_index_sync(str(root), ["s", "d"], mode=mode)
+    assert built.files == 2 and not built.errors
+    assert _kept(root, "s = 'a'") == {"full.parquet"}
+    assert _kept(root, "d = 2.00") == {"full.parquet"}
+    assert lookup_sync(str(root), "s = 'b'").column("s").to_pylist() == ["b"]
+
+
+def test_a_file_whose_values_cannot_be_read_is_an_error_of_its_own(
+    lake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyarrow failing on one file's values: that file is not indexed, the others are."""
+    root, keys = lake
+    first = int(keys[7][0])
+    real = columns_module.column_hashes
+
+    def column_hashes(values: Any, column: Any) -> Any:
+        if values[0].as_py() == first:  # f07.parquet
+            raise pa.ArrowInvalid("cannot construct ChunkedArray from empty vector")
+        return real(values, column)
+
+    monkeypatch.setattr(columns_module, "column_hashes", column_hashes)
+    built = build_lake_index_sync(str(root), ["id"])
+    assert built.files == 23 and list(map(os.path.basename, built.errors)) == ["f07.parquet"]
+    assert "cannot read the values: ArrowInvalid" in next(iter(built.errors.values()))
+    assert "f07.parquet" in _kept(root, col("id") == first)
 
 
 def _same_size_files(directory: Path) -> tuple[Path, Path]:

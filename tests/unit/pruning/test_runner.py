@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from pybloom_async.errors import InvalidArgumentError
 from pybloom_async.io.base import SourceStats
-from pybloom_async.pruning.runner import open_run
+from pybloom_async.pruning.runner import for_each, open_run
 from pybloom_async.read.fetch import ReaderConfig
 from pybloom_async.read.reader import BloomReader
 
@@ -83,3 +85,25 @@ async def test_limits_and_their_checks() -> None:
         with pytest.raises(InvalidArgumentError, match="concurrency"):
             async with open_run(concurrency=bad):
                 pass  # pragma: no cover
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_unexpected_error_is_raised_as_itself(streamed: bool) -> None:
+    """Never a bare exception group: the first failure cancels the rest and is raised."""
+
+    async def work(item: int) -> int:
+        if item == 3:
+            raise ValueError("unexpected")
+        await anyio.sleep(0)
+        return item
+
+    async def stream() -> AsyncIterator[int]:
+        for i in range(10):
+            yield i
+
+    items: Any = stream() if streamed else list(range(10))
+    with pytest.raises(ValueError, match="unexpected"):
+        await for_each(items, work, 4)
+    with pytest.raises(ValueError, match="unexpected"):
+        await for_each(stream() if streamed else list(range(10)), work, 4, on_result=print)
