@@ -459,10 +459,15 @@ async def _row_groups(
         {"config": rdr.config, "options": options, "stats": rdr.stats} if owned else {"reader": rdr}
     )
     groups: dict[str, list[Verdict]] = {}
+
+    def on_file(verdicts: list[Verdict]) -> None:
+        if verdicts:  # a kept file without row groups keeps its file verdict (as sidecar)
+            groups.setdefault(verdicts[0].file, []).extend(verdicts)
+
     await prune_row_groups(
         kept, predicate, strict=strict, concurrency=limit,
         require_columns=require_columns and len(kept) == len(found),
-        on_file=lambda vs: groups.setdefault(vs[0].file, []).extend(vs), **own,
+        on_file=on_file, **own,
     )  # fmt: skip
     out: list[Verdict] = []
     for v in decided:

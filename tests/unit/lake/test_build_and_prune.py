@@ -160,6 +160,29 @@ def test_a_file_of_no_rows_is_indexed_with_the_others(tmp_path: Path, mode: str)
     assert lookup_sync(str(root), "s = 'b'").column("s").to_pylist() == ["b"]
 
 
+@pytest.mark.parametrize("mode", ["values", "filters"])
+def test_a_file_of_no_row_groups_is_kept_whole(tmp_path: Path, mode: str) -> None:
+    """DuckDB's COPY of an empty result writes no row group at all."""
+    duckdb = pytest.importorskip("duckdb")
+    root = tmp_path / "lake"
+    root.mkdir()
+    con = duckdb.connect()
+    try:
+        con.execute(f"COPY (SELECT 1::BIGINT AS id WHERE false) TO '{root / 'empty.parquet'}'")
+        con.execute(f"COPY (SELECT range AS id FROM range(100)) TO '{root / 'full.parquet'}'")
+    finally:
+        con.close()
+    assert pq.read_metadata(root / "empty.parquet").num_row_groups == 0
+    assert not build_lake_index_sync(str(root), ["id"], mode=mode).errors
+    for where in ("id IN (5, NULL)", "id <=> NULL", "id = 5 OR id <=> NULL", "id = 5"):
+        verdicts = prune_sync(str(root), where, use_index="lake")
+        full = [v for v in verdicts if v.file.endswith("full.parquet")]
+        assert full == prune_in_files_sync(str(root / "full.parquet"), where), where
+        (empty,) = [v for v in verdicts if v.file.endswith("empty.parquet")]
+        assert empty.row_group is None, where  # its file verdict: no row group to prune
+        assert lookup_sync(str(root), where).num_rows == (1 if "5" in where else 0), where
+
+
 def test_a_file_whose_values_cannot_be_read_is_an_error_of_its_own(
     lake: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
