@@ -323,6 +323,21 @@ def test_pruned_dataset_of_the_table(table: Any) -> None:
     )
 
 
+@pytest.mark.parametrize("where", ["id = 100000", "p = 'z'", "id = 5", "p = 'b' AND id = 301"])
+def test_pruned_dataset_has_the_tables_schema_whatever_is_kept(table: Any, where: str) -> None:
+    """Statistics ruling out every file leave an empty dataset the engines still query."""
+    duckdb = pytest.importorskip("duckdb")
+    polars = pytest.importorskip("polars")
+    dataset = pba.pruned_dataset_sync(table, where)
+    assert dataset.schema == pa.schema(table.schema().to_arrow())  # the partition column too
+    con = duckdb.connect()
+    con.register("t", dataset)
+    got = con.sql(f"SELECT id, s, p FROM t WHERE {where}").to_arrow_table()
+    assert _rows(got) == _oracle(table, where)
+    frame = polars.scan_pyarrow_dataset(dataset).select("id", "s", "p").collect()
+    assert frame.columns == ["id", "s", "p"]
+
+
 def test_pruned_dataset_refuses_deletion_vectors(tmp_path: Path) -> None:
     dt = _write(tmp_path / "t", **{"delta.enableDeletionVectors": "true"})
     first = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
