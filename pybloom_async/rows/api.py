@@ -26,8 +26,10 @@ Arrow's permissive promotion (``pa.unify_schemas(promote_options=
 large_string, decimals widen, ...) but only within one kind of type (integers
 with integers, floats with floats, text with text, ...); dictionaries take part
 as their values, string and binary views as the large types; int64 and uint64
-do not unify. Anything else is a :class:`~pybloom_async.errors.SchemaMismatchError`
-naming the two files and the field.
+do not unify. The same rule holds at every depth: struct children (matched by
+name; a child one file lacks gives nulls there), list items (list and
+large_list give large_list), map keys and values. Anything else is a
+:class:`~pybloom_async.errors.SchemaMismatchError` naming the two files and the field.
 
 A file that lacks a predicate column holds nulls there: ``x = 1`` matches none
 of its rows, ``x <=> NULL`` all of them.

@@ -391,6 +391,86 @@ def test_mixed_schemas_promote_and_fill_nulls(tmp_path: Path) -> None:
     assert got.to_pylist() == [{"id": 2, "x": "q"}, {"id": 2, "x": None}]
 
 
+NESTED_PROMOTIONS = [
+    # (type in a.parquet, value, type in b.parquet, value, the type of the result)
+    (
+        pa.struct([("a", pa.int32())]), {"a": 1},
+        pa.struct([("a", pa.int64())]), {"a": 2},
+        pa.struct([("a", pa.int64())]),
+    ),
+    (
+        pa.struct([("y", pa.string())]), {"y": "p"},
+        pa.struct([("y", pa.large_string())]), {"y": "q"},
+        pa.struct([("y", pa.large_string())]),
+    ),
+    (
+        pa.struct([("y", pa.string())]), {"y": "p"},
+        pa.struct([("y", pa.string_view())]), {"y": "q"},
+        pa.struct([("y", pa.large_string())]),
+    ),
+    (
+        pa.struct([("y", pa.string())]), {"y": "p"},
+        pa.struct([("y", pa.dictionary(pa.int32(), pa.string()))]), {"y": "q"},
+        pa.struct([("y", pa.string())]),
+    ),
+    (  # a child one file lacks gives nulls there, as a column does
+        pa.struct([("a", pa.int64())]), {"a": 1},
+        pa.struct([("a", pa.int32()), ("b", pa.string())]), {"a": 2, "b": "x"},
+        pa.struct([("a", pa.int64()), ("b", pa.string())]),
+    ),
+    (
+        pa.list_(pa.int32()), [1],
+        pa.large_list(pa.int64()), [2],
+        pa.large_list(pa.field("element", pa.int64())),
+    ),
+    (
+        pa.list_(pa.struct([("a", pa.int32())])), [{"a": 1}],
+        pa.list_(pa.struct([("a", pa.int64())])), [{"a": 2}],
+        pa.list_(pa.field("element", pa.struct([("a", pa.int64())]))),
+    ),
+    (
+        pa.map_(pa.string(), pa.int32()), [("k", 1)],
+        pa.map_(pa.large_string(), pa.int64()), [("k", 2)],
+        pa.map_(pa.large_string(), pa.int64()),
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("type_a", "value_a", "type_b", "value_b", "want"),
+    NESTED_PROMOTIONS,
+    ids=["struct-int", "struct-text", "struct-view", "struct-dictionary", "struct-child-missing",
+         "list-large-list", "list-of-structs", "map"],
+)  # fmt: skip
+def test_nested_types_promote_as_columns_do(
+    tmp_path: Path, type_a: Any, value_a: Any, type_b: Any, value_b: Any, want: Any
+) -> None:
+    """Struct children, list items, map keys and values: the rule of top-level columns."""
+    a = _write(tmp_path / "a.parquet", pa.table({"id": [1], "n": pa.array([value_a], type_a)}))
+    b = _write(tmp_path / "b.parquet", pa.table({"id": [2], "n": pa.array([value_b], type_b)}))
+    got = lookup_sync([str(a), str(b)], "id IN (1, 2)")
+    assert got.schema.field("n").type == want
+    want_rows = pa.concat_tables(
+        [pq.read_table(p).cast(pa.schema([("id", pa.int64()), ("n", want)])) for p in (a, b)]
+    )
+    assert got.column("n").to_pylist() == want_rows.column("n").to_pylist()
+    dataset = pruned_dataset_sync([str(a), str(b)], "id IN (1, 2)")
+    assert dataset.schema.field("n").type == want
+    assert dataset.to_table().column("n").to_pylist() == got.column("n").to_pylist()
+    if pa.types.is_struct(want):  # a struct leaf in the predicate, each file its own type
+        leaf = want.field(0).name
+        value = value_b[leaf]
+        where = col(f"n.{leaf}") == value
+        assert lookup_sync([str(a), str(b)], where).column("id").to_pylist() == [2]
+
+
+def test_nested_types_of_other_kinds_do_not_unify(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.parquet", pa.table({"id": [1], "n": pa.array([{"a": 1}])}))
+    b = _write(tmp_path / "b.parquet", pa.table({"id": [2], "n": pa.array([{"a": "1"}])}))
+    with pytest.raises(SchemaMismatchError, match="at every depth"):
+        lookup_sync([str(a), str(b)], "id IN (1, 2)")
+
+
 def test_mixed_text_types_unify(tmp_path: Path) -> None:
     a = _write(tmp_path / "a.parquet", pa.table({"x": pa.array(["p", "q"]).dictionary_encode()}))
     b = _write(tmp_path / "b.parquet", pa.table({"x": pa.array(["q"], pa.string_view())}))
