@@ -864,6 +864,29 @@ def test_stale_index_same_size_other_mtime(lake: list[Path]) -> None:
     assert got["part-2.parquet"].rule is Rule.SIDECAR_INDEX
 
 
+def test_a_file_of_no_rows_gets_an_empty_index(tmp_path: Path) -> None:
+    """pyarrow's empty decimal and dictionary-encoded columns: no chunk to read, no value."""
+    tables = {
+        "dec.parquet": pa.table({"c": pa.array([], pa.decimal128(38, 10))}),
+        "dict.parquet": pa.table({"c": pa.array([], pa.string()).dictionary_encode()}),
+        "wide.parquet": pa.table({"c": pa.array([], pa.decimal256(50, 4))}),
+    }
+    for name, table in tables.items():
+        pq.write_table(table, tmp_path / name)
+    builds = build_index_sync(str(tmp_path), ["c"])
+    assert [(Path(b.file).name, b.error, b.num_rows) for b in builds] == [
+        ("dec.parquet", None, 0),
+        ("dict.parquet", None, 0),
+        ("wide.parquet", None, 0),
+    ]
+    for name in tables:
+        index = read_local_index(tmp_path / name)
+        (column,) = index.columns
+        assert (column.value_count, column.null_count, column.distinct_count) == (0, 0, 0)
+    got = decide([tmp_path / "dict.parquet"], "c = 'x'")["dict.parquet"]
+    assert not got.kept and got.rule is Rule.SIDECAR_INDEX
+
+
 def _same_size_files(directory: Path) -> tuple[Path, Path]:
     """Two files of the same size and layout, ids 0..99 and 1000..1099."""
     paths = []
