@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import PredicateError
-from .predicate_tokens import TEXT_FORMS, TextLiteral, Token, quoted_text, tokenize
+from .predicate_tokens import KEYWORDS, TEXT_FORMS, TextLiteral, Token, quoted_text, tokenize
 
 __all__ = [
     "And",
@@ -291,7 +291,9 @@ def col(path: str) -> ColumnRef:
 
 
 def _quote_column(path: str) -> str:
-    return path if re.fullmatch(r"[A-Za-z_][\w.]*", path) else "`" + path.replace("`", "``") + "`"
+    """The column as the text form writes it: quoted unless a bare word reads back as it."""
+    bare = re.fullmatch(r"[A-Za-z_][\w.]*", path) and path.upper() not in KEYWORDS
+    return path if bare else "`" + path.replace("`", "``") + "`"
 
 
 #: Above this many bits Python may refuse to write an int as decimal text (its default limit

@@ -168,6 +168,23 @@ def test_to_text_reads_back_exactly() -> None:
     assert parse_predicate("x = +inf") == (col("x") == float("inf"))
 
 
+@pytest.mark.parametrize(
+    "name", ["in", "and", "OR", "null", "nan", "True", "false", "inf", "Infinity"]
+)
+def test_a_column_named_like_a_keyword_is_quoted(name: str) -> None:
+    p = (col(name) == 1) & col(name).isin([2, None])
+    text = p.to_text()
+    assert text.startswith(f"`{name}` = 1")
+    assert parse_predicate(text) == p
+
+
+@given(st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20))
+@settings(max_examples=300, deadline=None)
+def test_any_column_name_reads_back(first: str, second: str) -> None:
+    p = (col(first) == 1) | col(second).eq_null_safe(None)
+    assert parse_predicate(p.to_text()) == p
+
+
 # ---- Python operators: predicates are not booleans ------------------------------------
 
 
