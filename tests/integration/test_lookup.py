@@ -14,6 +14,7 @@ import decimal
 import math
 import os
 import random
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -469,6 +470,31 @@ def test_nested_types_of_other_kinds_do_not_unify(tmp_path: Path) -> None:
     b = _write(tmp_path / "b.parquet", pa.table({"id": [2], "n": pa.array([{"a": "1"}])}))
     with pytest.raises(SchemaMismatchError, match="at every depth"):
         lookup_sync([str(a), str(b)], "id IN (1, 2)")
+
+
+@pytest.mark.parametrize("writer", ["pyarrow", "duckdb"])
+@pytest.mark.parametrize("page_index", [True, False])
+def test_a_uuid_column_is_compared(tmp_path: Path, writer: str, page_index: bool) -> None:
+    """pyarrow reads a UUID column as the canonical arrow.uuid extension type."""
+    path = tmp_path / "u.parquet"
+    ids = [uuid.UUID(int=i) for i in range(50)]
+    if writer == "pyarrow":
+        table = pa.table({"u": pa.array([u.bytes for u in ids] + [None], pa.uuid())})
+        pq.write_table(table, path, write_page_index=page_index, data_page_size=64)
+    else:
+        duckdb = pytest.importorskip("duckdb")
+        con = duckdb.connect()
+        try:
+            text = "'00000000-0000-0000-0000-0000000000' || lpad(printf('%x', i), 2, '0')"
+            con.execute(f"COPY (SELECT ({text})::UUID AS u FROM range(50) t(i)) TO '{path}'")
+        finally:
+            con.close()
+    assert str(pq.read_schema(path).field("u").type) == "extension<arrow.uuid>"
+    want = [{"u": ids[7]}]
+    for where in (col("u") == ids[7], f"u = '{ids[7]}'", col("u") == ids[7].bytes,
+                  col("u").isin([ids[7], uuid.UUID(int=999)])):  # fmt: skip
+        assert lookup_sync(str(path), where, page_index=page_index).to_pylist() == want, where
+    assert lookup_sync(str(path), "u = '00000000-0000-0000-0000-0000000003e7'").num_rows == 0
 
 
 def test_mixed_text_types_unify(tmp_path: Path) -> None:
