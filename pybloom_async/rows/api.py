@@ -182,7 +182,7 @@ async def _prepare(
     base: Run, sources: Sources, args: _Arguments, skipped: list[PyBloomError] | None
 ) -> _Run:
     """List the files, read every footer once and prune."""
-    from .fetch import Job, check_predicate_columns, result_schema
+    from .fetch import Job, check_predicate_columns, result_schema, schema_plans
 
     predicate, skip, page_index = args.predicate, args.skip, args.page_index
     rdr, limit = base.reader, base.limit
@@ -215,8 +215,10 @@ async def _prepare(
             raise exc.with_context(path=path) from None
 
     plans = [p for p in await for_each(files, one, limit) if p is not None]
-    check_predicate_columns(predicate, plans)
-    schema, names = result_schema(plans, args.columns)
+    # The schema as without the lake index: footers of files it ruled out where it depends.
+    shaping = await schema_plans(base, found, files, plans, predicate, args.columns)
+    check_predicate_columns(predicate, shaping)
+    schema, names = result_schema(shaping, args.columns)
     job = Job(predicate, names, schema, args.max_fetch_bytes, page_index)
     return _Run(rdr, job, plans, limit, skip, skipped)
 

@@ -411,6 +411,44 @@ def test_lookup_reads_only_the_files_the_lake_index_keeps(lake: Any) -> None:
     assert after.requests <= 6 < before.requests
 
 
+def test_lookups_default_columns_are_the_first_files_with_the_index(tmp_path: Path) -> None:
+    """The first file's columns, even when the lake index rules that file out."""
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / "a.parquet")
+    b = pa.table({"id": pa.array([7], pa.int64()), "extra": ["x"]})
+    pq.write_table(b, tmp_path / "b.parquet")
+    without = lookup_sync(str(tmp_path), "id = 7")
+    build_lake_index_sync(str(tmp_path), ["id"])
+    assert [v.kept for v in prune_sync(str(tmp_path), "id = 7", use_index="lake")] == [
+        False,
+        True,
+    ]
+    stats = SourceStats()
+    got = lookup_sync(str(tmp_path), "id = 7", stats=stats)
+    assert got.equals(without) and got.column_names == ["id"]
+    assert lookup_sync(str(tmp_path), "id = 99").schema == without.schema  # every file ruled out
+    # With the columns given, nothing the index rules out is read.
+    given = SourceStats()
+    lookup_sync(str(tmp_path), "id = 7", columns=["id", "extra"], stats=given)
+    assert given.requests < stats.requests
+
+
+def test_a_column_only_files_the_index_rules_out_have_gives_no_row(tmp_path: Path) -> None:
+    """Not 'no file read has this column': the same answer as without the index."""
+    a = pa.table({"id": pa.array([1, 2], pa.int64()), "x": pa.array([10, 20], pa.int64())})
+    pq.write_table(a, tmp_path / "a.parquet")
+    pq.write_table(pa.table({"id": pa.array([3], pa.int64())}), tmp_path / "b.parquet")
+    cases = [("x = 99", None), ("id = 3", ["x"]), ("id = 3 OR x = 99", ["id", "x"])]
+    before = [lookup_sync(str(tmp_path), where, columns=columns) for where, columns in cases]
+    build_lake_index_sync(str(tmp_path), ["x", "id"])
+    after = [lookup_sync(str(tmp_path), where, columns=columns) for where, columns in cases]
+    assert [t.num_rows for t in after] == [0, 1, 1]
+    assert all(x.equals(y) for x, y in zip(before, after, strict=True))
+    with pytest.raises(PredicateError, match="no file read has this column"):
+        lookup_sync(str(tmp_path), "xx = 99")  # a column no file has is still a mistake
+    with pytest.raises(PredicateError, match="no file read has the column"):
+        lookup_sync(str(tmp_path), "id = 3", columns=["xx"])
+
+
 def test_build_from_filters_reads_footers_and_filters_only(tmp_path: Path) -> None:
     root = tmp_path / "lake"
     root.mkdir()
