@@ -198,6 +198,8 @@ def _hash_file(
         file_size=identity.size,
         file_mtime_ns=mtime_ns(identity),
         file_etag=store_etag(identity),
+        file_inode=identity.inode[1] if identity.inode is not None else 0,
+        file_ctime_ns=identity.ctime_ns or 0,
         num_rows=meta.num_rows,
         num_row_groups=len(meta.row_groups),
         columns=tuple(columns),

@@ -20,7 +20,7 @@ from ..errors import (
 )
 from ..io.base import FileInfo
 from ..io.files import FileStream, stream_paths
-from ..io.identity import SourceIdentity, mtime_ns, store_etag
+from ..io.identity import SourceIdentity, version_change
 from ..io.sinks import is_local
 from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import CompiledPredicate, prune_files
@@ -95,18 +95,14 @@ def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> Outcome:
 def _stale_reason(index: SidecarIndex, now: SourceIdentity, name: str) -> str | None:
     if index.data_file != name:
         return f"the index was built for {index.data_file[:200]!r}"
-    if index.file_size != now.size:
-        return f"file size is {now.size}, the index was built for {index.file_size}"
-    etag, ns = store_etag(now), mtime_ns(now)
-    if index.file_etag and etag:
-        if index.file_etag != etag:
-            return f"ETag is {etag}, the index was built for {index.file_etag}"
-        return None
-    if index.file_mtime_ns and ns:
-        if index.file_mtime_ns != ns:
-            return f"modification time is {ns} ns, the index was built for {index.file_mtime_ns} ns"
-        return None
-    return "the file's version cannot be compared (no ETag or modification time)"
+    return version_change(
+        now,
+        size=index.file_size,
+        etag=index.file_etag,
+        mtime=index.file_mtime_ns,
+        inode=index.file_inode,
+        ctime=index.file_ctime_ns,
+    )
 
 
 @dataclass

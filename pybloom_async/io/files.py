@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from typing import Protocol, TypeVar
 
-from ..errors import SourceError, SourceNotFoundError
+from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from .address import parse_address
 from .base import FileInfo, SourceStats
 from .listing import is_listed, iter_parquet_files, walk_order
@@ -130,11 +130,11 @@ class _Root:
     """A directory or prefix being listed: which files its listing gives."""
 
     def __init__(self, text: str) -> None:
-        if "://" not in text:
-            self.under = os.path.join(os.path.realpath(text), "")
+        loc = parse_address(text) if "://" in text else None
+        if loc is None or loc.kind == "file":
+            self.under = os.path.join(os.path.realpath(text if loc is None else loc.path), "")
             self.sep = os.sep
         else:
-            loc = parse_address(text)
             scheme, netloc = urllib.parse.urlsplit(loc.display)[:2]
             prefix = loc.key.rstrip("/")
             self.under = f"{scheme}://{netloc}/" + (prefix + "/" if prefix else "")
@@ -165,9 +165,7 @@ class _Seen:
         self.ahead: set[str] = set()
 
     def key(self, text: str) -> tuple[str, bool]:
-        if "://" in text:
-            return text, False
-        return _real_path(text, self.real_dirs)
+        return _file_key(text, self.real_dirs)
 
     def before(self, key: str) -> bool:
         return key in self.keys or any(r.parts(key) is not None for r in self.roots)
@@ -217,8 +215,9 @@ async def expand_paths(
 
     Each file comes once, with the spelling it was first given: named twice, or
     directly and through its directory, it is not read twice. Local paths are
-    compared by their real path (``d/a.parquet``, ``./d/a.parquet`` and a
-    symbolic link to it are one file); URLs as written. :func:`stream_paths`
+    compared by their real path (``d/a.parquet``, ``./d/a.parquet``,
+    ``d//a.parquet``, ``file://`` URLs and a symbolic link to it are one file);
+    object-store URLs as written. :func:`stream_paths`
     gives the same files one by one, as they are listed.
 
     Parameters
@@ -257,8 +256,7 @@ def once_each(files: Sequence[_File]) -> list[_File]:
     real_dirs: dict[str, str] = {}
     out = []
     for entry in files:
-        text = entry.path if isinstance(entry, FileInfo) else entry
-        key = text if "://" in text else _real_path(text, real_dirs)[0]
+        key = _file_key(entry.path if isinstance(entry, FileInfo) else entry, real_dirs)[0]
         if key not in seen:
             seen.add(key)
             out.append(entry)
@@ -268,6 +266,20 @@ def once_each(files: Sequence[_File]) -> list[_File]:
 #: Links followed from one path before the resolution is left to ``os.path.realpath`` (the
 #: kernel's own limit, ``MAXSYMLINKS``, is 40).
 _MAX_LINKS = 40
+
+
+def _file_key(text: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
+    """What one file is known by: a local path or ``file://`` URL by its real path, a URL as
+    written; and whether the local path is a symbolic link."""
+    if "://" in text:
+        try:
+            loc = parse_address(text)
+        except InvalidArgumentError:
+            return text, False  # reading it says what is wrong
+        if loc.kind != "file":
+            return text, False
+        text = loc.path
+    return _real_path(text, real_dirs)
 
 
 def _real_dir(head: str, real_dirs: dict[str, str]) -> str:
@@ -287,8 +299,9 @@ def _real_path(path: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
     head, name = os.path.split(path)
     real = _real_dir(head, real_dirs)
     # A listing's paths are mostly real already: then the path itself is the key (no
-    # second string per file).
-    full = path if real == head else os.path.join(real, name)
+    # second string per file), unless it spells its separator twice ("d//a.parquet").
+    same = real == head and len(path) == len(head) + 1 + len(name)
+    full = path if same else os.path.join(real, name)
     if not os.path.islink(full):
         return full, False
     for _ in range(_MAX_LINKS):

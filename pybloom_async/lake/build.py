@@ -321,7 +321,9 @@ def encode_class(files: Sequence[_File], columns: Sequence[str], fpp: float) -> 
             parts.append(got)
     entries = [
         LakeFile(f.name, f.identity.size, store_etag(f.identity) or None,
-                 mtime_ns(f.identity) or None, f.num_rows)
+                 mtime_ns(f.identity) or None, f.num_rows,
+                 f.identity.inode[1] if f.identity.inode is not None else None,
+                 f.identity.ctime_ns)
         for f in files
     ]  # fmt: skip
     return encode_segment(entries, parts)

@@ -27,7 +27,7 @@ from ..errors import (
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
 from ..io.files import expand_paths
-from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
+from ..io.identity import SourceIdentity, stat_identity, version_change
 from ..predicate import Eq, In, Predicate, as_predicate
 from ..pruning.api import CompiledPredicate, prune_file
 from ..pruning.evaluate import Outcome, combine, leaves_of
@@ -74,16 +74,14 @@ class _SegmentState:
 
 def stale_reason(entry: LakeFile, now: SourceIdentity) -> str | None:
     """Why a data file no longer matches its directory entry (None: it does)."""
-    if entry.size != now.size:
-        return f"file size is {now.size}, the lake index was built for {entry.size}"
-    etag, ns = store_etag(now), mtime_ns(now)
-    if entry.etag and etag:
-        return None if entry.etag == etag else f"ETag is {etag}, the index has {entry.etag}"
-    if entry.mtime_ns and ns:
-        if entry.mtime_ns == ns:
-            return None
-        return f"modification time is {ns} ns, the index has {entry.mtime_ns} ns"
-    return "the file's version cannot be compared (no ETag or modification time)"
+    return version_change(
+        now,
+        size=entry.size,
+        etag=entry.etag,
+        mtime=entry.mtime_ns,
+        inode=entry.inode,
+        ctime=entry.ctime_ns,
+    )
 
 
 def _stat_all(paths: Sequence[str]) -> list[SourceIdentity | None]:
@@ -99,7 +97,7 @@ def _stat_all(paths: Sequence[str]) -> list[SourceIdentity | None]:
 async def _identities(
     files: Sequence[str | FileInfo], stats: SourceStats
 ) -> list[SourceIdentity | None]:
-    """Each file's version: from the listing, else (local files) a stat; None when unknown.
+    """Each file's version: local files by a stat, objects from the listing; None: unknown.
 
     The stats run in one worker thread, not one task per file: with 100,000 files,
     tasks cost seconds where the stats cost milliseconds.
@@ -107,12 +105,12 @@ async def _identities(
     out: list[SourceIdentity | None] = [None] * len(files)
     local: list[tuple[int, str]] = []
     for i, f in enumerate(files):
-        if isinstance(f, FileInfo) and (f.etag is not None or f.mtime is not None):
-            out[i] = SourceIdentity(f.path, f.size, f.etag, f.mtime)
-            continue
         loc = parse_address(f.path if isinstance(f, FileInfo) else os.fspath(f))
-        if loc.kind == "file":  # named by URL without a listing: unknown, so kept
+        if loc.kind == "file":  # a listing's entry lacks the inode and change time
             local.append((i, loc.path))
+        elif isinstance(f, FileInfo) and (f.etag is not None or f.mtime is not None):
+            out[i] = SourceIdentity(f.path, f.size, f.etag, f.mtime)
+        # else named by URL without a listing: unknown, so kept
     if local:
         found = await to_worker(_stat_all, [p for _, p in local])
         stats.add_metadata(len(local))

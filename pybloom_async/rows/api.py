@@ -26,8 +26,10 @@ Arrow's permissive promotion (``pa.unify_schemas(promote_options=
 large_string, decimals widen, ...) but only within one kind of type (integers
 with integers, floats with floats, text with text, ...); dictionaries take part
 as their values, string and binary views as the large types; int64 and uint64
-do not unify. Anything else is a :class:`~pybloom_async.errors.SchemaMismatchError`
-naming the two files and the field.
+do not unify. The same rule holds at every depth: struct children (matched by
+name; a child one file lacks gives nulls there), list items (list and
+large_list give large_list), map keys and values. Anything else is a
+:class:`~pybloom_async.errors.SchemaMismatchError` naming the two files and the field.
 
 A file that lacks a predicate column holds nulls there: ``x = 1`` matches none
 of its rows, ``x <=> NULL`` all of them.
@@ -51,7 +53,7 @@ from ..errors import (
 from ..io.base import FileInfo
 from ..io.files import expand_paths, few_local_files
 from ..lake.prune import files_kept_by_lake_index, lake_segments_at
-from ..predicate import Predicate, as_predicate
+from ..predicate import Predicate, as_predicate, iter_leaves
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
@@ -203,9 +205,9 @@ def _table_rows(base: Run, sources: Sources, args: _Arguments) -> Any | None:
 
 async def _files(
     base: Run, sources: Sources, args: _Arguments, skipped: list[PyBloomError] | None
-) -> list[str | FileInfo]:
-    """The files to read: listed (with the lake index's segments at once), less those the
-    lake index rules out."""
+) -> tuple[list[str | FileInfo], list[str | FileInfo]]:
+    """The files listed (with the lake index's segments at once), and those to read: less
+    those the lake index rules out."""
     rdr = base.reader
     listing_errors: list[SourceError] = []
 
@@ -221,7 +223,7 @@ async def _files(
     found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
     for error in listing_errors:
         _skip(error, error.path or "", skipped)
-    return await files_kept_by_lake_index(sources, found, args.predicate, rdr, lake)
+    return found, await files_kept_by_lake_index(sources, found, args.predicate, rdr, lake)
 
 
 async def _read_files(
@@ -230,9 +232,10 @@ async def _read_files(
     args: _Arguments,
     skipped: list[PyBloomError] | None,
     rows: bool,
-) -> tuple[list[_FileRows], Job]:
+) -> tuple[list[_FileRows], Job, list[FilePlan]]:
     """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
-    skipped or raised as ``on_error`` says."""
+    skipped or raised as ``on_error`` says. Also the plans the result's schema is made of
+    (:func:`_schema_plans`)."""
     from .plan import Job
 
     job = Job(
@@ -243,7 +246,7 @@ async def _read_files(
         merging=base.reader.config.plan,
     )
     compiled = CompiledPredicate(args.predicate)
-    files = await _files(base, sources, args, skipped)
+    listed, files = await _files(base, sources, args, skipped)
 
     async def one(location: str | FileInfo) -> _FileRows | None:
         try:
@@ -257,18 +260,64 @@ async def _read_files(
             raise exc.with_context(path=_path(location)) from None
 
     found = [f for f in await for_each(files, one, base.limit, base.progress) if f is not None]
-    return found, job
+    shaping = await _schema_plans(base, listed, files, [f.plan for f in found], job)
+    return found, job, shaping
+
+
+async def _schema_plans(
+    run: Run,
+    listed: Sequence[str | FileInfo],
+    read: Sequence[str | FileInfo],
+    plans: Sequence[FilePlan],
+    job: Job,
+) -> list[FilePlan]:
+    """The plans the result's schema and the column checks read, in file order.
+
+    ``listed`` are the files listed, ``read`` those a lake index left to read (the others
+    were never opened), ``plans`` the files read. The answer must not depend on what the
+    index rules out, so the footers of files it ruled out are read where the schema
+    depends on them: the first file when ``columns`` is not given (its columns are the
+    default), and every one of them when a predicate or requested column is in no file
+    read (the column may be in one of them, and the answer is then no row, not an
+    error). A footer that cannot be read is left out.
+    """
+    from .plan import describe
+
+    opened = {_path(f) for f in read}
+    unread = [f for f in listed if _path(f) not in opened]
+    if not unread:
+        return list(plans)
+    extra: dict[str, FilePlan] = {}
+
+    async def one(location: str | FileInfo) -> None:
+        try:
+            footer = await run.with_file(location, OpenedFile.footer)
+            extra[_path(location)] = describe(location, footer, [])
+        except PyBloomError:
+            pass  # it holds no row of the answer; a column it alone has stays unknown
+        finally:
+            run.done(location)
+
+    if job.columns is None and listed and _path(listed[0]) not in opened:
+        await one(listed[0])
+    have = {_path(p.location): p for p in plans} | extra
+    leaves = [leaf.column for leaf in iter_leaves(job.where)]
+    if any(all(c not in p.metadata.schema for p in have.values()) for c in leaves) or any(
+        all(c not in p.arrow_schema.names for p in have.values()) for c in job.columns or ()
+    ):
+        await for_each([f for f in unread if _path(f) not in extra], one, run.limit)
+        have |= extra
+    return [have[_path(f)] for f in listed if _path(f) in have]
 
 
 def _path(location: str | FileInfo) -> str:
     return location.path if isinstance(location, FileInfo) else os.fspath(location)
 
 
-def _result(found: Sequence[_FileRows], job: Job) -> tuple[pa.Schema, list[str]]:
-    """The result's schema over every file read (see the module docstring)."""
+def _result(plans: Sequence[FilePlan], job: Job) -> tuple[pa.Schema, list[str]]:
+    """The result's schema over the files read (see :mod:`.schema`)."""
     from .schema import check_predicate_columns, result_schema
 
-    plans = [f.plan for f in found]
     check_predicate_columns(job.where, plans)
     return result_schema(plans, job.columns)
 
@@ -364,8 +413,8 @@ async def lookup_batches(
                     if batch.num_rows:
                         yield batch
             return
-        files, job = await _read_files(base, sources, args, skipped, rows=False)
-        schema, names = _result(files, job)
+        files, job, shaping = await _read_files(base, sources, args, skipped, rows=False)
+        schema, names = _result(shaping, job)
         job = job.shaped(schema, names)
         from .fetch import file_tables
 
@@ -420,8 +469,8 @@ async def lookup(
             import pyarrow as pa
 
             return pa.concat_tables([t async for t in found])
-        files, job = await _read_files(base, sources, args, skipped, rows=True)
-    schema, names = _result(files, job)
+        files, job, shaping = await _read_files(base, sources, args, skipped, rows=True)
+    schema, names = _result(shaping, job)
     from .schema import conform
 
     tables = [conform(t, f.plan, schema, names) for f in files for t in f.tables]

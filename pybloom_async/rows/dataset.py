@@ -11,7 +11,10 @@ and DataFusion (``ctx.register_dataset``) scan it and read only those row groups
   engine reads it, and reports its error itself if it cannot.
 * The schema is the one :func:`pybloom_async.lookup` unifies (documented in
   :mod:`pybloom_async.rows.api`), over every top-level column of every file read,
-  in the order first seen; a file without a column gives nulls there.
+  in the order first seen; a file without a column gives nulls there. A Delta or
+  Iceberg table's dataset has the table's own schema (partition columns included,
+  typed as its library reads them), whichever files are kept: when statistics rule
+  out every file, the engine still finds the user's columns and returns no row.
 * The fragments are read through pyarrow's filesystems, configured from the same
   options as the reader (:mod:`pybloom_async.io.arrow_fs`): local files, S3, GCS
   and Azure. pyarrow has no HTTP filesystem, so HTTP(S) URLs are refused.
@@ -246,7 +249,9 @@ async def dataset_from_files(
         check_predicate_columns(predicate, plans)
     else:
         await to_worker(_refuse_deletes, table, kept)
-    if not plans and kept:
+    if table is not None:
+        schema = arrow_schema(table, table.top_level)
+    elif not plans and kept:
         # No footer could be read: there is no schema to give the engine, and an empty one
         # would read no column at all.
         first = kept[0]
@@ -254,11 +259,8 @@ async def dataset_from_files(
             f"no file could be read, so the dataset has no schema; the first: {first.reason}",
             path=_path(first.location),
         )
-    schema = _schema(plans) if plans else pa.schema([])
-    if table is not None and table.kind == "delta" and table.partition_columns:
-        for field in arrow_schema(table, table.partition_columns):
-            if field.name not in schema.names:
-                schema = schema.append(field)
+    else:
+        schema = _schema(plans) if plans else pa.schema([])
     # The dataset's own filesystem is only its default: each fragment carries its own.
     default = next(iter(systems.values()), None) or arrow_filesystem(
         parse_address(os.curdir), options

@@ -209,14 +209,18 @@ def describe(
 
     pyarrow decodes the footer only when there is a row group to read (its reader needs
     its own metadata); the Arrow schema of a file pruned whole comes from an earlier file
-    of the same schema. With ``page_index``, the places of the file's page index are read
-    too (see :mod:`.pages`), and the index bytes the footer's tail already holds are kept.
+    of the same schema. A row group of no rows has nothing to read: it is left out
+    (pyarrow writes one for an empty table, its chunks at offset 0). With ``page_index``,
+    the places of the file's page index are read too (see :mod:`.pages`), and the index
+    bytes the footer's tail already holds are kept.
 
     Raises
     ------
     ParquetFormatError
         pyarrow cannot read the footer.
     """
+    groups = footer.metadata.row_groups
+    kept = [g for g in kept if groups[g].num_rows != 0]
     md = _pyarrow_metadata(footer) if kept else None
     arrow_schema = _arrow_schema(footer, md)
     pages = None

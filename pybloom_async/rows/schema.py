@@ -4,8 +4,10 @@ The result has the projected columns, in the order asked. A file that lacks a co
 nulls for it. Types that differ between files are unified by Arrow's permissive promotion
 (``pa.unify_schemas(promote_options="permissive")``: int32 and int64 give int64, string and
 large_string give large_string, decimals widen, ...) but only within one kind of type
-(integers with integers, floats with floats, text with text, ...); dictionaries take part as
-their values, string and binary views as the large types; int64 and uint64 do not unify.
+(integers with integers, floats with floats, text with text, ...), at every depth: struct
+children (by name; a child one file lacks gives nulls), list items, map keys and values are
+unified as top-level columns are. Dictionaries take part as their values, string and binary
+views as the large types; int64 and uint64 do not unify.
 Anything else is a :class:`~pybloom_async.errors.SchemaMismatchError` naming the two files
 and the field.
 """
@@ -43,7 +45,7 @@ def _kind(t: Any) -> str:
     ):
         if test(t):
             return kind
-    return str(t)  # everything else (nested, fixed-size, extension) only unifies with itself
+    return str(t)  # everything else (fixed-size, extension, ...) only unifies with itself
 
 
 def _unify_field(first: tuple[str, Any], other: tuple[str, Any], name: str) -> Any:
@@ -51,25 +53,79 @@ def _unify_field(first: tuple[str, Any], other: tuple[str, Any], name: str) -> A
     (path_a, a), (path_b, b) = first, other
     if a.type == b.type:
         return a
-    error = SchemaMismatchError(
-        f"column {name!r} is {a.type} in {path_a} and {b.type} in {path_b}: the types do not "
-        "unify (only types of one kind are promoted: integers, floats, decimals, text, ...)"
-    )
-    if pa.types.is_null(a.type):
-        return b
-    if pa.types.is_null(b.type):
+    unified = _unify_types(a.type, b.type)
+    if unified is None:
+        raise SchemaMismatchError(
+            f"column {name!r} is {a.type} in {path_a} and {b.type} in {path_b}: the types do "
+            "not unify (only types of one kind are promoted, at every depth: integers, floats, "
+            "decimals, text, ...)"
+        )
+    return a.with_type(unified)
+
+
+def _unify_types(a: Any, b: Any) -> Any | None:
+    """The type two files' types promote to (None: they do not unify).
+
+    One rule at every depth: struct children (by name; a child one file lacks is
+    taken from the other, as a column one file lacks), list items and map keys and
+    values are unified as top-level columns are.
+    """
+    if a == b:
         return a
-    if _kind(a.type) != _kind(b.type):
-        raise error
+    if pa.types.is_null(a):
+        return b
+    if pa.types.is_null(b):
+        return a
     # Dictionaries unify by their values, views as the large types.
-    a, b = a.with_type(_plain(a.type)), b.with_type(_plain(b.type))
-    if {a.type, b.type} == {pa.int64(), pa.uint64()}:
-        raise error  # no 64-bit integer type holds both
+    a, b = _plain(a), _plain(b)
+    if a == b:
+        return a
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        return _unify_structs(a, b)
+    if _is_list(a) and _is_list(b):
+        item = _unify_types(a.value_type, b.value_type)
+        if item is None:
+            return None
+        field = a.value_field.with_type(item).with_nullable(True)
+        large = pa.types.is_large_list(a) or pa.types.is_large_list(b)
+        return pa.large_list(field) if large else pa.list_(field)
+    if pa.types.is_map(a) and pa.types.is_map(b):
+        key, item = _unify_types(a.key_type, b.key_type), _unify_types(a.item_type, b.item_type)
+        if key is None or item is None:
+            return None
+        return pa.map_(a.key_field.with_type(key), a.item_field.with_type(item).with_nullable(True))
+    if _kind(a) != _kind(b) or {a, b} == {pa.int64(), pa.uint64()}:
+        return None  # other kinds; no 64-bit integer type holds both
     try:
-        merged = pa.unify_schemas([pa.schema([a]), pa.schema([b])], promote_options="permissive")
+        merged = pa.unify_schemas(
+            [pa.schema([("x", a)]), pa.schema([("x", b)])], promote_options="permissive"
+        )
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
-        raise error from None
-    return merged.field(0)
+        return None
+    return merged.field(0).type
+
+
+def _is_list(t: Any) -> bool:
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
+
+
+def _unify_structs(a: Any, b: Any) -> Any | None:
+    fields = {f.name: f for f in a}
+    if len(fields) != a.num_fields or len({f.name for f in b}) != b.num_fields:
+        return None  # a child named twice: nothing to match by name
+    for other in b:
+        mine = fields.get(other.name)
+        if mine is None:
+            fields[other.name] = other.with_nullable(True)
+            continue
+        unified = _unify_types(mine.type, other.type)
+        if unified is None:
+            return None
+        fields[other.name] = mine.with_type(unified).with_nullable(mine.nullable or other.nullable)
+    for name, field in fields.items():
+        if b.get_field_index(name) < 0:
+            fields[name] = field.with_nullable(True)  # the other file lacks it: nulls there
+    return pa.struct(list(fields.values()))
 
 
 def _plain(t: Any) -> Any:

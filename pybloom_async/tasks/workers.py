@@ -37,8 +37,9 @@ async def for_each(
 
     ``limit`` workers take the items in turn from one iterator, so the tasks alive at
     once do not grow with the number of items (a task per item, waiting on a limiter,
-    cost about 6 KiB each: 60 MiB for 10,000 files). The first PyBloomError (strict
-    mode) cancels the rest and is raised as it is, not wrapped in an exception group.
+    cost about 6 KiB each: 60 MiB for 10,000 files). The first exception (a
+    PyBloomError in strict mode, or one nobody expected) cancels the rest and is
+    raised as it is, never wrapped in an exception group.
 
     ``items`` may be an async iterable (a :class:`~pybloom_async.io.files.FileStream`):
     it is read as the workers need items, so work starts while it still lists, and
@@ -117,9 +118,7 @@ async def for_each(
                 failure.append(exc)
                 scope.cancel()
                 return
-            except Exception as exc:  # from on_result: the caller's own error
-                if keep:
-                    raise
+            except Exception as exc:  # unexpected, or from on_result: raised as it is
                 failure.append(exc)
                 scope.cancel()
                 return

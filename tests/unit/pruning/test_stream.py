@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from pybloom_async.errors import SourceError, SourceNotFoundError
 from pybloom_async.index.build import build_index
 from pybloom_async.index.prune import prune_with_index
 from pybloom_async.io.base import FileInfo
-from pybloom_async.io.files import FileStream, expand_paths, stream_paths
+from pybloom_async.io.files import FileStream, expand_paths, once_each, stream_paths
 from pybloom_async.pruning.api import prune
 from pybloom_async.pruning.verdicts import Verdict
 from pybloom_async.read.reader import BloomReader
@@ -46,6 +47,40 @@ async def test_each_file_once_without_a_set_of_the_listing(tmp_path: Path) -> No
     # expand_paths gives them as a list; a file named first keeps its spelling.
     listed = await expand_paths([b, str(d)], BloomReader())
     assert [f.path if isinstance(f, FileInfo) else f for f in listed] == [b, a, c]
+
+
+async def test_every_spelling_of_one_file_is_one_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A separator twice, ``.``, a relative path, a ``file://`` URL: the same file."""
+    d = tmp_path / "d"
+    a, b = write(d / "a.parquet"), write(d / "b.parquet")
+    monkeypatch.chdir(tmp_path)
+    spellings = [
+        str(d) + "//a.parquet",
+        str(d) + "/./a.parquet",
+        os.path.join("d", "a.parquet"),
+        "file://" + a,
+        "file://localhost" + a,
+        "file://" + str(d) + "//a.parquet",
+    ]
+    for other in spellings:
+        assert await paths_of(stream_paths([a, other], BloomReader())) == [a], other
+        assert once_each([a, other]) == [a], other
+        assert once_each([FileInfo(other, 1), a]) == [FileInfo(other, 1)], other
+        # Through a directory, spelled either way, before or after the file.
+        for root in (str(d) + "/", str(d) + "//", "file://" + str(d) + "/"):
+            listed = await paths_of(stream_paths([other, root], BloomReader()))
+            assert [os.path.realpath(p) for p in listed[1:]] == [b], (other, root)
+            assert listed[0] == other
+            listed = await paths_of(stream_paths([root, other], BloomReader()))
+            assert [os.path.realpath(p) for p in listed] == [a, b], (other, root)
+    # Object-store URLs are compared as written: "k" and "/k" are two keys.
+    assert once_each(["s3://bucket/k.parquet", "s3://bucket//k.parquet"]) == [
+        "s3://bucket/k.parquet",
+        "s3://bucket//k.parquet",
+    ]
+    assert once_each(["ftp://h/a.parquet"] * 2) == ["ftp://h/a.parquet"]  # reading it says why
 
 
 async def test_unreadable_inputs_are_handed_over_as_the_stream_meets_them(tmp_path: Path) -> None:

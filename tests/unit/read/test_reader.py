@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
 from functools import partial
@@ -386,6 +387,24 @@ async def test_cache_saves_requests_and_notices_rewrites(tmp_path: Path) -> None
     verdicts = await prune(path, col("id") == 1, reader=checking)
     assert stats.requests > before
     assert len(verdicts) == 2
+
+
+@pytest.mark.anyio
+async def test_cache_notices_a_rewrite_at_the_same_size_and_time(tmp_path: Path) -> None:
+    """A file written in place at the same size, its time set back (cp -p): not the same."""
+    path, other = tmp_path / "c.parquet", tmp_path / "other.parquet"
+    for target, first in ((path, 0), (other, 1000)):
+        table = pa.table({"id": pa.array(range(first, first + 100), pa.int64())})
+        options = {"use_dictionary": False, "compression": "none"}
+        pq.write_table(table, target, bloom_filter_options={"id": True}, **options)
+    assert path.stat().st_size == other.stat().st_size
+    checking = BloomReader(max_age=0)
+    assert [v.kept for v in await prune(path, col("id") == 1005, reader=checking)] == [False]
+    st = path.stat()
+    path.write_bytes(other.read_bytes())
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_ino, path.stat().st_mtime_ns) == (st.st_ino, st.st_mtime_ns)
+    assert [v.kept for v in await prune(path, col("id") == 1005, reader=checking)] == [True]
 
 
 def test_boolean_filters_are_never_trusted(tmp_path: Path) -> None:

@@ -176,3 +176,30 @@ async def test_keywords_beside_run_options_win_and_unknown_ones_are_refused(
         await prune(paths, col("id") == 5, run={"strict": True})  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError, match="strict"):
         RunOptions(strict="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_an_unexpected_error_is_raised_as_itself(streamed: bool) -> None:
+    """Never a bare exception group: the first failure cancels the rest and is raised."""
+    from collections.abc import AsyncIterator
+
+    import anyio
+
+    from pybloom_async.tasks.workers import for_each
+
+    async def work(item: int) -> int:
+        if item == 3:
+            raise ValueError("unexpected")
+        await anyio.sleep(0)
+        return item
+
+    async def stream() -> AsyncIterator[int]:
+        for i in range(10):
+            yield i
+
+    items: Any = stream() if streamed else list(range(10))
+    with pytest.raises(ValueError, match="unexpected"):
+        await for_each(items, work, 4)
+    with pytest.raises(ValueError, match="unexpected"):
+        await for_each(stream() if streamed else list(range(10)), work, 4, on_result=print)
