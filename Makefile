@@ -15,7 +15,7 @@ NATIVE_SRC := $(wildcard csrc/core/*.[ch] csrc/paimon/*.c csrc/include/*.h) csrc
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: setup setup-runtime native demo test test-fast lint typecheck docs asan fuzz fuzz-smoke bench bench-c bench-stripe charts clean bench-lookup-env
+.PHONY: setup setup-runtime native demo test test-fast lint typecheck docs asan fuzz fuzz-smoke differential bench bench-c bench-stripe charts clean bench-lookup-env
 
 SYSTEM_STAMP := .cache/system-deps.stamp
 
@@ -152,6 +152,17 @@ fuzz-smoke: setup
 
 fuzz: setup
 	nice -n 10 $(PY) fuzz/run.py --target all --seconds $(FUZZ_SECONDS) --summary fuzz/logs/summary.json
+
+# ---- differential test --------------------------------------------------------
+# Seeded random lakes through every entry point against a full-scan oracle. The
+# suite runs a bounded number of seeds (tests/property/test_differential.py); this
+# runs it for DIFF_MINUTES from DIFF_SEED, niced, and prints the failures shrunk to
+# standalone reproductions. DIFF_ARGS=--look-for-known also opens the known-bug gates.
+DIFF_MINUTES ?= 10
+DIFF_SEED ?= 0
+
+differential: setup
+	nice -n 10 $(PY) tests/property/run_long.py --minutes $(DIFF_MINUTES) --seed-start $(DIFF_SEED) $(DIFF_ARGS)
 
 # ---- sanitizers ---------------------------------------------------------------
 # The C core built with ASan + UBSan (no recovery: the first report fails the

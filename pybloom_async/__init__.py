@@ -63,9 +63,15 @@ from .paimon.values import paimon_hash
 from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
 from .pruning.api import probe, probe_sync
 from .pruning.verdicts import ProbeResult, Rule, Verdict
-from .read.blocking import read_footer_sync
 from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
-from .read.reader import BloomReader, read_bloom_filters, read_footer
+from .read.reader import BloomReader
+from .read.run import (
+    RunOptions,
+    read_bloom_filters,
+    read_bloom_filters_sync,
+    read_footer,
+    read_footer_sync,
+)
 from .rewrite.add_filters import (
     AddFiltersResult,
     TableFiltersResult,
@@ -116,6 +122,7 @@ __all__ = [
     "PyBloomError",
     "ReaderConfig",
     "Rule",
+    "RunOptions",
     "SchemaMismatchError",
     "SourceError",
     "SourceNotFoundError",
@@ -161,6 +168,7 @@ __all__ = [
     "pruned_dataset",
     "pruned_dataset_sync",
     "read_bloom_filters",
+    "read_bloom_filters_sync",
     "read_footer",
     "read_footer_sync",
     "read_paimon_file_index",

@@ -20,11 +20,20 @@ different files. There the rule is:
   :class:`~pybloom_async.errors.PredicateError`, naming the file, the column,
   the value and the forms the column takes, with or without ``strict``;
 * a well-formed value that the column cannot hold (300 for an INT(8) column,
-  10 characters for a FIXED_LEN_BYTE_ARRAY(4), more decimal places than the
-  column's scale) matches no row: those row groups are ruled out by type.
+  1e39 for a FLOAT, 10 characters for a FIXED_LEN_BYTE_ARRAY(4), more decimal
+  places than the column's scale, a finer time than the column's unit) matches
+  no row: those row groups are ruled out by type.
 
-A Python ``str`` is read like a quoted literal of the text form, by the
-column's type: ``col("d") == "2024-01-05"`` probes that date in a DATE column.
+Numbers are taken exactly, except in FLOAT, DOUBLE and FLOAT16 columns, where
+a number means the nearest value of the type, as SQL reads a literal (``0.1``
+is the float nearest to one tenth; beyond the type's range, no value). A
+Python value means what the text form writes for it, so that ``p`` and
+``parse_predicate(p.to_text())`` always agree: a ``float`` is the number it
+prints as (``0.1`` is one tenth, also in a DECIMAL column), and a ``str``,
+``date``, ``time``, ``datetime`` or ``UUID`` is the quoted text of it, read by
+the column's type: ``col("d") == "2024-01-05"`` probes that date in a DATE
+column, ``col("s") == date(2024, 1, 5)`` the text ``'2024-01-05'`` in a STRING
+one.
 
 Predicates are not booleans: combine them with ``&`` (AND) and ``|`` (OR),
 never with ``and``, ``or`` or ``not``, and parenthesise each comparison
@@ -36,6 +45,7 @@ predicates; ``!=``, ``<``, ``>``, ``<=``, ``>=`` and ``~`` raise
 from __future__ import annotations
 
 import datetime
+import decimal
 import math
 import re
 import uuid
@@ -44,7 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import PredicateError
-from .predicate_tokens import TEXT_FORMS, TextLiteral, Token, quoted_text, tokenize
+from .predicate_tokens import KEYWORDS, TEXT_FORMS, TextLiteral, Token, quoted_text, tokenize
 
 __all__ = [
     "And",
@@ -281,7 +291,14 @@ def col(path: str) -> ColumnRef:
 
 
 def _quote_column(path: str) -> str:
-    return path if re.fullmatch(r"[A-Za-z_][\w.]*", path) else "`" + path.replace("`", "``") + "`"
+    """The column as the text form writes it: quoted unless a bare word reads back as it."""
+    bare = re.fullmatch(r"[A-Za-z_][\w.]*", path) and path.upper() not in KEYWORDS
+    return path if bare else "`" + path.replace("`", "``") + "`"
+
+
+#: Above this many bits Python may refuse to write an int as decimal text (its default limit
+#: is 4300 digits); Decimal writes it exactly.
+_STR_DIGITS_BITS = 4000
 
 
 def literal_text(v: Any) -> str:
@@ -302,6 +319,12 @@ def literal_text(v: Any) -> str:
         return "'" + str(v) + "'"
     if isinstance(v, float) and math.isinf(v):
         return "INF" if v > 0 else "-INF"
+    if isinstance(v, decimal.Decimal) and not v.is_finite():
+        if v.is_nan():
+            return "NAN"  # NaN, -NaN and sNaN: the text form has one NaN
+        return "-INF" if v.is_signed() else "INF"
+    if isinstance(v, int) and v.bit_length() > _STR_DIGITS_BITS:
+        return str(decimal.Decimal(v))  # exact, without the int-to-text digit limit
     return str(v)
 
 

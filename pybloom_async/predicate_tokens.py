@@ -47,7 +47,8 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
-_KEYWORDS = {"AND", "OR", "IN", "NULL", "TRUE", "FALSE", "NAN", "INF", "INFINITY"}
+#: Words the text form reads as keywords, never as column names (quote such a column).
+KEYWORDS = {"AND", "OR", "IN", "NULL", "TRUE", "FALSE", "NAN", "INF", "INFINITY"}
 
 #: Operators of other SQL dialects, and what to write instead.
 _INSTEAD = {
@@ -129,7 +130,7 @@ def tokenize(text: str) -> list[Token]:
             toks.append(Token("ident", name, pos, raw))
         elif kind == "word":
             upper = raw.upper()
-            toks.append(Token(upper if upper in _KEYWORDS else "ident", raw, pos, raw))
+            toks.append(Token(upper if upper in KEYWORDS else "ident", raw, pos, raw))
         else:
             toks.append(Token(kind, raw, pos, raw))
         pos = m.end()

@@ -4,6 +4,9 @@ Values are rendered so that nothing is lost or guessed: binary values as
 lowercase hex (no ``0x``), nulls as an empty cell (JSON ``null``), dates and
 timestamps in ISO 8601, decimals as strings (exact), NaN and infinities as the
 strings ``nan``, ``inf`` and ``-inf`` in JSON (which has no such numbers).
+Nanosecond timestamps and times (``timestamp[ns]``, ``time64[ns]``) are ISO 8601
+with 9 fractional digits, durations in nanoseconds as Python writes a
+``timedelta`` with 9 (Python's own types stop at microseconds).
 """
 
 from __future__ import annotations
@@ -56,6 +59,95 @@ def json_value(value: Any) -> Any:
     return str(value)  # Decimal (exact as text), timedelta, UUID, ...
 
 
+_NS = 1_000_000_000
+
+
+def _ns_texts(arr: Any) -> list[str | None]:
+    """Nanosecond timestamps, times or durations as exact text (9 fractional digits)."""
+    import pyarrow as pa
+
+    t = arr.type
+    ticks = arr.cast(pa.int64()).to_pylist()
+    split = [None if v is None else divmod(v, _NS) for v in ticks]
+    if pa.types.is_timestamp(t):
+        # The whole seconds as pyarrow gives them (its time zones), the nanoseconds added.
+        seconds = pa.array([None if p is None else p[0] for p in split], pa.int64())
+        whole = seconds.cast(pa.timestamp("s", tz=t.tz)).to_pylist()
+        out: list[str | None] = []
+        for p, w in zip(split, whole, strict=True):
+            if p is None or w is None:
+                out.append(None)
+                continue
+            iso = w.isoformat()  # YYYY-MM-DDTHH:MM:SS, then an offset with a time zone
+            out.append(f"{iso[:19]}.{p[1]:09d}{iso[19:]}")
+        return out
+    if pa.types.is_time(t):
+        return [
+            None
+            if p is None
+            else f"{p[0] // 3600:02d}:{p[0] // 60 % 60:02d}:{p[0] % 60:02d}.{p[1]:09d}"
+            for p in split
+        ]
+    return [None if p is None else f"{dt.timedelta(seconds=p[0])}.{p[1]:09d}" for p in split]
+
+
+def _has_ns(t: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(t) or pa.types.is_time64(t) or pa.types.is_duration(t):
+        return bool(t.unit == "ns")
+    if pa.types.is_dictionary(t):
+        return _has_ns(t.value_type)
+    return any(_has_ns(t.field(i).type) for i in range(t.num_fields))
+
+
+def _py_values(arr: Any) -> list[Any]:
+    """``arr.to_pylist()``, with nanosecond values as exact text where Python cannot hold them."""
+    import pyarrow as pa
+
+    t = arr.type
+    if not _has_ns(t):
+        return list(arr.to_pylist())
+    if pa.types.is_dictionary(t):
+        return _py_values(arr.dictionary_decode())
+    valid = arr.is_valid().to_pylist()
+    if pa.types.is_struct(t):
+        fields = [(t.field(i).name, _py_values(arr.field(i))) for i in range(t.num_fields)]
+        return [
+            {name: values[i] for name, values in fields} if ok else None
+            for i, ok in enumerate(valid)
+        ]
+    if pa.types.is_map(t):
+        bounds = arr.offsets.to_pylist()
+        keys, items = _py_values(arr.keys), _py_values(arr.items)
+        return [
+            list(zip(keys[a:b], items[a:b], strict=True)) if ok else None
+            for a, b, ok in zip(bounds, bounds[1:], valid, strict=False)
+        ]
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        bounds = arr.offsets.to_pylist()
+        values = _py_values(arr.values)
+        return [
+            values[a:b] if ok else None for a, b, ok in zip(bounds, bounds[1:], valid, strict=False)
+        ]
+    if pa.types.is_fixed_size_list(t):
+        size = t.list_size
+        values = _py_values(arr.values)
+        start = arr.offset * size
+        return [
+            values[start + i * size : start + (i + 1) * size] if ok else None
+            for i, ok in enumerate(valid)
+        ]
+    return _ns_texts(arr)
+
+
+def _rows(batch: Any) -> list[dict[str, Any]]:
+    """The batch's rows as ``to_pylist`` gives them, nanosecond values as exact text."""
+    names = batch.schema.names
+    columns = [_py_values(column) for column in batch.columns]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
 def _cell(value: Any) -> Any:
     """A table cell: as JSON writes it, nested values as compact JSON."""
     value = json_value(value)
@@ -102,9 +194,9 @@ class _Writer:
         self.names = batch.schema.names
         self.rows += batch.num_rows
         if self.fmt == "table":
-            self.table_rows += [{k: _cell(v) for k, v in r.items()} for r in batch.to_pylist()]
+            self.table_rows += [{k: _cell(v) for k, v in r.items()} for r in _rows(batch)]
         elif self.fmt == "json":
-            for r in batch.to_pylist():
+            for r in _rows(batch):
                 self.out.write(",\n" if self.json_rows else "[")
                 self.json_rows += 1
                 json.dump({k: json_value(v) for k, v in r.items()}, self.out, ensure_ascii=False)

@@ -17,8 +17,8 @@ from ..errors import (
     SourceError,
 )
 from ..io.base import FileInfo, SourceStats
+from ..io.files import expand_paths
 from ..parquet import Schema
-from ..pruning.runner import expand_paths
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader
 from .cli_args import EXIT_OK, EXIT_UNREADABLE, NAMED

@@ -14,11 +14,11 @@ from ..errors import (
 )
 from ..index.prune import prune_with_index
 from ..io.base import SourceStats
+from ..io.files import stream_paths
 from ..lake.prune import prune_with_lake_index
 from ..paimon.files import prune_paimon
 from ..predicate import parse_predicate
 from ..pruning.api import prune
-from ..pruning.runner import stream_paths
 from ..pruning.verdicts import Rule, Verdict
 from .cli_args import NAMED, make_reader, reader_config, store_options
 from .cli_inspect import paimon_types

@@ -7,27 +7,27 @@
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
-import anyio
-
-from ..checks import same_arguments_as
 from ..errors import InvalidArgumentError
 from ..index.prune import prune_with_index
-from ..io.base import FileInfo, SourceStats
-from ..io.store import StoreOptions
+from ..io.base import FileInfo
+from ..io.files import FileStream, few_local_files
 from ..lake.prune import prune_with_lake_index
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import prune as prune_in_files
-from ..pruning.api import prune_sync as prune_in_files_sync
-from ..pruning.runner import FileStream
 from ..pruning.verdicts import Verdict
-from ..read.blocking import run_in_new_loop
-from ..read.fetch import ReaderConfig
-from ..read.reader import BloomReader
+from ..read.run import RunOptions, run_options
 from ..tables import TableSource, files_only_columns, resolve_table, table_kind, table_root
+from ..tasks.loops import sync_twin, to_worker
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
 
 __all__ = ["INDEX_KINDS", "prune", "prune_sync"]
 
@@ -48,24 +48,19 @@ async def prune(
     *,
     use_index: str | None = None,
     row_groups: bool = True,
-    strict: bool = False,
-    concurrency: int | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    run: RunOptions | None = None,
     require_columns: bool = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
     files: Sequence[str | FileInfo] | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide which row groups (or files) may hold rows matching ``where``.
 
     Parameters
     ----------
-    paths, where, strict, concurrency, options, stats, config, reader, progress,
-    require_columns, on_file:
-        As for :func:`pybloom_async.pruning.api.prune`. A Delta or Iceberg
+    paths, where, run, require_columns, on_file, **keywords:
+        As for :func:`pybloom_async.pruning.api.prune` (``run`` and the keywords are
+        the run's options, :class:`~pybloom_async.RunOptions`). A Delta or Iceberg
         table as ``paths`` goes without an index, or with the lake index built
         at the table's root (its live files, after the table's own partition
         and statistics pruning, are what the index is asked about).
@@ -91,14 +86,13 @@ async def prune(
         raise InvalidArgumentError(
             f"use_index must be None, 'sidecar' or 'lake', not {use_index!r}"
         )
-    kwargs: dict[str, Any] = dict(
-        strict=strict, concurrency=concurrency, options=options, stats=stats, config=config,
-        reader=reader, progress=progress, require_columns=require_columns, on_file=on_file,
-    )  # fmt: skip
+    opts = run_options(run, keywords, "prune")
     if use_index is None:
         if not row_groups:
             raise InvalidArgumentError("row_groups=False needs an index (use_index)")
-        return await prune_in_files(paths, where, **kwargs)
+        return await prune_in_files(
+            paths, where, run=opts, require_columns=require_columns, on_file=on_file
+        )
     if files is not None and use_index != "lake":
         raise InvalidArgumentError("files= goes with use_index='lake'")
     if table_kind(paths) is not None:
@@ -108,35 +102,51 @@ async def prune(
                 "not a table (or use_index='lake' with the lake index at the table's root)"
             )
         predicate = as_predicate(where)
-        table = await anyio.to_thread.run_sync(resolve_table, paths, predicate, options)
-        files_only_columns(table, predicate, strict)
-        kwargs["require_columns"] = False  # the table's schema was checked
+        table = await to_worker(resolve_table, paths, predicate, opts.options)
+        files_only_columns(table, predicate, opts.strict)
         return await prune_with_lake_index(
-            table_root(table), predicate, row_groups=row_groups, files=table.files, **kwargs
+            table_root(table),
+            predicate,
+            run=opts,
+            row_groups=row_groups,
+            files=table.files,
+            require_columns=False,  # the table's schema was checked
+            on_file=on_file,
         )
     if use_index == "sidecar":
-        return await prune_with_index(paths, where, row_groups=row_groups, **kwargs)
+        return await prune_with_index(
+            paths,
+            where,
+            run=opts,
+            row_groups=row_groups,
+            require_columns=require_columns,
+            on_file=on_file,
+        )
     if not isinstance(paths, (str, os.PathLike)):
         raise InvalidArgumentError(
             "use_index='lake' needs the lake's root: one directory or object-store prefix"
         )
-    return await prune_with_lake_index(paths, where, row_groups=row_groups, files=files, **kwargs)
+    return await prune_with_lake_index(
+        paths,
+        where,
+        run=opts,
+        row_groups=row_groups,
+        files=files,
+        require_columns=require_columns,
+        on_file=on_file,
+    )
 
 
-@same_arguments_as(prune)
-def prune_sync(*args: Any, **kwargs: Any) -> list[Verdict]:
-    """:func:`prune` for scripts: runs its own event loop (not from inside one).
+def _inline_allowed(bound: inspect.BoundArguments) -> bool:
+    """The in-file pruning of a few local files runs inline; an index pass needs a loop."""
+    args = bound.arguments
+    return (
+        args.get("use_index") is None
+        and args.get("row_groups", True) is True
+        and few_local_files("paths")(bound)
+    )
 
-    Without an index this is :func:`pybloom_async.pruning.api.prune_sync`
-    (which reads local files without an event loop).
 
-    Raises
-    ------
-    EventLoopError
-        With an index, called from a thread that runs an event loop.
-    """
-    if kwargs.get("use_index") is None and kwargs.get("row_groups", True):
-        kwargs.pop("use_index", None)
-        kwargs.pop("row_groups", None)
-        return prune_in_files_sync(*args, **kwargs)
-    return run_in_new_loop(lambda: prune(*args, **kwargs), caller="prune_sync", instead="prune")
+#: ``prune`` for scripts; without an index, a few local files are read in the calling
+#: thread with no event loop (``tasks.loops``).
+prune_sync = sync_twin(prune, inline_when=_inline_allowed)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -22,7 +22,8 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo
+from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
 from ..io.sinks import is_local, write_atomic
 from ..io.store import StoreOptions
@@ -32,10 +33,11 @@ from ..parquet import (
     decode_file_metadata,
     parse_footer_tail,
 )
-from ..pruning.runner import expand_paths, for_each, open_run
-from ..read.blocking import sync_twin
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.reader import BloomReader
+from ..read.run import RunOptions, open_run, run_options
+from ..tasks.loops import sync_twin
+from ..tasks.workers import for_each
 from .format import (
     MAX_INDEX_BYTES,
     IndexedColumn,
@@ -47,6 +49,11 @@ from .format import (
     location_text,
 )
 from .parse import too_large
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
 
 __all__ = ["IndexBuild", "IndexStaleError", "build_index", "build_index_sync"]
 #: Object-store data files are read whole into memory to be indexed; larger
@@ -191,6 +198,8 @@ def _hash_file(
         file_size=identity.size,
         file_mtime_ns=mtime_ns(identity),
         file_etag=store_etag(identity),
+        file_inode=identity.inode[1] if identity.inode is not None else 0,
+        file_ctime_ns=identity.ctime_ns or 0,
         num_rows=meta.num_rows,
         num_row_groups=len(meta.row_groups),
         columns=tuple(columns),
@@ -295,13 +304,10 @@ async def build_index(
     *,
     fpp: float = 0.01,
     ndv: int | Mapping[str, int] | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    concurrency: int | None = None,
-    strict: bool = False,
     max_index_bytes: int = MAX_INDEX_BYTES,
     max_object_bytes: int = MAX_OBJECT_BYTES,
-    progress: Callable[[int, int], None] | None = None,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> list[IndexBuild]:
     """Build (or replace) the sidecar index of every data file.
 
@@ -325,16 +331,13 @@ async def build_index(
     ndv:
         Distinct values to size every filter for (an int, or per column); by
         default the exact distinct count of each file's column.
-    options, stats:
-        Object-store options and request counters.
-    concurrency:
-        Files indexed at once (default: the number of CPUs, at least 2).
-    strict:
-        Raise the first error instead of reporting it in the file's result.
     max_index_bytes, max_object_bytes:
         Limits on an index's size and on an object read into memory.
-    progress:
-        Called as ``progress(done, total)`` after each file.
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency`` is the
+        files indexed at once (default: the number of CPUs, at least 2); ``strict``
+        raises the first error instead of reporting it in the file's result;
+        ``progress`` is called after each file.
 
     Returns
     -------
@@ -361,27 +364,22 @@ async def build_index(
             _ndv_for(ndv, name)
     elif ndv is not None:
         integer("ndv", ndv, minimum=0)
-    async with open_run(
-        options=options,
-        stats=stats,
-        concurrency=concurrency,
-        default_concurrency=max(2, cpus),
-        max_files=0,
-    ) as run:
+    opts = run_options(run, keywords, "build_index")
+    async with open_run(opts, default_concurrency=max(2, cpus)) as r:
         ctx = _BuildContext(
-            reader=run.reader,
+            reader=r.reader,
             columns=wanted,
             fpp=probability("fpp", fpp),
             ndv=ndv,
             cpu=anyio.CapacityLimiter(cpus),
             max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
             max_object_bytes=positive_int("max_object_bytes", max_object_bytes),
-            strict=strict,
+            strict=opts.strict,
         )
         require_pyarrow("build sidecar indexes")  # before any file is listed or read
-        files = unique(await expand_paths(paths, run.reader))
+        files = unique(await expand_paths(paths, r.reader))
         results: list[IndexBuild] = await for_each(
-            files, lambda loc: _build_one(ctx, loc), run.limit, progress
+            files, lambda loc: _build_one(ctx, loc), r.limit, r.progress
         )
     return results
 

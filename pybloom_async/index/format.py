@@ -23,6 +23,9 @@ refuses anything else. Its columns::
     file_mtime_ns    int64    its modification time in ns since the epoch
                               (local: st_mtime_ns; object stores: Last-Modified; 0: unknown)
     file_etag        string   its ETag on an object store ("" for local files)
+    file_inode       int64    its inode number (local files; 0 on object stores)
+    file_ctime_ns    int64    its status change time in ns, st_ctime_ns (local files;
+                              0 on object stores)
     num_rows         int64    rows of the data file
     num_row_groups   int32    row groups of the data file
     num_columns      int32    how many column_<i> structs follow
@@ -53,12 +56,19 @@ non-null values in the whole file (so a file's filter is as small as its data
 allows). Supported: every physical type but BOOLEAN
 (:func:`pybloom_async.read.columns.unsupported_reason`), INT96 timestamps included.
 
-Staleness: the index records the data file's size and modification time
-(local) or ETag (object stores). Pruning compares them with the file as it is
-now (a ``stat``; on object stores the listing's entry, or one HEAD for a file
-named by URL); any difference keeps the file (:attr:`Rule.STALE_INDEX`). A
-missing or unreadable index, or a predicate column the index lacks, keeps the
-file too (:attr:`Rule.NO_INDEX`). There are no false negatives."""
+Staleness: the index records the data file's size, modification time, inode
+and change time (local) or ETag (object stores). Pruning compares them with the
+file as it is now (a ``stat``; on object stores the listing's entry, or one HEAD
+for a file named by URL); any difference keeps the file
+(:attr:`Rule.STALE_INDEX`). Size and time alone would trust a file replaced at
+the same size with its time carried over (``cp -p``, ``rsync -t``, ``tar x``):
+it is a new inode, or a new change time when written in place
+(:func:`pybloom_async.io.identity.version_change`). ``file_inode`` and
+``file_ctime_ns`` came after the first indexes of version 1 were written:
+readers that predate them ignore them, and an index without them is stale for a
+local file (rebuild it) and still used on object stores. A missing or
+unreadable index, or a predicate column the index lacks, keeps the file too
+(:attr:`Rule.NO_INDEX`). There are no false negatives."""
 
 from __future__ import annotations
 
@@ -174,6 +184,8 @@ class SidecarIndex:
     columns: tuple[IndexedColumn, ...]
     created_by: str = ""
     format_version: int = FORMAT_VERSION
+    file_inode: int = 0  # 0: not recorded (object stores, or an index written before)
+    file_ctime_ns: int = 0
 
     def column(self, path: str) -> IndexedColumn | None:
         """The indexed column with this dotted path, or None."""
@@ -212,6 +224,8 @@ def encode_index(index: SidecarIndex) -> bytes:
         req("file_size", pa.int64()),
         req("file_mtime_ns", pa.int64()),
         req("file_etag", pa.string()),
+        req("file_inode", pa.int64()),
+        req("file_ctime_ns", pa.int64()),
         req("num_rows", pa.int64()),
         req("num_row_groups", pa.int32()),
         req("num_columns", pa.int32()),
@@ -224,6 +238,8 @@ def encode_index(index: SidecarIndex) -> bytes:
         index.file_size,
         index.file_mtime_ns,
         index.file_etag,
+        index.file_inode,
+        index.file_ctime_ns,
         index.num_rows,
         index.num_row_groups,
         len(index.columns),

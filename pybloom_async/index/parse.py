@@ -59,6 +59,11 @@ _TOP_FIELDS: dict[str, PhysicalType] = {
     "num_row_groups": PhysicalType.INT32,
     "num_columns": PhysicalType.INT32,
 }
+#: Fields added to version 1 later: an index written before lacks them (read as 0).
+_LATER_TOP_FIELDS: dict[str, PhysicalType] = {
+    "file_inode": PhysicalType.INT64,
+    "file_ctime_ns": PhysicalType.INT64,
+}
 _COLUMN_FIELDS: dict[str, PhysicalType] = {
     "path": PhysicalType.BYTE_ARRAY,
     "physical_type": PhysicalType.BYTE_ARRAY,
@@ -118,6 +123,9 @@ class _IndexReader:
         """
         for name, ptype in _TOP_FIELDS.items():
             self._check_field((name,), ptype)
+        for name, ptype in _LATER_TOP_FIELDS.items():
+            if (name,) in self.leaves:
+                self._check_field((name,), ptype)
         for struct_name in sorted(self.structs):
             for name, ptype in _COLUMN_FIELDS.items():
                 self._check_field((struct_name, name), ptype)
@@ -186,7 +194,12 @@ class _IndexReader:
         return body[4:]
 
     def integer(self, *parts: str, minimum: int = 0) -> int:
-        ptype = _TOP_FIELDS[parts[0]] if len(parts) == 1 else _COLUMN_FIELDS[parts[1]]
+        if len(parts) == 1 and parts[0] in _LATER_TOP_FIELDS:
+            if parts not in self.leaves:
+                return 0  # written before the field was
+            ptype = _LATER_TOP_FIELDS[parts[0]]
+        else:
+            ptype = _TOP_FIELDS[parts[0]] if len(parts) == 1 else _COLUMN_FIELDS[parts[1]]
         value: int = self.value(parts, ptype)
         if value < minimum:
             raise self.error(f"field holds {value}, below {minimum}", column=".".join(parts))
@@ -315,6 +328,8 @@ def parse_index(
         columns=tuple(columns),
         created_by=r.text("created_by"),
         format_version=version,
+        file_inode=r.integer("file_inode"),
+        file_ctime_ns=r.integer("file_ctime_ns"),
     )
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -18,19 +18,19 @@ from ..errors import (
     PyBloomError,
     SourceNotFoundError,
 )
-from ..io.base import FileInfo, SourceStats
-from ..io.identity import SourceIdentity, mtime_ns, store_etag
+from ..io.base import FileInfo
+from ..io.files import FileStream, stream_paths
+from ..io.identity import SourceIdentity, version_change
 from ..io.sinks import is_local
-from ..io.store import StoreOptions
 from ..predicate import Eq, In, Predicate, as_predicate
-from ..pruning.api import prune as _prune_row_groups
+from ..pruning.api import CompiledPredicate, prune_files
 from ..pruning.evaluate import Outcome, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf
-from ..pruning.runner import AHEAD_PER_WORKER, FileStream, Run, for_each, open_run, stream_paths
 from ..pruning.verdicts import Rule, Verdict, VerdictSink
-from ..read.blocking import sync_twin
-from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
+from ..read.run import Run, RunOptions, open_run, run_options
+from ..tasks.loops import sync_twin
+from ..tasks.workers import AHEAD_PER_WORKER, for_each
 from .format import (
     MAX_INDEX_BYTES,
     IndexedColumn,
@@ -40,6 +40,11 @@ from .format import (
     location_text,
 )
 from .parse import parse_index, read_index_bytes
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
 
 __all__ = ["prune_with_index", "prune_with_index_sync"]
 
@@ -90,18 +95,14 @@ def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> Outcome:
 def _stale_reason(index: SidecarIndex, now: SourceIdentity, name: str) -> str | None:
     if index.data_file != name:
         return f"the index was built for {index.data_file[:200]!r}"
-    if index.file_size != now.size:
-        return f"file size is {now.size}, the index was built for {index.file_size}"
-    etag, ns = store_etag(now), mtime_ns(now)
-    if index.file_etag and etag:
-        if index.file_etag != etag:
-            return f"ETag is {etag}, the index was built for {index.file_etag}"
-        return None
-    if index.file_mtime_ns and ns:
-        if index.file_mtime_ns != ns:
-            return f"modification time is {ns} ns, the index was built for {index.file_mtime_ns} ns"
-        return None
-    return "the file's version cannot be compared (no ETag or modification time)"
+    return version_change(
+        now,
+        size=index.file_size,
+        etag=index.file_etag,
+        mtime=index.file_mtime_ns,
+        inode=index.file_inode,
+        ctime=index.file_ctime_ns,
+    )
 
 
 @dataclass
@@ -172,18 +173,13 @@ async def prune_with_index(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream,
     where: Predicate | str,
     *,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    concurrency: int | None = None,
-    strict: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    run: RunOptions | None = None,
     row_groups: bool = True,
     max_index_bytes: int = MAX_INDEX_BYTES,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
     index_verdicts: VerdictSink | None = None,
     require_columns: bool = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide which files (then row groups) may hold matching rows, from sidecar indexes.
 
@@ -207,15 +203,13 @@ async def prune_with_index(
     where:
         A predicate or its text form: ``=``, ``IN``, ``<=>`` (``<=> NULL`` keeps
         files with nulls and prunes files without), AND, OR.
-    options, stats, concurrency, config, reader:
-        As for :func:`pybloom_async.pruning.api`. ``concurrency`` counts a file from
-        its index read until its verdicts are out, across both passes.
-    strict:
-        Raise on a missing, damaged, stale or oversized index (and on what
-        :func:`prune` raises for) instead of keeping the file.
-    progress:
-        Called as ``progress(done, total)`` after each file's index is decided
-        (``total``: the files listed so far).
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`), as for
+        :func:`pybloom_async.prune`. ``concurrency`` counts a file from its index
+        read until its verdicts are out, across both passes; ``strict`` raises on a
+        missing, damaged, stale or oversized index (and on what :func:`prune` raises
+        for) instead of keeping the file; ``progress`` is called after each file's
+        index is decided (``total``: the files listed so far).
     row_groups:
         Also prune the row groups of the files the indexes keep.
     max_index_bytes:
@@ -250,20 +244,19 @@ async def prune_with_index(
     PyBloomError
         With ``strict=True``, the first problem met.
     """
+    opts = run_options(run, keywords, "prune_with_index")
     predicate = as_predicate(where)
-    async with open_run(
-        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
-    ) as run:
+    async with open_run(opts) as r:
         ctx = _PruneContext(
-            reader=run.reader,
+            reader=r.reader,
             where=predicate,
-            strict=strict,
+            strict=opts.strict,
             max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
             cache={},
         )
         out: list[Verdict] = []
         emit = on_file if on_file is not None else out.extend
-        files = stream_paths(paths, run.reader)
+        files = stream_paths(paths, r.reader)
         if not row_groups:
 
             async def decide(loc: str | FileInfo) -> Verdict:
@@ -274,9 +267,9 @@ async def prune_with_index(
                     index_verdicts.append(v)
                 emit([v])
 
-            await for_each(files, decide, run.limit, progress, one)
+            await for_each(files, decide, r.limit, r.progress, one)
             return out
-        await _Passes(ctx, run, index_verdicts, emit).run(files, options, progress, require_columns)
+        await _Passes(ctx, r, index_verdicts, emit).run(files, require_columns)
     return out
 
 
@@ -376,21 +369,7 @@ class _Passes:
             self.emit([self.order.popleft()])
         self.wake()
 
-    async def run(
-        self,
-        files: FileStream,
-        options: StoreOptions | Mapping[str, Any] | None,
-        progress: Callable[[int, int], None] | None,
-        require_columns: bool,
-    ) -> None:
-        rdr = self.job.reader
-        # The run's own reader (no reader given) is left to prune, which drops each
-        # file's footer and filters once the file is decided; a caller's is used as is.
-        own: dict[str, Any] = (
-            {"config": rdr.config, "options": options, "stats": rdr.stats}
-            if self.job.owned
-            else {"reader": rdr}
-        )
+    async def run(self, files: FileStream, require_columns: bool) -> None:
         failure: list[Exception] = []
 
         async def index_pass() -> None:
@@ -399,7 +378,7 @@ class _Passes:
                     FileStream(self.admitted(files)),
                     self.decide,
                     self.job.limit,
-                    progress,
+                    self.job.progress,
                     self.decided,
                 )
             except Exception as exc:
@@ -411,15 +390,15 @@ class _Passes:
 
         async def row_group_pass() -> None:
             try:
-                await _prune_row_groups(
+                # The same run (reader, limit): each kept file through the one per-file
+                # pruning, which drops its footer and filters once it is decided.
+                await prune_files(
+                    self.job,
                     FileStream(self.kept_files()),
-                    self.ctx.where,
-                    strict=self.ctx.strict,
-                    concurrency=self.job.limit,
+                    CompiledPredicate(self.ctx.where),
                     # A file the index pruned had its footer unread: its columns are unknown.
-                    require_columns=lambda: require_columns and not self.pruned_any,
-                    on_file=self.row_groups_of,
-                    **own,
+                    lambda: require_columns and not self.pruned_any,
+                    self.row_groups_of,
                 )
             except Exception as exc:
                 failure.append(exc)

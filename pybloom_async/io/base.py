@@ -18,15 +18,12 @@ import abc
 import contextlib
 import re
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
-import anyio
-import anyio.lowlevel
-import anyio.to_thread
 import obstore.exceptions as obstore_errors
 
 from ..checks import integer
@@ -196,30 +193,6 @@ def map_errors(path: str, action: str) -> Iterator[None]:
         raise _source_error(exc, path, action) from exc
 
 
-async def gather(call: Callable[..., Awaitable[T]], arglist: Sequence[tuple[Any, ...]]) -> list[T]:
-    """Await ``call(*args)`` for each args concurrently; results in order.
-
-    The first failure cancels the others and is raised as itself, not wrapped in an
-    ExceptionGroup, so that the error mapping at the boundary sees the original exception.
-    """
-    results: list[Any] = [None] * len(arglist)
-    failures: list[Exception] = []
-
-    async def one(index: int, args: tuple[Any, ...]) -> None:
-        try:
-            results[index] = await call(*args)
-        except Exception as exc:  # cancellation is a BaseException and passes through
-            failures.append(exc)
-            tg.cancel_scope.cancel()
-
-    async with anyio.create_task_group() as tg:
-        for index, args in enumerate(arglist):
-            tg.start_soon(one, index, args)
-    if failures:
-        raise failures[0]
-    return results
-
-
 # --------------------------------------------------------------------------- the interface
 
 
@@ -250,6 +223,10 @@ class ByteSource(abc.ABC):
     def path(self) -> str:
         """The local path or URL, as shown in messages."""
         return self._path
+
+    #: Whether the source is a local file, whose :meth:`identity` comes with its opening:
+    #: a cache checks it on every use instead of trusting its age.
+    local: bool = False
 
     @property
     def known_size(self) -> int | None:

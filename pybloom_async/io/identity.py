@@ -3,6 +3,14 @@
 One form for every layer: caches key footers by it, sidecar indexes record it and
 compare it, rewrites and index builds check that a local file did not change under
 them. Two identities are the same version when they are equal.
+
+A local file's version is its size, modification time, inode and status change time
+(``st_ctime_ns``). Size and modification time alone do not tell versions apart: a
+file replaced by another of the same size whose time was carried over (``cp -p``,
+``rsync -t``, ``tar x``) keeps both. Such a replacement is a new inode (rename, or
+unlink and create) or, when written in place, a new change time, which no user call
+can set back. An object's version is its ETag (else its size and Last-Modified).
+:func:`version_change` is the one comparison of a recorded version with a file now.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ __all__ = [
     "mtime_ns",
     "stat_identity",
     "store_etag",
+    "version_change",
 ]
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -32,9 +41,10 @@ class SourceIdentity:
     """What identifies one version of a file, for caches: same identity, same bytes.
 
     ``etag`` is the store's entity tag; for local files a synthetic one built from the inode,
-    the modification time in nanoseconds and the size (as nginx does for its ETags).
-    Local files read by ``stat``/``fstat`` also carry the exact ``mtime_ns`` and
-    ``inode`` (device, inode number); both are None when unknown.
+    the modification time in nanoseconds, the size (as nginx does for its ETags) and the
+    status change time, so that sources which keep only the tag still tell versions apart.
+    Local files read by ``stat``/``fstat`` also carry the exact ``mtime_ns``, ``inode``
+    (device, inode number) and ``ctime_ns``; all three are None when unknown.
     """
 
     path: str
@@ -43,6 +53,7 @@ class SourceIdentity:
     mtime: dt.datetime | None
     mtime_ns: int | None = None
     inode: tuple[int, int] | None = None
+    ctime_ns: int | None = None
 
 
 def local_identity(path: str, st: os.stat_result) -> SourceIdentity:
@@ -50,10 +61,11 @@ def local_identity(path: str, st: os.stat_result) -> SourceIdentity:
     return SourceIdentity(
         path,
         st.st_size,
-        f"{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}",
+        f"{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}-{st.st_ctime_ns:x}",
         dt.datetime.fromtimestamp(st.st_mtime_ns / 1e9, tz=dt.timezone.utc),
         st.st_mtime_ns,
         (st.st_dev, st.st_ino),
+        st.st_ctime_ns,
     )
 
 
@@ -88,3 +100,48 @@ def store_etag(identity: SourceIdentity) -> str:
     if identity.inode is not None:
         return ""
     return identity.etag or ""
+
+
+def version_change(
+    now: SourceIdentity,
+    *,
+    size: int,
+    etag: str | None,
+    mtime: int | None,
+    inode: int | None,
+    ctime: int | None,
+) -> str | None:
+    """Why the file ``now`` is not the version an index recorded; None when it is.
+
+    The recorded fields are what :func:`store_etag`, :func:`mtime_ns` and the
+    identity's ``inode[1]`` and ``ctime_ns`` gave when the index was built (times in
+    ns; None or 0: not recorded). A local file (``now`` from a ``stat``) is the same
+    version only when its size, modification time, inode number and change time all
+    are: an index that did not record the inode and change time (an older format) is
+    never trusted for a local file. An object is compared by ETag when both sides
+    have one, else by modification time; with neither, it is not the same.
+    """
+    if size != now.size:
+        return f"file size is {now.size}, the index was built for {size}"
+    now_ns = mtime_ns(now)
+    if now.inode is not None:
+        if mtime != now_ns:
+            return f"modification time is {now_ns} ns, the index was built for {mtime} ns"
+        if not inode or not ctime:
+            return (
+                "the index does not record the local file's inode and change time "
+                "(written by an older version): rebuild it"
+            )
+        if inode != now.inode[1]:
+            return f"inode is {now.inode[1]}, the index was built for {inode}"
+        if now.ctime_ns != ctime:
+            return f"change time is {now.ctime_ns} ns, the index was built for {ctime} ns"
+        return None
+    now_etag = store_etag(now)
+    if etag and now_etag:
+        return None if etag == now_etag else f"ETag is {now_etag}, the index was built for {etag}"
+    if mtime and now_ns:
+        if mtime == now_ns:
+            return None
+        return f"modification time is {now_ns} ns, the index was built for {mtime} ns"
+    return "the file's version cannot be compared (no ETag or modification time)"

@@ -19,7 +19,8 @@ import anyio.lowlevel
 import anyio.to_thread
 from anyio import CapacityLimiter
 
-from .base import ByteSource, SourceStats, gather, map_errors
+from ..tasks.workers import gather
+from .base import ByteSource, SourceStats, map_errors
 from .identity import SourceIdentity, local_identity
 
 __all__ = ["BlockingLocalFileSource", "Descriptors", "LocalFileSource"]
@@ -76,6 +77,7 @@ class _DescriptorSource(ByteSource):
     """A local file known by one descriptor: its size and identity come from ``fstat``."""
 
     _fd: int | None
+    local = True  # reads are pread calls; the identity is the fstat of the opening
 
     @abc.abstractmethod
     async def _descriptor(self) -> int:
@@ -190,12 +192,13 @@ class BlockingLocalFileSource(_DescriptorSource):
     """A local file read with ``pread`` in the calling thread: no worker thread, no loop.
 
     Its coroutines never suspend, so a caller's coroutine built only on them can be run
-    without an event loop (``read.blocking.run_blocking``). Validation, counting and error
-    mapping are :class:`ByteSource`'s, as for :class:`LocalFileSource`; the descriptor
-    belongs to the caller's ``kept`` table, which keeps it for the file's next source.
+    without an event loop (``tasks.loops.run_inline``). Validation, counting and error
+    mapping are :class:`ByteSource`'s, as for :class:`LocalFileSource`. The descriptor is
+    its own, closed by :meth:`aclose`, unless ``kept`` is given: then it belongs to the
+    caller's table, which keeps it for the file's next source.
     """
 
-    def __init__(self, path: str, *, stats: SourceStats, kept: Descriptors) -> None:
+    def __init__(self, path: str, *, stats: SourceStats, kept: Descriptors | None = None) -> None:
         super().__init__(path, stats=stats)
         self._kept = kept
         self._fd: int | None = None
@@ -205,10 +208,12 @@ class BlockingLocalFileSource(_DescriptorSource):
         # Never suspends: opened (or found kept) in the calling thread.
         if self._fd is None:
             self._check_open()
-            found = self._kept.get(self._path)
+            found = None if self._kept is None else self._kept.get(self._path)
             if found is None:
-                found = self._kept[self._path] = open_regular(self._path)
+                found = open_regular(self._path)
                 self.stats.add_metadata()
+                if self._kept is not None:
+                    self._kept[self._path] = found
             self._fd = found[0]
             self._remember(found[1])
         return self._fd
@@ -219,6 +224,9 @@ class BlockingLocalFileSource(_DescriptorSource):
         return [read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
 
     async def aclose(self) -> None:
-        """Forget the descriptor (its owner closes it); further reads raise SourceError."""
+        """Close its own descriptor (a kept one is its owner's); further reads raise
+        SourceError."""
         self._closed = True
-        self._fd = None
+        fd, self._fd = self._fd, None
+        if fd is not None and self._kept is None:
+            os.close(fd)

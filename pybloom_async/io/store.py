@@ -35,15 +35,17 @@ from ..errors import InvalidArgumentError
 if TYPE_CHECKING:
     from obstore import GetOptions
     from obstore.store import ClientConfig, ObjectStore, RetryConfig
+from ..tasks.workers import gather
 from .address import Address, parse_address
-from .base import ByteSource, FileInfo, SourceStats, T, describe, gather
+from .base import ByteSource, FileInfo, SourceStats, T, describe
 from .identity import SourceIdentity, meta_identity
-from .local import LocalFileSource
+from .local import BlockingLocalFileSource, LocalFileSource
 
 __all__ = [
     "ObjectStoreSource",
     "StoreOptions",
     "allow_http",
+    "as_store_options",
     "clear_store_cache",
     "open_source",
 ]
@@ -450,6 +452,23 @@ def resolve_options(options: StoreOptions | None, values: Mapping[str, Any]) -> 
 _DEFAULT_OPTIONS = StoreOptions()
 
 
+def as_store_options(options: StoreOptions | Mapping[str, Any] | None) -> StoreOptions | None:
+    """The ``options`` an entry point takes, as StoreOptions (None stays None).
+
+    Raises
+    ------
+    InvalidArgumentError
+        Neither StoreOptions nor a mapping, or a mapping with an unknown option.
+    """
+    if options is None or isinstance(options, StoreOptions):
+        return options
+    if not isinstance(options, Mapping):
+        raise InvalidArgumentError(
+            f"options must be StoreOptions or a mapping, not {type(options).__name__}"
+        )
+    return resolve_options(None, options)
+
+
 def check_applicable(loc: Address, options: StoreOptions) -> None:
     if options is _DEFAULT_OPTIONS:
         return  # nothing given, nothing stray
@@ -467,6 +486,7 @@ def open_source(
     options: StoreOptions | None = None,
     stats: SourceStats | None = None,
     limiter: CapacityLimiter | None = None,
+    blocking: bool = False,
     **option_values: object,
 ) -> ByteSource:
     """Make a source for a local path or a URL; no I/O happens until the first read.
@@ -485,12 +505,16 @@ def open_source(
         Counters to update; share one object to count over many sources.
     limiter:
         Bounds worker threads; default: anyio's default thread limiter.
+    blocking:
+        A local file read in the calling thread (:class:`BlockingLocalFileSource`), for
+        work running inline; only local files can be.
 
     Raises
     ------
     InvalidArgumentError
-        Unsupported scheme, malformed URL, unknown or inapplicable option, or a store that
-        cannot be configured from the options and environment.
+        Unsupported scheme, malformed URL, unknown or inapplicable option, a store that
+        cannot be configured from the options and environment, or ``blocking`` for an
+        object store.
     """
     info: FileInfo | None = None
     if isinstance(location, FileInfo):
@@ -499,7 +523,13 @@ def open_source(
     resolved = resolve_options(options, option_values)
     check_applicable(loc, resolved)
     if loc.kind == "file":
+        if blocking:
+            return BlockingLocalFileSource(loc.path, stats=stats or SourceStats())
         return LocalFileSource(loc.path, stats=stats, limiter=limiter)
+    if blocking:
+        raise InvalidArgumentError(
+            "an object-store file cannot be read in the calling thread", path=loc.display
+        )
     store = cached_store(loc, resolved)
     return ObjectStoreSource(
         store,

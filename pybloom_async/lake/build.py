@@ -14,10 +14,11 @@ names them).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -29,19 +30,25 @@ from ..core.filter import SplitBlockBloomFilter, optimal_num_bytes
 from ..core.stripes import BLOCK_BYTES, fold_to
 from ..errors import InvalidArgumentError, PredicateError, PyBloomError, SourceError
 from ..io.address import parse_address
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo
+from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, mtime_ns, store_etag
-from ..io.store import StoreOptions
 from ..parquet import ColumnDescriptor, FileMetaData
-from ..pruning.runner import expand_paths, for_each, open_run
-from ..read.blocking import sync_twin
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.fetch import BloomFilterRead, ReaderConfig
 from ..read.reader import BloomReader
+from ..read.run import RunOptions, open_run, run_options
 from ..tables import TableSource, resolve_table, table_kind, table_root
+from ..tasks.loops import sync_twin, to_worker
+from ..tasks.workers import for_each
 from ..types import PhysicalType
 from .format import LakeColumn, LakeFile, encode_segment
 from .segments import relative_name, write_segment
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
 
 __all__ = [
     "CLASS_SPAN",
@@ -197,15 +204,18 @@ async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
         name = relative_name(ctx.root, path)
         if name is None:
             raise SourceError(f"the file is not under the lake's root {ctx.root!r}", path=path)
+        # The version indexed: what a prune's stale check compares with (a stat, or the
+        # listing's size and ETag).
         identity = await ctx.reader.identity(location)
-        footer = await ctx.reader.footer(location)
         reads: Mapping[tuple[int, str], BloomFilterRead] = {}
-        if ctx.mode == "filters":
+        # One opening: the footer, then the filters.
+        async with ctx.reader.opened(location) as file:
+            footer = await file.footer()
             meta = footer.metadata
-            present = [c for c in ctx.columns if not isinstance(_descriptor(meta, c), str)]
-            if present:
-                footer, reads = await ctx.reader.footer_and_filters(location, present)
-        meta = footer.metadata
+            if ctx.mode == "filters":
+                present = [c for c in ctx.columns if not isinstance(_descriptor(meta, c), str)]
+                if present:
+                    reads = await file.filters(present)
         if meta.num_rows < 0:
             raise SourceError("the footer has a negative row count", path=path)
         f = _File(location, path, name, identity, meta.num_rows, {})
@@ -311,7 +321,9 @@ def encode_class(files: Sequence[_File], columns: Sequence[str], fpp: float) -> 
             parts.append(got)
     entries = [
         LakeFile(f.name, f.identity.size, store_etag(f.identity) or None,
-                 mtime_ns(f.identity) or None, f.num_rows)
+                 mtime_ns(f.identity) or None, f.num_rows,
+                 f.identity.inode[1] if f.identity.inode is not None else None,
+                 f.identity.ctime_ns)
         for f in files
     ]  # fmt: skip
     return encode_segment(entries, parts)
@@ -372,12 +384,10 @@ async def build_lake_index(
     fpp: float = 0.01,
     ndv: int | Mapping[str, int] | None = None,
     mode: str = "values",
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    concurrency: int | None = None,
-    strict: bool = False,
     size_classes: bool = True,
     files: Sequence[str | FileInfo] | None = None,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> LakeBuild:
     """Build a lake index segment (one per size class) for the Parquet files under ``root``.
 
@@ -400,9 +410,10 @@ async def build_lake_index(
         ``"values"``: hash the values (read with pyarrow). ``"filters"``: fold
         the files' own row-group filters, reading no data page; files whose
         filters cannot be folded are built from values (``LakeBuild.from_values``).
-    options, stats, concurrency, strict:
-        As for :func:`pybloom_async.prune`; ``strict`` raises the first file
-        that cannot be indexed instead of recording it in ``LakeBuild.errors``.
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`), as for
+        :func:`pybloom_async.prune`; ``strict`` raises the first file that cannot be
+        indexed instead of recording it in ``LakeBuild.errors``.
     size_classes:
         False: one segment for all files (small files padded to the largest B).
     files:
@@ -415,31 +426,30 @@ async def build_lake_index(
     SourceError, SourceNotFoundError
         ``root`` cannot be listed or the segment cannot be written.
     """
+    opts = run_options(run, keywords, "build_lake_index")
     wanted = check_columns(columns)
     if table_kind(root) is not None:
-        table = await anyio.to_thread.run_sync(resolve_table, root, None, options)
+        table = await to_worker(resolve_table, root, None, opts.options)
         root, files = table_root(table), table.files
     if mode not in ("values", "filters"):
         raise InvalidArgumentError(f"mode must be 'values' or 'filters', not {mode!r}")
     cpus = os.cpu_count() or 1
-    # Folding reads footers and filters only: a short speculative footer read, so that
-    # the bytes before the footer (usually the filters, read next anyway) are not read twice.
-    config = ReaderConfig(footer_read_bytes=FOLD_FOOTER_READ) if mode == "filters" else None
-    async with open_run(
-        options=options, stats=stats, concurrency=concurrency, config=config,
-        default_concurrency=max(2, cpus),
-    ) as run:  # fmt: skip
+    if mode == "filters" and opts.config is None:
+        # Folding reads footers and filters only: a short speculative footer read, so that
+        # the bytes before the footer (usually the filters, read next) are not read twice.
+        opts = dataclasses.replace(opts, config=ReaderConfig(footer_read_bytes=FOLD_FOOTER_READ))
+    async with open_run(opts, default_concurrency=max(2, cpus)) as run_:
         ctx = _Ctx(
-            root=os.fspath(root), reader=run.reader, columns=wanted,
+            root=os.fspath(root), reader=run_.reader, columns=wanted,
             fpp=probability("fpp", fpp), ndv=ndv, mode=mode,
-            cpu=anyio.CapacityLimiter(cpus), strict=strict,
+            cpu=anyio.CapacityLimiter(cpus), strict=opts.strict,
         )  # fmt: skip
         for column in wanted:
             _ndv_of(ctx, column)
         if mode == "values":
             require_pyarrow("build a lake index from values")
-        found = await expand_paths(ctx.root if files is None else list(files), run.reader)
-        surveyed = await for_each(found, lambda loc: _survey(ctx, loc), run.limit, None)
+        found = await expand_paths(ctx.root if files is None else list(files), run_.reader)
+        surveyed = await for_each(found, lambda loc: _survey(ctx, loc), run_.limit, run_.progress)
         result = LakeBuild()
         good: list[_File] = []
         for loc, s in zip(found, surveyed, strict=True):
@@ -456,7 +466,7 @@ async def build_lake_index(
                 encode_class, group, wanted, ctx.fpp, limiter=ctx.cpu
             )
             location = await anyio.to_thread.run_sync(
-                write_segment, ctx.root, payload, run.reader.options
+                write_segment, ctx.root, payload, run_.reader.options
             )
             result.segments.append(location)
             result.files += len(group)

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 import numpy as np
 
 from ..errors import ParquetFormatError, SourceNotFoundError
-from ..io.base import SourceStats
-from ..io.store import StoreOptions
-from ..pruning.runner import open_run
-from ..read.blocking import sync_twin
 from ..read.reader import BloomReader
+from ..read.run import RunOptions, open_run, run_options
+from ..tasks.loops import sync_twin
 from .format import LakeColumn, LakeFile, Segment, encode_segment, stripe_crc_ok
 from .segments import (
     LoadedSegment,
@@ -25,6 +22,11 @@ from .segments import (
     read_segment,
     write_segment,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
 
 __all__ = ["LakeCompaction", "compact_lake_index", "compact_lake_index_sync"]
 
@@ -110,14 +112,15 @@ def _merge(group: list[LoadedSegment], bits: list[list[np.ndarray[Any, Any]]]) -
 async def compact_lake_index(
     root: str | os.PathLike[str],
     *,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> LakeCompaction:
     """Merge the lake index's segments: one per shape (columns and block counts).
 
     The merged segment is written (atomically) before the old ones are
     removed, so a reader sees the old segments, or the old and the new (the
-    same answers), or the new one.
+    same answers), or the new one. ``run`` and the keywords are the run's options
+    (:class:`~pybloom_async.RunOptions`: ``options``, ``stats``, ``config``, ``reader``).
 
     Raises
     ------
@@ -130,8 +133,8 @@ async def compact_lake_index(
     """
     text = os.fspath(root)
     result = LakeCompaction()
-    async with open_run(options=options, stats=stats) as run:
-        rdr = run.reader
+    async with open_run(run_options(run, keywords, "compact_lake_index")) as r:
+        rdr = r.reader
         locations = await list_segments(text, rdr)
         if not locations:
             raise SourceNotFoundError("no lake index under this root", path=text)

@@ -74,6 +74,8 @@ class LakeFile(NamedTuple):
     etag: str | None
     mtime_ns: int | None
     num_rows: int | None
+    inode: int | None = None  # local files; None on object stores, or not recorded
+    ctime_ns: int | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,11 @@ def encode_segment(
         "files": [[f.name, f.size, f.etag, f.mtime_ns, f.num_rows] for f in files],
         "columns": described,
     }
+    if any(f.inode is not None for f in files):
+        # A key of its own: readers that predate it read "files" as they always did.
+        directory["local_files"] = [
+            None if f.inode is None else [f.inode, f.ctime_ns] for f in files
+        ]
     packed = zlib.compress(json.dumps(directory, separators=(",", ":")).encode(), 6)
     parts.append(packed)
     parts.append(TRAILER.pack(at, len(packed), zlib.crc32(packed), FORMAT_VERSION, 0, MAGIC))
@@ -257,6 +264,14 @@ def _segment_of(doc: Any, data_offset: int, path: str) -> Segment:
             raise ValueError(f"bad file name {name!r}")
         files.append(LakeFile(name, _int(size), _opt(etag, str), _opt(mtime, int), _opt(rows, int)))
     n = len(files)
+    local = doc.get("local_files")
+    if local is not None:
+        if type(local) is not list or len(local) != n:
+            raise ValueError("local_files does not list every file")
+        for i, version in enumerate(local):
+            if version is not None:
+                inode, ctime = version
+                files[i] = files[i]._replace(inode=_int(inode), ctime_ns=_int(ctime))
     columns = []
     at = len(MAGIC)
     for i, c in enumerate(doc["columns"]):

@@ -10,12 +10,10 @@ column not covered.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.to_thread
 import numpy as np
 
 from ..core.stripes import block_indexes, check_stripe
@@ -27,21 +25,26 @@ from ..errors import (
     SourceError,
 )
 from ..io.address import parse_address
-from ..io.base import FileInfo, SourceStats, gather
-from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
-from ..io.store import StoreOptions
-from ..predicate import And, Eq, In, Or, Predicate, as_predicate
-from ..pruning.api import prune as prune_row_groups
-from ..pruning.evaluate import Outcome, combine
+from ..io.base import FileInfo, SourceStats
+from ..io.files import expand_paths
+from ..io.identity import SourceIdentity, stat_identity, version_change
+from ..predicate import Eq, In, Predicate, as_predicate
+from ..pruning.api import CompiledPredicate, prune_file
+from ..pruning.evaluate import Outcome, combine, leaves_of
 from ..pruning.leaves import Leaf, build_leaf
-from ..pruning.runner import expand_paths, open_run
 from ..pruning.verdicts import Rule, Verdict, VerdictSink
-from ..read.blocking import sync_twin
-from ..read.fetch import ReaderConfig
 from ..read.reader import BloomReader
+from ..read.run import Run, RunOptions, open_run, run_options
+from ..tasks.loops import sync_twin, to_worker
+from ..tasks.workers import for_each, gather
 from ..types import PhysicalType
 from .format import LakeFile, stripe_crc_ok
 from .segments import LoadedSegment, list_segments, read_segment, relative_names
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
 
 __all__ = [
     "files_kept_by_lake_index",
@@ -52,14 +55,6 @@ __all__ = [
 
 #: Why a file stays, most telling first.
 _KEPT_ORDER = (Rule.STALE_INDEX, Rule.NO_INDEX, Rule.NEVER_PRUNES, Rule.MAY_MATCH)
-
-
-def _leaves(p: Predicate) -> list[Eq | In]:
-    if isinstance(p, (Eq, In)):
-        return [p]
-    if isinstance(p, (And, Or)):
-        return [leaf for child in p.children for leaf in _leaves(child)]
-    raise PredicateError(f"unsupported predicate {type(p).__name__}")
 
 
 @dataclass
@@ -79,16 +74,14 @@ class _SegmentState:
 
 def stale_reason(entry: LakeFile, now: SourceIdentity) -> str | None:
     """Why a data file no longer matches its directory entry (None: it does)."""
-    if entry.size != now.size:
-        return f"file size is {now.size}, the lake index was built for {entry.size}"
-    etag, ns = store_etag(now), mtime_ns(now)
-    if entry.etag and etag:
-        return None if entry.etag == etag else f"ETag is {etag}, the index has {entry.etag}"
-    if entry.mtime_ns and ns:
-        if entry.mtime_ns == ns:
-            return None
-        return f"modification time is {ns} ns, the index has {entry.mtime_ns} ns"
-    return "the file's version cannot be compared (no ETag or modification time)"
+    return version_change(
+        now,
+        size=entry.size,
+        etag=entry.etag,
+        mtime=entry.mtime_ns,
+        inode=entry.inode,
+        ctime=entry.ctime_ns,
+    )
 
 
 def _stat_all(paths: Sequence[str]) -> list[SourceIdentity | None]:
@@ -104,7 +97,7 @@ def _stat_all(paths: Sequence[str]) -> list[SourceIdentity | None]:
 async def _identities(
     files: Sequence[str | FileInfo], stats: SourceStats
 ) -> list[SourceIdentity | None]:
-    """Each file's version: from the listing, else (local files) a stat; None when unknown.
+    """Each file's version: local files by a stat, objects from the listing; None: unknown.
 
     The stats run in one worker thread, not one task per file: with 100,000 files,
     tasks cost seconds where the stats cost milliseconds.
@@ -112,14 +105,14 @@ async def _identities(
     out: list[SourceIdentity | None] = [None] * len(files)
     local: list[tuple[int, str]] = []
     for i, f in enumerate(files):
-        if isinstance(f, FileInfo) and (f.etag is not None or f.mtime is not None):
-            out[i] = SourceIdentity(f.path, f.size, f.etag, f.mtime)
-            continue
         loc = parse_address(f.path if isinstance(f, FileInfo) else os.fspath(f))
-        if loc.kind == "file":  # named by URL without a listing: unknown, so kept
+        if loc.kind == "file":  # a listing's entry lacks the inode and change time
             local.append((i, loc.path))
+        elif isinstance(f, FileInfo) and (f.etag is not None or f.mtime is not None):
+            out[i] = SourceIdentity(f.path, f.size, f.etag, f.mtime)
+        # else named by URL without a listing: unknown, so kept
     if local:
-        found = await anyio.to_thread.run_sync(_stat_all, [p for _, p in local])
+        found = await to_worker(_stat_all, [p for _, p in local])
         stats.add_metadata(len(local))
         for (i, _), identity in zip(local, found, strict=True):
             out[i] = identity
@@ -312,7 +305,7 @@ async def _file_verdicts(
         f" (unreadable segments: {'; '.join(damaged)[:300]})" if damaged else ""
     )
     paths = [loc.path if isinstance(loc, FileInfo) else os.fspath(loc) for loc in files]
-    leaves = _leaves(where)
+    leaves = leaves_of(where)
     decided = [_segment_outcomes(where, state, leaves) for state in states]
     out = []
     for path, name, now in zip(paths, relative_names(root, paths), identities, strict=True):
@@ -344,18 +337,13 @@ async def prune_with_lake_index(
     paths: str | os.PathLike[str],
     where: Predicate | str,
     *,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    concurrency: int | None = None,
-    strict: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    run: RunOptions | None = None,
     row_groups: bool = True,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
     require_columns: bool = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
     files: Sequence[str | FileInfo] | None = None,
     index_verdicts: VerdictSink | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide which files (then row groups) may hold matching rows, from the lake index.
 
@@ -369,10 +357,10 @@ async def prune_with_lake_index(
     ----------
     paths:
         The lake's root directory or object-store prefix.
-    where, options, stats, concurrency, config, reader, progress, require_columns, on_file:
-        As for :func:`pybloom_async.prune`.
-    strict:
-        Raise on a stale index entry or an unreadable segment instead of keeping files.
+    where, run, require_columns, on_file, **keywords:
+        As for :func:`pybloom_async.prune` (``run`` and the keywords are the run's
+        options, :class:`~pybloom_async.RunOptions`); ``strict`` also raises on a stale
+        index entry or an unreadable segment instead of keeping files.
     row_groups:
         False: stop at the file verdicts (``row_group`` None).
     files:
@@ -388,13 +376,13 @@ async def prune_with_lake_index(
     PredicateError
         As for :func:`pybloom_async.prune`.
     """
+    opts = run_options(run, keywords, "prune_with_lake_index")
+    strict = opts.strict
     predicate = as_predicate(where)
     root = _root_of(paths)
-    leaves = _leaves(predicate)
-    async with open_run(
-        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
-    ) as run:
-        rdr = run.reader
+    leaves = leaves_of(predicate)
+    async with open_run(opts) as r:
+        rdr = r.reader
 
         async def run_one(step: Callable[[], Awaitable[Any]]) -> Any:
             return await step()
@@ -425,13 +413,12 @@ async def prune_with_lake_index(
         if index_verdicts is not None:
             for verdict in decided:
                 index_verdicts.append(verdict)
-        if progress is not None:
-            progress(len(decided), len(decided))
+        if r.progress is not None:
+            r.progress(len(decided), len(decided))
         if not row_groups:
             out = decided
         else:
-            out = await _row_groups(found, decided, predicate, run.owned, rdr, options, strict,
-                                    run.limit, require_columns)  # fmt: skip
+            out = await _row_groups(r, found, decided, predicate, require_columns)
     if on_file is None:
         return out
     by_file: dict[str, list[Verdict]] = {}
@@ -443,32 +430,28 @@ async def prune_with_lake_index(
 
 
 async def _row_groups(
+    run: Run,
     found: Sequence[str | FileInfo],
     decided: Sequence[Verdict],
     predicate: Predicate,
-    owned: bool,
-    rdr: BloomReader,
-    options: StoreOptions | Mapping[str, Any] | None,
-    strict: bool,
-    limit: int,
     require_columns: bool,
 ) -> list[Verdict]:
-    """The kept files' row-group verdicts in place of their file verdicts, in file order."""
+    """The kept files' row-group verdicts in place of their file verdicts, in file order.
+
+    A kept file without row groups keeps its file verdict, as in the sidecar-index pass.
+    """
     kept = [loc for loc, v in zip(found, decided, strict=True) if v.kept]
     if not kept:
         return list(decided)
-    own: dict[str, Any] = (
-        {"config": rdr.config, "options": options, "stats": rdr.stats} if owned else {"reader": rdr}
+    compiled = CompiledPredicate(predicate)
+    per_file = iter(
+        await for_each(kept, lambda location: prune_file(run, location, compiled), run.limit)
     )
-    groups: dict[str, list[Verdict]] = {}
-    await prune_row_groups(
-        kept, predicate, strict=strict, concurrency=limit,
-        require_columns=require_columns and len(kept) == len(found),
-        on_file=lambda vs: groups.setdefault(vs[0].file, []).extend(vs), **own,
-    )  # fmt: skip
+    if require_columns and len(kept) == len(found):
+        compiled.seen.check()
     out: list[Verdict] = []
     for v in decided:
-        out.extend(groups.get(v.file, [v]) if v.kept else [v])
+        out.extend((next(per_file) or [v]) if v.kept else [v])
     return out
 
 
@@ -504,9 +487,13 @@ async def files_kept_by_lake_index(
     if not segments or not files:
         return list(files)
     verdicts = await prune_with_lake_index(
-        os.fspath(sources), where, reader=reader, files=files, row_groups=False,
+        os.fspath(sources),
+        where,
+        run=RunOptions(reader=reader),
+        files=files,
+        row_groups=False,
         require_columns=False,
-    )  # fmt: skip
+    )
     return [f for f, v in zip(files, verdicts, strict=True) if v.kept]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import decimal
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     PredicateError,
@@ -14,8 +14,6 @@ from ..errors import (
     UnsupportedTypeError,
     ValueEncodingError,
 )
-from ..io.base import SourceStats
-from ..io.store import StoreOptions
 from ..parquet import (
     ColumnDescriptor,
     LogicalKind,
@@ -27,11 +25,17 @@ from ..parquet import (
 from ..predicate import And, Eq, In, Or, Predicate, as_predicate
 from ..predicate_tokens import TextLiteral
 from ..pruning.leaves import literal_of
-from ..pruning.runner import for_each, open_run
 from ..pruning.verdicts import Rule, Verdict
-from ..read.blocking import run_in_new_loop
 from ..read.reader import BloomReader
+from ..read.run import RunOptions, open_run, run_options
+from ..tasks.loops import sync_twin
+from ..tasks.workers import for_each
 from ..types import PhysicalType
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
 
 __all__ = ["prune_paimon", "prune_paimon_sync"]
 
@@ -195,11 +199,8 @@ async def prune_paimon(
     column_types: Mapping[str, str | tuple[str, int | None]],
     *,
     embedded: Mapping[str, bytes] | None = None,
-    strict: bool = False,
-    concurrency: int = 64,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    reader: BloomReader | None = None,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide which Apache Paimon data files may hold matching rows, from their file indexes.
 
@@ -219,8 +220,9 @@ async def prune_paimon(
     column_types:
         Paimon type of every column in ``where`` (``"BIGINT"``, ``"VARCHAR"``,
         ``("TIMESTAMP", 3)``); Paimon's containers do not record types.
-    concurrency:
-        Containers read at once.
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency`` is the
+        containers read at once; ``strict`` raises on a damaged container.
 
     Raises
     ------
@@ -238,9 +240,9 @@ async def prune_paimon(
     tree = _paimon_tree(predicate, column_types)
     files = [os.fspath(f) for f in data_files]
 
-    async with open_run(
-        reader=reader, options=options, stats=stats, concurrency=concurrency, max_files=0
-    ) as run:
+    opts = run_options(run, keywords, "prune_paimon")
+    strict = opts.strict
+    async with open_run(opts) as r:
 
         async def one(path: str) -> Verdict:
             try:
@@ -248,7 +250,7 @@ async def prune_paimon(
                     container: bytes | None = embedded[path]
                 else:
                     index_path = path if path.endswith(".index") else paimon_index_file_name(path)
-                    container = await _read_whole(run.reader, index_path)
+                    container = await _read_whole(r.reader, index_path)
                 keep, reason = paimon_prune(container, tree, column_types, strict=strict)
             except PyBloomError as exc:
                 if strict:
@@ -260,24 +262,8 @@ async def prune_paimon(
                 rule = Rule.MAY_MATCH if keep else Rule.BLOOM_FILTER
             return Verdict(path, None, None, keep, reason, rule)
 
-        return list(await for_each(files, one, run.limit))
+        return list(await for_each(files, one, r.limit, r.progress))
 
 
-def prune_paimon_sync(
-    data_files: Sequence[str | os.PathLike[str]],
-    where: Predicate | str,
-    column_types: Mapping[str, str | tuple[str, int | None]],
-    **kwargs: Any,
-) -> list[Verdict]:
-    """:func:`prune_paimon` for scripts: runs its own event loop (not from inside one).
-
-    Raises
-    ------
-    EventLoopError
-        Called from a thread that runs an event loop: use ``await prune_paimon(...)`` there.
-    """
-    return run_in_new_loop(
-        lambda: prune_paimon(data_files, where, column_types, **kwargs),
-        caller="prune_paimon_sync",
-        instead="prune_paimon",
-    )
+#: ``prune_paimon`` for scripts (its own event loop; not from inside one).
+prune_paimon_sync = sync_twin(prune_paimon)

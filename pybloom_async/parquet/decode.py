@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+import threading
+from collections.abc import Hashable, Sequence
+from types import SimpleNamespace
+from typing import Any, Literal
 
 from ..errors import EncryptedFileError
 from . import thrift_specs as wire
 from .metadata import FileMetaData, FooterBytes
 from .passes import HEAD_AND_CHUNKS_PASS, HEAD_PASS
-from .schema import schema_from_elements
+from .schema import Schema, schema_from_elements
 from .thrift import THRIFT_DECODER, decode_struct, non_negative, require_field
 
 __all__ = [
@@ -80,7 +83,7 @@ def decode_file_metadata_with(
         require_field(head.num_rows, "FileMetaData.num_rows", path), "FileMetaData.num_rows", path
     )
     groups = require_field(head.row_groups, "FileMetaData.row_groups", path)
-    schema, raw_paths = schema_from_elements(elements, path)
+    schema, raw_paths = _schema(elements, path)
     for index, group in enumerate(groups):
         rows = group.num_rows
         if rows is None or rows < 0 or group.total_byte_size is None:
@@ -91,3 +94,60 @@ def decode_file_metadata_with(
     source = FooterBytes(data, path, decoder, len(groups), schema.columns)
     meta = FileMetaData(source, head, schema, raw_paths, with_chunks)
     return meta if lazy else meta.load()
+
+
+# ---- schemas shared between footers ----------------------------------------------------
+#
+# A lake's files mostly share one schema, and building a schema's leaves (their paths,
+# levels, logical types, all checked) cost more than the rest of a small footer. So
+# schemas are kept by what the footer says of them, element by element: a footer whose
+# elements say what an earlier one's said gets the same Schema (read-only), whose
+# ``fingerprint`` is that key (for caches of what depends on the schema alone).
+
+#: Schemas kept; beyond, the cache starts again (a run over files of this many distinct
+#: schemas is rare, and rebuilding costs only what it saved).
+MAX_SCHEMAS = 256
+_schemas: dict[Hashable, tuple[Schema, list[list[bytes]]]] = {}
+_schemas_lock = threading.Lock()
+
+
+def _frozen(value: Any) -> Hashable:
+    """A wire value as a hashable tuple (structs by their fields, lists as tuples)."""
+    if isinstance(value, SimpleNamespace):
+        return (type(value).__name__, *((k, _frozen(v)) for k, v in sorted(vars(value).items())))
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    return value  # type: ignore[no-any-return]
+
+
+def _element_key(e: wire.SchemaElement) -> Hashable:
+    logical = e.logicalType
+    return (
+        e.type,
+        e.type_length,
+        e.repetition_type,
+        e.name,
+        e.num_children,
+        e.converted_type,
+        e.scale,
+        e.precision,
+        e.field_id,
+        None if logical is None else _frozen(logical),
+    )
+
+
+def _schema(
+    elements: Sequence[wire.SchemaElement], path: str | None
+) -> tuple[Schema, list[list[bytes]]]:
+    """The footer's schema (checked), shared with earlier footers that said the same."""
+    key = tuple(map(_element_key, elements))
+    found = _schemas.get(key)
+    if found is not None:
+        return found
+    found = schema_from_elements(elements, path)
+    found[0].fingerprint = key
+    with _schemas_lock:
+        if len(_schemas) >= MAX_SCHEMAS:
+            _schemas.clear()
+        _schemas[key] = found
+    return found

@@ -322,6 +322,8 @@ class FileMetaData:
         self._schema = schema
         self._created_by = lenient_text(head.created_by)
         raw = head.row_groups if with_chunks else None
+        if with_chunks:  # that pass read the key/value metadata too
+            source.keep_key_values(head)
         chunks = self._chunks = ChunkTable(source, schema, raw_paths, raw)
         self._row_groups = tuple(
             RowGroup(index, group, chunks) for index, group in enumerate(head.row_groups or ())
@@ -490,19 +492,23 @@ class FooterBytes:
         """The key/value metadata (None when the footer has none), validated."""
         found = self._key_values
         if isinstance(found, Unset):
-            raw = self.decode(KEY_VALUES_PASS)
-            path = self.path
-            found = self._key_values = (
-                None
-                if raw.key_value_metadata is None
-                else tuple(
-                    KeyValue(
-                        key=lenient_text(require_field(item.key, "KeyValue.key", path)) or "",
-                        value=item.value,
-                    )
-                    for item in raw.key_value_metadata
+            found = self.keep_key_values(self.decode(KEY_VALUES_PASS))
+        return found
+
+    def keep_key_values(self, raw: wire.FileMetaData) -> tuple[KeyValue, ...] | None:
+        """The key/value metadata of a pass that read them, validated and kept."""
+        path = self.path
+        found = self._key_values = (
+            None
+            if raw.key_value_metadata is None
+            else tuple(
+                KeyValue(
+                    key=lenient_text(require_field(item.key, "KeyValue.key", path)) or "",
+                    value=item.value,
                 )
+                for item in raw.key_value_metadata
             )
+        )
         return found
 
 

@@ -12,7 +12,7 @@ the compatibility tables of parquet-format ``LogicalTypes.md``)."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,7 +122,7 @@ class Schema:
     the leaves); the footer's elements were validated when the leaves were.
     """
 
-    __slots__ = ("_by_path", "_columns", "_elements", "_path", "_root")
+    __slots__ = ("_by_path", "_columns", "_elements", "_path", "_root", "fingerprint")
 
     def __init__(self, root: SchemaNode, columns: tuple[ColumnDescriptor, ...]) -> None:
         self._root: SchemaNode | None = root
@@ -130,6 +130,9 @@ class Schema:
         self._elements: Sequence[wire.SchemaElement] | None = None
         self._path: str | None = None
         self._by_path: dict[str, list[ColumnDescriptor]] | None = None
+        #: What the footer said of this schema, element by element (hashable), when it was
+        #: decoded from one: equal fingerprints, equal schemas (the decoder shares them).
+        self.fingerprint: Hashable | None = None
 
     @classmethod
     def _lazy(
@@ -144,6 +147,7 @@ class Schema:
         schema._elements = elements
         schema._path = path
         schema._by_path = None
+        schema.fingerprint = None
         return schema
 
     @property

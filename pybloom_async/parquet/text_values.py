@@ -152,7 +152,9 @@ def _parse_decimal(text: str, column: ColumnDescriptor) -> Decimal:
     return number
 
 
-def _parse_float(text: str, column: ColumnDescriptor, code: str, expected: str) -> float:
+def _parse_float(text: str, column: ColumnDescriptor, code: str, expected: str) -> float | Decimal:
+    """The nearest value of the type; a number beyond its range as the exact Decimal it is
+    (well-formed, but no value of the column: :func:`encode_value` rules it out)."""
     body = text.strip()
     if _NAN_TEXT.fullmatch(body):
         return math.nan
@@ -165,14 +167,10 @@ def _parse_float(text: str, column: ColumnDescriptor, code: str, expected: str) 
         return -0.0 if number.is_signed() else 0.0
     if code == "<d":
         # CPython's float() rounds decimal text correctly to the nearest double.
-        result = float(body)
-        if math.isinf(result):
-            raise _bad(text, column, f"{expected} within the type's range")
-        return result
+        result = float(number)
+        return number if math.isinf(result) else result
     rounded = _round_to_width(number, code)
-    if rounded is None:
-        raise _bad(text, column, f"{expected} within the type's range")
-    return rounded
+    return number if rounded is None else rounded
 
 
 # Largest finite value and the unit in its last place, per binary format:

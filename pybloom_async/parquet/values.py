@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import numbers
 import struct
+import sys
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
@@ -237,9 +238,23 @@ def _as_float(value: object, column: ColumnDescriptor) -> float | CannotMatch | 
     raise type_error(f"expected a number, got {got_text(value)}", column, value)
 
 
+#: The largest finite value of each binary float format.
+_LARGEST = {
+    "<f": struct.unpack("<f", b"\xff\xff\x7f\x7f")[0],
+    "<d": sys.float_info.max,
+    "<e": 65504.0,
+}
+
+
 def _encode_floating(value: object, column: ColumnDescriptor, code: str, name: str) -> Encoded:
     number = _as_float(value, column)
     if not isinstance(number, float):
+        if (
+            isinstance(number, CannotMatch)
+            and isinstance(value, (Decimal, numbers.Integral))
+            and abs(value) > _LARGEST[code]
+        ):
+            return CannotMatch(f"{show_value(value)} is beyond the range of {name}")
         return number
     try:
         packed = struct.pack(code, number)

@@ -21,40 +21,49 @@ column that none of the files read has raise
 
 from __future__ import annotations
 
-import itertools
 import os
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import anyio
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     PredicateError,
     PyBloomError,
 )
-from ..io.base import FileInfo, SourceStats
-from ..io.store import StoreOptions
+from ..io.base import FileInfo
+from ..io.files import FileStream, few_local_files, stream_paths
 from ..parquet import (
     Schema,
 )
 from ..predicate import Eq, Predicate, as_predicate
 from ..predicate_tokens import TextLiteral
-from ..read.blocking import (
-    BlockingLocalReader,
-    blocking_local_paths,
-    refuse_running_loop,
-    run_blocking,
-)
-from ..read.fetch import BloomFilterRead, FilterKey, ReaderConfig
-from ..read.reader import BloomReader
+from ..read.fetch import BloomFilterRead, FilterKey, Footer
+from ..read.reader import OpenedFile
+from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, files_only_columns, resolve_table, table_kind
+from ..tasks.loops import sync_twin, to_worker
+from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
-from .leaves import LeafCache, prepare
-from .runner import FileStream, files_at_once, for_each, once_each, open_run, stream_paths
+from .leaves import Leaf, LeafCache, prepare
 from .verdicts import ProbeResult, Rule, Verdict
 
-__all__ = ["probe", "probe_sync", "prune", "prune_sync"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ..read.run import RunKeywords
+
+__all__ = [
+    "CompiledPredicate",
+    "FilePruned",
+    "probe",
+    "probe_sync",
+    "prune",
+    "prune_file",
+    "prune_files",
+    "prune_opened",
+    "prune_sync",
+]
 
 
 #: The error on a column no file has lists at most this many of the files' columns...
@@ -77,21 +86,24 @@ class _ColumnsSeen:
     found: set[str] = field(default_factory=set)
     files: int = 0
     names: dict[str, None] = field(default_factory=dict)  # first seen first
+    # Files are decided in several worker threads at once (one per local file).
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
     def of(cls, where: Predicate) -> _ColumnsSeen:
         return cls(tuple(dict.fromkeys(p.column for p in leaves_of(where))))
 
     def add(self, schema: Schema) -> None:
-        self.files += 1
-        if len(self.found) == len(self.wanted):
-            return
-        self.found.update(c for c in self.wanted if c not in self.found and c in schema)
-        if len(self.found) < len(self.wanted):
-            for column in schema.columns:
-                if len(self.names) >= _COUNTED_COLUMNS:
-                    break
-                self.names.setdefault(column.path)
+        with self.lock:
+            self.files += 1
+            if len(self.found) == len(self.wanted):
+                return
+            self.found.update(c for c in self.wanted if c not in self.found and c in schema)
+            if len(self.found) < len(self.wanted):
+                for column in schema.columns:
+                    if len(self.names) >= _COUNTED_COLUMNS:
+                        break
+                    self.names.setdefault(column.path)
 
     def complete(self) -> bool:
         """Whether every predicate column is in some file read so far."""
@@ -123,49 +135,115 @@ class _ColumnsSeen:
         )
 
 
-async def _prune_file(
-    reader: BloomReader,
-    location: str | FileInfo,
-    where: Predicate,
-    strict: bool,
-    cache: LeafCache,
-    seen: _ColumnsSeen,
-) -> list[Verdict]:
+class CompiledPredicate:
+    """A predicate made ready once for a whole run: its leaves, and their literals encoded
+    once per column type (not once per file), and which of its columns the files have.
+
+    Files whose column has the same physical and logical type share one encoded leaf.
+    """
+
+    def __init__(self, where: Predicate | str) -> None:
+        self.predicate = as_predicate(where)
+        self.leaves = leaves_of(self.predicate)
+        self.seen = _ColumnsSeen.of(self.predicate)
+        self._cache: LeafCache = {}
+
+    def leaves_for(self, footer: Footer) -> dict[int, Leaf]:
+        """The leaves encoded for one file's columns, keyed by ``id`` of the predicate leaf.
+
+        Raises
+        ------
+        PredicateError
+            A literal is not a value of its column's type.
+        """
+        return {id(p): prepare(p, footer, self._cache) for p in self.leaves}
+
+
+@dataclass(frozen=True)
+class FilePruned:
+    """One file pruned: its footer, and a verdict per row group."""
+
+    footer: Footer
+    verdicts: list[Verdict]
+
+    @property
+    def kept(self) -> list[int]:
+        """The row groups that may hold a match."""
+        return [v.row_group for v in self.verdicts if v.kept and v.row_group is not None]
+
+
+async def prune_opened(file: OpenedFile, compiled: CompiledPredicate, strict: bool) -> FilePruned:
+    """Prune one opened file: the one per-file pruning, which every multi-file caller runs.
+
+    Round 1 decides what types, nulls and statistics decide; only the row groups still
+    undecided get their filters read (one planned read), and round 2 probes them.
+
+    Raises
+    ------
+    PredicateError
+        A literal is not a value of its column's type; with ``strict``, a column the file
+        lacks.
+    PyBloomError
+        The file cannot be read; with ``strict``, a damaged filter.
+    """
+    footer = await file.footer()
+    location = file.location
+    # Verdicts name the file as it was given (a table's URI stays a URI).
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
-    try:
-        # One source for the footer and the filters: opened, and its store found, once.
-        async with reader.opened(location) as file:
-            footer = await file.footer()
-            leaves = {id(p): prepare(p, footer, cache) for p in leaves_of(where)}
-            seen.add(footer.metadata.schema)
-            if strict:
-                for leaf in leaves.values():
-                    if leaf.desc is None:
-                        raise PredicateError(
-                            leaf.missing_reason or "no such column", path=path, column=leaf.column
-                        )
-            row_groups = footer.metadata.row_groups
-            # Round 1 without filters: row groups the types and statistics already
-            # exclude need no filter read at all; their outcome is final.
-            decided: Decided = {}
-            first = [evaluate(where, leaves, rg, None, strict, path, decided) for rg in row_groups]
-            undecided = [
-                rg.index for rg, out in zip(row_groups, first, strict=True) if not out.excluded
-            ]
-            columns = sorted(
-                {leaf.desc.path for leaf in leaves.values() if leaf.needs_filter and leaf.desc}
-            )
-            filters: dict[FilterKey, BloomFilterRead] = {}
-            if undecided and columns:
-                filters = await file.filters(columns, undecided)
-            verdicts = []
-            for rg, out in zip(row_groups, first, strict=True):
-                if not out.excluded:
-                    out = evaluate(where, leaves, rg, filters, strict, path, decided)
-                verdicts.append(
-                    Verdict(path, rg.index, rg.num_rows, not out.excluded, out.reason, out.rule)
+    where = compiled.predicate
+    leaves = compiled.leaves_for(footer)
+    compiled.seen.add(footer.metadata.schema)
+    if strict:
+        for leaf in leaves.values():
+            if leaf.desc is None:
+                raise PredicateError(
+                    leaf.missing_reason or "no such column", path=path, column=leaf.column
                 )
-            return verdicts
+    row_groups = footer.metadata.row_groups
+    # Round 1 without filters: row groups the types and statistics already exclude need
+    # no filter read at all; their outcome is final.
+    decided: Decided = {}
+    first = [evaluate(where, leaves, rg, None, strict, path, decided) for rg in row_groups]
+    undecided = [rg.index for rg, out in zip(row_groups, first, strict=True) if not out.excluded]
+    columns = sorted(
+        {leaf.desc.path for leaf in leaves.values() if leaf.needs_filter and leaf.desc}
+    )
+    filters: dict[FilterKey, BloomFilterRead] = {}
+    if undecided and columns:
+        filters = await file.filters(columns, undecided)
+    verdicts = []
+    for rg, out in zip(row_groups, first, strict=True):
+        if not out.excluded:
+            out = evaluate(where, leaves, rg, filters, strict, path, decided)
+        verdicts.append(
+            Verdict(path, rg.index, rg.num_rows, not out.excluded, out.reason, out.rule)
+        )
+    return FilePruned(footer, verdicts)
+
+
+async def prune_file(
+    run: Run, location: str | FileInfo, compiled: CompiledPredicate
+) -> list[Verdict]:
+    """One file's verdicts, for the callers that want verdicts (prune, the index passes).
+
+    Reached through :meth:`Run.with_file` (a local file in one worker-thread call); an
+    unreadable file is one kept verdict with the reason (``strict``: raised).
+
+    Raises
+    ------
+    PredicateError
+        As :func:`prune_opened`, naming the file.
+    PyBloomError
+        With ``strict``, the first problem.
+    """
+    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    strict = run.strict
+
+    async def work(file: OpenedFile) -> list[Verdict]:
+        return (await prune_opened(file, compiled, strict)).verdicts
+
+    try:
+        return await run.with_file(location, work)
     except PredicateError as exc:
         # A literal that is not of its column's type (or, strict, a missing column):
         # the predicate is wrong, not the file.
@@ -174,9 +252,11 @@ async def _prune_file(
         if strict:
             raise exc.with_context(path=path) from None
         return [Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)]
+    finally:
+        run.done(location)  # the run's own reader caches a file only while it is pruned
 
 
-# Long because: the docstring documents every parameter and error (48 lines); the code is 41.
+# Long because: the docstring documents every parameter and error (45 lines); the code is 35.
 async def prune(
     paths: (
         str
@@ -187,15 +267,10 @@ async def prune(
     ),
     where: Predicate | str,
     *,
-    strict: bool = False,
-    concurrency: int | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    run: RunOptions | None = None,
     require_columns: bool | Callable[[], bool] = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide, for every row group of every file, whether it may hold matching rows.
 
@@ -204,27 +279,17 @@ async def prune(
     paths:
         Files, directories or object-store prefixes (``s3://bucket/table/``);
         directories and prefixes expand to their ``*.parquet`` files, read as
-        they are listed (or a :class:`~pybloom_async.pruning.runner.FileStream`).
+        they are listed (or a :class:`~pybloom_async.io.files.FileStream`).
         Or a table: a ``deltalake.DeltaTable`` or a ``pyiceberg`` table, whose
         live files are pruned (files its partition values and statistics rule
         out get no verdict; its schema decides which columns exist).
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
-    strict:
-        Raise on an unreadable file, a damaged filter or a missing column
-        instead of keeping the row group with a reason.
-    concurrency:
-        Files read at once (default: the reader config's, 64).
-    options:
-        Object-store options (endpoint, region, credentials, allow_http, ...);
-        by default obstore reads the standard environment variables.
-    stats:
-        Counts requests and bytes.
-    config, reader:
-        Reader limits, or a long-lived :class:`BloomReader` whose cache to use.
-    progress:
-        Called as ``progress(done, total)`` after each file.
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`: ``strict``,
+        ``concurrency``, ``options``, ``stats``, ``config``, ``reader``, ``progress``),
+        as one object or as keyword arguments (which win).
     require_columns:
         Raise when a column of ``where`` is in none of the files read (at
         least one read). False when ``paths`` are a part of a larger set whose
@@ -253,20 +318,37 @@ async def prune(
         column is in none of the files read (``require_columns``), the
         message listing the columns they have.
     InvalidArgumentError
-        ``concurrency`` is not a positive int.
+        A run option is invalid (``concurrency`` not a positive int, ...).
     PyBloomError
         With ``strict=True``, the first problem met.
     """
-    predicate = as_predicate(where)
+    opts = run_options(run, keywords, "prune")
+    compiled = CompiledPredicate(where)
     if table_kind(paths) is not None:
         # The table's live files after its own first stage (tables/); its schema has
         # been checked, and a partition column is in no data file.
-        table = await anyio.to_thread.run_sync(resolve_table, paths, predicate, options)
-        files_only_columns(table, predicate, strict)
+        table = await to_worker(resolve_table, paths, compiled.predicate, opts.options)
+        files_only_columns(table, compiled.predicate, opts.strict)
         paths, require_columns = table.files, False
-    cache: LeafCache = {}  # values encoded once per column type, not once per file
-    seen = _ColumnsSeen.of(predicate)
+    async with open_run(opts) as r:
+        # Read as listed: no list of files held.
+        return await prune_files(
+            r, stream_paths(paths, r.reader), compiled, require_columns, on_file, r.progress
+        )
 
+
+async def prune_files(
+    run: Run,
+    files: Sequence[str | FileInfo] | FileStream,
+    compiled: CompiledPredicate,
+    require_columns: bool | Callable[[], bool] = True,
+    on_file: Callable[[list[Verdict]], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Verdict]:
+    """:func:`prune` within a run already open, over files already found (the index
+    passes hand their kept files here): ``run.limit`` files at once, each through
+    :func:`prune_file`; ``require_columns`` and ``on_file`` as for :func:`prune`."""
+    seen = compiled.seen
     held: list[list[Verdict]] = []  # with on_file: until the columns are known to exist
 
     def hand_over(verdicts: list[Verdict]) -> None:
@@ -279,21 +361,13 @@ async def prune(
         held.clear()
         on_file(verdicts)
 
-    # The concurrency is checked before any listing.
-    async with open_run(
-        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
-    ) as run:
-        files = stream_paths(paths, run.reader)  # read as listed: no list of files held
-
-        async def one(location: str | FileInfo) -> list[Verdict]:
-            try:
-                return await _prune_file(run.reader, location, predicate, strict, cache, seen)
-            finally:
-                run.done(location)  # the run's own reader caches a file only while it is pruned
-
-        results = await for_each(
-            files, one, run.limit, progress, hand_over if on_file is not None else None
-        )
+    results = await for_each(
+        files,
+        lambda location: prune_file(run, location, compiled),
+        run.limit,
+        progress,
+        hand_over if on_file is not None else None,
+    )
     if require_columns() if callable(require_columns) else require_columns:
         seen.check()
     if on_file is not None:
@@ -303,75 +377,9 @@ async def prune(
     return [v for per_file in results for v in per_file]
 
 
-#: Up to this many local files, the *_sync functions read in the calling thread, one file
-#: after another, with no event loop (see reader.BlockingLocalReader); more files, or any
-#: URL or directory, go through :func:`prune` and its concurrent reads. Starting the loop
-#: and its threads costs about as much CPU as pruning a few files from the page cache,
-#: while files on a slow disk are better read concurrently: a few is where both meet.
-BLOCKING_MAX_FILES = 4
-
-
-def prune_sync(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | TableSource,
-    where: Predicate | str,
-    **kwargs: Any,
-) -> list[Verdict]:
-    """:func:`prune` for scripts (not from inside an event loop); the same arguments.
-
-    A few local files (``BLOCKING_MAX_FILES``) are read in the calling thread
-    without starting an event loop: the same reader, planner and pruning code,
-    the same verdicts, a fraction of the time.
-
-    Raises
-    ------
-    EventLoopError
-        Called from a thread that runs an event loop (Jupyter, async code): use
-        ``await prune(...)`` there.
-    """
-    refuse_running_loop("prune_sync", "prune")
-    direct = kwargs.get("reader") or table_kind(paths) is not None
-    local = None if direct else blocking_local_paths(paths, BLOCKING_MAX_FILES)
-    if local is not None:
-        on_file = kwargs.pop("on_file", None)
-        verdicts = _prune_blocking(once_each(local), where, **kwargs)
-        if on_file is None:
-            return verdicts
-        # As prune() hands them over: per file, in file order, after the column check.
-        for _, per_file in itertools.groupby(verdicts, key=lambda v: v.file):
-            on_file(list(per_file))
-        return []
-    return anyio.run(lambda: prune(paths, where, **kwargs))
-
-
-def _prune_blocking(
-    files: Sequence[str],
-    where: Predicate | str,
-    *,
-    strict: bool = False,
-    concurrency: int | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    config: ReaderConfig | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    require_columns: bool = True,
-) -> list[Verdict]:
-    """:func:`prune` over local files, one after another, with blocking reads and no loop."""
-    predicate = as_predicate(where)
-    rdr = BlockingLocalReader(
-        config=config or ReaderConfig(), options=options, stats=stats, max_files=1 << 20
-    )
-    files_at_once(concurrency, rdr.config)  # validated as prune() does; files go one by one
-    cache: LeafCache = {}
-    seen = _ColumnsSeen.of(predicate)
-    out: list[Verdict] = []
-    with rdr:
-        for done, path in enumerate(files, 1):
-            out.extend(run_blocking(_prune_file(rdr, path, predicate, strict, cache, seen)))
-            if progress is not None:
-                progress(done, len(files))
-    if require_columns:
-        seen.check()
-    return out
+#: ``prune`` for scripts; a few local files (``read.run.INLINE_MAX_FILES``) are read in
+#: the calling thread with no event loop (the same code, a fraction of the time).
+prune_sync = sync_twin(prune, inline_when=few_local_files("paths"))
 
 
 def _probe_values(values: Any) -> list[Any]:
@@ -389,11 +397,8 @@ async def probe(
     column: str,
     values: Any,
     *,
-    strict: bool = False,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> list[ProbeResult]:
     """For every row group and value, whether the file's data rules the value out.
 
@@ -403,7 +408,8 @@ async def probe(
 
     ``values`` is a list (or any iterable) of values, or one value: a str,
     bytes or any non-iterable value (``probe(path, "id", 42)``) is probed as
-    itself, never as its characters or bytes.
+    itself, never as its characters or bytes. ``run`` and the keywords are the
+    run's options, as for :func:`prune` (``strict`` raises on a damaged filter).
 
     Raises
     ------
@@ -413,46 +419,35 @@ async def probe(
     ParquetFormatError, SourceError, ...
         The file cannot be read.
     """
-    # One open: the footer and the column's filters (PredicateError names an unknown column).
-    async with open_run(reader=reader, config=config, options=options, stats=stats) as run:
-        footer, filters = await run.reader.footer_and_filters(path, [column])
-    desc = footer.metadata.schema.column(column)
+    opts = run_options(run, keywords, "probe")
     eqs = [Eq(column, v) for v in _probe_values(values)]
-    try:
-        leaves = {id(e): prepare(e, footer) for e in eqs}
-    except PredicateError as exc:
-        raise exc.with_context(path=footer.path) from None
-    out = []
-    for rg in footer.metadata.row_groups:
-        for e in eqs:
-            o = eval_leaf(
-                leaves[id(e)], rg, filters.get((rg.index, desc.path)), strict, footer.path
-            )
-            out.append(
-                ProbeResult(footer.path, rg.index, desc.path, e.value, o.excluded, o.reason, o.rule)
-            )
-    return out
+
+    async def work(file: OpenedFile) -> list[ProbeResult]:
+        # One open: the footer and the column's filters (PredicateError names an unknown
+        # column).
+        footer = await file.footer()
+        filters = await file.filters([column])
+        desc = footer.metadata.schema.column(column)
+        try:
+            leaves = {id(e): prepare(e, footer) for e in eqs}
+        except PredicateError as exc:
+            raise exc.with_context(path=footer.path) from None
+        out = []
+        for rg in footer.metadata.row_groups:
+            for e in eqs:
+                o = eval_leaf(
+                    leaves[id(e)], rg, filters.get((rg.index, desc.path)), opts.strict, footer.path
+                )
+                out.append(
+                    ProbeResult(
+                        footer.path, rg.index, desc.path, e.value, o.excluded, o.reason, o.rule
+                    )
+                )
+        return out
+
+    async with open_run(opts) as r:
+        return await r.with_file(path, work)
 
 
-def probe_sync(
-    path: str | os.PathLike[str] | FileInfo, column: str, values: Any, **kwargs: Any
-) -> list[ProbeResult]:
-    """:func:`probe` for scripts (not from inside an event loop); the same arguments.
-
-    A local file is read in the calling thread without an event loop, as in
-    :func:`prune_sync`.
-
-    Raises
-    ------
-    EventLoopError
-        Called from a thread that runs an event loop: use ``await probe(...)`` there.
-    """
-    refuse_running_loop("probe_sync", "probe")
-    if not kwargs.get("reader") and blocking_local_paths(path, 1) is not None:
-        with BlockingLocalReader(
-            config=kwargs.get("config") or ReaderConfig(),
-            options=kwargs.get("options"),
-            stats=kwargs.get("stats"),
-        ) as reader:
-            return run_blocking(probe(path, column, values, **{**kwargs, "reader": reader}))
-    return anyio.run(lambda: probe(path, column, values, **kwargs))
+#: ``probe`` for scripts: a local file is read in the calling thread with no event loop.
+probe_sync = sync_twin(probe, inline_when=few_local_files("path"))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 import decimal
+import math
+import numbers
 import struct
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,12 +36,17 @@ from ..types import PhysicalType
 from .verdicts import show
 
 
-def _rounds_decimals(column: ColumnDescriptor) -> bool:
-    """A binary floating-point column: a decimal literal means the nearest value of it."""
+def _binary_float(column: ColumnDescriptor) -> bool:
+    """A binary floating-point column: a number literal means the nearest value of it."""
     lt = column.logical_type
     return column.physical_type in (PhysicalType.FLOAT, PhysicalType.DOUBLE) or (
         lt is not None and lt.kind is LogicalKind.FLOAT16
     )
+
+
+def _decimal_column(column: ColumnDescriptor) -> bool:
+    lt = column.logical_type
+    return lt is not None and lt.kind is LogicalKind.DECIMAL
 
 
 def literal_of(value: Any) -> str:
@@ -46,13 +55,53 @@ def literal_of(value: Any) -> str:
     return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
 
 
+#: Beyond this many bits an integer is beyond every binary float type (2**1024 > DBL_MAX).
+_BEYOND_FLOATS = 1100
+
+
+def _quoted(value: Any) -> str | None:
+    """The text of a literal the text form writes in quotes, or None for other values."""
+    if isinstance(value, TextLiteral):
+        return value.text
+    if isinstance(value, str):
+        return value
+    if isinstance(value, datetime.time) and value.tzinfo and value.utcoffset() is None:
+        return None  # no fixed offset to write: the encoder says why
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    return None
+
+
+def _number_text(value: Any) -> str | None:
+    """A finite int, Decimal or float as the decimal text it stands for, else None.
+
+    A float stands for the number it prints as (``0.1`` is one tenth), as in
+    the text form, which writes it so.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, numbers.Integral):
+        number = int(value)
+        return str(number) if number.bit_length() <= _BEYOND_FLOATS else None
+    if isinstance(value, decimal.Decimal):
+        return str(value) if value.is_finite() else None
+    if isinstance(value, float) and math.isfinite(value):
+        return float.__repr__(value)
+    return None
+
+
 def _encode(value: Any, column: ColumnDescriptor) -> Encoded:
     """A literal's encodings in ``column``, read by the column's type.
 
-    A ``str`` means what the same text in quotes means (``TextLiteral``), so a
-    predicate and its text form agree. A literal that is not a value of the
-    column's type is the user's mistake; one the column cannot hold is
-    ``CannotMatch``; see :mod:`pybloom_async.predicate`.
+    One rule for both forms of a predicate (see :mod:`pybloom_async.predicate`):
+    a value the text form writes in quotes (``str``, dates, times, timestamps,
+    UUIDs) means that text read by the column's type; in a FLOAT, DOUBLE or
+    FLOAT16 column a number means the nearest value of the type, as SQL reads a
+    literal; a Python float means the decimal it prints as; otherwise a number
+    is taken exactly. A literal that is not a value of the column's type is the
+    user's mistake; one the column cannot hold is ``CannotMatch``.
 
     Raises
     ------
@@ -61,13 +110,19 @@ def _encode(value: Any, column: ColumnDescriptor) -> Encoded:
         the value and the forms the column takes).
     """
     try:
-        if isinstance(value, (str, TextLiteral)):
-            return encode_text(value.text if isinstance(value, TextLiteral) else value, column)
-        if isinstance(value, decimal.Decimal) and _rounds_decimals(column):
-            # A literal written as 0.1 means the float nearest to it, as in SQL.
-            if not value.is_finite():
+        text = _quoted(value)
+        if text is not None:
+            return encode_text(text, column)
+        if _binary_float(column):
+            number = _number_text(value)
+            if number is not None:
+                return encode_text(number, column)  # the nearest value, as in SQL
+            if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+                return CannotMatch(f"{show(value)} is beyond the range of the column's type")
+            if isinstance(value, decimal.Decimal):  # NaN and infinities
                 return encode_value(float(value), column)
-            return encode_text(str(value), column)
+        elif isinstance(value, float) and _decimal_column(column):
+            value = decimal.Decimal(float.__repr__(value))  # the number it prints as
         return encode_value(value, column)
     except (ValueEncodingError, UnsupportedTypeError) as exc:
         raise PredicateError(

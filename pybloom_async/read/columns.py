@@ -23,7 +23,7 @@ import numpy as np
 
 from ..checks import require_pyarrow
 from ..core.hashing import HashArray, hash_values
-from ..errors import ParquetFormatError, UnsupportedTypeError
+from ..errors import ParquetFormatError, PyBloomError, UnsupportedTypeError
 from ..parquet.logical import LogicalKind
 from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
@@ -150,6 +150,8 @@ def physical_values(values: Any, column: ColumnDescriptor) -> Any:
     if reason is not None:
         raise UnsupportedTypeError(reason, column=column.path)
     if isinstance(values, pa.ChunkedArray):
+        if values.num_chunks == 0:  # an empty chunk of no rows: its type says what to give
+            return pa.chunked_array([physical_values(values.combine_chunks(), column)])
         return pa.chunked_array([physical_values(c, column) for c in values.chunks])
     arr = values
     if isinstance(arr.type, pa.BaseExtensionType):
@@ -283,7 +285,8 @@ def _decimal_words(arr: Any) -> np.ndarray[Any, Any]:
 def _decimal_big_endian(arr: Any, width: int) -> Any:
     """Unscaled decimals as ``width``-byte big-endian two's complement (FIXED_LEN_BYTE_ARRAY)."""
     words = _decimal_words(arr)
-    le = np.ascontiguousarray(words).view(np.uint8).reshape(len(arr), -1)  # little-endian bytes
+    # Little-endian bytes, one row per value (the width given: no row to infer it from).
+    le = np.ascontiguousarray(words).view(np.uint8).reshape(len(arr), words.shape[1] * 8)
     have = le.shape[1]
     if width <= have:
         out = le[:, :width][:, ::-1]
@@ -395,14 +398,31 @@ class ColumnReader:
         return table.column(0)
 
     def hashes(self, row_group: int, column: ColumnDescriptor) -> HashArray:
-        """Hashes of the chunk's non-null values (see :func:`column_hashes`)."""
+        """Hashes of the chunk's non-null values (see :func:`column_hashes`).
+
+        Raises
+        ------
+        UnsupportedTypeError
+            The column cannot get an exact filter.
+        ParquetFormatError
+            pyarrow cannot read the chunk, or its values cannot be turned back into
+            the column's physical values (pyarrow's own error, named).
+        """
         values = self.read(row_group, column)
-        if column.physical_type is PhysicalType.INT96:
-            self._check_int96(row_group, column, values)
         try:
+            if column.physical_type is PhysicalType.INT96:
+                self._check_int96(row_group, column, values)
             return column_hashes(values, column)
-        except UnsupportedTypeError as exc:
+        except PyBloomError as exc:
             raise exc.with_context(path=self._display, row_group=row_group) from None
+        except (ArithmeticError, LookupError, TypeError, ValueError, OSError) as exc:
+            # pyarrow raises ArrowException subclasses of these (ArrowInvalid is a ValueError).
+            raise ParquetFormatError(
+                f"cannot read the values: {type(exc).__name__}: {exc}",
+                path=self._display,
+                row_group=row_group,
+                column=column.path,
+            ) from exc
 
     def _check_int96(self, row_group: int, column: ColumnDescriptor, values: Any) -> None:
         import pyarrow as pa

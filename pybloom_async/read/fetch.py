@@ -4,7 +4,9 @@ results.
 
 from __future__ import annotations
 
+import bisect
 import enum
+import os
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
@@ -32,6 +34,7 @@ from .plan import (
     PlanConfig,
     plan_filter_reads,
 )
+from .ranges import merge_ranges
 
 __all__ = [
     "BloomFilterRead",
@@ -72,6 +75,12 @@ class ReaderConfig:
         limit (:class:`pybloom_async.read.plan.PlanConfig`).
     concurrency:
         Files read at once by the multi-file functions.
+    local_threads:
+        Local files worked on at once, each in one worker-thread call (default: the
+        CPUs, between 2 and 4). The work is mostly Python, which one thread runs at a
+        time: more threads only contend for the interpreter (measured in
+        ``bench/RESULTS.md``: 64 at once cost twice the CPU of 2). Raise it for files on
+        a slow disk or a network file system, whose reads then overlap.
     io_threads:
         Worker threads for blocking I/O (local ``pread``, obstore's sync API):
         the cap on requests in flight, so it should not be below the number of
@@ -85,6 +94,7 @@ class ReaderConfig:
     max_footer_bytes: int = 64 * 1024 * 1024
     plan: PlanConfig = DEFAULT_PLAN_CONFIG
     concurrency: int = 64
+    local_threads: int | None = None
     io_threads: int = 256
 
     def __post_init__(self) -> None:
@@ -101,6 +111,12 @@ class ReaderConfig:
         object.__setattr__(self, "max_suffix_bytes", largest)
         for name in ("max_footer_bytes", "concurrency", "io_threads"):
             object.__setattr__(self, name, positive_int(name, getattr(self, name)))
+        if self.local_threads is None:
+            object.__setattr__(self, "local_threads", min(4, max(2, os.cpu_count() or 1)))
+        else:
+            object.__setattr__(
+                self, "local_threads", positive_int("local_threads", self.local_threads)
+            )
         if not isinstance(self.plan, PlanConfig):
             raise InvalidArgumentError(
                 f"plan must be a PlanConfig, not {type(self.plan).__name__}", value=self.plan
@@ -274,37 +290,53 @@ def wanted_filters(
     return wanted
 
 
-def filters_in_tail(
+def _exact(
     footer: Footer, wanted: list[tuple[FilterKey, int | None, int | None]], config: PlanConfig
-) -> dict[FilterKey, BloomFilterRead] | None:
-    """The wanted filters straight from the tail already read, or None to plan the reads.
+) -> bool:
+    """Whether every wanted filter has a length and lies where a filter may (the usual case)."""
+    lowest = MAGIC_BYTES
+    footer_start = footer.location.metadata_offset
+    max_serialized = config.max_serialized_bytes
+    return all(
+        type(offset) is int
+        and type(length) is int
+        and lowest <= offset
+        and offset + length <= footer_start
+        and MIN_FILTER_BYTES <= length <= max_serialized
+        for _, offset, length in wanted
+    )
 
-    The usual case once the suffix covers the filters: every filter has its length and
-    lies in the tail, its header decodes and agrees with that length. The plan's two
-    rounds then read nothing, and skipping them costs a tenth of the CPU per filter. Any
-    filter outside that case (no length, outside the tail, any doubt about its header)
+
+def filters_from_pieces(
+    wanted: list[tuple[FilterKey, int | None, int | None]],
+    pieces: list[tuple[int, bytes]],
+    config: PlanConfig,
+) -> dict[FilterKey, BloomFilterRead] | None:
+    """The wanted filters straight from bytes already read, or None to plan the reads.
+
+    The usual case: every filter has its length (checked by :func:`_exact`) and lies in
+    one of ``pieces`` (``(start, bytes)``, sorted by start: the tail, or ranges read for
+    exactly these filters), its header decodes and agrees with that length. The plan's two
+    rounds then have nothing left to decide, and skipping them costs a tenth of the CPU per
+    filter. Any filter outside that case (outside the pieces, any doubt about its header)
     answers None, and the planned reads give every outcome with its reason; so this path
     only ever answers what they would.
     """
-    tail = memoryview(footer.tail)
-    base = footer.tail_start
-    lowest = max(MAGIC_BYTES, base)
-    footer_start = footer.location.metadata_offset
     max_bytes = config.max_filter_bytes
     max_header = config.max_header_bytes
-    max_serialized = config.max_serialized_bytes
+    starts = [start for start, _ in pieces]
+    views = [memoryview(data) for _, data in pieces]
     out: dict[FilterKey, BloomFilterRead] = {}
     for key, offset, length in wanted:
-        if not (
-            type(offset) is int
-            and type(length) is int
-            and lowest <= offset
-            and offset + length <= footer_start
-            and MIN_FILTER_BYTES <= length <= max_serialized
-        ):
+        assert offset is not None and length is not None
+        i = bisect.bisect_right(starts, offset) - 1
+        if i < 0:
             return None
-        start = offset - base
-        piece = tail[start : start + length]
+        start = offset - starts[i]
+        view = views[i]
+        if start + length > len(view):
+            return None
+        piece = view[start : start + length]
         try:
             header_len, num_bytes = decode_header(piece, max_bytes=max_bytes)
         except PyBloomError:
@@ -333,10 +365,24 @@ async def read_filters_from(
     wanted: list[tuple[FilterKey, int | None, int | None]],
     config: ReaderConfig,
 ) -> dict[FilterKey, BloomFilterRead]:
-    in_tail = filters_in_tail(footer, wanted, config.plan)
-    if in_tail is not None:
-        return in_tail
     plan_config = config.plan
+    if _exact(footer, wanted, plan_config):
+        # Every filter's place is known: the tail holds them, or one merged read does.
+        tail_start = footer.tail_start
+        outside = [
+            (offset, offset + length)
+            for _, offset, length in wanted
+            if offset is not None and length is not None and offset < tail_start
+        ]
+        pieces: list[tuple[int, bytes]] = []
+        if outside:
+            merged = merge_ranges(outside, plan_config.max_hole_bytes, plan_config.max_range_bytes)
+            data = await source.read_ranges([(r.start, r.end) for r in merged])
+            pieces = [(r.start, d) for r, d in zip(merged, data, strict=True)]
+        pieces.append((tail_start, footer.tail))
+        found = filters_from_pieces(wanted, pieces, plan_config)
+        if found is not None:
+            return found
     max_bytes = plan_config.max_filter_bytes
     plan = plan_filter_reads(
         wanted,

@@ -16,16 +16,15 @@ damaged filter becomes an ``unusable`` entry with a reason, never a crash.
 Everything runs on anyio (asyncio or trio); a :class:`BloomReader` caches
 footers and filters for long-lived services.
 
-Scripts that ask about one local file (``prune_sync``, ``probe_sync``) do not
-need an event loop or worker threads at all: :class:`BlockingLocalReader` reads
-with ``pread`` in the calling thread, so the same coroutines, planner, decoder
-and pruning code complete without ever suspending, and :func:`run_blocking`
-runs them to the end without a loop (starting one and handing each read to a
-thread cost more than the whole answer)."""
+Running inline (:mod:`pybloom_async.tasks.loops`: one local file's work in one
+worker-thread call, or a ``*_sync`` call on a few local files in the caller's
+thread), the reader opens local files as blocking sources: the same coroutines,
+planner, decoder and pruning code then complete without ever suspending."""
 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Collection, Mapping
@@ -38,7 +37,8 @@ from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from ..io.address import parse_address
 from ..io.base import ByteSource, FileInfo, SourceStats
 from ..io.identity import SourceIdentity, stat_identity
-from ..io.store import ObjectStoreSource, StoreOptions, open_source
+from ..io.store import ObjectStoreSource, StoreOptions, as_store_options, open_source
+from ..tasks.loops import inline
 from .fetch import (
     DEFAULT_READER_CONFIG,
     BloomFilterRead,
@@ -55,8 +55,6 @@ from .suffix import SuffixLearner
 __all__ = [
     "BloomReader",
     "OpenedFile",
-    "read_bloom_filters",
-    "read_footer",
 ]
 
 Location = str | os.PathLike[str] | FileInfo
@@ -76,11 +74,13 @@ class BloomReader:
     """Reads footers and filters, with bounded in-memory caches for long-lived services.
 
     Cached entries are keyed by path and tied to the file's identity (size,
-    ETag or inode + mtime). An entry younger than ``max_age`` seconds is used
-    with no I/O at all; an older one costs one metadata request (HEAD or
-    ``fstat``) to confirm the file is unchanged, else it is dropped and read
-    again. So a file replaced under the same name is noticed within
-    ``max_age`` seconds; pass ``max_age=0`` to check every time.
+    ETag or inode + mtime). A local file is checked on every use (the ``fstat``
+    of its opening, which its reads need anyway), so a replaced file is never
+    read with its old footer. On an object store, an entry younger than
+    ``max_age`` seconds is used with no request at all (reads are still pinned
+    to its ETag); an older one costs one HEAD to confirm the object is
+    unchanged, else it is dropped and read again. Pass ``max_age=0`` to check
+    every time.
 
     With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
     default), the reader learns from every object-store file it reads how large
@@ -103,7 +103,7 @@ class BloomReader:
     max_filter_bytes:
         Total bitset bytes kept in the cache.
     max_age:
-        Seconds a cached entry is trusted without a check.
+        Seconds a cached object-store entry is trusted without a HEAD.
     """
 
     def __init__(
@@ -121,21 +121,35 @@ class BloomReader:
                 f"config must be a ReaderConfig, not {type(config).__name__}", value=config
             )
         self.config = config
-        self.options = _store_options(options)
+        self.options = as_store_options(options)
         self.stats = stats if stats is not None else SourceStats()
         self.max_files = integer("max_files", max_files, minimum=0)
         self.max_filter_bytes = integer("max_filter_bytes", max_filter_bytes, minimum=0)
         self.max_age = seconds("max_age", max_age, allow_zero=True)
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         self._cached_bytes = 0
+        # Files of one run are read in several worker threads at once (one per local file):
+        # the cache's bookkeeping is done under this lock, never across a read.
+        self._lock = threading.Lock()
         self._io = anyio.CapacityLimiter(config.io_threads)
         self.suffix = SuffixLearner(
             config.adaptive_start, config.max_suffix_bytes, floor=config.min_suffix_bytes
         )
 
+    @property
+    def io_limiter(self) -> anyio.CapacityLimiter:
+        """The worker threads this reader's blocking work may use at once."""
+        return self._io
+
     def open(self, location: Location) -> ByteSource:
-        """A source for a path, URL or listing entry, counted in :attr:`stats`."""
-        return open_source(location, options=self.options, stats=self.stats, limiter=self._io)
+        """A source for a path, URL or listing entry, counted in :attr:`stats`.
+
+        Running inline (one file's work in one worker thread), a local file's reads block
+        the calling thread.
+        """
+        return open_source(
+            location, options=self.options, stats=self.stats, limiter=self._io, blocking=inline()
+        )
 
     async def identity(self, location: Location) -> SourceIdentity:
         """The file's version now, for comparing with what an index was built from.
@@ -171,47 +185,66 @@ class BloomReader:
         entry = self._cache.get(key)
         if entry is None:
             return None
-        if time.monotonic() - entry.checked_at >= self.max_age:
+        # A local file is checked every time (its identity comes with its opening, which
+        # its reads need anyway); a store's once max_age has passed (a HEAD).
+        if source.local or time.monotonic() - entry.checked_at >= self.max_age:
             if await source.identity() != entry.footer.identity:
-                self._evict(key)
+                with self._lock:
+                    if self._cache.get(key) is entry:
+                        self._evict(key)
                 return None
             entry.checked_at = time.monotonic()
         else:
             source.assume_identity(entry.footer.identity)
-        self._cache.move_to_end(key)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
         return entry
 
     def forget(self, location: Location) -> None:
         """Drop one file's cached footer and filters (the next read fetches them again)."""
         # The cache key is the source's own path, the address's display form: found
         # without making a source (this runs once per file of a run).
+        if not self._cache:
+            return  # nothing cached (a reader that caches nothing): no address to parse
         path = location.path if isinstance(location, FileInfo) else location
-        self._evict(parse_address(path).display)
+        key = parse_address(path).display
+        with self._lock:
+            self._evict(key)
 
     def _evict(self, key: str) -> None:
+        """Drop one entry (the caller holds the lock)."""
         entry = self._cache.pop(key, None)
         if entry is not None:
             self._cached_bytes -= entry.filter_bytes
 
-    def _store(self, key: str, entry: _Entry) -> None:
-        if self.max_files <= 0:
-            return
-        if key not in self._cache:
-            self._cache[key] = entry
-        self._cache.move_to_end(key)
-        while len(self._cache) > self.max_files or (
-            self._cached_bytes > self.max_filter_bytes and len(self._cache) > 1
-        ):
-            self._evict(next(iter(self._cache)))
+    def _store(
+        self, key: str, entry: _Entry, found: Mapping[FilterKey, BloomFilterRead] | None = None
+    ) -> None:
+        """Keep an entry (with filters ``found`` added to it), within the cache's bounds."""
+        with self._lock:
+            if found is not None:
+                self._add_filters(entry, found)
+            if self.max_files <= 0 or (found is not None and self._cache.get(key) is not entry):
+                return  # not cached, or dropped meanwhile: its filters served this call only
+            if key not in self._cache:
+                self._cache[key] = entry
+            self._cache.move_to_end(key)
+            while len(self._cache) > self.max_files or (
+                self._cached_bytes > self.max_filter_bytes and len(self._cache) > 1
+            ):
+                self._evict(next(iter(self._cache)))
 
     def _add_filters(self, entry: _Entry, found: Mapping[FilterKey, BloomFilterRead]) -> None:
+        """Add filters to an entry (the caller holds the lock)."""
         for key, read in found.items():
             if key in entry.filters:
                 continue
             entry.filters[key] = read
             if read.filter is not None:
                 entry.filter_bytes += read.filter.num_bytes
-                self._cached_bytes += read.filter.num_bytes
+                if self._cache.get(entry.footer.path) is entry:
+                    self._cached_bytes += read.filter.num_bytes
 
     def opened(self, location: Location) -> OpenedFile:
         """One file opened once for its footer and then its filters (``async with``).
@@ -270,11 +303,7 @@ class BloomReader:
         missing = [w for w in wanted if w[0] not in entry.filters]
         if missing:
             found = await read_filters_from(source, footer, missing, self.config)
-            if self.max_files > 0 and entry is self._cache.get(source.path):
-                self._add_filters(entry, found)
-                self._store(source.path, entry)
-            else:
-                entry.filters.update(found)
+            self._store(source.path, entry, found)
         return {w[0]: entry.filters[w[0]] for w in wanted}
 
     async def footer_and_filters(
@@ -311,8 +340,9 @@ class BloomReader:
 
     def clear(self) -> None:
         """Forget every cached footer and filter."""
-        self._cache.clear()
-        self._cached_bytes = 0
+        with self._lock:
+            self._cache.clear()
+            self._cached_bytes = 0
 
 
 class OpenedFile:
@@ -329,6 +359,17 @@ class OpenedFile:
         self._location = location
         self._source: ByteSource | None = None
         self._entry: _Entry | None = None
+
+    @property
+    def location(self) -> Location:
+        """The path, URL or listing entry it was opened for."""
+        return self._location
+
+    @property
+    def source(self) -> ByteSource:
+        """Its byte source (open while the file is)."""
+        assert self._source is not None, "use OpenedFile in 'async with'"
+        return self._source
 
     async def __aenter__(self) -> OpenedFile:
         source = self._reader.open(self._location)
@@ -353,84 +394,3 @@ class OpenedFile:
         await self.footer()
         assert self._source is not None and self._entry is not None
         return await self._reader._filters(self._source, self._entry, columns, row_groups)
-
-
-def _store_options(options: StoreOptions | Mapping[str, Any] | None) -> StoreOptions | None:
-    if options is None or isinstance(options, StoreOptions):
-        return options
-    if isinstance(options, Mapping):
-        try:
-            return StoreOptions(**dict(options))
-        except TypeError as exc:
-            raise InvalidArgumentError(f"invalid object-store options: {exc}") from None
-    raise InvalidArgumentError(
-        f"options must be a StoreOptions or a dict, not {type(options).__name__}"
-    )
-
-
-def reader_for(
-    reader: BloomReader | None,
-    config: ReaderConfig | None,
-    options: StoreOptions | Mapping[str, Any] | None,
-    stats: SourceStats | None,
-) -> BloomReader:
-    if reader is not None:
-        return reader
-    return BloomReader(
-        config=config or DEFAULT_READER_CONFIG, options=options, stats=stats, max_files=0
-    )
-
-
-async def read_footer(
-    location: Location,
-    *,
-    config: ReaderConfig | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    reader: BloomReader | None = None,
-) -> Footer:
-    """Read and decode one file's footer (one suffix read, two for large footers).
-
-    Parameters
-    ----------
-    location:
-        A local path, a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``) or
-        a :class:`~pybloom_async.io.base.FileInfo` from a listing.
-    config, options, stats:
-        Reader limits, object-store options, request counters.
-    reader:
-        A long-lived :class:`BloomReader` to use (and fill) its cache.
-
-    Raises
-    ------
-    ParquetFormatError, EncryptedFileError, SourceError, SourceNotFoundError
-    """
-    return await reader_for(reader, config, options, stats).footer(location)
-
-
-async def read_bloom_filters(
-    location: Location,
-    columns: Collection[str] | None = None,
-    row_groups: Collection[int] | None = None,
-    *,
-    config: ReaderConfig | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    reader: BloomReader | None = None,
-) -> dict[FilterKey, BloomFilterRead]:
-    """Read the Bloom filters of one file, keyed by ``(row_group, column_path)``.
-
-    Every chosen (row group, column) gets an entry: ``OK`` with its filter,
-    ``ABSENT``, or ``UNUSABLE`` with the reason (offset outside the data,
-    length mismatch, bad header, size above the limit, ...).
-
-    Raises
-    ------
-    PredicateError
-        A column is not in the file.
-    ParquetFormatError, EncryptedFileError, SourceError, SourceNotFoundError
-        The file itself cannot be read.
-    """
-    return await reader_for(reader, config, options, stats).bloom_filters(
-        location, columns, row_groups
-    )

@@ -79,9 +79,9 @@ from ..parquet.metadata import FileMetaData
 from ..parquet.schema import ColumnDescriptor, Schema
 from ..parquet.splice import splice_bloom_filter_locations
 from ..parquet.tail import MAGIC, TRAILER_SIZE
-from ..read.blocking import sync_twin
 from ..read.columns import unsupported_reason
 from ..tables import TableSource, table_kind
+from ..tasks.loops import sync_twin
 from .guard import guard_for
 from .results import AddFiltersResult, ChunkFilter, SkippedChunk, TableFiltersResult
 from .source import SourceFile, fetch_remote, open_local

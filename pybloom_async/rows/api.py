@@ -26,8 +26,10 @@ Arrow's permissive promotion (``pa.unify_schemas(promote_options=
 large_string, decimals widen, ...) but only within one kind of type (integers
 with integers, floats with floats, text with text, ...); dictionaries take part
 as their values, string and binary views as the large types; int64 and uint64
-do not unify. Anything else is a :class:`~pybloom_async.errors.SchemaMismatchError`
-naming the two files and the field.
+do not unify. The same rule holds at every depth: struct children (matched by
+name; a child one file lacks gives nulls there), list items (list and
+large_list give large_list), map keys and values. Anything else is a
+:class:`~pybloom_async.errors.SchemaMismatchError` naming the two files and the field.
 
 A file that lacks a predicate column holds nulls there: ``x = 1`` matches none
 of its rows, ``x <=> NULL`` all of them.
@@ -37,8 +39,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..checks import positive_int, require_pyarrow
@@ -48,21 +50,23 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
-from ..io.base import FileInfo, SourceStats, gather
-from ..io.store import StoreOptions
+from ..io.base import FileInfo
+from ..io.files import expand_paths, few_local_files
 from ..lake.prune import files_kept_by_lake_index, lake_segments_at
-from ..predicate import Predicate, as_predicate
-from ..pruning.api import prune
-from ..pruning.runner import Run, expand_paths, for_each, open_run
-from ..read.blocking import sync_twin
-from ..read.fetch import ReaderConfig
-from ..read.reader import BloomReader
+from ..predicate import Predicate, as_predicate, iter_leaves
+from ..pruning.api import CompiledPredicate, prune_opened
+from ..read.reader import OpenedFile
+from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, table_kind
+from ..tasks.loops import sync_twin
+from ..tasks.workers import for_each, gather
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from typing_extensions import Unpack
 
-    from .fetch import FilePlan, Job
+    from ..read.run import RunKeywords
+    from .plan import FilePlan, Job
 
 __all__ = [
     "DEFAULT_MAX_FETCH_BYTES",
@@ -86,22 +90,48 @@ Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] |
 _SKIPPABLE = (SourceError, ParquetFormatError)
 
 
-async def _plan_file(
-    run: Run, location: str | FileInfo, where: Predicate, page_index: bool = False
-) -> FilePlan:
-    """Read the footer once, prune the row groups, keep what reading the rows needs."""
+@dataclass
+class _FileRows:
+    """One file read: what reading its rows needs, and its matching rows if read."""
+
+    plan: FilePlan
+    tables: list[Any] = field(default_factory=list)
+
+
+async def _plan(file: OpenedFile, compiled: CompiledPredicate, job: Job) -> FilePlan:
+    """The footer read once, the row groups pruned, what reading the rows needs kept."""
+    from .plan import describe
+
+    footer = await file.footer()
     try:
-        footer = await run.reader.footer(location)
-        verdicts = await prune([location], where, reader=run.reader, require_columns=False)
+        kept = (await prune_opened(file, compiled, strict=False)).kept
+    except _SKIPPABLE:
+        # The footer was read, its filters could not be: every row group is read (and
+        # the data read says what is wrong, if anything).
+        kept = list(range(len(footer.metadata.row_groups)))
+    location = file.location
+    where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
+    return describe(where, footer, kept, job.page_index)
+
+
+async def _one_pass(
+    run: Run, location: str | FileInfo, compiled: CompiledPredicate, job: Job, rows: bool
+) -> _FileRows:
+    """One file, in one pass (one worker-thread call for a local file): pruned, and with
+    ``rows`` its matching rows read."""
+    from .fetch import file_tables
+
+    async def work(file: OpenedFile) -> _FileRows:
+        plan = await _plan(file, compiled, job)
+        found = _FileRows(plan)
+        if rows and plan.kept:
+            found.tables = [t async for t in file_tables(file.source, plan, job)]
+        return found
+
+    try:
+        return await run.with_file(location, work)
     finally:
         run.done(location)
-    if any(v.row_group is None for v in verdicts):
-        kept = list(range(len(footer.metadata.row_groups)))  # not pruned: read them all
-    else:
-        kept = [v.row_group for v in verdicts if v.kept and v.row_group is not None]
-    from .fetch import describe
-
-    return describe(location, footer, kept, page_index)
 
 
 # ---- many files ------------------------------------------------------------------------
@@ -113,16 +143,6 @@ def _skip(exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomErro
     log.warning("lookup skipped a file: %s", exc)
     if skipped is not None:
         skipped.append(exc)
-
-
-@dataclass
-class _Run:
-    reader: BloomReader
-    job: Job
-    plans: list[FilePlan]
-    limit: int
-    skip: bool
-    skipped: list[PyBloomError] | None
 
 
 @dataclass(frozen=True)
@@ -166,7 +186,7 @@ def _check_arguments(
     return _Arguments(predicate, columns, on_error, fetch_limit, page_index)
 
 
-def _table_rows(base: Run, sources: Sources, args: _Arguments, options: Any) -> Any | None:
+def _table_rows(base: Run, sources: Sources, args: _Arguments) -> Any | None:
     """A Delta or Iceberg table's matching rows, one table per file (rows/tables.py);
     None when ``sources`` is not a table."""
     if table_kind(sources) is None:
@@ -174,22 +194,25 @@ def _table_rows(base: Run, sources: Sources, args: _Arguments, options: Any) -> 
     from .tables import table_batches
 
     return table_batches(
-        base, sources, args.predicate, args.columns, on_error=args.on_error, options=options
+        base,
+        sources,
+        args.predicate,
+        args.columns,
+        on_error=args.on_error,
+        options=base.reader.options,
     )
 
 
-async def _prepare(
+async def _files(
     base: Run, sources: Sources, args: _Arguments, skipped: list[PyBloomError] | None
-) -> _Run:
-    """List the files, read every footer once and prune."""
-    from .fetch import Job, check_predicate_columns, result_schema
-
-    predicate, skip, page_index = args.predicate, args.skip, args.page_index
-    rdr, limit = base.reader, base.limit
+) -> tuple[list[str | FileInfo], list[str | FileInfo]]:
+    """The files listed (with the lake index's segments at once), and those to read: less
+    those the lake index rules out."""
+    rdr = base.reader
     listing_errors: list[SourceError] = []
 
     async def listing() -> list[str | FileInfo]:
-        if skip:
+        if args.skip:
             return await expand_paths(sources, rdr, unreadable=listing_errors)
         return await expand_paths(sources, rdr)
 
@@ -200,38 +223,103 @@ async def _prepare(
     found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
     for error in listing_errors:
         _skip(error, error.path or "", skipped)
-    files = await files_kept_by_lake_index(sources, found, predicate, rdr, lake)
+    return found, await files_kept_by_lake_index(sources, found, args.predicate, rdr, lake)
 
-    async def one(location: str | FileInfo) -> FilePlan | None:
+
+async def _read_files(
+    base: Run,
+    sources: Sources,
+    args: _Arguments,
+    skipped: list[PyBloomError] | None,
+    rows: bool,
+) -> tuple[list[_FileRows], Job, list[FilePlan]]:
+    """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
+    skipped or raised as ``on_error`` says. Also the plans the result's schema is made of
+    (:func:`_schema_plans`)."""
+    from .plan import Job
+
+    job = Job(
+        args.predicate,
+        args.columns,
+        args.max_fetch_bytes,
+        args.page_index,
+        merging=base.reader.config.plan,
+    )
+    compiled = CompiledPredicate(args.predicate)
+    listed, files = await _files(base, sources, args, skipped)
+
+    async def one(location: str | FileInfo) -> _FileRows | None:
         try:
-            return await _plan_file(base, location, predicate, page_index)
+            return await _one_pass(base, location, compiled, job, rows)
         except _SKIPPABLE as exc:
-            if not skip:
-                raise
+            if not args.skip:
+                raise exc.with_context(path=_path(location)) from None
             _skip(exc, location, skipped)
             return None
         except PyBloomError as exc:  # the predicate or a column type: raised whatever on_error
-            path = location.path if isinstance(location, FileInfo) else os.fspath(location)
-            raise exc.with_context(path=path) from None
+            raise exc.with_context(path=_path(location)) from None
 
-    plans = [p for p in await for_each(files, one, limit) if p is not None]
-    check_predicate_columns(predicate, plans)
-    schema, names = result_schema(plans, args.columns)
-    job = Job(predicate, names, schema, args.max_fetch_bytes, page_index)
-    return _Run(rdr, job, plans, limit, skip, skipped)
+    found = [f for f in await for_each(files, one, base.limit, base.progress) if f is not None]
+    shaping = await _schema_plans(base, listed, files, [f.plan for f in found], job)
+    return found, job, shaping
 
 
-async def _collect(run: _Run, plan: FilePlan) -> list[Any] | None:
-    """All matching rows of one file (None: skipped)."""
-    try:
-        from .fetch import file_tables
+async def _schema_plans(
+    run: Run,
+    listed: Sequence[str | FileInfo],
+    read: Sequence[str | FileInfo],
+    plans: Sequence[FilePlan],
+    job: Job,
+) -> list[FilePlan]:
+    """The plans the result's schema and the column checks read, in file order.
 
-        return [t async for t in file_tables(run.reader, plan, run.job)]
-    except _SKIPPABLE as exc:
-        if not run.skip:
-            raise
-        _skip(exc, plan.location, run.skipped)
-        return None
+    ``listed`` are the files listed, ``read`` those a lake index left to read (the others
+    were never opened), ``plans`` the files read. The answer must not depend on what the
+    index rules out, so the footers of files it ruled out are read where the schema
+    depends on them: the first file when ``columns`` is not given (its columns are the
+    default), and every one of them when a predicate or requested column is in no file
+    read (the column may be in one of them, and the answer is then no row, not an
+    error). A footer that cannot be read is left out.
+    """
+    from .plan import describe
+
+    opened = {_path(f) for f in read}
+    unread = [f for f in listed if _path(f) not in opened]
+    if not unread:
+        return list(plans)
+    extra: dict[str, FilePlan] = {}
+
+    async def one(location: str | FileInfo) -> None:
+        try:
+            footer = await run.with_file(location, OpenedFile.footer)
+            extra[_path(location)] = describe(location, footer, [])
+        except PyBloomError:
+            pass  # it holds no row of the answer; a column it alone has stays unknown
+        finally:
+            run.done(location)
+
+    if job.columns is None and listed and _path(listed[0]) not in opened:
+        await one(listed[0])
+    have = {_path(p.location): p for p in plans} | extra
+    leaves = [leaf.column for leaf in iter_leaves(job.where)]
+    if any(all(c not in p.metadata.schema for p in have.values()) for c in leaves) or any(
+        all(c not in p.arrow_schema.names for p in have.values()) for c in job.columns or ()
+    ):
+        await for_each([f for f in unread if _path(f) not in extra], one, run.limit)
+        have |= extra
+    return [have[_path(f)] for f in listed if _path(f) in have]
+
+
+def _path(location: str | FileInfo) -> str:
+    return location.path if isinstance(location, FileInfo) else os.fspath(location)
+
+
+def _result(plans: Sequence[FilePlan], job: Job) -> tuple[pa.Schema, list[str]]:
+    """The result's schema over the files read (see :mod:`.schema`)."""
+    from .schema import check_predicate_columns, result_schema
+
+    check_predicate_columns(job.where, plans)
+    return result_schema(plans, job.columns)
 
 
 _DOC_PARAMETERS = """
@@ -257,10 +345,6 @@ _DOC_PARAMETERS = """
         its error appended to ``skipped``.
     skipped:
         A list that receives the errors of the files skipped.
-    concurrency, options, stats, config, reader:
-        Files read at once; object-store options; request counters; reader
-        limits, or a long-lived :class:`~pybloom_async.BloomReader` whose
-        cache to use (and keep filled).
     max_fetch_bytes:
         Largest sum of column-chunk bytes fetched for one file at once
         (:data:`DEFAULT_MAX_FETCH_BYTES`).
@@ -268,6 +352,13 @@ _DOC_PARAMETERS = """
         Where a file has a page index (ColumnIndex/OffsetIndex), fetch and
         decode only the pages whose min/max admit a probed value (default);
         ``False`` reads the kept row groups' whole column chunks.
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency``
+        (files read at once), ``options`` (object-store options), ``stats``
+        (request counters), ``config`` (reader limits), ``reader`` (a long-lived
+        :class:`~pybloom_async.BloomReader` whose cache to use and keep filled),
+        ``progress``. ``strict`` does not apply: ``on_error`` says what an
+        unreadable file does.
 
     Raises
     ------
@@ -295,56 +386,58 @@ async def lookup_batches(
     *,
     on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
-    concurrency: int | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
-    progress: Callable[[int, int], None] | None = None,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, row group by row group.
 
     For results too large to hold at once: files are read one after another,
     and at most ``max_fetch_bytes`` of one file's column chunks (or one row
     group) are in memory. Every footer is read (and every file pruned) before
-    the first batch, so that the batches share one schema. Row groups without
-    a matching row give no batch. With ``on_error="skip"``, a file that fails
-    after some of its batches were yielded is skipped from there on.
-    ``progress``, if given, is called as ``progress(done, total)`` after each
-    file read (or pruned whole).
+    the first batch, so that the batches share one schema; a file with kept row
+    groups is then opened a second time for its rows (its version checked). Row
+    groups without a matching row give no batch. With ``on_error="skip"``, a file
+    that fails after some of its batches were yielded is skipped from there on.
+    ``progress`` (a run option) is called as ``progress(done, total)`` as the
+    footers are read.
     """
     args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
-    async with open_run(
-        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
-    ) as base:
-        found = _table_rows(base, sources, args, options)
+    opts = run_options(run, keywords, "lookup_batches")
+    async with open_run(opts) as base:
+        found = _table_rows(base, sources, args)
         if found is not None:
             async for table in found:
                 for batch in table.to_batches():
                     if batch.num_rows:
                         yield batch
             return
-        run = await _prepare(base, sources, args, skipped)
-        for done, plan in enumerate(run.plans, 1):
-            if plan.kept:
-                from .fetch import file_tables
+        files, job, shaping = await _read_files(base, sources, args, skipped, rows=False)
+        schema, names = _result(shaping, job)
+        job = job.shaped(schema, names)
+        from .fetch import file_tables
 
-                tables = file_tables(run.reader, plan, run.job)
-                try:
-                    async for table in tables:
-                        for batch in table.to_batches():
-                            if batch.num_rows:
-                                yield batch
-                except _SKIPPABLE as exc:
-                    if not run.skip:
-                        raise
-                    _skip(exc, plan.location, run.skipped)
-                finally:
-                    await tables.aclose()
-            if progress is not None:
-                progress(done, len(run.plans))
+        for f in files:
+            if not f.plan.kept:
+                continue
+            plan = f.plan
+            try:
+                # Streamed: at most max_fetch_bytes of one file's chunks (or one row
+                # group) in memory, and the matching rows of one row group.
+                async with base.reader.opened(plan.location) as file:
+                    tables = file_tables(file.source, plan, job)
+                    try:
+                        async for table in tables:
+                            for batch in table.to_batches():
+                                if batch.num_rows:
+                                    yield batch
+                    finally:
+                        await tables.aclose()
+            except _SKIPPABLE as exc:
+                if not args.skip:
+                    raise exc.with_context(path=plan.path) from None
+                _skip(exc, plan.location, skipped)
 
 
 async def lookup(
@@ -354,41 +447,41 @@ async def lookup(
     *,
     on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
-    concurrency: int | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> pa.Table:
     """The rows of the files that satisfy ``where``, exactly, as a ``pyarrow.Table``.
 
     Only the row groups pruning keeps are read, and of those only the column
     chunks of the result and predicate columns, in one merged request per
-    file. Rows come in file order, then row-group order; an empty result has
-    the result's schema. Files are read ``concurrency`` at once.
+    file. Each file is read in one pass (a local file in one worker-thread
+    call): its footer, its filters and its matching rows. Rows come in file
+    order, then row-group order; an empty result has the result's schema.
+    Files are read ``concurrency`` (a run option) at once.
     """
     args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
-    async with open_run(
-        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
-    ) as base:
-        found = _table_rows(base, sources, args, options)
+    opts = run_options(run, keywords, "lookup")
+    async with open_run(opts) as base:
+        found = _table_rows(base, sources, args)
         if found is not None:
             import pyarrow as pa
 
             return pa.concat_tables([t async for t in found])
-        run = await _prepare(base, sources, args, skipped)
-        wanted = [plan for plan in run.plans if plan.kept]
-        per_file = await for_each(wanted, lambda plan: _collect(run, plan), run.limit)
-    tables = [t for tables in per_file if tables for t in tables]
+        files, job, shaping = await _read_files(base, sources, args, skipped, rows=True)
+    schema, names = _result(shaping, job)
+    from .schema import conform
+
+    tables = [conform(t, f.plan, schema, names) for f in files for t in f.tables]
     if not tables:
-        return run.job.schema.empty_table()
+        return schema.empty_table()
     import pyarrow as pa
 
     return pa.concat_tables(tables)
 
 
-lookup_sync = sync_twin(lookup)
+#: ``lookup`` for scripts; a few local files are read in the calling thread with no loop.
+lookup_sync = sync_twin(lookup, inline_when=few_local_files("sources"))
 for _function in (lookup, lookup_batches):
     _function.__doc__ = (_function.__doc__ or "") + _DOC_PARAMETERS

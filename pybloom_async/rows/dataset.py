@@ -11,7 +11,10 @@ and DataFusion (``ctx.register_dataset``) scan it and read only those row groups
   engine reads it, and reports its error itself if it cannot.
 * The schema is the one :func:`pybloom_async.lookup` unifies (documented in
   :mod:`pybloom_async.rows.api`), over every top-level column of every file read,
-  in the order first seen; a file without a column gives nulls there.
+  in the order first seen; a file without a column gives nulls there. A Delta or
+  Iceberg table's dataset has the table's own schema (partition columns included,
+  typed as its library reads them), whichever files are kept: when statistics rule
+  out every file, the engine still finds the user's columns and returns no row.
 * The fragments are read through pyarrow's filesystems, configured from the same
   options as the reader (:mod:`pybloom_async.io.arrow_fs`): local files, S3, GCS
   and Azure. pyarrow has no HTTP filesystem, so HTTP(S) URLs are refused.
@@ -43,26 +46,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
 from ..checks import require_pyarrow
 from ..errors import (
-    InvalidArgumentError,
     ParquetFormatError,
+    PredicateError,
     PyBloomError,
     SourceError,
     UnsupportedTypeError,
 )
 from ..io.address import parse_address
 from ..io.arrow_fs import arrow_filesystem, arrow_path
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo
+from ..io.files import expand_paths
 from ..io.store import StoreOptions, resolve_options
 from ..predicate import Predicate, as_predicate
-from ..pruning.api import prune
-from ..pruning.runner import Run, expand_paths, for_each, open_run
-from ..read.blocking import sync_twin
-from ..read.fetch import ReaderConfig
-from ..read.reader import BloomReader
+from ..pruning.api import CompiledPredicate, prune_opened
+from ..read.reader import OpenedFile
+from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import (
     TableFiles,
     TableSource,
@@ -72,11 +72,15 @@ from ..tables import (
     resolve_table,
     table_kind,
 )
+from ..tasks.loops import sync_twin, to_worker
+from ..tasks.workers import for_each
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
+    from typing_extensions import Unpack
 
-    from .fetch import FilePlan
+    from ..read.run import RunKeywords
+    from .plan import FilePlan
 
 __all__ = ["dataset_from_files", "pruned_dataset", "pruned_dataset_sync"]
 
@@ -96,34 +100,35 @@ class _Kept:
     reason: str = ""
 
 
-async def _decide(run: Run, location: str | FileInfo, where: Predicate, strict: bool) -> _Kept:
-    """Prune one file through the run's reader; keep what building its fragment needs."""
-    from .fetch import describe
+async def _decide(run: Run, location: str | FileInfo, compiled: CompiledPredicate) -> _Kept:
+    """Prune one file (one pass: :meth:`Run.with_file`); keep what its fragment needs."""
+    from .plan import describe
 
-    try:
-        verdicts = await prune(
-            [location], where, strict=strict, reader=run.reader, require_columns=False
-        )
-        whole = [v.reason for v in verdicts if v.row_group is None]
-        if whole:
-            return _Kept(location, None, whole[0])  # unreadable: kept whole, as pruning keeps it
-        footer = await run.reader.footer(location)  # from the cache pruning filled
-        kept = [v.row_group for v in verdicts if v.kept and v.row_group is not None]
+    async def work(file: OpenedFile) -> _Kept:
+        pruned = await prune_opened(file, compiled, run.strict)
         try:
-            return _Kept(location, describe(location, footer, kept))
+            return _Kept(location, describe(location, pruned.footer, pruned.kept))
         except ParquetFormatError as exc:
-            if strict:
+            if run.strict:
                 raise
             return _Kept(location, None, str(exc))  # pyarrow cannot read it: the engine says so
-    except PyBloomError as exc:
+
+    try:
+        return await run.with_file(location, work)
+    except PredicateError as exc:
         raise exc.with_context(path=_path(location)) from None
+    except PyBloomError as exc:
+        if run.strict:
+            raise exc.with_context(path=_path(location)) from None
+        # Unreadable: kept whole, as pruning keeps it; the engine reports its error itself.
+        return _Kept(location, None, f"file not pruned: {exc.with_context(path=_path(location))}")
     finally:
         run.done(location)
 
 
 def _schema(plans: Sequence[FilePlan]) -> Any:
     """The unified schema of every top-level column of every file, first seen first."""
-    from .fetch import result_schema
+    from .schema import result_schema
 
     names: dict[str, None] = {}
     for plan in plans:
@@ -221,10 +226,9 @@ async def dataset_from_files(
     files: Sequence[str | FileInfo],
     where: Predicate | str,
     *,
-    strict: bool = False,
     table: TableFiles | None = None,
 ) -> ds.Dataset:
-    """The pruned dataset of ``files`` (already listed), pruned through ``run``'s reader.
+    """The pruned dataset of ``files`` (already listed), pruned through ``run``.
 
     The step :func:`pruned_dataset` runs after listing, and after resolving a
     table (``table``: its live files are ``files``; its partition columns
@@ -233,18 +237,21 @@ async def dataset_from_files(
     pa = require_pyarrow("build a dataset")
     import pyarrow.dataset as pads
 
-    from .fetch import check_predicate_columns
+    from .schema import check_predicate_columns
 
-    predicate = as_predicate(where)
+    compiled = CompiledPredicate(where)
+    predicate = compiled.predicate
     options = resolve_options(run.reader.options, {})
     systems = _filesystems(files, options)
-    kept = await for_each(list(files), lambda f: _decide(run, f, predicate, strict), run.limit)
+    kept = await for_each(list(files), lambda f: _decide(run, f, compiled), run.limit, run.progress)
     plans = [entry.plan for entry in kept if entry.plan is not None]
     if table is None:
         check_predicate_columns(predicate, plans)
     else:
-        await anyio.to_thread.run_sync(_refuse_deletes, table, kept)
-    if not plans and kept:
+        await to_worker(_refuse_deletes, table, kept)
+    if table is not None:
+        schema = arrow_schema(table, table.top_level)
+    elif not plans and kept:
         # No footer could be read: there is no schema to give the engine, and an empty one
         # would read no column at all.
         first = kept[0]
@@ -252,11 +259,8 @@ async def dataset_from_files(
             f"no file could be read, so the dataset has no schema; the first: {first.reason}",
             path=_path(first.location),
         )
-    schema = _schema(plans) if plans else pa.schema([])
-    if table is not None and table.kind == "delta" and table.partition_columns:
-        for field in arrow_schema(table, table.partition_columns):
-            if field.name not in schema.names:
-                schema = schema.append(field)
+    else:
+        schema = _schema(plans) if plans else pa.schema([])
     # The dataset's own filesystem is only its default: each fragment carries its own.
     default = next(iter(systems.values()), None) or arrow_filesystem(
         parse_address(os.curdir), options
@@ -278,13 +282,12 @@ _DOC_PARAMETERS = """
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
-    strict:
-        Raise on an unreadable file, a damaged filter or a missing column
-        instead of keeping the file or row group.
-    concurrency, options, stats, config, reader:
-        As for :func:`pybloom_async.prune`. ``options`` (or the reader's) also
-        configure the dataset's filesystems; ``stats`` counts pruning's reads
-        only, not the engine's.
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`), as for
+        :func:`pybloom_async.prune`: ``strict`` raises on an unreadable file, a
+        damaged filter or a missing column instead of keeping the file or row
+        group; ``options`` (or the reader's) also configure the dataset's
+        filesystems; ``stats`` counts pruning's reads only, not the engine's.
 
     Raises
     ------
@@ -311,12 +314,8 @@ async def pruned_dataset(
     sources: Sources | TableSource,
     where: Predicate | str,
     *,
-    strict: bool = False,
-    concurrency: int | None = None,
-    options: StoreOptions | Mapping[str, Any] | None = None,
-    stats: SourceStats | None = None,
-    config: ReaderConfig | None = None,
-    reader: BloomReader | None = None,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
 ) -> ds.Dataset:
     """A ``pyarrow.dataset.Dataset`` of only the row groups that may hold matching rows.
 
@@ -324,18 +323,15 @@ async def pruned_dataset(
     The dataset holds the rows of the kept row groups, not only the matching
     ones: the engine applies ``where`` (or any other filter) when it scans.
     """
-    if not isinstance(strict, bool):
-        raise InvalidArgumentError("strict must be True or False", value=strict)
+    opts = run_options(run, keywords, "pruned_dataset")
     predicate = as_predicate(where)  # a malformed predicate is refused before any listing
-    async with open_run(
-        reader=reader, config=config, options=options, stats=stats, concurrency=concurrency
-    ) as run:
+    async with open_run(opts) as r:
         if table_kind(sources) is not None:
-            table = await anyio.to_thread.run_sync(resolve_table, sources, predicate, options)
-            files_only_columns(table, predicate, strict)
-            return await dataset_from_files(run, table.files, predicate, strict=strict, table=table)
-        files = await expand_paths(sources, run.reader)
-        return await dataset_from_files(run, files, predicate, strict=strict)
+            table = await to_worker(resolve_table, sources, predicate, opts.options)
+            files_only_columns(table, predicate, opts.strict)
+            return await dataset_from_files(r, table.files, predicate, table=table)
+        files = await expand_paths(sources, r.reader)
+        return await dataset_from_files(r, files, predicate)
 
 
 pruned_dataset_sync = sync_twin(pruned_dataset)

@@ -80,7 +80,7 @@ def _storage(data: pa.ChunkedArray) -> pa.ChunkedArray:
     """Plain values to compare: extension types by their storage, dictionaries decoded,
     half floats as floats."""
     t = data.type
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):  # canonical ones (arrow.uuid, arrow.json) too
         return pa.chunked_array([c.storage for c in data.chunks], type=t.storage_type)
     if pa.types.is_dictionary(t):
         return _storage(data.cast(t.value_type))

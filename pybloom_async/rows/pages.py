@@ -8,7 +8,8 @@ Where a file has a page index, a lookup reads, for each kept row group:
 2. the rows the predicate may hold (:func:`select_group`): per ``=``/``IN``
    leaf, the rows of the pages whose ``[min, max]`` admit a probed value (the
    order and the probe values are pruning's: :func:`pybloom_async.pruning.
-   leaves.build_leaf`), intersected for AND and joined for OR;
+   leaves.build_leaf`; a NULL in an IN list matches no row, so its other values
+   decide), intersected for AND and joined for OR;
 3. for every column read, its dictionary page and the data pages that overlap
    those rows, then decoded (:func:`decode_group`) by pyarrow from a
    one-column file holding just those pages
@@ -176,6 +177,18 @@ def _bounds_admit(leaf: Leaf, index: ColumnIndex, page: int) -> bool:
     return bisect.bisect_left(leaf.keys, low) < bisect.bisect_right(leaf.keys, high)
 
 
+def _row_leaf(p: Eq | In) -> Eq | In:
+    """The leaf whose keys select pages: an IN list's NULLs dropped.
+
+    Pruning keeps every row group for ``IN (..., NULL)`` (a NULL probe never
+    prunes), but a NULL in an IN list matches no row: the rows it may hold are
+    those of its other values (none left: an empty list, no page).
+    """
+    if isinstance(p, In) and any(v is None for v in p.values):
+        return In(p.column, tuple(v for v in p.values if v is not None))
+    return p
+
+
 def _leaf_pages(leaf: Leaf, index: ColumnIndex, count: int) -> list[bool]:
     """Per page, whether it may hold a row the leaf matches."""
     if leaf.null_probe:
@@ -269,7 +282,7 @@ class _Group:
         leaf = self.leaves.get(id(p))
         if leaf is None:
             try:
-                leaf = self.leaves[id(p)] = build_leaf(p, desc)
+                leaf = self.leaves[id(p)] = build_leaf(_row_leaf(p), desc)
             except PredicateError:
                 return every  # the evaluation on decoded rows raises it
         try:

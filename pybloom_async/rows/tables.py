@@ -2,8 +2,8 @@
 
 1. The table's library lists the live files, and its partition values and
    statistics rule files out (:func:`pybloom_async.tables.resolve_table`);
-2. Bloom pruning runs on those files (:func:`pybloom_async.prune`, through the
-   run's reader);
+2. Bloom pruning runs on those files (:func:`pybloom_async.pruning.api.prune_files`,
+   in the lookup's run);
 3. the kept files' rows are read through the table's library, so deletion
    vectors and delete files are applied and partition columns filled in
    (:func:`pybloom_async.tables.read_rows`);
@@ -24,8 +24,8 @@ from ..errors import InvalidArgumentError, PredicateError
 from ..io.store import StoreOptions
 from ..parquet import MAGIC, Schema, decode_file_metadata
 from ..predicate import Predicate, iter_leaves
-from ..pruning.api import prune
-from ..pruning.runner import Run
+from ..pruning.api import CompiledPredicate, prune_files
+from ..read.run import Run
 from ..tables import (
     TableFiles,
     TableSource,
@@ -116,7 +116,7 @@ async def table_batches(
     result = pa.schema([read_schema.field(c) for c in (columns or table.top_level)])
     schema = _parquet_schema(read_schema)
     yield result.empty_table()
-    verdicts = await prune(table.files, where, reader=base.reader, require_columns=False)
+    verdicts = await prune_files(base, table.files, CompiledPredicate(where), require_columns=False)
     kept: dict[str, list[int] | None] = {}
     for v in verdicts:
         if v.row_group is None:

@@ -19,7 +19,7 @@ from typing import Any, TypeAlias
 
 from ..errors import InvalidArgumentError, MissingDependencyError, PredicateError
 from ..io.base import FileInfo
-from ..io.store import StoreOptions, resolve_options
+from ..io.store import StoreOptions, as_store_options
 from ..predicate import Predicate, iter_leaves
 
 __all__ = [
@@ -105,17 +105,6 @@ def import_extra(module: str, extra: str, purpose: str) -> Any:
         else:
             message = f"{top} is needed to {purpose} but cannot be imported: {exc}"
         raise MissingDependencyError(message) from None
-
-
-def as_store_options(options: StoreOptions | Mapping[str, Any] | None) -> StoreOptions | None:
-    """The options prune and lookup take, as StoreOptions (None stays None)."""
-    if options is None or isinstance(options, StoreOptions):
-        return options
-    if not isinstance(options, Mapping):
-        raise InvalidArgumentError(
-            f"options must be StoreOptions or a mapping, not {type(options).__name__}"
-        )
-    return resolve_options(None, options)
 
 
 def check_columns(where: Predicate, known: tuple[str, ...], name: str) -> None:

@@ -100,6 +100,13 @@ def test_json_is_exactly_pyarrows_rows(lake: Path) -> None:
     ]
 
 
+def test_a_file_named_twice_gives_its_rows_once(lake: Path) -> None:
+    twice = [str(lake) + "/a.parquet", str(lake) + "//a.parquet", "file://" + str(lake)]
+    proc = cli("lookup", *twice, "--where", WHERE, "--format", "json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [as_json(r) for r in expected(lake).to_pylist()]
+
+
 def test_csv_reads_back_as_pyarrows_rows(lake: Path) -> None:
     proc = cli("lookup", str(lake), "--where", WHERE, "--format", "csv", "-q")
     assert proc.returncode == 0, proc.stderr
@@ -131,6 +138,66 @@ def test_table_shows_the_rows_readably(lake: Path) -> None:
     ]
     assert cells == want
     assert ["1998", "n1998", "ce00ff", "2024-01-01T00:33:18+00:00"] in cells
+
+
+def test_nanoseconds_are_printed_exactly(tmp_path: Path) -> None:
+    """timestamp[ns] and time64[ns] beyond Python's microseconds: ISO 8601, 9 digits."""
+    ns = 1_700_000_000_123_456_789
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3], pa.int64()),
+            "ts": pa.array([ns, None, ns - ns % 1000], pa.timestamp("ns")),
+            "tz": pa.array([ns, -1, 0], pa.timestamp("ns", tz="UTC")),
+            "t": pa.array([3_600_123_456_789, 1, None], pa.time64("ns")),
+            "st": pa.array(
+                [{"at": ns}, None, {"at": None}], pa.struct([("at", pa.timestamp("ns"))])
+            ),
+            "li": pa.array([[ns, None], [], None], pa.list_(pa.timestamp("ns"))),
+        }
+    )
+    path = tmp_path / "ns.parquet"
+    pq.write_table(table, path)
+    want = [
+        {
+            "id": 1,
+            "ts": "2023-11-14T22:13:20.123456789",
+            "tz": "2023-11-14T22:13:20.123456789+00:00",
+            "t": "01:00:00.123456789",
+            "st": {"at": "2023-11-14T22:13:20.123456789"},
+            "li": ["2023-11-14T22:13:20.123456789", None],
+        },
+        {
+            "id": 2,
+            "ts": None,
+            "tz": "1969-12-31T23:59:59.999999999+00:00",
+            "t": "00:00:00.000000001",
+            "st": None,
+            "li": [],
+        },
+        {
+            "id": 3,
+            "ts": "2023-11-14T22:13:20.123456000",
+            "tz": "1970-01-01T00:00:00.000000000+00:00",
+            "t": None,
+            "st": {"at": None},
+            "li": None,
+        },
+    ]
+    proc = cli("lookup", str(path), "--where", "id IN (1, 2, 3)", "--format", "json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == want
+    proc = cli("lookup", str(path), "-w", "id IN (1, 2, 3)", "--columns", "id,ts,tz,t", "-q")
+    assert proc.returncode == 0, proc.stderr
+    cells = [line.split() for line in proc.stdout.splitlines()[1:]]
+    assert cells == [
+        ["1", "2023-11-14T22:13:20.123456789", "2023-11-14T22:13:20.123456789+00:00",
+         "01:00:00.123456789"],
+        ["2", "1969-12-31T23:59:59.999999999+00:00", "00:00:00.000000001"],
+        ["3", "2023-11-14T22:13:20.123456000", "1970-01-01T00:00:00.000000000+00:00"],
+    ]  # fmt: skip
+    proc = cli("lookup", str(path), "-w", "id = 1", "-f", "csv", "--columns", "ts,t", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[1] == "2023-11-14 22:13:20.123456789,01:00:00.123456789"
 
 
 def test_parquet_out_is_written_whole(lake: Path, tmp_path: Path) -> None:

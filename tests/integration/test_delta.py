@@ -20,6 +20,7 @@ from pybloom_async.io.store import StoreOptions
 from pybloom_async.tables import resolve_table
 
 pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
 deltalake = pytest.importorskip("deltalake")
 
 ROWS = 400  # ids 0..399; p = 'a' for ids below 200, 'b' above; two files per partition
@@ -321,6 +322,39 @@ def test_pruned_dataset_of_the_table(table: Any) -> None:
             {"id": 302, "s": "s302", "p": "b"},
         ]
     )
+
+
+@pytest.mark.parametrize("where", ["id = 100000", "p = 'z'", "id = 5", "p = 'b' AND id = 301"])
+def test_pruned_dataset_has_the_tables_schema_whatever_is_kept(table: Any, where: str) -> None:
+    """Statistics ruling out every file leave an empty dataset the engines still query."""
+    duckdb = pytest.importorskip("duckdb")
+    polars = pytest.importorskip("polars")
+    dataset = pba.pruned_dataset_sync(table, where)
+    assert dataset.schema == pa.schema(table.schema().to_arrow())  # the partition column too
+    con = duckdb.connect()
+    con.register("t", dataset)
+    got = con.sql(f"SELECT id, s, p FROM t WHERE {where}").to_arrow_table()
+    assert _rows(got) == _oracle(table, where)
+    frame = polars.scan_pyarrow_dataset(dataset).select("id", "s", "p").collect()
+    assert frame.columns == ["id", "s", "p"]
+
+
+def test_a_struct_child_written_as_string_then_string_view(tmp_path: Path) -> None:
+    """deltalake keeps the input's string in one append and writes string_view in another."""
+    path = tmp_path / "t"
+    for i, text in ((1, pa.string()), (2, pa.string_view())):
+        child = pa.struct([("y", text)])
+        data = pa.table({"id": pa.array([i], pa.int64()), "s": pa.array([{"y": f"v{i}"}], child)})
+        deltalake.write_deltalake(path, data, mode="append")
+    dt = deltalake.DeltaTable(path)
+    assert len({str(pq.read_schema(f).field("s").type) for f in dt.file_uris()}) == 2
+    assert pba.lookup_sync(dt, "s.y = 'v2'").to_pylist() == [{"id": 2, "s": {"y": "v2"}}]
+    dataset = pba.pruned_dataset_sync(dt, "s.y IN ('v1', 'v2')")
+    assert sorted(dataset.to_table().column("id").to_pylist()) == [1, 2]
+    files = [str(f) for f in dt.file_uris()]
+    got = pba.lookup_sync(files, "s.y IN ('v1', 'v2')")
+    assert sorted(got.column("id").to_pylist()) == [1, 2]
+    assert got.schema.field("s").type == pa.struct([("y", pa.large_string())])
 
 
 def test_pruned_dataset_refuses_deletion_vectors(tmp_path: Path) -> None:

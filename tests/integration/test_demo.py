@@ -126,5 +126,5 @@ def test_make_demo_installs_the_runtime_only(tmp_path: Path) -> None:
     assert "install-system-deps" not in demo and "test]" not in demo
     assert "--quiet" in demo and "--disable-pip-version-check" in demo
     full = plan("test")  # a superset: the runtime install, then the test tools
-    assert "'.[arrow]'" in full and "'.[arrow,test]'" in full
+    assert "'.[arrow]'" in full and "'.[arrow,test,docs]'" in full
     assert "install-system-deps" in full

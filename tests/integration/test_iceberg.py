@@ -228,11 +228,26 @@ def test_pruned_dataset_of_the_table(table: Any) -> None:
     assert sorted(got.collect().to_dicts(), key=lambda r: r["id"]) == expected
 
 
+@pytest.mark.parametrize("where", ["id = 100000", "p = 'z'", "p = 'a' AND id IN (120, 121)"])
+def test_pruned_dataset_has_the_tables_schema_whatever_is_kept(table: Any, where: str) -> None:
+    """Statistics ruling out every file leave an empty dataset the engines still query."""
+    duckdb = pytest.importorskip("duckdb")
+    polars = pytest.importorskip("polars")
+    dataset = pba.pruned_dataset_sync(table, where)
+    assert dataset.schema == table.schema().as_arrow()
+    con = duckdb.connect()
+    con.register("t", dataset)
+    got = con.sql(f"SELECT id, s, p FROM t WHERE {where}").to_arrow_table()
+    assert _rows(got) == _rows(table.scan(row_filter=where).to_arrow())
+    frame = polars.scan_pyarrow_dataset(dataset).select("id", "s", "p").collect()
+    assert frame.columns == ["id", "s", "p"]
+
+
 def test_pruned_dataset_refuses_files_with_deletes(table: Any, tmp_path: Path) -> None:
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
 
-    from pybloom_async.pruning.runner import open_run
+    from pybloom_async.read.run import open_run
     from pybloom_async.rows.dataset import dataset_from_files
 
     files = resolve_table(table, pba.parse_predicate("id = 1"))
@@ -245,8 +260,7 @@ def test_pruned_dataset_refuses_files_with_deletes(table: Any, tmp_path: Path) -
     files.tasks[data_path].delete_files.add(delete_file)
 
     async def build() -> Any:
-        async with open_run(reader=None, config=None, options=None, stats=None,
-                            concurrency=None) as run:  # fmt: skip
+        async with open_run() as run:
             return await dataset_from_files(run, files.files, "id = 1", table=files)
 
     import anyio

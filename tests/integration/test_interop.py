@@ -171,6 +171,10 @@ def neighbour(value: Any) -> Any | None:
     raise TypeError(f"no neighbour for {value!r}")
 
 
+#: Narrow float columns, and the rounding their values get.
+_FLOAT_WIDTHS: dict[str, Callable[[float], Any]] = {"halffloat": np.float16, "float": np.float32}
+
+
 def sample_values(
     path: Path, column: str, per_group: int, absent: int, seed: int
 ) -> tuple[list[Any], list[Any]]:
@@ -184,9 +188,13 @@ def sample_values(
         ordinary = [v for v in group if not is_special(v)]
         for v in special + rng.sample(ordinary, min(per_group, len(ordinary))):
             present.setdefault(key(v), v)
+    width = _FLOAT_WIDTHS.get(str(pq.ParquetFile(path).schema_arrow.field(column).type))
     missing: dict[tuple[str, Any], Any] = {}
     for v in present.values():
         n = neighbour(v)
+        if isinstance(n, float) and width is not None:
+            # A number means the column type's nearest value: sample one the type holds.
+            n = float(width(n))
         if n is not None and key(n) not in everywhere:
             missing.setdefault(key(n), n)
     absent_values = list(missing.values())

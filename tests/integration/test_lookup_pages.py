@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from support.predicates import random_predicate
 
-from pybloom_async import Predicate, col, lookup, lookup_sync, prune_sync
+from pybloom_async import Predicate, col, lookup, lookup_sync, parse_predicate, prune_sync
 from pybloom_async.errors import InvalidArgumentError
 from pybloom_async.io.base import SourceStats
 from pybloom_async.parquet.page_index import decode_page_index_footer
@@ -80,7 +80,8 @@ def _table(rng: random.Random, sorted_ids: bool) -> Any:
 
 def _literals(rng: random.Random, table: Any, column: str) -> list[Any]:
     present = [v for v in table.column(column).to_pylist() if v is not None]
-    out = rng.sample(present, min(3, len(present)))
+    # A NULL among the literals: IN (..., NULL) matches the other values' rows.
+    out = [*rng.sample(present, min(3, len(present))), None]
     extra: dict[str, list[Any]] = {
         "id": [1, -5, 10**9],
         "s": ["absent", "name-9999"],
@@ -164,6 +165,38 @@ async def test_random_predicates_match_the_oracle(
         assert _rows(got) == _oracle(path, where), where
         whole = await lookup(str(path), where, page_index=False)
         assert got.equals(whole), where
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "id IN (5, NULL)",
+        col("id").isin([5, None]),
+        "id IN (NULL, 5, 2)",
+        "id IN (5, NULL) OR id = 1",
+        "id IN (5, NULL) AND id IN (5, 6)",
+        "(id IN (NULL, 5) OR n <=> NULL) AND id IN (2, 5)",
+        "id <=> 5 OR n IN (NULL, 40)",
+        "n <=> NULL",
+        "id IN (NULL)",
+    ],
+    ids=str,
+)
+def test_a_null_in_an_in_list_keeps_the_pages_of_its_other_values(
+    tmp_path: Path, where: str | Predicate
+) -> None:
+    path = tmp_path / "nulls.parquet"
+    table = pa.table(
+        {
+            "id": pa.array([1, 2, 3, 4, 5, 6], pa.int64()),
+            "n": pa.array([10, None, 20, 30, None, 40], pa.int64()),
+        }
+    )
+    pq.write_table(table, path, write_page_index=True, data_page_size=1, write_batch_size=1)
+    predicate = where if isinstance(where, Predicate) else parse_predicate(where)
+    expected = _oracle(path, predicate)
+    assert _rows(lookup_sync(str(path), where)) == expected
+    assert _rows(lookup_sync(str(path), where, page_index=False)) == expected
 
 
 def test_every_present_id_is_found_reading_few_pages(written: tuple[Path, Any]) -> None:

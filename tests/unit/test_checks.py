@@ -76,4 +76,5 @@ def test_sync_twins_show_the_async_entry_points_arguments(twin: Any, model: Any)
 def test_prune_sync_shows_prune_s_arguments() -> None:
     parameters = inspect.signature(pba.prune_sync).parameters
     assert parameters == inspect.signature(pba.prune).parameters
-    assert {"use_index", "row_groups", "strict", "options", "on_file"} <= set(parameters)
+    assert {"use_index", "row_groups", "run", "on_file"} <= set(parameters)
+    assert parameters["keywords"].kind is inspect.Parameter.VAR_KEYWORD

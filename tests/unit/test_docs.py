@@ -269,7 +269,7 @@ def test_each_check_finds_what_it_looks_for(tmp_path: Path) -> None:
     )
     assert role_problems(wrapped) == []
     # The site writes each role as a link to the name it is rendered under, or as code.
-    scopes, package = roles().scopes_of("pybloom_async.read.blocking", "BlockingLocalReader")
+    scopes, package = roles().scopes_of("pybloom_async.read.reader", "OpenedFile")
     text = ":attr:`stats`, :func:`~pybloom_async.rows.api.lookup`, :meth:`BloomReader.footer`"
     assert roles().rewrite(text + ", :func:`gone`", scopes, package) == (
         '<code>stats</code>, <autoref identifier="pybloom_async.lookup" optional>'

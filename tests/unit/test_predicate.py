@@ -5,23 +5,25 @@ from __future__ import annotations
 import datetime
 import decimal
 import re
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pybloom_async import (
     Rule,
     build_index_sync,
+    lookup_sync,
     probe_sync,
     prune_paimon_sync,
     prune_sync,
     prune_with_index_sync,
 )
-from pybloom_async.errors import PredicateError
+from pybloom_async.errors import PredicateError, PyBloomError
 from pybloom_async.predicate import And, Eq, In, Or, as_predicate, col, iter_leaves, parse_predicate
 from pybloom_async.predicate_tokens import TextLiteral
 
@@ -166,6 +168,23 @@ def test_to_text_reads_back_exactly() -> None:
     assert parse_predicate("x = +inf") == (col("x") == float("inf"))
 
 
+@pytest.mark.parametrize(
+    "name", ["in", "and", "OR", "null", "nan", "True", "false", "inf", "Infinity"]
+)
+def test_a_column_named_like_a_keyword_is_quoted(name: str) -> None:
+    p = (col(name) == 1) & col(name).isin([2, None])
+    text = p.to_text()
+    assert text.startswith(f"`{name}` = 1")
+    assert parse_predicate(text) == p
+
+
+@given(st.text(min_size=1, max_size=20), st.text(min_size=1, max_size=20))
+@settings(max_examples=300, deadline=None)
+def test_any_column_name_reads_back(first: str, second: str) -> None:
+    p = (col(first) == 1) | col(second).eq_null_safe(None)
+    assert parse_predicate(p.to_text()) == p
+
+
 # ---- Python operators: predicates are not booleans ------------------------------------
 
 
@@ -308,7 +327,6 @@ MALFORMED = [
     ("price = 'cheap'", "price", "'cheap'", "a DECIMAL(9, 2) column takes numbers"),
     (col("user_id") == "abc", "user_id", "'abc'", "an INT64 column takes integers"),
     (col("user_id") == b"\x10", "user_id", "X'10'", "an INT64 column takes integers"),
-    (col("price") == 1.5, "price", "1.5", "binary floats rarely equal a decimal"),
     (col("d") == datetime.datetime(2024, 1, 5), "d", "'2024-01-05T00:00:00'", "DATE"),
 ]
 
@@ -363,6 +381,55 @@ def test_well_formed_values_the_column_cannot_hold_are_ruled_out(
             (v,) = prune_sync(full, where, strict=strict)
             assert not v.kept and v.rule is Rule.TYPE, (where, v)
             assert reason in v.reason
+
+
+@pytest.fixture
+def numbers(tmp_path: Path) -> tuple[Path, Path]:
+    """The column ``f`` as FLOAT in one file and DOUBLE in the other; ``i`` an INT8."""
+    f32, f64 = tmp_path / "f32.parquet", tmp_path / "f64.parquet"
+    for path, kind in ((f32, pa.float32()), (f64, pa.float64())):
+        table = pa.table(
+            {
+                "f": pa.array([0.1, 1.5, 3e38], kind),
+                "i": pa.array([1, 2, 3], pa.int8()),
+                "price": pa.array([decimal.Decimal("1.50")] * 3, pa.decimal128(9, 2)),
+                "s": ["2024-01-05", "x", "y"],
+            }
+        )
+        pq.write_table(table, path, bloom_filter_options={c: True for c in table.column_names})
+    return f32, f64
+
+
+def test_both_forms_read_a_literal_alike(numbers: tuple[Path, Path]) -> None:
+    """One rule: what the column cannot hold matches nothing, in the text form as in Python."""
+    f32, f64 = numbers
+    cases = [
+        # (python, text, rows in f32, rows in f64)
+        (col("f") == 1e39, "f = 1e39", 0, 0),  # beyond FLOAT; a DOUBLE holds it, no row has it
+        (col("f") == 1.7e308, "f = 1.7e308", 0, 0),
+        (col("f") == 0.1, "f = 0.1", 1, 1),  # the nearest value of each type
+        (col("f") == 3e38, "f = 3e38", 1, 1),
+        (col("f").isin([0.1, 1e300]), "f IN (0.1, 1e300)", 1, 1),
+        (col("f") == 10**400, f"f = {10**400}", 0, 0),
+        (col("i") == 300, "i = 300", 0, 0),
+        (col("i") == 2.0, "i = 2.0", 1, 1),
+        (col("i") == 2.5, "i = 2.5", 0, 0),
+        (col("price") == 1.5, "price = 1.5", 3, 3),  # a float is the number it prints as
+        (col("price") == 1.505, "price = 1.505", 0, 0),
+        (col("s") == datetime.date(2024, 1, 5), "s = '2024-01-05'", 1, 1),  # the quoted text
+    ]
+    for python, text, in_f32, in_f64 in cases:
+        assert parse_predicate(python.to_text()) == parse_predicate(text), python
+        for path, want in ((f32, in_f32), (f64, in_f64)):
+            rows = [lookup_sync(str(path), where).num_rows for where in (python, text)]
+            assert rows == [want, want], (python, path.name)
+            by_python, by_text = (prune_sync(str(path), where) for where in (python, text))
+            assert [(v.kept, v.rule) for v in by_python] == [(v.kept, v.rule) for v in by_text]
+    (v,) = prune_sync(str(f32), "f = 1e39")
+    assert not v.kept and v.rule is Rule.TYPE and "beyond the range of a FLOAT" in v.reason
+    # A text IN list over a lake whose files store the column as FLOAT and as DOUBLE.
+    got = lookup_sync([str(f32), str(f64)], "f IN (0.1, 1e39, 1.5)")
+    assert got.num_rows == 4
 
 
 def test_a_str_is_read_like_quoted_text(files: tuple[Path, Path]) -> None:
@@ -493,3 +560,147 @@ def test_paimon_literals_read_like_parquet_text(tmp_path: Path) -> None:
     for where in wheres:
         (v,) = prune_paimon_sync([tmp_path / "data.orc"], where, types)
         assert v.kept and v.rule is Rule.NO_FILTER, where  # no index: kept
+
+
+# ---- the text form of a predicate evaluates as the predicate ------------------------------
+
+_UTC = datetime.timezone.utc
+_PLUS2 = datetime.timezone(datetime.timedelta(hours=2))
+_DAY = datetime.date(2024, 1, 5)
+_MOMENT = datetime.datetime(2024, 1, 5, 10, 0)
+
+
+def _typed_table() -> pa.Table:
+    """Ten rows of every column type pruning reads, and a struct leaf."""
+    n = 10
+    ids = list(range(n))
+    return pa.table(
+        {
+            "i8": pa.array([i - 5 for i in ids], pa.int8()),
+            "i16": pa.array([i * 300 for i in ids], pa.int16()),
+            "i32": pa.array([i * 7 for i in ids], pa.int32()),
+            "i64": pa.array([i * 2**40 for i in ids], pa.int64()),
+            "u8": pa.array([i * 25 for i in ids], pa.uint8()),
+            "u32": pa.array([2**31 + i for i in ids], pa.uint32()),
+            "u64": pa.array([2**63 + i for i in ids], pa.uint64()),
+            "f32": pa.array(
+                [0.1, 1.5, -0.0, 3e38, 2.5, 16777216.0, 1e-3, 7.0, 0.2, 65504.0], pa.float32()
+            ),
+            "f64": pa.array([0.1, 1.5, 0.0, 1e300, 2.5, 2.0**53, 1e-3, 7.0, 0.3, 1e39]),
+            "f16": pa.array([0.5, 1.5, -0.0, 65504.0, 2.5, 0.1, 1.0, 7.0, 0.25, 3.0], pa.float16()),
+            "dec": pa.array([decimal.Decimal(i * 25).scaleb(-2) for i in ids], pa.decimal128(9, 2)),
+            "wide": pa.array(
+                [decimal.Decimal(10**20 + i).scaleb(-4) for i in ids], pa.decimal128(30, 4)
+            ),
+            "s": pa.array(["1", "1.5", "abc", "2024-01-05", "0x61", "", "x", "TRUE", "0", "é"]),
+            "ls": pa.array([f"k{i}" for i in ids], pa.large_string()),
+            "b": pa.array([b"\x00", b"abcd", b"a", b"", b"0x61", b"x", b"y", b"z", b"1", b"2"]),
+            "fsb": pa.array([bytes([i]) * 4 for i in ids], pa.binary(4)),
+            "flag": pa.array([i % 2 == 0 for i in ids]),
+            "d": pa.array([_DAY + datetime.timedelta(days=i) for i in ids], pa.date32()),
+            "t_ms": pa.array([datetime.time(10, i) for i in ids], pa.time32("ms")),
+            "t_us": pa.array([datetime.time(10, 0, 0, 123456 + i) for i in ids], pa.time64("us")),
+            "ts_ms": pa.array(
+                [_MOMENT + datetime.timedelta(seconds=i) for i in ids], pa.timestamp("ms")
+            ),
+            "ts_utc": pa.array(
+                [(_MOMENT + datetime.timedelta(microseconds=i)).replace(tzinfo=_UTC) for i in ids],
+                pa.timestamp("us", tz="UTC"),
+            ),
+            "ts_ns": pa.array(
+                [_MOMENT + datetime.timedelta(hours=i) for i in ids], pa.timestamp("ns")
+            ),
+            "u": pa.array([uuid.UUID(int=i).bytes for i in ids], pa.uuid()),
+            "dict": pa.array([f"c{i % 3}" for i in ids]).dictionary_encode(),
+            "st": pa.array([{"a": i} for i in ids], pa.struct([("a", pa.int64())])),
+        }
+    )
+
+
+_COLUMNS = [c for c in _typed_table().column_names if c != "st"] + ["st.a", "ts96"]
+
+#: Literals of every kind, tried on every column: the right kind, the wrong kind, values
+#: the column cannot hold, NaN and infinities, and every Python type the text form writes.
+_LITERALS: list[object] = [
+    None, True, False, 0, 1, -1, 2, 7, 127, 128, 300, -129, 2**31, 2**63, 2**64, 10**20,
+    10**400, 0.0, -0.0, 0.1, 0.2, 0.3, 1.5, 2.5, 1e-3, 1e39, 1e300, 3e38, 65504.0, 65520.0,
+    16777217.0, 2.0**53 + 1, float("nan"), float("inf"), float("-inf"), decimal.Decimal("0.10"),
+    decimal.Decimal("0.25"), decimal.Decimal("1.505"), decimal.Decimal("1E+2"),
+    decimal.Decimal("-0"), decimal.Decimal("NaN"), decimal.Decimal("-Infinity"),
+    decimal.Decimal("3.4028235E+38"), "1", "1.5", "abc", "2024-01-05", "0x61", "", "TRUE",
+    "10:00:00", b"\x00", b"abcd", b"a", _DAY, _MOMENT, _MOMENT.replace(tzinfo=_UTC),
+    _MOMENT.replace(tzinfo=_PLUS2), datetime.time(10, 0), datetime.time(10, 0, 0, 123456),
+    datetime.time(10, 0, tzinfo=_UTC), uuid.UUID(int=3), uuid.UUID(int=99),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def typed_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Every type in two row groups with filters; an INT96 file where ``f32`` is a DOUBLE."""
+    root = tmp_path_factory.mktemp("typed")
+    table = _typed_table()
+    leaves = [c for c in table.column_names if c != "st"] + ["st.a"]
+    main = root / "types.parquet"
+    filters = dict.fromkeys((c for c in leaves if c != "flag"), True)  # none for BOOLEAN
+    pq.write_table(table, main, row_group_size=5, bloom_filter_options=filters)
+    other = root / "int96.parquet"
+    moments = [_MOMENT + datetime.timedelta(microseconds=i) for i in range(4)]
+    pq.write_table(
+        pa.table(
+            {
+                "ts96": pa.array(moments, pa.timestamp("ns")),
+                "f32": pa.array([0.1, 1e39, 2.5, 65520.0]),
+                "i64": pa.array([0, 2**40, 3, 4], pa.int64()),
+            }
+        ),
+        other,
+        use_deprecated_int96_timestamps=True,
+        bloom_filter_options={"f32": True, "i64": True},
+    )
+    return [str(main), str(other)]
+
+
+def _outcome(files: list[str], where: object) -> tuple[object, object]:
+    """What prune and lookup answer: the verdicts and rows, or the kind of error."""
+    try:
+        verdicts: object = [
+            (Path(v.file).name, v.row_group, v.kept, v.rule) for v in prune_sync(files, where)
+        ]
+    except PyBloomError as exc:
+        verdicts = type(exc).__name__
+    try:
+        table = lookup_sync(files, where)
+        rows: object = (table.schema, table.to_pydict())
+    except PyBloomError as exc:
+        rows = type(exc).__name__
+    return verdicts, rows
+
+
+def _leaf(draw: st.DrawFn) -> object:
+    column = draw(st.sampled_from(_COLUMNS))
+    values = st.sampled_from(_LITERALS)
+    kind = draw(st.sampled_from(["=", "<=>", "IN"]))
+    if kind == "IN":
+        return col(column).isin(draw(st.lists(values, min_size=1, max_size=4)))
+    value = draw(values)
+    return col(column) == value if kind == "=" else col(column).eq_null_safe(value)
+
+
+@st.composite
+def _predicates(draw: st.DrawFn) -> object:
+    leaves = [_leaf(draw) for _ in range(draw(st.integers(1, 3)))]
+    out = leaves[0]
+    for leaf in leaves[1:]:
+        out = (out & leaf) if draw(st.booleans()) else (out | leaf)  # type: ignore[operator]
+    return out
+
+
+@given(_predicates())
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_the_text_form_evaluates_as_the_predicate(typed_files: list[str], where: object) -> None:
+    """parse(p.to_text()) prunes and looks up exactly as p, for literals of every kind."""
+    assert isinstance(where, (Eq, In, And, Or))
+    again = parse_predicate(where.to_text())
+    assert _outcome(typed_files, again) == _outcome(typed_files, where), where.to_text()

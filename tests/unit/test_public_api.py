@@ -39,7 +39,6 @@ PUBLIC_MODULES = {"pybloom_async.apps.spark"}
 #: Coroutine functions without a blocking twin, and why.
 NO_TWIN = {
     "lookup_batches": "an async generator: streaming batches has no blocking form",
-    "read_bloom_filters": "lower level; read_footer_sync and probe_sync cover scripts",
     "add_bloom_filters_async": "the deprecated old name of add_bloom_filters",
 }
 DEPRECATED = {"add_bloom_filters_async": "add_bloom_filters"}

@@ -36,14 +36,14 @@ import anyio
 from ...checks import integer, positive_int
 from ...errors import InvalidArgumentError
 from ...io.base import FileInfo
+from ...io.files import expand_paths
 from ...io.store import StoreOptions
 from ...predicate import Predicate, as_predicate
 from ...pruning.api import prune
-from ...pruning.runner import expand_paths
 from ...pruning.verdicts import Rule, Verdict
-from ...read.blocking import running_event_loop
 from ...read.fetch import ReaderConfig
 from ...read.reader import BloomReader
+from ...tasks.loops import running_event_loop
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -250,6 +250,8 @@ def sample_index(descriptors: list[ColumnDescriptor] | None = None, **fields: An
         "file_size": 123_456_789_012,
         "file_mtime_ns": 1_700_000_000_123_456_789,
         "file_etag": '"0123abcd"',
+        "file_inode": 2**40 + 7,
+        "file_ctime_ns": 1_700_000_001_987_654_321,
         "num_rows": 10_000_000_000,
         "num_row_groups": 77,
         "columns": tuple(columns),
@@ -444,7 +446,7 @@ def test_every_page_is_checked() -> None:
     """A byte changed in any field's page (its last byte: the value) is caught by that
     page's CRC32, whichever field it is."""
     leaves = _leaf_chunks(GOOD)
-    assert len(leaves) == 10 + 11 * len(sample_index().columns)
+    assert len(leaves) == 12 + 11 * len(sample_index().columns)
     for leaf, start, size in leaves:
         at = start + size - 1
         damaged = GOOD[:at] + bytes([GOOD[at] ^ 0x01]) + GOOD[at + 1 :]
@@ -854,8 +856,89 @@ def test_stale_index_same_size_other_mtime(lake: list[Path]) -> None:
     got = decide(lake, col("id") == 450)
     assert got["part-0.parquet"].kept and got["part-0.parquet"].rule is Rule.STALE_INDEX
     assert "modification time" in got["part-0.parquet"].reason
+    # Its time set back: the change time still tells (no call sets it back).
     os.utime(lake[0], ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert decide(lake, col("id") == 450)["part-0.parquet"].rule is Rule.SIDECAR_INDEX
+    got = decide(lake, col("id") == 450)
+    assert got["part-0.parquet"].rule is Rule.STALE_INDEX
+    assert "change time" in got["part-0.parquet"].reason
+    assert got["part-2.parquet"].rule is Rule.SIDECAR_INDEX
+
+
+def test_a_file_of_no_rows_gets_an_empty_index(tmp_path: Path) -> None:
+    """pyarrow's empty decimal and dictionary-encoded columns: no chunk to read, no value."""
+    tables = {
+        "dec.parquet": pa.table({"c": pa.array([], pa.decimal128(38, 10))}),
+        "dict.parquet": pa.table({"c": pa.array([], pa.string()).dictionary_encode()}),
+        "wide.parquet": pa.table({"c": pa.array([], pa.decimal256(50, 4))}),
+    }
+    for name, table in tables.items():
+        pq.write_table(table, tmp_path / name)
+    builds = build_index_sync(str(tmp_path), ["c"])
+    assert [(Path(b.file).name, b.error, b.num_rows) for b in builds] == [
+        ("dec.parquet", None, 0),
+        ("dict.parquet", None, 0),
+        ("wide.parquet", None, 0),
+    ]
+    for name in tables:
+        index = read_local_index(tmp_path / name)
+        (column,) = index.columns
+        assert (column.value_count, column.null_count, column.distinct_count) == (0, 0, 0)
+    got = decide([tmp_path / "dict.parquet"], "c = 'x'")["dict.parquet"]
+    assert not got.kept and got.rule is Rule.SIDECAR_INDEX
+
+
+def _same_size_files(directory: Path) -> tuple[Path, Path]:
+    """Two files of the same size and layout, ids 0..99 and 1000..1099."""
+    paths = []
+    for name, first in (("a.parquet", 0), ("new.parquet", 1000)):
+        table = pa.table({"id": pa.array(range(first, first + 100), pa.int64())})
+        pq.write_table(table, directory / name, use_dictionary=False, compression="none")
+        paths.append(directory / name)
+    assert paths[0].stat().st_size == paths[1].stat().st_size
+    return paths[0], paths[1]
+
+
+@pytest.mark.parametrize("how", ["renamed over it", "written in place", "unlinked and created"])
+def test_a_file_replaced_at_the_same_size_and_time_is_stale(tmp_path: Path, how: str) -> None:
+    """cp -p, rsync -t and tar x carry the time over: the inode or change time tells."""
+    data, new = _same_size_files(tmp_path)
+    assert build_index_sync(str(data), ["id"])[0].error is None
+    st = data.stat()
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    if how == "renamed over it":  # rsync -t
+        os.replace(new, data)
+    elif how == "written in place":  # cp -p onto the file
+        shutil.copy2(new, data)
+    else:  # tar x: the old file removed, a new one created (its inode may be reused)
+        payload = new.read_bytes()
+        data.unlink()
+        data.write_bytes(payload)
+        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (data.stat().st_size, data.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    got = decide([data], col("id") == 1005)["a.parquet"]
+    assert got.kept and got.rule is Rule.STALE_INDEX, got
+    verdicts = prune_sync(str(data), col("id") == 1005, use_index="sidecar")
+    assert [v.kept for v in verdicts] == [True]
+    with pytest.raises(IndexStaleError):
+        prune_with_index_sync(str(data), col("id") == 1005, strict=True)
+
+
+def test_an_index_without_inode_and_change_time_is_stale_for_a_local_file(tmp_path: Path) -> None:
+    """Indexes written before the inode and change time were recorded: never trusted locally."""
+    data, _ = _same_size_files(tmp_path)
+    assert build_index_sync(str(data), ["id"])[0].error is None
+    location = Path(index_location(str(data)))
+    fresh = parse_index(location.read_bytes())
+    assert fresh.file_inode == data.stat().st_ino
+    assert fresh.file_ctime_ns == data.stat().st_ctime_ns
+    assert decide([data], col("id") == 5000)["a.parquet"].rule is Rule.SIDECAR_INDEX
+    older = _without_field(_without_field(location.read_bytes(), "file_inode"), "file_ctime_ns")
+    location.write_bytes(older)
+    back = parse_index(older)
+    assert (back.file_inode, back.file_ctime_ns) == (0, 0)
+    assert back == SidecarIndex(**{**fresh.__dict__, "file_inode": 0, "file_ctime_ns": 0})
+    got = decide([data], col("id") == 5000)["a.parquet"]
+    assert got.kept and got.rule is Rule.STALE_INDEX and "older version" in got.reason
 
 
 def test_index_of_another_file_is_stale(lake: list[Path]) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import decimal
+import json
 import os
 import shutil
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +21,20 @@ from pybloom_async import (
     build_lake_index_sync,
     col,
     compact_lake_index_sync,
+    lookup_sync,
     prune_sync,
 )
 from pybloom_async.errors import InvalidArgumentError, PredicateError, PyBloomError
 from pybloom_async.io.base import SourceStats
-from pybloom_async.lake.format import LAKE_DIR, decode_directory, decode_trailer
+from pybloom_async.lake.format import (
+    LAKE_DIR,
+    MAGIC,
+    TRAILER,
+    decode_directory,
+    decode_trailer,
+)
 from pybloom_async.pruning.api import prune_sync as prune_in_files_sync
+from pybloom_async.read import columns as columns_module
 
 ROWS = 2000
 
@@ -128,6 +139,130 @@ def test_same_size_rewrite_is_stale_by_its_time(lake: Any) -> None:
     verdicts = prune_sync(str(root), col("id") == -5, use_index="lake", row_groups=False)
     (v,) = [v for v in verdicts if v.file.endswith("f01.parquet")]
     assert v.kept and v.rule is Rule.STALE_INDEX
+
+
+@pytest.mark.parametrize("mode", ["values", "filters"])
+def test_a_file_of_no_rows_is_indexed_with_the_others(tmp_path: Path, mode: str) -> None:
+    """Empty dictionary-encoded and decimal columns: pyarrow gives no chunk to read."""
+    root = tmp_path / "lake"
+    root.mkdir()
+    empty = pa.table(
+        {"s": pa.array([], pa.string()).dictionary_encode(), "d": pa.array([], pa.decimal128(9, 2))}
+    )
+    pq.write_table(empty, root / "empty.parquet")
+    d = pa.array([decimal.Decimal("1.00"), decimal.Decimal("2.00")], pa.decimal128(9, 2))
+    full = pa.table({"s": ["a", "b"], "d": d})
+    pq.write_table(full, root / "full.parquet", bloom_filter_options={"s": True, "d": True})
+    built = build_lake_index_sync(str(root), ["s", "d"], mode=mode)
+    assert built.files == 2 and not built.errors
+    assert _kept(root, "s = 'a'") == {"full.parquet"}
+    assert _kept(root, "d = 2.00") == {"full.parquet"}
+    assert lookup_sync(str(root), "s = 'b'").column("s").to_pylist() == ["b"]
+
+
+@pytest.mark.parametrize("mode", ["values", "filters"])
+def test_a_file_of_no_row_groups_is_kept_whole(tmp_path: Path, mode: str) -> None:
+    """DuckDB's COPY of an empty result writes no row group at all."""
+    duckdb = pytest.importorskip("duckdb")
+    root = tmp_path / "lake"
+    root.mkdir()
+    con = duckdb.connect()
+    try:
+        con.execute(f"COPY (SELECT 1::BIGINT AS id WHERE false) TO '{root / 'empty.parquet'}'")
+        con.execute(f"COPY (SELECT range AS id FROM range(100)) TO '{root / 'full.parquet'}'")
+    finally:
+        con.close()
+    assert pq.read_metadata(root / "empty.parquet").num_row_groups == 0
+    assert not build_lake_index_sync(str(root), ["id"], mode=mode).errors
+    for where in ("id IN (5, NULL)", "id <=> NULL", "id = 5 OR id <=> NULL", "id = 5"):
+        verdicts = prune_sync(str(root), where, use_index="lake")
+        full = [v for v in verdicts if v.file.endswith("full.parquet")]
+        assert full == prune_in_files_sync(str(root / "full.parquet"), where), where
+        (empty,) = [v for v in verdicts if v.file.endswith("empty.parquet")]
+        assert empty.row_group is None, where  # its file verdict: no row group to prune
+        assert lookup_sync(str(root), where).num_rows == (1 if "5" in where else 0), where
+
+
+def test_a_file_whose_values_cannot_be_read_is_an_error_of_its_own(
+    lake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyarrow failing on one file's values: that file is not indexed, the others are."""
+    root, keys = lake
+    first = int(keys[7][0])
+    real = columns_module.column_hashes
+
+    def column_hashes(values: Any, column: Any) -> Any:
+        if values[0].as_py() == first:  # f07.parquet
+            raise pa.ArrowInvalid("cannot construct ChunkedArray from empty vector")
+        return real(values, column)
+
+    monkeypatch.setattr(columns_module, "column_hashes", column_hashes)
+    built = build_lake_index_sync(str(root), ["id"])
+    assert built.files == 23 and list(map(os.path.basename, built.errors)) == ["f07.parquet"]
+    assert "cannot read the values: ArrowInvalid" in next(iter(built.errors.values()))
+    assert "f07.parquet" in _kept(root, col("id") == first)
+
+
+def _same_size_files(directory: Path) -> tuple[Path, Path]:
+    """Two files of the same size and layout, ids 0..99 and 1000..1099."""
+    paths = []
+    for name, first in (("a.parquet", 0), ("new.parquet", 1000)):
+        table = pa.table({"id": pa.array(range(first, first + 100), pa.int64())})
+        pq.write_table(table, directory / name, use_dictionary=False, compression="none")
+        paths.append(directory / name)
+    assert paths[0].stat().st_size == paths[1].stat().st_size
+    return paths[0], paths[1]
+
+
+@pytest.mark.parametrize("how", ["renamed over it", "written in place", "unlinked and created"])
+def test_a_file_replaced_at_the_same_size_and_time_is_stale(tmp_path: Path, how: str) -> None:
+    """cp -p, rsync -t and tar x carry the time over: the inode or change time tells."""
+    root = tmp_path / "lake"
+    root.mkdir()
+    data, new = _same_size_files(root)
+    new = new.rename(tmp_path / "new.parquet")  # outside the lake
+    build_lake_index_sync(str(root), ["id"])
+    assert _kept(root, col("id") == 1005) == set()  # the index rules the file out
+    st = data.stat()
+    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
+    if how == "renamed over it":  # rsync -t
+        os.replace(new, data)
+    elif how == "written in place":  # cp -p onto the file
+        shutil.copy2(new, data)
+    else:  # tar x: the old file removed, a new one created (its inode may be reused)
+        payload = new.read_bytes()
+        data.unlink()
+        data.write_bytes(payload)
+        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (data.stat().st_size, data.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    verdicts = prune_sync(str(root), col("id") == 1005, use_index="lake", row_groups=False)
+    assert [(v.kept, v.rule) for v in verdicts] == [(True, Rule.STALE_INDEX)]
+    assert [v.kept for v in prune_sync(str(root), col("id") == 1005, use_index="lake")] == [True]
+    assert lookup_sync(str(root), col("id") == 1005).column("id").to_pylist() == [1005]
+
+
+def _without_local_versions(segment: Path) -> None:
+    """The segment as written before the inode and change time were recorded."""
+    data = segment.read_bytes()
+    offset, length, _ = decode_trailer(data, len(data), "s")
+    doc = json.loads(zlib.decompress(data[offset : offset + length]))
+    del doc["local_files"]
+    packed = zlib.compress(json.dumps(doc).encode())
+    trailer = TRAILER.pack(offset, len(packed), zlib.crc32(packed), 1, 0, MAGIC)
+    segment.write_bytes(data[:offset] + packed + trailer)
+
+
+def test_a_segment_without_local_versions_is_stale_for_local_files(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    root.mkdir()
+    _same_size_files(root)
+    build_lake_index_sync(str(root), ["id"])
+    assert _kept(root, col("id") == 5000) == set()
+    (segment,) = _segments(root)
+    _without_local_versions(segment)
+    verdicts = prune_sync(str(root), col("id") == 5000, use_index="lake", row_groups=False)
+    assert {(v.kept, v.rule) for v in verdicts} == {(True, Rule.STALE_INDEX)}
+    assert all("older version" in v.reason for v in verdicts)
 
 
 def test_a_damaged_stripe_keeps_every_file_of_its_segment(lake: Any) -> None:
@@ -274,6 +409,44 @@ def test_lookup_reads_only_the_files_the_lake_index_keeps(lake: Any) -> None:
     assert rows_after.to_pylist() == rows_before.to_pylist()
     assert rows_after.column("id").to_pylist() == [key]
     assert after.requests <= 6 < before.requests
+
+
+def test_lookups_default_columns_are_the_first_files_with_the_index(tmp_path: Path) -> None:
+    """The first file's columns, even when the lake index rules that file out."""
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / "a.parquet")
+    b = pa.table({"id": pa.array([7], pa.int64()), "extra": ["x"]})
+    pq.write_table(b, tmp_path / "b.parquet")
+    without = lookup_sync(str(tmp_path), "id = 7")
+    build_lake_index_sync(str(tmp_path), ["id"])
+    assert [v.kept for v in prune_sync(str(tmp_path), "id = 7", use_index="lake")] == [
+        False,
+        True,
+    ]
+    stats = SourceStats()
+    got = lookup_sync(str(tmp_path), "id = 7", stats=stats)
+    assert got.equals(without) and got.column_names == ["id"]
+    assert lookup_sync(str(tmp_path), "id = 99").schema == without.schema  # every file ruled out
+    # With the columns given, nothing the index rules out is read.
+    given = SourceStats()
+    lookup_sync(str(tmp_path), "id = 7", columns=["id", "extra"], stats=given)
+    assert given.requests < stats.requests
+
+
+def test_a_column_only_files_the_index_rules_out_have_gives_no_row(tmp_path: Path) -> None:
+    """Not 'no file read has this column': the same answer as without the index."""
+    a = pa.table({"id": pa.array([1, 2], pa.int64()), "x": pa.array([10, 20], pa.int64())})
+    pq.write_table(a, tmp_path / "a.parquet")
+    pq.write_table(pa.table({"id": pa.array([3], pa.int64())}), tmp_path / "b.parquet")
+    cases = [("x = 99", None), ("id = 3", ["x"]), ("id = 3 OR x = 99", ["id", "x"])]
+    before = [lookup_sync(str(tmp_path), where, columns=columns) for where, columns in cases]
+    build_lake_index_sync(str(tmp_path), ["x", "id"])
+    after = [lookup_sync(str(tmp_path), where, columns=columns) for where, columns in cases]
+    assert [t.num_rows for t in after] == [0, 1, 1]
+    assert all(x.equals(y) for x, y in zip(before, after, strict=True))
+    with pytest.raises(PredicateError, match="no file read has this column"):
+        lookup_sync(str(tmp_path), "xx = 99")  # a column no file has is still a mistake
+    with pytest.raises(PredicateError, match="no file read has the column"):
+        lookup_sync(str(tmp_path), "id = 3", columns=["xx"])
 
 
 def test_build_from_filters_reads_footers_and_filters_only(tmp_path: Path) -> None:

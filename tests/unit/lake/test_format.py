@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import zlib
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from pybloom_async.errors import ParquetFormatError
 from pybloom_async.lake.format import (
+    MAGIC,
     TRAILER,
     LakeColumn,
     LakeFile,
+    Segment,
     decode_directory,
     decode_trailer,
     encode_segment,
@@ -20,7 +25,10 @@ from pybloom_async.parquet import ColumnDescriptor
 from pybloom_async.parquet.logical import LogicalType
 from pybloom_async.types import PhysicalType
 
-FILES = [LakeFile("a/x.parquet", 10, "e1", None, 5), LakeFile("y.parquet", 20, None, 123, None)]
+FILES = [
+    LakeFile("a/x.parquet", 10, "e1", None, 5),
+    LakeFile("y.parquet", 20, None, 123, None, 2**40 + 3, 1_700_000_000_123_456_789),
+]
 
 
 def _segment() -> tuple[bytes, LakeColumn]:
@@ -59,6 +67,46 @@ def test_round_trip() -> None:
     assert stripe_crc_ok(data[start:end])
 
 
+def _with_directory(data: bytes, change: Callable[[dict[str, Any]], None]) -> bytes:
+    """The segment with its directory's JSON changed (CRC and trailer made good)."""
+    offset, packed, _ = _directory(data)
+    doc = json.loads(zlib.decompress(packed))
+    change(doc)
+    packed = zlib.compress(json.dumps(doc).encode())
+    trailer = TRAILER.pack(offset, len(packed), zlib.crc32(packed), 1, 0, MAGIC)
+    return data[:offset] + packed + trailer
+
+
+def _decoded(data: bytes) -> Segment:
+    offset, packed, crc = _directory(data)
+    return decode_directory(packed, crc, offset, "seg")
+
+
+def test_local_versions_are_a_key_of_their_own() -> None:
+    """Inode and change time sit beside ``files``: older readers read ``files`` unchanged."""
+    data, _ = _segment()
+    packed = _directory(data)[1]
+    doc = json.loads(zlib.decompress(packed))
+    assert all(len(entry) == 5 for entry in doc["files"])
+    assert doc["local_files"] == [None, [2**40 + 3, 1_700_000_000_123_456_789]]
+    # A directory written before the key: no file has a local version.
+    older = _decoded(_with_directory(data, lambda d: d.pop("local_files")))
+    assert [(f.inode, f.ctime_ns) for f in older.files] == [(None, None), (None, None)]
+    assert [f[:5] for f in older.files] == [f[:5] for f in FILES]
+    # Objects only: no key written.
+    stores = encode_segment([FILES[0]], [])
+    assert "local_files" not in json.loads(zlib.decompress(_directory(stores)[1]))
+
+
+@pytest.mark.parametrize(
+    "bad", [[None], "x", [None, [1]], [None, [1, -2]], [None, ["1", 2]], [None, None, None]]
+)
+def test_malformed_local_versions_are_refused(bad: Any) -> None:
+    data, _ = _segment()
+    with pytest.raises(ParquetFormatError, match="malformed"):
+        _decoded(_with_directory(data, lambda d: d.update(local_files=bad)))
+
+
 def test_a_flipped_bit_in_a_stripe_fails_its_crc() -> None:
     data, _ = _segment()
     offset, packed, crc = _directory(data)
@@ -89,7 +137,7 @@ def test_foreign_or_truncated_bytes_are_refused() -> None:
 
 
 def test_a_directory_above_the_cap_is_refused_before_it_is_read() -> None:
-    from pybloom_async.lake.format import MAGIC, MAX_DIRECTORY_BYTES
+    from pybloom_async.lake.format import MAX_DIRECTORY_BYTES
 
     length = MAX_DIRECTORY_BYTES + 1
     trailer = TRAILER.pack(8, length, 0, 1, 0, MAGIC)

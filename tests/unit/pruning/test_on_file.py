@@ -12,9 +12,10 @@ import pytest
 from pybloom_async.errors import PredicateError
 from pybloom_async.index.build import build_index
 from pybloom_async.index.prune import prune_with_index
-from pybloom_async.pruning.api import BLOCKING_MAX_FILES, prune, prune_sync
-from pybloom_async.pruning.runner import AHEAD_PER_WORKER, for_each
+from pybloom_async.io.files import INLINE_MAX_FILES
+from pybloom_async.pruning.api import prune, prune_sync
 from pybloom_async.pruning.verdicts import Rule, Verdict
+from pybloom_async.tasks.workers import AHEAD_PER_WORKER, for_each
 
 
 def write_lake(root: Path, files: int) -> list[Path]:
@@ -88,7 +89,7 @@ async def test_prune_on_file_gives_the_verdicts_of_prune(tmp_path: Path) -> None
 
 def test_prune_sync_on_file_on_a_few_local_files(tmp_path: Path) -> None:
     """The blocking path (a few local files) hands verdicts over like prune() does."""
-    paths = [str(p) for p in write_lake(tmp_path / "lake", BLOCKING_MAX_FILES)]
+    paths = [str(p) for p in write_lake(tmp_path / "lake", INLINE_MAX_FILES)]
     expected = prune_sync(paths, "id IN (5, 310)")
     batches: list[list[Verdict]] = []
     assert prune_sync(paths, "id IN (5, 310)", on_file=batches.append) == []

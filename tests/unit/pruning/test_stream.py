@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,10 +15,11 @@ from pybloom_async.errors import SourceError, SourceNotFoundError
 from pybloom_async.index.build import build_index
 from pybloom_async.index.prune import prune_with_index
 from pybloom_async.io.base import FileInfo
+from pybloom_async.io.files import FileStream, expand_paths, once_each, stream_paths
 from pybloom_async.pruning.api import prune
-from pybloom_async.pruning.runner import FileStream, expand_paths, for_each, stream_paths
 from pybloom_async.pruning.verdicts import Verdict
 from pybloom_async.read.reader import BloomReader
+from pybloom_async.tasks.workers import for_each
 
 pytestmark = pytest.mark.anyio
 
@@ -45,6 +47,40 @@ async def test_each_file_once_without_a_set_of_the_listing(tmp_path: Path) -> No
     # expand_paths gives them as a list; a file named first keeps its spelling.
     listed = await expand_paths([b, str(d)], BloomReader())
     assert [f.path if isinstance(f, FileInfo) else f for f in listed] == [b, a, c]
+
+
+async def test_every_spelling_of_one_file_is_one_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A separator twice, ``.``, a relative path, a ``file://`` URL: the same file."""
+    d = tmp_path / "d"
+    a, b = write(d / "a.parquet"), write(d / "b.parquet")
+    monkeypatch.chdir(tmp_path)
+    spellings = [
+        str(d) + "//a.parquet",
+        str(d) + "/./a.parquet",
+        os.path.join("d", "a.parquet"),
+        "file://" + a,
+        "file://localhost" + a,
+        "file://" + str(d) + "//a.parquet",
+    ]
+    for other in spellings:
+        assert await paths_of(stream_paths([a, other], BloomReader())) == [a], other
+        assert once_each([a, other]) == [a], other
+        assert once_each([FileInfo(other, 1), a]) == [FileInfo(other, 1)], other
+        # Through a directory, spelled either way, before or after the file.
+        for root in (str(d) + "/", str(d) + "//", "file://" + str(d) + "/"):
+            listed = await paths_of(stream_paths([other, root], BloomReader()))
+            assert [os.path.realpath(p) for p in listed[1:]] == [b], (other, root)
+            assert listed[0] == other
+            listed = await paths_of(stream_paths([root, other], BloomReader()))
+            assert [os.path.realpath(p) for p in listed] == [a, b], (other, root)
+    # Object-store URLs are compared as written: "k" and "/k" are two keys.
+    assert once_each(["s3://bucket/k.parquet", "s3://bucket//k.parquet"]) == [
+        "s3://bucket/k.parquet",
+        "s3://bucket//k.parquet",
+    ]
+    assert once_each(["ftp://h/a.parquet"] * 2) == ["ftp://h/a.parquet"]  # reading it says why
 
 
 async def test_unreadable_inputs_are_handed_over_as_the_stream_meets_them(tmp_path: Path) -> None:
@@ -145,7 +181,7 @@ def test_a_stream_starts_its_workers_as_items_come() -> None:
     # lookup prunes each file through a one-file stream.
     import asyncio
 
-    from pybloom_async.pruning.runner import for_each
+    from pybloom_async.tasks.workers import for_each
 
     alive: list[int] = []
 
@@ -168,3 +204,39 @@ def test_a_stream_starts_its_workers_as_items_come() -> None:
     anyio.run(main)
     working, baseline = alive
     assert working - baseline <= 2, alive  # the worker with the item, one waiting for the next
+
+
+def test_links_are_one_file_with_their_targets(tmp_path: Path) -> None:
+    """Every way of linking to a file names it once (as ``os.path.realpath`` says), and
+    distinct files stay distinct: relative and absolute links, chains, links through a
+    linked folder, ``..`` in a target, and dangling links."""
+    import os
+
+    from pybloom_async.io.files import once_each
+
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    a, b = data / "a.parquet", data / "sub" / "b.parquet"
+    a.write_bytes(b"a")
+    b.write_bytes(b"b")
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    (tmp_path / "linked").symlink_to(data)  # a linked folder
+    links = {
+        "rel": "../data/a.parquet",
+        "abs": str(a),
+        "dots": "../data/sub/../a.parquet",
+        "via": "../linked/sub/b.parquet",
+        "gone": "../data/missing.parquet",
+    }
+    for name, target in links.items():
+        os.symlink(target, lake / f"{name}.parquet")
+    os.symlink("rel.parquet", lake / "chain.parquet")  # a link to a link
+    os.symlink("chain2.parquet", lake / "loop1.parquet")
+    os.symlink("loop1.parquet", lake / "chain2.parquet")  # a loop
+    names = [*sorted(str(p) for p in lake.iterdir()), str(a), str(b)]
+    kept = once_each(names)
+    expected: dict[str, str] = {}
+    for name in names:
+        expected.setdefault(os.path.realpath(name), name)
+    assert kept == list(expected.values())

@@ -24,7 +24,7 @@ from pybloom_async.errors import ParquetFormatError, UnsupportedTypeError
 from pybloom_async.parquet.logical import LogicalKind, LogicalType
 from pybloom_async.parquet.schema import ColumnDescriptor
 from pybloom_async.read.columns import ColumnReader, column_hashes, unsupported_reason
-from pybloom_async.read.reader import read_bloom_filters, read_footer
+from pybloom_async.read.run import read_bloom_filters, read_footer
 from pybloom_async.types import PhysicalType
 
 pa = pytest.importorskip("pyarrow")
@@ -157,6 +157,48 @@ def test_hashes_rebuild_arrow_filters_bit_for_bit(arrow_file: Path) -> None:
     assert {"st.a", "st.b", "li.list.element", "mp.key_value.key", "mp.key_value.value"} <= {
         p for p, _ in checked
     }
+
+
+@pytest.mark.parametrize("as_integer", [False, True], ids=["decimal-fixed", "decimal-int"])
+def test_an_empty_file_of_every_type_hashes_to_nothing(tmp_path: Path, as_integer: bool) -> None:
+    """A file of no rows (one empty row group), dictionary-encoded columns too."""
+    table = _table().slice(0, 0)
+    for name in list(table.column_names):
+        column = table.column(name)
+        if not pa.types.is_nested(column.type) and not pa.types.is_dictionary(column.type):
+            try:
+                encoded = column.dictionary_encode()
+            except pa.ArrowNotImplementedError:
+                continue
+            table = table.append_column(f"{name}_dict", encoded)
+    path = tmp_path / "empty.parquet"
+    pq.write_table(table, path, store_decimal_as_integer=as_integer)
+    meta = anyio.run(read_footer, path).metadata
+    assert [rg.num_rows for rg in meta.row_groups] == [0]
+    reader = ColumnReader(path)
+    hashed = 0
+    for desc in meta.schema.columns:
+        if unsupported_reason(desc) is not None:
+            continue
+        assert reader.hashes(0, desc).size == 0, desc.path
+        hashed += 1
+    assert hashed >= 2 * 20
+
+
+def test_values_pyarrow_cannot_turn_back_are_a_format_error_naming_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), path)
+    desc = anyio.run(read_footer, path).metadata.schema.column("x")
+
+    def fails(values: Any, column: ColumnDescriptor) -> Any:
+        raise pa.ArrowInvalid("cannot construct ChunkedArray from empty vector")
+
+    monkeypatch.setattr("pybloom_async.read.columns.column_hashes", fails)
+    with pytest.raises(ParquetFormatError, match="cannot read the values: ArrowInvalid") as info:
+        ColumnReader(path).hashes(0, desc)
+    assert (info.value.path, info.value.row_group, info.value.column) == (str(path), 0, "x")
 
 
 def test_nulls_and_empty_lists_are_not_hashed(arrow_file: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Callable
 from functools import partial
@@ -388,6 +389,24 @@ async def test_cache_saves_requests_and_notices_rewrites(tmp_path: Path) -> None
     assert len(verdicts) == 2
 
 
+@pytest.mark.anyio
+async def test_cache_notices_a_rewrite_at_the_same_size_and_time(tmp_path: Path) -> None:
+    """A file written in place at the same size, its time set back (cp -p): not the same."""
+    path, other = tmp_path / "c.parquet", tmp_path / "other.parquet"
+    for target, first in ((path, 0), (other, 1000)):
+        table = pa.table({"id": pa.array(range(first, first + 100), pa.int64())})
+        options = {"use_dictionary": False, "compression": "none"}
+        pq.write_table(table, target, bloom_filter_options={"id": True}, **options)
+    assert path.stat().st_size == other.stat().st_size
+    checking = BloomReader(max_age=0)
+    assert [v.kept for v in await prune(path, col("id") == 1005, reader=checking)] == [False]
+    st = path.stat()
+    path.write_bytes(other.read_bytes())
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_ino, path.stat().st_mtime_ns) == (st.st_ino, st.st_mtime_ns)
+    assert [v.kept for v in await prune(path, col("id") == 1005, reader=checking)] == [True]
+
+
 def test_boolean_filters_are_never_trusted(tmp_path: Path) -> None:
     """parquet-java writes all-zero filters for BOOLEAN columns; they must not prune."""
     from pybloom_async import SplitBlockBloomFilter
@@ -583,18 +602,18 @@ def test_blocking_path_gives_the_async_verdicts(
         assert blocking == in_loop, path.name
 
 
-def test_blocking_path_is_taken_only_for_a_few_local_files(tmp_path: Path) -> None:
-    from pybloom_async.read.blocking import blocking_local_paths
+def test_inline_path_is_taken_only_for_a_few_local_files(tmp_path: Path) -> None:
+    from pybloom_async.io.files import local_files
 
     path = tmp_path / "t.parquet"
     write_table(path, rows=100, row_group_size=50)
-    assert blocking_local_paths(path, 8) == [str(path)]
-    assert blocking_local_paths([path, str(path)], 8) == [str(path)] * 2
-    assert blocking_local_paths(str(tmp_path / "missing.parquet"), 8) is not None  # kept, unread
-    assert blocking_local_paths([path] * 9, 8) is None
-    assert blocking_local_paths(str(tmp_path), 8) is None  # a directory is listed
-    assert blocking_local_paths("s3://bucket/x.parquet", 8) is None
-    assert blocking_local_paths("file:///tmp/x.parquet", 8) is None
+    assert local_files(path, 8) == [str(path)]
+    assert local_files([path, str(path)], 8) == [str(path)] * 2
+    assert local_files(str(tmp_path / "missing.parquet"), 8) is not None  # kept, unread
+    assert local_files([path] * 9, 8) is None
+    assert local_files(str(tmp_path), 8) is None  # a directory is listed
+    assert local_files("s3://bucket/x.parquet", 8) is None
+    assert local_files("file:///tmp/x.parquet", 8) is None
 
 
 class _Suspend:
@@ -605,7 +624,7 @@ class _Suspend:
 
 
 def test_run_blocking_refuses_a_coroutine_that_suspends() -> None:
-    from pybloom_async.read.blocking import run_blocking
+    from pybloom_async.tasks.loops import run_blocking
 
     async def done() -> int:
         return 7
@@ -629,7 +648,7 @@ def test_sync_functions_start_no_event_loop_for_local_files(
 ) -> None:
     import importlib
 
-    prune_module = importlib.import_module("pybloom_async.pruning.api")
+    loops = importlib.import_module("pybloom_async.tasks.loops")
 
     path = tmp_path / "t.parquet"
     table = write_table(path, rows=200, row_group_size=100)
@@ -638,7 +657,11 @@ def test_sync_functions_start_no_event_loop_for_local_files(
     def no_loop(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("an event loop was started")
 
-    monkeypatch.setattr(prune_module.anyio, "run", no_loop)
+    def no_thread(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a worker thread was used")
+
+    monkeypatch.setattr(loops.anyio, "run", no_loop)
+    monkeypatch.setattr(loops.anyio.to_thread, "run_sync", no_thread)
     got = prune_sync([path, path], col("id") == table.column("id")[0].as_py())
     assert got == expected  # a file named twice is read once, as by prune
     assert len(probe_sync(path, "id", [1, 2])) == 4
@@ -646,34 +669,42 @@ def test_sync_functions_start_no_event_loop_for_local_files(
         prune_sync(tmp_path, col("id") == 1)  # a directory: listed, in a loop
 
 
-def test_blocking_reader_reads_local_files_only() -> None:
+def test_inline_reads_local_files_only() -> None:
     from pybloom_async.errors import InvalidArgumentError
-    from pybloom_async.read.blocking import BlockingLocalReader
+    from pybloom_async.tasks.loops import run_inline
 
-    with pytest.raises(InvalidArgumentError, match="local files only"):
-        BlockingLocalReader().open("s3://bucket/key.parquet")
+    async def open_store() -> None:
+        BloomReader().open("s3://bucket/key.parquet")
+
+    with pytest.raises(InvalidArgumentError, match="calling thread"):
+        run_inline(open_store)
 
 
-def test_blocking_reader_opens_a_file_once_and_closes_it(tmp_path: Path) -> None:
+def test_inline_source_opens_a_file_once_and_closes_it(tmp_path: Path) -> None:
     import os
 
-    from pybloom_async.read.blocking import BlockingLocalReader, run_blocking
+    from pybloom_async.io.local import BlockingLocalFileSource
+    from pybloom_async.tasks.loops import run_inline
 
     path = tmp_path / "t.parquet"
     write_table(path, rows=200, row_group_size=100)
     stats = SourceStats()
-    with BlockingLocalReader(stats=stats) as reader:
-        footer = run_blocking(reader.footer(path))
-        filters = run_blocking(reader.bloom_filters(path, ["id"]))
-        assert len(filters) == len(footer.row_groups) == 2
-        assert stats.metadata_requests == 1  # one open (and fstat) for both calls
-        ((fd, _),) = reader._open_files.kept.values()
-        os.fstat(fd)  # still open
+    reader = BloomReader(stats=stats)
+    seen: list[int] = []
+
+    async def both() -> tuple[Any, Any]:
+        async with reader.opened(path) as file:
+            assert isinstance(file.source, BlockingLocalFileSource)
+            footer = await file.footer()
+            filters = await file.filters(["id"])
+            seen.append(await file.source._descriptor())
+            return footer, filters
+
+    footer, filters = run_inline(both)
+    assert len(filters) == len(footer.row_groups) == 2
+    assert stats.metadata_requests == 1  # one open (and fstat) for both
     with pytest.raises(OSError):
-        os.fstat(fd)  # closed with the reader
-    # Usable again: the file is reopened.
-    assert run_blocking(reader.footer(path)).metadata == footer.metadata
-    reader.close()
+        os.fstat(seen[0])  # closed with the file
 
 
 def test_forget_needs_no_source(table_file: tuple[Path, pa.Table]) -> None:
@@ -739,14 +770,18 @@ TAIL_CASES: dict[str, Callable[[bytes], bytes]] = {
 }
 
 
+@pytest.mark.parametrize("suffix", ["whole file", "footer only"])
 @pytest.mark.parametrize("case", list(TAIL_CASES))
-def test_the_tail_path_answers_what_the_planned_reads_do(
-    tmp_path: Path, good: bytes, monkeypatch: pytest.MonkeyPatch, case: str
+def test_the_fast_paths_answer_what_the_planned_reads_do(
+    tmp_path: Path, good: bytes, monkeypatch: pytest.MonkeyPatch, case: str, suffix: str
 ) -> None:
+    """Filters served from the tail, or from one merged read of their known ranges, give
+    exactly the outcomes (and reasons) of the planned reads."""
     import pybloom_async.read.fetch as fetch
 
     data = TAIL_CASES[case](good)
-    config = ReaderConfig(footer_read_bytes=len(data))
+    footer_bytes = int.from_bytes(data[-8:-4], "little") + 8
+    config = ReaderConfig(footer_read_bytes=len(data) if suffix == "whole file" else footer_bytes)
 
     def summary(found: dict[Any, Any]) -> dict[Any, Any]:
         return {
@@ -756,7 +791,7 @@ def test_the_tail_path_answers_what_the_planned_reads_do(
         }  # fmt: skip
 
     fast = summary(filters_of(tmp_path, data, config=config))
-    monkeypatch.setattr(fetch, "filters_in_tail", lambda *args: None)
+    monkeypatch.setattr(fetch, "filters_from_pieces", lambda *args: None)
     planned = summary(filters_of(tmp_path, data, config=config))
     assert fast == planned
     assert (fast[(0, "id")][0] is FilterState.OK) is (case in ("intact", "no lengths"))

@@ -691,6 +691,27 @@ def test_empty_and_all_null_chunks(tmp_path: Path) -> None:
     assert [r.excluded for r in results] == [True, False]
 
 
+def test_a_file_of_no_rows_gets_empty_filters(tmp_path: Path) -> None:
+    """Dictionary-encoded and decimal columns of an empty pyarrow file (no chunk to read)."""
+    path = tmp_path / "empty.parquet"
+    table = pa.table(
+        {
+            "s": pa.array([], pa.string()).dictionary_encode(),
+            "dec": pa.array([], pa.decimal128(10, 2)),
+            "big": pa.array([], pa.decimal256(40, 2)),
+        }
+    )
+    pq.write_table(table, path)
+    result = add_bloom_filters_sync(path, ["s", "dec", "big"])
+    assert result.written and not result.skipped
+    assert [(f.column, f.num_values, f.num_bytes) for f in result.filters] == [
+        ("s", 0, 32),
+        ("dec", 0, 32),
+        ("big", 0, 32),
+    ]
+    assert pq.read_table(path).equals(table)
+
+
 def test_encrypted_files_are_refused(parquet_testing: Path, tmp_path: Path) -> None:
     data = parquet_testing / "data"
     for name in (

@@ -1,0 +1,314 @@
+"""A run over many files: its options (one object), its reader, its limit, the per-file hop.
+
+Every multi-file entry point takes its run options as one value, :class:`RunOptions`
+(``run=``), or as keyword arguments of the same names (:class:`RunKeywords`, written once
+here and spelled in the signatures as ``**keywords: Unpack[RunKeywords]``).
+
+:meth:`Run.with_file` is how every multi-file caller reaches one file: the file is opened
+once, and the work given runs on it; a local file's whole work (open, stat, tail, footer,
+filters, probes, and for a lookup its rows) runs inline in one worker-thread call (see
+:mod:`pybloom_async.tasks.loops`), an object store's on the event loop with its reads
+concurrent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+
+import anyio
+
+from ..checks import positive_int
+from ..errors import InvalidArgumentError
+from ..io.address import parse_address
+from ..io.base import FileInfo, SourceStats
+from ..io.files import few_local_files
+from ..io.store import StoreOptions, as_store_options
+from ..tasks.loops import inline, run_inline, sync_twin, to_worker
+from .fetch import BloomFilterRead, FilterKey, Footer, ReaderConfig
+from .reader import BloomReader, OpenedFile
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = [
+    "Run",
+    "RunKeywords",
+    "RunOptions",
+    "open_run",
+    "read_bloom_filters",
+    "read_bloom_filters_sync",
+    "read_footer",
+    "read_footer_sync",
+    "run_options",
+]
+
+T = TypeVar("T")
+Location = str | os.PathLike[str] | FileInfo
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run over many files goes; every multi-file entry point takes one (``run=``).
+
+    Parameters
+    ----------
+    strict:
+        Raise on the first problem (an unreadable file, a damaged filter or index, a
+        missing column) instead of keeping the row group or file with a reason.
+    concurrency:
+        Files read at once (default: the reader config's, 64).
+    options:
+        Object-store options (:class:`~pybloom_async.io.store.StoreOptions` or a dict of
+        its fields: endpoint, region, credentials, allow_http, ...); by default obstore
+        reads the standard environment variables.
+    stats:
+        Counts requests and bytes.
+    config:
+        Reader limits and tuning (:class:`~pybloom_async.ReaderConfig`).
+    reader:
+        A long-lived :class:`~pybloom_async.BloomReader` whose cache to use (and keep
+        filled); its own options, stats and config then apply.
+    progress:
+        Called as ``progress(done, total)`` after each file (``total`` grows while a
+        directory or prefix is still being listed).
+
+    Raises
+    ------
+    InvalidArgumentError
+        A field of the wrong kind or out of range.
+    """
+
+    strict: bool = False
+    concurrency: int | None = None
+    options: StoreOptions | Mapping[str, Any] | None = None
+    stats: SourceStats | None = None
+    config: ReaderConfig | None = None
+    reader: BloomReader | None = None
+    progress: Callable[[int, int], None] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.strict, bool):
+            raise InvalidArgumentError("strict must be True or False", value=self.strict)
+        if self.concurrency is not None:
+            positive_int("concurrency", self.concurrency)
+        object.__setattr__(self, "options", as_store_options(self.options))
+        for name, kind in (
+            ("stats", SourceStats),
+            ("config", ReaderConfig),
+            ("reader", BloomReader),
+        ):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise InvalidArgumentError(
+                    f"{name} must be a {kind.__name__}, not {type(value).__name__}", value=value
+                )
+        if self.progress is not None and not callable(self.progress):
+            raise InvalidArgumentError("progress must be callable", value=self.progress)
+
+
+class RunKeywords(TypedDict, total=False):
+    """:class:`RunOptions`' fields as keyword arguments (``**keywords: Unpack[RunKeywords]``)."""
+
+    strict: bool
+    concurrency: int | None
+    options: StoreOptions | Mapping[str, Any] | None
+    stats: SourceStats | None
+    config: ReaderConfig | None
+    reader: BloomReader | None
+    progress: Callable[[int, int], None] | None
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(RunOptions))
+
+
+def run_options(run: RunOptions | None, keywords: Mapping[str, Any], caller: str) -> RunOptions:
+    """``run`` with the keyword arguments given beside it applied (they win).
+
+    Raises
+    ------
+    TypeError
+        A keyword that is not a run option, as Python says it for any function.
+    InvalidArgumentError
+        ``run`` is not a RunOptions, or a value is invalid.
+    """
+    unknown = sorted(set(keywords) - _FIELDS)
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    if run is None:
+        return RunOptions(**keywords) if keywords else _DEFAULT
+    if not isinstance(run, RunOptions):
+        raise InvalidArgumentError(f"run must be a RunOptions, not {type(run).__name__}", value=run)
+    return dataclasses.replace(run, **keywords) if keywords else run
+
+
+_DEFAULT = RunOptions()
+
+
+@dataclass
+class Run:
+    """One run over many files: its options, its reader (its own unless one was given), the
+    number of files read at once, and the worker threads that local files' work may use at
+    once (``ReaderConfig.local_threads``)."""
+
+    options: RunOptions
+    reader: BloomReader
+    owned: bool
+    limit: int
+    local: anyio.CapacityLimiter
+
+    @property
+    def strict(self) -> bool:
+        """Whether the first problem raises."""
+        return self.options.strict
+
+    @property
+    def progress(self) -> Callable[[int, int], None] | None:
+        """The caller's progress callback, if any."""
+        return self.options.progress
+
+    def done(self, location: Location) -> None:
+        """A file is decided: the run's own reader drops its footer and filters.
+
+        Kept to the end, every footer and filter of the run would stay in memory
+        (about 5 KiB per small file); a caller's reader keeps its cache as it is.
+        """
+        if self.owned:
+            self.reader.forget(location)
+
+    async def with_file(
+        self, location: Location, work: Callable[[OpenedFile], Coroutine[Any, Any, T]]
+    ) -> T:
+        """``work`` on the file, opened once: the one way a run reaches a file.
+
+        A local file's work runs inline in one worker-thread call (its reads block that
+        thread), so a file costs one hand-off however many reads it makes; an object
+        store's runs here, its reads concurrent. Running inline already, it runs here.
+        """
+        if not inline() and _is_local(location):
+            return await to_worker(run_inline, self._opened, location, work, limiter=self.local)
+        return await self._opened(location, work)
+
+    async def _opened(
+        self, location: Location, work: Callable[[OpenedFile], Coroutine[Any, Any, T]]
+    ) -> T:
+        async with self.reader.opened(location) as file:
+            return await work(file)
+
+
+def _is_local(location: Location) -> bool:
+    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    return "://" not in path or parse_address(path).kind == "file"
+
+
+def files_at_once(concurrency: int | None, config: ReaderConfig) -> int:
+    """The number of files to read at once: ``concurrency``, or the config's.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``concurrency`` is not a positive int.
+    """
+    if concurrency is None:
+        return config.concurrency  # checked by ReaderConfig
+    return positive_int("concurrency", concurrency)
+
+
+@asynccontextmanager
+async def open_run(
+    options: RunOptions | None = None,
+    *,
+    default_concurrency: int | None = None,
+    max_files: int = 0,
+) -> AsyncIterator[Run]:
+    """The run's reader (``options.reader``, or one made here and cleared at the end).
+
+    Without ``options.concurrency`` the run reads ``default_concurrency`` files at once,
+    or the reader config's number. A reader made here caches nothing by default (each
+    file's work reads what it needs once, in one :meth:`Run.with_file` call); with
+    ``max_files`` it caches that many files, each dropped when it is done
+    (:meth:`Run.done`).
+
+    Raises
+    ------
+    InvalidArgumentError
+        A reader argument is invalid.
+    """
+    opts = options if options is not None else _DEFAULT
+    owned = opts.reader is None
+    rdr = opts.reader or BloomReader(
+        config=opts.config or ReaderConfig(),
+        options=opts.options,
+        stats=opts.stats,
+        max_files=max_files,
+    )
+    wanted = default_concurrency if opts.concurrency is None else opts.concurrency
+    limit = files_at_once(wanted, rdr.config)
+    local = anyio.CapacityLimiter(min(limit, rdr.config.local_threads or 1))
+    try:
+        yield Run(opts, rdr, owned, limit, local)
+    finally:
+        if owned:
+            rdr.clear()
+
+
+async def read_footer(
+    location: Location, *, run: RunOptions | None = None, **keywords: Unpack[RunKeywords]
+) -> Footer:
+    """Read and decode one file's footer (one suffix read, two for large footers).
+
+    Parameters
+    ----------
+    location:
+        A local path, a URL (``s3://``, ``gs://``, ``az://``, ``http(s)://``) or
+        a :class:`~pybloom_async.io.base.FileInfo` from a listing.
+    run, **keywords:
+        The run's options (:class:`RunOptions`): ``options``, ``stats``, ``config``, and
+        ``reader``, a long-lived :class:`BloomReader` to use (and fill) its cache.
+
+    Raises
+    ------
+    ParquetFormatError, EncryptedFileError, SourceError, SourceNotFoundError
+    """
+    async with open_run(run_options(run, keywords, "read_footer")) as r:
+        return await r.with_file(location, OpenedFile.footer)
+
+
+async def read_bloom_filters(
+    location: Location,
+    columns: Collection[str] | None = None,
+    row_groups: Collection[int] | None = None,
+    *,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
+) -> dict[FilterKey, BloomFilterRead]:
+    """Read the Bloom filters of one file, keyed by ``(row_group, column_path)``.
+
+    Every chosen (row group, column; default all) gets an entry: ``OK`` with its
+    filter, ``ABSENT``, or ``UNUSABLE`` with the reason (offset outside the data,
+    length mismatch, bad header, size above the limit, ...). ``run`` and the
+    keywords are as for :func:`read_footer`.
+
+    Raises
+    ------
+    PredicateError
+        A column is not in the file.
+    InvalidArgumentError
+        A row group does not exist.
+    ParquetFormatError, EncryptedFileError, SourceError, SourceNotFoundError
+        The file itself cannot be read.
+    """
+
+    async def work(file: OpenedFile) -> dict[FilterKey, BloomFilterRead]:
+        return await file.filters(columns, row_groups)
+
+    async with open_run(run_options(run, keywords, "read_bloom_filters")) as r:
+        return await r.with_file(location, work)
+
+
+read_footer_sync = sync_twin(read_footer, inline_when=few_local_files("location"))
+read_bloom_filters_sync = sync_twin(read_bloom_filters, inline_when=few_local_files("location"))

@@ -1,0 +1,271 @@
+"""One file's plan for reading its rows: what its footer says, and what pyarrow needs.
+
+pyarrow decodes row groups from a file-like object that serves only the bytes fetched
+beforehand (:class:`FetchedFile`) and the footer the reader already holds: a decode never
+makes a request of its own. pyarrow decodes a footer only to read rows from its file
+(:func:`describe`); the Arrow schema of a file pruned whole comes from an earlier file of
+the same schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import ParquetFormatError
+from ..io.base import FileInfo
+from ..io.identity import SourceIdentity
+from ..parquet import FileMetaData, FooterBounds
+from ..predicate import Predicate
+from ..read.fetch import Footer
+from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
+from .pages import FilePageIndex, file_page_index
+
+__all__ = [
+    "FetchedFile",
+    "FilePlan",
+    "Job",
+    "chunk_range",
+    "describe",
+    "footer_bytes",
+    "read_columns",
+    "top_level",
+]
+
+
+class FetchedFile(io.RawIOBase):
+    """A file whose only readable bytes are pieces fetched beforehand.
+
+    pyarrow decodes row groups from it; a read of bytes not fetched is an
+    error, so a decode never makes a request of its own.
+    """
+
+    def __init__(self, size: int, pieces: Sequence[tuple[int, bytes]], path: str) -> None:
+        super().__init__()
+        self._size = size
+        self._pieces = sorted(pieces)
+        self._path = path
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = base + offset
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        want = min(len(view), max(0, self._size - self._pos))
+        done = 0
+        for start, data in self._pieces:
+            if done == want:
+                break
+            at = self._pos + done
+            if start <= at < start + len(data):
+                n = min(want - done, start + len(data) - at)
+                view[done : done + n] = data[at - start : at - start + n]
+                done += n
+        if done != want:
+            raise OSError(
+                f"bytes [{self._pos + done}, {self._pos + want}) of {self._path} were not fetched"
+            )
+        self._pos += done
+        return done
+
+
+@dataclass
+class FilePlan:
+    """One file after pruning: what reading its rows needs (not the footer's tail bytes)."""
+
+    location: str | FileInfo
+    path: str
+    metadata: FileMetaData
+    footer_location: FooterBounds
+    identity: SourceIdentity
+    kept: list[int]
+    arrow_schema: Any  # pa.Schema of the whole file
+    pyarrow_metadata: Any  # pq.FileMetaData decoded from the footer bytes already read
+    page_index: FilePageIndex | None = None  # the kept row groups' page index, if any
+
+
+def footer_bytes(footer: Footer) -> bytes:
+    """The FileMetaData, its length and the magic: the file's last bytes, from the tail."""
+    n = footer.location.metadata_length + 8
+    return footer.tail[-n:]
+
+
+def chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
+    """Bytes of one column chunk, checked against the file (before the footer)."""
+    chunk = plan.metadata.row_groups[group].columns[leaf]
+    start = chunk.data_page_offset
+    dictionary = chunk.dictionary_page_offset
+    if dictionary is not None and 0 < dictionary < start:
+        start = dictionary
+    end = start + chunk.total_compressed_size
+    if chunk.file_path is not None:
+        raise ParquetFormatError(
+            f"the column chunk is stored in another file ({chunk.file_path!r}): not supported",
+            path=plan.path,
+            row_group=group,
+            column=chunk.path,
+        )
+    if not 4 <= start <= end <= plan.footer_location.metadata_offset:
+        raise ParquetFormatError(
+            f"column chunk bytes [{start}, {end}) lie outside the file's data",
+            path=plan.path,
+            row_group=group,
+            column=chunk.path,
+        )
+    return start, end
+
+
+def top_level(plan: FilePlan) -> list[str]:
+    return [str(name) for name in plan.arrow_schema.names]
+
+
+def read_columns(
+    plan: FilePlan, projected: Sequence[str], predicate_columns: Sequence[str]
+) -> tuple[list[str], list[int]]:
+    """pyarrow's column names to read (projected tops, predicate leaves) and their leaves."""
+    schema = plan.metadata.schema
+    tops = set(top_level(plan))
+    names = [c for c in projected if c in tops]
+    for column in predicate_columns:
+        if column in schema:
+            desc = schema.column(column)
+            if desc.path_parts[0] not in names:
+                names.append(column)
+    leaves = []
+    for desc in schema.columns:
+        for name in names:
+            if desc.path == name or desc.path.startswith(name + "."):
+                leaves.append(desc.index)
+                break
+    return names, leaves
+
+
+#: Arrow schemas by what decides them: the Parquet schema (its fingerprint) and the
+#: ``ARROW:schema`` pyarrow stored beside it. Bounded as the decoder's schemas are.
+_ARROW_SCHEMAS: dict[Any, Any] = {}
+_ARROW_SCHEMAS_MAX = 256
+_ARROW_KEY = "ARROW:schema"
+
+
+def _pyarrow_metadata(footer: Footer) -> Any:
+    """pyarrow's own decode of the footer (what its reader needs to decode data)."""
+    try:
+        return pq.read_metadata(pa.BufferReader(footer_bytes(footer)))
+    except (OSError, pa.ArrowException) as exc:
+        raise ParquetFormatError(
+            f"pyarrow cannot read the footer: {exc}", path=footer.path
+        ) from None
+
+
+def _arrow_schema(footer: Footer, md: Any | None) -> Any:
+    """The file's Arrow schema as pyarrow reads it, from ``md`` (pyarrow's decode) or from
+    an earlier file of the same schema: a file pruned whole never reaches pyarrow unless
+    its schema is one not met before (then pyarrow decodes that footer once)."""
+    meta = footer.metadata
+    fingerprint = meta.schema.fingerprint
+    stored = next((kv.value for kv in meta.key_value_metadata or () if kv.key == _ARROW_KEY), None)
+    key = None if fingerprint is None else (fingerprint, stored)
+    found = _ARROW_SCHEMAS.get(key) if key is not None else None
+    if found is not None:
+        return found
+    if md is None:
+        md = _pyarrow_metadata(footer)
+    try:
+        found = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
+        found = found.schema_arrow
+    except (OSError, pa.ArrowException) as exc:
+        raise ParquetFormatError(
+            f"pyarrow cannot read the footer: {exc}", path=footer.path
+        ) from None
+    if key is not None:
+        if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
+            _ARROW_SCHEMAS.clear()
+        _ARROW_SCHEMAS[key] = found
+    return found
+
+
+def describe(
+    location: str | FileInfo, footer: Footer, kept: list[int], page_index: bool = False
+) -> FilePlan:
+    """What reading the rows of the kept row groups needs, from the footer already read.
+
+    pyarrow decodes the footer only when there is a row group to read (its reader needs
+    its own metadata); the Arrow schema of a file pruned whole comes from an earlier file
+    of the same schema. A row group of no rows has nothing to read: it is left out
+    (pyarrow writes one for an empty table, its chunks at offset 0). With ``page_index``,
+    the places of the file's page index are read too (see :mod:`.pages`), and the index
+    bytes the footer's tail already holds are kept.
+
+    Raises
+    ------
+    ParquetFormatError
+        pyarrow cannot read the footer.
+    """
+    groups = footer.metadata.row_groups
+    kept = [g for g in kept if groups[g].num_rows != 0]
+    md = _pyarrow_metadata(footer) if kept else None
+    arrow_schema = _arrow_schema(footer, md)
+    pages = None
+    use = page_index and md is not None and kept[0] < md.num_row_groups
+    first = md.row_group(kept[0]) if use and md is not None else None
+    # Files without a page index (pyarrow's default) skip the second footer decode.
+    if first is not None and any(
+        first.column(i).has_offset_index for i in range(first.num_columns)
+    ):
+        metadata = footer_bytes(footer)[:-8]
+        bounds = footer.location
+        pages = file_page_index(
+            metadata, bounds.metadata_offset, footer.tail, footer.tail_start, kept, footer.path
+        )
+    return FilePlan(
+        location,
+        footer.path,
+        footer.metadata,
+        footer.location,
+        footer.identity,
+        kept,
+        arrow_schema,
+        md,
+        pages,
+    )
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every file's read shares: the predicate, the columns asked for, the limits, and
+    once every footer is read, the result's schema (then each table comes shaped to it)."""
+
+    where: Predicate
+    columns: list[str] | None  # None: every top-level column of each file
+    max_fetch_bytes: int
+    page_index: bool = True  # only the pages that may match, where the file has a page index
+    merging: PlanConfig = DEFAULT_PLAN_CONFIG  # how ranges are merged (the reader's)
+    schema: Any = None  # pa.Schema of the result, once known
+    names: list[str] | None = None  # its column names
+
+    def shaped(self, schema: Any, names: list[str]) -> Job:
+        """This job with the result's schema known: tables come shaped to it."""
+        return dataclasses.replace(self, schema=schema, names=names)
+
+    def wanted(self, plan: FilePlan) -> list[str]:
+        """The top-level columns to read of one file (the predicate's come on top)."""
+        names = self.names if self.names is not None else self.columns
+        return list(names) if names is not None else top_level(plan)

@@ -1,0 +1,204 @@
+"""The result's schema over many files: one rule for every entry point.
+
+The result has the projected columns, in the order asked. A file that lacks a column gives
+nulls for it. Types that differ between files are unified by Arrow's permissive promotion
+(``pa.unify_schemas(promote_options="permissive")``: int32 and int64 give int64, string and
+large_string give large_string, decimals widen, ...) but only within one kind of type
+(integers with integers, floats with floats, text with text, ...), at every depth: struct
+children (by name; a child one file lacks gives nulls), list items, map keys and values are
+unified as top-level columns are. Dictionaries take part as their values, string and binary
+views as the large types; int64 and uint64 do not unify.
+Anything else is a :class:`~pybloom_async.errors.SchemaMismatchError` naming the two files
+and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import PredicateError, SchemaMismatchError
+from ..predicate import Predicate, iter_leaves
+from .plan import FilePlan, top_level
+
+__all__ = ["check_predicate_columns", "conform", "result_schema"]
+
+
+def _kind(t: Any) -> str:
+    """The kind of an Arrow type within which types are promoted to one another."""
+    if pa.types.is_dictionary(t):
+        return _kind(t.value_type)
+    for kind, test in (
+        ("integer", pa.types.is_integer),
+        ("floating point", pa.types.is_floating),
+        ("decimal", pa.types.is_decimal),
+        ("text", lambda x: pa.types.is_string(x) or pa.types.is_large_string(x)),
+        ("text", pa.types.is_string_view),
+        ("binary", lambda x: pa.types.is_binary(x) or pa.types.is_large_binary(x)),
+        ("binary", pa.types.is_binary_view),
+        ("timestamp", pa.types.is_timestamp),
+        ("date", pa.types.is_date),
+        ("time", pa.types.is_time),
+        ("duration", pa.types.is_duration),
+    ):
+        if test(t):
+            return kind
+    return str(t)  # everything else (fixed-size, extension, ...) only unifies with itself
+
+
+def _unify_field(first: tuple[str, Any], other: tuple[str, Any], name: str) -> Any:
+    """The field both files' types promote to, or SchemaMismatchError naming both files."""
+    (path_a, a), (path_b, b) = first, other
+    if a.type == b.type:
+        return a
+    unified = _unify_types(a.type, b.type)
+    if unified is None:
+        raise SchemaMismatchError(
+            f"column {name!r} is {a.type} in {path_a} and {b.type} in {path_b}: the types do "
+            "not unify (only types of one kind are promoted, at every depth: integers, floats, "
+            "decimals, text, ...)"
+        )
+    return a.with_type(unified)
+
+
+def _unify_types(a: Any, b: Any) -> Any | None:
+    """The type two files' types promote to (None: they do not unify).
+
+    One rule at every depth: struct children (by name; a child one file lacks is
+    taken from the other, as a column one file lacks), list items and map keys and
+    values are unified as top-level columns are.
+    """
+    if a == b:
+        return a
+    if pa.types.is_null(a):
+        return b
+    if pa.types.is_null(b):
+        return a
+    # Dictionaries unify by their values, views as the large types.
+    a, b = _plain(a), _plain(b)
+    if a == b:
+        return a
+    if pa.types.is_struct(a) and pa.types.is_struct(b):
+        return _unify_structs(a, b)
+    if _is_list(a) and _is_list(b):
+        item = _unify_types(a.value_type, b.value_type)
+        if item is None:
+            return None
+        field = a.value_field.with_type(item).with_nullable(True)
+        large = pa.types.is_large_list(a) or pa.types.is_large_list(b)
+        return pa.large_list(field) if large else pa.list_(field)
+    if pa.types.is_map(a) and pa.types.is_map(b):
+        key, item = _unify_types(a.key_type, b.key_type), _unify_types(a.item_type, b.item_type)
+        if key is None or item is None:
+            return None
+        return pa.map_(a.key_field.with_type(key), a.item_field.with_type(item).with_nullable(True))
+    if _kind(a) != _kind(b) or {a, b} == {pa.int64(), pa.uint64()}:
+        return None  # other kinds; no 64-bit integer type holds both
+    try:
+        merged = pa.unify_schemas(
+            [pa.schema([("x", a)]), pa.schema([("x", b)])], promote_options="permissive"
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+        return None
+    return merged.field(0).type
+
+
+def _is_list(t: Any) -> bool:
+    return bool(pa.types.is_list(t) or pa.types.is_large_list(t))
+
+
+def _unify_structs(a: Any, b: Any) -> Any | None:
+    fields = {f.name: f for f in a}
+    if len(fields) != a.num_fields or len({f.name for f in b}) != b.num_fields:
+        return None  # a child named twice: nothing to match by name
+    for other in b:
+        mine = fields.get(other.name)
+        if mine is None:
+            fields[other.name] = other.with_nullable(True)
+            continue
+        unified = _unify_types(mine.type, other.type)
+        if unified is None:
+            return None
+        fields[other.name] = mine.with_type(unified).with_nullable(mine.nullable or other.nullable)
+    for name, field in fields.items():
+        if b.get_field_index(name) < 0:
+            fields[name] = field.with_nullable(True)  # the other file lacks it: nulls there
+    return pa.struct(list(fields.values()))
+
+
+def _plain(t: Any) -> Any:
+    if pa.types.is_dictionary(t):
+        return _plain(t.value_type)
+    if pa.types.is_string_view(t):
+        return pa.large_string()
+    if pa.types.is_binary_view(t):
+        return pa.large_binary()
+    return t
+
+
+def result_schema(
+    plans: Sequence[FilePlan], columns: Sequence[str] | None
+) -> tuple[Any, list[str]]:
+    """The result's schema (see the module docstring) and its column names."""
+    names = list(columns) if columns is not None else top_level(plans[0]) if plans else []
+    seen: dict[str, tuple[str, Any]] = {}
+    for plan in plans:
+        schema = plan.arrow_schema
+        for name in names:
+            index = schema.get_field_index(name)
+            if index < 0:
+                continue
+            field = schema.field(index)
+            if name not in seen:
+                seen[name] = (plan.path, field)
+            else:
+                seen[name] = (seen[name][0], _unify_field(seen[name], (plan.path, field), name))
+    missing = [n for n in names if n not in seen]
+    if missing and plans:
+        shown = ", ".join(top_level(plans[0])[:20])
+        raise PredicateError(
+            f"no file read has the column(s) {', '.join(map(repr, missing))} (columns are "
+            f"top-level names); the first file has: {shown}"
+        )
+    fields = [
+        seen[n][1].with_nullable(True) if n in seen else pa.field(n, pa.null()) for n in names
+    ]
+    return pa.schema(fields), names
+
+
+def check_predicate_columns(where: Predicate, plans: Sequence[FilePlan]) -> None:
+    """A predicate column that no file read has as a leaf is a mistake, not an empty answer."""
+    if not plans:
+        return
+    for column in dict.fromkeys(leaf.column for leaf in iter_leaves(where)):
+        if not any(column in plan.metadata.schema for plan in plans):
+            known = ", ".join(c.path for c in plans[0].metadata.schema.columns[:20])
+            raise PredicateError(
+                f"no file read has this column; the first file has: {known}", column=column
+            )
+
+
+def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
+    """One file's matching rows shaped as the result: its columns, in its order and types
+    (a column the file lacks gives nulls).
+
+    Raises
+    ------
+    SchemaMismatchError
+        A column's values do not fit the result's type.
+    """
+    out = []
+    for field in schema:
+        if field.name in rows.column_names and field.name in plan.arrow_schema.names:
+            out.append(rows.column(field.name))
+        else:
+            out.append(pa.nulls(rows.num_rows, field.type))
+    result = pa.Table.from_arrays(out, names=names)
+    try:
+        return result.cast(schema)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+        raise SchemaMismatchError(
+            f"a column's values do not fit the result type: {exc}", path=plan.path
+        ) from None

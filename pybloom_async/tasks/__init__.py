@@ -1,0 +1,1 @@
+"""Running work: event loops and worker threads, the inline mode, bounded concurrency."""

@@ -1,0 +1,103 @@
+"""Every entry point against a pyarrow full-scan oracle, on seeded random lakes.
+
+Each seed draws a lake (1-6 files of many column kinds, written by pyarrow or DuckDB with
+varied settings, empty files and files without row groups among them), a predicate (=, IN,
+<=> with NULL, NaN, -0.0, absent and out-of-range literals, AND/OR) and the calls to make:
+prune and prune_sync, lookup, lookup_sync and lookup_batches (in the col() and the text
+form), pruned_dataset read by pyarrow and DuckDB, sidecar and lake indexes through a file
+replaced, added or removed after indexing; or a Delta or Iceberg table of the same data.
+See tests/support/differential/ for the generator and the oracle.
+
+The default run is bounded (``PYBLOOM_DIFF_CASES`` seeds from ``PYBLOOM_DIFF_SEED``: 200
+from 0, about 45 s on the shared 2-core machine). A failure prints the seed, the case,
+expected against got, and a shrunk standalone reproduction. ``tests/property/run_long.py``
+(``make differential``) runs it for minutes; ``PYBLOOM_DIFF_KNOWN_BUGS=none`` opens every
+known-bug gate (``tests/support/differential/gates.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+for _module in ("pyarrow", "duckdb", "deltalake", "pyiceberg"):  # the test extra's engines
+    pytest.importorskip(_module)
+
+from support.differential import KNOWN, KNOWN_BUGS, explain, generate_case, run_case  # noqa: E402
+
+CASES = int(os.environ.get("PYBLOOM_DIFF_CASES", "200"))
+FIRST_SEED = int(os.environ.get("PYBLOOM_DIFF_SEED", "0"))
+
+#: Failing seeds shrunk to a reproduction per session (each up to 30 s); later ones print
+#: their case and failures only, so a broad regression does not take hours.
+SHRINK_FIRST = 3
+
+pytestmark = pytest.mark.differential
+_shrunk: list[int] = []
+
+
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + CASES), ids=lambda s: f"seed{s}")
+def test_entry_points_agree_with_the_oracle(seed: int, tmp_path: Path) -> None:
+    case = generate_case(seed)
+    failures = run_case(case, tmp_path)
+    if failures:
+        budget = 30.0 if len(_shrunk) < SHRINK_FIRST else 0.0
+        _shrunk.append(seed)
+        pytest.fail(
+            f"seed {seed}: {len(failures)} disagreement(s) with the oracle\n"
+            + explain(case, failures, KNOWN_BUGS, shrink_s=budget),
+            pytrace=False,
+        )
+
+
+# Each known bug, with a seed whose case shows it once its gate is open. They fail until the
+# fix merges (strict: an unexpected pass fails too); then the bug's name comes out of
+# gates.KNOWN and of this table, and the bounded run above covers that ground again.
+# Seeds found by ``run_long.py --find-known-seeds 2000``; a change to the generator may move
+# them (an xfail turning into a pass says so): find them again.
+KNOWN_BUG_SEEDS: dict[str, int] = {
+    "delta_empty_partition": 12778,  # from the long run (seeds 10000..13124)
+}
+
+#: Seeds whose cases showed a bug now fixed, kept as regressions (each with every gate of
+#: its bug open, whatever range the bounded run covers).
+FIXED_BUG_SEEDS: dict[str, int] = {
+    "in_null_page_index": 84,
+    "keyword_column": 16,
+    "lake_build_zero_row": 118,
+    "lake_lookup_column_check": 58,
+    "lake_lookup_default_columns": 48,
+    "lake_zero_row_groups": 33,
+    "respelled_path": 17,
+    "stale_same_stat": 204,
+    "struct_child_promotion": 24,
+    "struct_view_promotion": 46,
+    "table_dataset_empty": 15,
+    "text_out_of_range": 58,
+    "uuid_lookup": 78,
+    "zero_row_lookup": 51,
+}
+
+
+@pytest.mark.parametrize(
+    "bug",
+    [
+        pytest.param(bug, marks=pytest.mark.xfail(strict=True, reason=KNOWN[bug]))
+        for bug in sorted(set(KNOWN_BUG_SEEDS) & set(KNOWN))
+    ],
+)
+def test_known_bug_shows_without_its_gate(bug: str, tmp_path: Path) -> None:
+    known = KNOWN_BUGS - {bug}
+    case = generate_case(KNOWN_BUG_SEEDS[bug], known=known)
+    assert bug not in case.gated
+    failures = run_case(case, tmp_path, known=known)
+    assert not failures, explain(case, failures, known, shrink_s=0)
+
+
+@pytest.mark.parametrize("bug", sorted(FIXED_BUG_SEEDS))
+def test_fixed_bug_stays_fixed(bug: str, tmp_path: Path) -> None:
+    case = generate_case(FIXED_BUG_SEEDS[bug], known=KNOWN_BUGS)
+    failures = run_case(case, tmp_path, known=KNOWN_BUGS)
+    assert not failures, explain(case, failures, KNOWN_BUGS, shrink_s=0)

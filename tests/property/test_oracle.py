@@ -1,0 +1,103 @@
+"""The differential test's oracle, on hand-written cases: its rules are the documented ones.
+
+The oracle decides what every entry point must answer, so its semantics are pinned here
+(SQL's NULL rules, the docs' NaN and -0.0 rules, exact literal values, timestamps), and so
+are the generator's determinism and the reproduction it prints.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.differential import generate_case, reproduction
+from support.differential.checks import Failure, text_predicate
+from support.differential.oracle import Domain, literal_keys, truth
+
+from pybloom_async import col
+from pybloom_async.predicate import Eq, Predicate
+
+UTC = dt.timezone.utc
+INT = Domain("int")
+F32 = Domain("float", width="f")
+F64 = Domain("float", width="d")
+
+
+def _holds(p: Predicate, value: Any, domain: Domain) -> bool | None:
+    return truth(p, {"x": value}, {"x": domain})
+
+
+@pytest.mark.parametrize(
+    ("predicate", "value", "domain", "expected"),
+    [
+        (col("x") == 1, None, INT, None),  # NULL = 1 is unknown
+        (col("x") == None, 1, INT, None),  # noqa: E711 - the predicate, not a comparison
+        (col("x").eq_null_safe(None), None, INT, True),
+        (col("x").eq_null_safe(None), 1, INT, False),
+        (col("x").eq_null_safe(1), None, INT, False),
+        (col("x").isin([1, None]), 1, INT, True),
+        (col("x").isin([1, None]), 2, INT, None),  # no match, a NULL in the list: unknown
+        (col("x").isin([1, 2]), 3, INT, False),
+        ((col("x") == 1) | (col("x") == None), 1, INT, True),  # noqa: E711
+        ((col("x") == 2) & (col("x") == None), 1, INT, False),  # noqa: E711
+        (col("x") == 3.0, 3, INT, True),  # exact values: 3.0 is the integer 3
+        (col("x") == Decimal("2.5"), 2, INT, False),
+        (col("x") == 2**64, 2**64 - 1, INT, False),
+        (col("x") == 0.0, -0.0, F64, True),
+        (col("x") == -0.0, 0.0, F32, True),
+        (col("x") == math.nan, math.nan, F64, False),  # NaN equals nothing,
+        (col("x").eq_null_safe(math.nan), math.nan, F64, False),  # not even through <=>
+        (col("x") == 0.1, 0.10000000149011612, F32, False),  # a double is exact
+        (col("x") == Decimal("0.1"), 0.10000000149011612, F32, True),  # a decimal rounds
+        (col("x") == Decimal("1e39"), math.inf, F32, False),  # beyond FLOAT: nothing
+        (col("x") == math.inf, math.inf, F32, True),
+    ],
+)
+def test_sql_and_documented_rules(
+    predicate: Predicate, value: Any, domain: Domain, expected: bool | None
+) -> None:
+    assert _holds(predicate, value, domain) is expected
+
+
+def test_literal_forms_of_temporal_values() -> None:
+    day = Domain("date")
+    assert literal_keys(dt.date(1970, 1, 2), day) == literal_keys("1970-01-02", day) == {1}
+    utc, local = Domain("timestamp", utc=True), Domain("timestamp", utc=False)
+    aware = dt.datetime(1970, 1, 1, 1, 0, tzinfo=dt.timezone(dt.timedelta(hours=1)))
+    assert literal_keys(aware, utc) == {0}  # an instant
+    assert literal_keys(aware, local) == {0, 3600 * 10**9}  # wall clock or instant
+    assert literal_keys("1970-01-01T00:00:00.000000001Z", utc) == {1}
+    assert literal_keys("1970-01-01 00:00:01", utc) == {10**9}  # naive on UTC: UTC
+    assert literal_keys("00:00:01.5", Domain("time")) == {1_500_000_000}
+
+
+def test_the_text_form_reads_a_double_as_its_decimal_text() -> None:
+    text = text_predicate(col("x") == 0.1)
+    assert isinstance(text, Eq) and text.value == Decimal("0.1")
+    assert _holds(col("x") == 0.1, 0.10000000149011612, F32) is False
+    assert _holds(text, 0.10000000149011612, F32) is True
+
+
+def test_cases_are_the_same_for_a_seed_and_differ_between_seeds() -> None:
+    assert generate_case(7) == generate_case(7)
+    assert generate_case(7) != generate_case(8)
+
+
+@pytest.mark.parametrize("check", ["prune", "lookup_sync", "sidecar", "lake_lookup"])
+def test_the_reproduction_is_a_script_that_runs(
+    check: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = generate_case(1)  # a lake with an index plan: every kind of call can be printed
+    assert case.index is not None
+    script = reproduction(case, Failure(check, "an example"), frozenset())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    namespace: dict[str, Any] = {"__name__": "repro"}
+    exec(compile(script, "repro.py", "exec"), namespace)  # writes the files, makes the call
+    assert namespace["where"].to_text() == case.predicate.to_text()
+    written = {p.name for p in tmp_path.glob("*/lake/*.parquet")}
+    assert written >= {f.name for f in case.files} - {case.files[case.index.target].name}

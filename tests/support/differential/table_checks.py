@@ -1,0 +1,282 @@
+"""Delta and Iceberg tables made of a case's data: prune, lookup and pruned_dataset on the
+table object against the table library's own scan.
+
+Delta tables are written by ``deltalake.write_deltalake`` (one append per file of the case,
+its writer settings carried over as ``WriterProperties``), optionally partitioned, then
+rows are deleted by the library (files rewritten) or by a deletion vector. Iceberg tables
+get files written by pyarrow with the case's settings, registered with ``add_files`` in a
+SQLite catalog, then rows deleted by the library. The oracle is the library's own full scan
+(deletes applied), filtered by our evaluator.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import pybloom_async as pba
+
+from . import gates
+from .checks import Failure, compare_rows, failure_of, show_rows
+from .kinds import KINDS
+from .oracle import FileFacts, canonical_rows, columns_of, evaluate, expected_rows, facts_of
+from .spec import Case, FileSpec
+from .write import arrow_table, write_file
+
+
+def _path(uri: str) -> str:
+    return os.path.normpath(uri.removeprefix("file://"))
+
+
+def _delta_properties(spec: FileSpec) -> Any:
+    import deltalake
+
+    options = dict(spec.options)
+    columns = {}
+    for name, setting in (options.get("bloom_filter_options") or {}).items():
+        bloom = deltalake.BloomFilterProperties(True, fpp=setting["fpp"], ndv=setting["ndv"])
+        columns[name] = deltalake.ColumnProperties(bloom_filter_properties=bloom)
+    for c in spec.columns:
+        if c.name not in columns:
+            columns[c.name] = deltalake.ColumnProperties()
+    for props in columns.values():
+        if options.get("use_dictionary") is False:
+            props.dictionary_enabled = False
+        if options.get("write_statistics") is False:
+            props.statistics_enabled = "NONE"
+    return deltalake.WriterProperties(
+        max_row_group_size=options.get("row_group_size"),
+        write_batch_size=options.get("write_batch_size"),
+        data_page_size_limit=options.get("data_page_size"),
+        compression={"NONE": "UNCOMPRESSED"}.get(options["compression"], options["compression"]),
+        column_properties=columns,
+    )
+
+
+def make_delta(case: Case, root: Path) -> Any:
+    import deltalake
+
+    from support.delta_logs import commit_deletion_vector
+
+    plan = case.table
+    assert plan is not None
+    location = root / "delta"
+    config = {"delta.enableDeletionVectors": "true"} if plan.delete == "vector" else None
+    for spec in case.files:
+        deltalake.write_deltalake(
+            location, arrow_table(spec), mode="append", configuration=config,
+            partition_by=[plan.partition_by] if plan.partition_by else None,
+            writer_properties=_delta_properties(spec),
+        )  # fmt: skip
+    dt = deltalake.DeltaTable(location)
+    if plan.delete == "rewrite":
+        ids = ", ".join(str(case.files[0].columns[0].values[i]) for i in plan.deleted_rows)
+        dt.delete(f"id IN ({ids})")
+    elif plan.delete == "vector":
+        first = pa.table(dt.get_add_actions(flatten=True)).to_pylist()[0]
+        rows = pq.read_metadata(location / unquote(first["path"])).num_rows
+        positions = sorted({r % rows for r in plan.deleted_rows}) if rows else []
+        if positions:
+            commit_deletion_vector(location, first["path"], positions)
+    return deltalake.DeltaTable(location)
+
+
+def make_iceberg(case: Case, root: Path) -> Any:
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    catalog = SqlCatalog("diff", uri=f"sqlite:///{root / 'catalog.db'}",
+                         warehouse=(root / "warehouse").as_uri())  # fmt: skip
+    catalog.create_namespace("ns")
+    data = root / "data"
+    data.mkdir()
+    uris = []
+    for spec in case.files:
+        path = data / spec.name
+        write_file(spec, path)
+        uris.append(path.as_uri())
+    schema = pq.read_schema(data / case.files[0].name).remove_metadata()
+    table = catalog.create_table("ns.t", schema=schema)
+    table.add_files(uris)
+    table = catalog.load_table("ns.t")
+    plan = case.table
+    assert plan is not None
+    if plan.delete == "rewrite":
+        ids = ", ".join(str(case.files[0].columns[0].values[i]) for i in plan.deleted_rows)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            table.delete(f"id IN ({ids})")
+        table = catalog.load_table("ns.t")
+    return table
+
+
+def _scan(case: Case, table: Any) -> pa.Table:
+    """Every live row, as the table's own library reads it (deletes applied)."""
+    if case.family == "delta":
+        import deltalake
+
+        query = deltalake.QueryBuilder().register("t", table)
+        return pa.table(query.execute("SELECT * FROM t"))
+    return table.scan().to_arrow()
+
+
+def _live_files(case: Case, table: Any) -> dict[str, dict[str, Any]]:
+    """Live data file -> its partition values (Delta), from the library."""
+    if case.family == "delta":
+        actions = pa.table(table.get_add_actions(flatten=False)).to_pylist()
+        root = _path(table.table_uri)
+        return {
+            os.path.normpath(os.path.join(root, unquote(a["path"]))): dict(
+                a.get("partition_values") or {}
+            )
+            for a in actions
+        }
+    return {_path(t.file.file_path): {} for t in table.scan().plan_files()}
+
+
+def _physical(
+    path: str, partitions: dict[str, Any], schema: pa.Schema, columns: Sequence[str]
+) -> FileFacts:
+    """A data file's rows (deleted ones too), its partition values as columns."""
+    pf = pq.ParquetFile(path)
+    table = pf.read()
+    for name, value in partitions.items():
+        field = schema.field(name)
+        typed = (
+            pa.array([value], pa.string()).cast(field.type)
+            if value is not None
+            else pa.nulls(1, field.type)
+        )
+        table = table.append_column(
+            field,
+            pa.repeat(typed[0], table.num_rows) if table.num_rows else pa.array([], field.type),
+        )
+    rows = [pf.metadata.row_group(i).num_rows for i in range(pf.metadata.num_row_groups)]
+    return facts_of(table, path, rows, columns)
+
+
+def run_table_checks(
+    case: Case, workdir: Path, checks: set[str], known: frozenset[str]
+) -> list[Failure]:
+    """Make the table, then prune, lookup and pruned_dataset on it against its own scan."""
+    plan = case.table
+    assert plan is not None
+    try:
+        table = make_delta(case, workdir) if plan.format == "delta" else make_iceberg(case, workdir)
+    except Exception as exc:  # the table library refused the data: reported, not the product's
+        return [Failure("table_setup", f"{type(exc).__name__}: {exc}"[:300])]
+    scanned = _scan(case, table)
+    columns = columns_of(case.predicate)
+    live = facts_of(scanned, "<table>", [scanned.num_rows], columns)
+    names = scanned.column_names
+    failures: list[Failure] = []
+    if "table_prune" in checks:
+        failures += _table_prune(case, table, scanned.schema, "table_prune")
+    if "table_lookup" in checks:
+        failures += _table_lookup(case, table, live, names)
+    if "table_dataset" in checks and not gates.skip_table_dataset(
+        known, sum(evaluate(case.predicate, live))
+    ):
+        failures += _table_dataset(case, table, live, names, plan.delete == "vector")
+    indexable = [c for c in columns if c.split(".")[0] != plan.partition_by and _indexable(case, c)]
+    if "table_lake" in checks and indexable:
+        try:
+            pba.build_lake_index_sync(table, indexable)
+        except Exception as exc:
+            return [*failures, failure_of("table_lake", exc)]
+        failures += _table_prune(case, table, scanned.schema, "table_lake", use_index="lake")
+    return failures
+
+
+def _indexable(case: Case, path: str) -> bool:
+    name = path.split(".")[0]
+    kind = next((KINDS[c.kind] for c in case.files[0].columns if c.name == name), None)
+    return kind is not None and (bool(kind.children) or kind.indexable)
+
+
+def _table_lookup(case: Case, table: Any, live: FileFacts, names: list[str]) -> list[Failure]:
+    """lookup on the table: the scan's rows where the predicate holds, every table column
+    (in any order: the docs do not say which)."""
+    try:
+        got = pba.lookup_sync(table, case.predicate)
+    except Exception as exc:
+        return [failure_of("table_lookup", exc)]
+    failures = []
+    if sorted(got.column_names) != sorted(names):
+        failures.append(Failure("table_lookup", "result columns differ",
+                                f"expected {names}, got {got.column_names}"))  # fmt: skip
+    expected = expected_rows(case.predicate, [live], names)
+    return failures + compare_rows("table_lookup", canonical_rows(got, names), expected, names)
+
+
+def _table_prune(
+    case: Case, table: Any, schema: pa.Schema, check: str, **kwargs: Any
+) -> list[Failure]:
+    """No pruned row group of a live file holds a matching row (deleted rows count: pruning
+    cannot know them); a live file holding one gets verdicts; no verdict for another file."""
+    try:
+        verdicts = pba.prune_sync(table, case.predicate, **kwargs)
+    except Exception as exc:
+        return [failure_of(check, exc)]
+    live = _live_files(case, table)
+    columns = columns_of(case.predicate)
+    physical = {path: _physical(path, parts, schema, columns) for path, parts in live.items()}
+    problems = []
+    answered = set()
+    for v in verdicts:
+        path = _path(v.file)
+        if path not in live:
+            problems.append(f"a verdict for a file the table does not hold: {v.file}")
+            continue
+        answered.add(path)
+        if v.kept:
+            continue
+        facts = physical[path]
+        mask = evaluate(case.predicate, facts)
+        groups = facts.row_groups_of_rows()
+        hits = sum(m and v.row_group in (None, g) for g, m in zip(groups, mask, strict=True))
+        if hits:
+            problems.append(f"{v.file} row group {v.row_group} pruned ({v.rule}: {v.reason}) "
+                            f"but holds {hits} matching rows")  # fmt: skip
+    vectors = case.table is not None and case.table.delete == "vector"
+    for path, facts in physical.items():
+        # A file whose matching rows a deletion vector removed may be left out.
+        if path not in answered and not vectors and any(evaluate(case.predicate, facts)):
+            problems.append(f"{path} holds matching rows and got no verdict")
+    return [Failure(check, problems[0], "\n".join(problems[1:6]))] if problems else []
+
+
+def _table_dataset(
+    case: Case, table: Any, live: FileFacts, names: list[str], vectors: bool
+) -> list[Failure]:
+    """pruned_dataset on the table: the table's columns, every matching live row."""
+    try:
+        ds = pba.pruned_dataset_sync(table, case.predicate)
+    except pba.UnsupportedTypeError as exc:
+        if vectors and "lookup" in str(exc):
+            return []  # a kept file with deleted rows is refused, as documented
+        return [failure_of("table_dataset", exc)]
+    except Exception as exc:
+        return [failure_of("table_dataset", exc)]
+    failures = []
+    if sorted(ds.schema.names) != sorted(names):
+        failures.append(Failure("table_dataset", "the dataset's columns are not the table's",
+                                f"expected {names}, got {ds.schema.names}"))  # fmt: skip
+    try:
+        rows = canonical_rows(ds.to_table(), names)
+    except Exception as exc:
+        return [*failures, failure_of("table_dataset", exc)]
+    lost = expected_rows(case.predicate, [live], names) - rows
+    if lost:
+        failures.append(Failure("table_dataset", "matching rows are missing from the dataset",
+                                f"missing: {show_rows(lost)}"))  # fmt: skip
+    return failures
+
+
+__all__ = ["run_table_checks"]
