@@ -115,12 +115,14 @@ def test_columns_no_file_has_and_columns_some_files_lack(lake: Path) -> None:
     ("where", "expected"),
     [
         (
-            "id != 3",
-            "unsupported operator '!=' at position 3 in 'id != 3'; supported: =, <=> and IN "
-            "(...), combined with AND, OR and parentheses",
+            "id MATCHES 3",
+            "MATCHES is not supported (at position 3 of 'id MATCHES 3'); supported: =, <=>, "
+            "!= (<>), <, <=, >, >=, [NOT] IN (...), [NOT] BETWEEN ... AND ..., IS [NOT] NULL, "
+            "combined with NOT, AND, OR and parentheses",
         ),
-        ("NOT id = 3", "NOT is not supported (at position 0 of 'NOT id = 3'); supported: ="),
-        ("id IS NULL", "for IS NULL write id <=> NULL"),
+        ("id BETWEEN 1 OR 3", "expected AND between the two bounds of BETWEEN at position 13"),
+        ("id IS 3", "expected NULL or NOT NULL after IS"),
+        ("id ! 3", "unsupported operator '!' at position 3 in 'id ! 3'; write NOT"),
         ('email = "x"', "double quotes quote column names; text goes in single quotes: 'x'"),
         ("id = 1 AND", "expected a column name at the end of 'id = 1 AND'"),
         ("id IN (1, 2", "expected ',' or ')' in the IN list at the end of 'id IN (1, 2'"),
