@@ -26,10 +26,8 @@ from __future__ import annotations
 import bisect
 import math
 import struct
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..parquet.order import domain_bounds
 from .leaves import Leaf, binary_float, literal_sort_key
 from .verdicts import Rule
 
@@ -42,6 +40,7 @@ __all__ = [
     "decide",
     "index_view",
     "key_span",
+    "stats_bounds",
 ]
 
 
@@ -51,8 +50,7 @@ class Outcome(NamedTuple):
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
-class Bounds:
+class Bounds(NamedTuple):
     """Every non-null value ``v`` of the container has ``low <= v`` and ``v <= high``
     (``v < high`` when ``high_open``); None: no bound known on that side."""
 
@@ -61,8 +59,7 @@ class Bounds:
     high_open: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class View:
+class View(NamedTuple):
     """A container as the statistics see it: ``bounds`` from its min/max and the type,
     ``typed`` the bounds of the type alone; ``all_null`` when every value is NULL, the
     number of NULLs (None: unknown), and ``nan_free`` when no value is NaN (not a float
@@ -91,26 +88,34 @@ def bounds_of(
     ``low_raw`` and ``high_raw`` are the PLAIN-encoded min and max (None: absent);
     ``high_exact`` False when the maximum may be truncated.
     """
-    assert leaf.desc is not None
-    domain = domain_bounds(leaf.desc)
-    typed = Bounds(*domain) if domain is not None else Bounds()
-    low, high = _keys(leaf, low_raw, high_raw)
-    high_open = False
-    if high is not None and leaf.kind == "bytes" and not high_exact:
-        high, high_open = _successor(high), True
-    if low is not None and typed.low is not None and low < typed.low:
-        low = typed.low
-    if low is None:
+    domain = leaf.domain
+    typed = Bounds(*domain) if domain is not None else _NONE
+    low, high, high_open = stats_bounds(leaf, low_raw, high_raw, high_exact)
+    if low is None or (typed.low is not None and low < typed.low):
         low = typed.low
     if typed.high is not None and (high is None or typed.high < high):
         high, high_open = typed.high, False
     return Bounds(low, high, high_open), typed
 
 
+_NONE = Bounds()
+
+
+def stats_bounds(
+    leaf: Leaf, low_raw: bytes | None, high_raw: bytes | None, high_exact: bool = True
+) -> Bounds:
+    """The min and max as bounds in the column's order, where they can be trusted (a
+    truncated maximum through its prefix's successor)."""
+    low, high = _keys(leaf, low_raw, high_raw)
+    if high is not None and leaf.kind == "bytes" and not high_exact:
+        return Bounds(low, _successor(high), True)
+    return Bounds(low, high, False)
+
+
 def _keys(leaf: Leaf, low_raw: bytes | None, high_raw: bytes | None) -> tuple[Any, Any]:
     """The min and max as keys of the column's order, when they can be trusted."""
     assert leaf.desc is not None
-    if leaf.kind is None:
+    if leaf.kind is None or (low_raw is None and high_raw is None):
         return None, None
     pt = leaf.desc.physical_type
     try:
@@ -204,7 +209,7 @@ def decide(leaf: Leaf, view: View) -> Outcome:
         if leaf.unordered is not None:
             return Outcome(True, Rule.TYPE, f"{leaf.label}: {leaf.unordered}")
         if not _meets(leaf, view.typed):
-            return Outcome(True, Rule.TYPE, f"{leaf.label}: no value of the column's type is")
+            return Outcome(True, Rule.TYPE, f"{leaf.label}: the column's type holds no such value")
         if not _meets(leaf, view.bounds):
             return Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
         return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: may hold values in range")

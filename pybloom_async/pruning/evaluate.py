@@ -14,7 +14,7 @@ from ..parquet import RowGroup
 from ..predicate import And, Or, Predicate
 from ..read.fetch import BloomFilterRead, FilterKey, FilterState
 from ..types import PhysicalType
-from .bounds import Outcome, chunk_view, decide, key_span
+from .bounds import Outcome, chunk_view, decide, key_span, stats_bounds
 from .leaves import Leaf, leaf_column
 from .verdicts import Rule
 
@@ -51,10 +51,17 @@ def _before_filter(leaf: Leaf, rg: RowGroup) -> Outcome | tuple[int, int]:
     if not leaf.keys:
         why = "; ".join(leaf.cannot) or "no value"
         return Outcome(True, Rule.TYPE, f"{leaf.column} cannot hold {why}")
-    view = chunk_view(leaf, stats, chunk.num_values)
-    if view.all_null:
+    if stats is None:
+        return 0, len(leaf.keys)
+    if (
+        stats.null_count is not None
+        and chunk.num_values > 0
+        and stats.null_count == chunk.num_values
+        and leaf.desc.max_repetition_level == 0
+    ):
         return Outcome(True, Rule.NULLS, f"{leaf.column} is all nulls (statistics)")
-    span = key_span(leaf.keys, view.bounds)
+    exact = stats.is_max_value_exact is not False
+    span = key_span(leaf.keys, stats_bounds(leaf, stats.min_value, stats.max_value, exact))
     if span[0] >= span[1]:
         return Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
     return span

@@ -30,7 +30,7 @@ from ..parquet import (
     encode_value,
     parse_text_value,
 )
-from ..parquet.order import Position, Unordered, position_of
+from ..parquet.order import Position, Unordered, domain_bounds, position_of
 from ..predicate import (
     COMPARISONS,
     Between,
@@ -226,6 +226,8 @@ class Leaf:
     high: Any = None
     high_open: bool = False
     unordered: str | None = None
+    #: The least and greatest key the column's type stores (None: no such bounds).
+    domain: tuple[Any, Any] | None = None
 
     @property
     def needs_filter(self) -> bool:
@@ -367,7 +369,7 @@ def build_leaf(p: Predicate, desc: ColumnDescriptor) -> Leaf:
     PredicateError
         A literal is not a value of the column's type.
     """
-    leaf = Leaf(_label(p), leaf_column(p), desc=desc)
+    leaf = Leaf(_label(p), leaf_column(p), desc=desc, domain=domain_bounds(desc))
     test = p.child if isinstance(p, Not) else p
     leaf.negated = test is not p
     if isinstance(test, IsNotNull):
