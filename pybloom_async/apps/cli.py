@@ -32,6 +32,7 @@ import anyio
 from ..errors import (
     PyBloomError,
 )
+from ..io.base import describe
 from .cli_args import EXIT_ERROR, EXIT_OK, EXIT_USAGE, build_parser
 from .cli_build import cmd_add_filters, cmd_index
 from .cli_inspect import cmd_inspect
@@ -58,7 +59,7 @@ def _describe_unexpected(exc: BaseException) -> str:
         inner = "; ".join(_describe_unexpected(e) for e in group[:3])
         more = f"; ... ({len(group)} in all)" if len(group) > 3 else ""
         return f"{len(group)} errors: {inner}{more}"
-    return f"{type(exc).__name__}: {exc}"
+    return describe(exc)
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
@@ -84,7 +85,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except OSError as exc:
-        print(f"pybloom-async: error: {exc}", file=sys.stderr)
+        print(f"pybloom-async: error: {describe(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # a bug: still one line, the traceback on request
         if os.environ.get("PYBLOOM_ASYNC_DEBUG"):

@@ -16,7 +16,7 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo, SourceStats, shorten
 from ..parquet import Schema
 from ..pruning.runner import expand_paths
 from ..pruning.verdicts import Rule
@@ -127,6 +127,9 @@ class ColumnCheck:
 
 # ---- output ---------------------------------------------------------------------------
 
+#: The longest reason a line on stderr gives for one input (it names up to NAMED of them).
+REASON_LIMIT = 220
+
 
 def plural_s(n: int, word: str, plural: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else plural or word + 's'}"
@@ -138,10 +141,6 @@ def fraction(part: int, whole: int, word: str, plural: str | None = None) -> str
 
 def requests_text(stats: SourceStats) -> str:
     return f"{plural_s(stats.requests, 'request')}, {plural_s(stats.bytes_read, 'byte')} read"
-
-
-def clip(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def unreadable_text(files: Sequence[str], total: int) -> str:
@@ -204,11 +203,16 @@ class Progress:
         self.close()
 
 
+def failure_text(name: str, reason: str) -> str:
+    """Why ``name`` failed, for a line that names it: its end (the cause) always kept."""
+    return shorten(reason.removesuffix(f" (file {name})"), REASON_LIMIT)
+
+
 def finish_run(failed: Sequence[tuple[str, str]], total: int, what: str) -> int:
     """The exit code; when inputs failed, one line on stderr naming the first few."""
     if not failed:
         return EXIT_OK
-    shown = "; ".join(f"{name}: {clip(reason)}" for name, reason in failed[:NAMED])
+    shown = "; ".join(f"{name}: {failure_text(name, reason)}" for name, reason in failed[:NAMED])
     more = f"; ... ({len(failed)} in all)" if len(failed) > NAMED else ""
     print(
         f"pybloom-async: {fraction(len(failed), total, 'input')} {what}: {shown}{more}",

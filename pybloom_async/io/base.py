@@ -92,13 +92,71 @@ class FileInfo:
 # --------------------------------------------------------------------------- error mapping
 
 
-def describe(exc: BaseException) -> str:
-    """One line for a foreign error: obstore appends a multi-line debug dump to its messages."""
-    lines = str(exc).strip().splitlines()
-    text = lines[0] if lines else ""
-    if len(text) > 300:
-        text = text[:297] + "..."
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+#: The longest one-line description :func:`describe` gives.
+DESCRIBE_LIMIT = 300
+
+# obstore's messages: a first part, then "Debug source:" and a multi-line dump of the Rust
+# error. A store's error body is XML (S3, GCS, Azure: <Error><Code>..</Code><Message>..);
+# a failure without an answer has the HttpError's kind and the OS error's message in the
+# dump (object_store's client/retry.rs, HttpErrorKind).
+_DEBUG_SOURCE = "Debug source:"
+_XML_START_RE = re.compile(r"(?::\s*)?(?:<\?xml[^>]*\?>\s*)?<Error>")
+_XML_CODE_RE = re.compile(r"<Code>([^<]*)</Code>")
+_XML_MESSAGE_RE = re.compile(r"<Message>([^<]*)</Message>")
+_HTTP_KIND_RE = re.compile(r"HttpError \{\s*kind: (\w+)")
+_HTTP_KINDS = {
+    "Timeout": "timed out",
+    "Connect": "could not connect",
+    "Interrupted": "the connection was cut",
+    "Decode": "the answer could not be decoded",
+}
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut in its middle to at most ``limit`` characters.
+
+    An error's start says what was being done and its end why it failed (the
+    store's error code, "timed out"): the middle (a long URL) is what goes.
+    """
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 5, 2)
+    head = keep * 2 // 5
+    return f"{text[:head]} ... {text[len(text) - (keep - head) :]}"
+
+
+def _cause(message: str, dump: str) -> tuple[str, str | None]:
+    """The message without a store's XML error body, and the failure's cause, if found."""
+    xml = _XML_START_RE.search(message)
+    if xml is not None:
+        body = message[xml.start() :]
+        code, said = _XML_CODE_RE.search(body), _XML_MESSAGE_RE.search(body)
+        # Azure appends "RequestId:..." and "Time:..." lines to its message.
+        said_text = said.group(1).split("RequestId:")[0].strip() if said else ""
+        cause = ": ".join(t for t in (code.group(1) if code else "", said_text) if t)
+        return message[: xml.start()], cause or None
+    kind = _HTTP_KIND_RE.search(dump)
+    if kind is None:
+        return message, None
+    cause = _HTTP_KINDS.get(kind.group(1), kind.group(1).lower())
+    reasons = _OS_MESSAGE_RE.findall(dump)
+    return message, f"{cause}: {reasons[-1]}" if reasons else cause
+
+
+def describe(exc: BaseException, limit: int = DESCRIBE_LIMIT) -> str:
+    """One line for a foreign error, with its cause, at most ``limit`` characters.
+
+    obstore appends a multi-line debug dump to its messages, and a store's XML
+    error body spans lines: the line keeps the message, the store's error code
+    and message (``NoSuchBucket: The specified bucket does not exist``) or, for a
+    request that got no answer, why (``timed out``, ``could not connect:
+    Connection refused``), and is shortened in its middle, never at its end.
+    """
+    message, _, dump = str(exc).partition(_DEBUG_SOURCE)
+    message, cause = _cause(" ".join(message.split()), dump)
+    text = message.rstrip(": ") + (f": {cause}" if cause else "")
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return shorten(text, limit)
 
 
 # Where object_store looks for credentials when none are configured: the cloud's instance

@@ -190,3 +190,34 @@ def test_cli_closed_endpoint(no_credentials: dict[str, str], closed_port: int) -
     (row,) = json.loads(proc.stdout)
     assert row["kept"] is True and row["rule"] == "unreadable"
     assert f"cannot connect to {endpoint}" in row["reason"]
+
+
+# --------------------------------------------------------------------------- the cause kept
+
+
+def test_a_stall_says_it_timed_out(silent_endpoint: str) -> None:
+    options = {"endpoint": silent_endpoint, "skip_signature": True, "region": "us-east-1",
+               "timeout": 1}  # fmt: skip
+    text = str(_footer_error("s3://bucket/d.parquet", **options))
+    assert "timed out" in text, text
+    assert text.count("\n") == 0 and "Debug source" not in text
+
+
+@pytest.mark.servers
+def test_a_refused_listing_names_the_cause_however_long_the_url(s3_server: S3Server) -> None:
+    # A long prefix, percent-escaped in the request's URL: the cause comes after it.
+    prefix = "s3://no-such-bucket-here/events%3A" + "x" * 200 + "/"
+    options = {"endpoint": s3_server.endpoint, "region": s3_server.region, "allow_http": True,
+               "access_key_id": "a", "secret_access_key": "b", "max_retries": 0}  # fmt: skip
+    with pytest.raises(SourceError) as info:
+        anyio.run(lambda: list_parquet_files(prefix, **options))
+    text = str(info.value)
+    assert "NoSuchBucket" in text and "The specified bucket does not exist" in text, text
+    assert "<Error>" not in text and text.count("\n") == 0 and len(text) < 600
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
+    proc = _cli(env, "prune", prefix, "--where", "id = 1", "--endpoint", s3_server.endpoint,
+                "--region", s3_server.region, "--max-retries", "0")  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    line = proc.stderr.strip()
+    assert line.count("\n") == 0 and "NoSuchBucket" in line, line
+    assert line.endswith(": NoSuchBucket: The specified bucket does not exist"), line
