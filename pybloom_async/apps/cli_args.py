@@ -405,6 +405,15 @@ def _add_lookup(sub: Any) -> None:
     p.add_argument("--limit", "-n", type=int, metavar="N", help="stop after the first N rows")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
     p.add_argument(
+        "--partial",
+        action="store_true",
+        help="when some files cannot be read, still print the rows of the others (exit 3); "
+        "by default nothing is printed then, as the answer would lack their rows",
+    )
+    p.add_argument(
+        "--strict", action="store_true", help="stop at the first file that cannot be read (exit 1)"
+    )
+    p.add_argument(
         "--no-page-index",
         action="store_true",
         help="read the kept row groups' whole column chunks, not only the pages a file's "

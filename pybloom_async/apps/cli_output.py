@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from types import TracebackType
@@ -16,7 +17,9 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
+from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, shorten
+from ..io.store import StoreOptions, check_applicable
 from ..parquet import Schema
 from ..pruning.runner import expand_paths
 from ..pruning.verdicts import Rule
@@ -208,17 +211,47 @@ def failure_text(name: str, reason: str) -> str:
     return shorten(reason.removesuffix(f" (file {name})"), REASON_LIMIT)
 
 
-def finish_run(failed: Sequence[tuple[str, str]], total: int, what: str) -> int:
-    """The exit code; when inputs failed, one line on stderr naming the first few."""
+def finish_run(
+    failed: Sequence[tuple[str, str]], total: int, what: str, then: str | None = None
+) -> int:
+    """The exit code; when inputs failed, one line on stderr naming the first few.
+
+    ``then``: what was done about it, said before the reasons (which end the line).
+    """
     if not failed:
         return EXIT_OK
     shown = "; ".join(f"{name}: {failure_text(name, reason)}" for name, reason in failed[:NAMED])
     more = f"; ... ({len(failed)} in all)" if len(failed) > NAMED else ""
+    done = f" ({then})" if then else ""
     print(
-        f"pybloom-async: {fraction(len(failed), total, 'input')} {what}: {shown}{more}",
+        f"pybloom-async: {fraction(len(failed), total, 'input')} {what}{done}: {shown}{more}",
         file=sys.stderr,
     )
     return EXIT_UNREADABLE
+
+
+def check_out(option: str, location: str, options: StoreOptions) -> None:
+    """An output location that can be written, checked before any work is done.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A malformed or HTTP location (read-only), a local directory, or a local path
+        whose directory does not exist.
+    """
+    loc = parse_address(location)
+    if loc.kind == "http":
+        raise InvalidArgumentError(f"{option}: HTTP locations are read-only", path=location)
+    if loc.kind != "file":
+        check_applicable(loc, options)
+        return
+    if os.path.isdir(loc.path):
+        raise InvalidArgumentError(f"{option}: a directory, not a file", path=location)
+    folder = os.path.dirname(loc.path) or "."
+    if not os.path.isdir(folder):
+        raise InvalidArgumentError(
+            f"{option}: the directory {folder} does not exist", path=location
+        )
 
 
 def unreadable_of(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
