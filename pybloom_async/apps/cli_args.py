@@ -109,8 +109,17 @@ def _store_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="anonymous requests (public buckets)",
     )
-    g.add_argument("--timeout", type=float, default=30.0, help="request timeout, seconds")
-    g.add_argument("--max-retries", type=int, default=5, help="retries per request")
+    g.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds for one attempt of a request (default 30). A request the store never "
+        "answers fails after --max-retries + 1 attempts and short waits between them, and "
+        "no retry starts after 60 s: at most 92 s with the defaults, 15 s with --timeout 2",
+    )
+    g.add_argument(
+        "--max-retries", type=int, default=5, help="retries of a request that failed (default 5)"
+    )
     g.add_argument("--concurrency", type=int, default=64, help="files read at once")
     g.add_argument(
         "--footer-read",

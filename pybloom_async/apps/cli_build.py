@@ -16,7 +16,7 @@ from ..errors import (
     SourceNotFoundError,
 )
 from ..index.build import IndexBuild, build_index
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo, SourceStats, gave_no_answer
 from ..read.reader import BloomReader
 from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard
@@ -45,12 +45,18 @@ from .cli_tables import check_inputs
 async def _absent_column(
     reader: BloomReader, files: Sequence[str | FileInfo], names: Sequence[str], groups: bool
 ) -> PredicateError | None:
-    """For a run where every file failed: the error of a column none of the files has."""
+    """For a run where every file failed: the error of a column none of the files has.
+
+    A store that gave no answer is not asked again: the files fail for that, whatever
+    their columns.
+    """
     check = ColumnCheck(names, groups)
     for location in files:
         try:
             check.see(path_text(location), (await reader.footer(location)).metadata.schema)
-        except PyBloomError:
+        except PyBloomError as exc:
+            if gave_no_answer(exc):
+                return None
             continue  # unreadable: reported as such
         finally:
             reader.clear()
@@ -75,7 +81,12 @@ async def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
                 stats=stats, concurrency=args.concurrency, strict=args.strict, progress=progress,
             )  # fmt: skip
     ok = [b for b in builds if b.error is None]
-    absent = await _absent_column(reader, files, columns, False) if files and not ok else None
+    # Only the files that failed over a column are read again (a file that failed to be
+    # read would fail again, and a store that gave no answer is not asked twice).
+    about_columns = [
+        b.file for b in builds if b.error and any(f"column {c!r}" in b.error for c in columns)
+    ]
+    absent = await _absent_column(reader, about_columns, columns, False) if not ok else None
     if absent is not None:
         raise absent
     rows += [b.to_dict() for b in builds]

@@ -143,6 +143,23 @@ def _cause(message: str, dump: str) -> tuple[str, str | None]:
     return message, f"{cause}: {reasons[-1]}" if reasons else cause
 
 
+def gave_no_answer(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is a request the store never answered.
+
+    A timeout, a refused or cut connection: obstore's HttpError, retries exhausted. Such
+    a store is not asked again for the same file, so a file fails within one request's
+    time (:meth:`~pybloom_async.io.store.StoreOptions.max_request_seconds`).
+    """
+    seen: BaseException | None = exc
+    for _ in range(8):  # a cause chain is short; the bound guards against a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, obstore_errors.BaseError) and _HTTP_KIND_RE.search(str(seen)):
+            return True
+        seen = seen.__cause__
+    return False
+
+
 def describe(exc: BaseException, limit: int = DESCRIBE_LIMIT) -> str:
     """One line for a foreign error, with its cause, at most ``limit`` characters.
 
