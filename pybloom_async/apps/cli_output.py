@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -21,7 +21,7 @@ from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, shorten
 from ..io.store import StoreOptions, check_applicable
 from ..parquet import Schema
-from ..pruning.runner import expand_paths
+from ..pruning.runner import FileStream, expand_paths
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader
 from .cli_args import EXIT_OK, EXIT_UNREADABLE, NAMED
@@ -169,24 +169,49 @@ def print_table(out: TextIO, rows: Sequence[Mapping[str, Any]], columns: Sequenc
 
 
 class Progress:
-    """A progress bar on stderr (tqdm), shown only on a terminal and for two files or more."""
+    """A progress bar on stderr (tqdm), shown only on a terminal and for two files or more.
+
+    Files read as they are listed (:meth:`listing`) have no total until the listing
+    ends: the bar shows an open count ("34 file") until then, and the total from there.
+    """
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.enabled = stream.isatty()
         self.bar: Any = None
+        self.listing_open = False
+
+    def listing(self, files: FileStream) -> FileStream:
+        """``files`` as they come; the bar gets its total when the listing ends."""
+        self.listing_open = True
+
+        async def counted() -> AsyncIterator[str | FileInfo]:
+            count = 0
+            try:
+                async for location in files:
+                    count += 1
+                    yield location
+                self.listing_open = False
+                if self.bar is not None:
+                    self.bar.total = count
+                    self.bar.refresh()
+            finally:
+                await files.aclose()
+
+        return FileStream(counted())
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total < 2:
             return
+        shown = None if self.listing_open else total
         if self.bar is None or done < self.bar.n:
             # A new pass (a command that reads its files twice).
             self.close()
             from tqdm import tqdm  # imported only when a bar is shown: no start-up cost
 
-            self.bar = tqdm(total=total, unit="file", file=self.stream)
-        elif self.bar.total != total:
-            self.bar.total = total  # files read as they are listed: the total grows
+            self.bar = tqdm(total=shown, unit="file", file=self.stream)
+        elif self.bar.total != shown:
+            self.bar.total = shown
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:

@@ -191,7 +191,7 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                 # The files are read as they are listed, and prune's own reader drops each
                 # file's footer and filters once it is decided; the verdicts are counted (and
                 # written) file by file: nothing is held per file.
-                files = stream_paths(args.paths, reader, unreadable=unreadable)
+                files = progress.listing(stream_paths(args.paths, reader, unreadable=unreadable))
                 if index_tally is not None:
                     await prune_with_index(files, where, index_verdicts=index_tally, **common)
                 else:
