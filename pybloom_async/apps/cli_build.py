@@ -13,22 +13,21 @@ from ..errors import (
     InvalidArgumentError,
     PredicateError,
     PyBloomError,
-    SourceNotFoundError,
 )
 from ..index.build import IndexBuild, build_index
 from ..io.base import FileInfo, SourceStats, gave_no_answer
 from ..read.reader import BloomReader
 from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard
-from ..tables.delta import open_delta
-from ..tables.iceberg import load_iceberg
 from .cli_args import EXIT_OK, store_options
 from .cli_output import (
     ColumnCheck,
     Progress,
+    check_out,
     expand_inputs,
     finish_run,
     fraction,
+    one_line,
     path_text,
     plural_s,
     print_table,
@@ -37,7 +36,7 @@ from .cli_output import (
     required_columns,
     write_json,
 )
-from .cli_tables import check_inputs
+from .cli_tables import check_inputs, open_named_table
 
 # ---- index build, add-filters ---------------------------------------------------------
 
@@ -125,13 +124,9 @@ async def _open_for_commit(args: argparse.Namespace) -> object:
         raise InvalidArgumentError(
             "--out takes a single PATH: a table's new files go beside the old"
         )
-    try:
-        if args.iceberg is not None:
-            iceberg: object = await anyio.to_thread.run_sync(load_iceberg, args.iceberg)
-            return iceberg
-        table = await anyio.to_thread.run_sync(open_delta, args.delta, None, store_options(args))
-    except SourceNotFoundError as exc:
-        raise InvalidArgumentError(exc.message, path=exc.path) from None
+    table = await open_named_table(args, None)
+    if args.iceberg is not None:
+        return table
     latest = int(table.version())
     if args.version is not None and args.version != latest:
         raise InvalidArgumentError(
@@ -175,9 +170,13 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     columns = required_columns(args)
     if args.delta is not None or args.iceberg is not None or not args.paths:
         return await _add_filters_to_table(args, columns, out)
+    if args.out is not None:
+        if len(args.paths) != 1:
+            raise InvalidArgumentError("--out takes a single PATH (a file, not a directory)")
+        check_out("--out", args.out, store_options(args))
     reader = BloomReader(options=store_options(args), max_files=0)
     files, unreadable = await expand_inputs(args.paths, reader, args.strict)
-    if args.out is not None and (len(args.paths) != 1 or len(files) + len(unreadable) != 1):
+    if args.out is not None and len(files) + len(unreadable) != 1:
         raise InvalidArgumentError("--out takes a single PATH (a file, not a directory)")
     done: list[tuple[str, AddFiltersResult | None, PyBloomError | None]] = [
         (exc.path or "", None, exc) for exc in unreadable
@@ -213,7 +212,7 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     else:
         for path, added, error in done:
             if added is None:
-                out.write(f"{path}: failed: {error}\n")
+                out.write(f"{path}: failed: {one_line(str(error))}\n")
                 continue
             action = "added" if added.written else "needed (file left as it is)"
             out.write(

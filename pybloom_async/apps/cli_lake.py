@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
+from ..errors import InvalidArgumentError, PyBloomError, SourceNotFoundError
 from ..io.base import SourceStats
 from ..lake.build import build_lake_index
 from ..lake.compact import compact_lake_index
@@ -12,24 +13,26 @@ from .cli_args import store_options
 from .cli_output import finish_run, plural_s, requests_text, required_columns, write_json
 
 
+def _root_error(args: argparse.Namespace, exc: SourceNotFoundError) -> PyBloomError:
+    """A ROOT with nothing there (or no index to compact) is an input error: exit 2."""
+    if exc.path == args.root:
+        return InvalidArgumentError(exc.message, path=exc.path)
+    return exc
+
+
 async def cmd_lake_index(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``lake-index build`` or ``lake-index compact``; the exit code."""
     stats = SourceStats()
-    if args.lake_command == "compact":
-        done = await compact_lake_index(args.root, options=store_options(args), stats=stats)
-        if args.json:
-            write_json(out, done.to_dict())
-        else:
-            out.write(
-                f"{plural_s(len(done.merged), 'segment')} merged into "
-                f"{plural_s(len(done.written), 'segment')} ({requests_text(stats)})\n"
-            )
-        return 0
-    built = await build_lake_index(
-        args.root, required_columns(args), fpp=args.fpp, ndv=args.ndv,
-        mode="filters" if args.from_filters else "values", options=store_options(args),
-        stats=stats, concurrency=args.concurrency, strict=args.strict,
-    )  # fmt: skip
+    try:
+        if args.lake_command == "compact":
+            return await _compact(args, out, stats)
+        built = await build_lake_index(
+            args.root, required_columns(args), fpp=args.fpp, ndv=args.ndv,
+            mode="filters" if args.from_filters else "values", options=store_options(args),
+            stats=stats, concurrency=args.concurrency, strict=args.strict,
+        )  # fmt: skip
+    except SourceNotFoundError as exc:
+        raise _root_error(args, exc) from None
     if args.json:
         write_json(out, built.to_dict())
     else:
@@ -45,3 +48,15 @@ async def cmd_lake_index(args: argparse.Namespace, out: TextIO) -> int:
         for path, why in built.errors.items():
             out.write(f"{path}: failed: {why}\n")
     return finish_run(sorted(built.errors.items()), built.files + len(built.errors), "not indexed")
+
+
+async def _compact(args: argparse.Namespace, out: TextIO, stats: SourceStats) -> int:
+    done = await compact_lake_index(args.root, options=store_options(args), stats=stats)
+    if args.json:
+        write_json(out, done.to_dict())
+    else:
+        out.write(
+            f"{plural_s(len(done.merged), 'segment')} merged into "
+            f"{plural_s(len(done.written), 'segment')} ({requests_text(stats)})\n"
+        )
+    return 0

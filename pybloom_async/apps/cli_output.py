@@ -231,9 +231,14 @@ class Progress:
         self.close()
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line: a foreign message's line breaks (pyarrow's) become spaces."""
+    return " ".join(text.split())
+
+
 def failure_text(name: str, reason: str) -> str:
     """Why ``name`` failed, for a line that names it: its end (the cause) always kept."""
-    return shorten(reason.removesuffix(f" (file {name})"), REASON_LIMIT)
+    return shorten(one_line(reason).removesuffix(f" (file {name})"), REASON_LIMIT)
 
 
 def finish_run(

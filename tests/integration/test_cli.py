@@ -239,9 +239,14 @@ def test_add_filters_goes_on_after_a_failure_like_index_build(lake: Path, tmp_pa
     assert proc.returncode == 2 and "no leaf column" in one_line(proc)
     # A group's path names its leaves: a file that fails for another reason is a failure.
     nested = tmp_path / "nested.parquet"
-    pq.write_table(pa.table({"st": pa.array([{"a": 1, "b": "x"}] * 3)}), nested)
-    proc = cli("add-filters", str(nested), "--columns", "st", "--out", str(tmp_path / "no/x"))
-    assert proc.returncode == 3 and "the directory does not exist" in one_line(proc)
+    pq.write_table(pa.table({"st": pa.array([{"a": i, "b": "x" * 50} for i in range(100)])}),
+                   nested)  # fmt: skip
+    damaged = bytearray(nested.read_bytes())
+    damaged[20:400] = bytes(b ^ 0x5A for b in damaged[20:400])  # pages, not the footer
+    nested.write_bytes(damaged)
+    proc = cli("add-filters", str(nested), "--columns", "st")
+    assert proc.returncode == 3 and "pyarrow cannot read the chunk" in one_line(proc)
+    assert proc.stdout.count("\n") == 1  # the reason on one line there too
 
 
 def test_inspect_and_probe_expand_directories(lake: Path) -> None:

@@ -111,8 +111,8 @@ def test_cli_build_compact_and_errors(tmp_path: Path) -> None:
         (["lake-index", "build", str(root), "--columns", "nope"], 2, "cannot index 'nope'"),
         (["lake-index", "build", str(root), "--columns", "id", "--fpp", "2"], 2, "fpp"),
         (["lake-index", "build", str(root)], 2, "give the columns"),
-        (["lake-index", "compact", str(tmp_path / "none")], 1, "no lake index"),
-        (["lake-index", "build", str(tmp_path / "none"), "-c", "id"], 1, "none"),
+        (["lake-index", "compact", str(tmp_path / "none")], 2, "no lake index"),
+        (["lake-index", "build", str(tmp_path / "none"), "-c", "id"], 2, "none"),
         (["prune", str(root), str(root), "--lake-index", "--where", "id = 1"], 2, "one PATH"),
         (["prune", str(root), "--lake-index", "--where", "id = 'x'"], 2, "'x'"),
     ]:
