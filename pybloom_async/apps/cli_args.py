@@ -38,7 +38,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _CommaList(argparse.Action):
-    """``--columns a,b``: adds each comma-separated name to the list ``--column`` fills."""
+    """``--columns a,b`` (and ``-c a,b``): adds each comma-separated name to the list.
+
+    Column names with a comma cannot be named here (Spark and Delta refuse them).
+    """
 
     def __call__(
         self,
@@ -58,9 +61,9 @@ def _column_args(p: argparse.ArgumentParser, what: str) -> None:
         "--column",
         "-c",
         dest="columns",
-        action="append",
+        action=_CommaList,
         metavar="COLUMN",
-        help=f"{what}: a dotted column path (repeatable)",
+        help=f"{what}: a dotted column path (repeatable, or comma-separated: -c id,email)",
     )
     p.add_argument(
         "--columns",
@@ -217,7 +220,9 @@ def _add_probe(sub: Any) -> None:
         "  pybloom-async probe lake/ -c email --values-from emails.txt --summary",
     )
     _paths_arg(p)
-    p.add_argument("--column", "-c", action="append", metavar="COLUMN", help="a dotted column path")
+    p.add_argument(
+        "--column", "-c", action=_CommaList, metavar="COLUMN", help="a dotted column path"
+    )
     p.add_argument(
         "--value",
         "-v",

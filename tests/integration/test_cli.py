@@ -379,3 +379,15 @@ def test_add_filters_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
         assert proc.wait(timeout=120) == 0
     os.close(terminal)
     assert b"3/3 [" in shown and b"file/s]" in shown, shown
+
+
+def test_column_takes_a_comma_list_as_columns_does(data_file: Path) -> None:
+    for spelling in (["-c", "name,id"], ["--column", "name,id"], ["-c", "name", "-c", "id"],
+                     ["--columns", "name,id"]):  # fmt: skip
+        proc = cli("lookup", str(data_file), "--where", "id = 4", "-f", "json", "-q", *spelling)
+        assert proc.returncode == 0, (spelling, proc.stderr)
+        assert json.loads(proc.stdout) == [{"name": "n2", "id": 4}], spelling
+    rows = json.loads(cli("inspect", str(data_file), "-c", "name,id", "--json").stdout)
+    assert {r["column"] for r in rows} == {"id", "name"}
+    proc = cli("probe", str(data_file), "-c", "id,name", "--value", "4")
+    assert proc.returncode == 2 and "probe takes one column, not id, name" in one_line(proc)
