@@ -163,6 +163,14 @@ def add_command(sub: Any, name: str, help_text: str, examples: str) -> argparse.
         epilog=f"example:\n{examples}\n\n{EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="count",
+        default=0,
+        help="log what the run does to stderr: -v the steps and every failure in full, "
+        "-vv also each request",
+    )
     return parser
 
 
@@ -225,7 +233,6 @@ def _add_probe(sub: Any) -> None:
     )
     p.add_argument(
         "--value",
-        "-v",
         action="append",
         default=[],
         help="a value, read by the column's type (repeatable): 42, -0.0, nan, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -37,6 +38,8 @@ from .cli_output import (
     write_json,
 )
 from .cli_tables import check_inputs, open_named_table
+
+log = logging.getLogger(__name__)
 
 # ---- index build, add-filters ---------------------------------------------------------
 
@@ -200,6 +203,11 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
                 done.append((path, None, exc))
             else:
                 done.append((path, result, None))
+                log.info(
+                    "%s: %s, %s", result.out,
+                    plural_s(len(result.filters), "filter") + " added" if result.written
+                    else "left as it is", plural_s(len(result.skipped), "column") + " skipped",
+                )  # fmt: skip
             progress(count, len(files))
     absent = None
     if files and all(result is None for _, result, _ in done):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -25,6 +26,8 @@ from ..pruning.runner import FileStream, expand_paths
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader
 from .cli_args import EXIT_OK, EXIT_UNREADABLE, NAMED
+
+log = logging.getLogger(__name__)
 
 # ---- inputs ---------------------------------------------------------------------------
 
@@ -77,6 +80,7 @@ async def expand_inputs(
     """The files to read, and the inputs that named none (or could not be listed)."""
     unreadable: list[SourceError] = []
     files = await expand_paths(paths, reader, unreadable=unreadable)
+    log.info("%s listed from %s", plural_s(len(files), "file"), plural_s(len(paths), "input"))
     if strict and unreadable:
         raise unreadable[0]
     return files, unreadable
@@ -192,6 +196,7 @@ class Progress:
                     count += 1
                     yield location
                 self.listing_open = False
+                log.info("%s listed", plural_s(count, "file"))
                 if self.bar is not None:
                     self.bar.total = count
                     self.bar.refresh()
@@ -250,6 +255,8 @@ def finish_run(
     """
     if not failed:
         return EXIT_OK
+    for name, reason in failed:  # every one, in full (-v)
+        log.info("%s %s: %s", name, what, one_line(reason))
     shown = "; ".join(f"{name}: {failure_text(name, reason)}" for name, reason in failed[:NAMED])
     more = f"; ... ({len(failed)} in all)" if len(failed) > NAMED else ""
     done = f" ({then})" if then else ""

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import logging
 import re
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -37,6 +39,12 @@ __all__ = ["ByteSource", "FileInfo", "SourceIdentity", "SourceStats"]
 
 T = TypeVar("T")
 _S = TypeVar("_S", bound="ByteSource")
+# Each request and each foreign error in full, at DEBUG (the CLI's -vv).
+_log = logging.getLogger(__name__)
+
+
+def _ms(start: float) -> float:
+    return (time.monotonic() - start) * 1000
 
 
 # --------------------------------------------------------------------------- counters
@@ -268,6 +276,8 @@ def map_errors(path: str, action: str) -> Iterator[None]:
     except PyBloomError:
         raise
     except (OSError, obstore_errors.BaseError, ValueError) as exc:
+        # The whole foreign message (obstore's debug dump included), for -vv.
+        _log.debug("%s: %s failed: %s", path, action, exc)
         raise _source_error(exc, path, action) from exc
 
 
@@ -376,10 +386,12 @@ class ByteSource(abc.ABC):
         """
         self._check_open()
         if self._size is None:
+            start = time.monotonic()
             with map_errors(self._path, "looking up the size"):
                 identity = await self._stat()
             self.stats.add_metadata()
             self._remember(identity)
+            _log.debug("%s: size %d (%.0f ms)", self._path, identity.size, _ms(start))
         assert self._size is not None
         return self._size
 
@@ -465,8 +477,13 @@ class ByteSource(abc.ABC):
         if not wanted:
             return [b"" for _ in checked]
         self._check_open()
+        began = time.monotonic()
         with map_errors(self._path, "reading"):
             results = await self._read(wanted)
+        if _log.isEnabledFor(logging.DEBUG):
+            shown = ", ".join(f"[{s}, {e})" for s, e in wanted[:4])
+            more = f" and {len(wanted) - 4} more" if len(wanted) > 4 else ""
+            _log.debug("%s: read %s%s (%.0f ms)", self._path, shown, more, _ms(began))
         total = 0
         for (start, end), data in zip(wanted, results, strict=True):
             if len(data) != end - start:
@@ -531,8 +548,14 @@ class ByteSource(abc.ABC):
         n = integer("suffix length", n, minimum=0)
         self._check_open()
         if self._size is None and n > 0:
+            began = time.monotonic()
             with map_errors(self._path, "reading the tail"):
                 found = await self._read_suffix(n)
+            if found is not None:
+                _log.debug(
+                    "%s: read the last %d bytes of %d (%.0f ms)",
+                    self._path, len(found[0]), found[1].size, _ms(began),
+                )  # fmt: skip
             if found is not None:
                 data, identity = found
                 if len(data) != min(n, identity.size):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -51,6 +52,8 @@ __all__ = [
 
 # --------------------------------------------------------------------------- object stores
 
+
+_log = logging.getLogger(__name__)
 
 _YEAR = 365 * 86400  # longer timeouts are slips (milliseconds for seconds)
 # The retry backoff: the first wait, and the longest (each at most twice the one before).
@@ -348,6 +351,10 @@ def cached_store(loc: Address, options: StoreOptions) -> ObjectStore:
         if store is not None:
             _STORE_CACHE.move_to_end(key)
             return store
+    _log.debug(
+        "a %s client for %s: timeout %g s, %d retries (a request fails within %.1f s)",
+        loc.kind, loc.bucket, options.timeout, options.max_retries, options.max_request_seconds(),
+    )  # fmt: skip
     try:
         store = _build_store(loc, options)
     except (obstore_errors.BaseError, ValueError, TypeError) as exc:

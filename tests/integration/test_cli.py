@@ -165,7 +165,7 @@ def test_unreadable_inputs_are_reported_with_exit_3_after_every_verdict(
     assert summary["unreadable"] == 4 and len(summary["unreadable_files"]) == 3
     assert (summary["row_groups"], summary["row_groups_kept"], summary["files"]) == (4, 1, 5)
     # Every command alike: probe, inspect, index build.
-    for command in (["probe", *argv, "-c", "id", "-v", "4"], ["inspect", *argv],
+    for command in (["probe", *argv, "-c", "id", "--value", "4"], ["inspect", *argv],
                     ["index", "build", *argv, "--columns", "id"]):  # fmt: skip
         proc = cli(*command)
         assert proc.returncode == 3, (command, proc.stderr)
@@ -205,7 +205,7 @@ def test_a_file_named_twice_gets_one_set_of_verdicts(lake: Path, tmp_path: Path)
         ("b.parquet", 0), ("c.parquet", 0),
     ]  # fmt: skip
     assert rows[0]["file"] == str(lake / "a.parquet")
-    proc = cli("probe", str(lake), str(lake / "b.parquet"), "-c", "id", "-v", "2001", "--json")
+    proc = cli("probe", str(lake), str(lake / "b.parquet"), "-c", "id", "--value", "2001", "--json")
     assert [Path(r["file"]).name for r in json.loads(proc.stdout)] == ["a.parquet"] * 4 + [
         "b.parquet", "c.parquet"
     ]  # fmt: skip
@@ -257,18 +257,18 @@ def test_inspect_and_probe_expand_directories(lake: Path) -> None:
     proc = cli("inspect", str(lake))
     assert proc.returncode == 0 and proc.stdout.startswith("file ")
     assert proc.stdout.splitlines()[-1].startswith("10 filters in 3 files: 1 absent, 9 ok; ")
-    proc = cli("probe", str(lake), "-c", "id", "-v", "2050", "--summary", "--json")
+    proc = cli("probe", str(lake), "-c", "id", "--value", "2050", "--summary", "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["files"] == 3 and summary["kept_values"] == [2050]
     # b.parquet holds it; the statistics of a.parquet and c.parquet exclude it.
     assert (summary["row_groups"], summary["row_groups_kept"]) == (6, 1)
-    proc = cli("probe", str(lake), "-c", "name", "-v", "n1", "--json")
+    proc = cli("probe", str(lake), "-c", "name", "--value", "n1", "--json")
     assert proc.returncode == 0
     missing = [r for r in json.loads(proc.stdout) if r["rule"] == "missing_column"]
     assert {Path(r["file"]).name for r in missing} == {"b.parquet", "c.parquet"}
     assert all(r["kept"] for r in missing)
-    proc = cli("probe", str(lake), "-c", "nope", "-v", "1")
+    proc = cli("probe", str(lake), "-c", "nope", "--value", "1")
     assert proc.returncode == 2 and "no leaf column" in one_line(proc)
 
 
@@ -311,7 +311,7 @@ def test_long_in_lists_from_a_file_or_standard_input(data_file: Path, tmp_path: 
 
 
 def test_probe_and_prune_speak_alike(data_file: Path) -> None:
-    probed = cli("probe", str(data_file), "-c", "id", "-v", "600", "--json")
+    probed = cli("probe", str(data_file), "-c", "id", "--value", "600", "--json")
     pruned = cli("prune", str(data_file), "--where", "id = 600", "--json")
     assert probed.returncode == pruned.returncode == 0
     probe_rows, prune_rows = json.loads(probed.stdout), json.loads(pruned.stdout)
@@ -319,7 +319,7 @@ def test_probe_and_prune_speak_alike(data_file: Path) -> None:
     assert [r["reason"] for r in probe_rows] == [r["reason"] for r in prune_rows]
     assert probe_rows[1]["reason"] == "id = 600: the Bloom filter may contain it"
     assert probe_rows[1]["value"] == 600
-    text = cli("probe", str(data_file), "-c", "name", "-v", "n1").stdout
+    text = cli("probe", str(data_file), "-c", "name", "--value", "n1").stdout
     assert "name = 'n1'" in text and " kept " in text.splitlines()[0]
 
 
@@ -391,3 +391,33 @@ def test_column_takes_a_comma_list_as_columns_does(data_file: Path) -> None:
     assert {r["column"] for r in rows} == {"id", "name"}
     proc = cli("probe", str(data_file), "-c", "id,name", "--value", "4")
     assert proc.returncode == 2 and "probe takes one column, not id, name" in one_line(proc)
+
+
+@pytest.mark.parametrize(
+    ("command", "options"),
+    [(["probe"], ["-c", "id", "--value", "4"]), (["prune"], ["--where", "id = 4"]),
+     (["inspect"], []), (["lookup"], ["--where", "id = 4"]),
+     (["index", "build"], ["-c", "id"]), (["add-filters"], ["-c", "id"])],
+)  # fmt: skip
+def test_verbose_logs_the_run_and_every_failure_in_full(
+    lake: Path, tmp_path: Path, command: list[str], options: list[str]
+) -> None:
+    missing = [str(tmp_path / f"gone{i}.parquet") for i in range(4)]
+    quiet = cli(*command, str(lake), *missing, *options)
+    assert "pybloom_async" not in quiet.stderr
+    proc = cli(*command, str(lake), *missing, *options, "-v")
+    assert proc.returncode == 3, proc.stderr
+    # The run: the command, its inputs, how long a request may take.
+    assert re.search(rf"pybloom-async [\w.+-]+ {command[0]}; inputs: {lake}, ", proc.stderr)
+    assert "a request that gets no answer fails within 91.6 s" in proc.stderr
+    logged = [line for line in proc.stderr.splitlines() if "pybloom_async.apps.cli_output" in line]
+    # The one summary line names three; the log names all four, each with its reason.
+    assert all(any(m in line and "no such file" in line for line in logged) for m in missing)
+    assert "exit 3 after " in proc.stderr
+    assert " read [" not in proc.stderr  # requests only with -vv
+    debug = cli(*command, str(lake), *options, "-vv")
+    assert debug.returncode == 0, debug.stderr
+    if command != ["add-filters"]:
+        assert "pybloom_async.io.base: " in debug.stderr and " read [" in debug.stderr
+    else:  # a local file is rewritten whole, without requests: each file's outcome
+        assert f"{lake / 'c.parquet'}: left as it is" in debug.stderr, debug.stderr
