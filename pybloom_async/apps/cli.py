@@ -16,8 +16,9 @@ Exit codes:
 * 1: the run failed: an unexpected error, or ``--strict`` stopped at a problem;
 * 2: a usage or input error (a bad option or predicate, a column no file has),
   reported as one line on stderr before any result;
-* 3: some inputs could not be read (or rewritten, or indexed); the results of
-  all the others were printed."""
+* 3: some inputs could not be read (or rewritten, indexed, merged); the results
+  of all the others were printed (``lookup``: only with ``--partial``, as an answer
+  without some files' rows is no answer)."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ exit codes:
   0  every input was read (add-filters, index build: and done)
   1  the run failed: an unexpected error, or --strict stopped at a problem
   2  usage or input error (bad option or predicate, a column no file has)
-  3  some inputs could not be read (or rewritten, or indexed); the results
-     of all the others were printed"""
+  3  some inputs could not be read (or rewritten, indexed, merged); the
+     results of all the others were printed (lookup: only with --partial)"""
 
 
 class _Parser(argparse.ArgumentParser):

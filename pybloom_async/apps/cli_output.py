@@ -247,11 +247,16 @@ def failure_text(name: str, reason: str) -> str:
 
 
 def finish_run(
-    failed: Sequence[tuple[str, str]], total: int, what: str, then: str | None = None
+    failed: Sequence[tuple[str, str]],
+    total: int,
+    what: str,
+    then: str | None = None,
+    noun: str = "input",
 ) -> int:
     """The exit code; when inputs failed, one line on stderr naming the first few.
 
-    ``then``: what was done about it, said before the reasons (which end the line).
+    ``then``: what was done about it, said before the reasons (which end the line);
+    ``noun``: what the ``total`` counts.
     """
     if not failed:
         return EXIT_OK
@@ -261,7 +266,7 @@ def finish_run(
     more = f"; ... ({len(failed)} in all)" if len(failed) > NAMED else ""
     done = f" ({then})" if then else ""
     print(
-        f"pybloom-async: {fraction(len(failed), total, 'input')} {what}{done}: {shown}{more}",
+        f"pybloom-async: {fraction(len(failed), total, noun)} {what}{done}: {shown}{more}",
         file=sys.stderr,
     )
     return EXIT_UNREADABLE
