@@ -234,7 +234,7 @@ def test_add_filters_goes_on_after_a_failure_like_index_build(lake: Path, tmp_pa
     # A column that no file has is a typing error (exit 2), not a list of failures.
     proc = cli("add-filters", str(lake), "--columns", "nope")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert "no such column; the file has: id, name" in one_line(proc)
+    assert "no leaf column with this path; the file has: id, name" in one_line(proc)
     proc = cli("index", "build", str(lake), "--columns", "nope")
     assert proc.returncode == 2 and "no leaf column" in one_line(proc)
     # A group's path names its leaves: a file that fails for another reason is a failure.
@@ -421,3 +421,34 @@ def test_verbose_logs_the_run_and_every_failure_in_full(
         assert "pybloom_async.io.base: " in debug.stderr and " read [" in debug.stderr
     else:  # a local file is rewritten whole, without requests: each file's outcome
         assert f"{lake / 'c.parquet'}: left as it is" in debug.stderr, debug.stderr
+
+
+def test_add_filters_adds_what_a_file_can_take_and_names_the_missing_column(lake: Path) -> None:
+    """b.parquet and c.parquet have no column name: they get their id filters, and the
+    output says that name is not in them; a column no file has is exit 2, nothing written."""
+    before = {p.name: p.read_bytes() for p in lake.iterdir()}
+    for argv in (["--columns", "nope"], ["--columns", "id,nope"]):
+        proc = cli("add-filters", str(lake), *argv)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert "nope" in one_line(proc) and "the file has: id, name" in proc.stderr
+    assert {p.name: p.read_bytes() for p in lake.iterdir()} == before
+    # --strict: every file must take every filter; one that cannot stops the run.
+    proc = cli("add-filters", str(lake), "--columns", "id,name", "--strict")
+    assert proc.returncode == 2 and "b.parquet, column 'name'" in one_line(proc)
+    proc = cli("add-filters", str(lake), "--columns", "id,name", "--replace")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for name in ("b.parquet", "c.parquet"):
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"{lake / name}: "))
+        assert lines[at].startswith(f"{lake / name}: 1 filter added, "), lines[at]
+        assert lines[at + 1] == "  skipped name: not in this file (written without it)"
+        offsets = pq.ParquetFile(lake / name).metadata.row_group(0).column(0)
+        assert offsets.bloom_filter_offset is not None
+    assert lines[-1].endswith("; 0 failed; 2 files lack a column (name)"), lines[-1]
+    proc = cli("add-filters", str(lake), "--columns", "id,name", "--json", "--replace")
+    assert proc.returncode == 0
+    row = next(r for r in json.loads(proc.stdout) if r["path"] == str(lake / "b.parquet"))
+    assert row["error"] is None and row["skipped"][0]["column"] == "name"
+    # One file named alone: no file has the column, a typing error.
+    proc = cli("add-filters", str(lake / "b.parquet"), "--columns", "id,name")
+    assert proc.returncode == 2 and "column 'name'" in one_line(proc)
