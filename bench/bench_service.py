@@ -1,8 +1,8 @@
 """A service's view: one process, one warm BloomReader, point lookups at several concurrencies.
 
 The lake is ``bench/lookup_lake.py``'s (200 files of 4 row groups x 25,000 rows, filters on
-``id`` and ``email``), seen through a folder of its own (``service-N/``, symbolic links to
-the same files) so that the lake index built for the second half stays out of the other
+``id`` and ``email``), seen through a folder of its own (``service-N/``, hard links to the
+same files) so that the lake index built for the second half stays out of the other
 benchmarks' lake.
 
 For each mode (``files``: in-file filters; ``lake``: the lake index at the folder's root) and
@@ -45,14 +45,15 @@ MODES = ("files", "lake")
 
 
 def service_lake(n_files: int, lake_index: bool) -> Path:
-    """``service-N/`` (and ``service-N-lake/`` with a lake index): links to the lake's files."""
+    """``service-N/`` (and ``service-N-lake/`` with a lake index): hard links to the lake's
+    files (a lake of plain files, as a service reads; no copy)."""
     source = ensure_lake(n_files)
     folder = ROOT / (f"service-{n_files}" + ("-lake" if lake_index else ""))
     folder.mkdir(exist_ok=True)
     for link in source.glob("*.parquet"):
         target = folder / link.name
         if not target.exists():
-            target.symlink_to(link.resolve())
+            os.link(link.resolve(), target)
     if lake_index and not (folder / "_bloom_index").exists():
         from pybloom_async import build_lake_index_sync
 

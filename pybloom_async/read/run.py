@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -200,6 +201,16 @@ class Run:
             return await work(file)
 
 
+def release_thread_memory() -> None:
+    """Hand back what pyarrow's allocator keeps for the calling thread (its default pool,
+    mimalloc, keeps freed pages per thread until that thread calls into it again: a lane's
+    threads, idle after a burst of lookups, held 40-60 MiB). Nothing if pyarrow is not
+    loaded; microseconds when there is nothing to hand back."""
+    pyarrow = sys.modules.get("pyarrow")
+    if pyarrow is not None:
+        pyarrow.default_memory_pool().release_unused()
+
+
 def _is_local(location: Location) -> bool:
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
     return "://" not in path or parse_address(path).kind == "file"
@@ -257,7 +268,7 @@ async def open_run(
         return
     try:
         threads = min(limit, rdr.config.local_threads or 1)
-        async with open_lane(threads, rdr.local_limiter) as lane:
+        async with open_lane(threads, rdr.local_limiter, release_thread_memory) as lane:
             yield Run(opts, rdr, owned, limit, lane)
     finally:
         if owned:

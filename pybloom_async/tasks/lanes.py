@@ -45,15 +45,22 @@ class _Item(Generic[T]):
 
 
 @asynccontextmanager
-async def open_lane(threads: int, limiter: anyio.CapacityLimiter) -> AsyncIterator[Lane]:
+async def open_lane(
+    threads: int,
+    limiter: anyio.CapacityLimiter,
+    on_idle: Callable[[], None] | None = None,
+) -> AsyncIterator[Lane]:
     """A lane for the body of the ``async with`` (closed at its end).
+
+    ``on_idle`` runs in a thread of the lane each time it finds the queue empty (and
+    stops): for releasing what that thread's allocators keep.
 
     An exception of the body comes out as itself, not in an exception group (the lane's
     threads never raise: each item's error goes to the task waiting for it).
     """
     try:
         async with anyio.create_task_group() as group:
-            lane = Lane(group, threads, limiter)
+            lane = Lane(group, threads, limiter, on_idle)
             try:
                 yield lane
             finally:
@@ -78,9 +85,14 @@ class Lane:
     """
 
     def __init__(
-        self, group: anyio.abc.TaskGroup, threads: int, limiter: anyio.CapacityLimiter
+        self,
+        group: anyio.abc.TaskGroup,
+        threads: int,
+        limiter: anyio.CapacityLimiter,
+        on_idle: Callable[[], None] | None = None,
     ) -> None:
         self._group = group
+        self._on_idle = on_idle
         self._threads = threads
         self._limiter = limiter
         self._queue: collections.deque[_Item[Any]] = collections.deque()
@@ -156,6 +168,8 @@ class Lane:
                     done = []
         finally:
             _hand_back(done)
+            if self._on_idle is not None:
+                self._on_idle()
 
 
 #: Finished items handed back to their event loop at once, at most (fewer when the queue

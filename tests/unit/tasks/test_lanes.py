@@ -91,3 +91,21 @@ async def test_cancelled_callers_leave_nothing_running() -> None:
                     group.start_soon(lane.run, slow, i)
         assert await lane.run(lambda: "after") == "after"
     assert len(started) < 50  # the rest were dropped, not run
+
+
+@pytest.mark.anyio
+async def test_a_thread_that_runs_dry_calls_on_idle_in_itself() -> None:
+    """``on_idle`` runs in the lane's own thread once its queue is empty (what pyarrow's
+    allocator keeps per thread can only be handed back from that thread)."""
+    idle: list[int] = []
+    workers: set[int] = set()
+
+    def work() -> None:
+        workers.add(threading.get_ident())
+
+    async with open_lane(
+        1, anyio.CapacityLimiter(1), lambda: idle.append(threading.get_ident())
+    ) as lane:
+        for _ in range(5):
+            await lane.run(work)
+    assert idle and set(idle) <= workers and threading.get_ident() not in idle
