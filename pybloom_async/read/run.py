@@ -190,9 +190,19 @@ class Run:
         loop), so a file costs one hand-off however many reads it makes; an object store's
         runs here, its reads concurrent. Running inline already, it runs here.
         """
+        return await self.near(location, self._opened, location, work)
+
+    async def near(
+        self,
+        location: Location,
+        function: Callable[..., Coroutine[Any, Any, T]],
+        *args: Any,
+    ) -> T:
+        """``function(*args)``, the work of one file (or of the files beside it), in a
+        thread of the lane when the file is local (as :meth:`with_file`), here otherwise."""
         if self.lane is not None and not inline() and _is_local(location):
-            return await self.lane.run(run_inline, self._opened, location, work)
-        return await self._opened(location, work)
+            return await self.lane.run(run_inline, function, *args)
+        return await function(*args)
 
     async def _opened(
         self, location: Location, work: Callable[[OpenedFile], Coroutine[Any, Any, T]]
