@@ -26,7 +26,7 @@ from ..errors import InvalidArgumentError
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
 from ..io.files import few_local_files
-from ..io.store import StoreOptions, as_store_options
+from ..io.store import StoreOptions, as_store_options, environment_read_once
 from ..tasks.lanes import Lane, open_lane
 from ..tasks.loops import inline, run_inline, sync_twin
 from .fetch import BloomFilterRead, FilterKey, Footer, ReaderConfig
@@ -269,17 +269,14 @@ async def open_run(
     )
     wanted = default_concurrency if opts.concurrency is None else opts.concurrency
     limit = files_at_once(wanted, rdr.config)
-    if inline():  # no event loop: every file's work runs here, one after another
-        try:
-            yield Run(opts, rdr, owned, limit, None)
-        finally:
-            if owned:
-                rdr.clear()
-        return
     try:
-        threads = min(limit, rdr.config.local_threads or 1)
-        async with open_lane(threads, rdr.local_limiter, release_thread_memory) as lane:
-            yield Run(opts, rdr, owned, limit, lane)
+        with environment_read_once():
+            if inline():  # no event loop: every file's work runs here, one after another
+                yield Run(opts, rdr, owned, limit, None)
+                return
+            threads = min(limit, rdr.config.local_threads or 1)
+            async with open_lane(threads, rdr.local_limiter, release_thread_memory) as lane:
+                yield Run(opts, rdr, owned, limit, lane)
     finally:
         if owned:
             rdr.clear()
