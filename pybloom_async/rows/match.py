@@ -61,7 +61,7 @@ from ..pruning.leaves import encode_literal
 from ..types import PhysicalType
 from .ranges import Bound, range_bound
 
-__all__ = ["Leaves", "computable", "evaluate", "leaf_array"]
+__all__ = ["Leaves", "ValueSets", "computable", "evaluate", "leaf_array"]
 
 _NANOS = {TimeUnit.MILLIS: 10**6, TimeUnit.MICROS: 10**3, TimeUnit.NANOS: 1}
 _ARROW_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
@@ -249,15 +249,22 @@ def _value_set(
         ) from None
 
 
-class Leaves:
-    """One file's comparisons, prepared once per column type."""
+#: What the predicate's leaves are prepared into, by leaf, column, Arrow type and part (0: an
+#: equality's value set, 1 and 2: a range's ends), each beside its leaf: shared by a run's
+#: files, so a literal list is encoded once per column type, not once per file.
+ValueSets = dict[tuple[int, ColumnDescriptor, pa.DataType, int], tuple[Predicate, Any]]
 
-    def __init__(self, schema: Schema, path: str) -> None:
+
+class Leaves:
+    """One file's comparisons; their value sets and range ends come from ``cache`` (a
+    run's, shared by its files: prepared once per column type)."""
+
+    def __init__(self, schema: Schema, path: str, cache: ValueSets | None = None) -> None:
         self.schema = schema
         self.path = path
-        # (id of the leaf, Arrow type) -> (the leaf, what it was prepared into): the leaf is
-        # kept so that its id is never another leaf's while the entry lives.
-        self._prepared: dict[tuple[int, pa.DataType, int], tuple[Predicate, Any]] = {}
+        # Keyed by the leaf's id: the leaf is kept beside what it was prepared into, so that
+        # its id is never another leaf's while the entry lives.
+        self._prepared: ValueSets = {} if cache is None else cache
 
     def descriptor(self, column: str) -> ColumnDescriptor | None:
         """The file's leaf for a predicate column, None when the file lacks it."""
@@ -265,8 +272,10 @@ class Leaves:
             return None
         return self.schema.column(column)
 
-    def _cached(self, leaf: Predicate, arrow_type: pa.DataType, part: int, make: Any) -> Any:
-        key = (id(leaf), arrow_type, part)
+    def _cached(
+        self, leaf: Predicate, desc: ColumnDescriptor, arrow_type: pa.DataType, part: int, make: Any
+    ) -> Any:
+        key = (id(leaf), desc, arrow_type, part)
         found = self._prepared.get(key)
         if found is not None and found[0] is leaf:
             return found[1]
@@ -283,7 +292,7 @@ class Leaves:
         """The Arrow values equal to any of ``values`` (the literals of ``leaf``)."""
         column = desc.path
         return self._cached(
-            leaf, arrow_type, 0, lambda: _value_set(values, desc, arrow_type, column)
+            leaf, desc, arrow_type, 0, lambda: _value_set(values, desc, arrow_type, column)
         )
 
     def bound(
@@ -291,7 +300,7 @@ class Leaves:
     ) -> Bound:
         """One end of a range (``column op value``) as a comparison of the decoded values."""
         bound: Bound = self._cached(
-            leaf, data.type, part + 1, lambda: range_bound(value, op, desc, data)
+            leaf, desc, data.type, part + 1, lambda: range_bound(value, op, desc, data)
         )
         return bound
 
