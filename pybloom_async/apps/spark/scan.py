@@ -46,6 +46,7 @@ __all__ = [
     "ReadSettings",
     "ReadTask",
     "file_schema",
+    "int96_columns",
     "plan_read",
     "split_tasks",
 ]
