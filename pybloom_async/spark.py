@@ -18,8 +18,11 @@ The executors must import this package: install it where their Python runs and p
 need it, so importing this module works without it.
 """
 
+from .apps.spark.add_filters import add_bloom_filters_on_spark, add_filters_schema
 from .apps.spark.indexes import build_index_on_spark, index_build_schema
 from .apps.spark.jobs import prune_on_spark, read_surviving, surviving_files, verdict_schema
+from .apps.spark.lake_index import build_lake_index_on_spark
+from .apps.spark.lookup import lookup_on_spark
 from .apps.spark.register import PUSHDOWN_SETTING, register
 from .apps.spark.writer_options import (
     DEFAULT_WRITER_MAX_BYTES,
@@ -30,9 +33,13 @@ from .apps.spark.writer_options import (
 __all__ = [
     "DEFAULT_WRITER_MAX_BYTES",
     "PUSHDOWN_SETTING",
+    "add_bloom_filters_on_spark",
+    "add_filters_schema",
     "bloom_writer_options",
     "build_index_on_spark",
+    "build_lake_index_on_spark",
     "index_build_schema",
+    "lookup_on_spark",
     "prune_on_spark",
     "read_surviving",
     "register",

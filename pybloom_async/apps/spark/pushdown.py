@@ -10,6 +10,8 @@ rows the data source returns are the rows Spark would keep:
   exactly on both sides: booleans, integers, floats, decimals, strings of Spark's binary
   collation, binaries, dates and timestamps;
 * not a NaN literal (Spark's ``NaN = NaN`` is TRUE, a probe of NaN matches nothing here);
+* not a decimal column of more than 28 digits (PySpark rounds such literals to 28 digits
+  on their way to the data source);
 * not a column whose name holds a dot (a predicate's dotted path names a struct's child).
 
 Every other filter is returned to Spark, which evaluates it on the rows read. The filters
@@ -50,6 +52,10 @@ _EXACT_TYPES = frozenset(
 )
 
 
+#: The widest decimal a pushed literal keeps exactly (Python's default decimal context).
+_EXACT_DECIMAL_DIGITS = 28
+
+
 def column_type(schema: StructType, path: Sequence[str]) -> DataType | None:
     """The type of the column at ``path`` (struct children by name), None if there is none."""
     current: Any = schema
@@ -67,6 +73,11 @@ def _exact(t: Any) -> bool:
     name = type(t).__name__
     if name not in _EXACT_TYPES:
         return False
+    if name == "DecimalType":
+        # PySpark builds a pushed decimal in Python's default context (28 digits): a wider
+        # literal arrives rounded (measured on 4.3: 29 digits lose the last), so it would
+        # match the wrong rows; Spark compares those itself.
+        return int(getattr(t, "precision", _EXACT_DECIMAL_DIGITS + 1)) <= _EXACT_DECIMAL_DIGITS
     # Spark 4 strings carry a collation; only the binary one compares as bytes do.
     return name != "StringType" or getattr(t, "collation", "UTF8_BINARY") == "UTF8_BINARY"
 
