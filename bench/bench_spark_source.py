@@ -193,6 +193,11 @@ def lake_index(spark: Any) -> dict[str, Any]:
     }
 
 
+def show(name: str, figures: dict[str, Any]) -> None:
+    brief = {k: v for k, v in figures.items() if "median" in k or k in ("rows", "speedup")}
+    print(name, json.dumps(brief), flush=True)
+
+
 def main(runs: int) -> None:
     spark = _session()
     import pybloom_async.spark
@@ -205,37 +210,17 @@ def main(runs: int) -> None:
     many = keys(files, 100, seed=2)
     queries = {"point": f"id = {point}", "in100": f"id IN ({', '.join(map(str, many))})"}
     results: dict[str, Any] = {"load_before": load_average()}
-    for name, where in queries.items():  # warm-up: Spark's Python workers, the page cache
+    for where in queries.values():  # warm-up: Spark's Python workers, the page cache
         compare(spark, where, 1)
     for name, where in queries.items():
         results[name] = compare(spark, where, runs)
-        print(
-            name,
-            json.dumps(
-                {
-                    k: v
-                    for k, v in results[name].items()
-                    if "median" in k or k in ("rows", "speedup")
-                }
-            ),
-            flush=True,
-        )
+        show(name, results[name])
     results["lake_index"] = lake_index(spark)
     print("lake_index", json.dumps(results["lake_index"]), flush=True)
     results["planning_with_index"] = planning_reads(queries["point"])
     print("planning", json.dumps(results["planning_with_index"]), flush=True)
     results["point_with_index"] = compare(spark, queries["point"], runs)
-    print(
-        "point_with_index",
-        json.dumps(
-            {
-                k: v
-                for k, v in results["point_with_index"].items()
-                if "median" in k or k in ("rows", "speedup")
-            }
-        ),
-        flush=True,
-    )
+    show("point_with_index", results["point_with_index"])
     shutil.rmtree(LAKE / "_bloom_index", ignore_errors=True)
     results["load_after"] = load_average()
     path = recorder.write(RESULTS / "spark_source.json", results)

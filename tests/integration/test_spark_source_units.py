@@ -144,7 +144,7 @@ def test_spark_types_follow_sparks_parquet_reader() -> None:
     assert struct["u64"].dataType == T.DecimalType(20, 0)
     assert struct["i96"].dataType == T.TimestampType()
     assert struct["ts_ns"].dataType == T.TimestampNTZType()
-    with pytest.raises(UnsupportedTypeError, match="38 digits.*'wide'"):
+    with pytest.raises(UnsupportedTypeError, match=r"38 digits.*'wide'"):
         spark_arrow_schema(pa.schema([("wide", pa.decimal256(40, 2))]))
     with pytest.raises(UnsupportedTypeError, match="'iv'"):
         spark_arrow_schema(pa.schema([("iv", pa.month_day_nano_interval())]))
@@ -298,13 +298,13 @@ def test_a_file_the_driver_cannot_read_is_read_by_the_task(tmp_path: Path) -> No
     reads, job = anyio.run(plan_read, str(root), where, rows, settings)
     assert [Path(r.path).name for r in reads] == ["p0.parquet", "zz-garbage.parquet"]
     assert reads[-1].plan is None  # kept, for the task to read
-    with pytest.raises(Exception, match="zz-garbage.parquet"):
+    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
         list(read_task(ReadTask(tuple(reads), job, settings)))
     skipping = ReadSettings(on_error="skip")
     with warnings.catch_warnings():
         got = [b.to_pylist() for b in read_task(ReadTask(tuple(reads), job, skipping))]
     assert [r["id"] for batch in got for r in batch] == [5]
-    with pytest.raises(Exception, match="zz-garbage.parquet"):
+    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
         anyio.run(plan_read, str(root), where, rows, ReadSettings(strict=True))
 
 

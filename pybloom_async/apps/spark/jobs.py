@@ -1,17 +1,16 @@
-"""PySpark: write files with Bloom filters, and prune or index them on the executors.
+"""PySpark: prune files on the executors, and read the ones that may hold matching rows.
 
-Three parts, for a pipeline that runs on Spark (install the ``[spark]`` extra):
-
-* :func:`bloom_writer_options` gives the parquet-java writer options that make Spark
-  write a Split Block Bloom Filter per row group for chosen columns, and
-  :func:`writer_filter_bytes` the size each of those filters will have.
 * :func:`prune_on_spark` spreads a file list over the executors; each partition runs
   the async reader (:func:`pybloom_async.pruning.api.prune`) over all its files at once and
   yields one row per (file, row group). :func:`surviving_files` and
   :func:`read_surviving` turn the result into the input of a normal
-  ``spark.read.parquet``, so a job opens only the files that may hold a match.
-* :func:`build_index_on_spark` builds file-level sidecar indexes
-  (:mod:`pybloom_async.index.build`) on the executors.
+  ``spark.read.parquet``, so a job opens only the files that may hold a match (the
+  ``pybloom`` data source, :func:`pybloom_async.spark.register`, reads only the row
+  groups).
+
+The writer options (:func:`pybloom_async.spark.bloom_writer_options`), the index builds
+and the lookups on the executors are beside it; :mod:`pybloom_async.spark` is the public
+path of all of them.
 
 The executors must import this package: install it where the executors' Python runs,
 and point ``PYSPARK_PYTHON`` at that interpreter before the SparkContext starts. Work
