@@ -235,3 +235,44 @@ def test_add_filters_on_spark(session: Any, tmp_path: Path) -> None:
     with pytest.raises(Exception, match="Delta table"):
         add_bloom_filters_on_spark(session, str(table), ["id"])
     assert (table / "f0.parquet").read_bytes() == (one / "f0.parquet").read_bytes()
+
+
+def test_delta_table_through_its_library(session: Any, tmp_path: Path) -> None:
+    """Deletion vectors applied, partition columns filled; the table's folder as plain
+    files is refused (its removed rows would come back)."""
+    import pyarrow as pa
+
+    deltalake = pytest.importorskip("deltalake")
+    from support.delta_logs import commit_deletion_vector
+
+    uri = tmp_path / "t"
+    bloom = deltalake.BloomFilterProperties(set_bloom_filter_enabled=True, fpp=0.01, ndv=500)
+    props = deltalake.WriterProperties(
+        column_properties={"id": deltalake.ColumnProperties(bloom_filter_properties=bloom)}
+    )
+    for start in range(0, 2000, 500):
+        ids = list(range(start, start + 500))
+        chunk = pa.table({"id": ids, "s": [f"s{i}" for i in ids],
+                          "p": ["a" if i < 1000 else "b" for i in ids]})  # fmt: skip
+        deltalake.write_deltalake(
+            uri, chunk, partition_by=["p"], mode="append", writer_properties=props,
+            configuration={"delta.enableDeletionVectors": "true"},
+        )  # fmt: skip
+    dt = deltalake.DeltaTable(uri)
+    first = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+    holder = next(a["path"] for a in first if a["min.id"] == 0)
+    commit_deletion_vector(uri, holder, [2, 5])
+    dt = deltalake.DeltaTable(uri)
+    where = "id IN (1, 2, 5, 6, 1500)"
+    frame = session.read.format("pybloom").option("table", "delta").load(str(uri))
+    got = sorted((r["id"], r["s"], r["p"]) for r in frame.where(where).collect())
+    local = lookup_sync(dt, where).to_pylist()
+    assert got == sorted((r["id"], r["s"], r["p"]) for r in local)
+    assert [g[0] for g in got] == [1, 6, 1500]
+    older = session.read.format("pybloom").option("table", "delta").option("version", "0")
+    assert sorted(r["id"] for r in older.load(str(uri)).where("id IN (2, 5, 600)").collect()) == [
+        2,
+        5,
+    ]
+    with pytest.raises(Exception, match="option\\('table', 'delta'\\)"):
+        session.read.format("pybloom").load(str(uri)).collect()

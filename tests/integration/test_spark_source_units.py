@@ -317,3 +317,67 @@ def test_old_import_path_warns_and_works() -> None:
     assert function is new.prune_on_spark
     with pytest.raises(AttributeError):
         old.no_such_name  # noqa: B018
+
+
+def test_iceberg_table_planned_and_read_by_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table's tasks read through pyiceberg: its deletes applied, its partition values;
+    a snapshot that moved since planning fails the read."""
+    pytest.importorskip("pyiceberg")
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    from pybloom_async.apps.spark.table_scan import (
+        TableRef,
+        plan_table,
+        read_table_task,
+        table_schema,
+    )
+
+    for key, value in {
+        "TYPE": "sql",
+        "URI": f"sqlite:///{tmp_path / 'catalog.db'}",
+        "WAREHOUSE": (tmp_path / "wh").as_uri(),
+    }.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__TEST__{key}", value)
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    # pyiceberg reads its environment once, when first imported: read it again.
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    catalog = SqlCatalog(
+        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
+    )
+    catalog.create_namespace("ns")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "s", StringType(), required=False),
+    )
+    table = catalog.create_table("ns.t", schema=schema)
+    (tmp_path / "data").mkdir()
+    paths = []
+    for start in range(0, 800, 200):
+        ids = list(range(start, start + 200))
+        path = tmp_path / "data" / f"part-{start}.parquet"
+        chunk = pa.table({"id": pa.array(ids, pa.int64()), "s": [f"s{i}" for i in ids]})
+        pq.write_table(chunk, path, bloom_filter_options={"id": True})
+        paths.append(path.as_uri())
+    table.add_files(paths)
+    table = catalog.load_table("ns.t")
+    table.delete("id = 5")  # a delete the library applies
+    ref = TableRef("iceberg", "test.ns.t", None, None)
+    arrow = table_schema(ref)
+    rows = spark_arrow_schema(arrow)
+    where = parse_predicate("id IN (4, 5, 6, 650)")
+    tasks = anyio.run(plan_table, ref, where, rows, ReadSettings(), 10**9, 2)
+    got = sorted(r["id"] for t in tasks for b in read_table_task(t) for r in b.to_pylist())
+    assert got == [4, 6, 650]
+    assert (
+        sorted(r["id"] for r in lookup_sync(catalog.load_table("ns.t"), where).to_pylist()) == got
+    )
+    assert sum(len(t.kept) for t in tasks) < 4  # files pruned before any is read
+    catalog.load_table("ns.t").delete("id = 6")
+    with pytest.raises(Exception, match="moved from snapshot"):
+        list(read_table_task(tasks[0]))

@@ -126,7 +126,6 @@ def _checked(
     return cleaned
 
 
-# Long because: the docstring documents every parameter and error (32 lines); the code is 20.
 def add_bloom_filters_on_spark(
     spark: SparkSession,
     paths: PathsArg,

@@ -35,6 +35,14 @@ from .reading import read_task
 from .scan import ReadTask, file_schema, plan_read, split_tasks
 from .source_options import SourceOptions
 from .spark_types import batch_schema, spark_schema
+from .table_scan import (
+    TableTask,
+    plan_table,
+    read_table_task,
+    refuse_table_folder,
+    table_ref,
+    table_schema,
+)
 
 __all__ = ["NAME", "PybloomDataSource", "PybloomDataSourceWithoutPushdown"]
 
@@ -75,12 +83,20 @@ class _Reader(DataSourceReader):
             text = "" if where is None else where.to_text()
             claim_plan(self.relation, text, ".".join(map(str, version)))
         rows = batch_schema(self.schema)
+        if source.table is not None:
+            ref = table_ref(source.table, source.sources, source.version, source.settings.options)
+            parts = source.max_partition_bytes, source.min_partitions
+            tables = run_sync(plan_table, ref, where, rows, source.settings, *parts)
+            return [InputPartition(t) for t in tables]
+        refuse_table_folder(source.sources, source.settings.options)  # a schema given
         reads, job = run_sync(plan_read, source.sources, where, rows, source.settings)
         tasks = split_tasks(reads, source.max_partition_bytes, source.min_partitions)
         return [InputPartition(ReadTask(tuple(t), job, source.settings)) for t in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         task = partition.value
+        if isinstance(task, TableTask):
+            return read_table_task(task)
         if not isinstance(task, ReadTask):
             return iter(())  # no task at all: Spark reads one empty partition
         return read_task(task)
@@ -114,6 +130,11 @@ class PybloomDataSource(DataSource):
 
     def schema(self) -> StructType:
         source = SourceOptions.parse(self.options)
+        store = source.settings.options
+        if source.table is not None:
+            ref = table_ref(source.table, source.sources, source.version, store)
+            return spark_schema(table_schema(ref))
+        refuse_table_folder(source.sources, store)
         arrow, int96 = run_sync(file_schema, source.sources, source.settings)
         return spark_schema(arrow, int96)
 
