@@ -66,7 +66,7 @@ def _decode_group(
     row group kept by a filter's false positive (about 1 in 100 per probed value) costs
     the decode of its predicate columns only.
     """
-    schema = plan.metadata.schema
+    schema = plan.schema
     present = [leaf.column for leaf in _leaves(job) if leaf.column in schema]
     tops = {schema.column(c).path_parts[0] for c in present}
     first = [c for c in columns if c in tops or c in present or job.where is None]
@@ -89,7 +89,7 @@ def _decode_pages(
     """:func:`_decode_group` for a row group read through its page index."""
     assert plan.page_index is not None
     table = decode_group(
-        selected, plan.page_index, plan.arrow_schema, plan.metadata.schema, held_reader(pieces)
+        selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(pieces)
     )
     return _matching(table, plan, job, leaves)
 
@@ -105,7 +105,7 @@ def _matching(
     table = computable(table)
     if job.where is None:  # a scan: every row
         return table if job.schema is None else conform(table, plan, job.schema, job.names or [])
-    schema = plan.metadata.schema
+    schema = plan.schema
     arrays = {}
     for leaf in iter_leaves(job.where):
         if leaf.column not in arrays and leaf.column in schema:
@@ -157,7 +157,7 @@ async def _select_pages(
     index, where = plan.page_index, job.where
     if not job.page_index or index is None or where is None:
         return {}
-    schema = plan.metadata.schema
+    schema = plan.schema
     predicate = [schema.column(p.column).index for p in iter_leaves(where) if p.column in schema]
     pieces = list(index.held)
     pieces += await _read(source, job, index_ranges(index, plan.kept, read, predicate))
@@ -193,7 +193,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     columns, leaf_indexes = read_columns(
         plan, job.wanted(plan), [leaf.column for leaf in _leaves(job)]
     )
-    leaves = Leaves(plan.metadata.schema, plan.path)
+    leaves = Leaves(plan.schema, plan.path, job.value_sets)
     selected = await _select_pages(source, plan, job, columns, leaf_indexes)
     size = plan.footer_location.file_size
     for groups in _fetch_groups(plan, leaf_indexes, job.max_fetch_bytes):

@@ -172,7 +172,7 @@ def _decide(
     classes = []
     for group in groups:
         group.sort(key=lambda f: f.name)
-        blocks = mark_fold_problems(group, build.columns)
+        blocks = mark_fold_problems(group, build.columns, build.fpp)
         for f in group:
             record_outcome(f, result)
             columns = {}
@@ -281,7 +281,7 @@ def build_lake_index_on_spark(
                 assert isinstance(col, ColumnMaterial)
                 col.bloom = SplitBlockBloomFilter.from_bitset(bitset)
                 col.hashes = None if folded else np.empty(0, dtype=np.uint64)
-        payload = encode_class([f for _, f in group], wanted, build.fpp)
+        payload = encode_class([f for _, f in group], wanted, build.fpp, result.fpp_sink())
         result.segments.append(write_segment(base, payload, store))
         result.files += len(group)
     return result
