@@ -172,7 +172,7 @@ def int96_columns(plans: Sequence[FilePlan]) -> frozenset[str]:
     return frozenset(
         c.path
         for p in plans
-        for c in p.metadata.schema.columns
+        for c in p.schema.columns
         if c.physical_type is PhysicalType.INT96
     )
 
