@@ -200,9 +200,18 @@ def test_lake_index_on_spark(session: Any, spark_files: WrittenFiles, tmp_path: 
         settings, stats,
     )  # fmt: skip
     # The key is in one file, copied three times: the index rules the other three out
-    # unread. Reads: the segment, one stripe, then footer and filters of each kept file
-    # (these files' filters lie beyond the footer's read).
-    assert len(reads) == 3 and stats.requests <= 2 + 2 * len(reads)
+    # unread. Reads: the segment, one stripe, then each kept file's footer and filters
+    # (these files' filters lie beyond the footer's read), against every file's without.
+    assert len(reads) == 3 and stats.requests <= 2 + 3 * len(reads)
+    segments = lake / "_bloom_index"
+    shutil.move(segments, tmp_path / "away")
+    without = SourceStats()
+    anyio.run(
+        plan_read, str(lake), parse_predicate(where), spark_arrow_schema(schema, int96),
+        settings, without,
+    )  # fmt: skip
+    shutil.move(tmp_path / "away", segments)
+    assert without.requests >= 2 * 6 > stats.requests - 2
     ours = session.read.format("pybloom").load(str(lake)).where(where)
     assert rows(ours) == rows(session.read.parquet(str(lake)).where(where)) and rows(ours)
 
