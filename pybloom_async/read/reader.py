@@ -39,7 +39,7 @@ from ..io.address import parse_address
 from ..io.base import ByteSource, FileInfo, SourceStats
 from ..io.identity import SourceIdentity, stat_identity
 from ..io.store import ObjectStoreSource, StoreOptions, as_store_options, open_source
-from ..tasks.loops import inline
+from ..tasks.loops import inline, to_worker
 from .fetch import (
     DEFAULT_READER_CONFIG,
     BloomFilterRead,
@@ -183,7 +183,7 @@ class BloomReader:
         address = parse_address(path)
         if address.kind == "file":
             try:
-                identity = await anyio.to_thread.run_sync(stat_identity, address.path)
+                identity = await to_worker(stat_identity, address.path)
             except FileNotFoundError as exc:
                 raise SourceNotFoundError("no such file", path=path) from exc
             except OSError as exc:

@@ -25,6 +25,7 @@ from ..checks import positive_int
 from ..errors import InvalidArgumentError
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
+from ..io.environment import environment_read_once
 from ..io.files import few_local_files
 from ..io.store import StoreOptions, as_store_options
 from ..tasks.lanes import Lane, open_lane
@@ -190,9 +191,19 @@ class Run:
         loop), so a file costs one hand-off however many reads it makes; an object store's
         runs here, its reads concurrent. Running inline already, it runs here.
         """
+        return await self.near(location, self._opened, location, work)
+
+    async def near(
+        self,
+        location: Location,
+        function: Callable[..., Coroutine[Any, Any, T]],
+        *args: Any,
+    ) -> T:
+        """``function(*args)``, the work of one file (or of the files beside it), in a
+        thread of the lane when the file is local (as :meth:`with_file`), here otherwise."""
         if self.lane is not None and not inline() and _is_local(location):
-            return await self.lane.run(run_inline, self._opened, location, work)
-        return await self._opened(location, work)
+            return await self.lane.run(run_inline, function, *args)
+        return await function(*args)
 
     async def _opened(
         self, location: Location, work: Callable[[OpenedFile], Coroutine[Any, Any, T]]
@@ -259,17 +270,14 @@ async def open_run(
     )
     wanted = default_concurrency if opts.concurrency is None else opts.concurrency
     limit = files_at_once(wanted, rdr.config)
-    if inline():  # no event loop: every file's work runs here, one after another
-        try:
-            yield Run(opts, rdr, owned, limit, None)
-        finally:
-            if owned:
-                rdr.clear()
-        return
     try:
-        threads = min(limit, rdr.config.local_threads or 1)
-        async with open_lane(threads, rdr.local_limiter, release_thread_memory) as lane:
-            yield Run(opts, rdr, owned, limit, lane)
+        with environment_read_once():
+            if inline():  # no event loop: every file's work runs here, one after another
+                yield Run(opts, rdr, owned, limit, None)
+                return
+            threads = min(limit, rdr.config.local_threads or 1)
+            async with open_lane(threads, rdr.local_limiter, release_thread_memory) as lane:
+                yield Run(opts, rdr, owned, limit, lane)
     finally:
         if owned:
             rdr.clear()
