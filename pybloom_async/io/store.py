@@ -11,15 +11,13 @@ connection pool.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import logging
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -41,6 +39,7 @@ if TYPE_CHECKING:
 from ..tasks.workers import gather
 from .address import Address, parse_address
 from .base import ByteSource, FileInfo, SourceStats, T, describe, gave_no_answer
+from .environment import ENV_PREFIX, store_environment
 from .identity import SourceIdentity, meta_identity
 from .local import BlockingLocalFileSource, LocalFileSource
 
@@ -50,7 +49,6 @@ __all__ = [
     "allow_http",
     "as_store_options",
     "clear_store_cache",
-    "environment_read_once",
     "open_source",
 ]
 
@@ -238,7 +236,6 @@ _APPLICABLE = {
     "http": _COMMON_OPTIONS,
     "file": frozenset(),
 }
-_ENV_PREFIX = {"s3": "AWS", "gs": "GOOGLE", "az": "AZURE"}
 
 
 def _env_flag(name: str) -> bool | None:
@@ -256,8 +253,8 @@ def allow_http(kind: str, options: StoreOptions, url_scheme_http: bool = False) 
     allowed = options.allow_http
     if allowed is None and options.endpoint is not None:
         allowed = options.endpoint.lower().startswith("http://") or None
-    if allowed is None and kind in _ENV_PREFIX:
-        allowed = _env_flag(f"{_ENV_PREFIX[kind]}_ALLOW_HTTP")
+    if allowed is None and kind in ENV_PREFIX:
+        allowed = _env_flag(f"{ENV_PREFIX[kind]}_ALLOW_HTTP")
     if allowed is None and url_scheme_http:
         allowed = True
     return allowed
@@ -346,7 +343,7 @@ def cached_store(loc: Address, options: StoreOptions) -> ObjectStore:
     """One store client per (kind, bucket/host, options, account): it pools connections."""
     # The environment is read when a store is built; the relevant variables are part of the
     # key so that a changed environment (tests, credential rotation) gets a fresh client.
-    key = (loc.kind, loc.bucket, loc.account, options._cache_key(), _environment(loc.kind))
+    key = (loc.kind, loc.bucket, loc.account, options._cache_key(), store_environment(loc.kind))
     with _STORE_CACHE_LOCK:
         store = _STORE_CACHE.get(key)
         if store is not None:
@@ -368,39 +365,6 @@ def cached_store(loc: Address, options: StoreOptions) -> ObjectStore:
         while len(_STORE_CACHE) > _STORE_CACHE_SIZE:
             _STORE_CACHE.popitem(last=False)
     return store
-
-
-#: Within :func:`environment_read_once`: the store variables of the environment, per kind.
-_ENVIRONMENT: ContextVar[dict[str, tuple[tuple[str, str], ...]] | None] = ContextVar(
-    "pybloom_async_store_environment", default=None
-)
-
-
-@contextlib.contextmanager
-def environment_read_once() -> Iterator[None]:
-    """Within it (and the tasks it starts), the environment variables a store client is
-    built from are read once per store kind, not for every file opened: a run over many
-    files sees the environment as it was when it reached its first object. Scanning the
-    environment cost about 16 µs a file."""
-    token = _ENVIRONMENT.set({})
-    try:
-        yield
-    finally:
-        _ENVIRONMENT.reset(token)
-
-
-def _environment(kind: str) -> tuple[tuple[str, str], ...]:
-    """The variables of the environment a ``kind`` store client reads (part of the
-    client cache's key, so that a changed environment gets a fresh client)."""
-    seen = _ENVIRONMENT.get()
-    if seen is not None and kind in seen:
-        return seen[kind]
-    # Keys first, values only of the matching ones: os.environ decodes on every access.
-    prefix = _ENV_PREFIX.get(kind, "\0") + "_"
-    env = tuple(sorted((k, os.environ[k]) for k in os.environ if k.startswith(prefix)))
-    if seen is not None:
-        seen[kind] = env
-    return env
 
 
 def clear_store_cache() -> None:

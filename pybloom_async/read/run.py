@@ -25,8 +25,9 @@ from ..checks import positive_int
 from ..errors import InvalidArgumentError
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
+from ..io.environment import environment_read_once
 from ..io.files import few_local_files
-from ..io.store import StoreOptions, as_store_options, environment_read_once
+from ..io.store import StoreOptions, as_store_options
 from ..tasks.lanes import Lane, open_lane
 from ..tasks.loops import inline, run_inline, sync_twin
 from .fetch import BloomFilterRead, FilterKey, Footer, ReaderConfig

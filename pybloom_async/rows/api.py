@@ -70,9 +70,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_FETCH_BYTES",
+    "LookupPlan",
     "lookup",
     "lookup_batches",
     "lookup_sync",
+    "plan_lookup",
 ]
 
 log = logging.getLogger(__name__)
@@ -232,10 +234,11 @@ async def _read_files(
     args: _Arguments,
     skipped: list[PyBloomError] | None,
     rows: bool,
+    shaping: bool = True,
 ) -> tuple[list[_FileRows], Job, list[FilePlan]]:
     """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
     skipped or raised as ``on_error`` says. Also the plans the result's schema is made of
-    (:func:`_schema_plans`)."""
+    (:func:`_schema_plans`; only the files read without ``shaping``: the schema is known)."""
     from .plan import Job
 
     job = Job(
@@ -260,8 +263,10 @@ async def _read_files(
             raise exc.with_context(path=_path(location)) from None
 
     found = [f for f in await for_each(files, one, base.limit, base.progress) if f is not None]
-    shaping = await _schema_plans(base, listed, files, [f.plan for f in found], job)
-    return found, job, shaping
+    plans = [f.plan for f in found]
+    if shaping:
+        plans = await _schema_plans(base, listed, files, plans, job)
+    return found, job, plans
 
 
 async def _schema_plans(
@@ -301,7 +306,7 @@ async def _schema_plans(
     if job.columns is None and listed and _path(listed[0]) not in opened:
         await one(listed[0])
     have = {_path(p.location): p for p in plans} | extra
-    leaves = [leaf.column for leaf in iter_leaves(job.where)]
+    leaves = [leaf.column for leaf in iter_leaves(job.where)] if job.where is not None else []
     if any(all(c not in p.schema for p in have.values()) for c in leaves) or any(
         all(c not in p.arrow_schema.names for p in have.values()) for c in job.columns or ()
     ):
@@ -312,6 +317,25 @@ async def _schema_plans(
 
 def _path(location: str | FileInfo) -> str:
     return location.path if isinstance(location, FileInfo) else os.fspath(location)
+
+
+async def _planned(
+    base: Run,
+    sources: Sources,
+    args: _Arguments,
+    skipped: list[PyBloomError] | None,
+    schema: pa.Schema | None = None,
+) -> tuple[list[_FileRows], Job]:
+    """Every file pruned, no row read, and the job shaped: the result's schema derived from
+    the footers, or ``schema`` as given."""
+    files, job, shaping = await _read_files(
+        base, sources, args, skipped, rows=False, shaping=schema is None
+    )
+    if schema is None:
+        schema, names = _result(shaping, job)
+    else:
+        names = list(schema.names)
+    return files, job.shaped(schema, names)
 
 
 def _result(plans: Sequence[FilePlan], job: Job) -> tuple[pa.Schema, list[str]]:
@@ -413,9 +437,7 @@ async def lookup_batches(
                     if batch.num_rows:
                         yield batch
             return
-        files, job, shaping = await _read_files(base, sources, args, skipped, rows=False)
-        schema, names = _result(shaping, job)
-        job = job.shaped(schema, names)
+        files, job = await _planned(base, sources, args, skipped)
         from .fetch import file_tables
 
         for f in files:
@@ -479,6 +501,62 @@ async def lookup(
     import pyarrow as pa
 
     return pa.concat_tables(tables)
+
+
+@dataclass(frozen=True)
+class LookupPlan:
+    """A lookup decided before any row is read (:func:`plan_lookup`).
+
+    ``files``: every file read, in file order, each with the row groups pruning kept
+    (possibly none); ``job``: what every file's read shares, shaped (the result's schema
+    and column names). A file's rows are
+    ``pybloom_async.rows.fetch.file_tables(source, plan, job)``, read from the version
+    planned.
+    """
+
+    files: list[FilePlan]
+    job: Job
+
+
+async def plan_lookup(
+    sources: Sources,
+    where: Predicate | str,
+    columns: Sequence[str] | None = None,
+    *,
+    schema: pa.Schema | None = None,
+    on_error: Literal["raise", "skip"] = "raise",
+    skipped: list[PyBloomError] | None = None,
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
+    page_index: bool = True,
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
+) -> LookupPlan:
+    """What :func:`lookup` decides before it reads a row: every file listed (the lake
+    index consulted), pruned, its footer kept for the read, and the result's schema.
+
+    For callers that read the rows elsewhere (Spark executors). ``schema``, if given, is
+    the result's schema (its names are the columns): no footer is read to derive it.
+    The other arguments are :func:`lookup`'s; a Delta or Iceberg table is not planned
+    here (its rows come through its library).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``sources`` is a table, or an argument is invalid.
+    PredicateError, SchemaMismatchError, ParquetFormatError, SourceError
+        As for :func:`lookup`.
+    """
+    if schema is not None:
+        columns = list(schema.names)
+    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
+    if table_kind(sources) is not None:
+        raise InvalidArgumentError(
+            "plan_lookup plans files: a Delta or Iceberg table's rows come through its library"
+        )
+    opts = run_options(run, keywords, "plan_lookup")
+    async with open_run(opts) as base:
+        files, job = await _planned(base, sources, args, skipped, schema)
+    return LookupPlan([f.plan for f in files], job)
 
 
 #: ``lookup`` for scripts; a few local files are read in the calling thread with no loop.

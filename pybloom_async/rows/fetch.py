@@ -35,6 +35,11 @@ from .schema import conform
 __all__ = ["file_tables"]
 
 
+def _leaves(job: Job) -> list[Any]:
+    """The predicate's leaves (none for a scan, whose ``where`` is None)."""
+    return [] if job.where is None else list(iter_leaves(job.where))
+
+
 def _fetch_groups(
     plan: FilePlan, leaves: Sequence[int], max_fetch_bytes: int
 ) -> Iterator[list[int]]:
@@ -62,9 +67,9 @@ def _decode_group(
     the decode of its predicate columns only.
     """
     schema = plan.schema
-    present = [leaf.column for leaf in iter_leaves(job.where) if leaf.column in schema]
+    present = [leaf.column for leaf in _leaves(job) if leaf.column in schema]
     tops = {schema.column(c).path_parts[0] for c in present}
-    first = [c for c in columns if c in tops or c in present]
+    first = [c for c in columns if c in tops or c in present or job.where is None]
     rest = [c for c in columns if c not in first]
 
     def others() -> Any:
@@ -98,6 +103,8 @@ def _matching(
     row matches.
     """
     table = computable(table)
+    if job.where is None:  # a scan: every row
+        return table if job.schema is None else conform(table, plan, job.schema, job.names or [])
     schema = plan.schema
     arrays = {}
     for leaf in iter_leaves(job.where):
@@ -147,13 +154,11 @@ async def _select_pages(
     source: ByteSource, plan: FilePlan, job: Job, names: list[str], read: list[int]
 ) -> dict[int, GroupPages]:
     """Per kept row group its page selection; groups missing read whole chunks."""
-    index = plan.page_index
-    if not job.page_index or index is None:
+    index, where = plan.page_index, job.where
+    if not job.page_index or index is None or where is None:
         return {}
     schema = plan.schema
-    predicate = [
-        schema.column(p.column).index for p in iter_leaves(job.where) if p.column in schema
-    ]
+    predicate = [schema.column(p.column).index for p in iter_leaves(where) if p.column in schema]
     pieces = list(index.held)
     pieces += await _read(source, job, index_ranges(index, plan.kept, read, predicate))
 
@@ -164,7 +169,7 @@ async def _select_pages(
         for group in plan.kept:
             try:
                 found[group] = select_group(
-                    index, group, job.where, schema, names, serve, plan.path, cache
+                    index, group, where, schema, names, serve, plan.path, cache
                 )
             except WholeChunks:
                 pass  # this group reads whole chunks
@@ -186,7 +191,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     """
     await _pinned(source, plan)
     columns, leaf_indexes = read_columns(
-        plan, job.wanted(plan), [leaf.column for leaf in iter_leaves(job.where)]
+        plan, job.wanted(plan), [leaf.column for leaf in _leaves(job)]
     )
     leaves = Leaves(plan.schema, plan.path, job.value_sets)
     selected = await _select_pages(source, plan, job, columns, leaf_indexes)

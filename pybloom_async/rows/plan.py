@@ -265,7 +265,7 @@ class Job:
     """What every file's read shares: the predicate, the columns asked for, the limits, and
     once every footer is read, the result's schema (then each table comes shaped to it)."""
 
-    where: Predicate
+    where: Predicate | None  # None: every row (a scan, with no predicate to evaluate)
     columns: list[str] | None  # None: every top-level column of each file
     max_fetch_bytes: int
     page_index: bool = True  # only the pages that may match, where the file has a page index

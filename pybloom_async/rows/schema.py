@@ -168,9 +168,9 @@ def result_schema(
     return pa.schema(fields), names
 
 
-def check_predicate_columns(where: Predicate, plans: Sequence[FilePlan]) -> None:
+def check_predicate_columns(where: Predicate | None, plans: Sequence[FilePlan]) -> None:
     """A predicate column that no file read has as a leaf is a mistake, not an empty answer."""
-    if not plans:
+    if not plans or where is None:
         return
     for column in dict.fromkeys(leaf.column for leaf in iter_leaves(where)):
         if not any(column in plan.schema for plan in plans):

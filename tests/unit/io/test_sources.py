@@ -22,6 +22,7 @@ from obstore.store import AzureStore, GCSStore, HTTPStore, S3Store
 
 from pybloom_async.errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from pybloom_async.io.base import ByteSource, FileInfo, SourceStats
+from pybloom_async.io.environment import environment_read_once
 from pybloom_async.io.listing import list_parquet_files
 from pybloom_async.io.local import LocalFileSource
 from pybloom_async.io.memory import MemorySource
@@ -29,7 +30,6 @@ from pybloom_async.io.store import (
     ObjectStoreSource,
     StoreOptions,
     clear_store_cache,
-    environment_read_once,
     open_source,
 )
 
