@@ -170,10 +170,7 @@ def split_tasks(
 def int96_columns(plans: Sequence[FilePlan]) -> frozenset[str]:
     """The dotted paths of the columns some file stores as INT96."""
     return frozenset(
-        c.path
-        for p in plans
-        for c in p.schema.columns
-        if c.physical_type is PhysicalType.INT96
+        c.path for p in plans for c in p.schema.columns if c.physical_type is PhysicalType.INT96
     )
 
 
