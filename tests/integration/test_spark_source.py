@@ -182,14 +182,26 @@ def test_ranges_pushed_and_exact(session: Any, spark_files: WrittenFiles, tmp_pa
     )
     ours = session.read.format("pybloom").load(int96).where(where)
     assert rows(ours) == truth(session, int96, where) and rows(ours) and not kept_by_spark(ours)
-    ntz = tmp_path / "ntz"
+    # Timestamps without a time zone; text beyond the BMP, which orders above U+FF21 as
+    # UTF-8 bytes (Spark) and below it as Java's UTF-16 units would; unsigned bytes.
+    more = str(tmp_path / "more")
     session.range(500).selectExpr(
-        "id", "cast(timestamp_micros(1700000000000000 + id * 999999) as timestamp_ntz) as t"
-    ).write.parquet(str(ntz))
-    where = "t >= TIMESTAMP_NTZ'2023-11-14 22:15:00' AND t < TIMESTAMP_NTZ'2023-11-14 22:16:00'"
-    ours = session.read.format("pybloom").load(str(ntz)).where(where)
-    assert rows(ours) == truth(session, str(ntz), where) and rows(ours)
-    assert not kept_by_spark(ours)
+        "id",
+        "cast(timestamp_micros(1700000000000000 + id * 999999) as timestamp_ntz) as t",
+        "case id % 4 when 0 then '\uff21' when 1 then '\U0001f986' when 2 then 'z' end as s",
+        "unhex(case id % 3 when 0 then '7f' when 1 then '80' else 'ff00' end) as b",
+    ).write.parquet(more)
+    for where in [
+        "t >= TIMESTAMP_NTZ'2023-11-14 22:15:00' AND t < TIMESTAMP_NTZ'2023-11-14 22:16:00'",
+        "s > '\uff21'",
+        "s < '\U0001f986' AND id < 40",
+        "b > X'7f' AND id < 40",
+    ]:
+        ours = session.read.format("pybloom").load(more).where(where)
+        assert rows(ours) == truth(session, more, where) and rows(ours), where
+        assert not kept_by_spark(ours), where
+    above = session.read.format("pybloom").load(more).where("s > '\uff21'")
+    assert {r["s"] for r in above.collect()} == {"\U0001f986"}
 
 
 def test_mistakes_fail_in_one_line(session: Any, spark_files: WrittenFiles) -> None:
