@@ -33,6 +33,9 @@ a time zone (``TimestampNTZType``) arrive and are taken as they are.
 
 Returned to Spark, which evaluates them on the rows read:
 
+* on a ``FloatType`` column, a literal that is no half-precision value (``0.1``; ``0.5``,
+  ``100.0``, infinities are): the data source types FLOAT16 columns as FLOAT too, and
+  there the predicate's literal means the nearest half, not itself;
 * a NaN literal (``x = NaN`` is TRUE for a NaN row in Spark; no predicate says so) and
   a NULL literal in a comparison (Spark folds those before pushing anyway);
 * a decimal column of more than 28 digits (PySpark rounds such literals to 28 digits on
@@ -50,6 +53,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import struct
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -162,9 +166,9 @@ def _predicate(f: Any, schema: StructType, negated: bool) -> Predicate | None:
         return IsNotNull(column)
     instant = type(t).__name__ == "TimestampType"
     if kind == "In":
-        return _in(column, tuple(_literal(v, instant) for v in f.value), negated)
+        return _in(column, tuple(_literal(v, instant) for v in f.value), negated, t)
     value = _literal(f.value, instant)
-    if _nan(value):
+    if _nan(value) or (value is not None and _loose((value,), t)):
         return None
     if kind == "EqualNullSafe":
         return Eq(column, value, null_safe=True)
@@ -188,14 +192,33 @@ def _literal(value: Any, instant: bool) -> Any:
     return value
 
 
-def _in(column: str, values: tuple[Any, ...], negated: bool) -> Predicate | None:
-    if any(_nan(v) for v in values):
+def _in(column: str, values: tuple[Any, ...], negated: bool, t: Any) -> Predicate | None:
+    known = tuple(v for v in values if v is not None)
+    if any(_nan(v) for v in known) or _loose(known, t):
         return None
     if negated:
         # NOT (x IN (1, NULL)) is never TRUE: the NULL stays, and NOT IN keeps it so.
         return In(column, values) if values else None
-    known = tuple(v for v in values if v is not None)
     return In(column, known) if known else None
+
+
+def _loose(values: tuple[Any, ...], t: Any) -> bool:
+    """Whether a ``FloatType`` column's literals include one that FLOAT16 cannot hold.
+
+    FLOAT16 columns are typed FLOAT (:mod:`.spark_types`), where Spark's literal means
+    itself; a predicate's literal means the column's nearest value (0.1 is the half
+    0.0999755859375 there), so only the literals a half holds exactly compare alike in
+    both kinds of column.
+    """
+    if type(t).__name__ != "FloatType":
+        return False
+    for v in values:
+        try:
+            if struct.unpack("<e", struct.pack("<e", v))[0] != v:
+                return True
+        except (OverflowError, struct.error, TypeError):
+            return True
+    return False
 
 
 def split_filters(filters: Iterable[Any], schema: StructType) -> tuple[list[Predicate], list[Any]]:
