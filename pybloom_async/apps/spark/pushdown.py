@@ -37,11 +37,11 @@ Returned to Spark, which evaluates them on the rows read:
   ``100.0``, infinities are): the data source types FLOAT16 columns as FLOAT too, and
   there the predicate's literal means the nearest half, not itself;
 * a NaN literal (``x = NaN`` is TRUE for a NaN row in Spark; no predicate says so) and
-  a NULL literal in a comparison (Spark folds those before pushing anyway);
+  a NULL literal in ``=`` or a range (never TRUE; Spark folds those before pushing);
 * a decimal column of more than 28 digits (PySpark rounds such literals to 28 digits on
   their way to the data source);
 * a string column of another collation (``UTF8_LCASE`` compares otherwise), a column of
-  any other type (arrays, maps, structs, intervals, times, variants);
+  any other type (arrays, maps, structs as a whole, intervals, times, variants);
 * a column whose name holds a dot (a predicate's dotted path names a struct's child);
 * ``StringStartsWith``, ``StringEndsWith``, ``StringContains`` (``LIKE``), and any filter
   class this module does not know.
