@@ -18,10 +18,11 @@ Parquet files, reading only what pruning keeps:
    (:mod:`pybloom_async.rows.match`): the result holds exactly the rows that
    satisfy it, with no false positives and no missed row.
 
-Schemas across files: the result has the projected columns, in the order
-asked (default: every top-level column of the first file). A file that lacks
-a column gives nulls for it. Types that differ between files are unified by
-Arrow's permissive promotion (``pa.unify_schemas(promote_options=
+Schemas across files (:mod:`pybloom_async.rows.schema`, the rule of every
+entry point): the result has the projected columns, in the order asked
+(default: every top-level column of every file read, each once, in the order
+first seen). A file that lacks a column gives nulls for it. Types that differ
+between files are unified by Arrow's permissive promotion (``pa.unify_schemas(promote_options=
 "permissive")``: int32 and int64 give int64, string and large_string give
 large_string, decimals widen, ...) but only within one kind of type (integers
 with integers, floats with floats, text with text, ...); dictionaries take part
@@ -96,6 +97,7 @@ class _FileRows:
 
     plan: FilePlan
     tables: list[Any] = field(default_factory=list)
+    schema_only: bool = False  # ruled out by the lake index: its footer read for the schema
 
 
 async def _plan(file: OpenedFile, compiled: CompiledPredicate, job: Job) -> FilePlan:
@@ -247,8 +249,14 @@ async def _read_files(
     )
     compiled = CompiledPredicate(args.predicate)
     listed, files = await _files(base, sources, args, skipped)
+    kept = {_path(f) for f in files}
+    # The default columns are every file's: the footers of the files a lake index rules
+    # out are read beside the others' passes (see _schema_plans).
+    eager = job.columns is None and len(kept) < len(listed)
 
     async def one(location: str | FileInfo) -> _FileRows | None:
+        if _path(location) not in kept:
+            return await _footer_only(base, location)
         try:
             return await _one_pass(base, location, compiled, job, rows)
         except _SKIPPABLE as exc:
@@ -259,9 +267,25 @@ async def _read_files(
         except PyBloomError as exc:  # the predicate or a column type: raised whatever on_error
             raise exc.with_context(path=_path(location)) from None
 
-    found = [f for f in await for_each(files, one, base.limit, base.progress) if f is not None]
-    shaping = await _schema_plans(base, listed, files, [f.plan for f in found], job)
+    queue = listed if eager else files
+    done = [f for f in await for_each(queue, one, base.limit, base.progress) if f is not None]
+    found = [f for f in done if not f.schema_only]
+    shaping = await _schema_plans(base, listed, queue, [f.plan for f in done], job)
     return found, job, shaping
+
+
+async def _footer_only(run: Run, location: str | FileInfo) -> _FileRows | None:
+    """A file the lake index ruled out, for the result's schema: its footer only (None:
+    unreadable; it holds no row of the answer, and a column it alone has stays unknown)."""
+    from .plan import describe
+
+    try:
+        footer = await run.with_file(location, OpenedFile.footer)
+        return _FileRows(describe(location, footer, []), schema_only=True)
+    except PyBloomError:
+        return None
+    finally:
+        run.done(location)
 
 
 async def _schema_plans(
@@ -273,40 +297,27 @@ async def _schema_plans(
 ) -> list[FilePlan]:
     """The plans the result's schema and the column checks read, in file order.
 
-    ``listed`` are the files listed, ``read`` those a lake index left to read (the others
-    were never opened), ``plans`` the files read. The answer must not depend on what the
+    ``listed`` are the files listed, ``read`` those opened (the others were ruled out by
+    a lake index), ``plans`` the plans of those read. The answer must not depend on what the
     index rules out, so the footers of files it ruled out are read where the schema
-    depends on them: the first file when ``columns`` is not given (its columns are the
-    default), and every one of them when a predicate or requested column is in no file
-    read (the column may be in one of them, and the answer is then no row, not an
-    error). A footer that cannot be read is left out.
+    depends on them: every one of them when ``columns`` is not given (the default columns
+    are those of every file), or when a predicate or requested column is in no file read
+    (the column may be in one of them, and the answer is then no row, not an error).
+    Only their footers are read (no filter, no data), concurrently; pyarrow decodes none
+    of them but for a schema not met before. A footer that cannot be read is left out.
     """
-    from .plan import describe
-
     opened = {_path(f) for f in read}
     unread = [f for f in listed if _path(f) not in opened]
-    if not unread:
-        return list(plans)
-    extra: dict[str, FilePlan] = {}
-
-    async def one(location: str | FileInfo) -> None:
-        try:
-            footer = await run.with_file(location, OpenedFile.footer)
-            extra[_path(location)] = describe(location, footer, [])
-        except PyBloomError:
-            pass  # it holds no row of the answer; a column it alone has stays unknown
-        finally:
-            run.done(location)
-
-    if job.columns is None and listed and _path(listed[0]) not in opened:
-        await one(listed[0])
-    have = {_path(p.location): p for p in plans} | extra
+    have = {_path(p.location): p for p in plans}
     leaves = [leaf.column for leaf in iter_leaves(job.where)]
-    if any(all(c not in p.metadata.schema for p in have.values()) for c in leaves) or any(
-        all(c not in p.arrow_schema.names for p in have.values()) for c in job.columns or ()
+    if unread and (
+        job.columns is None
+        or any(all(c not in p.metadata.schema for p in have.values()) for c in leaves)
+        or any(all(c not in p.arrow_schema.names for p in have.values()) for c in job.columns)
     ):
-        await for_each([f for f in unread if _path(f) not in extra], one, run.limit)
-        have |= extra
+        for entry in await for_each(unread, lambda f: _footer_only(run, f), run.limit):
+            if entry is not None:
+                have[_path(entry.plan.location)] = entry.plan
     return [have[_path(f)] for f in listed if _path(f) in have]
 
 
@@ -337,8 +348,9 @@ _DOC_PARAMETERS = """
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
     columns:
-        Top-level columns of the result, in this order (default: every column
-        of the first file). Predicate columns are read even when not listed.
+        Top-level columns of the result, in this order (default: every
+        top-level column of every file, in the order first seen; a file without
+        one gives nulls there). Predicate columns are read even when not listed.
     on_error:
         ``"raise"`` (default): an unreadable file (missing, damaged, not
         Parquet) raises, naming it. ``"skip"``: it is left out, logged, and

@@ -127,13 +127,11 @@ async def _decide(run: Run, location: str | FileInfo, compiled: CompiledPredicat
 
 
 def _schema(plans: Sequence[FilePlan]) -> Any:
-    """The unified schema of every top-level column of every file, first seen first."""
+    """The unified schema of every top-level column of every file, first seen first: the
+    default columns of :func:`pybloom_async.lookup` over the same files."""
     from .schema import result_schema
 
-    names: dict[str, None] = {}
-    for plan in plans:
-        names.update(dict.fromkeys(str(n) for n in plan.arrow_schema.names))
-    schema, _ = result_schema(plans, list(names))
+    schema, _ = result_schema(plans, None)
     return schema
 
 

@@ -1,7 +1,9 @@
 """The result's schema over many files: one rule for every entry point.
 
-The result has the projected columns, in the order asked. A file that lacks a column gives
-nulls for it. Types that differ between files are unified by Arrow's permissive promotion
+The result has the projected columns, in the order asked; by default every top-level column
+of every file read, each once, in the order first seen (files in their order, then each
+file's columns in its order). A file that lacks a column gives nulls for it. Types that
+differ between files are unified by Arrow's permissive promotion
 (``pa.unify_schemas(promote_options="permissive")``: int32 and int64 give int64, string and
 large_string give large_string, decimals widen, ...) but only within one kind of type
 (integers with integers, floats with floats, text with text, ...), at every depth: struct
@@ -23,7 +25,7 @@ from ..errors import PredicateError, SchemaMismatchError
 from ..predicate import Predicate, iter_leaves
 from .plan import FilePlan, top_level
 
-__all__ = ["check_predicate_columns", "conform", "result_schema"]
+__all__ = ["check_predicate_columns", "conform", "result_schema", "union_names"]
 
 
 def _kind(t: Any) -> str:
@@ -138,11 +140,20 @@ def _plain(t: Any) -> Any:
     return t
 
 
+def union_names(plans: Sequence[FilePlan]) -> list[str]:
+    """Every top-level column of the files, each once, in the order first seen."""
+    names: dict[str, None] = {}
+    for plan in plans:
+        names.update(dict.fromkeys(top_level(plan)))
+    return list(names)
+
+
 def result_schema(
     plans: Sequence[FilePlan], columns: Sequence[str] | None
 ) -> tuple[Any, list[str]]:
-    """The result's schema (see the module docstring) and its column names."""
-    names = list(columns) if columns is not None else top_level(plans[0]) if plans else []
+    """The result's schema (see the module docstring) and its column names: ``columns``, or
+    by default every top-level column of the files (:func:`union_names`)."""
+    names = list(columns) if columns is not None else union_names(plans)
     seen: dict[str, tuple[str, Any]] = {}
     for plan in plans:
         schema = plan.arrow_schema

@@ -287,10 +287,11 @@ def check_text_round_trip(ctx: Context) -> list[Failure]:
 
 
 def _lookup_names(ctx: Context, lake: Lake) -> list[str]:
+    """The columns asked, or by default every top-level column of the files read, in the
+    order first seen (the one schema rule of lookup and pruned_dataset)."""
     if ctx.case.lookup.columns is not None:
         return list(ctx.case.lookup.columns)
-    first = lake.readable
-    return first[0].top_level if first else []
+    return list(dict.fromkeys(n for f in lake.readable for n in f.top_level))
 
 
 def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = False) -> list[Failure]:
