@@ -26,7 +26,7 @@ from ..io.base import SourceStats
 from ..io.sinks import write_atomic
 from ..predicate import parse_predicate
 from ..rows.api import lookup, lookup_batches
-from .cli_args import make_reader, store_options
+from .cli_args import make_reader, partitioning, store_options
 from .cli_output import (
     Progress,
     expand_inputs,
@@ -244,6 +244,7 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
     if fmt == "parquet" and args.out is None:
         raise InvalidArgumentError("--format parquet writes a file: give --out FILE")
     columns = list(dict.fromkeys(args.columns)) if args.columns else None
+    partitions = partitioning(args)
     stats = SourceStats()
     reader = make_reader(args, stats)
     skipped: list[PyBloomError] = []
@@ -263,7 +264,7 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
                 table if table is not None else files, where, columns, on_error=on_error,
                 skipped=skipped, reader=reader,
                 concurrency=args.concurrency, progress=progress,
-                page_index=not args.no_page_index,
+                page_index=not args.no_page_index, partitioning=partitions,
             )  # fmt: skip
             try:
                 async for batch in batches:
@@ -277,7 +278,7 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
                 empty = await lookup(
                     table if table is not None else files, where, columns, on_error=on_error,
                     reader=reader,
-                    concurrency=args.concurrency,
+                    concurrency=args.concurrency, partitioning=partitions,
                 )  # fmt: skip
                 schema = empty.schema
     data = writer.finish(schema)

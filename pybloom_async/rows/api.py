@@ -38,6 +38,7 @@ of its rows, ``x <=> NULL`` all of them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncGenerator, Sequence
@@ -53,9 +54,11 @@ from ..errors import (
 )
 from ..io.base import FileInfo
 from ..io.files import expand_paths, few_local_files
+from ..io.partitions import Partitioning
 from ..lake.prune import files_kept_by_lake_index, lake_segments_at
 from ..predicate import Predicate, as_predicate, iter_leaves
 from ..pruning.api import CompiledPredicate, prune_opened
+from ..pruning.partitions import PartitionPredicate
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, table_kind
@@ -67,7 +70,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-    from .plan import FilePlan, Job
+    from .plan import FilePlan, Job, RowsOf
 
 __all__ = [
     "DEFAULT_MAX_FETCH_BYTES",
@@ -100,31 +103,39 @@ class _FileRows:
     schema_only: bool = False  # ruled out by the lake index: its footer read for the schema
 
 
-async def _plan(file: OpenedFile, compiled: CompiledPredicate, job: Job) -> FilePlan:
-    """The footer read once, the row groups pruned, what reading the rows needs kept."""
+async def _plan(
+    file: OpenedFile, compiled: CompiledPredicate | None, job: Job, rows: RowsOf | None
+) -> FilePlan:
+    """The footer read once, the row groups pruned (``compiled`` None: every row matches,
+    every row group is kept), what reading the rows needs kept."""
     from .plan import describe
 
     footer = await file.footer()
+    every = list(range(len(footer.metadata.row_groups)))
     try:
-        kept = (await prune_opened(file, compiled, strict=False)).kept
+        kept = every if compiled is None else (await prune_opened(file, compiled, False)).kept
     except _SKIPPABLE:
         # The footer was read, its filters could not be: every row group is read (and
         # the data read says what is wrong, if anything).
-        kept = list(range(len(footer.metadata.row_groups)))
+        kept = every
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
-    return describe(where, footer, kept, job.page_index)
+    return describe(where, footer, kept, job.page_index, rows)
 
 
 async def _one_pass(
-    run: Run, location: str | FileInfo, compiled: CompiledPredicate, job: Job, rows: bool
+    run: Run, location: str | FileInfo, parts: PartitionPredicate, job: Job, rows: bool
 ) -> _FileRows:
     """One file, in one pass (one worker-thread call for a local file): pruned, and with
     ``rows`` its matching rows read."""
     from .fetch import file_tables
+    from .plan import rows_of
+
+    partition = rows_of(parts, location)
+    compiled = parts.decide(location).compiled
 
     async def work(file: OpenedFile) -> _FileRows:
-        plan = await _plan(file, compiled, job)
+        plan = await _plan(file, compiled, job, partition)
         found = _FileRows(plan)
         if rows and plan.kept:
             found.tables = [t async for t in file_tables(file.source, plan, job)]
@@ -156,6 +167,7 @@ class _Arguments:
     on_error: str
     max_fetch_bytes: int
     page_index: bool
+    partitioning: Partitioning | None
 
     @property
     def skip(self) -> bool:
@@ -169,6 +181,7 @@ def _check_arguments(
     on_error: str,
     max_fetch_bytes: int,
     page_index: bool,
+    partitioning: object,
 ) -> _Arguments:
     require_pyarrow("look up rows")
     predicate = as_predicate(where)
@@ -185,7 +198,8 @@ def _check_arguments(
         if len(set(columns)) != len(columns):
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
         columns = list(columns)
-    return _Arguments(predicate, columns, on_error, fetch_limit, page_index)
+    parts = Partitioning.of(partitioning)
+    return _Arguments(predicate, columns, on_error, fetch_limit, page_index, parts)
 
 
 def _table_rows(base: Run, sources: Sources, args: _Arguments) -> Any | None:
@@ -206,17 +220,22 @@ def _table_rows(base: Run, sources: Sources, args: _Arguments) -> Any | None:
 
 
 async def _files(
-    base: Run, sources: Sources, args: _Arguments, skipped: list[PyBloomError] | None
+    base: Run,
+    sources: Sources,
+    args: _Arguments,
+    skipped: list[PyBloomError] | None,
+    parts: PartitionPredicate,
 ) -> tuple[list[str | FileInfo], list[str | FileInfo]]:
-    """The files listed (with the lake index's segments at once), and those to read: less
-    those the lake index rules out."""
+    """The files listed (with the lake index's segments at once) less those their partition
+    values rule out, and those to read: less those the lake index rules out too."""
     rdr = base.reader
     listing_errors: list[SourceError] = []
+    folders = parts.folder_filter()
 
     async def listing() -> list[str | FileInfo]:
         if args.skip:
-            return await expand_paths(sources, rdr, unreadable=listing_errors)
-        return await expand_paths(sources, rdr)
+            return await expand_paths(sources, rdr, unreadable=listing_errors, folders=folders)
+        return await expand_paths(sources, rdr, folders=folders)
 
     async def segments() -> list[str]:
         return await lake_segments_at(sources, rdr)
@@ -225,6 +244,8 @@ async def _files(
     found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
     for error in listing_errors:
         _skip(error, error.path or "", skipped)
+    parts.settle(found)  # the partition columns' types: from every file listed
+    found = parts.kept_list(found)
     return found, await files_kept_by_lake_index(sources, found, args.predicate, rdr, lake)
 
 
@@ -247,8 +268,11 @@ async def _read_files(
         args.page_index,
         merging=base.reader.config.plan,
     )
-    compiled = CompiledPredicate(args.predicate)
-    listed, files = await _files(base, sources, args, skipped)
+    from .plan import partition_fields
+
+    parts = PartitionPredicate(CompiledPredicate(args.predicate), args.partitioning)
+    listed, files = await _files(base, sources, args, skipped, parts)
+    job = dataclasses.replace(job, folders=partition_fields(parts))
     kept = {_path(f) for f in files}
     # The default columns are every file's: the footers of the files a lake index rules
     # out are read beside the others' passes (see _schema_plans).
@@ -256,9 +280,9 @@ async def _read_files(
 
     async def one(location: str | FileInfo) -> _FileRows | None:
         if _path(location) not in kept:
-            return await _footer_only(base, location)
+            return await _footer_only(base, location, parts)
         try:
-            return await _one_pass(base, location, compiled, job, rows)
+            return await _one_pass(base, location, parts, job, rows)
         except _SKIPPABLE as exc:
             if not args.skip:
                 raise exc.with_context(path=_path(location)) from None
@@ -270,18 +294,21 @@ async def _read_files(
     queue = listed if eager else files
     done = [f for f in await for_each(queue, one, base.limit, base.progress) if f is not None]
     found = [f for f in done if not f.schema_only]
-    shaping = await _schema_plans(base, listed, queue, [f.plan for f in done], job)
+    shaping = await _schema_plans(base, listed, queue, [f.plan for f in done], job, parts)
     return found, job, shaping
 
 
-async def _footer_only(run: Run, location: str | FileInfo) -> _FileRows | None:
+async def _footer_only(
+    run: Run, location: str | FileInfo, parts: PartitionPredicate
+) -> _FileRows | None:
     """A file the lake index ruled out, for the result's schema: its footer only (None:
     unreadable; it holds no row of the answer, and a column it alone has stays unknown)."""
-    from .plan import describe
+    from .plan import describe, rows_of
 
     try:
         footer = await run.with_file(location, OpenedFile.footer)
-        return _FileRows(describe(location, footer, []), schema_only=True)
+        plan = describe(location, footer, [], rows=rows_of(parts, location))
+        return _FileRows(plan, schema_only=True)
     except PyBloomError:
         return None
     finally:
@@ -294,6 +321,7 @@ async def _schema_plans(
     read: Sequence[str | FileInfo],
     plans: Sequence[FilePlan],
     job: Job,
+    parts: PartitionPredicate,
 ) -> list[FilePlan]:
     """The plans the result's schema and the column checks read, in file order.
 
@@ -308,14 +336,18 @@ async def _schema_plans(
     """
     opened = {_path(f) for f in read}
     unread = [f for f in listed if _path(f) not in opened]
+    from .plan import columns_of, has_column
+
     have = {_path(p.location): p for p in plans}
     leaves = [leaf.column for leaf in iter_leaves(job.where)]
+    names = {str(f.name) for p in have.values() for f in columns_of(p)}
+    names |= {str(f.name) for f in job.folders}
     if unread and (
         job.columns is None
-        or any(all(c not in p.metadata.schema for p in have.values()) for c in leaves)
-        or any(all(c not in p.arrow_schema.names for p in have.values()) for c in job.columns)
+        or any(c not in names and all(not has_column(p, c) for p in have.values()) for c in leaves)
+        or any(c not in names for c in job.columns)
     ):
-        for entry in await for_each(unread, lambda f: _footer_only(run, f), run.limit):
+        for entry in await for_each(unread, lambda f: _footer_only(run, f, parts), run.limit):
             if entry is not None:
                 have[_path(entry.plan.location)] = entry.plan
     return [have[_path(f)] for f in listed if _path(f) in have]
@@ -329,8 +361,8 @@ def _result(plans: Sequence[FilePlan], job: Job) -> tuple[pa.Schema, list[str]]:
     """The result's schema over the files read (see :mod:`.schema`)."""
     from .schema import check_predicate_columns, result_schema
 
-    check_predicate_columns(job.where, plans)
-    return result_schema(plans, job.columns)
+    check_predicate_columns(job.where, plans, [f.name for f in job.folders])
+    return result_schema(plans, job.columns, job.folders)
 
 
 _DOC_PARAMETERS = """
@@ -364,6 +396,19 @@ _DOC_PARAMETERS = """
         Where a file has a page index (ColumnIndex/OffsetIndex), fetch and
         decode only the pages whose min/max admit a probed value (default);
         ``False`` reads the kept row groups' whole column chunks.
+    partitioning:
+        ``"hive"`` (default): ``key=value`` folders below a directory or prefix
+        are columns of the files under them, in the result and in ``where``
+        (``dt=2026-11-01/country=DE/``; values URL-unescaped,
+        ``__HIVE_DEFAULT_PARTITION__`` is NULL; the folder's value wins over a
+        column of that name in the file). Their types are inferred from every
+        value listed (int64, date32, timestamp[us], else string; see
+        :mod:`pybloom_async.io.partitions`), or given: a dict of column names
+        to types (``{"dt": "date", "country": "string"}``, pyarrow types too)
+        or a ``pyarrow.Schema``, which names the partition columns (then
+        folders that cannot match are not even listed). Files whose folders
+        rule them out are never opened. None (or False): folders are plain
+        folders.
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency``
         (files read at once), ``options`` (object-store options), ``stats``
@@ -400,6 +445,7 @@ async def lookup_batches(
     skipped: list[PyBloomError] | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
+    partitioning: Any = "hive",
     run: RunOptions | None = None,
     **keywords: Unpack[RunKeywords],
 ) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -415,7 +461,7 @@ async def lookup_batches(
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """
-    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
+    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     opts = run_options(run, keywords, "lookup_batches")
     async with open_run(opts) as base:
         found = _table_rows(base, sources, args)
@@ -461,6 +507,7 @@ async def lookup(
     skipped: list[PyBloomError] | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
+    partitioning: Any = "hive",
     run: RunOptions | None = None,
     **keywords: Unpack[RunKeywords],
 ) -> pa.Table:
@@ -473,7 +520,7 @@ async def lookup(
     order, then row-group order; an empty result has the result's schema.
     Files are read ``concurrency`` (a run option) at once.
     """
-    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
+    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     opts = run_options(run, keywords, "lookup")
     async with open_run(opts) as base:
         found = _table_rows(base, sources, args)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -29,10 +30,16 @@ from .pages import (
     index_ranges,
     select_group,
 )
-from .plan import FetchedFile, FilePlan, Job, chunk_range, read_columns
+from .plan import FetchedFile, FilePlan, Job, chunk_range, read_columns, rows_where
 from .schema import conform
 
 __all__ = ["file_tables"]
+
+
+def _where_columns(plan: FilePlan, job: Job) -> list[str]:
+    """The columns the file's rows are matched on (none when every row matches)."""
+    where = rows_where(plan, job)
+    return [] if where is None else list(dict.fromkeys(p.column for p in iter_leaves(where)))
 
 
 def _fetch_groups(
@@ -62,7 +69,7 @@ def _decode_group(
     the decode of its predicate columns only.
     """
     schema = plan.metadata.schema
-    present = [leaf.column for leaf in iter_leaves(job.where) if leaf.column in schema]
+    present = [c for c in _where_columns(plan, job) if c in schema]
     tops = {schema.column(c).path_parts[0] for c in present}
     first = [c for c in columns if c in tops or c in present]
     rest = [c for c in columns if c not in first]
@@ -99,11 +106,15 @@ def _matching(
     """
     table = computable(table)
     schema = plan.metadata.schema
-    arrays = {}
-    for leaf in iter_leaves(job.where):
-        if leaf.column not in arrays and leaf.column in schema:
-            arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
-    mask = evaluate(job.where, table, leaves, arrays)
+    where = rows_where(plan, job)
+    if where is None:  # its partition values make the predicate TRUE for every row
+        mask = pa.array(np.ones(table.num_rows, dtype=bool))
+    else:
+        arrays = {}
+        for leaf in iter_leaves(where):
+            if leaf.column not in arrays and leaf.column in schema:
+                arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
+        mask = evaluate(where, table, leaves, arrays)
     if others is not None and pc.any(mask).as_py():
         more = others()
         if more is not None:
@@ -148,12 +159,11 @@ async def _select_pages(
 ) -> dict[int, GroupPages]:
     """Per kept row group its page selection; groups missing read whole chunks."""
     index = plan.page_index
-    if not job.page_index or index is None:
+    where = rows_where(plan, job)
+    if not job.page_index or index is None or where is None:
         return {}
     schema = plan.metadata.schema
-    predicate = [
-        schema.column(p.column).index for p in iter_leaves(job.where) if p.column in schema
-    ]
+    predicate = [schema.column(c).index for c in _where_columns(plan, job) if c in schema]
     pieces = list(index.held)
     pieces += await _read(source, job, index_ranges(index, plan.kept, read, predicate))
 
@@ -164,7 +174,7 @@ async def _select_pages(
         for group in plan.kept:
             try:
                 found[group] = select_group(
-                    index, group, job.where, schema, names, serve, plan.path, cache
+                    index, group, where, schema, names, serve, plan.path, cache
                 )
             except WholeChunks:
                 pass  # this group reads whole chunks
@@ -185,9 +195,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
         A row group cannot be decoded (naming it).
     """
     await _pinned(source, plan)
-    columns, leaf_indexes = read_columns(
-        plan, job.wanted(plan), [leaf.column for leaf in iter_leaves(job.where)]
-    )
+    columns, leaf_indexes = read_columns(plan, job.wanted(plan), _where_columns(plan, job))
     leaves = Leaves(plan.metadata.schema, plan.path)
     selected = await _select_pages(source, plan, job, columns, leaf_indexes)
     size = plan.footer_location.file_size

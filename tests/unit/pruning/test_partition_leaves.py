@@ -1,0 +1,79 @@
+"""A predicate's partition leaves decided per file from its folders (pruning/partitions.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pybloom_async import PredicateError, col
+from pybloom_async.io.partitions import PartitionedFile, Partitioning
+from pybloom_async.predicate import Predicate, parse_predicate
+from pybloom_async.pruning.api import CompiledPredicate
+from pybloom_async.pruning.partitions import PartitionPredicate
+
+
+def _file(**values: str | None) -> PartitionedFile:
+    name = "/".join(f"{k}={v}" for k, v in values.items())
+    return PartitionedFile(f"/lake/{name}/p.parquet", 1, partition=tuple(values.items()))
+
+
+def _decide(where: Predicate | str, files: list[PartitionedFile], settle: bool = True) -> list[str]:
+    """Per file: 'out' (ruled out), 'all' (every row), or the residual's text."""
+    parts = PartitionPredicate(CompiledPredicate(where), Partitioning())
+    if settle:
+        parts.settle(files)
+    out = []
+    for f in files:
+        decision = parts.decide(f)
+        if decision.ruled_out:
+            out.append("out")
+        elif decision.compiled is None:
+            out.append("all")
+        else:
+            out.append(decision.compiled.predicate.to_text())
+    return out
+
+
+def test_and_or_and_nulls() -> None:
+    days = [_file(dt="2026-11-01"), _file(dt="2026-11-02"), _file(dt=None)]
+    assert _decide("dt = '2026-11-02' AND id = 5", days) == ["out", "id = 5", "out"]
+    assert _decide("dt = '2026-11-02' OR id = 5", days) == ["id = 5", "all", "id = 5"]
+    assert _decide(col("dt").eq_null_safe(None), days) == ["out", "out", "all"]
+    assert _decide("dt IN ('2026-11-01', NULL) AND (id = 1 OR dt = '2026-11-02')", days) == [
+        "id = 1", "out", "out",
+    ]  # fmt: skip
+    # a date column: the literal's text is read as a date
+    assert _decide(col("dt") == "2026-11-02", days) == ["out", "all", "out"]
+
+
+def test_before_the_types_are_known_a_file_is_kept_when_some_type_matches() -> None:
+    """'012' is 12 when the column is int64, not '12' when it is a string: which it is
+    depends on every value; before they are known, the file is kept."""
+    files = [_file(c="12"), _file(c="DE")]
+    assert _decide("c = '012' AND id = 1", files, settle=False) == ["id = 1", "out"]
+    assert _decide("c = '012' AND id = 1", files) == ["out", "out"]  # string: exact
+    assert _decide("c = '012' AND id = 1", files[:1]) == ["id = 1"]  # int64: exact
+
+
+def test_a_literal_not_of_the_type_is_an_error() -> None:
+    days = [_file(dt="2026-11-01")]
+    with pytest.raises(PredicateError, match="yesterday"):
+        _decide("dt = 'yesterday'", days)
+    with pytest.raises(PredicateError):
+        _decide("dt = true", days, settle=False)  # neither a date nor text
+    parts = PartitionPredicate(CompiledPredicate("dt = 'yesterday'"), Partitioning())
+    assert parts.decide(days[0]).ruled_out  # as a string it may be: decided later...
+    with pytest.raises(PredicateError, match="yesterday"):
+        parts.check_literals()  # ...once every value is met
+
+
+def test_given_types_decide_exactly_and_filter_folders() -> None:
+    parts = PartitionPredicate(
+        CompiledPredicate(parse_predicate("n = 7 AND id = 1")), Partitioning.of({"n": "int8"})
+    )
+    keep = parts.folder_filter()
+    assert keep is not None
+    assert keep((("n", "7"),)) and keep((("n", "007"),)) and not keep((("n", "8"),))
+    assert keep((("x", "1"),))  # not a partition column: may match
+    assert parts.decide(_file(n="007")).compiled is not None
+    off = PartitionPredicate(CompiledPredicate("n = 7"), None)
+    assert off.folder_filter() is None and off.decide(_file(n="8")).compiled is not None
