@@ -217,11 +217,15 @@ class PartitionPredicate:
         }
 
     def _outcomes(self, known: Mapping[str, str | None], folder: bool = False) -> dict[int, bool]:
-        """Each partition leaf's truth for these values (a folder's: only its keys)."""
+        """Each partition leaf's truth for these values (a folder's: only its keys). A leaf
+        below a partition column (``p.x``) names nothing there: NULL, as a column a file
+        lacks."""
         decided: dict[int, bool] = {}
         for leaf in self.leaves:
             if leaf.column in known:
                 decided[id(leaf)] = self._decide(leaf, known[leaf.column])
+            elif leaf.column.split(".", 1)[0] in known:
+                decided[id(leaf)] = isinstance(leaf, Eq) and leaf.null_safe and leaf.value is None
         return decided
 
     def _decide(self, leaf: Eq | In, text: str | None) -> bool:
@@ -230,11 +234,14 @@ class PartitionPredicate:
             return _leaf(leaf, typed_value(leaf.column, text, kind, ""), kind)
         # Before every value is known: TRUE under some type the column may still take
         # (the value's own, or string); an error only when the literal fits none of them.
-        kinds = [STRING] if text is None else list(dict.fromkeys([value_type(text), STRING]))
+        # A NULL says nothing of the type: only <=> NULL holds (literals checked at the end).
+        if text is None:
+            return isinstance(leaf, Eq) and leaf.null_safe and leaf.value is None
+        kinds = list(dict.fromkeys([value_type(text), STRING]))
         errors: list[PredicateError] = []
         for kind in kinds:
             try:
-                if _leaf(leaf, None if text is None else kind.parse(text), kind):
+                if _leaf(leaf, kind.parse(text), kind):
                     return True
             except PredicateError as exc:
                 errors.append(exc)

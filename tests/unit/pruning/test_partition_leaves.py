@@ -77,3 +77,21 @@ def test_given_types_decide_exactly_and_filter_folders() -> None:
     assert parts.decide(_file(n="007")).compiled is not None
     off = PartitionPredicate(CompiledPredicate("n = 7"), None)
     assert off.folder_filter() is None and off.decide(_file(n="8")).compiled is not None
+
+
+def test_a_null_value_says_nothing_of_the_type_before_it_is_known() -> None:
+    """Streaming: a NULL folder met before any int one must not take an int literal for a
+    mistake (found by the differential test, seed 59)."""
+    files = [_file(p="__HIVE_DEFAULT_PARTITION__"), _file(p="0")]
+    files = [PartitionedFile(f.path, 1, partition=(("p", None),)) for f in files[:1]] + files[1:]
+    assert _decide("p IN (0)", files, settle=False) == ["out", "all"]
+    assert _decide("p <=> NULL", files, settle=False) == ["all", "out"]
+
+
+def test_a_leaf_below_a_partition_column_is_null_there() -> None:
+    """``p.x`` where the folder gives ``p``: the path wins over a struct ``p`` inside the
+    file, and a partition value has no fields: NULL (only ``<=> NULL`` holds)."""
+    files = [_file(p="1"), _file(q="1")]
+    assert _decide("p.x = 1", files) == ["out", "p.x = 1"]
+    assert _decide("p.x IN (1, 2) OR id = 3", files) == ["id = 3", "p.x IN (1, 2) OR id = 3"]
+    assert _decide(col("p.x").eq_null_safe(None), files) == ["all", "p.x <=> NULL"]
