@@ -354,7 +354,8 @@ class PartitionPredicate:
         prune_one: Callable[[Run, str | FileInfo, CompiledPredicate], Awaitable[list[Verdict]]],
     ) -> list[Verdict]:
         """One file's verdicts: ``prune_one`` with its residual, or every row group kept
-        (``Rule.PARTITION``) when the residual is TRUE (its footer read for them)."""
+        (``Rule.PARTITION``) when the residual is TRUE (its footer read for them, and its
+        columns counted as a file read's)."""
         decision = self.decide(location)
         if decision.compiled is not None:
             return await prune_one(run, location, decision.compiled)
@@ -362,6 +363,8 @@ class PartitionPredicate:
 
         async def work(file: OpenedFile) -> list[Verdict]:
             footer = await file.footer()
+            # A file read: its columns count for "no file read has this column".
+            self.compiled.seen.add(footer.metadata.schema)
             reason = "its partition values make the predicate true for every row"
             return [
                 Verdict(path, rg.index, rg.num_rows, True, reason, Rule.PARTITION)

@@ -218,6 +218,23 @@ def test_an_or_across_partition_and_file_columns(tmp_path: Path) -> None:
                for c in ("DE", "FR") for g in (0, 1))  # fmt: skip
 
 
+def test_a_file_its_folders_keep_whole_still_counts_for_the_columns_it_has(
+    tmp_path: Path,
+) -> None:
+    """A column only a file kept whole by its folders has is still a column a file read
+    has: not the "no file read has this column" error."""
+    for value, columns in (("1", {"id": [1], "email": ["a@x"]}), ("2", {"id": [2]})):
+        (tmp_path / f"k={value}").mkdir()
+        pq.write_table(pa.table(columns), tmp_path / f"k={value}" / "p.parquet")
+    where = "k = 1 OR email = 'b@x'"
+    verdicts = prune_sync(str(tmp_path), where)
+    rules = {os.path.relpath(v.file, tmp_path): v.rule for v in verdicts}
+    assert rules == {"k=1/p.parquet": Rule.PARTITION, "k=2/p.parquet": Rule.MISSING_COLUMN}
+    assert lookup_sync(str(tmp_path), where).to_pylist() == [{"id": 1, "email": "a@x", "k": 1}]
+    with pytest.raises(PredicateError, match="no file read has this column"):
+        prune_sync(str(tmp_path), "k = 1 OR mail = 'b@x'")
+
+
 def test_given_types_skip_folders_before_they_are_listed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
