@@ -495,6 +495,8 @@ def _dataset(ctx: Context, check: str, engine: str) -> list[Failure]:
 
     if expected_err:
         return _expect_error(check, expected_err, call)
+    if lake.unreadable and not lake.readable:
+        return _no_file_read(check, lake, call)
     try:
         ds = call()
     except Exception as exc:
@@ -532,6 +534,20 @@ def _dataset(ctx: Context, check: str, engine: str) -> list[Failure]:
     if engine == "duckdb":
         failures += _duckdb_where(ctx, ds, names, matches)
     return failures
+
+
+def _no_file_read(check: str, lake: Lake, call: Callable[[], Any]) -> list[Failure]:
+    """Every file left (after its folders) is unreadable: the documented SourceError ("no
+    file at all can be read": no schema to give the engine), naming one of them."""
+    try:
+        got = call()
+    except pba.SourceError as exc:
+        if any(Path(p).name in str(exc) for p in lake.unreadable):
+            return []
+        return [Failure(check, f"the error does not name an unreadable file: {exc}")]
+    except Exception as exc:
+        return [failure_of(check, exc)]
+    return [Failure(check, "no file can be read, yet a dataset came back", repr(got)[:300])]
 
 
 def _duckdb_where(

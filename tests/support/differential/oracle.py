@@ -11,14 +11,16 @@ SQL semantics, as the product's documentation states them (README, "Looking up r
   it holds a NULL (on either side) and nothing matched, false otherwise; ``<=>`` is
   null-safe (NULL <=> NULL is true); AND and OR are Kleene's; a row is returned when
   the predicate is true.
-* A literal compares by its exact value: ``3.0`` equals the integer 3, ``0.1`` (a double)
-  equals no FLOAT, ``Decimal('2.50')`` equals ``2.5``; a value the column cannot hold (300
-  for an INT8, 1e39 for a FLOAT, a fraction beyond a decimal's scale, a timestamp finer than
-  the column's unit) matches nothing, it is not an error.
+* A literal compares by its exact value: ``3.0`` equals the integer 3, ``Decimal('2.50')``
+  equals ``2.5``; a value the column cannot hold (300 for an INT8, 1e39 for a FLOAT, a
+  fraction beyond a decimal's scale, a timestamp finer than the column's unit) matches
+  nothing, it is not an error.
 * ``0.0`` equals ``-0.0``; NaN equals nothing, not even through ``<=>`` (the docs: "NaN and
   ``= NULL`` match nothing"; SQL engines that order NaN say ``NaN <=> NaN``: the docs win).
-* A ``Decimal`` literal on a float column means the float nearest to it in the column's
-  width (``leaves._encode``: "as in SQL"); a Python ``float`` or ``int`` is exact.
+* A number on a float column means the float nearest to it in the column's width
+  (``leaves._encode``: "as in SQL"; the docs: "a number means the type's nearest value"):
+  a ``Decimal`` or ``int`` as it is, a Python ``float`` as the decimal it prints as, so
+  ``1e-46`` is 0.0 in a FLOAT; elsewhere a number is exact.
 * A ``str`` is read as its column's type reads quoted text: a date, time, timestamp or UUID
   in ISO / canonical form, UTF-8 for binary columns.
 * Timestamps: an aware literal is an instant; a naive one is the wall-clock time. On a column
@@ -323,10 +325,15 @@ def literal_keys(literal: Any, domain: Domain) -> set[Any]:
     if family in ("int", "decimal", "float"):
         if isinstance(literal, float) and math.isnan(literal):
             return set()
-        if isinstance(literal, Decimal) and family == "float":
-            if not literal.is_finite():
+        if family == "float" and isinstance(literal, (int, float, Decimal)):
+            # Any number: the type's nearest value (a float: the decimal it prints as).
+            if isinstance(literal, float):
+                if not math.isfinite(literal):
+                    return {literal}
+                literal = Decimal(repr(literal))
+            if isinstance(literal, Decimal) and not literal.is_finite():
                 return set() if literal.is_nan() else {float(literal)}
-            nearest = _nearest(literal, domain.width)
+            nearest = _nearest(Decimal(literal), domain.width)
             return set() if nearest is None else {nearest}
         if family == "decimal" and isinstance(literal, float):
             raise LiteralTypeError("a float for a decimal column")
