@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import urllib.parse
@@ -47,6 +48,14 @@ def parse_address(location: str | os.PathLike[str]) -> Address:
         raise InvalidArgumentError(
             f"location must be a path or URL string, not {type(location).__name__}"
         )
+    return _parse_string(location)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_string(location: str) -> Address:
+    # Cached: a run parses each file's location several times (its kind decides where its
+    # work runs; opening it parses it again), each parse costing several microseconds.
+    # Errors are not cached: they raise again.
     if not location:
         raise InvalidArgumentError("location is empty")
     match = _URL_RE.match(location)

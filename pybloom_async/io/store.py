@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 from ..tasks.workers import gather
 from .address import Address, parse_address
 from .base import ByteSource, FileInfo, SourceStats, T, describe, gave_no_answer
+from .environment import ENV_PREFIX, store_environment
 from .identity import SourceIdentity, meta_identity
 from .local import BlockingLocalFileSource, LocalFileSource
 
@@ -235,7 +236,6 @@ _APPLICABLE = {
     "http": _COMMON_OPTIONS,
     "file": frozenset(),
 }
-_ENV_PREFIX = {"s3": "AWS", "gs": "GOOGLE", "az": "AZURE"}
 
 
 def _env_flag(name: str) -> bool | None:
@@ -253,8 +253,8 @@ def allow_http(kind: str, options: StoreOptions, url_scheme_http: bool = False) 
     allowed = options.allow_http
     if allowed is None and options.endpoint is not None:
         allowed = options.endpoint.lower().startswith("http://") or None
-    if allowed is None and kind in _ENV_PREFIX:
-        allowed = _env_flag(f"{_ENV_PREFIX[kind]}_ALLOW_HTTP")
+    if allowed is None and kind in ENV_PREFIX:
+        allowed = _env_flag(f"{ENV_PREFIX[kind]}_ALLOW_HTTP")
     if allowed is None and url_scheme_http:
         allowed = True
     return allowed
@@ -343,11 +343,7 @@ def cached_store(loc: Address, options: StoreOptions) -> ObjectStore:
     """One store client per (kind, bucket/host, options, account): it pools connections."""
     # The environment is read when a store is built; the relevant variables are part of the
     # key so that a changed environment (tests, credential rotation) gets a fresh client.
-    # Keys first, values only of the matching ones: os.environ decodes on every access, and
-    # this runs once per file opened.
-    prefix = _ENV_PREFIX.get(loc.kind, "\0") + "_"
-    env = tuple(sorted((k, os.environ[k]) for k in os.environ if k.startswith(prefix)))
-    key = (loc.kind, loc.bucket, loc.account, options._cache_key(), env)
+    key = (loc.kind, loc.bucket, loc.account, options._cache_key(), store_environment(loc.kind))
     with _STORE_CACHE_LOCK:
         store = _STORE_CACHE.get(key)
         if store is not None:

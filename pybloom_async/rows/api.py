@@ -45,7 +45,6 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..checks import positive_int, require_pyarrow
 from ..errors import (
     InvalidArgumentError,
     ParquetFormatError,
@@ -54,9 +53,8 @@ from ..errors import (
 )
 from ..io.base import FileInfo
 from ..io.files import expand_paths, few_local_files
-from ..io.partitions import Partitioning
 from ..lake.prune import files_kept_by_lake_index, lake_segments_at
-from ..predicate import Predicate, as_predicate, iter_leaves
+from ..predicate import Predicate, iter_leaves
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.reader import OpenedFile
@@ -64,6 +62,7 @@ from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, table_kind
 from ..tasks.loops import sync_twin
 from ..tasks.workers import for_each, gather
+from .arguments import LookupArguments, check_arguments
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -74,9 +73,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_FETCH_BYTES",
+    "LookupPlan",
     "lookup",
     "lookup_batches",
     "lookup_sync",
+    "plan_lookup",
 ]
 
 log = logging.getLogger(__name__)
@@ -158,51 +159,7 @@ def _skip(exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomErro
         skipped.append(exc)
 
 
-@dataclass(frozen=True)
-class _Arguments:
-    """lookup's arguments, checked once before any file or table is read."""
-
-    predicate: Predicate
-    columns: list[str] | None
-    on_error: str
-    max_fetch_bytes: int
-    page_index: bool
-    partitioning: Partitioning | None
-
-    @property
-    def skip(self) -> bool:
-        """Whether unreadable files are skipped."""
-        return self.on_error == "skip"
-
-
-def _check_arguments(
-    where: Predicate | str,
-    columns: Sequence[str] | None,
-    on_error: str,
-    max_fetch_bytes: int,
-    page_index: bool,
-    partitioning: object,
-) -> _Arguments:
-    require_pyarrow("look up rows")
-    predicate = as_predicate(where)
-    if on_error not in ("raise", "skip"):
-        raise InvalidArgumentError(
-            f"on_error must be 'raise' or 'skip', not {on_error!r}", value=on_error
-        )
-    fetch_limit = positive_int("max_fetch_bytes", max_fetch_bytes)
-    if not isinstance(page_index, bool):
-        raise InvalidArgumentError("page_index must be True or False", value=page_index)
-    if columns is not None:
-        if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-            raise InvalidArgumentError("columns must be a list of column names", value=columns)
-        if len(set(columns)) != len(columns):
-            raise InvalidArgumentError("a column is named twice in columns", value=columns)
-        columns = list(columns)
-    parts = Partitioning.of(partitioning)
-    return _Arguments(predicate, columns, on_error, fetch_limit, page_index, parts)
-
-
-def _table_rows(base: Run, sources: Sources, args: _Arguments) -> Any | None:
+def _table_rows(base: Run, sources: Sources, args: LookupArguments) -> Any | None:
     """A Delta or Iceberg table's matching rows, one table per file (rows/tables.py);
     None when ``sources`` is not a table."""
     if table_kind(sources) is None:
@@ -222,7 +179,7 @@ def _table_rows(base: Run, sources: Sources, args: _Arguments) -> Any | None:
 async def _files(
     base: Run,
     sources: Sources,
-    args: _Arguments,
+    args: LookupArguments,
     skipped: list[PyBloomError] | None,
     parts: PartitionPredicate,
 ) -> tuple[list[str | FileInfo], list[str | FileInfo]]:
@@ -252,13 +209,14 @@ async def _files(
 async def _read_files(
     base: Run,
     sources: Sources,
-    args: _Arguments,
+    args: LookupArguments,
     skipped: list[PyBloomError] | None,
     rows: bool,
+    shaping: bool = True,
 ) -> tuple[list[_FileRows], Job, list[FilePlan]]:
     """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
     skipped or raised as ``on_error`` says. Also the plans the result's schema is made of
-    (:func:`_schema_plans`)."""
+    (:func:`_schema_plans`; only the files read without ``shaping``: the schema is known)."""
     from .plan import Job
 
     job = Job(
@@ -276,7 +234,7 @@ async def _read_files(
     kept = {_path(f) for f in files}
     # The default columns are every file's: the footers of the files a lake index rules
     # out are read beside the others' passes (see _schema_plans).
-    eager = job.columns is None and len(kept) < len(listed)
+    eager = shaping and job.columns is None and len(kept) < len(listed)
 
     async def one(location: str | FileInfo) -> _FileRows | None:
         if _path(location) not in kept:
@@ -294,8 +252,10 @@ async def _read_files(
     queue = listed if eager else files
     done = [f for f in await for_each(queue, one, base.limit, base.progress) if f is not None]
     found = [f for f in done if not f.schema_only]
-    shaping = await _schema_plans(base, listed, queue, [f.plan for f in done], job, parts)
-    return found, job, shaping
+    plans = [f.plan for f in found]
+    if shaping:
+        plans = await _schema_plans(base, listed, queue, [f.plan for f in done], job, parts)
+    return found, job, plans
 
 
 async def _footer_only(
@@ -339,7 +299,7 @@ async def _schema_plans(
     from .plan import columns_of, has_column
 
     have = {_path(p.location): p for p in plans}
-    leaves = [leaf.column for leaf in iter_leaves(job.where)]
+    leaves = [leaf.column for leaf in iter_leaves(job.where)] if job.where is not None else []
     names = {str(f.name) for p in have.values() for f in columns_of(p)}
     names |= {str(f.name) for f in job.folders}
     if unread and (
@@ -355,6 +315,25 @@ async def _schema_plans(
 
 def _path(location: str | FileInfo) -> str:
     return location.path if isinstance(location, FileInfo) else os.fspath(location)
+
+
+async def _planned(
+    base: Run,
+    sources: Sources,
+    args: LookupArguments,
+    skipped: list[PyBloomError] | None,
+    schema: pa.Schema | None = None,
+) -> tuple[list[_FileRows], Job]:
+    """Every file pruned, no row read, and the job shaped: the result's schema derived from
+    the footers, or ``schema`` as given."""
+    files, job, shaping = await _read_files(
+        base, sources, args, skipped, rows=False, shaping=schema is None
+    )
+    if schema is None:
+        schema, names = _result(shaping, job)
+    else:
+        names = list(schema.names)
+    return files, job.shaped(schema, names)
 
 
 def _result(plans: Sequence[FilePlan], job: Job) -> tuple[pa.Schema, list[str]]:
@@ -461,7 +440,7 @@ async def lookup_batches(
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """
-    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
+    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     opts = run_options(run, keywords, "lookup_batches")
     async with open_run(opts) as base:
         found = _table_rows(base, sources, args)
@@ -471,9 +450,7 @@ async def lookup_batches(
                     if batch.num_rows:
                         yield batch
             return
-        files, job, shaping = await _read_files(base, sources, args, skipped, rows=False)
-        schema, names = _result(shaping, job)
-        job = job.shaped(schema, names)
+        files, job = await _planned(base, sources, args, skipped)
         from .fetch import file_tables
 
         for f in files:
@@ -520,7 +497,7 @@ async def lookup(
     order, then row-group order; an empty result has the result's schema.
     Files are read ``concurrency`` (a run option) at once.
     """
-    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
+    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     opts = run_options(run, keywords, "lookup")
     async with open_run(opts) as base:
         found = _table_rows(base, sources, args)
@@ -538,6 +515,64 @@ async def lookup(
     import pyarrow as pa
 
     return pa.concat_tables(tables)
+
+
+@dataclass(frozen=True)
+class LookupPlan:
+    """A lookup decided before any row is read (:func:`plan_lookup`).
+
+    ``files``: every file read, in file order, each with the row groups pruning kept
+    (possibly none); ``job``: what every file's read shares, shaped (the result's schema
+    and column names). A file's rows are
+    ``pybloom_async.rows.fetch.file_tables(source, plan, job)``, read from the version
+    planned.
+    """
+
+    files: list[FilePlan]
+    job: Job
+
+
+async def plan_lookup(
+    sources: Sources,
+    where: Predicate | str,
+    columns: Sequence[str] | None = None,
+    *,
+    schema: pa.Schema | None = None,
+    on_error: Literal["raise", "skip"] = "raise",
+    skipped: list[PyBloomError] | None = None,
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
+    page_index: bool = True,
+    partitioning: Any = "hive",
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
+) -> LookupPlan:
+    """What :func:`lookup` decides before it reads a row: every file listed (the lake
+    index consulted), pruned, its footer kept for the read, and the result's schema.
+
+    For callers that read the rows elsewhere (Spark executors). ``schema``, if given, is
+    the result's schema (its names are the columns): no footer is read to derive it.
+    The other arguments are :func:`lookup`'s (``partitioning`` too: a file's partition
+    values and residual predicate travel in its plan); a Delta or Iceberg table is not
+    planned here (its rows come through its library).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``sources`` is a table, or an argument is invalid.
+    PredicateError, SchemaMismatchError, ParquetFormatError, SourceError
+        As for :func:`lookup`.
+    """
+    if schema is not None:
+        columns = list(schema.names)
+    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
+    if table_kind(sources) is not None:
+        raise InvalidArgumentError(
+            "plan_lookup plans files: a Delta or Iceberg table's rows come through its library"
+        )
+    opts = run_options(run, keywords, "plan_lookup")
+    async with open_run(opts) as base:
+        files, job = await _planned(base, sources, args, skipped, schema)
+    return LookupPlan([f.plan for f in files], job)
 
 
 #: ``lookup`` for scripts; a few local files are read in the calling thread with no loop.

@@ -46,7 +46,8 @@ TWO_PHASE_MIN_BYTES = 1 << 20
 
 
 def _where_columns(plan: FilePlan, job: Job) -> list[str]:
-    """The columns the file's rows are matched on (none when every row matches)."""
+    """The columns the file's rows are matched on (none when every row matches: a scan, or
+    its partition values make the predicate TRUE)."""
     where = rows_where(plan, job)
     return [] if where is None else list(dict.fromkeys(p.column for p in iter_leaves(where)))
 
@@ -84,10 +85,11 @@ class _Columns:
 def _columns(plan: FilePlan, job: Job) -> _Columns:
     on = _where_columns(plan, job)
     names, leaves = read_columns(plan, job.wanted(plan), on)
-    schema = plan.metadata.schema
+    schema = plan.schema
     present = [c for c in on if c in schema]
     tops = {schema.column(c).path_parts[0] for c in present}
-    first = [c for c in names if c in tops or c in present]
+    every_row = rows_where(plan, job) is None  # a scan, or its partition values: all first
+    first = [c for c in names if c in tops or c in present or every_row]
     rest = [c for c in names if c not in first]
 
     return _Columns(names, leaves, first, _leaves_of(plan, first), rest, _leaves_of(plan, rest))
@@ -121,7 +123,7 @@ def _decode_pages(
     """:func:`_decode_group` for a row group read through its page index."""
     assert plan.page_index is not None
     table = decode_group(
-        selected, plan.page_index, plan.arrow_schema, plan.metadata.schema, held_reader(pieces)
+        selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(pieces)
     )
     return _matching(table, plan, job, leaves)
 
@@ -135,14 +137,24 @@ def _matching(
     row matches.
     """
     table = computable(table)
+    if rows_where(plan, job) is None:  # a scan, or partition values TRUE for every row
+        more = others() if others is not None else None
+        if more is not None:
+            table = _joined(table, computable(more))
+        return _shaped(table, plan, job)
     mask = _mask(table, plan, job, leaves)
     if others is not None and pc.any(mask).as_py():
         more = others()
         if more is not None:
-            more = computable(more)
-            for name, column in zip(more.column_names, more.columns, strict=True):
-                table = table.append_column(more.schema.field(name), column)
+            table = _joined(table, computable(more))
     return _shaped(table.filter(mask), plan, job)
+
+
+def _joined(table: Any, more: Any) -> Any:
+    """``table`` with the columns of ``more`` (the same rows) appended."""
+    for name, column in zip(more.column_names, more.columns, strict=True):
+        table = table.append_column(more.schema.field(name), column)
+    return table
 
 
 def _shaped(rows: Any, plan: FilePlan, job: Job) -> Any:
@@ -157,7 +169,7 @@ def _mask(table: Any, plan: FilePlan, job: Job, leaves: Leaves) -> Any:
     where = rows_where(plan, job)
     if where is None:  # its partition values make the predicate TRUE for every row
         return pa.array(np.ones(table.num_rows, dtype=bool))
-    schema = plan.metadata.schema
+    schema = plan.schema
     arrays = {}
     for leaf in iter_leaves(where):
         if leaf.column not in arrays and leaf.column in schema:
@@ -207,7 +219,7 @@ async def _select_pages(
     where = rows_where(plan, job)
     if not job.page_index or index is None or where is None:
         return {}
-    schema = plan.metadata.schema
+    schema = plan.schema
     predicate = [schema.column(c).index for c in _where_columns(plan, job) if c in schema]
     pieces = list(index.held)
     missing = index_ranges(index, plan.kept, read, predicate)
@@ -250,7 +262,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     """
     await _pinned(source, plan)
     columns = _columns(plan, job)
-    leaves = Leaves(plan.metadata.schema, plan.path)
+    leaves = Leaves(plan.schema, plan.path, job.value_sets)
     phases = _in_two_phases if _two_phases(plan, job, columns) else _in_one_phase
     async for table in phases(source, plan, job, columns, leaves):
         yield table
@@ -355,7 +367,7 @@ def _first_rows(
         if pages is not None:
             assert plan.page_index is not None
             table = decode_group(
-                pages, plan.page_index, plan.arrow_schema, plan.metadata.schema,
+                pages, plan.page_index, plan.arrow_schema, plan.schema,
                 held_reader(pieces),
             )  # fmt: skip
             rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
@@ -398,7 +410,7 @@ def _other_ranges(
         for name in columns.rest:
             try:
                 found = pages_for_rows(
-                    index, hit.group, [name], rows, plan.metadata.schema, index_bytes, plan.path
+                    index, hit.group, [name], rows, plan.schema, index_bytes, plan.path
                 )
             except WholeChunks:
                 continue  # nested, or no usable offset index: its whole chunks
@@ -419,7 +431,7 @@ def _leaves_of(plan: FilePlan, names: Sequence[str]) -> list[int]:
     """The leaves of pyarrow's column names (a top-level column, or a dotted leaf)."""
     return [
         d.index
-        for d in plan.metadata.schema.columns
+        for d in plan.schema.columns
         if any(d.path == n or d.path.startswith(n + ".") for n in names)
     ]
 
@@ -435,7 +447,7 @@ def _other_rows(
         if hit.pages is not None:
             assert plan.page_index is not None
             decoded = decode_group(
-                hit.pages, plan.page_index, plan.arrow_schema, plan.metadata.schema,
+                hit.pages, plan.page_index, plan.arrow_schema, plan.schema,
                 held_reader(pieces),
             )  # fmt: skip
             parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))

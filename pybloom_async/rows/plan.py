@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from ..errors import ParquetFormatError
 from ..io.base import FileInfo
 from ..io.identity import SourceIdentity
-from ..parquet import FileMetaData, FooterBounds
+from ..parquet import FileMetaData, FooterBounds, Schema
 from ..predicate import Predicate
 from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
@@ -96,17 +96,22 @@ class FetchedFile(io.RawIOBase):
 
 @dataclass
 class FilePlan:
-    """One file after pruning: what reading its rows needs (not the footer's tail bytes)."""
+    """One file after pruning: what reading its rows needs (not the footer's tail bytes).
+
+    A file pruned whole keeps only its (shared) schemas: a run over many files holds
+    nothing more per such file (its footer's model would be garbage the collector walks).
+    """
 
     location: str | FileInfo
     path: str
-    metadata: FileMetaData
+    schema: Schema
     footer_location: FooterBounds
     identity: SourceIdentity
     kept: list[int]
     arrow_schema: Any  # pa.Schema of the whole file
     pyarrow_metadata: Any  # pq.FileMetaData decoded from the footer bytes already read
     page_index: FilePageIndex | None = None  # the kept row groups' page index, if any
+    footer_metadata: FileMetaData | None = None  # our footer model (None: nothing kept)
     #: The predicate its rows are matched with, its partition leaves decided (None: the
     #: job's); ``every_row``: its partition values make the predicate TRUE for every row.
     where: Predicate | None = None
@@ -115,6 +120,12 @@ class FilePlan:
     #: same name): their values, and their Arrow fields.
     partition: dict[str, Any] = dataclasses.field(default_factory=dict)
     partition_fields: tuple[Any, ...] = ()
+
+    @property
+    def metadata(self) -> FileMetaData:
+        """The footer's model, which a file with row groups to read keeps."""
+        assert self.footer_metadata is not None, "a file pruned whole keeps no footer model"
+        return self.footer_metadata
 
 
 def footer_bytes(footer: Footer) -> bytes:
@@ -170,14 +181,14 @@ def rows_where(plan: FilePlan, job: Job) -> Predicate | None:
 
 def has_column(plan: FilePlan, column: str) -> bool:
     """Whether the file has a predicate column: a leaf of its own, or a partition column."""
-    return column in plan.partition or column in plan.metadata.schema
+    return column in plan.partition or column in plan.schema
 
 
 def read_columns(
     plan: FilePlan, projected: Sequence[str], predicate_columns: Sequence[str]
 ) -> tuple[list[str], list[int]]:
     """pyarrow's column names to read (projected tops, predicate leaves) and their leaves."""
-    schema = plan.metadata.schema
+    schema = plan.schema
     tops = set(top_level(plan))
     names = [c for c in projected if c in tops]
     for column in predicate_columns:
@@ -279,13 +290,14 @@ def describe(
     plan = FilePlan(
         location,
         footer.path,
-        footer.metadata,
+        footer.metadata.schema,
         footer.location,
         footer.identity,
         kept,
         arrow_schema,
         md,
         pages,
+        footer.metadata if kept else None,
     )
     if rows is not None:
         plan.where, plan.every_row = rows.where, rows.every_row
@@ -308,11 +320,13 @@ class Job:
     """What every file's read shares: the predicate, the columns asked for, the limits, and
     once every footer is read, the result's schema (then each table comes shaped to it)."""
 
-    where: Predicate
+    where: Predicate | None  # None: every row (a scan, with no predicate to evaluate)
     columns: list[str] | None  # None: every top-level column of each file
     max_fetch_bytes: int
     page_index: bool = True  # only the pages that may match, where the file has a page index
     merging: PlanConfig = DEFAULT_PLAN_CONFIG  # how ranges are merged (the reader's)
+    #: The predicate's value sets, built once per column type for all the run's files.
+    value_sets: dict[Any, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
     schema: Any = None  # pa.Schema of the result, once known
     names: list[str] | None = None  # its column names
     folders: tuple[Any, ...] = ()  # the partition columns of the files listed (pa.Field)

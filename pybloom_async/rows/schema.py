@@ -188,18 +188,17 @@ def result_schema(
 
 
 def check_predicate_columns(
-    where: Predicate, plans: Sequence[FilePlan], folders: Sequence[str] = ()
+    where: Predicate | None, plans: Sequence[FilePlan], folders: Sequence[str] = ()
 ) -> None:
     """A predicate column that no file read has as a leaf, nor any file listed as a
-    partition column (``folders``), is a mistake, not an empty answer."""
-    if not plans:
+    partition column (``folders``), is a mistake, not an empty answer (a scan, ``where``
+    None, has none)."""
+    if not plans or where is None:
         return
     for column in dict.fromkeys(leaf.column for leaf in iter_leaves(where)):
         if column not in folders and not any(has_column(plan, column) for plan in plans):
             first = plans[0]
-            known = ", ".join(
-                [c.path for c in first.metadata.schema.columns[:20]] + list(first.partition)
-            )
+            known = ", ".join([c.path for c in first.schema.columns[:20]] + list(first.partition))
             raise PredicateError(
                 f"no file read has this column; the first file has: {known}", column=column
             )

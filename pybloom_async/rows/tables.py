@@ -36,10 +36,10 @@ from ..tables import (
 )
 from .match import Leaves, computable, evaluate, leaf_array
 
-__all__ = ["table_batches"]
+__all__ = ["matching_rows", "parquet_schema", "read_columns_of", "table_batches"]
 
 
-def _parquet_schema(schema: pa.Schema) -> Schema:
+def parquet_schema(schema: pa.Schema) -> Schema:
     """The Parquet schema pyarrow writes for ``schema``: what literals are converted by."""
     sink = pa.BufferOutputStream()
     pq.write_table(schema.empty_table(), sink)
@@ -49,7 +49,9 @@ def _parquet_schema(schema: pa.Schema) -> Schema:
     return decode_file_metadata(data[-8 - length : -8], "(table schema)").schema
 
 
-def _columns(table: TableFiles, columns: Sequence[str] | None, where: Predicate) -> list[str]:
+def read_columns_of(
+    table: TableFiles, columns: Sequence[str] | None, where: Predicate
+) -> list[str]:
     """The result's columns (checked), then the predicate's top-level columns to read too."""
     if columns is None:
         wanted = list(table.top_level)
@@ -71,7 +73,7 @@ def _columns(table: TableFiles, columns: Sequence[str] | None, where: Predicate)
     return wanted
 
 
-def _matching(rows: Any, where: Predicate, schema: Schema, name: str, result: pa.Schema) -> Any:
+def matching_rows(rows: Any, where: Predicate, schema: Schema, name: str, result: pa.Schema) -> Any:
     """The rows where ``where`` is TRUE, with the result's columns and types."""
     data = computable(rows)
     arrays = {}
@@ -111,10 +113,10 @@ async def table_batches(
         )
     store = as_store_options(options)
     table = await anyio.to_thread.run_sync(resolve_table, source, where, store)
-    names = _columns(table, columns, where)
+    names = read_columns_of(table, columns, where)
     read_schema = arrow_schema(table, names)
     result = pa.schema([read_schema.field(c) for c in (columns or table.top_level)])
-    schema = _parquet_schema(read_schema)
+    schema = parquet_schema(read_schema)
     yield result.empty_table()
     verdicts = await prune_files(base, table.files, CompiledPredicate(where), require_columns=False)
     kept: dict[str, list[int] | None] = {}
@@ -133,5 +135,5 @@ async def table_batches(
         if rows is None:
             return
         yield await anyio.to_thread.run_sync(
-            _matching, rows.cast(read_schema), where, schema, table.name, result
+            matching_rows, rows.cast(read_schema), where, schema, table.name, result
         )

@@ -55,21 +55,19 @@ from pybloom_async import (
     prune_sync,
     read_bloom_filters,
 )
-from pybloom_async.apps.spark.jobs import (
-    _PruneTask,
+from pybloom_async.apps.spark.jobs import _PruneTask
+from pybloom_async.errors import InvalidArgumentError
+from pybloom_async.io.base import FileInfo
+from pybloom_async.io.store import StoreOptions
+from pybloom_async.spark import (
+    DEFAULT_WRITER_MAX_BYTES,
+    bloom_writer_options,
     prune_on_spark,
     read_surviving,
     surviving_files,
     verdict_schema,
-)
-from pybloom_async.apps.spark.writer_options import (
-    DEFAULT_WRITER_MAX_BYTES,
-    bloom_writer_options,
     writer_filter_bytes,
 )
-from pybloom_async.errors import InvalidArgumentError
-from pybloom_async.io.base import FileInfo
-from pybloom_async.io.store import StoreOptions
 
 pq = pytest.importorskip("pyarrow.parquet")
 
@@ -244,9 +242,7 @@ def test_work_for_executors_pickles() -> None:
 
 
 def test_import_needs_no_pyspark() -> None:
-    code = (
-        "import sys, pybloom_async, pybloom_async.apps.spark; assert 'pyspark' not in sys.modules"
-    )
+    code = "import sys, pybloom_async, pybloom_async.spark; assert 'pyspark' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
@@ -552,10 +548,10 @@ def test_sidecar_index_on_spark(
     on Spark equals the local prune_with_index and keeps every match."""
     from pyspark.sql import functions as F
 
-    from pybloom_async.apps.spark.jobs import build_index_on_spark, index_build_schema
     from pybloom_async.index.build import build_index_sync
     from pybloom_async.index.format import index_location
     from pybloom_async.index.prune import prune_with_index_sync
+    from pybloom_async.spark import build_index_on_spark, index_build_schema
 
     main = spark_files.prune_files
     lake = tmp_path / "lake"
