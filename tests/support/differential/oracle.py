@@ -22,7 +22,7 @@ SQL semantics, as the product's documentation states them (README, "Looking up r
   a ``Decimal`` or ``int`` as it is, a Python ``float`` as the decimal it prints as, so
   ``1e-46`` is 0.0 in a FLOAT; elsewhere a number is exact.
 * A ``str`` is read as its column's type reads quoted text: a date, time, timestamp or UUID
-  in ISO / canonical form, UTF-8 for binary columns.
+  in ISO / canonical form, an integer in its usual notation, UTF-8 for binary columns.
 * Timestamps: an aware literal is an instant; a naive one is the wall-clock time. On a column
   adjusted to UTC a naive literal is taken as UTC; on a local-time (or INT96) column an aware
   literal matches either its wall-clock time or its instant (``encode_value``'s documented
@@ -272,6 +272,7 @@ def _timestamp_keys(literal: Any, domain: Domain) -> set[Any]:
     raise LiteralTypeError(f"not a timestamp: {literal!r}")
 
 
+_INT_LITERAL = re.compile(r"\s*[+-]?[0-9]+\s*")
 _FORMATS = {"e": ("<e", "<H"), "f": ("<f", "<I"), "d": ("<d", "<Q")}
 
 
@@ -337,6 +338,12 @@ def literal_keys(literal: Any, domain: Domain) -> set[Any]:
             return set() if nearest is None else {nearest}
         if family == "decimal" and isinstance(literal, float):
             raise LiteralTypeError("a float for a decimal column")
+        if family == "int" and isinstance(literal, str):
+            # Quoted text read by the column's type: an integer in its usual notation
+            # ('007', '+7' are 7; the docs: "'abc' ... for an INT64" is the mistake).
+            if not _INT_LITERAL.fullmatch(literal):
+                raise LiteralTypeError(f"not an integer: {literal!r}")
+            literal = int(literal)
         if not isinstance(literal, (int, float, Decimal)):
             raise LiteralTypeError(f"not a number: {literal!r}")
         return {literal}  # compared exactly with the stored number (Python's == is exact)
