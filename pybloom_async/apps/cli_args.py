@@ -97,8 +97,9 @@ def _paths_and_where(p: argparse.ArgumentParser) -> None:
         "-w",
         required=True,
         metavar="PREDICATE",
-        help="e.g. \"id = 42 AND email IN ('a', 'b')\"; @FILE reads it from a file, "
-        "- from standard input (for long IN lists)",
+        help="e.g. \"id = 42 AND day >= '2024-05-01'\": =, <=>, != (<>), <, <=, >, >=, "
+        "[NOT] IN (...), [NOT] BETWEEN a AND b, IS [NOT] NULL, with NOT, AND, OR and "
+        "parentheses; @FILE reads it from a file, - from standard input (for long IN lists)",
     )
 
 

@@ -1,12 +1,17 @@
 """Row-group pruning: which row groups (or files) may hold rows matching a predicate.
 
-For every file, each ``=`` / ``IN`` value is converted exactly to the
-column's physical type (:func:`pybloom_async.parquet.encode_value`) and
-hashed once; then every row group is decided by, in order:
+The predicate is evaluated in its normal form (NOT pushed down to the leaves,
+:func:`pybloom_async.predicate_normal.normal_form`). For every file, each
+``=`` / ``IN`` value is converted exactly to the column's physical type
+(:func:`pybloom_async.parquet.encode_value`) and hashed once, each range end
+placed exactly in the column's order (:mod:`pybloom_async.parquet.order`); then
+every row group is decided by, in order:
 
-* the type: a value the column cannot hold (out of range, inexact) cannot match;
-* the min/max statistics, where the column's sort order is known;
-* the Bloom filter, probed in batch for all values left.
+* the type: a value the column cannot hold (out of range, inexact) equals no row,
+  and a range beyond the type's values holds none;
+* the null counts and the min/max statistics, where the column's sort order is
+  known (ranges, ``!=``, ``NOT IN`` and NOT too: :mod:`.bounds`);
+* the Bloom filter, probed in batch for the ``=`` / ``IN`` values left.
 
 AND excludes a row group when any part does, OR when every part does. A row
 group is kept whenever the data cannot rule it out: no filter, a damaged
@@ -37,7 +42,8 @@ from ..io.partitions import Partitioning
 from ..parquet import (
     Schema,
 )
-from ..predicate import Eq, Predicate, as_predicate
+from ..predicate import Eq, Predicate, as_predicate, iter_leaves
+from ..predicate_normal import normal_form
 from ..predicate_tokens import TextLiteral
 from ..read.fetch import BloomFilterRead, FilterKey, Footer
 from ..read.reader import OpenedFile
@@ -93,7 +99,7 @@ class _ColumnsSeen:
 
     @classmethod
     def of(cls, where: Predicate) -> _ColumnsSeen:
-        return cls(tuple(dict.fromkeys(p.column for p in leaves_of(where))))
+        return cls(tuple(dict.fromkeys(p.column for p in iter_leaves(where))))
 
     def add(self, schema: Schema) -> None:
         with self.lock:
@@ -151,7 +157,9 @@ class CompiledPredicate:
 
     def __init__(self, where: Predicate | str) -> None:
         self.predicate = as_predicate(where)
-        self.leaves = leaves_of(self.predicate)
+        #: What is evaluated: the predicate with NOT pushed down to its leaves.
+        self.normal = normal_form(self.predicate)
+        self.leaves = leaves_of(self.normal)
         self.seen = _ColumnsSeen.of(self.predicate)
         self._cache: LeafCache = {}
 
@@ -206,7 +214,7 @@ async def prune_opened(file: OpenedFile, compiled: CompiledPredicate, strict: bo
     location = file.location
     # Verdicts name the file as it was given (a table's URI stays a URI).
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
-    where = compiled.predicate
+    where = compiled.normal
     leaves = compiled.leaves_for(footer)
     compiled.seen.add(footer.metadata.schema)
     if strict:

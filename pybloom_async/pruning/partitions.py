@@ -15,8 +15,12 @@ what its row groups and rows are pruned and matched with:
 A leaf compares the folder's value, read as its column's type, with the literals read by
 the one rule of literals (:func:`pybloom_async.pruning.leaves.encode_literal`): a literal
 that is not a value of the type is the same :class:`~pybloom_async.errors.PredicateError`
-as for a column in a file; ``=`` and ``IN`` with a NULL on either side match nothing,
-``<=> NULL`` matches a NULL value (``__HIVE_DEFAULT_PARTITION__``).
+as for a column in a file. Every operator holds as it does for rows (SQL's three-valued
+logic over the predicate's normal form, NOT on the leaves only): ``=``, ``IN`` and the
+ranges with a NULL on either side match nothing, ``<=> NULL`` and ``IS NULL`` match a NULL
+value (``__HIVE_DEFAULT_PARTITION__``), ``!=`` and ``NOT IN`` never match a NULL; a range
+is decided by the value's place in the type's order, as the statistics of a column
+holding that one value would decide it.
 
 The types are given, or inferred from every value a column has in the files listed. A run
 that has the whole listing before it reads a file (lookup, pruned_dataset) settles them
@@ -51,10 +55,11 @@ from ..io.partitions import (
 )
 from ..parquet import NeverPrunes, Probe
 from ..parquet.values import encode_value
-from ..predicate import And, Eq, In, Or, Predicate
+from ..predicate import And, Between, Compare, Eq, In, IsNotNull, Not, NotIn, Or, Predicate
 from ..read.reader import OpenedFile
 from ..read.run import Run
-from .leaves import encode_literal
+from .bounds import View, bounds_of, decide
+from .leaves import build_leaf, encode_literal, leaf_column
 from .verdicts import Rule, Verdict
 
 if TYPE_CHECKING:
@@ -78,39 +83,105 @@ def _encodings(value: Any, kind: PartitionType, key: str) -> frozenset[bytes] | 
     return frozenset(encoded.alternatives) if isinstance(encoded, Probe) else None
 
 
-def _leaf(leaf: Eq | In, value: Any, kind: PartitionType) -> bool:
-    """Whether the leaf is TRUE for a partition value of ``kind`` (None: NULL).
+def _leaf(leaf: Predicate, value: Any, kind: PartitionType) -> bool:
+    """Whether a normal form's leaf is TRUE for a partition value of ``kind`` (None: NULL):
+    SQL's three-valued logic, floats as IEEE 754 (NaN equals nothing, lies in no range,
+    and is unequal to everything), as rows are matched.
 
     Raises
     ------
     PredicateError
         A literal is not a value of the type.
     """
+    return _truth(leaf, value, kind) is True
+
+
+def _truth(p: Predicate, value: Any, kind: PartitionType) -> bool | None:
+    """A leaf's three-valued truth for one partition value (None: unknown, NULL)."""
+    if isinstance(p, Not):
+        inner = _truth(p.child, value, kind)
+        return None if inner is None else not inner
+    if isinstance(p, IsNotNull):
+        return value is not None
+    if isinstance(p, NotIn):
+        inner = _truth(In(p.column, p.values), value, kind)
+        return None if inner is None else not inner
+    if isinstance(p, Compare) and p.op == "!=":
+        inner = _truth(Eq(p.column, p.value), value, kind)
+        return None if inner is None else not inner
+    if isinstance(p, Between):
+        ends = [_truth(Compare(p.column, ">=", p.low), value, kind),
+                _truth(Compare(p.column, "<=", p.high), value, kind)]  # fmt: skip
+        return False if False in ends else (None if None in ends else True)
+    if isinstance(p, Compare):
+        return _in_range(p, value, kind)
+    assert isinstance(p, (Eq, In)), type(p).__name__
+    return _equal(p, value, kind)
+
+
+def _null_truth(p: Predicate) -> bool | None:
+    """A leaf's three-valued truth where its column is NULL whatever its type (a field
+    below a partition column, a NULL partition value before the types are known)."""
+    if isinstance(p, Not):
+        inner = _null_truth(p.child)
+        return None if inner is None else not inner
+    if isinstance(p, IsNotNull):
+        return False
+    if isinstance(p, Eq) and p.null_safe:
+        return p.value is None  # NULL <=> NULL, and NULL <=> v is FALSE
+    return None  # =, IN, NOT IN, !=, ranges: unknown
+
+
+def _equal(leaf: Eq | In, value: Any, kind: PartitionType) -> bool | None:
+    """``=``, ``<=>`` or ``IN``, three-valued."""
     desc = kind.descriptor(leaf.column)
     literals = (leaf.value,) if isinstance(leaf, Eq) else leaf.values
     encoded = [encode_literal(v, desc) for v in literals if v is not None]  # raises first
-    if isinstance(leaf, Eq) and leaf.null_safe and leaf.value is None:
+    null_safe = isinstance(leaf, Eq) and leaf.null_safe
+    if null_safe and leaf.value is None:  # type: ignore[union-attr]
         return value is None
     if value is None:
-        return False  # NULL = x, NULL IN (...): unknown, not TRUE; NULL <=> x: FALSE
+        return False if null_safe else None
     mine = _encodings(value, kind, leaf.column)
+    found = False
+    if mine is not None:  # NaN equals nothing
+        for literal in encoded:
+            if isinstance(literal, Probe) and mine & set(literal.alternatives):
+                found = True
+                break
+            floats = kind.name in ("float32", "float64")
+            if isinstance(literal, NeverPrunes) and not floats:
+                raise UnsupportedTypeError(
+                    f"the literal cannot be compared exactly: {literal.reason}", column=leaf.column
+                )
+    if found:
+        return True
+    return None if len(encoded) < len(literals) else False  # x IN (1, NULL): unknown
+
+
+def _in_range(test: Compare, value: Any, kind: PartitionType) -> bool | None:
+    """``<``, ``<=``, ``>`` or ``>=``, three-valued: the value's place against the
+    literal's, as statistics of a column holding that one value would decide it."""
+    desc = kind.descriptor(test.column)
+    leaf = build_leaf(test, desc)  # raises: not a value of the type
+    if test.value is None or value is None:
+        return None
+    if leaf.never_prunes is not None or leaf.unordered is not None:
+        return False  # a NaN literal: no value lies in its range
+    mine = _encodings(value, kind, test.column)
     if mine is None:
-        return False  # NaN equals nothing
-    for literal in encoded:
-        if isinstance(literal, Probe) and mine & set(literal.alternatives):
-            return True
-        floats = kind.name in ("float32", "float64")
-        if isinstance(literal, NeverPrunes) and not floats:
-            raise UnsupportedTypeError(
-                f"the literal cannot be compared exactly: {literal.reason}", column=leaf.column
-            )
-    return False
+        return False  # a NaN value lies in no range
+    raw = min(mine)
+    bounds, typed = bounds_of(leaf, raw, raw)
+    view = View(bounds, typed, all_null=False, null_count=0, nan_free=True)
+    return not decide(leaf, view).excluded
 
 
 def _substitute(p: Predicate, decided: Mapping[int, bool]) -> Predicate | bool:
-    """``p`` with the decided leaves replaced by their truth, simplified (SQL's AND and OR;
-    without NOT, a NULL leaf is as FALSE for which rows are TRUE)."""
-    if isinstance(p, (Eq, In)):
+    """``p`` (a normal form) with the decided leaves replaced by their truth, simplified
+    (SQL's AND and OR; with NOT only on leaves, a NULL leaf is as FALSE for which rows are
+    TRUE)."""
+    if not isinstance(p, (And, Or)):
         return decided.get(id(p), p)
     if isinstance(p, (And, Or)):
         short = isinstance(p, Or)  # OR: a TRUE part decides; AND: a FALSE part does
@@ -127,12 +198,11 @@ def _substitute(p: Predicate, decided: Mapping[int, bool]) -> Predicate | bool:
     raise PredicateError(f"unsupported predicate {type(p).__name__}")
 
 
-def _leaves(p: Predicate) -> list[Eq | In]:
-    if isinstance(p, (Eq, In)):
-        return [p]
+def _leaves(p: Predicate) -> list[Predicate]:
+    """A normal form's leaves (each a comparison, or the NOT the normal form keeps)."""
     if isinstance(p, (And, Or)):
         return [leaf for child in p.children for leaf in _leaves(child)]
-    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+    return [p]
 
 
 class PartitionPredicate:
@@ -145,7 +215,8 @@ class PartitionPredicate:
     def __init__(self, compiled: CompiledPredicate, partitioning: Partitioning | None) -> None:
         self.compiled = compiled
         self.partitioning = partitioning
-        self.leaves = _leaves(compiled.predicate)
+        self.leaves = _leaves(compiled.normal)
+        self.columns = [leaf_column(leaf) for leaf in self.leaves]
         given = partitioning.types if partitioning is not None else None
         #: The columns' types: given, settled from a whole listing, or None (not yet:
         #: each value may still be of its own type or a string).
@@ -173,13 +244,13 @@ class PartitionPredicate:
         the predicate reads a partition column (else None: every folder is listed)."""
         if self.partitioning is None or self.partitioning.types is None:
             return None
-        if not any(leaf.column in self.partitioning.types for leaf in self.leaves):
+        if not any(column in self.partitioning.types for column in self.columns):
             return None
 
         def keep(pairs: Pairs) -> bool:
             known = dict(self.partitioning.keys_of(pairs)) if self.partitioning else {}
             decided = self._outcomes(known, folder=True)
-            return _substitute(self.compiled.predicate, decided) is not False
+            return _substitute(self.compiled.normal, decided) is not False
 
         return keep
 
@@ -221,22 +292,22 @@ class PartitionPredicate:
         below a partition column (``p.x``) names nothing there: NULL, as a column a file
         lacks."""
         decided: dict[int, bool] = {}
-        for leaf in self.leaves:
-            if leaf.column in known:
-                decided[id(leaf)] = self._decide(leaf, known[leaf.column])
-            elif leaf.column.split(".", 1)[0] in known:
-                decided[id(leaf)] = isinstance(leaf, Eq) and leaf.null_safe and leaf.value is None
+        for leaf, column in zip(self.leaves, self.columns, strict=True):
+            if column in known:
+                decided[id(leaf)] = self._decide(leaf, column, known[column])
+            elif column.split(".", 1)[0] in known:
+                decided[id(leaf)] = _null_truth(leaf) is True
         return decided
 
-    def _decide(self, leaf: Eq | In, text: str | None) -> bool:
+    def _decide(self, leaf: Predicate, column: str, text: str | None) -> bool:
         if self.types is not None:
-            kind = self.types.get(leaf.column, STRING)
-            return _leaf(leaf, typed_value(leaf.column, text, kind, ""), kind)
+            kind = self.types.get(column, STRING)
+            return _leaf(leaf, typed_value(column, text, kind, ""), kind)
         # Before every value is known: TRUE under some type the column may still take
         # (the value's own, or string); an error only when the literal fits none of them.
-        # A NULL says nothing of the type: only <=> NULL holds (literals checked at the end).
+        # A NULL says nothing of the type (literals checked at the end).
         if text is None:
-            return isinstance(leaf, Eq) and leaf.null_safe and leaf.value is None
+            return _null_truth(leaf) is True
         kinds = list(dict.fromkeys([value_type(text), STRING]))
         errors: list[PredicateError] = []
         for kind in kinds:
@@ -280,7 +351,7 @@ class PartitionPredicate:
             decided = {
                 id(leaf): o for leaf, o in zip(self.leaves, outcome, strict=True) if o is not None
             }
-            residual = _substitute(self.compiled.predicate, decided)
+            residual = _substitute(self.compiled.normal, decided)
             if residual is False:
                 found = FileDecision(True, None)
             elif residual is True:
@@ -301,13 +372,10 @@ class PartitionPredicate:
             Naming the column, the literal and the forms the type takes.
         """
         types = self.types if self.types is not None else self._joined
-        for leaf in self.leaves:
-            if leaf.column in self.keys:
-                kind = types.get(leaf.column) or STRING
-                desc = kind.descriptor(leaf.column)
-                for value in (leaf.value,) if isinstance(leaf, Eq) else leaf.values:
-                    if value is not None:
-                        encode_literal(value, desc)
+        for leaf, column in zip(self.leaves, self.columns, strict=True):
+            if column in self.keys:
+                kind = types.get(column) or STRING
+                build_leaf(leaf, kind.descriptor(column))  # raises: not a value of the type
 
     def partition_columns(self) -> Sequence[str]:
         """The partition columns met so far, in the order first met."""

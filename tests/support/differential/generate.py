@@ -2,8 +2,8 @@
 
 Tables drive it, so a new operator, layout or writer setting is one row:
 
-* ``OPERATORS`` and ``COMBINERS``: the predicate forms (the oracle's ``truth`` has the
-  semantics of each; a new operator adds a row here and a rule there);
+* ``OPERATORS``, ``COMBINERS`` and ``NEGATION``: the predicate forms (the oracle's
+  ``truth`` has the semantics of each; a new operator adds a row here and a rule there);
 * ``LAYOUTS``: what a file is (rows, no rows, no row group, not Parquet);
 * ``SOURCES``: how the files are named to the entry points;
 * ``INDEX_STATES``: what happens to the lake after its indexes are built.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from pybloom_async.predicate import And, Or, Predicate, col
+from pybloom_async.predicate import And, Not, Or, Predicate, col
 
 from . import gates
 from .kinds import KINDS, Kind, leaf_kind, leaves, round_float
@@ -42,17 +42,30 @@ class Operator:
     build: Callable[[random.Random, str, Pick], Predicate]
 
 
+def _values(rng: random.Random, pick: Pick) -> list[Any]:
+    return [pick(rng) for _ in range(rng.randint(1, 5))]
+
+
 OPERATORS: tuple[Operator, ...] = (
     Operator("=", 4, lambda rng, c, pick: col(c) == pick(rng)),
     Operator("<=>", 2, lambda rng, c, pick: col(c).eq_null_safe(pick(rng))),
-    Operator(
-        "IN", 3, lambda rng, c, pick: col(c).isin([pick(rng) for _ in range(rng.randint(1, 5))])
-    ),
+    Operator("IN", 3, lambda rng, c, pick: col(c).isin(_values(rng, pick))),
+    Operator("!=", 1.5, lambda rng, c, pick: col(c) != pick(rng)),
+    Operator("<", 1, lambda rng, c, pick: col(c) < pick(rng)),
+    Operator("<=", 1, lambda rng, c, pick: col(c) <= pick(rng)),
+    Operator(">", 1, lambda rng, c, pick: col(c) > pick(rng)),
+    Operator(">=", 1, lambda rng, c, pick: col(c) >= pick(rng)),
+    Operator("BETWEEN", 1.5, lambda rng, c, pick: col(c).between(pick(rng), pick(rng))),
+    Operator("NOT IN", 1.5, lambda rng, c, pick: ~col(c).isin(_values(rng, pick))),
+    Operator("IS NULL", 0.5, lambda rng, c, pick: col(c).is_null()),
+    Operator("IS NOT NULL", 0.5, lambda rng, c, pick: col(c).is_not_null()),
 )
 COMBINERS: tuple[tuple[str, float, Callable[..., Predicate]], ...] = (
     ("AND", 1, And.of),
     ("OR", 1, Or.of),
 )
+#: The chance that a node (a leaf or an AND/OR) comes under a NOT.
+NEGATION = 0.15
 #: layout -> weight (a lake of several files draws one per file).
 LAYOUTS = {"data": 0.82, "zero_rows": 0.07, "zero_row_groups": 0.07, "garbage": 0.04}
 #: The lake's shape: files side by side; below hive partition folders (``key=value``); or
@@ -290,14 +303,16 @@ def _picker(column: LakeColumn, path: str) -> Pick:
 
 
 def random_predicate(rng: random.Random, pickers: dict[str, Pick], depth: int = 0) -> Predicate:
-    """A tree of at most three levels of AND/OR over OPERATORS' leaves."""
+    """A tree of at most three levels of AND/OR over OPERATORS' leaves, some under NOT."""
     if depth < 2 and rng.random() < (0.45 if depth == 0 else 0.25):
         _, _, combine = rng.choices(COMBINERS, weights=[c[1] for c in COMBINERS])[0]
         children = [random_predicate(rng, pickers, depth + 1) for _ in range(rng.randint(2, 3))]
-        return combine(*children)
-    column = rng.choice(sorted(pickers))
-    op = rng.choices(OPERATORS, weights=[o.weight for o in OPERATORS])[0]
-    return op.build(rng, column, pickers[column])
+        node = combine(*children)
+    else:
+        column = rng.choice(sorted(pickers))
+        op = rng.choices(OPERATORS, weights=[o.weight for o in OPERATORS])[0]
+        node = op.build(rng, column, pickers[column])
+    return Not(node) if rng.random() < NEGATION else node
 
 
 # ---- cases -----------------------------------------------------------------------------------
@@ -543,6 +558,7 @@ __all__ = [
     "COMBINERS",
     "INDEX_STATES",
     "LAYOUTS",
+    "NEGATION",
     "OPERATORS",
     "PARTITION_VALUES",
     "SHAPES",

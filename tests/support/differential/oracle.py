@@ -19,8 +19,8 @@ SQL semantics, as the product's documentation states them (README, "Looking up r
   ``= NULL`` match nothing"; SQL engines that order NaN say ``NaN <=> NaN``: the docs win).
 * A number on a float column means the float nearest to it in the column's width
   (``leaves._encode``: "as in SQL"; the docs: "a number means the type's nearest value"):
-  a ``Decimal`` or ``int`` as it is, a Python ``float`` as the decimal it prints as, so
-  ``1e-46`` is 0.0 in a FLOAT; elsewhere a number is exact.
+  a ``Decimal`` or ``int`` as it is, a Python ``float`` as the decimal it prints as (so
+  ``0.1`` is the FLOAT nearest to one tenth, ``1e-46`` is 0.0); elsewhere a number is exact.
 * A ``str`` is read as its column's type reads quoted text: a date, time, timestamp or UUID
   in ISO / canonical form, an integer in its usual notation, UTF-8 for binary columns.
 * Timestamps: an aware literal is an instant; a naive one is the wall-clock time. On a column
@@ -28,6 +28,16 @@ SQL semantics, as the product's documentation states them (README, "Looking up r
   literal matches either its wall-clock time or its instant (``encode_value``'s documented
   rule: writers differ in which they store).
 * A file that lacks a predicate column holds NULLs there.
+* Ranges (``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``: both ends in) compare by exact value:
+  a literal the column cannot hold lies where its value lies (``int8 < 300`` holds for
+  every non-NULL row, ``x < 2.5`` up to 2); on a float column the literal is the column's
+  nearest float (beyond its range, the exact number); NaN is in no range (a NaN row or a
+  NaN literal); text orders as code points (UTF-8 bytes), binary and UUIDs as unsigned
+  bytes, booleans FALSE < TRUE. An aware timestamp has no place in a local-time (or INT96)
+  column: an ordering with one there is an error (``=`` still matches either reading).
+* ``!=`` is NOT ``=``, ``NOT IN`` NOT ``IN``, ``IS NOT NULL`` the opposite of ``IS NULL``;
+  NOT is Kleene's (NOT unknown is unknown): ``x != 1`` holds for a NaN row, ``x NOT IN (1,
+  NULL)`` for no row, ``NOT x <=> 1`` for the NULLs.
 """
 
 from __future__ import annotations
@@ -48,7 +58,18 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pybloom_async.predicate import And, Eq, In, Or, Predicate
+from pybloom_async.predicate import (
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+)
 from pybloom_async.predicate_tokens import TextLiteral
 
 __all__ = [
@@ -395,6 +416,116 @@ def _equal(value: Any, keys: set[Any]) -> bool:
     return any(value == k for k in keys)
 
 
+# ---- ranges ----------------------------------------------------------------------------------
+
+
+class _NoPlace:
+    """NaN: below and above nothing."""
+
+
+NO_PLACE = _NoPlace()
+
+
+def place(literal: Any, domain: Domain) -> Any:
+    """Where a non-NULL literal lies among the canonical values of ``domain``, as a value
+    Python compares exactly with them (NO_PLACE for NaN)."""
+    if isinstance(literal, TextLiteral):
+        literal = literal.text
+    family = domain.family
+    if family == "bool":
+        if not isinstance(literal, bool):
+            raise LiteralTypeError(f"not a boolean: {literal!r}")
+        return literal
+    if isinstance(literal, bool):
+        raise LiteralTypeError(f"a boolean for a {family} column")
+    if family in ("int", "decimal"):
+        if family == "decimal" and isinstance(literal, float):
+            raise LiteralTypeError("a float for a decimal column")
+        if isinstance(literal, float):
+            literal = Decimal(repr(literal)) if math.isfinite(literal) else literal
+        if not isinstance(literal, (int, float, Decimal)):
+            raise LiteralTypeError(f"not a number: {literal!r}")
+        if isinstance(literal, (float, Decimal)) and literal != literal:
+            return NO_PLACE
+        if isinstance(literal, Decimal) and literal.is_infinite():
+            return math.inf if literal > 0 else -math.inf
+        return literal if isinstance(literal, (int, float)) else Fraction(literal)
+    if family == "float":
+        if not isinstance(literal, (int, float, Decimal)):
+            raise LiteralTypeError(f"not a number: {literal!r}")
+        if isinstance(literal, (float, Decimal)) and literal != literal:
+            return NO_PLACE
+        if isinstance(literal, float) and math.isinf(literal):
+            return literal
+        if isinstance(literal, Decimal) and literal.is_infinite():
+            return math.inf if literal > 0 else -math.inf
+        exact = Decimal(repr(literal)) if isinstance(literal, float) else Decimal(literal)
+        nearest = _nearest(exact, domain.width)
+        return Fraction(exact) if nearest is None else nearest
+    if family == "string":
+        if isinstance(literal, str):
+            return literal.encode("utf-8", "surrogatepass")
+        if isinstance(literal, bytes):
+            return literal
+        raise LiteralTypeError(f"not text: {literal!r}")
+    if family in ("binary", "uuid"):
+        if family == "uuid" and isinstance(literal, (uuid.UUID, str)):
+            return (literal if isinstance(literal, uuid.UUID) else uuid.UUID(literal)).bytes
+        if isinstance(literal, str):
+            return literal.encode("utf-8", "surrogatepass")
+        if not isinstance(literal, bytes):
+            raise LiteralTypeError(f"not bytes: {literal!r}")
+        return literal
+    if (
+        family == "timestamp"
+        and not domain.utc
+        and (
+            (isinstance(literal, dt.datetime) and literal.tzinfo is not None)
+            or (isinstance(literal, str) and (m := _STAMP.fullmatch(literal)) and m.group(6))
+        )
+    ):
+        raise LiteralTypeError("an aware timestamp has no place in a local-time column")
+    (key,) = literal_keys(literal, domain)  # dates, times, timestamps: one instant here
+    return key
+
+
+def _ordered(value: Any, family: str) -> Any:
+    """A canonical value as :func:`place` compares it (text as its UTF-8 bytes)."""
+    if family == "string":
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, uuid.UUID):
+        return value.bytes
+    if isinstance(value, Decimal):
+        return Fraction(value)  # a Decimal does not compare with a Fraction
+    return value
+
+
+_OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+        ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}  # fmt: skip
+
+
+def _compare(value: Any, op: str, literal: Any, domain: Domain | None) -> bool | None:
+    if value is None or literal is None:
+        return None
+    assert domain is not None
+    where = place(literal, domain)
+    if where is NO_PLACE or (isinstance(value, float) and math.isnan(value)):
+        return False
+    return bool(_OPS[op](_ordered(value, domain.family), where))
+
+
+def _not(v: bool | None) -> bool | None:
+    return None if v is None else not v
+
+
+def _and(parts: list[bool | None]) -> bool | None:
+    return False if False in parts else None if None in parts else True
+
+
+def _or(parts: list[bool | None]) -> bool | None:
+    return True if True in parts else None if None in parts else False
+
+
 # ---- the evaluator ---------------------------------------------------------------------------
 
 
@@ -424,33 +555,51 @@ def truth(
     """SQL's three-valued truth of ``p`` on one row (``row``: leaf path -> canonical value)."""
     if isinstance(p, (Eq, In)):
         return _leaf(p, row, domains)
+    if isinstance(p, Not):
+        return _not(truth(p.child, row, domains))
+    if isinstance(p, NotIn):
+        return _not(_leaf(In(p.column, p.values), row, domains))
+    if isinstance(p, IsNotNull):
+        return row.get(p.column) is not None
+    if isinstance(p, Compare):
+        if p.op == "!=":
+            return _not(_leaf(Eq(p.column, p.value), row, domains))
+        return _compare(row.get(p.column), p.op, p.value, domains.get(p.column))
+    if isinstance(p, Between):
+        value, domain = row.get(p.column), domains.get(p.column)
+        return _and([_compare(value, ">=", p.low, domain), _compare(value, "<=", p.high, domain)])
     if isinstance(p, And):
         parts = [truth(c, row, domains) for c in p.children]
         return False if False in parts else None if None in parts else True
     if isinstance(p, Or):
-        parts = [truth(c, row, domains) for c in p.children]
-        return True if True in parts else None if None in parts else False
+        return _or([truth(c, row, domains) for c in p.children])
     raise NotImplementedError(f"the oracle has no rule for {type(p).__name__}")
 
 
 def check_literals(p: Predicate, domains: Mapping[str, Domain | None]) -> None:
     """Raise LiteralTypeError when a literal is not of its column's type in this file."""
-    if isinstance(p, (Eq, In)):
+    if isinstance(p, (Eq, In, NotIn)) or (isinstance(p, Compare) and p.op == "!="):
         domain = domains.get(p.column)
-        if domain is None:
-            return
-        for literal in (p.value,) if isinstance(p, Eq) else p.values:
+        values = p.values if isinstance(p, (In, NotIn)) else (p.value,)
+        for literal in values if domain is not None else ():
             if literal is not None:
                 literal_keys(literal, domain)
         return
-    for child in getattr(p, "children", ()):
+    if isinstance(p, (Compare, Between)):
+        domain = domains.get(p.column)
+        ends = (p.value,) if isinstance(p, Compare) else (p.low, p.high)
+        for literal in ends if domain is not None else ():
+            if literal is not None:
+                place(literal, domain)
+        return
+    for child in (p.child,) if isinstance(p, Not) else getattr(p, "children", ()):
         check_literals(child, domains)
 
 
-def _leaves(p: Predicate) -> Iterator[Eq | In]:
-    if isinstance(p, (Eq, In)):
+def _leaves(p: Predicate) -> Iterator[Any]:
+    if not isinstance(p, (And, Or, Not)):
         yield p
-    for child in getattr(p, "children", ()):
+    for child in (p.child,) if isinstance(p, Not) else getattr(p, "children", ()):
         yield from _leaves(child)
 
 
@@ -625,21 +774,27 @@ def ruled_out_by_folder(
         k: None if v is None else canonical(pa.array([v], types[k]))[0] for k, v in values.items()
     }
 
-    def possible(q: Predicate) -> bool:
-        if isinstance(q, (Eq, In)):
-            if q.column in values:
-                check_literals(q, domains)
-                return _leaf(q, canonical_values, domains) is True
-            if q.column.split(".")[0] in values:
-                return isinstance(q, Eq) and q.null_safe and q.value is None
-            return True
-        if isinstance(q, And):
-            return all(possible(c) for c in q.children)
-        if isinstance(q, Or):
-            return any(possible(c) for c in q.children)
-        raise NotImplementedError(type(q).__name__)
+    anything: frozenset[bool | None] = frozenset({True, False, None})
 
-    return not possible(p)
+    def outcomes(q: Predicate) -> frozenset[bool | None]:
+        """The truth values ``q`` may take over the file's rows (three-valued)."""
+        if isinstance(q, Not):
+            return frozenset(_not(t) for t in outcomes(q.child))
+        if isinstance(q, (And, Or)):
+            combine = _and if isinstance(q, And) else _or
+            got: frozenset[bool | None] = frozenset({isinstance(q, And)})
+            for child in q.children:
+                got = frozenset(combine([a, b]) for a in got for b in outcomes(child))
+            return got
+        column = q.column  # type: ignore[attr-defined]
+        if column in values:
+            check_literals(q, domains)
+            return frozenset({truth(q, canonical_values, domains)})
+        if column.split(".")[0] in values:  # below a partition column: NULL
+            return frozenset({truth(q, {column: None}, {column: None})})
+        return anything
+
+    return True not in outcomes(p)
 
 
 def check_folder_literals(p: Predicate, types: Mapping[str, pa.DataType]) -> None:

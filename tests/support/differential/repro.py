@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pybloom_async.predicate import And, In, Or, Predicate
+from pybloom_async.predicate import And, In, Not, NotIn, Or, Predicate
 
 from .checks import Failure, run_case
 from .kinds import KINDS
@@ -50,7 +50,15 @@ def _checks_for(check: str) -> set[str]:
 
 
 def _predicates(p: Predicate) -> Iterator[Predicate]:
-    """Smaller predicates than ``p``: a child of AND/OR, an IN list one value shorter."""
+    """Smaller predicates than ``p``: a child of AND/OR, NOT's operand, an IN or NOT IN list
+    one value shorter."""
+    if isinstance(p, Not):
+        yield p.child
+        for smaller in _predicates(p.child):
+            yield Not(smaller)
+    if isinstance(p, NotIn) and len(p.values) > 1:
+        for i in range(len(p.values)):
+            yield NotIn(p.column, p.values[:i] + p.values[i + 1 :])
     if isinstance(p, (And, Or)):
         yield from p.children
         for i, child in enumerate(p.children):
@@ -315,7 +323,8 @@ def reproduction(case: Case, failure: Failure, known: frozenset[str]) -> str:
         "from uuid import UUID",
         "import pyarrow as pa, pyarrow.parquet as pq",
         "import pybloom_async as pba",
-        "from pybloom_async.predicate import And, Eq, In, Or",
+        "from pybloom_async.predicate import (And, Between, Compare, Eq, In, IsNotNull, "
+        "IsNull, Not, NotIn, Or)",
         "from pybloom_async.predicate_tokens import TextLiteral",
         "nan, inf = math.nan, math.inf",
     ]

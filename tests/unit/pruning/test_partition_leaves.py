@@ -94,4 +94,32 @@ def test_a_leaf_below_a_partition_column_is_null_there() -> None:
     files = [_file(p="1"), _file(q="1")]
     assert _decide("p.x = 1", files) == ["out", "p.x = 1"]
     assert _decide("p.x IN (1, 2) OR id = 3", files) == ["id = 3", "p.x IN (1, 2) OR id = 3"]
-    assert _decide(col("p.x").eq_null_safe(None), files) == ["all", "p.x <=> NULL"]
+    assert _decide(col("p.x").eq_null_safe(None), files) == ["all", "p.x IS NULL"]
+
+
+def test_ranges_and_negations_on_partition_values() -> None:
+    """Every operator on a folder's value, as it holds for rows: three-valued, so a NULL
+    value (the default partition) matches no range, no ``!=`` and no ``NOT IN``."""
+    n = [_file(n="1"), _file(n="5"), _file(n="12"), _file(n=None)]
+    assert _decide("n > 4", n) == ["out", "all", "all", "out"]
+    assert _decide("n BETWEEN 2 AND 5 AND id = 1", n) == ["out", "id = 1", "out", "out"]
+    assert _decide("NOT n BETWEEN 2 AND 5", n) == ["all", "out", "all", "out"]
+    assert _decide("n != 5", n) == ["all", "out", "all", "out"]
+    assert _decide("n NOT IN (1, 12)", n) == ["out", "all", "out", "out"]
+    assert _decide("n NOT IN (1, NULL)", n) == ["out", "out", "out", "out"]
+    assert _decide("n IS NOT NULL", n) == ["all", "all", "all", "out"]
+    assert _decide("n IS NULL OR n < 2", n) == ["all", "out", "out", "all"]
+    assert _decide("NOT (n <=> 5)", n) == ["all", "out", "all", "all"]
+    # int64 orders as numbers ('12' > '5'), string as bytes ('12' < '5')
+    s = [_file(s="12"), _file(s="5"), _file(s="x")]
+    assert _decide("s > '3'", s) == ["out", "all", "all"]
+    # a NULL end: BETWEEN NULL AND 5 is never TRUE, its NOT is TRUE where x > 5 is
+    assert _decide(~col("n").between(None, 5), n) == ["out", "out", "all", "out"]
+    assert _decide(col("n").between(None, 5), n) == ["out", "out", "out", "out"]
+
+
+def test_a_range_literal_not_of_the_type_is_an_error() -> None:
+    with pytest.raises(PredicateError, match="yesterday"):
+        _decide("dt < 'yesterday'", [_file(dt="2026-11-01")])
+    with pytest.raises(PredicateError, match="abc"):
+        _decide("n NOT IN ('abc')", [_file(n="1")])
