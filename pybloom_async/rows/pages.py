@@ -67,6 +67,7 @@ __all__ = [
     "file_page_index",
     "held_reader",
     "index_ranges",
+    "pages_for_rows",
     "select_group",
 ]
 
@@ -335,15 +336,51 @@ def select_group(
         A column read is nested or has no usable offset index, or every page may match.
     """
     state = _Group(index, group, schema, read_bytes, path, {} if leaf_cache is None else leaf_cache)
+    descs = _descriptors(state, names, schema)
+    rows = state.rows(normal_form(where))
+    if rows == [(0, state.num_rows)]:
+        raise WholeChunks("every page may hold a match")  # pyarrow reads the chunks itself
+    return _chosen(state, group, descs, rows)
+
+
+def pages_for_rows(
+    index: FilePageIndex,
+    group: int,
+    names: Sequence[str],
+    rows: Rows,
+    schema: Schema,
+    read_bytes: Callable[[int, int], bytes],
+    path: str,
+) -> GroupPages:
+    """The pages of the columns ``names`` that hold ``rows`` (known to match: a lookup's
+    other columns, fetched once its predicate columns were decoded).
+
+    Raises
+    ------
+    WholeChunks
+        A column is nested or has no usable offset index.
+    """
+    state = _Group(index, group, schema, read_bytes, path, {})
+    return _chosen(state, group, _descriptors(state, names, schema), rows)
+
+
+def _descriptors(
+    state: _Group, names: Sequence[str], schema: Schema
+) -> dict[str, ColumnDescriptor]:
+    """Each column's leaf, its pages read (WholeChunks: not a flat leaf with an offset index)."""
     descs: dict[str, ColumnDescriptor] = {}
     for name in names:
         if name not in schema:
             raise WholeChunks(f"{name}: not a leaf column")
         descs[name] = schema.column(name)
         state.pages(descs[name])
-    rows = state.rows(normal_form(where))
-    if rows == [(0, state.num_rows)]:
-        raise WholeChunks("every page may hold a match")  # pyarrow reads the chunks itself
+    return descs
+
+
+def _chosen(
+    state: _Group, group: int, descs: dict[str, ColumnDescriptor], rows: Rows
+) -> GroupPages:
+    """Per column, its dictionary page and the data pages that overlap ``rows``."""
     columns = {}
     for name, desc in descs.items():
         spans = state.pages(desc)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Sequence
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..io.base import FileInfo
 from ..io.identity import SourceIdentity
 from ..parquet import FileMetaData, FooterBounds, Schema
 from ..predicate import Predicate
+from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
 from .pages import FilePageIndex, file_page_index
@@ -31,10 +33,16 @@ __all__ = [
     "FetchedFile",
     "FilePlan",
     "Job",
+    "RowsOf",
     "chunk_range",
+    "columns_of",
     "describe",
     "footer_bytes",
+    "has_column",
+    "partition_fields",
     "read_columns",
+    "rows_of",
+    "rows_where",
     "top_level",
 ]
 
@@ -105,6 +113,14 @@ class FilePlan:
     pyarrow_metadata: Any  # pq.FileMetaData decoded from the footer bytes already read
     page_index: FilePageIndex | None = None  # the kept row groups' page index, if any
     footer_metadata: FileMetaData | None = None  # our footer model (None: nothing kept)
+    #: The predicate its rows are matched with, its partition leaves decided (None: the
+    #: job's); ``every_row``: its partition values make the predicate TRUE for every row.
+    where: Predicate | None = None
+    every_row: bool = False
+    #: Its partition columns (``key=value`` folders; they win over its own columns of the
+    #: same name): their values, and their Arrow fields.
+    partition: dict[str, Any] = dataclasses.field(default_factory=dict)
+    partition_fields: tuple[Any, ...] = ()
 
     @property
     def metadata(self) -> FileMetaData:
@@ -145,7 +161,28 @@ def chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
 
 
 def top_level(plan: FilePlan) -> list[str]:
-    return [str(name) for name in plan.arrow_schema.names]
+    """The file's own top-level columns that the result reads from it (not those its
+    partition folders replace)."""
+    return [str(name) for name in plan.arrow_schema.names if name not in plan.partition]
+
+
+def columns_of(plan: FilePlan) -> list[Any]:
+    """The file's columns as the result sees them: its own (but those its partition folders
+    replace), then its partition columns, as Arrow fields."""
+    own = [f for f in plan.arrow_schema if f.name not in plan.partition]
+    return own + list(plan.partition_fields)
+
+
+def rows_where(plan: FilePlan, job: Job) -> Predicate | None:
+    """The predicate the file's rows are matched with (None: every row matches)."""
+    if plan.every_row:
+        return None
+    return plan.where if plan.where is not None else job.where
+
+
+def has_column(plan: FilePlan, column: str) -> bool:
+    """Whether the file has a predicate column: a leaf of its own, or a partition column."""
+    return column in plan.partition or column in plan.schema
 
 
 def read_columns(
@@ -173,6 +210,7 @@ def read_columns(
 #: ``ARROW:schema`` pyarrow stored beside it. Bounded as the decoder's schemas are.
 _ARROW_SCHEMAS: dict[Any, Any] = {}
 _ARROW_SCHEMAS_MAX = 256
+_ARROW_SCHEMAS_LOCK = threading.Lock()
 _ARROW_KEY = "ARROW:schema"
 
 
@@ -197,24 +235,34 @@ def _arrow_schema(footer: Footer, md: Any | None) -> Any:
     found = _ARROW_SCHEMAS.get(key) if key is not None else None
     if found is not None:
         return found
-    if md is None:
-        md = _pyarrow_metadata(footer)
-    try:
-        found = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
-        found = found.schema_arrow
-    except (OSError, pa.ArrowException) as exc:
-        raise ParquetFormatError(
-            f"pyarrow cannot read the footer: {exc}", path=footer.path
-        ) from None
-    if key is not None:
-        if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
-            _ARROW_SCHEMAS.clear()
-        _ARROW_SCHEMAS[key] = found
+    # Files of one new schema met at once in several threads: one decodes it, the others
+    # wait for it (a decode costs more than the wait).
+    with _ARROW_SCHEMAS_LOCK:
+        found = _ARROW_SCHEMAS.get(key) if key is not None else None
+        if found is not None:
+            return found
+        if md is None:
+            md = _pyarrow_metadata(footer)
+        try:
+            found = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
+            found = found.schema_arrow
+        except (OSError, pa.ArrowException) as exc:
+            raise ParquetFormatError(
+                f"pyarrow cannot read the footer: {exc}", path=footer.path
+            ) from None
+        if key is not None:
+            if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
+                _ARROW_SCHEMAS.clear()
+            _ARROW_SCHEMAS[key] = found
     return found
 
 
 def describe(
-    location: str | FileInfo, footer: Footer, kept: list[int], page_index: bool = False
+    location: str | FileInfo,
+    footer: Footer,
+    kept: list[int],
+    page_index: bool = False,
+    rows: RowsOf | None = None,
 ) -> FilePlan:
     """What reading the rows of the kept row groups needs, from the footer already read.
 
@@ -223,7 +271,8 @@ def describe(
     of the same schema. A row group of no rows has nothing to read: it is left out
     (pyarrow writes one for an empty table, its chunks at offset 0). With ``page_index``,
     the places of the file's page index are read too (see :mod:`.pages`), and the index
-    bytes the footer's tail already holds are kept.
+    bytes the footer's tail already holds are kept. ``rows`` says what its partition
+    folders make of the file's rows.
 
     Raises
     ------
@@ -246,7 +295,7 @@ def describe(
         pages = file_page_index(
             metadata, bounds.metadata_offset, footer.tail, footer.tail_start, kept, footer.path
         )
-    return FilePlan(
+    plan = FilePlan(
         location,
         footer.path,
         footer.metadata.schema,
@@ -258,6 +307,20 @@ def describe(
         pages,
         footer.metadata if kept else None,
     )
+    if rows is not None:
+        plan.where, plan.every_row = rows.where, rows.every_row
+        plan.partition, plan.partition_fields = dict(rows.values), tuple(rows.fields)
+    return plan
+
+
+@dataclass(frozen=True)
+class RowsOf:
+    """What a file's partition folders make of its rows (see :class:`FilePlan`)."""
+
+    where: Predicate | None = None
+    every_row: bool = False
+    values: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    fields: Sequence[Any] = ()
 
 
 @dataclass(frozen=True)
@@ -274,6 +337,7 @@ class Job:
     value_sets: dict[Any, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
     schema: Any = None  # pa.Schema of the result, once known
     names: list[str] | None = None  # its column names
+    folders: tuple[Any, ...] = ()  # the partition columns of the files listed (pa.Field)
 
     def shaped(self, schema: Any, names: list[str]) -> Job:
         """This job with the result's schema known: tables come shaped to it."""
@@ -283,3 +347,30 @@ class Job:
         """The top-level columns to read of one file (the predicate's come on top)."""
         names = self.names if self.names is not None else self.columns
         return list(names) if names is not None else top_level(plan)
+
+
+def rows_of(parts: PartitionPredicate, location: str | FileInfo) -> RowsOf | None:
+    """What the file's partition folders give its rows: their values and Arrow fields, and
+    what they leave of the predicate (None: the file has no partition folder).
+
+    Raises
+    ------
+    PredicateError, SchemaMismatchError
+        As :meth:`~pybloom_async.pruning.partitions.PartitionPredicate.decide`.
+    """
+    if not parts.pairs(location):
+        return None
+    residual = parts.decide(location).compiled
+    path = location.path if isinstance(location, FileInfo) else location
+    values = parts.values(location, path)
+    return RowsOf(
+        where=residual.predicate if residual is not None else None,
+        every_row=residual is None,
+        values=values,
+        fields=[pa.field(key, parts.type_of(key).arrow()) for key in values],
+    )
+
+
+def partition_fields(parts: PartitionPredicate) -> tuple[Any, ...]:
+    """The partition columns of the files listed (settled), as Arrow fields."""
+    return tuple(pa.field(key, parts.type_of(key).arrow()) for key in parts.partition_columns())

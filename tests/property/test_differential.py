@@ -1,7 +1,9 @@
 """Every entry point against a pyarrow full-scan oracle, on seeded random lakes.
 
 Each seed draws a lake (1-6 files of many column kinds, written by pyarrow or DuckDB with
-varied settings, empty files and files without row groups among them), a predicate (=, IN,
+varied settings, empty files and files without row groups among them; side by side, below
+hive ``key=value`` folders with awkward values, or with columns added file after file),
+whether lookups fetch the predicate's columns first (two phases) or not, a predicate (=, IN,
 <=> with NULL, NaN, -0.0, absent and out-of-range literals, AND/OR) and the calls to make:
 prune and prune_sync, lookup, lookup_sync and lookup_batches (in the col() and the text
 form), pruned_dataset read by pyarrow and DuckDB, sidecar and lake indexes through a file
@@ -71,6 +73,8 @@ FIXED_BUG_SEEDS: dict[str, int] = {
     "lake_lookup_column_check": 58,
     "lake_lookup_default_columns": 1,
     "lake_zero_row_groups": 33,
+    "partition_kept_whole_columns": 735,
+    "partition_null_before_types": 59,
     "respelled_path": 17,
     "stale_same_stat": 6,
     "struct_child_promotion": 24,

@@ -131,6 +131,7 @@ def lookup_on_spark(
             skipped=skipped,
             max_fetch_bytes=max_fetch_bytes,
             page_index=page_index,
+            partitioning=None,  # key=value folders are plain folders on Spark (as its scan)
             run=settings.run(),
         )
 

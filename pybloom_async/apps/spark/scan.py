@@ -250,6 +250,9 @@ async def plan_read(
         skipped=skipped,
         max_fetch_bytes=settings.max_fetch_bytes,
         page_index=settings.page_index,
+        # key=value folders stay plain folders here, as in the scan and in the plans an
+        # executor makes of a file the driver could not read.
+        partitioning=None,
         run=run,
     )
     if skipped and settings.strict:

@@ -11,17 +11,18 @@ SQL semantics, as the product's documentation states them (README, "Looking up r
   it holds a NULL (on either side) and nothing matched, false otherwise; ``<=>`` is
   null-safe (NULL <=> NULL is true); AND and OR are Kleene's; a row is returned when
   the predicate is true.
-* A literal compares by its exact value: ``3.0`` equals the integer 3, ``0.1`` (a double)
-  equals no FLOAT, ``Decimal('2.50')`` equals ``2.5``; a value the column cannot hold (300
-  for an INT8, 1e39 for a FLOAT, a fraction beyond a decimal's scale, a timestamp finer than
-  the column's unit) matches nothing, it is not an error.
+* A literal compares by its exact value: ``3.0`` equals the integer 3, ``Decimal('2.50')``
+  equals ``2.5``; a value the column cannot hold (300 for an INT8, 1e39 for a FLOAT, a
+  fraction beyond a decimal's scale, a timestamp finer than the column's unit) matches
+  nothing, it is not an error.
 * ``0.0`` equals ``-0.0``; NaN equals nothing, not even through ``<=>`` (the docs: "NaN and
   ``= NULL`` match nothing"; SQL engines that order NaN say ``NaN <=> NaN``: the docs win).
 * A number on a float column means the float nearest to it in the column's width
-  (``leaves._encode``: "as in SQL"); a Python ``float`` is the number it prints as (so
-  ``0.1`` is the FLOAT nearest to one tenth); an ``int`` is exact.
+  (``leaves._encode``: "as in SQL"; the docs: "a number means the type's nearest value"):
+  a ``Decimal`` or ``int`` as it is, a Python ``float`` as the decimal it prints as (so
+  ``0.1`` is the FLOAT nearest to one tenth, ``1e-46`` is 0.0); elsewhere a number is exact.
 * A ``str`` is read as its column's type reads quoted text: a date, time, timestamp or UUID
-  in ISO / canonical form, UTF-8 for binary columns.
+  in ISO / canonical form, an integer in its usual notation, UTF-8 for binary columns.
 * Timestamps: an aware literal is an instant; a naive one is the wall-clock time. On a column
   adjusted to UTC a naive literal is taken as UTC; on a local-time (or INT96) column an aware
   literal matches either its wall-clock time or its instant (``encode_value``'s documented
@@ -76,12 +77,17 @@ __all__ = [
     "FileFacts",
     "LiteralTypeError",
     "canonical_rows",
+    "check_folder_literals",
     "evaluate",
     "expected_rows",
     "facts_of",
+    "folder_types",
+    "folder_values",
     "leaf_values",
     "read_file",
     "row_key",
+    "ruled_out_by_folder",
+    "with_folders",
 ]
 
 
@@ -287,6 +293,7 @@ def _timestamp_keys(literal: Any, domain: Domain) -> set[Any]:
     raise LiteralTypeError(f"not a timestamp: {literal!r}")
 
 
+_INT_LITERAL = re.compile(r"\s*[+-]?[0-9]+\s*")
 _FORMATS = {"e": ("<e", "<H"), "f": ("<f", "<I"), "d": ("<d", "<Q")}
 
 
@@ -340,15 +347,24 @@ def literal_keys(literal: Any, domain: Domain) -> set[Any]:
     if family in ("int", "decimal", "float"):
         if isinstance(literal, float) and math.isnan(literal):
             return set()
-        if family == "float" and isinstance(literal, float) and math.isfinite(literal):
-            literal = Decimal(repr(literal))  # a float is the number it prints as
-        if isinstance(literal, Decimal) and family == "float":
-            if not literal.is_finite():
+        if family == "float" and isinstance(literal, (int, float, Decimal)):
+            # Any number: the type's nearest value (a float: the decimal it prints as).
+            if isinstance(literal, float):
+                if not math.isfinite(literal):
+                    return {literal}
+                literal = Decimal(repr(literal))
+            if isinstance(literal, Decimal) and not literal.is_finite():
                 return set() if literal.is_nan() else {float(literal)}
-            nearest = _nearest(literal, domain.width)
+            nearest = _nearest(Decimal(literal), domain.width)
             return set() if nearest is None else {nearest}
         if family == "decimal" and isinstance(literal, float):
             raise LiteralTypeError("a float for a decimal column")
+        if family == "int" and isinstance(literal, str):
+            # Quoted text read by the column's type: an integer in its usual notation
+            # ('007', '+7' are 7; the docs: "'abc' ... for an INT64" is the mistake).
+            if not _INT_LITERAL.fullmatch(literal):
+                raise LiteralTypeError(f"not an integer: {literal!r}")
+            literal = int(literal)
         if not isinstance(literal, (int, float, Decimal)):
             raise LiteralTypeError(f"not a number: {literal!r}")
         return {literal}  # compared exactly with the stored number (Python's == is exact)
@@ -506,6 +522,10 @@ def _and(parts: list[bool | None]) -> bool | None:
     return False if False in parts else None if None in parts else True
 
 
+def _or(parts: list[bool | None]) -> bool | None:
+    return True if True in parts else None if None in parts else False
+
+
 # ---- the evaluator ---------------------------------------------------------------------------
 
 
@@ -552,8 +572,7 @@ def truth(
         parts = [truth(c, row, domains) for c in p.children]
         return False if False in parts else None if None in parts else True
     if isinstance(p, Or):
-        parts = [truth(c, row, domains) for c in p.children]
-        return True if True in parts else None if None in parts else False
+        return _or([truth(c, row, domains) for c in p.children])
     raise NotImplementedError(f"the oracle has no rule for {type(p).__name__}")
 
 
@@ -668,3 +687,117 @@ def expected_rows(
         if any(mask):
             out.update(canonical_rows(facts.table, names, mask))
     return out
+
+
+# ---- hive partition folders ------------------------------------------------------------------
+
+_INT_TEXT = re.compile(r"-?(0|[1-9][0-9]*)")
+_DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")
+_STAMP_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?")
+
+
+def _value_type(text: str) -> pa.DataType:
+    """One folder value's type, by the documented rule (written here again, not imported)."""
+    if _INT_TEXT.fullmatch(text) and -(2**63) <= int(text) < 2**63:
+        return pa.int64()
+    try:
+        if _DATE_TEXT.fullmatch(text):
+            dt.date.fromisoformat(text)
+            return pa.date32()
+        if _STAMP_TEXT.fullmatch(text):
+            dt.datetime.fromisoformat(text)
+            return pa.timestamp("us")
+    except ValueError:
+        pass
+    return pa.string()
+
+
+def folder_types(folders: Iterable[Sequence[tuple[str, str | None]]]) -> dict[str, pa.DataType]:
+    """Each partition column's type over every file listed, in the order first met: the one
+    type all its values have, else string (a column of NULLs only: string)."""
+    seen: dict[str, set[pa.DataType]] = {}
+    for folder in folders:
+        for key, text in folder:
+            found = seen.setdefault(key, set())
+            if text is not None:
+                found.add(_value_type(text))
+    return {key: next(iter(t)) if len(t) == 1 else pa.string() for key, t in seen.items()}
+
+
+def folder_values(
+    folder: Sequence[tuple[str, str | None]], types: Mapping[str, pa.DataType]
+) -> dict[str, Any]:
+    """The file's partition values as pyarrow's dataset reads its folders (hive, URL-escaped
+    segments), each by its column's type: the folder names written, parsed by
+    ``pyarrow.dataset.HivePartitioning`` (``__HIVE_DEFAULT_PARTITION__``: None)."""
+    import pyarrow.dataset as ds
+
+    from .write import folder_name
+
+    keys = list(dict.fromkeys(k for k, _ in folder))
+    hive = ds.HivePartitioning(pa.schema([(k, types[k]) for k in keys]), segment_encoding="uri")
+    path = "/".join(folder_name(k, v) for k, v in folder) + "/f"  # the last part: a file
+    parsed = ds.get_partition_keys(hive.parse(path))
+    return {k: parsed.get(k) for k in keys}
+
+
+def with_folders(
+    facts: FileFacts,
+    folder: Sequence[tuple[str, str | None]],
+    types: Mapping[str, pa.DataType],
+    predicate_columns: Iterable[str],
+) -> FileFacts:
+    """The file's rows with its partition columns: its own column of a key's name replaced
+    by the folder's value (the path wins), the others appended in the folders' order."""
+    if not folder:
+        return facts
+    table = facts.table
+    for key, value in folder_values(folder, types).items():
+        column = pa.array([value] * table.num_rows, types[key])
+        if key in table.column_names:
+            table = table.drop_columns([key])
+        table = table.append_column(key, column)
+    return facts_of(table, facts.path, facts.row_group_rows, predicate_columns)
+
+
+def ruled_out_by_folder(
+    p: Predicate, folder: Sequence[tuple[str, str | None]], types: Mapping[str, pa.DataType]
+) -> bool:
+    """Whether the file's folder values alone make ``p`` never TRUE, whatever its rows hold
+    (its other leaves may be anything). A leaf below a partition column (``p.x``) is NULL.
+
+    Raises LiteralTypeError when a literal is not of its partition column's type.
+    """
+    values = folder_values(folder, types)
+    domains = {k: domain_of(types[k]) for k in values}
+    canonical_values = {
+        k: None if v is None else canonical(pa.array([v], types[k]))[0] for k, v in values.items()
+    }
+
+    anything: frozenset[bool | None] = frozenset({True, False, None})
+
+    def outcomes(q: Predicate) -> frozenset[bool | None]:
+        """The truth values ``q`` may take over the file's rows (three-valued)."""
+        if isinstance(q, Not):
+            return frozenset(_not(t) for t in outcomes(q.child))
+        if isinstance(q, (And, Or)):
+            combine = _and if isinstance(q, And) else _or
+            got: frozenset[bool | None] = frozenset({isinstance(q, And)})
+            for child in q.children:
+                got = frozenset(combine([a, b]) for a in got for b in outcomes(child))
+            return got
+        column = q.column  # type: ignore[attr-defined]
+        if column in values:
+            check_literals(q, domains)
+            return frozenset({truth(q, canonical_values, domains)})
+        if column.split(".")[0] in values:  # below a partition column: NULL
+            return frozenset({truth(q, {column: None}, {column: None})})
+        return anything
+
+    return True not in outcomes(p)
+
+
+def check_folder_literals(p: Predicate, types: Mapping[str, pa.DataType]) -> None:
+    """Raise LiteralTypeError when a literal on a partition column is not of its type (the
+    product decides those leaves for every file listed, whatever else rules it out)."""
+    check_literals(p, {c: domain_of(types[c]) for c in columns_of(p) if c in types})
