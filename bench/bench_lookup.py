@@ -9,13 +9,26 @@ the bytes, so every engine reads the same files.
 
 Queries (``--queries``): ``present`` (``id = k``, k in one row), ``absent`` (``id = k``, an
 odd id inside the key range: no row), ``in100`` (``id IN`` 100 present keys of random
-files), ``and2`` (``id = k AND email = e`` of one row).
+files), ``and2`` (``id = k AND email = e`` of one row), ``and_range`` (``id = k AND score
+BETWEEN a AND b``: a key and a range of ``SCORE_SPAN`` scores, 10% of their domain, that
+holds for the key's row; ``score`` is an int32 spread over every row group, so min/max
+statistics admit the range everywhere and only the key's filter prunes. The lake has no
+timestamp column: a time range on a lake sorted by time would prune by statistics, this
+one shows the AND of a key with a range that cannot. Every engine gets the range in its
+own form: SQL ``BETWEEN`` (DuckDB, DataFusion, Delta), ``col("score").between`` (ours),
+``is_between(closed="both")`` (Polars), ``>=`` and ``<=`` (pyarrow.dataset, pyiceberg)).
 
 Engines (``--engines``; each run is a fresh process, ``bench/lookup_engines.py``):
 ``ours`` (``pybloom_async.lookup``, defaults), ``ours-warm`` (a long-lived ``BloomReader``
 after one lookup of other keys), ``ours-tuned`` (not in the default list:
 ``ReaderConfig(footer_read_bytes=512 KiB, concurrency=1024)``, one suffix read per file
 that holds the footer and the filters, every file at once: the round-trip floor),
+``ours-2phase`` (not in the default list: every file's rows read in two phases, the
+predicate's columns first, however small its other columns; the default,
+``rows.fetch.TWO_PHASE_MIN_BYTES``, is 1 MiB of them per file), ``ours-lean`` (not in
+the default list: the same, with byte ranges merged across holes of at most 64 KiB
+instead of 1 MiB, so that phase one does not read the other columns lying between two
+row groups' predicate chunks),
 ``duckdb`` (1.4.4 with ``duckdb-ext-httpfs`` in
 ``bench/.venv-duckdb``, made by ``make bench-lookup-env``: DuckDB 2.x cannot load httpfs
 here), ``datafusion`` (``bloom_filter_on_read``), ``polars`` (``scan_parquet``),
@@ -36,7 +49,7 @@ Run::
 
     make bench-lookup-env                               # once: the DuckDB worker's venv
     .venv/bin/python bench/bench_lookup.py --files 200 [--runs 5] [--targets s3,local]
-        [--engines ours,duckdb,...] [--queries present,absent,in100,and2]
+        [--engines ours,duckdb,...] [--queries present,absent,in100,and2,and_range]
         [--json-out bench/results/lookup-200.json]
 """
 
@@ -69,6 +82,7 @@ from lookup_lake import (  # noqa: E402
     ensure_lake,
     id_of,
     row_of,
+    score_of,
 )
 from record import Recorder, cpu_model, load_average  # noqa: E402
 
@@ -85,8 +99,9 @@ ENGINES = (
     "ours-iceberg",
 )
 # Not in the default list: ours with settings that are not the defaults (see the worker).
-EXTRA_ENGINES = ("ours-tuned",)
-QUERIES = ("present", "absent", "in100", "and2")
+EXTRA_ENGINES = ("ours-tuned", "ours-2phase", "ours-lean")
+QUERIES = ("present", "absent", "in100", "and2", "and_range")
+SCORE_SPAN = 10_000  # the width of and_range's score range (scores are 0 .. 100,002)
 DUCKDB_PYTHON = BENCH / ".venv-duckdb" / "bin" / "python"
 ICEBERG_TABLE = "bench.lake"
 # The engines that need the Delta or the Iceberg table made (slow for 1,000 files).
@@ -95,7 +110,7 @@ ICEBERG = {"iceberg", "ours-iceberg"}
 
 
 def make_queries(n_files: int, seed: int) -> dict[str, dict[str, Any]]:
-    """The four queries: keys chosen at random among the first ``n_files`` files."""
+    """The queries: keys chosen at random among the first ``n_files`` files."""
     rng = random.Random(seed)
 
     def present() -> int:
@@ -106,11 +121,15 @@ def make_queries(n_files: int, seed: int) -> dict[str, dict[str, Any]]:
     # Odd ids are never written; this one lies inside every row group's min/max.
     absent = present() + 1
     many = sorted({present() for _ in range(100)})
-    queries = {
+    ranged = present()
+    # A range holding for the key's row, placed at random around its score.
+    low = score_of(ranged) - rng.randrange(SCORE_SPAN)
+    queries: dict[str, dict[str, Any]] = {
         "present": {"ids": [key], "email": None},
         "absent": {"ids": [absent], "email": None},
         "in100": {"ids": many, "email": None},
         "and2": {"ids": [both], "email": row_of(both)[1]},
+        "and_range": {"ids": [ranged], "email": None, "score": [low, low + SCORE_SPAN - 1]},
     }
     for q in queries.values():
         ids = q["ids"]
@@ -119,6 +138,8 @@ def make_queries(n_files: int, seed: int) -> dict[str, dict[str, Any]]:
         )
         if q["email"] is not None:
             q["expected"] = [r for r in q["expected"] if r[1] == q["email"]]
+        if q.get("score") is not None:
+            q["expected"] = [r for r in q["expected"] if low <= r[2] <= low + SCORE_SPAN - 1]
     queries["warm_ids"] = {"ids": [present()]}  # the warm-up lookup's key
     return queries
 
@@ -166,6 +187,8 @@ def run_once(engine: str, spec: dict[str, Any], timeout: float) -> dict[str, Any
     spec["engine"] = engine.split("-")[0]
     spec["warm"] = engine.endswith("-warm")
     spec["tuned"] = engine.endswith("-tuned")
+    spec["two_phase"] = engine.endswith("-2phase")
+    spec["lean"] = engine.endswith("-lean")
     if engine in ("ours-delta", "ours-iceberg"):
         spec["table"] = engine.split("-")[1]
     python = str(DUCKDB_PYTHON) if engine == "duckdb" else sys.executable
@@ -198,7 +221,7 @@ def run_once(engine: str, spec: dict[str, Any], timeout: float) -> dict[str, Any
 def measure(
     engine: str, spec: dict[str, Any], query: dict[str, Any], args: argparse.Namespace
 ) -> dict[str, Any]:
-    spec = spec | {"ids": query["ids"], "email": query["email"]}
+    spec = spec | {"ids": query["ids"], "email": query["email"], "score": query.get("score")}
     runs: list[dict[str, Any]] = []
     started = time.monotonic()
     while len(runs) < args.runs:
@@ -293,6 +316,8 @@ LABELS = {
     "ours-delta": "pybloom-async on the Delta table",
     "ours-iceberg": "pybloom-async on the Iceberg table",
     "ours-tuned": "pybloom-async, not the defaults: 512 KiB suffix, 1,024 files at once",
+    "ours-2phase": "pybloom-async, not the defaults: every file in two phases",
+    "ours-lean": "pybloom-async, not the defaults: two phases, 64 KiB merge holes",
 }
 ENGINES_ONLY = ("duckdb", "datafusion", "polars", "pyarrow", "delta", "iceberg")
 
