@@ -70,9 +70,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_FETCH_BYTES",
+    "FileRows",
     "lookup",
     "lookup_batches",
     "lookup_sync",
+    "read_one_file",
 ]
 
 log = logging.getLogger(__name__)
@@ -91,7 +93,7 @@ _SKIPPABLE = (SourceError, ParquetFormatError)
 
 
 @dataclass
-class _FileRows:
+class FileRows:
     """One file read: what reading its rows needs, and its matching rows if read."""
 
     plan: FilePlan
@@ -114,16 +116,17 @@ async def _plan(file: OpenedFile, compiled: CompiledPredicate, job: Job) -> File
     return describe(where, footer, kept, job.page_index)
 
 
-async def _one_pass(
+async def read_one_file(
     run: Run, location: str | FileInfo, compiled: CompiledPredicate, job: Job, rows: bool
-) -> _FileRows:
+) -> FileRows:
     """One file, in one pass (one worker-thread call for a local file): pruned, and with
-    ``rows`` its matching rows read."""
+    ``rows`` its matching rows read. The one per-file pass of lookups, a table's data files
+    included (``rows/tables.py``)."""
     from .fetch import file_tables
 
-    async def work(file: OpenedFile) -> _FileRows:
+    async def work(file: OpenedFile) -> FileRows:
         plan = await _plan(file, compiled, job)
-        found = _FileRows(plan)
+        found = FileRows(plan)
         if rows and plan.kept:
             found.tables = [t async for t in file_tables(file.source, plan, job)]
         return found
@@ -186,8 +189,8 @@ def _check_arguments(
     return _Arguments(predicate, columns, on_error, fetch_limit, page_index)
 
 
-def _table_rows(base: Run, sources: Sources, args: _Arguments) -> Any | None:
-    """A Delta or Iceberg table's matching rows, one table per file (rows/tables.py);
+def _table_rows(base: Run, sources: Sources, args: _Arguments, stream: bool) -> Any | None:
+    """A Delta or Iceberg table's matching rows, one table per row group (rows/tables.py);
     None when ``sources`` is not a table."""
     if table_kind(sources) is None:
         return None
@@ -200,6 +203,9 @@ def _table_rows(base: Run, sources: Sources, args: _Arguments) -> Any | None:
         args.columns,
         on_error=args.on_error,
         options=base.reader.options,
+        max_fetch_bytes=args.max_fetch_bytes,
+        page_index=args.page_index,
+        stream=stream,
     )
 
 
@@ -232,7 +238,7 @@ async def _read_files(
     args: _Arguments,
     skipped: list[PyBloomError] | None,
     rows: bool,
-) -> tuple[list[_FileRows], Job, list[FilePlan]]:
+) -> tuple[list[FileRows], Job, list[FilePlan]]:
     """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
     skipped or raised as ``on_error`` says. Also the plans the result's schema is made of
     (:func:`_schema_plans`)."""
@@ -248,9 +254,9 @@ async def _read_files(
     compiled = CompiledPredicate(args.predicate)
     listed, files = await _files(base, sources, args, skipped)
 
-    async def one(location: str | FileInfo) -> _FileRows | None:
+    async def one(location: str | FileInfo) -> FileRows | None:
         try:
-            return await _one_pass(base, location, compiled, job, rows)
+            return await read_one_file(base, location, compiled, job, rows)
         except _SKIPPABLE as exc:
             if not args.skip:
                 raise exc.with_context(path=_path(location)) from None
@@ -329,9 +335,9 @@ _DOC_PARAMETERS = """
         Files, directories or object-store prefixes (``s3://bucket/table/``);
         directories and prefixes expand to their ``*.parquet`` files. Or a
         table: a ``deltalake.DeltaTable`` (at its loaded version) or a
-        ``pyiceberg`` table (its current snapshot): its live files are pruned,
-        then their rows are read through the table's library, deletion vectors
-        and delete files applied, partition columns filled in. A table's
+        ``pyiceberg`` table (its current snapshot): its live files are pruned and
+        read as files are, the table's deletes applied (deletion vectors,
+        position and equality deletes), partition columns filled in. A table's
         columns are its schema's; ``on_error`` must be ``"raise"``.
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
@@ -406,7 +412,7 @@ async def lookup_batches(
     args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
     opts = run_options(run, keywords, "lookup_batches")
     async with open_run(opts) as base:
-        found = _table_rows(base, sources, args)
+        found = _table_rows(base, sources, args, stream=True)
         if found is not None:
             async for table in found:
                 for batch in table.to_batches():
@@ -464,7 +470,7 @@ async def lookup(
     args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
     opts = run_options(run, keywords, "lookup")
     async with open_run(opts) as base:
-        found = _table_rows(base, sources, args)
+        found = _table_rows(base, sources, args, stream=False)
         if found is not None:
             import pyarrow as pa
 

@@ -2,7 +2,10 @@
 requests, decoded by pyarrow, the predicate evaluated on the data.
 
 The plan (:mod:`.plan`) says what to read; the rows come shaped as the result
-(:mod:`.schema`) once its schema is known.
+(:mod:`.schema`) once its schema is known. A table's data file (``Job.table_file``)
+has its deleted rows dropped and the table's own columns (partition values) compared
+too: each decoded row's position in the file is known (a row group's first row from
+the footer, a page-index read's row ranges), so deletes by position apply to it.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -29,7 +33,7 @@ from .pages import (
     index_ranges,
     select_group,
 )
-from .plan import FetchedFile, FilePlan, Job, chunk_range, read_columns
+from .plan import FetchedFile, FilePlan, Job, TableFile, chunk_range, read_columns
 from .schema import conform
 
 __all__ = ["file_tables"]
@@ -52,8 +56,24 @@ def _fetch_groups(
         yield run
 
 
+def _first_rows(plan: FilePlan) -> list[int]:
+    """Each row group's first row in the file: the sum of the earlier groups' row counts."""
+    starts, at = [], 0
+    for group in plan.metadata.row_groups:
+        starts.append(at)
+        at += group.num_rows
+    return starts
+
+
 def _decode_group(
-    pf: Any, plan: FilePlan, group: int, columns: list[str], job: Job, leaves: Leaves
+    pf: Any,
+    plan: FilePlan,
+    group: int,
+    columns: list[str],
+    job: Job,
+    leaves: Leaves,
+    table_file: TableFile | None = None,
+    first_row: int = 0,
 ) -> Any:
     """Decode one row group, keep the rows where the predicate holds, shape them as the result.
 
@@ -63,6 +83,8 @@ def _decode_group(
     """
     schema = plan.metadata.schema
     present = [leaf.column for leaf in iter_leaves(job.where) if leaf.column in schema]
+    if table_file is not None:
+        present += [c for c in table_file.columns if c in schema]
     tops = {schema.column(c).path_parts[0] for c in present}
     first = [c for c in columns if c in tops or c in present]
     rest = [c for c in columns if c not in first]
@@ -71,7 +93,10 @@ def _decode_group(
         return pf.read_row_group(group, columns=rest, use_threads=False) if rest else None
 
     table = pf.read_row_group(group, columns=first, use_threads=False)
-    return _matching(table, plan, job, leaves, others)
+    positions = None
+    if table_file is not None:
+        positions = np.arange(first_row, first_row + table.num_rows, dtype=np.int64)
+    return _matching(table, plan, job, leaves, others, table_file, positions)
 
 
 def _decode_pages(
@@ -80,22 +105,36 @@ def _decode_pages(
     job: Job,
     leaves: Leaves,
     pieces: Sequence[tuple[int, bytes]],
+    table_file: TableFile | None = None,
+    first_row: int = 0,
 ) -> Any:
-    """:func:`_decode_group` for a row group read through its page index."""
+    """:func:`_decode_group` for a row group read through its page index (the rows of
+    ``selected.rows``, in order)."""
     assert plan.page_index is not None
     table = decode_group(
         selected, plan.page_index, plan.arrow_schema, plan.metadata.schema, held_reader(pieces)
     )
-    return _matching(table, plan, job, leaves)
+    positions = None
+    if table_file is not None:
+        spans = [np.arange(first_row + a, first_row + b, dtype=np.int64) for a, b in selected.rows]
+        positions = np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
+    return _matching(table, plan, job, leaves, None, table_file, positions)
 
 
 def _matching(
-    table: Any, plan: FilePlan, job: Job, leaves: Leaves, others: Callable[[], Any] | None = None
+    table: Any,
+    plan: FilePlan,
+    job: Job,
+    leaves: Leaves,
+    others: Callable[[], Any] | None = None,
+    table_file: TableFile | None = None,
+    positions: Any = None,
 ) -> Any:
     """The rows of a decoded table where the predicate holds, shaped as the result.
 
     ``others``, if given, decodes the result's remaining columns: called only when a
-    row matches.
+    row matches. ``table_file`` (a table's data file, with ``positions``: each row's
+    ordinal in the file) drops the deleted rows and gives the table's own columns.
     """
     table = computable(table)
     schema = plan.metadata.schema
@@ -103,7 +142,13 @@ def _matching(
     for leaf in iter_leaves(job.where):
         if leaf.column not in arrays and leaf.column in schema:
             arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
+    if table_file is not None:
+        arrays.update(table_file.values(table.num_rows))
     mask = evaluate(job.where, table, leaves, arrays)
+    if table_file is not None:
+        live = table_file.live(table, positions)
+        if live is not None:
+            mask = pc.and_kleene(mask, pa.array(live))
     if others is not None and pc.any(mask).as_py():
         more = others()
         if more is not None:
@@ -185,12 +230,18 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
         A row group cannot be decoded (naming it).
     """
     await _pinned(source, plan)
-    columns, leaf_indexes = read_columns(
-        plan, job.wanted(plan), [leaf.column for leaf in iter_leaves(job.where)]
-    )
-    leaves = Leaves(plan.metadata.schema, plan.path)
+    table_file = await job.table_file(plan) if job.table_file is not None else None
+    compared = [leaf.column for leaf in iter_leaves(job.where)]
+    if table_file is not None:
+        compared += list(table_file.columns)
+    columns, leaf_indexes = read_columns(plan, job.wanted(plan), compared)
+    if table_file is not None:
+        leaves = table_file.leaves(plan.metadata.schema, plan.path)
+    else:
+        leaves = Leaves(plan.metadata.schema, plan.path)
     selected = await _select_pages(source, plan, job, columns, leaf_indexes)
     size = plan.footer_location.file_size
+    starts = _first_rows(plan)
     for groups in _fetch_groups(plan, leaf_indexes, job.max_fetch_bytes):
         wanted = []
         for g in groups:
@@ -209,7 +260,10 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
                     if not pages.rows:
                         continue  # no page may hold a match
                     try:
-                        table = await to_worker(_decode_pages, pages, plan, job, leaves, pieces)
+                        table = await to_worker(
+                            _decode_pages, pages, plan, job, leaves, pieces, table_file,
+                            starts[group],
+                        )  # fmt: skip
                     except WholeChunks:  # the pages did not decode as indexed: whole chunks
                         whole = await _read(
                             source, job, [chunk_range(plan, group, x) for x in leaf_indexes]
@@ -219,8 +273,9 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
                         )
                 if table is None:
                     table = await to_worker(
-                        _decode_group, group_pf, plan, group, columns, job, leaves
-                    )
+                        _decode_group, group_pf, plan, group, columns, job, leaves, table_file,
+                        starts[group],
+                    )  # fmt: skip
             except PyBloomError as exc:
                 raise exc.with_context(path=plan.path, row_group=group) from None
             except (OSError, pa.ArrowException) as exc:

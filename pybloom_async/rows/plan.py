@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import io
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -21,16 +21,18 @@ import pyarrow.parquet as pq
 from ..errors import ParquetFormatError
 from ..io.base import FileInfo
 from ..io.identity import SourceIdentity
-from ..parquet import FileMetaData, FooterBounds
+from ..parquet import FileMetaData, FooterBounds, Schema
 from ..predicate import Predicate
 from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
+from .match import Leaves
 from .pages import FilePageIndex, file_page_index
 
 __all__ = [
     "FetchedFile",
     "FilePlan",
     "Job",
+    "TableFile",
     "chunk_range",
     "describe",
     "footer_bytes",
@@ -248,6 +250,31 @@ def describe(
     )
 
 
+class TableFile(Protocol):
+    """What a table (Delta, Iceberg) says about the rows of one of its data files, beyond
+    the file itself: its deleted rows, and the values of columns it keeps outside the file
+    (partition values). ``rows/tables.py`` supplies it; the read of the file's rows
+    (:func:`pybloom_async.rows.fetch.file_tables`) asks it for every decoded row group."""
+
+    @property
+    def columns(self) -> Sequence[str]:
+        """Columns of the file the deletes compare (read with the predicate's columns)."""
+
+    def leaves(self, schema: Schema, path: str) -> Leaves:
+        """The comparisons of the file's rows, the table's own columns' literals included."""
+
+    def values(self, rows: int) -> Mapping[str, Any]:
+        """Predicate columns the table keeps outside the file: ``rows`` values of each."""
+
+    def live(self, rows: Any, positions: Any) -> Any:
+        """Which decoded rows are live (a numpy bool array; None: all of them).
+
+        ``rows`` is the decoded ``pyarrow.Table``, ``positions`` each row's ordinal in the
+        file (numpy int64: a row group's first row is the sum of the earlier groups'
+        row counts).
+        """
+
+
 @dataclass(frozen=True)
 class Job:
     """What every file's read shares: the predicate, the columns asked for, the limits, and
@@ -260,6 +287,8 @@ class Job:
     merging: PlanConfig = DEFAULT_PLAN_CONFIG  # how ranges are merged (the reader's)
     schema: Any = None  # pa.Schema of the result, once known
     names: list[str] | None = None  # its column names
+    #: A table's word on each of its files (deleted rows, partition values); None: plain files.
+    table_file: Callable[[FilePlan], Awaitable[TableFile | None]] | None = None
 
     def shaped(self, schema: Any, names: list[str]) -> Job:
         """This job with the result's schema known: tables come shaped to it."""

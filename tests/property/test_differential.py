@@ -57,13 +57,12 @@ def test_entry_points_agree_with_the_oracle(seed: int, tmp_path: Path) -> None:
 # gates.KNOWN and of this table, and the bounded run above covers that ground again.
 # Seeds found by ``run_long.py --find-known-seeds 2000``; a change to the generator may move
 # them (an xfail turning into a pass says so): find them again.
-KNOWN_BUG_SEEDS: dict[str, int] = {
-    "delta_empty_partition": 12778,  # from the long run (seeds 10000..13124)
-}
+KNOWN_BUG_SEEDS: dict[str, int] = {}
 
 #: Seeds whose cases showed a bug now fixed, kept as regressions (each with every gate of
 #: its bug open, whatever range the bounded run covers).
 FIXED_BUG_SEEDS: dict[str, int] = {
+    "delta_empty_partition": 12778,  # from the long run (seeds 10000..13124)
     "in_null_page_index": 84,
     "keyword_column": 16,
     "lake_build_zero_row": 118,
