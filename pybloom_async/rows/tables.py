@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import AsyncGenerator, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -61,6 +62,8 @@ from .match import Leaves
 from .plan import FilePlan, Job
 
 __all__ = ["table_batches"]
+
+T = TypeVar("T")
 
 
 def _parquet_schema(schema: pa.Schema) -> Schema:
@@ -188,14 +191,18 @@ class _Reading:
     reader: BloomReader
     schema: pa.Schema  # the table's whole Arrow schema
     constants_schema: Schema  # Parquet descriptors of the partition columns
-    masks: dict[str, Any] = field(default_factory=dict)  # Delta: path -> keep mask
-    decoded: dict[str, Any] = field(default_factory=dict)  # delete file -> what it deletes
+    #: Delta: path -> keep mask, read by deltalake in a thread of its own while the files'
+    #: footers are read (None: the table has no deletion vectors).
+    masks: Future[dict[str, Any]] | None = None
+    #: Delete file -> what it deletes, once read (those read at once wait for the first).
+    decoded: dict[str, Future[Any]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def table_file(self, plan: FilePlan) -> _TableFile | None:
         path = _path(plan.location)
         if self.table.kind == "delta":
-            deletes = FileDeletes(keep=self.masks.get(path))
+            masks = {} if self.masks is None else await to_worker(self.masks.result)
+            deletes = FileDeletes(keep=masks.get(path))
             values = self.table.partitions.get(path, {})
         else:
             task = self.table.tasks[path]
@@ -221,14 +228,24 @@ class _Reading:
         return found
 
     async def _decoded(self, delete: Any) -> Any:
+        """What one delete file deletes: read and decoded once for the lookup, however many
+        data files (read at once) it covers."""
         key = str(delete.file_path)
         with self.lock:
-            if key in self.decoded:
-                return self.decoded[key]
-        data = await _read_whole(self.reader, key, int(delete.file_size_in_bytes))
-        what = await to_worker(_decode_delete, self.table, delete, data)
-        with self.lock:
-            self.decoded[key] = what
+            pending = self.decoded.get(key)
+            mine = pending is None
+            if mine:
+                pending = self.decoded[key] = Future()
+        assert pending is not None
+        if not mine:
+            return await to_worker(pending.result)
+        try:
+            data = await _read_whole(self.reader, key, int(delete.file_size_in_bytes))
+            what = await to_worker(_decode_delete, self.table, delete, data)
+        except BaseException as exc:
+            pending.set_exception(exc)
+            raise
+        pending.set_result(what)
         return what
 
 
@@ -334,16 +351,33 @@ def _missing_identity_values(table: TableFiles, task: Any, schema: Schema) -> di
 
 
 def _prepare(table: TableFiles, reader: BloomReader) -> _Reading:
-    """The table's schema, its partition columns' descriptors and (Delta) its deletion
-    vectors, read once for the lookup. Blocking."""
+    """The table's schema and its partition columns' descriptors, once for the lookup; a
+    Delta table's deletion vectors are started (read in a thread of their own, awaited by
+    the first file read that needs them). Blocking."""
     schema = arrow_schema(table, table.top_level)
     own = [f for f in schema if f.name in set(table.partition_columns)]
     reading = _Reading(table, reader, schema, _parquet_schema(pa.schema(own)))
     if table.kind == "delta":
-        from ..tables.delta import deletion_masks
+        from ..tables.delta import deletion_masks, has_deletion_vectors
 
-        reading.masks = deletion_masks(table, {f.path for f in table.files})
+        if has_deletion_vectors(table):
+            reading.masks = _started(deletion_masks, table, {f.path for f in table.files})
     return reading
+
+
+def _started(function: Callable[..., T], *args: Any) -> Future[T]:
+    """``function(*args)`` run at once in a thread of its own (it is bounded: no task owns
+    it, and a lookup cancelled meanwhile leaves it to finish)."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(function(*args))
+        except BaseException as exc:  # handed to whoever awaits the result
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="pybloom-async deletion vectors", daemon=True).start()
+    return future
 
 
 # ---- the table -------------------------------------------------------------------------

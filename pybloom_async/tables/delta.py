@@ -37,6 +37,7 @@ __all__ = [
     "deletion_masks",
     "delta_storage_options",
     "files_with_deletion_vectors",
+    "has_deletion_vectors",
     "open_delta",
     "reopen",
     "resolve_delta",
@@ -311,6 +312,11 @@ def resolve_delta(dt: Any, where: Predicate | None, options: StoreOptions | None
     )
 
 
+def has_deletion_vectors(table: TableFiles) -> bool:
+    """Whether the table's protocol allows deletion vectors (no vector otherwise)."""
+    return "deletionVectors" in (table.table.protocol().reader_features or ())
+
+
 def files_with_deletion_vectors(table: TableFiles, wanted: set[str]) -> list[str]:
     """The wanted files that a deletion vector removes rows from, in the table's order."""
     masks = deletion_masks(table, wanted)
@@ -336,7 +342,7 @@ def deletion_masks(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
     import pyarrow as pa
 
     dt = table.table
-    if "deletionVectors" not in (dt.protocol().reader_features or ()):
+    if not has_deletion_vectors(table):
         return {}
     # Every live file, not only the wanted ones: a vector that names no live file means
     # the paths are spelled differently here, and its rows must not come back silently.

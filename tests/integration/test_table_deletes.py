@@ -321,3 +321,24 @@ def test_columns_are_read_by_name_a_renamed_one_is_refused(tmp_path: Path) -> No
     got = pba.lookup_sync(tbl, "id = 3")
     assert got.to_pylist() == [{"id": 3, "s": "s3", "k": 3, "extra": None}]
     assert got.to_pylist() == tbl.scan(row_filter="id = 3").to_arrow().to_pylist()
+
+
+def test_a_delete_file_covering_many_files_is_read_once(tmp_path: Path) -> None:
+    tbl = _catalog(tmp_path).create_table("ns.t", schema=SCHEMA)
+    paths = []
+    for i in range(4):
+        path = tmp_path / f"part-{i}.parquet"
+        pq.write_table(_data(i * 100, i * 100 + 100), path, bloom_filter_options={"id": True})
+        paths.append(path.as_uri())
+    tbl.add_files(paths)
+    tbl = commit_delete_files(tbl.refresh(), [
+        position_delete_file(tmp_path / "d.parquet", [(p, 1) for p in paths]),
+    ])  # fmt: skip
+    where = "id IN (0, 1, 101, 201, 301, 302)"
+    plain, on_table = SourceStats(), SourceStats()
+    pba.lookup_sync([tmp_path / f"part-{i}.parquet" for i in range(4)], where, stats=plain)
+    got = pba.lookup_sync(tbl, where, stats=on_table, concurrency=4)
+    assert (
+        sorted(got.column("id").to_pylist()) == [0, 302] == [r["id"] for r in _ice_scan(tbl, where)]
+    )
+    assert on_table.requests == plain.requests + 1

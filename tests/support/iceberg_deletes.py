@@ -85,9 +85,11 @@ def _with_id(field: pa.Field, field_id: int) -> pa.Field:
 
 
 def position_delete_file(
-    path: Path, rows: Sequence[tuple[str, int]], partition: Record | None = None
-) -> DataFile:
-    """A position delete file of ``(data file path, position)`` rows, sorted as the spec asks."""
+    path: Path, rows: Sequence[tuple[str, int]], partition: Record | None = None,
+    uri: str | None = None,
+) -> DataFile:  # fmt: skip
+    """A position delete file of ``(data file path, position)`` rows, sorted as the spec asks,
+    written at ``path``; ``uri``: where the table will find it (default: ``path``)."""
     rows = sorted(rows)
     schema = pa.schema([
         _with_id(pa.field("file_path", pa.string(), nullable=False), FILE_PATH_ID),
@@ -98,10 +100,17 @@ def position_delete_file(
         schema=schema,
     )
     pq.write_table(data, path)
+    bounds = {}
+    targets = {r[0] for r in rows}
+    if len(targets) == 1:
+        # One data file: its path as the bounds of file_path, as Iceberg's writers set them
+        # (a reader then applies the file to that data file only).
+        bounds = {FILE_PATH_ID: next(iter(targets)).encode()}
     return DataFile.from_args(
-        content=DataFileContent.POSITION_DELETES, file_path=path.as_uri(),
+        content=DataFileContent.POSITION_DELETES, file_path=uri or path.as_uri(),
         file_format=FileFormat.PARQUET, partition=partition or Record(),
         record_count=len(rows), file_size_in_bytes=path.stat().st_size,
+        lower_bounds=bounds or None, upper_bounds=bounds or None,
     )  # fmt: skip
 
 
