@@ -38,12 +38,13 @@ from ..read.columns import ColumnReader, unsupported_reason
 from ..read.fetch import BloomFilterRead, ReaderConfig
 from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options
-from ..tables import TableSource, resolve_table, table_kind, table_root
+from ..tables import TableFiles, TableSource, resolve_table, table_kind, table_root
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from ..types import PhysicalType
 from .format import LakeColumn, LakeFile, encode_segment
 from .segments import relative_name, write_segment
+from .tables import index_names, register_iceberg_index, table_index_info
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -126,6 +127,7 @@ class _Ctx:
     mode: str
     cpu: anyio.CapacityLimiter
     strict: bool
+    table: TableFiles | None = None  # a table's index: its files named and versioned so
 
 
 def _blocks_for(ndv: float, fpp: float) -> int:
@@ -201,12 +203,20 @@ async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
     """One file's material: filters (fold mode) or distinct hashes; a text on failure."""
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
     try:
-        name = relative_name(ctx.root, path)
+        if ctx.table is not None:
+            name = index_names(ctx.table, [path])[0]
+        else:
+            name = relative_name(ctx.root, path)
         if name is None:
             raise SourceError(f"the file is not under the lake's root {ctx.root!r}", path=path)
-        # The version indexed: what a prune's stale check compares with (a stat, or the
-        # listing's size and ETag).
-        identity = await ctx.reader.identity(location)
+        if ctx.table is not None and isinstance(location, FileInfo):
+            # A table's file is never rewritten under its name: its size, as the table
+            # lists it, is what a prune compares (no stat, no HEAD).
+            identity = SourceIdentity(path, location.size, None, None)
+        else:
+            # The version indexed: what a prune's stale check compares with (a stat, or the
+            # listing's size and ETag).
+            identity = await ctx.reader.identity(location)
         reads: Mapping[tuple[int, str], BloomFilterRead] = {}
         # One opening: the footer, then the filters.
         async with ctx.reader.opened(location) as file:
@@ -312,8 +322,14 @@ def _column_of(
     return lake_col, bits
 
 
-def encode_class(files: Sequence[_File], columns: Sequence[str], fpp: float) -> bytes:
-    """The segment of one size class (CPU: a worker thread)."""
+def encode_class(
+    files: Sequence[_File],
+    columns: Sequence[str],
+    fpp: float,
+    table: Mapping[str, Any] | None = None,
+) -> bytes:
+    """The segment of one size class (CPU: a worker thread); ``table``: what a table's
+    index covers."""
     parts: list[tuple[LakeColumn, bytearray]] = []
     for column in columns:
         got = _column_of(files, column, len(parts), fpp)
@@ -326,7 +342,7 @@ def encode_class(files: Sequence[_File], columns: Sequence[str], fpp: float) -> 
                  f.identity.ctime_ns)
         for f in files
     ]  # fmt: skip
-    return encode_segment(entries, parts)
+    return encode_segment(entries, parts, table)
 
 
 def _check_present(files: Sequence[_File], columns: Sequence[str]) -> None:
@@ -428,6 +444,7 @@ async def build_lake_index(
     """
     opts = run_options(run, keywords, "build_lake_index")
     wanted = check_columns(columns)
+    table = None
     if table_kind(root) is not None:
         table = await to_worker(resolve_table, root, None, opts.options)
         root, files = table_root(table), table.files
@@ -442,7 +459,7 @@ async def build_lake_index(
         ctx = _Ctx(
             root=os.fspath(root), reader=run_.reader, columns=wanted,
             fpp=probability("fpp", fpp), ndv=ndv, mode=mode,
-            cpu=anyio.CapacityLimiter(cpus), strict=opts.strict,
+            cpu=anyio.CapacityLimiter(cpus), strict=opts.strict, table=table,
         )  # fmt: skip
         for column in wanted:
             _ndv_of(ctx, column)
@@ -459,17 +476,27 @@ async def build_lake_index(
                 good.append(s)
         _check_present(good, wanted)
         groups = _classes(good, CLASS_SPAN) if size_classes else ([good] if good else [])
+        info = None if table is None else table_index_info(table)
+        payloads = []
         for group in groups:
             group.sort(key=lambda f: f.name)
             await _fold_or_values(ctx, group, result)
             payload = await anyio.to_thread.run_sync(
-                encode_class, group, wanted, ctx.fpp, limiter=ctx.cpu
+                encode_class, group, wanted, ctx.fpp, info, limiter=ctx.cpu
             )
+            result.files += len(group)
+            if table is not None and table.kind == "iceberg":
+                payloads.append(payload)  # blobs of one Puffin file, registered below
+                continue
             location = await anyio.to_thread.run_sync(
                 write_segment, ctx.root, payload, run_.reader.options
             )
             result.segments.append(location)
-            result.files += len(group)
+        if table is not None and table.kind == "iceberg" and payloads:
+            location = await to_worker(
+                register_iceberg_index, table, payloads, wanted, result.files
+            )
+            result.segments.append(location)
     return result
 
 

@@ -1,7 +1,8 @@
 """Lookups over tables: a Delta or Iceberg table's rows that satisfy a predicate, exactly.
 
 1. The table's library lists the live files, and its partition values and
-   statistics rule files out (:func:`pybloom_async.tables.resolve_table`);
+   statistics rule files out (:func:`pybloom_async.tables.resolve_table`); a lake
+   index that belongs to the table rules out more (:mod:`pybloom_async.lake.tables`);
 2. each remaining file goes through the one per-file pass of lookups
    (:func:`pybloom_async.rows.api.read_one_file`): its footer, Bloom pruning, and only
    the kept row groups' (or pages') needed column chunks, as for plain files;
@@ -449,7 +450,9 @@ async def table_batches(
     read_schema = arrow_schema(table, names)
     result = pa.schema([read_schema.field(c) for c in (columns or table.top_level)])
     yield result.empty_table()
-    files = list(table.files)
+    from ..lake.tables import files_kept_by_table_index
+
+    files = await files_kept_by_table_index(base, table, where)
     if not files:
         return
     reading = await to_worker(_prepare, table, base.reader)

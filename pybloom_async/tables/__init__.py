@@ -63,6 +63,8 @@ class TableFiles:
     tasks: dict[str, Any] = field(default_factory=dict)
     # Delta: every live file's path (kept or not) -> its path in the log
     relative: dict[str, str] = field(default_factory=dict)
+    #: What was read: the Delta version, or the Iceberg snapshot id (None: an empty table).
+    version: int | None = None
 
 
 def table_kind(source: object) -> str | None:

@@ -309,6 +309,7 @@ def resolve_delta(dt: Any, where: Predicate | None, options: StoreOptions | None
         tuple(partitioned),
         partitions,
         relative=relative,
+        version=int(dt.version()),
     )
 
 

@@ -198,6 +198,7 @@ def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
     columns = tuple(_columns(schema.fields))
     if where is not None:
         check_columns(where, columns, name)
+    snapshot = table.current_snapshot()
     try:
         tasks = plan_tasks(table, None if where is None else row_filter(where, schema))
     except (ValueError, NotImplementedError) as exc:
@@ -219,4 +220,5 @@ def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
         tuple(f.name for f in schema.fields),
         partitioned,
         tasks={t.file.file_path: t for t in tasks},
+        version=None if snapshot is None else int(snapshot.snapshot_id),
     )
