@@ -84,8 +84,10 @@ class TablePlan:
     """A Delta or Iceberg table made of the lake's files (one schema).
 
     ``partition_by``: a Delta partition column. ``delete``: ``None``, ``rewrite`` (the
-    library's own delete, which rewrites files) or ``vector`` (a Delta deletion vector
-    committed for ``deleted_rows`` of the first file).
+    library's own delete, which rewrites files), ``vector`` (a Delta deletion vector
+    committed for ``deleted_rows`` of the first file), ``position`` or ``equality`` (an
+    Iceberg position delete file for those rows, or an equality delete file of their ids,
+    written by pyarrow and committed through pyiceberg).
     """
 
     format: str

@@ -5,8 +5,11 @@ Delta tables are written by ``deltalake.write_deltalake`` (one append per file o
 its writer settings carried over as ``WriterProperties``), optionally partitioned, then
 rows are deleted by the library (files rewritten) or by a deletion vector. Iceberg tables
 get files written by pyarrow with the case's settings, registered with ``add_files`` in a
-SQLite catalog, then rows deleted by the library. The oracle is the library's own full scan
-(deletes applied), filtered by our evaluator.
+SQLite catalog, then rows deleted by the library (files rewritten), by a position delete
+file or by an equality delete file on ``id`` (committed through pyiceberg). The oracle is
+the library's own full scan (deletes applied), filtered by our evaluator; pyiceberg 0.12
+refuses equality deletes, so there it is the scan of the snapshot before them less the
+rows whose ``id`` they delete (every ``id`` of a table case is distinct).
 """
 
 from __future__ import annotations
@@ -107,13 +110,29 @@ def make_iceberg(case: Case, root: Path) -> Any:
     table = catalog.load_table("ns.t")
     plan = case.table
     assert plan is not None
+    ids = [case.files[0].columns[0].values[i] for i in plan.deleted_rows]
     if plan.delete == "rewrite":
-        ids = ", ".join(str(case.files[0].columns[0].values[i]) for i in plan.deleted_rows)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            table.delete(f"id IN ({ids})")
+            table.delete(f"id IN ({', '.join(map(str, ids))})")
         table = catalog.load_table("ns.t")
+    elif plan.delete == "position" and plan.deleted_rows:
+        from support.iceberg_deletes import commit_delete_files, position_delete_file
+
+        first = uris[0]
+        rows = [(first, i) for i in plan.deleted_rows]
+        table = commit_delete_files(table, [position_delete_file(root / "pos.parquet", rows)])
+    elif plan.delete == "equality" and ids:
+        from support.iceberg_deletes import commit_delete_files, equality_delete_file
+
+        keys = {"id": pa.array(ids, table.schema().as_arrow().field("id").type)}
+        table = commit_delete_files(table, [equality_delete_file(root / "eq.parquet", table, keys)])
     return table
+
+
+def _before_equality_deletes(table: Any) -> Any:
+    """The snapshot an equality delete was committed on (pyiceberg scans that one)."""
+    return table.current_snapshot().parent_snapshot_id
 
 
 def _scan(case: Case, table: Any) -> pa.Table:
@@ -123,6 +142,13 @@ def _scan(case: Case, table: Any) -> pa.Table:
 
         query = deltalake.QueryBuilder().register("t", table)
         return pa.table(query.execute("SELECT * FROM t"))
+    plan = case.table
+    if plan is not None and plan.delete == "equality" and plan.deleted_rows:
+        import pyarrow.compute as pc
+
+        before = table.scan(snapshot_id=_before_equality_deletes(table)).to_arrow()
+        ids = [case.files[0].columns[0].values[i] for i in plan.deleted_rows]
+        return before.filter(pc.invert(pc.is_in(before.column("id"), pa.array(ids))))
     return table.scan().to_arrow()
 
 
@@ -137,7 +163,11 @@ def _live_files(case: Case, table: Any) -> dict[str, dict[str, Any]]:
             )
             for a in actions
         }
-    return {_path(t.file.file_path): {} for t in table.scan().plan_files()}
+    plan = case.table
+    snapshot = None
+    if plan is not None and plan.delete == "equality" and plan.deleted_rows:
+        snapshot = _before_equality_deletes(table)  # the same data files
+    return {_path(t.file.file_path): {} for t in table.scan(snapshot_id=snapshot).plan_files()}
 
 
 def _physical(
@@ -183,7 +213,8 @@ def run_table_checks(
     if "table_dataset" in checks and not gates.skip_table_dataset(
         known, sum(evaluate(case.predicate, live))
     ):
-        failures += _table_dataset(case, table, live, names, plan.delete == "vector")
+        deletes = plan.delete in ("vector", "position", "equality")
+        failures += _table_dataset(case, table, live, names, deletes)
     indexable = [c for c in columns if c.split(".")[0] != plan.partition_by and _indexable(case, c)]
     if "table_lake" in checks and indexable:
         try:
@@ -244,22 +275,22 @@ def _table_prune(
         if hits:
             problems.append(f"{v.file} row group {v.row_group} pruned ({v.rule}: {v.reason}) "
                             f"but holds {hits} matching rows")  # fmt: skip
-    vectors = case.table is not None and case.table.delete == "vector"
+    vectors = case.table is not None and case.table.delete in ("vector", "position", "equality")
     for path, facts in physical.items():
-        # A file whose matching rows a deletion vector removed may be left out.
+        # A file whose matching rows a delete removed may be left out.
         if path not in answered and not vectors and any(evaluate(case.predicate, facts)):
             problems.append(f"{path} holds matching rows and got no verdict")
     return [Failure(check, problems[0], "\n".join(problems[1:6]))] if problems else []
 
 
 def _table_dataset(
-    case: Case, table: Any, live: FileFacts, names: list[str], vectors: bool
+    case: Case, table: Any, live: FileFacts, names: list[str], deletes: bool
 ) -> list[Failure]:
     """pruned_dataset on the table: the table's columns, every matching live row."""
     try:
         ds = pba.pruned_dataset_sync(table, case.predicate)
     except pba.UnsupportedTypeError as exc:
-        if vectors and "lookup" in str(exc):
+        if deletes and "lookup" in str(exc):
             return []  # a kept file with deleted rows is refused, as documented
         return [failure_of("table_dataset", exc)]
     except Exception as exc:
