@@ -203,7 +203,9 @@ class _Reading:
         path = _path(plan.location)
         if self.table.kind == "delta":
             masks = {} if self.masks is None else await to_worker(self.masks.result)
-            deletes = FileDeletes(keep=masks.get(path))
+            mask = masks.get(path)  # bit-packed: unpacked only for the files read
+            keep = None if mask is None else mask.to_numpy(zero_copy_only=False)
+            deletes = FileDeletes(keep=keep)
             values = self.table.partitions.get(path, {})
         else:
             task = self.table.tasks[path]

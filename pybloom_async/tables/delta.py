@@ -325,8 +325,9 @@ def files_with_deletion_vectors(table: TableFiles, wanted: set[str]) -> list[str
 
 
 def deletion_masks(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
-    """The deletion vectors of the wanted files, as keep masks (a numpy bool array per file,
-    True where the row is live; rows past a mask's end are live).
+    """The deletion vectors of the wanted files, as keep masks (a ``pyarrow.BooleanArray``
+    per file, bit-packed as deltalake hands it over: True where the row is live; rows past
+    a mask's end are live).
 
     deltalake decodes the vectors (``DeltaTable.deletion_vectors()``: inline, relative and
     absolute ones, as the protocol defines them); a vector it cannot read is its error,
@@ -339,7 +340,6 @@ def deletion_masks(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
     ParquetFormatError
         A vector names a file that is not among the table's live files.
     """
-    import numpy as np
     import pyarrow as pa
 
     dt = table.table
@@ -374,5 +374,5 @@ def deletion_masks(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
                     path=str(uri),
                 )
             if found in wanted:
-                out[found] = np.asarray(mask.values.to_numpy(zero_copy_only=False), dtype=bool)
+                out[found] = mask.values
     return out
