@@ -145,7 +145,8 @@ def _matching(
     if table_file is not None:
         arrays.update(table_file.values(table.num_rows))
     mask = evaluate(job.where, table, leaves, arrays)
-    if table_file is not None:
+    if table_file is not None and pc.any(mask).as_py():
+        # Deleted rows are dropped from the matches (none: the deletes are not needed).
         live = table_file.live(table, positions)
         if live is not None:
             mask = pc.and_kleene(mask, pa.array(live))

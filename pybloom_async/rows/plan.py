@@ -271,7 +271,8 @@ class TableFile(Protocol):
 
         ``rows`` is the decoded ``pyarrow.Table``, ``positions`` each row's ordinal in the
         file (numpy int64: a row group's first row is the sum of the earlier groups'
-        row counts).
+        row counts). Asked only for rows where the predicate holds somewhere, from a
+        worker thread (it may wait for the table's deletes).
         """
 
 

@@ -143,6 +143,9 @@ class _TableFile:
     constants: dict[str, Any]  # column -> pa.Scalar, typed as the table's schema
     table_schema: Schema  # the constants' Parquet descriptors
     columns: tuple[str, ...] = ()
+    #: Delta: the file's keep mask, asked for only when a row group has a matching row
+    #: (deltalake's vectors may still be on their way; a worker thread waits for them).
+    keep_mask: Callable[[], Any] | None = None
 
     def leaves(self, schema: Schema, path: str) -> Leaves:
         return _TableLeaves(schema, path, self.table_schema, set(self.constants))
@@ -151,6 +154,10 @@ class _TableFile:
         return {c: pa.chunked_array([_repeat(v, rows)]) for c, v in self.constants.items()}
 
     def live(self, rows: Any, positions: Any) -> Any:
+        if self.keep_mask is not None:
+            mask = self.keep_mask()  # bit-packed: unpacked only for the files read
+            self.deletes.keep = None if mask is None else mask.to_numpy(zero_copy_only=False)
+            self.keep_mask = None
         if not self.deletes:
             return None
 
@@ -193,7 +200,8 @@ class _Reading:
     schema: pa.Schema  # the table's whole Arrow schema
     constants_schema: Schema  # Parquet descriptors of the partition columns
     #: Delta: path -> keep mask, read by deltalake in a thread of its own while the files'
-    #: footers are read (None: the table has no deletion vectors).
+    #: footers are read, awaited by the first row group with a matching row (None: the
+    #: table has no deletion vectors).
     masks: Future[dict[str, Any]] | None = None
     #: Delete file -> what it deletes, once read (those read at once wait for the first).
     decoded: dict[str, Future[Any]] = field(default_factory=dict)
@@ -201,11 +209,12 @@ class _Reading:
 
     async def table_file(self, plan: FilePlan) -> _TableFile | None:
         path = _path(plan.location)
+        keep_mask = None
         if self.table.kind == "delta":
-            masks = {} if self.masks is None else await to_worker(self.masks.result)
-            mask = masks.get(path)  # bit-packed: unpacked only for the files read
-            keep = None if mask is None else mask.to_numpy(zero_copy_only=False)
-            deletes = FileDeletes(keep=keep)
+            deletes = FileDeletes()
+            if self.masks is not None:
+                masks = self.masks
+                keep_mask = lambda: masks.result().get(path)  # noqa: E731
             values = self.table.partitions.get(path, {})
         else:
             task = self.table.tasks[path]
@@ -213,9 +222,9 @@ class _Reading:
             deletes = await self._iceberg_deletes(task, path)
             values = _missing_identity_values(self.table, task, plan.metadata.schema)
         constants = {c: _typed(v, self.schema.field(c).type, c, path) for c, v in values.items()}
-        if not deletes and not constants:
+        if not deletes and not constants and keep_mask is None:
             return None
-        return _TableFile(deletes, constants, self.constants_schema, deletes.columns)
+        return _TableFile(deletes, constants, self.constants_schema, deletes.columns, keep_mask)
 
     async def _iceberg_deletes(self, task: Any, path: str) -> FileDeletes:
         found = FileDeletes()
