@@ -60,3 +60,53 @@ def test_equality_deletes_several_columns_and_nulls() -> None:
     assert live.tolist() == [0, 1, 0, 1, 0, 1, 1]
     with pytest.raises(ParquetFormatError, match="no column"):
         equality_deletes(data, "e.parquet", [(9, "other", pa.int64())])
+
+
+def test_iceberg_deletion_vectors_decoded_by_pyiceberg() -> None:
+    """A Puffin file of ``deletion-vector-v1`` blobs (the Iceberg spec's framing: length,
+    magic, a 64-bit Roaring bitmap, CRC), decoded by pyiceberg, by data file."""
+    import struct
+    import zlib
+
+    pyroaring = pytest.importorskip("pyroaring")
+    pytest.importorskip("pyiceberg")
+    from pyiceberg.table.deletion_vector import deletion_vectors_from_puffin_file
+    from pyiceberg.table.puffin import PuffinFile
+
+    from pybloom_async.lake.puffin import PuffinBlob, encode_puffin
+    from pybloom_async.tables.deletes import vector_deletes
+
+    def vector(rows: list[int]) -> bytes:
+        high: dict[int, list[int]] = {}
+        for r in rows:
+            high.setdefault(r >> 32, []).append(r & 0xFFFFFFFF)
+        bitmap = struct.pack("<Q", len(high)) + b"".join(
+            struct.pack("<I", k) + pyroaring.BitMap(v).serialize() for k, v in sorted(high.items())
+        )
+        body = bytes([0xD1, 0xD3, 0x39, 0x64]) + bitmap
+        return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+
+    blobs = [
+        PuffinBlob(
+            "deletion-vector-v1",
+            (2147483645,),
+            1,
+            1,
+            properties={"referenced-data-file": path, "cardinality": str(len(rows))},
+            payload=vector(rows),
+        )
+        for path, rows in (("s3://b/a.parquet", [3, 70000]), ("s3://b/b.parquet", [0]))
+    ]
+    data, _, _ = encode_puffin(blobs, {})
+    found = vector_deletes(
+        data, "dv.puffin", lambda raw: deletion_vectors_from_puffin_file(PuffinFile(raw))
+    )
+    assert {k: sorted(v.tolist()) for k, v in found.items()} == {
+        "s3://b/a.parquet": [3, 70000], "s3://b/b.parquet": [0],
+    }  # fmt: skip
+    with pytest.raises(ParquetFormatError, match="cannot be decoded"):
+        vector_deletes(
+            data[:-30] + b"x" * 30,
+            "dv.puffin",
+            lambda raw: deletion_vectors_from_puffin_file(PuffinFile(raw)),
+        )
