@@ -378,8 +378,13 @@ def _prepare(table: TableFiles, reader: BloomReader) -> _Reading:
 
 
 def _started(function: Callable[..., T], *args: Any) -> Future[T]:
-    """``function(*args)`` run at once in a thread of its own (it is bounded: no task owns
-    it, and a lookup cancelled meanwhile leaves it to finish)."""
+    """``function(*args)`` run at once in a thread of its own, which no task owns: a lookup
+    that did not need its result (or was cancelled) leaves it to finish.
+
+    Not a daemon thread: the interpreter waits for it at exit. A daemon thread still inside
+    deltalake when the interpreter finalizes crashes the process (seen: a segmentation
+    fault at the exit of a script whose lookup needed no deletion vector).
+    """
     future: Future[T] = Future()
 
     def run() -> None:
@@ -388,7 +393,7 @@ def _started(function: Callable[..., T], *args: Any) -> Future[T]:
         except BaseException as exc:  # handed to whoever awaits the result
             future.set_exception(exc)
 
-    threading.Thread(target=run, name="pybloom-async deletion vectors", daemon=True).start()
+    threading.Thread(target=run, name="pybloom-async deletion vectors", daemon=False).start()
     return future
 
 

@@ -345,3 +345,38 @@ def test_a_delete_file_covering_many_files_is_read_once(tmp_path: Path) -> None:
         sorted(got.column("id").to_pylist()) == [0, 302] == [r["id"] for r in _ice_scan(tbl, where)]
     )
     assert on_table.requests == plain.requests + 1
+
+
+def test_a_script_exits_cleanly_while_deltalake_reads_the_vectors(tmp_path: Path) -> None:
+    """The vectors are read in a thread of their own from the lookup's start; a lookup that
+    needs none returns first, and the interpreter waits for that thread at exit (a daemon
+    thread still inside deltalake as the interpreter finalized crashed the process with a
+    segmentation fault, in about one run in six). Here deltalake's read is slowed down: the
+    script's exit must come after it."""
+    import os
+    import subprocess
+    import sys
+
+    dt = _delta(tmp_path)
+    (path,) = [a["path"] for a in pa.table(dt.get_add_actions(flatten=True)).to_pylist()]
+    commit_deletion_vector(tmp_path / "t", path, DELETED)
+    mark = tmp_path / "read"
+    script = (
+        "import pathlib, time, deltalake, pybloom_async as pba\n"
+        "import pybloom_async.tables.delta as delta\n"
+        "real = delta.deletion_masks\n"
+        "def slow(*args):\n"
+        "    time.sleep(1.0)\n"
+        "    found = real(*args)\n"
+        f"    pathlib.Path({str(mark)!r}).write_text('read')\n"
+        "    return found\n"
+        "delta.deletion_masks = slow\n"
+        f"dt = deltalake.DeltaTable({str(tmp_path / 't')!r})\n"
+        "print(pba.lookup_sync(dt, \"s = 's5x'\", page_index=False).num_rows)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+        env=os.environ,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "0"), done.stderr[-500:]
+    assert mark.read_text() == "read"  # the interpreter waited for the thread
