@@ -5,7 +5,10 @@ varied settings, empty files and files without row groups among them), a predica
 <=> with NULL, NaN, -0.0, absent and out-of-range literals, AND/OR) and the calls to make:
 prune and prune_sync, lookup, lookup_sync and lookup_batches (in the col() and the text
 form), pruned_dataset read by pyarrow and DuckDB, sidecar and lake indexes through a file
-replaced, added or removed after indexing; or a Delta or Iceberg table of the same data.
+replaced, added or removed after indexing; or a Delta table (deltalake's appends,
+partitioned or not, its deletes, deletion vectors, compaction, read at its latest or an
+older version) or an Iceberg table (pyiceberg's, with its deletes and position and
+equality delete files) of the same data, against the table library's own scan.
 See tests/support/differential/ for the generator and the oracle.
 
 The default run is bounded (``PYBLOOM_DIFF_CASES`` seeds from ``PYBLOOM_DIFF_SEED``: 200

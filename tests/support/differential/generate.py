@@ -380,13 +380,13 @@ def generate_case(
 
 
 def _aimed_at_deletes(seed: int, case: Case) -> Case:
-    """An Iceberg case with position or equality deletes asks, more often than not, for the
-    deleted rows' ids too (and a live one's), so the deletes decide rows.
+    """A table case with deletes asks, more often than not, for the deleted rows' ids too
+    (and a live one's), so the deletes decide rows.
 
     Drawn from a generator of its own: the cases of other seeds stay as they were.
     """
     plan = case.table
-    if plan is None or plan.delete not in ("position", "equality") or not plan.deleted_rows:
+    if plan is None or plan.delete is None or not plan.deleted_rows:
         return case
     rng = random.Random(seed * 7919 + 17)
     if rng.random() >= 0.6:
@@ -459,8 +459,22 @@ def _table_plan(rng: random.Random, family: str, case: Case) -> TablePlan:
         delete = rng.choice([None, None, "rewrite", "position", "equality"])
     rows = case.files[0].num_rows
     deleted = tuple(sorted(rng.sample(range(rows), min(rows, rng.randint(1, 3))))) if rows else ()
-    return TablePlan(family, partition_by=partition, delete=delete if deleted else None,
+    plan = TablePlan(family, partition_by=partition, delete=delete if deleted else None,
                      deleted_rows=deleted)  # fmt: skip
+    return _delta_versions(case.seed, plan, len(case.files)) if family == "delta" else plan
+
+
+def _delta_versions(seed: int, plan: TablePlan, appends: int) -> TablePlan:
+    """A Delta table's later commits: compacted (after its deletes) or not, and the version
+    it is read at (the latest, or one or two before it).
+
+    Drawn from a generator of its own: the cases of other seeds stay as they were.
+    """
+    rng = random.Random(seed * 7919 + 29)
+    compact = rng.random() < 0.3
+    commits = appends + (plan.delete is not None) + compact
+    back = rng.choice([1, 1, 2]) if rng.random() < 0.3 else 0
+    return replace(plan, compact=compact, back=min(back, commits - 1))
 
 
 __all__ = [

@@ -3,7 +3,10 @@ table object against the table library's own scan.
 
 Delta tables are written by ``deltalake.write_deltalake`` (one append per file of the case,
 its writer settings carried over as ``WriterProperties``), optionally partitioned, then
-rows are deleted by the library (files rewritten) or by a deletion vector. Iceberg tables
+rows are deleted by the library (files rewritten) or by deletion vectors (deltalake reads
+them but does not write them: committed by ``support.delta_logs``), then maybe compacted by
+deltalake; the table is read at its latest version or, by time travel, an older one. The
+oracle is deltalake's own scan (``QueryBuilder``) of the version read. Iceberg tables
 get files written by pyarrow with the case's settings, registered with ``add_files`` in a
 SQLite catalog, then rows deleted by the library (files rewritten), by a position delete
 file or by an equality delete file on ``id`` (committed through pyiceberg). The oracle is
@@ -66,7 +69,7 @@ def _delta_properties(spec: FileSpec) -> Any:
 def make_delta(case: Case, root: Path) -> Any:
     import deltalake
 
-    from support.delta_logs import commit_deletion_vector
+    from support.delta_logs import commit_deletion_vectors
 
     plan = case.table
     assert plan is not None
@@ -79,16 +82,24 @@ def make_delta(case: Case, root: Path) -> Any:
             writer_properties=_delta_properties(spec),
         )  # fmt: skip
     dt = deltalake.DeltaTable(location)
+    ids = [case.files[0].columns[0].values[i] for i in plan.deleted_rows]
     if plan.delete == "rewrite":
-        ids = ", ".join(str(case.files[0].columns[0].values[i]) for i in plan.deleted_rows)
-        dt.delete(f"id IN ({ids})")
+        dt.delete(f"id IN ({', '.join(map(str, ids))})")
     elif plan.delete == "vector":
-        first = pa.table(dt.get_add_actions(flatten=True)).to_pylist()[0]
-        rows = pq.read_metadata(location / unquote(first["path"])).num_rows
-        positions = sorted({r % rows for r in plan.deleted_rows}) if rows else []
-        if positions:
-            commit_deletion_vector(location, first["path"], positions)
-    return deltalake.DeltaTable(location)
+        # The first file's rows lie in the first version's files (one per partition value).
+        first = deltalake.DeltaTable(location, version=0)
+        vectors = {}
+        for action in pa.table(first.get_add_actions(flatten=True)).to_pylist():
+            held = pq.read_table(location / unquote(action["path"]), columns=["id"])
+            positions = [i for i, v in enumerate(held.column("id").to_pylist()) if v in ids]
+            if positions:
+                vectors[action["path"]] = positions
+        if vectors:
+            commit_deletion_vectors(location, vectors)
+    if plan.compact:
+        deltalake.DeltaTable(location).optimize.compact()
+    latest = deltalake.DeltaTable(location).version()  # a compaction may commit nothing
+    return deltalake.DeltaTable(location, version=max(0, latest - plan.back))
 
 
 def make_iceberg(case: Case, root: Path) -> Any:
