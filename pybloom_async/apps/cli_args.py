@@ -26,8 +26,8 @@ exit codes:
   0  every input was read (add-filters, index build: and done)
   1  the run failed: an unexpected error, or --strict stopped at a problem
   2  usage or input error (bad option or predicate, a column no file has)
-  3  some inputs could not be read (or rewritten, or indexed); the results
-     of all the others were printed"""
+  3  some inputs could not be read (or rewritten, indexed, merged); the
+     results of all the others were printed (lookup: only with --partial)"""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,7 +38,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _CommaList(argparse.Action):
-    """``--columns a,b``: adds each comma-separated name to the list ``--column`` fills."""
+    """``--columns a,b`` (and ``-c a,b``): adds each comma-separated name to the list.
+
+    Column names with a comma cannot be named here (Spark and Delta refuse them).
+    """
 
     def __call__(
         self,
@@ -58,9 +61,9 @@ def _column_args(p: argparse.ArgumentParser, what: str) -> None:
         "--column",
         "-c",
         dest="columns",
-        action="append",
+        action=_CommaList,
         metavar="COLUMN",
-        help=f"{what}: a dotted column path (repeatable)",
+        help=f"{what}: a dotted column path (repeatable, or comma-separated: -c id,email)",
     )
     p.add_argument(
         "--columns",
@@ -109,8 +112,17 @@ def _store_args(p: argparse.ArgumentParser) -> None:
         default=None,
         help="anonymous requests (public buckets)",
     )
-    g.add_argument("--timeout", type=float, default=30.0, help="request timeout, seconds")
-    g.add_argument("--max-retries", type=int, default=5, help="retries per request")
+    g.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds for one attempt of a request (default 30). A request the store never "
+        "answers fails after --max-retries + 1 attempts and short waits between them, and "
+        "no retry starts after 60 s: at most 92 s with the defaults, 15 s with --timeout 2",
+    )
+    g.add_argument(
+        "--max-retries", type=int, default=5, help="retries of a request that failed (default 5)"
+    )
     g.add_argument("--concurrency", type=int, default=64, help="files read at once")
     g.add_argument(
         "--footer-read",
@@ -150,6 +162,14 @@ def add_command(sub: Any, name: str, help_text: str, examples: str) -> argparse.
         description=help_text[:1].upper() + help_text[1:] + ".",
         epilog=f"example:\n{examples}\n\n{EXIT_CODES}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--verbose",
+        "-v",
+        action="count",
+        default=0,
+        help="log what the run does to stderr: -v the steps and every failure in full, "
+        "-vv also each request",
     )
     return parser
 
@@ -208,10 +228,11 @@ def _add_probe(sub: Any) -> None:
         "  pybloom-async probe lake/ -c email --values-from emails.txt --summary",
     )
     _paths_arg(p)
-    p.add_argument("--column", "-c", action="append", metavar="COLUMN", help="a dotted column path")
+    p.add_argument(
+        "--column", "-c", action=_CommaList, metavar="COLUMN", help="a dotted column path"
+    )
     p.add_argument(
         "--value",
-        "-v",
         action="append",
         default=[],
         help="a value, read by the column's type (repeatable): 42, -0.0, nan, "
@@ -404,6 +425,15 @@ def _add_lookup(sub: Any) -> None:
     p.add_argument("--out", "-o", metavar="FILE", help="write the rows here (atomically)")
     p.add_argument("--limit", "-n", type=int, metavar="N", help="stop after the first N rows")
     p.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
+    p.add_argument(
+        "--partial",
+        action="store_true",
+        help="when some files cannot be read, still print the rows of the others (exit 3); "
+        "by default nothing is printed then, as the answer would lack their rows",
+    )
+    p.add_argument(
+        "--strict", action="store_true", help="stop at the first file that cannot be read (exit 1)"
+    )
     p.add_argument(
         "--no-page-index",
         action="store_true",

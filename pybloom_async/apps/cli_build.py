@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -13,22 +14,21 @@ from ..errors import (
     InvalidArgumentError,
     PredicateError,
     PyBloomError,
-    SourceNotFoundError,
 )
 from ..index.build import IndexBuild, build_index
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo, SourceStats, gave_no_answer
 from ..read.reader import BloomReader
-from ..rewrite.add_filters import AddFiltersResult, add_bloom_filters
+from ..rewrite.add_filters import NOT_IN_FILE, AddFiltersResult, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard
-from ..tables.delta import open_delta
-from ..tables.iceberg import load_iceberg
 from .cli_args import EXIT_OK, store_options
 from .cli_output import (
     ColumnCheck,
     Progress,
+    check_out,
     expand_inputs,
     finish_run,
     fraction,
+    one_line,
     path_text,
     plural_s,
     print_table,
@@ -37,7 +37,9 @@ from .cli_output import (
     required_columns,
     write_json,
 )
-from .cli_tables import check_inputs
+from .cli_tables import check_inputs, open_named_table
+
+log = logging.getLogger(__name__)
 
 # ---- index build, add-filters ---------------------------------------------------------
 
@@ -45,12 +47,18 @@ from .cli_tables import check_inputs
 async def _absent_column(
     reader: BloomReader, files: Sequence[str | FileInfo], names: Sequence[str], groups: bool
 ) -> PredicateError | None:
-    """For a run where every file failed: the error of a column none of the files has."""
+    """For a run where every file failed: the error of a column none of the files has.
+
+    A store that gave no answer is not asked again: the files fail for that, whatever
+    their columns.
+    """
     check = ColumnCheck(names, groups)
     for location in files:
         try:
             check.see(path_text(location), (await reader.footer(location)).metadata.schema)
-        except PyBloomError:
+        except PyBloomError as exc:
+            if gave_no_answer(exc):
+                return None
             continue  # unreadable: reported as such
         finally:
             reader.clear()
@@ -75,7 +83,12 @@ async def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
                 stats=stats, concurrency=args.concurrency, strict=args.strict, progress=progress,
             )  # fmt: skip
     ok = [b for b in builds if b.error is None]
-    absent = await _absent_column(reader, files, columns, False) if files and not ok else None
+    # Only the files that failed over a column are read again (a file that failed to be
+    # read would fail again, and a store that gave no answer is not asked twice).
+    about_columns = [
+        b.file for b in builds if b.error and any(f"column {c!r}" in b.error for c in columns)
+    ]
+    absent = await _absent_column(reader, about_columns, columns, False) if not ok else None
     if absent is not None:
         raise absent
     rows += [b.to_dict() for b in builds]
@@ -114,13 +127,9 @@ async def _open_for_commit(args: argparse.Namespace) -> object:
         raise InvalidArgumentError(
             "--out takes a single PATH: a table's new files go beside the old"
         )
-    try:
-        if args.iceberg is not None:
-            iceberg: object = await anyio.to_thread.run_sync(load_iceberg, args.iceberg)
-            return iceberg
-        table = await anyio.to_thread.run_sync(open_delta, args.delta, None, store_options(args))
-    except SourceNotFoundError as exc:
-        raise InvalidArgumentError(exc.message, path=exc.path) from None
+    table = await open_named_table(args, None)
+    if args.iceberg is not None:
+        return table
     latest = int(table.version())
     if args.version is not None and args.version != latest:
         raise InvalidArgumentError(
@@ -160,13 +169,52 @@ async def _add_filters_to_table(args: argparse.Namespace, columns: list[str], ou
     return EXIT_OK
 
 
+async def _check_columns_first(
+    args: argparse.Namespace,
+    reader: BloomReader,
+    files: Sequence[str | FileInfo],
+    columns: list[str],
+) -> dict[str, PyBloomError]:
+    """A column that no file has is an input error, found before any file is rewritten.
+
+    Footers are read in order until every column is found (usually the first file's
+    does). Returns the files whose footer could not be read, with the error: they
+    are reported, not read again; after one the store did not answer, no more
+    footers are read (the columns are then taken on trust).
+    """
+    check = ColumnCheck(columns, groups=True)
+    unread: dict[str, PyBloomError] = {}
+    for location in files:
+        if all(name in check.found for name in columns):
+            return unread
+        path = path_text(location)
+        try:
+            check.see(path, (await reader.footer(location)).metadata.schema)
+        except PyBloomError as exc:
+            raise_if_not_about_the_file(exc)
+            if args.strict:
+                raise
+            unread[path] = exc
+            if gave_no_answer(exc):
+                return unread
+        finally:
+            reader.clear()
+    if len(unread) < len(files):  # some file was read: a column none has is a typo
+        check.raise_absent()
+    return unread
+
+
 async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     columns = required_columns(args)
     if args.delta is not None or args.iceberg is not None or not args.paths:
         return await _add_filters_to_table(args, columns, out)
+    if args.out is not None:
+        if len(args.paths) != 1:
+            raise InvalidArgumentError("--out takes a single PATH (a file, not a directory)")
+        check_out("--out", args.out, store_options(args))
     reader = BloomReader(options=store_options(args), max_files=0)
     files, unreadable = await expand_inputs(args.paths, reader, args.strict)
-    if args.out is not None and (len(args.paths) != 1 or len(files) + len(unreadable) != 1):
+    if args.out is not None and len(files) + len(unreadable) != 1:
         raise InvalidArgumentError("--out takes a single PATH (a file, not a directory)")
     done: list[tuple[str, AddFiltersResult | None, PyBloomError | None]] = [
         (exc.path or "", None, exc) for exc in unreadable
@@ -175,13 +223,20 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     guard = TableGuard(store_options(args))
     targets = [args.out or path_text(location) for location in files]
     await anyio.to_thread.run_sync(guard.check_all, targets)
+    unread = await _check_columns_first(args, reader, files, columns)
     with Progress(sys.stderr) as progress, shared_guard(guard):
         for count, location in enumerate(files, 1):
             path = path_text(location)
+            if path in unread:
+                done.append((path, None, unread[path]))
+                continue
             try:
+                # A column the file lacks (but another file has): the others' filters are
+                # added and the column named as skipped; --strict makes it a failure.
                 result = await add_bloom_filters(
                     path, columns, ndv=args.ndv, fpp=args.fpp, out=args.out,
                     max_bytes=args.max_bytes, replace=args.replace, options=store_options(args),
+                    require_columns=args.strict,
                 )  # fmt: skip
             except PyBloomError as exc:
                 raise_if_not_about_the_file(exc)
@@ -190,36 +245,51 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
                 done.append((path, None, exc))
             else:
                 done.append((path, result, None))
+                log.info(
+                    "%s: %s, %s", result.out,
+                    plural_s(len(result.filters), "filter") + " added" if result.written
+                    else "left as it is", plural_s(len(result.skipped), "column") + " skipped",
+                )  # fmt: skip
             progress(count, len(files))
-    absent = None
-    if files and all(result is None for _, result, _ in done):
-        absent = await _absent_column(reader, files, columns, True)
-    if absent is not None:
-        # The file's own error for that column, which lists the columns it has.
-        raise next((e for _, _, e in done if e is not None and e.column == absent.column), absent)
     if args.json:
         write_json(out, [_added_dict(*entry) for entry in done])
     else:
-        for path, added, error in done:
-            if added is None:
-                out.write(f"{path}: failed: {error}\n")
-                continue
-            action = "added" if added.written else "needed (file left as it is)"
-            out.write(
-                f"{added.out}: {plural_s(len(added.filters), 'filter')} {action}, "
-                f"{plural_s(added.filter_bytes, 'byte')}; {added.bytes_before:,} -> "
-                f"{added.bytes_after:,} bytes\n"
-            )
-            for s in added.skipped:
-                where = "" if s.row_group is None else f" (row group {s.row_group})"
-                out.write(f"  skipped {s.column}{where}: {s.reason}\n")
-        if len(done) > 1:
-            results = [r for _, r, _ in done if r is not None]
-            out.write(
-                f"{fraction(sum(r.written for r in results), len(done), 'file')} rewritten, "
-                f"{plural_s(sum(len(r.filters) for r in results), 'filter')} added "
-                f"({plural_s(sum(r.filter_bytes for r in results), 'byte')}); "
-                f"{len(done) - len(results):,} failed\n"
-            )
+        _write_added(out, done)
     failed = [(path, str(error)) for path, result, error in done if result is None]
     return finish_run(failed, len(done), "failed")
+
+
+def _write_added(
+    out: TextIO, done: Sequence[tuple[str, AddFiltersResult | None, PyBloomError | None]]
+) -> None:
+    """A line per file (and per column skipped), then the totals."""
+    lacking: dict[str, int] = {}  # column -> files that lack it
+    for path, added, error in done:
+        if added is None:
+            out.write(f"{path}: failed: {one_line(str(error))}\n")
+            continue
+        action = "added" if added.written else "needed (file left as it is)"
+        out.write(
+            f"{added.out}: {plural_s(len(added.filters), 'filter')} {action}, "
+            f"{plural_s(added.filter_bytes, 'byte')}; {added.bytes_before:,} -> "
+            f"{added.bytes_after:,} bytes\n"
+        )
+        for s in added.skipped:
+            where = "" if s.row_group is None else f" (row group {s.row_group})"
+            out.write(f"  skipped {s.column}{where}: {s.reason}\n")
+            if s.reason == NOT_IN_FILE:
+                lacking[s.column] = lacking.get(s.column, 0) + 1
+    if len(done) > 1:
+        results = [r for _, r, _ in done if r is not None]
+        files_lacking = sum(any(s.reason == NOT_IN_FILE for s in r.skipped) for r in results)
+        lack = (
+            f"; {plural_s(files_lacking, 'file')} lack a column ({', '.join(lacking)})"
+            if lacking
+            else ""
+        )
+        out.write(
+            f"{fraction(sum(r.written for r in results), len(done), 'file')} rewritten, "
+            f"{plural_s(sum(len(r.filters) for r in results), 'filter')} added "
+            f"({plural_s(sum(r.filter_bytes for r in results), 'byte')}); "
+            f"{len(done) - len(results):,} failed{lack}\n"
+        )

@@ -16,21 +16,27 @@ import datetime as dt
 import io
 import json
 import math
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
-from typing import Any, Literal, TextIO
+from contextlib import ExitStack
+from typing import IO, Any, Literal, TextIO, cast
 
 from ..checks import positive_int
 from ..errors import InvalidArgumentError, PyBloomError
 from ..io.base import SourceStats
 from ..io.sinks import write_atomic
-from ..predicate import parse_predicate
+from ..predicate import Predicate, parse_predicate
+from ..read.reader import BloomReader
 from ..rows.api import lookup, lookup_batches
 from .cli_args import make_reader, store_options
 from .cli_output import (
     Progress,
+    check_out,
     expand_inputs,
     finish_run,
+    path_text,
     plural_s,
     print_table,
     requests_text,
@@ -237,25 +243,59 @@ def _empty_batch(schema: Any) -> Any:
     return pa.RecordBatch.from_pylist([], schema=schema)
 
 
-async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
-    where = parse_predicate(text_argument("--where", args.where))
+#: Rows held in memory before the output spills to a temporary file (see ``--partial``).
+SPOOL_BYTES = 64 << 20
+
+
+def _check_lookup_args(args: argparse.Namespace) -> int | None:
+    """The ``--limit``; input errors of the options, before anything is read."""
     limit = None if args.limit is None else positive_int("--limit", args.limit)
-    fmt = args.format
-    if fmt == "parquet" and args.out is None:
+    if args.format == "parquet" and args.out is None:
         raise InvalidArgumentError("--format parquet writes a file: give --out FILE")
-    columns = list(dict.fromkeys(args.columns)) if args.columns else None
-    stats = SourceStats()
-    reader = make_reader(args, stats)
+    if args.strict and args.partial:
+        raise InvalidArgumentError("give --strict or --partial, not both")
+    if args.out is not None:
+        check_out("--out", args.out, store_options(args))
+    return limit
+
+
+def _target(
+    args: argparse.Namespace, out: TextIO, stack: ExitStack
+) -> tuple[TextIO, IO[str] | None]:
+    """Where the rows are written as they come, and the spooled file if that is one.
+
+    The answer is given only when every file was read (or with ``--partial``): until
+    then it waits in memory (``--out``) or in a spooled file, never on stdout.
+    """
+    if args.out is not None:
+        return io.StringIO(), None
+    if args.partial:
+        return out, None
+    # Closed by the caller's ExitStack (ruff cannot see it).
+    spool = stack.enter_context(
+        tempfile.SpooledTemporaryFile(SPOOL_BYTES, "w+", encoding="utf-8", newline="")  # noqa: SIM115
+    )
+    return cast(TextIO, spool), spool
+
+
+async def _read_rows(
+    args: argparse.Namespace,
+    where: Predicate,
+    columns: list[str] | None,
+    limit: int | None,
+    reader: BloomReader,
+    writer: _Writer,
+) -> tuple[int, list[PyBloomError], Any]:
+    """Write the rows; the files named, those that could not be read, an empty answer's schema."""
     skipped: list[PyBloomError] = []
-    target: TextIO = io.StringIO() if args.out is not None else out
-    writer = _Writer(fmt, target)
     schema = None
     table = await open_table(args)
     with Progress(sys.stderr) as progress:
         files, unreadable = ([table], []) if table is not None else (
-            await expand_inputs(args.paths, reader))  # fmt: skip
+            await expand_inputs(args.paths, reader, args.strict))  # fmt: skip
         # A table's live files are all part of its answer: one unreadable fails the lookup.
-        on_error: Literal["raise", "skip"] = "skip" if table is None else "raise"
+        skip = table is None and not args.strict
+        on_error: Literal["raise", "skip"] = "skip" if skip else "raise"
         if files:
             # One reader for the listing, the batches and (empty result) the schema: the
             # footers and filters are read once.
@@ -273,26 +313,51 @@ async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
                     writer.write(batch)
             finally:
                 await batches.aclose()
-            if writer.names is None:  # no row: the result's schema, from the cached footers
+            # No row: the result's schema, from the cached footers of the files read (a
+            # file that failed is not asked again).
+            failed_paths = {exc.path for exc in skipped}
+            read = [f for f in files if table is not None or path_text(f) not in failed_paths]
+            if writer.names is None and read:
                 empty = await lookup(
-                    table if table is not None else files, where, columns, on_error=on_error,
-                    reader=reader,
-                    concurrency=args.concurrency,
+                    table if table is not None else read, where, columns, on_error=on_error,
+                    reader=reader, concurrency=args.concurrency,
                 )  # fmt: skip
                 schema = empty.schema
-    data = writer.finish(schema)
-    reader.clear()
-    if args.out is not None:
-        if data is None and isinstance(target, io.StringIO):
-            data = target.getvalue().encode("utf-8")
-        if data is not None:  # (parquet with no readable file: nothing to write)
-            write_atomic(args.out, data, options=store_options(args))
-    failed = [(exc.path or "", str(exc)) for exc in [*unreadable, *skipped]]
-    total = len(files) + len(unreadable)
+    return len(files) + len(unreadable), [*unreadable, *skipped], schema
+
+
+async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
+    where = parse_predicate(text_argument("--where", args.where))
+    limit = _check_lookup_args(args)
+    columns = list(dict.fromkeys(args.columns)) if args.columns else None
+    stats = SourceStats()
+    reader = make_reader(args, stats)
+    with ExitStack() as stack:
+        target, spool = _target(args, out, stack)
+        writer = _Writer(args.format, target)
+        total, errors, schema = await _read_rows(args, where, columns, limit, reader, writer)
+        failed = [(exc.path or "", str(exc)) for exc in errors]
+        answered = not failed or args.partial
+        data = writer.finish(schema) if answered else None
+        reader.clear()
+        if answered and args.out is not None:
+            if data is None and isinstance(target, io.StringIO):
+                data = target.getvalue().encode("utf-8")
+            if data is not None:  # (parquet with no readable file: nothing to write)
+                write_atomic(args.out, data, options=store_options(args))
+        if answered and spool is not None:
+            spool.seek(0)
+            shutil.copyfileobj(spool, out)
     if not args.quiet:
-        source = None if table is None else args.delta or args.iceberg
-        print(_summary_text(writer.rows, limit, total, failed, stats, source), file=sys.stderr)
-    return finish_run(failed, total, "could not be read")
+        source = args.delta or args.iceberg
+        text = _summary_text(writer.rows, limit, total, failed, stats, source, answered)
+        print(text, file=sys.stderr)
+    then = (
+        "--partial: the rows of the others were printed"
+        if args.partial
+        else "no rows printed; --partial prints those of the files read"
+    )
+    return finish_run(failed, total, "could not be read", then=then)
 
 
 def _summary_text(
@@ -302,6 +367,7 @@ def _summary_text(
     failed: Sequence[tuple[str, str]],
     stats: SourceStats,
     table: str | None = None,
+    answered: bool = True,
 ) -> str:
     """One line, worded as prune's summary: rows returned, files, unreadable, requests."""
     returned = f"{plural_s(rows, 'row')} returned"
@@ -309,11 +375,11 @@ def _summary_text(
         returned += f" (--limit {limit:,})"
     if table is not None:  # an unreadable file of a table fails the command instead
         return f"{returned} from the table {table}; {requests_text(stats)}"
+    returned += f" from {plural_s(total, 'file')}"
+    if not answered:
+        returned = f"{plural_s(rows, 'row')} found in {plural_s(total, 'file')}, none printed"
     names = [name for name, _ in failed]
-    return (
-        f"{returned} from {plural_s(total, 'file')}; {unreadable_text(names, len(failed))}; "
-        f"{requests_text(stats)}"
-    )
+    return f"{returned}; {unreadable_text(names, len(failed))}; {requests_text(stats)}"
 
 
 __all__ = ["cmd_lookup", "json_value"]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TextIO
 
@@ -16,12 +18,16 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
-from ..io.base import FileInfo, SourceStats
-from ..io.files import expand_paths
+from ..io.address import parse_address
+from ..io.base import FileInfo, SourceStats, shorten
+from ..io.files import FileStream, expand_paths
+from ..io.store import StoreOptions, check_applicable
 from ..parquet import Schema
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader
 from .cli_args import EXIT_OK, EXIT_UNREADABLE, NAMED
+
+log = logging.getLogger(__name__)
 
 # ---- inputs ---------------------------------------------------------------------------
 
@@ -74,6 +80,7 @@ async def expand_inputs(
     """The files to read, and the inputs that named none (or could not be listed)."""
     unreadable: list[SourceError] = []
     files = await expand_paths(paths, reader, unreadable=unreadable)
+    log.info("%s listed from %s", plural_s(len(files), "file"), plural_s(len(paths), "input"))
     if strict and unreadable:
         raise unreadable[0]
     return files, unreadable
@@ -127,6 +134,9 @@ class ColumnCheck:
 
 # ---- output ---------------------------------------------------------------------------
 
+#: The longest reason a line on stderr gives for one input (it names up to NAMED of them).
+REASON_LIMIT = 220
+
 
 def plural_s(n: int, word: str, plural: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else plural or word + 's'}"
@@ -138,10 +148,6 @@ def fraction(part: int, whole: int, word: str, plural: str | None = None) -> str
 
 def requests_text(stats: SourceStats) -> str:
     return f"{plural_s(stats.requests, 'request')}, {plural_s(stats.bytes_read, 'byte')} read"
-
-
-def clip(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def unreadable_text(files: Sequence[str], total: int) -> str:
@@ -167,24 +173,50 @@ def print_table(out: TextIO, rows: Sequence[Mapping[str, Any]], columns: Sequenc
 
 
 class Progress:
-    """A progress bar on stderr (tqdm), shown only on a terminal and for two files or more."""
+    """A progress bar on stderr (tqdm), shown only on a terminal and for two files or more.
+
+    Files read as they are listed (:meth:`listing`) have no total until the listing
+    ends: the bar shows an open count ("34 file") until then, and the total from there.
+    """
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.enabled = stream.isatty()
         self.bar: Any = None
+        self.listing_open = False
+
+    def listing(self, files: FileStream) -> FileStream:
+        """``files`` as they come; the bar gets its total when the listing ends."""
+        self.listing_open = True
+
+        async def counted() -> AsyncIterator[str | FileInfo]:
+            count = 0
+            try:
+                async for location in files:
+                    count += 1
+                    yield location
+                self.listing_open = False
+                log.info("%s listed", plural_s(count, "file"))
+                if self.bar is not None:
+                    self.bar.total = count
+                    self.bar.refresh()
+            finally:
+                await files.aclose()
+
+        return FileStream(counted())
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total < 2:
             return
+        shown = None if self.listing_open else total
         if self.bar is None or done < self.bar.n:
             # A new pass (a command that reads its files twice).
             self.close()
             from tqdm import tqdm  # imported only when a bar is shown: no start-up cost
 
-            self.bar = tqdm(total=total, unit="file", file=self.stream)
-        elif self.bar.total != total:
-            self.bar.total = total  # files read as they are listed: the total grows
+            self.bar = tqdm(total=shown, unit="file", file=self.stream)
+        elif self.bar.total != shown:
+            self.bar.total = shown
         self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
@@ -204,17 +236,64 @@ class Progress:
         self.close()
 
 
-def finish_run(failed: Sequence[tuple[str, str]], total: int, what: str) -> int:
-    """The exit code; when inputs failed, one line on stderr naming the first few."""
+def one_line(text: str) -> str:
+    """``text`` on one line: a foreign message's line breaks (pyarrow's) become spaces."""
+    return " ".join(text.split())
+
+
+def failure_text(name: str, reason: str) -> str:
+    """Why ``name`` failed, for a line that names it: its end (the cause) always kept."""
+    return shorten(one_line(reason).removesuffix(f" (file {name})"), REASON_LIMIT)
+
+
+def finish_run(
+    failed: Sequence[tuple[str, str]],
+    total: int,
+    what: str,
+    then: str | None = None,
+    noun: str = "input",
+) -> int:
+    """The exit code; when inputs failed, one line on stderr naming the first few.
+
+    ``then``: what was done about it, said before the reasons (which end the line);
+    ``noun``: what the ``total`` counts.
+    """
     if not failed:
         return EXIT_OK
-    shown = "; ".join(f"{name}: {clip(reason)}" for name, reason in failed[:NAMED])
+    for name, reason in failed:  # every one, in full (-v)
+        log.info("%s %s: %s", name, what, one_line(reason))
+    shown = "; ".join(f"{name}: {failure_text(name, reason)}" for name, reason in failed[:NAMED])
     more = f"; ... ({len(failed)} in all)" if len(failed) > NAMED else ""
+    done = f" ({then})" if then else ""
     print(
-        f"pybloom-async: {fraction(len(failed), total, 'input')} {what}: {shown}{more}",
+        f"pybloom-async: {fraction(len(failed), total, noun)} {what}{done}: {shown}{more}",
         file=sys.stderr,
     )
     return EXIT_UNREADABLE
+
+
+def check_out(option: str, location: str, options: StoreOptions) -> None:
+    """An output location that can be written, checked before any work is done.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A malformed or HTTP location (read-only), a local directory, or a local path
+        whose directory does not exist.
+    """
+    loc = parse_address(location)
+    if loc.kind == "http":
+        raise InvalidArgumentError(f"{option}: HTTP locations are read-only", path=location)
+    if loc.kind != "file":
+        check_applicable(loc, options)
+        return
+    if os.path.isdir(loc.path):
+        raise InvalidArgumentError(f"{option}: a directory, not a file", path=location)
+    folder = os.path.dirname(loc.path) or "."
+    if not os.path.isdir(folder):
+        raise InvalidArgumentError(
+            f"{option}: the directory {folder} does not exist", path=location
+        )
 
 
 def unreadable_of(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:

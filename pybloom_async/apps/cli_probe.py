@@ -171,7 +171,10 @@ def _probe_summary_text(s: Mapping[str, Any]) -> str:
 
 async def cmd_probe(args: argparse.Namespace, out: TextIO) -> int:
     if not args.column or len(set(args.column)) > 1:
-        raise InvalidArgumentError("probe takes one column: --column NAME")
+        given = f", not {', '.join(dict.fromkeys(args.column))}" if args.column else ""
+        raise InvalidArgumentError(
+            f"probe takes one column{given}: --column NAME (prune --where takes several)"
+        )
     column = args.column[0]
     texts = probe_values(args)
     stats = SourceStats()

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from ..errors import (
     InvalidArgumentError,
     SourceError,
+    SourceNotFoundError,
 )
 from ..index.prune import prune_with_index
 from ..io.base import SourceStats
@@ -184,14 +185,20 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                 # every listed file against its directory), so the root is listed there.
                 if len(args.paths) != 1:
                     raise InvalidArgumentError("--lake-index takes one PATH: the lake's root")
-                await prune_with_lake_index(
-                    args.paths[0], where, index_verdicts=index_tally, **common
-                )
+                try:
+                    await prune_with_lake_index(
+                        args.paths[0], where, index_verdicts=index_tally, **common
+                    )
+                except SourceNotFoundError as exc:
+                    if exc.path != args.paths[0]:
+                        raise
+                    # The root itself is not there: an input error, nothing was read.
+                    raise InvalidArgumentError(exc.message, path=exc.path) from None
             else:
                 # The files are read as they are listed, and prune's own reader drops each
                 # file's footer and filters once it is decided; the verdicts are counted (and
                 # written) file by file: nothing is held per file.
-                files = stream_paths(args.paths, reader, unreadable=unreadable)
+                files = progress.listing(stream_paths(args.paths, reader, unreadable=unreadable))
                 if index_tally is not None:
                     await prune_with_index(files, where, index_verdicts=index_tally, **common)
                 else:

@@ -6,7 +6,7 @@ import argparse
 
 import anyio
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from ..tables import TableSource
 from .cli_args import store_options
 
@@ -43,23 +43,56 @@ async def open_table(args: argparse.Namespace) -> TableSource | None:
     Raises
     ------
     InvalidArgumentError
-        See :func:`check_inputs`.
+        See :func:`check_inputs`; and no table is there, or it has no ``--version``.
     MissingDependencyError
         The table's library is not installed.
     SourceError
-        The table cannot be opened.
+        The table cannot be opened (the store failed).
     """
     check_inputs(args)
-    if args.delta is not None:
-        from ..tables.delta import open_delta
+    if args.delta is None and args.iceberg is None:
+        return None
+    return await open_named_table(args, args.version)
 
+
+async def open_named_table(args: argparse.Namespace, version: int | None) -> TableSource:
+    """The table ``--delta`` (at ``version``, default latest) or ``--iceberg`` names.
+
+    A table that is not there, and a version the table does not have, are input
+    errors (exit 2), told before anything is read.
+
+    Raises
+    ------
+    InvalidArgumentError
+        No table there (or no such catalog), or no such version.
+    MissingDependencyError
+        The table's library is not installed.
+    SourceError
+        The table cannot be opened (the store failed).
+    """
+    from ..tables.delta import open_delta
+    from ..tables.iceberg import load_iceberg
+
+    try:
+        if args.iceberg is not None:
+            return await anyio.to_thread.run_sync(load_iceberg, args.iceberg)
         options = store_options(args)
-        return await anyio.to_thread.run_sync(open_delta, args.delta, args.version, options)
-    if args.iceberg is not None:
-        from ..tables.iceberg import load_iceberg
+        return await anyio.to_thread.run_sync(open_delta, args.delta, version, options)
+    except SourceNotFoundError as exc:
+        raise InvalidArgumentError(exc.message, path=exc.path) from None
+    except SourceError as exc:
+        if args.iceberg is not None or version is None:
+            raise
+        # deltalake says "LogSegment end version 0 not the same as the specified end
+        # version 99": the latest version, if the table opens, says it plainly.
+        latest = int((await open_named_table(args, None)).version())
+        if version > latest:
+            raise InvalidArgumentError(
+                f"--version {version}: the table's latest version is {latest}", path=args.delta
+            ) from None
+        raise InvalidArgumentError(
+            f"--version {version} cannot be read: {exc.message}", path=args.delta
+        ) from None
 
-        return await anyio.to_thread.run_sync(load_iceberg, args.iceberg)
-    return None
 
-
-__all__ = ["check_inputs", "open_table"]
+__all__ = ["check_inputs", "open_named_table", "open_table"]

@@ -13,6 +13,7 @@ from ..checks import integer, probability
 from ..errors import (
     FilterSizeError,
     FilterTooLargeError,
+    InvalidArgumentError,
     InvalidFilterError,
     UnsupportedTypeError,
     ValueEncodingError,
@@ -159,12 +160,13 @@ class SplitBlockBloomFilter:
         ``num_bytes`` is not a valid size.
     """
 
-    __slots__ = ("__weakref__", "_bits", "_num_bytes")
+    __slots__ = ("__weakref__", "_bits", "_num_bytes", "_view")
 
     def __init__(self, num_bytes: int, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         n = _check_size(num_bytes, max_bytes)
         self._bits = self._alloc(n)
         self._num_bytes = n
+        self._view: Any = None  # the buffer _bits points into, for a view (see view_of)
 
     @staticmethod
     def _alloc(num_bytes: int) -> Any:
@@ -234,6 +236,57 @@ class SplitBlockBloomFilter:
         ffi.memmove(self._bits, view, len(view))
         return self
 
+    @classmethod
+    def view_of(
+        cls,
+        buffer: bytes,
+        offset: int = 0,
+        num_bytes: int | None = None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> SplitBlockBloomFilter:
+        """A filter over the bitset at ``buffer[offset : offset + num_bytes]``, in place.
+
+        No copy: the buffer (immutable ``bytes``, as reads return) is kept alive. For
+        probing bytes just read: the kernels read any alignment. The first change to it
+        (an insert, a fold, a union, ``clear``) copies the bitset into memory of its own.
+
+        Raises
+        ------
+        FilterSizeError, FilterTooLargeError
+            ``num_bytes`` (default: the rest of the buffer) is not a valid filter size.
+        InvalidArgumentError
+            The range lies outside the buffer, or the buffer is not ``bytes``.
+        """
+        if not isinstance(buffer, bytes):
+            raise InvalidArgumentError(
+                f"a filter view needs bytes, not {type(buffer).__name__}", value=buffer
+            )
+        size = len(buffer) - offset if num_bytes is None else num_bytes
+        if not 0 <= offset <= offset + size <= len(buffer):
+            raise InvalidArgumentError(
+                f"bytes [{offset}, {offset + size}) lie outside a buffer of {len(buffer)}"
+            )
+        n = _check_size(size, max_bytes)
+        self = cls.__new__(cls)
+        base = ffi.from_buffer(buffer)
+        self._bits = ffi.cast("uint8_t *", base) + offset
+        self._num_bytes = n
+        self._view = base  # kept alive while the filter views it
+        return self
+
+    def _own(self) -> None:
+        """Before a change: a view's bitset is copied into memory of its own."""
+        if self._view is not None:
+            bits = self._alloc(self._num_bytes)
+            ffi.memmove(bits, self._bits, self._num_bytes)
+            self._bits, self._view = bits, None
+
+    def owned(self) -> SplitBlockBloomFilter:
+        """This filter, or for a view a copy with a bitset of its own (to keep it without
+        keeping the buffer it views)."""
+        return self if self._view is None else self.copy()
+
     def copy(self) -> SplitBlockBloomFilter:
         """An independent copy of this filter."""
         other = SplitBlockBloomFilter(self._num_bytes, max_bytes=max(self._num_bytes, MIN_BYTES))
@@ -296,6 +349,7 @@ class SplitBlockBloomFilter:
 
     def insert_hash(self, h: int) -> None:
         """Insert one 64-bit hash."""
+        self._own()
         lib.pba_sbbf_insert_hash(self._bits, self._num_bytes, _u64(h))
 
     def check_hash(self, h: int) -> bool:
@@ -304,6 +358,7 @@ class SplitBlockBloomFilter:
 
     def insert_hashes(self, hashes: Any) -> None:
         """Insert many hashes: any buffer of uint64 (or int64), without a copy."""
+        self._own()
         ptr, n, _owner = _hash_buffer(hashes)
         if n:
             lib.pba_sbbf_insert_hashes(self._bits, self._num_bytes, ptr, n)
@@ -342,6 +397,7 @@ class SplitBlockBloomFilter:
         ValueEncodingError, UnsupportedTypeError
             A value does not fit the physical type exactly.
         """
+        self._own()
         ptype = PhysicalType.coerce(physical_type)
         for col in iter_columns(values, ptype, type_length):
             check(lib.pba_sbbf_insert_column(self._bits, self._num_bytes, col.c), "insert")
@@ -414,6 +470,7 @@ class SplitBlockBloomFilter:
         ValueError
             ``ndv`` is negative or ``fpp`` is not in (0, 1).
         """
+        self._own()
         probability("fpp", fpp, error=ValueEncodingError)
         if not ndv >= 0:
             raise ValueEncodingError("ndv must be >= 0", value=ndv)
@@ -427,6 +484,7 @@ class SplitBlockBloomFilter:
 
     def clear(self) -> None:
         """Remove every value (clear all bits), keeping the size."""
+        self._own()
         lib.pba_sbbf_clear(self._bits, self._num_bytes)
 
     def __ior__(self, other: SplitBlockBloomFilter) -> SplitBlockBloomFilter:
@@ -436,6 +494,7 @@ class SplitBlockBloomFilter:
             raise FilterSizeError(
                 f"cannot union filters of {self._num_bytes} and {other._num_bytes} bytes"
             )
+        self._own()
         lib.pba_sbbf_union(self._bits, other._bits, self._num_bytes)
         return self
 

@@ -132,7 +132,7 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
             got["file_error"] = exc
 
     if is_local(path):
-        # No round trip to save: one worker thread per file in flight, as without indexes.
+        # No round trip to save: both here, one after the other (a lane thread: see `near`).
         await fetch_identity()
         await fetch_index()
     else:
@@ -260,7 +260,7 @@ async def prune_with_index(
         if not row_groups:
 
             async def decide(loc: str | FileInfo) -> Verdict:
-                return await _decide_file(ctx, loc)
+                return await r.near(location_text(loc), _decide_file, ctx, loc)
 
             def one(v: Verdict) -> None:
                 if index_verdicts is not None:
@@ -327,7 +327,9 @@ class _Passes:
 
     async def decide(self, location: str | FileInfo) -> tuple[str | FileInfo, Verdict]:
         try:
-            return location, await _decide_file(self.ctx, location)
+            # A local file's index and stat in one thread of the run's lane, as its reads.
+            verdict = await self.job.near(location_text(location), _decide_file, self.ctx, location)
+            return location, verdict
         except BaseException:
             self.slots.release()
             raise

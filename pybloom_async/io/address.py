@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import urllib.parse
@@ -47,6 +48,14 @@ def parse_address(location: str | os.PathLike[str]) -> Address:
         raise InvalidArgumentError(
             f"location must be a path or URL string, not {type(location).__name__}"
         )
+    return _parse_string(location)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_string(location: str) -> Address:
+    # Cached: a run parses each file's location several times (its kind decides where its
+    # work runs; opening it parses it again), each parse costing several microseconds.
+    # Errors are not cached: they raise again.
     if not location:
         raise InvalidArgumentError("location is empty")
     match = _URL_RE.match(location)
@@ -59,6 +68,32 @@ def parse_address(location: str | os.PathLike[str]) -> Address:
             f"unsupported URL scheme {scheme!r} in {location!r}; expected a local path or "
             "one of file, s3, s3a, gs, az, azure, abfs, abfss, http, https"
         )
+    if kind in ("file", "http"):
+        return _parse_url(location, scheme, kind)
+    # s3, gs, az: the key is the rest of the URL after the bucket, character for character
+    # (as the AWS CLI reads s3:// URLs): "#", "?", "%", spaces and "+" are all legal in a
+    # key, and a listing returns them as they are (see object_url).
+    authority, _, rest = location[match.end() :].partition("/")
+    if not authority:
+        raise InvalidArgumentError(f"URL {location!r} has no bucket, container or host")
+    if "?" in authority or "#" in authority:
+        raise InvalidArgumentError(
+            f"URL {location!r} has a query or fragment after its bucket; not supported"
+        )
+    key = _check_key(location, rest.lstrip("/"))
+    bucket = authority
+    account = None
+    if kind == "az" and "@" in bucket:
+        # abfs[s]://container@account.dfs.core.windows.net/path (the Hadoop ABFS form).
+        bucket, host = bucket.split("@", 1)
+        account = host.split(".", 1)[0] or None
+    if not bucket:
+        raise InvalidArgumentError(f"URL {location!r} has no bucket or container")
+    return Address(kind, location, bucket=bucket, key=key, account=account)
+
+
+def _parse_url(location: str, scheme: str, kind: str) -> Address:
+    """A ``file://`` or ``http(s)://`` URL: a real URL, its percent-escapes decoded."""
     parts = urllib.parse.urlsplit(location)
     if parts.query or parts.fragment:
         raise InvalidArgumentError(f"URL {location!r} has a query or fragment; not supported")
@@ -69,20 +104,27 @@ def parse_address(location: str | os.PathLike[str]) -> Address:
         return Address("file", path, path=path)
     if not parts.netloc:
         raise InvalidArgumentError(f"URL {location!r} has no bucket, container or host")
-    if kind == "http":
-        # A real URL: percent-escapes are undone here and redone by obstore.
-        key = _check_key(location, urllib.parse.unquote(parts.path.lstrip("/")))
-        return Address("http", location, bucket=f"{scheme}://{parts.netloc}", key=key)
-    key = _check_key(location, parts.path.lstrip("/"))
-    bucket = parts.netloc
-    account = None
-    if kind == "az" and "@" in bucket:
-        # abfs[s]://container@account.dfs.core.windows.net/path (the Hadoop ABFS form).
-        bucket, host = bucket.split("@", 1)
-        account = host.split(".", 1)[0] or None
-    if not bucket:
-        raise InvalidArgumentError(f"URL {location!r} has no bucket or container")
-    return Address(kind, location, bucket=bucket, key=key, account=account)
+    # Percent-escapes are undone here and redone by obstore.
+    key = _check_key(location, urllib.parse.unquote(parts.path.lstrip("/")))
+    return Address("http", location, bucket=f"{scheme}://{parts.netloc}", key=key)
+
+
+def object_url(location: str, key: str) -> str:
+    """The URL of the object ``key`` of the store that ``location`` (a URL) names.
+
+    It keeps ``location``'s scheme and authority (``s3a://``,
+    ``abfss://container@account...``), so it opens with the same store, and
+    :func:`parse_address` reads ``key`` back from it exactly: as it is for S3, GCS
+    and Azure, percent-encoded for HTTP.
+    """
+    match = _URL_RE.match(location)
+    if match is None:
+        raise InvalidArgumentError(f"{location!r} is not a URL")
+    authority = location[match.end() :].partition("/")[0]
+    if _SCHEMES.get(match.group(1).lower()) == "http":
+        authority = urllib.parse.urlsplit(location).netloc
+        key = urllib.parse.quote(key, safe="/")
+    return f"{location[: match.end()]}{authority}/{key}"
 
 
 def _check_key(location: str, key: str) -> str:

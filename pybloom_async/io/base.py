@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,6 +36,12 @@ __all__ = ["ByteSource", "FileInfo", "SourceIdentity", "SourceStats"]
 
 T = TypeVar("T")
 _S = TypeVar("_S", bound="ByteSource")
+# Each request and each foreign error in full, at DEBUG (the CLI's -vv).
+_log = logging.getLogger(__name__)
+
+
+def _ms(start: float) -> float:
+    return (time.monotonic() - start) * 1000
 
 
 # --------------------------------------------------------------------------- counters
@@ -89,13 +97,88 @@ class FileInfo:
 # --------------------------------------------------------------------------- error mapping
 
 
-def describe(exc: BaseException) -> str:
-    """One line for a foreign error: obstore appends a multi-line debug dump to its messages."""
-    lines = str(exc).strip().splitlines()
-    text = lines[0] if lines else ""
-    if len(text) > 300:
-        text = text[:297] + "..."
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+#: The longest one-line description :func:`describe` gives.
+DESCRIBE_LIMIT = 300
+
+# obstore's messages: a first part, then "Debug source:" and a multi-line dump of the Rust
+# error. A store's error body is XML (S3, GCS, Azure: <Error><Code>..</Code><Message>..);
+# a failure without an answer has the HttpError's kind and the OS error's message in the
+# dump (object_store's client/retry.rs, HttpErrorKind).
+_DEBUG_SOURCE = "Debug source:"
+_XML_START_RE = re.compile(r"(?::\s*)?(?:<\?xml[^>]*\?>\s*)?<Error>")
+_XML_CODE_RE = re.compile(r"<Code>([^<]*)</Code>")
+_XML_MESSAGE_RE = re.compile(r"<Message>([^<]*)</Message>")
+_HTTP_KIND_RE = re.compile(r"HttpError \{\s*kind: (\w+)")
+_HTTP_KINDS = {
+    "Timeout": "timed out",
+    "Connect": "could not connect",
+    "Interrupted": "the connection was cut",
+    "Decode": "the answer could not be decoded",
+}
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut in its middle to at most ``limit`` characters.
+
+    An error's start says what was being done and its end why it failed (the
+    store's error code, "timed out"): the middle (a long URL) is what goes.
+    """
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 5, 2)
+    head = keep * 2 // 5
+    return f"{text[:head]} ... {text[len(text) - (keep - head) :]}"
+
+
+def _cause(message: str, dump: str) -> tuple[str, str | None]:
+    """The message without a store's XML error body, and the failure's cause, if found."""
+    xml = _XML_START_RE.search(message)
+    if xml is not None:
+        body = message[xml.start() :]
+        code, said = _XML_CODE_RE.search(body), _XML_MESSAGE_RE.search(body)
+        # Azure appends "RequestId:..." and "Time:..." lines to its message.
+        said_text = said.group(1).split("RequestId:")[0].strip() if said else ""
+        cause = ": ".join(t for t in (code.group(1) if code else "", said_text) if t)
+        return message[: xml.start()], cause or None
+    kind = _HTTP_KIND_RE.search(dump)
+    if kind is None:
+        return message, None
+    cause = _HTTP_KINDS.get(kind.group(1), kind.group(1).lower())
+    reasons = _OS_MESSAGE_RE.findall(dump)
+    return message, f"{cause}: {reasons[-1]}" if reasons else cause
+
+
+def gave_no_answer(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what it was raised from) is a request the store never answered.
+
+    A timeout, a refused or cut connection: obstore's HttpError, retries exhausted. Such
+    a store is not asked again for the same file, so a file fails within one request's
+    time (:meth:`~pybloom_async.io.store.StoreOptions.max_request_seconds`).
+    """
+    seen: BaseException | None = exc
+    for _ in range(8):  # a cause chain is short; the bound guards against a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, obstore_errors.BaseError) and _HTTP_KIND_RE.search(str(seen)):
+            return True
+        seen = seen.__cause__
+    return False
+
+
+def describe(exc: BaseException, limit: int = DESCRIBE_LIMIT) -> str:
+    """One line for a foreign error, with its cause, at most ``limit`` characters.
+
+    obstore appends a multi-line debug dump to its messages, and a store's XML
+    error body spans lines: the line keeps the message, the store's error code
+    and message (``NoSuchBucket: The specified bucket does not exist``) or, for a
+    request that got no answer, why (``timed out``, ``could not connect:
+    Connection refused``), and is shortened in its middle, never at its end.
+    """
+    message, _, dump = str(exc).partition(_DEBUG_SOURCE)
+    message, cause = _cause(" ".join(message.split()), dump)
+    text = message.rstrip(": ") + (f": {cause}" if cause else "")
+    text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return shorten(text, limit)
 
 
 # Where object_store looks for credentials when none are configured: the cloud's instance
@@ -190,6 +273,8 @@ def map_errors(path: str, action: str) -> Iterator[None]:
     except PyBloomError:
         raise
     except (OSError, obstore_errors.BaseError, ValueError) as exc:
+        # The whole foreign message (obstore's debug dump included), for -vv.
+        _log.debug("%s: %s failed: %s", path, action, exc)
         raise _source_error(exc, path, action) from exc
 
 
@@ -278,10 +363,12 @@ class ByteSource(abc.ABC):
         """
         self._check_open()
         if self._size is None:
+            start = time.monotonic()
             with map_errors(self._path, "looking up the size"):
                 identity = await self._stat()
             self.stats.add_metadata()
             self._remember(identity)
+            _log.debug("%s: size %d (%.0f ms)", self._path, identity.size, _ms(start))
         assert self._size is not None
         return self._size
 
@@ -367,8 +454,13 @@ class ByteSource(abc.ABC):
         if not wanted:
             return [b"" for _ in checked]
         self._check_open()
+        began = time.monotonic()
         with map_errors(self._path, "reading"):
             results = await self._read(wanted)
+        if _log.isEnabledFor(logging.DEBUG):
+            shown = ", ".join(f"[{s}, {e})" for s, e in wanted[:4])
+            more = f" and {len(wanted) - 4} more" if len(wanted) > 4 else ""
+            _log.debug("%s: read %s%s (%.0f ms)", self._path, shown, more, _ms(began))
         total = 0
         for (start, end), data in zip(wanted, results, strict=True):
             if len(data) != end - start:
@@ -433,8 +525,14 @@ class ByteSource(abc.ABC):
         n = integer("suffix length", n, minimum=0)
         self._check_open()
         if self._size is None and n > 0:
+            began = time.monotonic()
             with map_errors(self._path, "reading the tail"):
                 found = await self._read_suffix(n)
+            if found is not None:
+                _log.debug(
+                    "%s: read the last %d bytes of %d (%.0f ms)",
+                    self._path, len(found[0]), found[1].size, _ms(began),
+                )  # fmt: skip
             if found is not None:
                 data, identity = found
                 if len(data) != min(n, identity.size):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import os
 import stat
-import urllib.parse
 from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,7 @@ from ..errors import SourceError, SourceNotFoundError
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
-from .address import Address, parse_address
+from .address import Address, object_url, parse_address
 from .base import FileInfo, SourceStats, map_errors, unreachable_reason
 from .identity import local_identity, meta_identity
 from .store import StoreOptions, cached_store, check_applicable, resolve_options
@@ -140,10 +139,7 @@ class _StorePages:
     """
 
     def __init__(self, store: ObjectStore, loc: Address) -> None:
-        # Listed URLs keep the scheme and authority they were listed with (s3a://,
-        # abfss://container@account...), so they reopen with the same store.
-        parts = urllib.parse.urlsplit(loc.display)
-        self.base = f"{parts.scheme}://{parts.netloc}/"
+        self.display = loc.display
         self.store = store
         self.prefix = loc.key.rstrip("/")
         self.ordered = loc.kind in _ORDERED_KINDS
@@ -157,8 +153,12 @@ class _StorePages:
             key = meta["path"]
             relative = key[len(self.prefix) :].lstrip("/") if self.prefix else key
             if is_listed(relative.split("/")):
-                identity = meta_identity(self.base + key, meta)
-                out.append(FileInfo(self.base + key, identity.size, identity.etag, identity.mtime))
+                # The URL keeps the scheme and authority it was listed with (s3a://,
+                # abfss://container@account...) and reads back as this key: it reopens
+                # the same object with the same store.
+                url = object_url(self.display, key)
+                identity = meta_identity(url, meta)
+                out.append(FileInfo(url, identity.size, identity.etag, identity.mtime))
         return out
 
     def _stream(self, prefix: str) -> Iterator[list[Mapping[str, Any]]]:

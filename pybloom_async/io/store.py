@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 import threading
 from collections import OrderedDict
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
     from obstore.store import ClientConfig, ObjectStore, RetryConfig
 from ..tasks.workers import gather
 from .address import Address, parse_address
-from .base import ByteSource, FileInfo, SourceStats, T, describe
+from .base import ByteSource, FileInfo, SourceStats, T, describe, gave_no_answer
+from .environment import ENV_PREFIX, store_environment
 from .identity import SourceIdentity, meta_identity
 from .local import BlockingLocalFileSource, LocalFileSource
 
@@ -54,7 +56,12 @@ __all__ = [
 # --------------------------------------------------------------------------- object stores
 
 
+_log = logging.getLogger(__name__)
+
 _YEAR = 365 * 86400  # longer timeouts are slips (milliseconds for seconds)
+# The retry backoff: the first wait, and the longest (each at most twice the one before).
+_INIT_BACKOFF = 0.1
+_MAX_BACKOFF = 10.0
 
 
 @dataclass(frozen=True)
@@ -88,16 +95,18 @@ class StoreOptions:
         ``GOOGLE_ALLOW_HTTP`` variable (obstore's own reading of it is lost once client
         options are passed, so it is read here), else off. ``http://`` URLs always allow it.
     timeout:
-        Seconds for a whole request, connection to last byte (obstore's default: 30).
+        Seconds for one attempt of a request, connection to last byte (obstore's
+        default: 30).
     connect_timeout:
         Seconds to establish a connection (obstore's default: 5).
     max_retries:
         Retries of a failed request: 5xx responses, connection errors and timeouts,
-        with exponential backoff from 100 ms up to 10 s. 5 instead of obstore's 10, so a
-        dead endpoint fails in about half a minute rather than minutes.
+        with exponential backoff from 100 ms, doubling at most, up to 10 s. 5 instead of
+        obstore's 10: a request fails after at most ``max_retries + 1`` attempts (see
+        :meth:`max_request_seconds`).
     retry_timeout:
-        Seconds after which no retry starts; 60 instead of obstore's 180 for the same
-        reason.
+        Seconds after the first attempt past which no retry starts; 60 instead of
+        obstore's 180 for the same reason.
     extra_config:
         More store-specific keys passed as-is to obstore's S3/Azure/GCS config (e.g.
         ``{"virtual_hosted_style_request": "true"}``).
@@ -150,6 +159,23 @@ class StoreOptions:
         # Both are read on every open (once per file): computed once, the options being frozen.
         object.__setattr__(self, "_given_names", self._find_given())
         object.__setattr__(self, "_key", self._make_key())
+
+    def max_request_seconds(self) -> float:
+        """The longest one request takes to fail when the store never answers it.
+
+        Every attempt lasts at most ``timeout``; between attempts the backoff waits
+        at most 100 ms, 200 ms, 400 ms, ... (obstore's decorrelated jitter: each wait
+        at most twice the one before, capped at 10 s); no retry starts after
+        ``retry_timeout``. So: ``(max_retries + 1) * timeout`` plus the waits, and at
+        most ``retry_timeout`` plus one wait and one attempt. With the defaults (30 s,
+        5 retries, 60 s) that is 91.6 s; ``timeout=2`` makes it 15.1 s. A file (or a
+        listing) costs at most one such request: one that got no answer is not retried
+        by another request for the same file.
+        """
+        waits = [min(_MAX_BACKOFF, _INIT_BACKOFF * 2.0**k) for k in range(self.max_retries)]
+        by_attempts = (self.max_retries + 1) * self.timeout + sum(waits)
+        by_deadline = self.retry_timeout + max(waits, default=0.0) + self.timeout
+        return min(by_attempts, by_deadline)
 
     def given(self) -> list[str]:
         """Names of the fields set away from their defaults (an empty extra_config is unset)."""
@@ -210,7 +236,6 @@ _APPLICABLE = {
     "http": _COMMON_OPTIONS,
     "file": frozenset(),
 }
-_ENV_PREFIX = {"s3": "AWS", "gs": "GOOGLE", "az": "AZURE"}
 
 
 def _env_flag(name: str) -> bool | None:
@@ -228,8 +253,8 @@ def allow_http(kind: str, options: StoreOptions, url_scheme_http: bool = False) 
     allowed = options.allow_http
     if allowed is None and options.endpoint is not None:
         allowed = options.endpoint.lower().startswith("http://") or None
-    if allowed is None and kind in _ENV_PREFIX:
-        allowed = _env_flag(f"{_ENV_PREFIX[kind]}_ALLOW_HTTP")
+    if allowed is None and kind in ENV_PREFIX:
+        allowed = _env_flag(f"{ENV_PREFIX[kind]}_ALLOW_HTTP")
     if allowed is None and url_scheme_http:
         allowed = True
     return allowed
@@ -251,8 +276,8 @@ def _retry_config(options: StoreOptions) -> RetryConfig:
         "max_retries": options.max_retries,
         "retry_timeout": timedelta(seconds=options.retry_timeout),
         "backoff": {
-            "init_backoff": timedelta(milliseconds=100),
-            "max_backoff": timedelta(seconds=10),
+            "init_backoff": timedelta(seconds=_INIT_BACKOFF),
+            "max_backoff": timedelta(seconds=_MAX_BACKOFF),
             "base": 2,
         },
     }
@@ -318,16 +343,16 @@ def cached_store(loc: Address, options: StoreOptions) -> ObjectStore:
     """One store client per (kind, bucket/host, options, account): it pools connections."""
     # The environment is read when a store is built; the relevant variables are part of the
     # key so that a changed environment (tests, credential rotation) gets a fresh client.
-    # Keys first, values only of the matching ones: os.environ decodes on every access, and
-    # this runs once per file opened.
-    prefix = _ENV_PREFIX.get(loc.kind, "\0") + "_"
-    env = tuple(sorted((k, os.environ[k]) for k in os.environ if k.startswith(prefix)))
-    key = (loc.kind, loc.bucket, loc.account, options._cache_key(), env)
+    key = (loc.kind, loc.bucket, loc.account, options._cache_key(), store_environment(loc.kind))
     with _STORE_CACHE_LOCK:
         store = _STORE_CACHE.get(key)
         if store is not None:
             _STORE_CACHE.move_to_end(key)
             return store
+    _log.debug(
+        "a %s client for %s: timeout %g s, %d retries (a request fails within %.1f s)",
+        loc.kind, loc.bucket, options.timeout, options.max_retries, options.max_request_seconds(),
+    )  # fmt: skip
     try:
         store = _build_store(loc, options)
     except (obstore_errors.BaseError, ValueError, TypeError) as exc:
@@ -413,7 +438,9 @@ class ObjectStoreSource(ByteSource):
             data = bytes(result.bytes())
         except FileNotFoundError:
             raise
-        except (obstore_errors.BaseError, OSError):
+        except (obstore_errors.BaseError, OSError) as exc:
+            if gave_no_answer(exc):
+                raise  # a store that did not answer is not asked again for this file
             # An empty object cannot answer a range request (servers reply 200 or 416, which
             # obstore reports as unsupported or as a generic error). Find out with a HEAD;
             # any other object re-raises the original error.

@@ -70,13 +70,30 @@ MAX_OBJECT_BYTES = 4 * 1024 * 1024 * 1024
 
 @dataclass
 class LakeBuild:
-    """What a build wrote: segments, files indexed, and which files were not and why."""
+    """What a build wrote: segments, files indexed, and which files were not and why.
+
+    ``fpp`` gives, per column, the false-positive rate its filters reach, estimated
+    from each file filter's fill (the SBBF model): ``{"mean": ..., "max": ...}`` over
+    the files indexed. A probe of one value keeps ``mean`` of the files that do not
+    hold it, on average.
+    """
 
     segments: list[str] = field(default_factory=list)
     files: int = 0
     folded: list[str] = field(default_factory=list)
     from_values: dict[str, str] = field(default_factory=dict)  # file -> why not folded
     errors: dict[str, str] = field(default_factory=dict)  # file -> why not indexed
+    # Per column, the estimated false-positive rate of each file filter written.
+    _fpps: dict[str, list[float]] = field(default_factory=dict, repr=False)
+
+    @property
+    def fpp(self) -> dict[str, dict[str, float]]:
+        """Per column, ``{"mean": ..., "max": ...}`` of its file filters' estimated fpp."""
+        return {
+            column: {"mean": sum(values) / len(values), "max": max(values)}
+            for column, values in self._fpps.items()
+            if values
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -86,6 +103,7 @@ class LakeBuild:
             "folded": len(self.folded),
             "from_values": self.from_values,
             "errors": self.errors,
+            "fpp": self.fpp,
         }
 
 
@@ -281,7 +299,7 @@ def _same_type(a: ColumnDescriptor, b: ColumnDescriptor) -> bool:
 
 
 def _column_of(
-    files: Sequence[_File], column: str, index: int, fpp: float
+    files: Sequence[_File], column: str, index: int, fpp: float, fpps: list[float] | None = None
 ) -> tuple[LakeColumn, bytearray] | None:
     """One column of a segment: its block-major bitset over ``files`` (CPU)."""
     first = next((f.columns[column] for f in files if isinstance(f.columns[column], _Column)), None)
@@ -307,6 +325,8 @@ def _column_of(
             for rg_filter in col.filters:
                 bloom |= fold_to(rg_filter, num_bytes)
             folded.add(i)
+        if fpps is not None:
+            fpps.append(bloom.estimated_fpp())  # from its fill: what a probe will meet
         check(lib.pba_sbbf_scatter_blocks(ffi.from_buffer(bloom.bitset), num_bytes, out, n, i))
     # The ndv of the class's largest file, the one B is sized for.
     ndv = max(c.ndv for f in files if isinstance(c := f.columns[column], _Column))
@@ -326,13 +346,19 @@ def encode_class(
     files: Sequence[_File],
     columns: Sequence[str],
     fpp: float,
+    fpps: dict[str, list[float]] | None = None,
     table: Mapping[str, Any] | None = None,
 ) -> bytes:
-    """The segment of one size class (CPU: a worker thread); ``table``: what a table's
-    index covers."""
+    """The segment of one size class (CPU: a worker thread).
+
+    ``fpps``, if given, gets per column the estimated false-positive rate of each
+    file filter. ``table``: what a table's index covers.
+    """
     parts: list[tuple[LakeColumn, bytearray]] = []
     for column in columns:
-        got = _column_of(files, column, len(parts), fpp)
+        got = _column_of(
+            files, column, len(parts), fpp, None if fpps is None else fpps.setdefault(column, [])
+        )
         if got is not None:
             parts.append(got)
     entries = [
@@ -373,9 +399,13 @@ async def _fold_or_values(ctx: _Ctx, group: list[_File], result: LakeBuild) -> N
         for f in group:
             col = f.columns[column]
             if isinstance(col, _Column) and col.filters is not None and col.min_blocks < blocks:
+                # Folding halves a filter, it never doubles one; and a file filter of the
+                # row groups' size would hold every value of the file: too full.
                 col.fold_problem = (
-                    f"{column}: a row-group filter has {col.min_blocks} blocks, "
-                    f"fewer than the {blocks} of the index"
+                    f"{column}: its row-group filters have {col.min_blocks} blocks, fewer than "
+                    f"the {blocks} a file filter needs here for fpp {ctx.fpp:g}; filters fold "
+                    f"to fewer blocks, never more, and {col.min_blocks} blocks would be too "
+                    "full for the whole file's values"
                 )
     for f in group:
         todo = [c for c in f.columns.values() if isinstance(c, _Column) and c.fold_problem]
@@ -482,7 +512,7 @@ async def build_lake_index(
             group.sort(key=lambda f: f.name)
             await _fold_or_values(ctx, group, result)
             payload = await anyio.to_thread.run_sync(
-                encode_class, group, wanted, ctx.fpp, info, limiter=ctx.cpu
+                encode_class, group, wanted, ctx.fpp, result._fpps, info, limiter=ctx.cpu
             )
             result.files += len(group)
             if table is not None and table.kind == "iceberg":

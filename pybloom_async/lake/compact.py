@@ -33,23 +33,61 @@ __all__ = ["LakeCompaction", "compact_lake_index", "compact_lake_index_sync"]
 
 @dataclass
 class LakeCompaction:
-    """Segments read, written and removed by a compaction."""
+    """Segments read, written and removed by a compaction; those left as they are, and why.
+
+    ``left`` maps each segment left to why: alone in its size class (its block
+    counts), which is as compact as the index gets, or indexing other columns than
+    other segments (``other_columns`` lists those), which never merge: rebuilding the
+    index with one set of columns lets them.
+    """
 
     merged: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     files: int = 0
+    left: dict[str, str] = field(default_factory=dict)
+    other_columns: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
-        return {"merged": self.merged, "written": self.written, "files": self.files}
+        return {
+            "merged": self.merged,
+            "written": self.written,
+            "files": self.files,
+            "left": self.left,
+            "other_columns": self.other_columns,
+        }
+
+
+def _columns(seg: Segment) -> tuple[tuple[str, str], ...]:
+    """The columns a segment indexes, with their types."""
+    return tuple(
+        (c.path, f"{c.descriptor.physical_type.name}/{c.descriptor.logical_type}")
+        for c in seg.columns
+    )
 
 
 def _shape(seg: Segment) -> tuple[tuple[str, str, int], ...]:
     """What segments must share to be merged: their columns, types and block counts."""
-    return tuple(
-        (c.path, f"{c.descriptor.physical_type.name}/{c.descriptor.logical_type}", c.num_blocks)
-        for c in seg.columns
-    )
+    return tuple((*key, c.num_blocks) for key, c in zip(_columns(seg), seg.columns, strict=True))
+
+
+def _shape_text(seg: Segment) -> str:
+    return ", ".join(f"{c.path} ({c.num_blocks} blocks)" for c in seg.columns) or "no column"
+
+
+def _why_left(loaded: LoadedSegment, everything: list[LoadedSegment]) -> tuple[str, bool]:
+    """Why a segment alone in its shape is left, and whether it indexes other columns."""
+    mine = _columns(loaded.segment)
+    others = {_columns(g.segment) for g in everything if g is not loaded} - {mine}
+    if others:
+        other = "; ".join(sorted(", ".join(p for p, _ in cols) or "no column" for cols in others))
+        return (
+            f"it indexes {', '.join(p for p, _ in mine) or 'no column'}; other segments "
+            f"index {other}: only segments of the same columns merge (rebuild the index "
+            "with one set of columns to merge them)",
+            True,
+        )
+    return f"the only segment of its size class: {_shape_text(loaded.segment)}", False
 
 
 async def _stripes(reader: BloomReader, loaded: LoadedSegment) -> list[np.ndarray[Any, Any]]:
@@ -145,6 +183,9 @@ async def compact_lake_index(
             groups.setdefault(_shape(seg.segment), []).append(seg)
         for group in groups.values():
             if len(group) < 2:
+                result.left[group[0].location], other = _why_left(group[0], loaded)
+                if other:
+                    result.other_columns.append(group[0].location)
                 continue
             bits = [await _stripes(rdr, g) for g in group]
             payload = await anyio.to_thread.run_sync(_merge, group, bits)

@@ -287,6 +287,10 @@ async def _load(reader: BloomReader, location: str, strict: bool) -> LoadedSegme
         return str(exc)
 
 
+async def _given(files: Sequence[str | FileInfo]) -> list[str | FileInfo]:
+    return list(files)
+
+
 def _root_of(paths: Any) -> str:
     if isinstance(paths, (str, os.PathLike)):
         return os.fspath(paths)
@@ -391,7 +395,8 @@ async def prune_with_lake_index(
     row_groups:
         False: stop at the file verdicts (``row_group`` None).
     files:
-        The data files (e.g. a table's live files) instead of the listing.
+        The data files instead of the listing, taken as given, each once (e.g. a table's
+        live files, or a listing already made).
     index_verdicts:
         If given, the file verdicts of the index pass are appended to it (for reports):
         a list, or any object with ``append``.
@@ -417,7 +422,8 @@ async def prune_with_lake_index(
         found, locations = await gather(
             run_one,
             [
-                (lambda: expand_paths(root if files is None else list(files), rdr),),
+                # Files given are taken as given (a table's live files, a listing's).
+                (lambda: expand_paths(root, rdr) if files is None else _given(files),),
                 (lambda: _segments_or_reason(root, rdr, strict),),
             ],
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Hashable, Sequence
 from types import SimpleNamespace
@@ -102,13 +103,15 @@ def decode_file_metadata_with(
 # levels, logical types, all checked) cost more than the rest of a small footer. So
 # schemas are kept by what the footer says of them, element by element: a footer whose
 # elements say what an earlier one's said gets the same Schema (read-only), whose
-# ``fingerprint`` is that key (for caches of what depends on the schema alone).
+# ``fingerprint`` (a number given once per distinct schema) keys the caches of what
+# depends on the schema alone.
 
 #: Schemas kept; beyond, the cache starts again (a run over files of this many distinct
 #: schemas is rare, and rebuilding costs only what it saved).
 MAX_SCHEMAS = 256
 _schemas: dict[Hashable, tuple[Schema, list[list[bytes]]]] = {}
 _schemas_lock = threading.Lock()
+_fingerprints = itertools.count(1)
 
 
 def _frozen(value: Any) -> Hashable:
@@ -145,7 +148,7 @@ def _schema(
     if found is not None:
         return found
     found = schema_from_elements(elements, path)
-    found[0].fingerprint = key
+    found[0].fingerprint = next(_fingerprints)
     with _schemas_lock:
         if len(_schemas) >= MAX_SCHEMAS:
             _schemas.clear()

@@ -12,7 +12,7 @@ the compatibility tables of parquet-format ``LogicalTypes.md``)."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,9 +130,9 @@ class Schema:
         self._elements: Sequence[wire.SchemaElement] | None = None
         self._path: str | None = None
         self._by_path: dict[str, list[ColumnDescriptor]] | None = None
-        #: What the footer said of this schema, element by element (hashable), when it was
-        #: decoded from one: equal fingerprints, equal schemas (the decoder shares them).
-        self.fingerprint: Hashable | None = None
+        #: A number the decoder gives each distinct schema it decodes (equal fingerprints,
+        #: equal schemas: the decoder shares them); None for a schema built otherwise.
+        self.fingerprint: int | None = None
 
     @classmethod
     def _lazy(

@@ -43,6 +43,11 @@ __all__ = [
 ]
 
 
+#: A local file's first read, with the adaptive suffix: most footers fit, and a second read
+#: for a larger one costs microseconds (measured in ``bench/RESULTS.md``).
+LOCAL_SUFFIX_BYTES = 16 * 1024
+
+
 @dataclass(frozen=True)
 class ReaderConfig:
     """Limits and tuning of the reader.
@@ -55,17 +60,16 @@ class ReaderConfig:
         :class:`~pybloom_async.read.reader.BloomReader` learns from the files it
         has read how far from the end their footer and filters start
         (:class:`~pybloom_async.read.suffix.SuffixLearner`) and reads that much,
-        so a file costs one request; local files always read
-        ``min_suffix_bytes`` (a second ``pread`` costs microseconds). A number
-        turns adaptation off: every file reads exactly that.
+        so a file costs one request; local files read :data:`LOCAL_SUFFIX_BYTES`
+        (16 KiB: a second ``pread`` costs a microsecond, copying 64 KiB four). A
+        number turns adaptation off: every file reads exactly that.
     adaptive_start:
         The adaptive suffix before anything is learned (256 KiB: it covers the
         filters and footer of the usual Spark, pyarrow and DuckDB files, so the
         files a run starts at once cost one request each; measured in
         ``bench/RESULTS.md``).
     min_suffix_bytes:
-        The adaptive suffix never shrinks below this (64 KiB: most footers fit),
-        and local files read this much first.
+        The adaptive suffix never shrinks below this (64 KiB: most footers fit).
     max_suffix_bytes:
         The adaptive suffix never grows above this (1 MiB).
     max_footer_bytes:
@@ -129,8 +133,9 @@ class ReaderConfig:
 
     @property
     def first_suffix_bytes(self) -> int:
-        """The suffix read of a local file: fixed, or ``min_suffix_bytes`` when adaptive."""
-        return self.min_suffix_bytes if self.footer_read_bytes is None else self.footer_read_bytes
+        """The suffix read of a local file: fixed, or :data:`LOCAL_SUFFIX_BYTES` when
+        adaptive."""
+        return LOCAL_SUFFIX_BYTES if self.footer_read_bytes is None else self.footer_read_bytes
 
 
 DEFAULT_READER_CONFIG = ReaderConfig()
@@ -349,7 +354,10 @@ def filters_from_pieces(
         ):
             return None
         try:
-            bloom = SplitBlockBloomFilter.from_bitset(piece[header_len:], max_bytes=max_bytes)
+            # A view of the bytes read, not a copy (they are kept while the filter is).
+            bloom = SplitBlockBloomFilter.view_of(
+                pieces[i][1], start + header_len, num_bytes, max_bytes=max_bytes
+            )
         except PyBloomError:
             return None
         (g, column) = key
@@ -376,7 +384,10 @@ async def read_filters_from(
         ]
         pieces: list[tuple[int, bytes]] = []
         if outside:
-            merged = merge_ranges(outside, plan_config.max_hole_bytes, plan_config.max_range_bytes)
+            # A local read is a system call: copying a hole (other columns' filters)
+            # costs more than a second call, so only touching ranges are merged.
+            hole = 0 if source.local else plan_config.max_hole_bytes
+            merged = merge_ranges(outside, hole, plan_config.max_range_bytes)
             data = await source.read_ranges([(r.start, r.end) for r in merged])
             pieces = [(r.start, d) for r, d in zip(merged, data, strict=True)]
         pieces.append((tail_start, footer.tail))

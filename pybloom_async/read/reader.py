@@ -23,6 +23,7 @@ planner, decoder and pruning code then complete without ever suspending."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -38,7 +39,7 @@ from ..io.address import parse_address
 from ..io.base import ByteSource, FileInfo, SourceStats
 from ..io.identity import SourceIdentity, stat_identity
 from ..io.store import ObjectStoreSource, StoreOptions, as_store_options, open_source
-from ..tasks.loops import inline
+from ..tasks.loops import inline, to_worker
 from .fetch import (
     DEFAULT_READER_CONFIG,
     BloomFilterRead,
@@ -132,6 +133,8 @@ class BloomReader:
         # the cache's bookkeeping is done under this lock, never across a read.
         self._lock = threading.Lock()
         self._io = anyio.CapacityLimiter(config.io_threads)
+        # The threads every run of this reader may use at once for local files' work.
+        self._local = anyio.CapacityLimiter(config.local_threads or 1)
         self.suffix = SuffixLearner(
             config.adaptive_start, config.max_suffix_bytes, floor=config.min_suffix_bytes
         )
@@ -140,6 +143,17 @@ class BloomReader:
     def io_limiter(self) -> anyio.CapacityLimiter:
         """The worker threads this reader's blocking work may use at once."""
         return self._io
+
+    @property
+    def cached_filter_bytes(self) -> int:
+        """Bitset bytes the cache holds now (at most ``max_filter_bytes``)."""
+        return self._cached_bytes
+
+    @property
+    def local_limiter(self) -> anyio.CapacityLimiter:
+        """The worker threads every run of this reader may use at once for local files'
+        work (``ReaderConfig.local_threads``)."""
+        return self._local
 
     def open(self, location: Location) -> ByteSource:
         """A source for a path, URL or listing entry, counted in :attr:`stats`.
@@ -169,7 +183,7 @@ class BloomReader:
         address = parse_address(path)
         if address.kind == "file":
             try:
-                identity = await anyio.to_thread.run_sync(stat_identity, address.path)
+                identity = await to_worker(stat_identity, address.path)
             except FileNotFoundError as exc:
                 raise SourceNotFoundError("no such file", path=path) from exc
             except OSError as exc:
@@ -237,13 +251,18 @@ class BloomReader:
 
     def _add_filters(self, entry: _Entry, found: Mapping[FilterKey, BloomFilterRead]) -> None:
         """Add filters to an entry (the caller holds the lock)."""
+        cached = self._cache.get(entry.footer.path) is entry
         for key, read in found.items():
             if key in entry.filters:
                 continue
+            if cached and read.filter is not None:
+                # A filter read views the bytes of its read (no copy); one kept in the
+                # cache gets its own, so the cache holds what it counts, not whole reads.
+                read = dataclasses.replace(read, filter=read.filter.owned())
             entry.filters[key] = read
             if read.filter is not None:
                 entry.filter_bytes += read.filter.num_bytes
-                if self._cache.get(entry.footer.path) is entry:
+                if cached:
                     self._cached_bytes += read.filter.num_bytes
 
     def opened(self, location: Location) -> OpenedFile:

@@ -88,6 +88,7 @@ from .source import SourceFile, fetch_remote, open_local
 
 __all__ = [
     "DEFAULT_ADD_MAX_BYTES",
+    "NOT_IN_FILE",
     "AddFiltersResult",
     "ChunkFilter",
     "FilterSpec",
@@ -107,6 +108,10 @@ _MAX_FILL_FOR_ESTIMATE = 0.7
 
 
 # ---- arguments ------------------------------------------------------------------------
+
+
+#: The reason given (``skipped``) for a named column a file lacks, with ``require_columns=False``.
+NOT_IN_FILE = "not in this file (written without it)"
 
 
 def _column_names(columns: str | Sequence[str]) -> list[str]:
@@ -152,7 +157,7 @@ def _resolve(
         prefix = tuple(name.split("."))
         below = [c for c in schema.columns if c.path_parts[: len(prefix)] == prefix]
         if not below and absent is not None:
-            absent.append(SkippedChunk(name, None, "not in this file (written without it)"))
+            absent.append(SkippedChunk(name, None, NOT_IN_FILE))
         elif not below:
             raise InvalidArgumentError(
                 f"no such column; the file has: {_available(schema)}", path=path, column=name
@@ -300,9 +305,10 @@ class _Job:
     target: str
     spec: FilterSpec
     table: TableSource = None  # a Delta or Iceberg table instead of a file
+    absent_ok: bool = False  # a named column the file lacks is reported, not an error
 
     def run(self, source: SourceFile) -> AddFiltersResult:
-        return self.spec.rewrite(source, self.target)
+        return self.spec.rewrite(source, self.target, absent_ok=self.absent_ok)
 
 
 def _job(
@@ -315,6 +321,7 @@ def _job(
     max_bytes: int = DEFAULT_ADD_MAX_BYTES,
     replace: bool = False,
     options: StoreOptions | Mapping[str, Any] | None = None,
+    require_columns: bool = True,
 ) -> _Job:
     """The arguments of :func:`add_bloom_filters` and its twin, written once, checked."""
     names = _column_names(columns)
@@ -334,7 +341,7 @@ def _job(
     target = display if out is None else os.fspath(out)
     parse_address(target)  # a malformed destination fails before any work
     local = where.path if where.kind == "file" else None
-    return _Job(display, local, target, spec)
+    return _Job(display, local, target, spec, absent_ok=not require_columns)
 
 
 # Typed twice, for each kind of ``path``: a file gives an AddFiltersResult, a table a
@@ -344,15 +351,17 @@ async def add_bloom_filters(
     path: str | os.PathLike[str], columns: str | Sequence[str], *, ndv: int | None = ...,
     fpp: float = ..., out: str | os.PathLike[str] | None = ..., max_bytes: int = ...,
     replace: bool = ..., options: StoreOptions | Mapping[str, Any] | None = ...,
+    require_columns: bool = ...,
 ) -> AddFiltersResult: ...  # fmt: skip
 @overload
 async def add_bloom_filters(
     path: TableSource, columns: str | Sequence[str], *, ndv: int | None = ...,
     fpp: float = ..., out: None = ..., max_bytes: int = ..., replace: bool = ...,
-    options: StoreOptions | Mapping[str, Any] | None = ...,
+    options: StoreOptions | Mapping[str, Any] | None = ..., require_columns: bool = ...,
 ) -> TableFiltersResult: ...  # fmt: skip
 
 
+# Long because: the docstring documents every parameter, result and error; the code is short.
 @same_arguments_as(_job)
 async def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | TableFiltersResult:
     """Add a Split Block Bloom Filter per row group to the named columns of a Parquet file.
@@ -392,6 +401,9 @@ async def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | Tab
     options:
         Object-store settings, a :class:`~pybloom_async.io.store.StoreOptions` or a
         mapping of its fields (default: the standard environment variables).
+    require_columns:
+        False: a column the file lacks is reported in ``skipped`` (:data:`NOT_IN_FILE`),
+        not an error; the others get their filters (a table's files always work so).
 
     Returns
     -------

@@ -308,7 +308,7 @@ async def _schema_plans(
         await one(listed[0])
     have = {_path(p.location): p for p in plans} | extra
     leaves = [leaf.column for leaf in iter_leaves(job.where)]
-    if any(all(c not in p.metadata.schema for p in have.values()) for c in leaves) or any(
+    if any(all(c not in p.schema for p in have.values()) for c in leaves) or any(
         all(c not in p.arrow_schema.names for p in have.values()) for c in job.columns or ()
     ):
         await for_each([f for f in unread if _path(f) not in extra], one, run.limit)

@@ -81,7 +81,7 @@ def _decode_group(
     row group kept by a filter's false positive (about 1 in 100 per probed value) costs
     the decode of its predicate columns only.
     """
-    schema = plan.metadata.schema
+    schema = plan.schema
     present = [leaf.column for leaf in iter_leaves(job.where) if leaf.column in schema]
     if table_file is not None:
         present += [c for c in table_file.columns if c in schema]
@@ -112,7 +112,7 @@ def _decode_pages(
     ``selected.rows``, in order)."""
     assert plan.page_index is not None
     table = decode_group(
-        selected, plan.page_index, plan.arrow_schema, plan.metadata.schema, held_reader(pieces)
+        selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(pieces)
     )
     positions = None
     if table_file is not None:
@@ -137,7 +137,7 @@ def _matching(
     ordinal in the file) drops the deleted rows and gives the table's own columns.
     """
     table = computable(table)
-    schema = plan.metadata.schema
+    schema = plan.schema
     arrays = {}
     for leaf in iter_leaves(job.where):
         if leaf.column not in arrays and leaf.column in schema:
@@ -196,7 +196,7 @@ async def _select_pages(
     index = plan.page_index
     if not job.page_index or index is None:
         return {}
-    schema = plan.metadata.schema
+    schema = plan.schema
     predicate = [
         schema.column(p.column).index for p in iter_leaves(job.where) if p.column in schema
     ]
@@ -237,9 +237,9 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
         compared += list(table_file.columns)
     columns, leaf_indexes = read_columns(plan, job.wanted(plan), compared)
     if table_file is not None:
-        leaves = table_file.leaves(plan.metadata.schema, plan.path)
+        leaves = table_file.leaves(plan.schema, plan.path, job.value_sets)
     else:
-        leaves = Leaves(plan.metadata.schema, plan.path)
+        leaves = Leaves(plan.schema, plan.path, job.value_sets)
     selected = await _select_pages(source, plan, job, columns, leaf_indexes)
     size = plan.footer_location.file_size
     starts = _first_rows(plan)

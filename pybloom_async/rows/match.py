@@ -44,7 +44,7 @@ from ..predicate import And, Eq, In, Or, Predicate
 from ..pruning.leaves import encode_literal
 from ..types import PhysicalType
 
-__all__ = ["Leaves", "computable", "evaluate", "leaf_array"]
+__all__ = ["Leaves", "ValueSets", "computable", "evaluate", "leaf_array"]
 
 _NANOS = {TimeUnit.MILLIS: 10**6, TimeUnit.MICROS: 10**3, TimeUnit.NANOS: 1}
 _ARROW_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
@@ -232,13 +232,19 @@ def _value_set(
         ) from None
 
 
-class Leaves:
-    """One file's comparisons, prepared once per column type."""
+#: Value sets by predicate leaf, column and Arrow type: shared by a run's files, so a
+#: literal list is encoded once per column type, not once per file.
+ValueSets = dict[tuple[int, ColumnDescriptor, pa.DataType], pa.Array]
 
-    def __init__(self, schema: Schema, path: str) -> None:
+
+class Leaves:
+    """One file's comparisons; their value sets come from ``cache`` (a run's, shared by its
+    files: prepared once per column type)."""
+
+    def __init__(self, schema: Schema, path: str, cache: ValueSets | None = None) -> None:
         self.schema = schema
         self.path = path
-        self._sets: dict[tuple[int, pa.DataType], pa.Array] = {}
+        self._sets: ValueSets = {} if cache is None else cache
 
     def descriptor(self, column: str) -> ColumnDescriptor | None:
         """The file's leaf for a predicate column, None when the file lacks it."""
@@ -247,7 +253,7 @@ class Leaves:
         return self.schema.column(column)
 
     def value_set(self, leaf: Eq | In, desc: ColumnDescriptor, arrow_type: pa.DataType) -> pa.Array:
-        key = (id(leaf), arrow_type)
+        key = (id(leaf), desc, arrow_type)
         found = self._sets.get(key)
         if found is None:
             values = (leaf.value,) if isinstance(leaf, Eq) else leaf.values

@@ -25,7 +25,7 @@ from ..parquet import FileMetaData, FooterBounds, Schema
 from ..predicate import Predicate
 from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
-from .match import Leaves
+from .match import Leaves, ValueSets
 from .pages import FilePageIndex, file_page_index
 
 __all__ = [
@@ -91,17 +91,28 @@ class FetchedFile(io.RawIOBase):
 
 @dataclass
 class FilePlan:
-    """One file after pruning: what reading its rows needs (not the footer's tail bytes)."""
+    """One file after pruning: what reading its rows needs (not the footer's tail bytes).
+
+    A file pruned whole keeps only its (shared) schemas: a run over many files holds
+    nothing more per such file (its footer's model would be garbage the collector walks).
+    """
 
     location: str | FileInfo
     path: str
-    metadata: FileMetaData
+    schema: Schema
     footer_location: FooterBounds
     identity: SourceIdentity
     kept: list[int]
     arrow_schema: Any  # pa.Schema of the whole file
     pyarrow_metadata: Any  # pq.FileMetaData decoded from the footer bytes already read
     page_index: FilePageIndex | None = None  # the kept row groups' page index, if any
+    footer_metadata: FileMetaData | None = None  # our footer model (None: nothing kept)
+
+    @property
+    def metadata(self) -> FileMetaData:
+        """The footer's model, which a file with row groups to read keeps."""
+        assert self.footer_metadata is not None, "a file pruned whole keeps no footer model"
+        return self.footer_metadata
 
 
 def footer_bytes(footer: Footer) -> bytes:
@@ -143,7 +154,7 @@ def read_columns(
     plan: FilePlan, projected: Sequence[str], predicate_columns: Sequence[str]
 ) -> tuple[list[str], list[int]]:
     """pyarrow's column names to read (projected tops, predicate leaves) and their leaves."""
-    schema = plan.metadata.schema
+    schema = plan.schema
     tops = set(top_level(plan))
     names = [c for c in projected if c in tops]
     for column in predicate_columns:
@@ -240,13 +251,14 @@ def describe(
     return FilePlan(
         location,
         footer.path,
-        footer.metadata,
+        footer.metadata.schema,
         footer.location,
         footer.identity,
         kept,
         arrow_schema,
         md,
         pages,
+        footer.metadata if kept else None,
     )
 
 
@@ -260,8 +272,9 @@ class TableFile(Protocol):
     def columns(self) -> Sequence[str]:
         """Columns of the file the deletes compare (read with the predicate's columns)."""
 
-    def leaves(self, schema: Schema, path: str) -> Leaves:
-        """The comparisons of the file's rows, the table's own columns' literals included."""
+    def leaves(self, schema: Schema, path: str, cache: ValueSets | None = None) -> Leaves:
+        """The comparisons of the file's rows, the table's own columns' literals included
+        (``cache``: the run's value sets, as :class:`Leaves` takes them)."""
 
     def values(self, rows: int) -> Mapping[str, Any]:
         """Predicate columns the table keeps outside the file: ``rows`` values of each."""
@@ -286,6 +299,8 @@ class Job:
     max_fetch_bytes: int
     page_index: bool = True  # only the pages that may match, where the file has a page index
     merging: PlanConfig = DEFAULT_PLAN_CONFIG  # how ranges are merged (the reader's)
+    #: The predicate's value sets, built once per column type for all the run's files.
+    value_sets: dict[Any, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
     schema: Any = None  # pa.Schema of the result, once known
     names: list[str] | None = None  # its column names
     #: A table's word on each of its files (deleted rows, partition values); None: plain files.

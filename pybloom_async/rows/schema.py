@@ -173,8 +173,8 @@ def check_predicate_columns(where: Predicate, plans: Sequence[FilePlan]) -> None
     if not plans:
         return
     for column in dict.fromkeys(leaf.column for leaf in iter_leaves(where)):
-        if not any(column in plan.metadata.schema for plan in plans):
-            known = ", ".join(c.path for c in plans[0].metadata.schema.columns[:20])
+        if not any(column in plan.schema for plan in plans):
+            known = ", ".join(c.path for c in plans[0].schema.columns[:20])
             raise PredicateError(
                 f"no file read has this column; the first file has: {known}", column=column
             )

@@ -59,7 +59,7 @@ from ..tables.deletes import (
 )
 from ..tasks.loops import to_worker
 from ..tasks.workers import for_each
-from .match import Leaves
+from .match import Leaves, ValueSets
 from .plan import FilePlan, Job
 
 __all__ = ["table_batches"]
@@ -110,8 +110,11 @@ class _TableLeaves(Leaves):
     """A file's comparisons, with the table's own columns (partition values) converted by
     the table's types."""
 
-    def __init__(self, schema: Schema, path: str, table_schema: Schema, own: set[str]) -> None:
-        super().__init__(schema, path)
+    def __init__(
+        self, schema: Schema, path: str, table_schema: Schema, own: set[str],
+        cache: ValueSets | None = None,
+    ) -> None:  # fmt: skip
+        super().__init__(schema, path, cache)
         self._table_schema = table_schema
         self._own = own
 
@@ -147,8 +150,8 @@ class _TableFile:
     #: (deltalake's vectors may still be on their way; a worker thread waits for them).
     keep_mask: Callable[[], Any] | None = None
 
-    def leaves(self, schema: Schema, path: str) -> Leaves:
-        return _TableLeaves(schema, path, self.table_schema, set(self.constants))
+    def leaves(self, schema: Schema, path: str, cache: ValueSets | None = None) -> Leaves:
+        return _TableLeaves(schema, path, self.table_schema, set(self.constants), cache)
 
     def values(self, rows: int) -> Mapping[str, Any]:
         return {c: pa.chunked_array([_repeat(v, rows)]) for c, v in self.constants.items()}
@@ -218,9 +221,9 @@ class _Reading:
             values = self.table.partitions.get(path, {})
         else:
             task = self.table.tasks[path]
-            _check_field_ids(self.table, plan.metadata.schema, path)
+            _check_field_ids(self.table, plan.schema, path)
             deletes = await self._iceberg_deletes(task, path)
-            values = _missing_identity_values(self.table, task, plan.metadata.schema)
+            values = _missing_identity_values(self.table, task, plan.schema)
         constants = {c: _typed(v, self.schema.field(c).type, c, path) for c, v in values.items()}
         if not deletes and not constants and keep_mask is None:
             return None
@@ -515,5 +518,5 @@ def _constants_of(reading: _Reading, plan: FilePlan, path: str) -> dict[str, Any
     if table.kind == "delta":
         values = table.partitions.get(path, {})
     else:
-        values = _missing_identity_values(table, table.tasks[path], plan.metadata.schema)
+        values = _missing_identity_values(table, table.tasks[path], plan.schema)
     return {c: _typed(v, reading.schema.field(c).type, c, path) for c, v in values.items()}

@@ -31,6 +31,7 @@ import anyio.to_thread
 from ..errors import EventLoopError
 
 __all__ = [
+    "call_soon_in_loop",
     "checkpoint",
     "inline",
     "refuse_running_loop",
@@ -125,6 +126,22 @@ def running_event_loop() -> str | None:
         except RuntimeError:
             pass
     return None
+
+
+def call_soon_in_loop() -> Callable[[Callable[[], object]], object]:
+    """A function that schedules a callback on the running event loop, from any thread,
+    without waiting for it (asyncio's ``call_soon_threadsafe``, trio's ``run_sync_soon``).
+
+    Raises
+    ------
+    RuntimeError
+        No asyncio or trio event loop runs in this thread.
+    """
+    if running_event_loop() == "trio":
+        import trio
+
+        return trio.lowlevel.current_trio_token().run_sync_soon
+    return asyncio.get_running_loop().call_soon_threadsafe
 
 
 def refuse_running_loop(caller: str, instead: str) -> None:

@@ -165,7 +165,7 @@ def test_unreadable_inputs_are_reported_with_exit_3_after_every_verdict(
     assert summary["unreadable"] == 4 and len(summary["unreadable_files"]) == 3
     assert (summary["row_groups"], summary["row_groups_kept"], summary["files"]) == (4, 1, 5)
     # Every command alike: probe, inspect, index build.
-    for command in (["probe", *argv, "-c", "id", "-v", "4"], ["inspect", *argv],
+    for command in (["probe", *argv, "-c", "id", "--value", "4"], ["inspect", *argv],
                     ["index", "build", *argv, "--columns", "id"]):  # fmt: skip
         proc = cli(*command)
         assert proc.returncode == 3, (command, proc.stderr)
@@ -205,7 +205,7 @@ def test_a_file_named_twice_gets_one_set_of_verdicts(lake: Path, tmp_path: Path)
         ("b.parquet", 0), ("c.parquet", 0),
     ]  # fmt: skip
     assert rows[0]["file"] == str(lake / "a.parquet")
-    proc = cli("probe", str(lake), str(lake / "b.parquet"), "-c", "id", "-v", "2001", "--json")
+    proc = cli("probe", str(lake), str(lake / "b.parquet"), "-c", "id", "--value", "2001", "--json")
     assert [Path(r["file"]).name for r in json.loads(proc.stdout)] == ["a.parquet"] * 4 + [
         "b.parquet", "c.parquet"
     ]  # fmt: skip
@@ -234,14 +234,19 @@ def test_add_filters_goes_on_after_a_failure_like_index_build(lake: Path, tmp_pa
     # A column that no file has is a typing error (exit 2), not a list of failures.
     proc = cli("add-filters", str(lake), "--columns", "nope")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert "no such column; the file has: id, name" in one_line(proc)
+    assert "no leaf column with this path; the file has: id, name" in one_line(proc)
     proc = cli("index", "build", str(lake), "--columns", "nope")
     assert proc.returncode == 2 and "no leaf column" in one_line(proc)
     # A group's path names its leaves: a file that fails for another reason is a failure.
     nested = tmp_path / "nested.parquet"
-    pq.write_table(pa.table({"st": pa.array([{"a": 1, "b": "x"}] * 3)}), nested)
-    proc = cli("add-filters", str(nested), "--columns", "st", "--out", str(tmp_path / "no/x"))
-    assert proc.returncode == 3 and "the directory does not exist" in one_line(proc)
+    pq.write_table(pa.table({"st": pa.array([{"a": i, "b": "x" * 50} for i in range(100)])}),
+                   nested)  # fmt: skip
+    damaged = bytearray(nested.read_bytes())
+    damaged[20:400] = bytes(b ^ 0x5A for b in damaged[20:400])  # pages, not the footer
+    nested.write_bytes(damaged)
+    proc = cli("add-filters", str(nested), "--columns", "st")
+    assert proc.returncode == 3 and "pyarrow cannot read the chunk" in one_line(proc)
+    assert proc.stdout.count("\n") == 1  # the reason on one line there too
 
 
 def test_inspect_and_probe_expand_directories(lake: Path) -> None:
@@ -252,18 +257,18 @@ def test_inspect_and_probe_expand_directories(lake: Path) -> None:
     proc = cli("inspect", str(lake))
     assert proc.returncode == 0 and proc.stdout.startswith("file ")
     assert proc.stdout.splitlines()[-1].startswith("10 filters in 3 files: 1 absent, 9 ok; ")
-    proc = cli("probe", str(lake), "-c", "id", "-v", "2050", "--summary", "--json")
+    proc = cli("probe", str(lake), "-c", "id", "--value", "2050", "--summary", "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["files"] == 3 and summary["kept_values"] == [2050]
     # b.parquet holds it; the statistics of a.parquet and c.parquet exclude it.
     assert (summary["row_groups"], summary["row_groups_kept"]) == (6, 1)
-    proc = cli("probe", str(lake), "-c", "name", "-v", "n1", "--json")
+    proc = cli("probe", str(lake), "-c", "name", "--value", "n1", "--json")
     assert proc.returncode == 0
     missing = [r for r in json.loads(proc.stdout) if r["rule"] == "missing_column"]
     assert {Path(r["file"]).name for r in missing} == {"b.parquet", "c.parquet"}
     assert all(r["kept"] for r in missing)
-    proc = cli("probe", str(lake), "-c", "nope", "-v", "1")
+    proc = cli("probe", str(lake), "-c", "nope", "--value", "1")
     assert proc.returncode == 2 and "no leaf column" in one_line(proc)
 
 
@@ -306,7 +311,7 @@ def test_long_in_lists_from_a_file_or_standard_input(data_file: Path, tmp_path: 
 
 
 def test_probe_and_prune_speak_alike(data_file: Path) -> None:
-    probed = cli("probe", str(data_file), "-c", "id", "-v", "600", "--json")
+    probed = cli("probe", str(data_file), "-c", "id", "--value", "600", "--json")
     pruned = cli("prune", str(data_file), "--where", "id = 600", "--json")
     assert probed.returncode == pruned.returncode == 0
     probe_rows, prune_rows = json.loads(probed.stdout), json.loads(pruned.stdout)
@@ -314,7 +319,7 @@ def test_probe_and_prune_speak_alike(data_file: Path) -> None:
     assert [r["reason"] for r in probe_rows] == [r["reason"] for r in prune_rows]
     assert probe_rows[1]["reason"] == "id = 600: the Bloom filter may contain it"
     assert probe_rows[1]["value"] == 600
-    text = cli("probe", str(data_file), "-c", "name", "-v", "n1").stdout
+    text = cli("probe", str(data_file), "-c", "name", "--value", "n1").stdout
     assert "name = 'n1'" in text and " kept " in text.splitlines()[0]
 
 
@@ -374,3 +379,76 @@ def test_add_filters_shows_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
         assert proc.wait(timeout=120) == 0
     os.close(terminal)
     assert b"3/3 [" in shown and b"file/s]" in shown, shown
+
+
+def test_column_takes_a_comma_list_as_columns_does(data_file: Path) -> None:
+    for spelling in (["-c", "name,id"], ["--column", "name,id"], ["-c", "name", "-c", "id"],
+                     ["--columns", "name,id"]):  # fmt: skip
+        proc = cli("lookup", str(data_file), "--where", "id = 4", "-f", "json", "-q", *spelling)
+        assert proc.returncode == 0, (spelling, proc.stderr)
+        assert json.loads(proc.stdout) == [{"name": "n2", "id": 4}], spelling
+    rows = json.loads(cli("inspect", str(data_file), "-c", "name,id", "--json").stdout)
+    assert {r["column"] for r in rows} == {"id", "name"}
+    proc = cli("probe", str(data_file), "-c", "id,name", "--value", "4")
+    assert proc.returncode == 2 and "probe takes one column, not id, name" in one_line(proc)
+
+
+@pytest.mark.parametrize(
+    ("command", "options"),
+    [(["probe"], ["-c", "id", "--value", "4"]), (["prune"], ["--where", "id = 4"]),
+     (["inspect"], []), (["lookup"], ["--where", "id = 4"]),
+     (["index", "build"], ["-c", "id"]), (["add-filters"], ["-c", "id"])],
+)  # fmt: skip
+def test_verbose_logs_the_run_and_every_failure_in_full(
+    lake: Path, tmp_path: Path, command: list[str], options: list[str]
+) -> None:
+    missing = [str(tmp_path / f"gone{i}.parquet") for i in range(4)]
+    quiet = cli(*command, str(lake), *missing, *options)
+    assert "pybloom_async" not in quiet.stderr
+    proc = cli(*command, str(lake), *missing, *options, "-v")
+    assert proc.returncode == 3, proc.stderr
+    # The run: the command, its inputs, how long a request may take.
+    assert re.search(rf"pybloom-async [\w.+-]+ {command[0]}; inputs: {lake}, ", proc.stderr)
+    assert "a request that gets no answer fails within 91.6 s" in proc.stderr
+    logged = [line for line in proc.stderr.splitlines() if "pybloom_async.apps.cli_output" in line]
+    # The one summary line names three; the log names all four, each with its reason.
+    assert all(any(m in line and "no such file" in line for line in logged) for m in missing)
+    assert "exit 3 after " in proc.stderr
+    assert " read [" not in proc.stderr  # requests only with -vv
+    debug = cli(*command, str(lake), *options, "-vv")
+    assert debug.returncode == 0, debug.stderr
+    if command != ["add-filters"]:
+        assert "pybloom_async.io.base: " in debug.stderr and " read [" in debug.stderr
+    else:  # a local file is rewritten whole, without requests: each file's outcome
+        assert f"{lake / 'c.parquet'}: left as it is" in debug.stderr, debug.stderr
+
+
+def test_add_filters_adds_what_a_file_can_take_and_names_the_missing_column(lake: Path) -> None:
+    """b.parquet and c.parquet have no column name: they get their id filters, and the
+    output says that name is not in them; a column no file has is exit 2, nothing written."""
+    before = {p.name: p.read_bytes() for p in lake.iterdir()}
+    for argv in (["--columns", "nope"], ["--columns", "id,nope"]):
+        proc = cli("add-filters", str(lake), *argv)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert "nope" in one_line(proc) and "the file has: id, name" in proc.stderr
+    assert {p.name: p.read_bytes() for p in lake.iterdir()} == before
+    # --strict: every file must take every filter; one that cannot stops the run.
+    proc = cli("add-filters", str(lake), "--columns", "id,name", "--strict")
+    assert proc.returncode == 2 and "b.parquet, column 'name'" in one_line(proc)
+    proc = cli("add-filters", str(lake), "--columns", "id,name", "--replace")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for name in ("b.parquet", "c.parquet"):
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"{lake / name}: "))
+        assert lines[at].startswith(f"{lake / name}: 1 filter added, "), lines[at]
+        assert lines[at + 1] == "  skipped name: not in this file (written without it)"
+        offsets = pq.ParquetFile(lake / name).metadata.row_group(0).column(0)
+        assert offsets.bloom_filter_offset is not None
+    assert lines[-1].endswith("; 0 failed; 2 files lack a column (name)"), lines[-1]
+    proc = cli("add-filters", str(lake), "--columns", "id,name", "--json", "--replace")
+    assert proc.returncode == 0
+    row = next(r for r in json.loads(proc.stdout) if r["path"] == str(lake / "b.parquet"))
+    assert row["error"] is None and row["skipped"][0]["column"] == "name"
+    # One file named alone: no file has the column, a typing error.
+    proc = cli("add-filters", str(lake / "b.parquet"), "--columns", "id,name")
+    assert proc.returncode == 2 and "column 'name'" in one_line(proc)

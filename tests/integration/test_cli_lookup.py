@@ -240,19 +240,63 @@ def test_limit_gives_the_first_rows_and_reads_no_further(lake: Path) -> None:
     assert proc.returncode == 2 and "--limit" in proc.stderr
 
 
-def test_a_missing_path_is_exit_3_after_the_other_rows(lake: Path, tmp_path: Path) -> None:
+def test_no_answer_is_printed_when_a_file_cannot_be_read(lake: Path, tmp_path: Path) -> None:
+    """An answer that lacks a file's rows does not look like one: nothing on stdout, exit 3."""
     missing = tmp_path / "no.parquet"
     bad = tmp_path / "bad.parquet"
     bad.write_bytes(b"not parquet at all, not at all")
     argv = [str(lake / "a.parquet"), str(missing), str(bad), str(lake / "b.parquet")]
-    proc = cli("lookup", *argv, "--where", WHERE, "--format", "json")
+    for fmt in ("json", "csv", "table"):
+        proc = cli("lookup", *argv, "--where", WHERE, "--format", fmt)
+        assert proc.returncode == 3, proc.stderr
+        assert proc.stdout == "", fmt
+        summary, failed = proc.stderr.splitlines()
+        assert summary.startswith("6 rows found in 4 files, none printed; 2 unreadable: ")
+        assert str(missing) in summary and str(bad) in summary
+        assert failed.startswith(
+            "pybloom-async: 2/4 inputs could not be read (no rows printed; --partial prints "
+            "those of the files read): "
+        )
+        assert str(missing) in failed and "magic" in failed and "Traceback" not in proc.stderr
+    # Nothing readable at all: no "[]", no header either.
+    proc = cli("lookup", str(missing), "--where", WHERE, "--format", "json")
+    assert (proc.returncode, proc.stdout) == (3, "")
+    # --out is not written either.
+    out = tmp_path / "rows.json"
+    proc = cli("lookup", *argv, "--where", WHERE, "-f", "json", "--out", str(out))
+    assert proc.returncode == 3 and not out.exists()
+
+
+def test_partial_prints_the_rows_of_the_files_read(lake: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no.parquet"
+    argv = [str(lake / "a.parquet"), str(missing), str(lake / "b.parquet")]
+    proc = cli("lookup", *argv, "--where", WHERE, "--format", "json", "--partial")
     assert proc.returncode == 3, proc.stderr
     assert json.loads(proc.stdout) == [as_json(r) for r in expected(lake).to_pylist()]
     summary, failed = proc.stderr.splitlines()
-    assert summary.startswith("6 rows returned from 4 files; 2 unreadable: ")
-    assert str(missing) in summary and str(bad) in summary
-    assert failed.startswith("pybloom-async: 2/4 inputs could not be read: ")
-    assert str(missing) in failed and "magic" in failed and "Traceback" not in proc.stderr
+    assert summary.startswith("6 rows returned from 3 files; 1 unreadable: ")
+    assert "(--partial: the rows of the others were printed): " in failed
+    out = tmp_path / "rows.json"
+    proc = cli("lookup", *argv, "-w", WHERE, "-f", "json", "--out", str(out), "--partial")
+    assert proc.returncode == 3 and len(json.loads(out.read_text())) == 6
+
+
+def test_strict_stops_at_the_first_unreadable_file(lake: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no.parquet"
+    proc = cli("lookup", str(lake), str(missing), "--where", WHERE, "-f", "json", "--strict")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "no such file" in proc.stderr
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"not parquet at all, not at all")
+    proc = cli("lookup", str(lake), str(bad), "--where", WHERE, "-f", "json", "--strict")
+    assert proc.returncode == 1 and proc.stdout == "" and "magic" in proc.stderr
+    proc = cli("lookup", str(lake), "--where", WHERE, "--strict", "--partial")
+    assert proc.returncode == 2 and "--strict or --partial" in proc.stderr
+    # Every file read: the answer, exit 0; an empty one is a valid answer.
+    proc = cli("lookup", str(lake), "--where", WHERE, "-f", "json", "--strict", "-q")
+    assert proc.returncode == 0 and len(json.loads(proc.stdout)) == 6
+    proc = cli("lookup", str(lake), "--where", "id = 7", "-f", "json", "--strict", "-q")
+    assert (proc.returncode, proc.stdout) == (0, "[]\n")
 
 
 @pytest.mark.parametrize(

@@ -75,8 +75,8 @@ def test_a_value_not_of_the_columns_type_exits_2(
 
 
 def test_probe_and_use_index_read_values_alike(lake: Path) -> None:
-    code, _, err = cli("probe", str(lake / "full.parquet"), "-c", "d", "-v", "2024-01-05",
-                       "-v", "2024/01/05")  # fmt: skip
+    code, _, err = cli("probe", str(lake / "full.parquet"), "-c", "d", "--value", "2024-01-05",
+                       "--value", "2024/01/05")  # fmt: skip
     assert code == 2 and "a DATE column takes 'YYYY-MM-DD'" in one_line_error(err)
     code, _, err = cli("index", "build", str(lake), "--columns", "user_id")
     assert code == 0, err

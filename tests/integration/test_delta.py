@@ -288,7 +288,7 @@ def test_cli_delta(table: Any, tmp_path: Path) -> None:
         assert done.returncode == 2, (argv, done.stderr)
         assert done.stderr.count("\n") == 1 and "error:" in done.stderr
     done = _cli("lookup", "--delta", str(tmp_path / "none"), "--where", "id = 7")
-    assert done.returncode == 1 and "cannot open the Delta table" in done.stderr
+    assert done.returncode == 2 and "cannot open the Delta table" in done.stderr
 
 
 def test_missing_extra_is_one_clear_line(table: Any, tmp_path: Path) -> None:

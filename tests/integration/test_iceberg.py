@@ -164,7 +164,7 @@ def test_cli_iceberg(table: Any, tmp_path: Path) -> None:
     done = _cli(tmp_path, "prune", "--iceberg", "test.ns.t", "--where", "id = 7", "--summary")
     assert done.returncode == 0 and "1/1 row group kept" in done.stdout, done.stderr
     done = _cli(tmp_path, "prune", "--iceberg", "test.ns.nope", "--where", "id = 7")
-    assert done.returncode == 1 and "cannot load the Iceberg table" in done.stderr
+    assert done.returncode == 2 and "cannot load the Iceberg table" in done.stderr
     done = _cli(tmp_path, "prune", "--iceberg", "test", "--where", "id = 7")
     assert done.returncode == 2 and "CATALOG.NAMESPACE.TABLE" in done.stderr
     done = _cli(tmp_path, "lookup", "--iceberg", "test.ns.t", "--where", "id = 7", blocked=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -111,8 +112,8 @@ def test_cli_build_compact_and_errors(tmp_path: Path) -> None:
         (["lake-index", "build", str(root), "--columns", "nope"], 2, "cannot index 'nope'"),
         (["lake-index", "build", str(root), "--columns", "id", "--fpp", "2"], 2, "fpp"),
         (["lake-index", "build", str(root)], 2, "give the columns"),
-        (["lake-index", "compact", str(tmp_path / "none")], 1, "no lake index"),
-        (["lake-index", "build", str(tmp_path / "none"), "-c", "id"], 1, "none"),
+        (["lake-index", "compact", str(tmp_path / "none")], 2, "no lake index"),
+        (["lake-index", "build", str(tmp_path / "none"), "-c", "id"], 2, "none"),
         (["prune", str(root), str(root), "--lake-index", "--where", "id = 1"], 2, "one PATH"),
         (["prune", str(root), "--lake-index", "--where", "id = 'x'"], 2, "'x'"),
     ]:
@@ -124,3 +125,67 @@ def test_cli_build_compact_and_errors(tmp_path: Path) -> None:
     done = _cli("lake-index", "build", str(root), "--columns", "id")
     assert done.returncode == 3, done.stderr
     assert "broken.parquet" in done.stdout and "broken.parquet" in done.stderr
+
+
+def test_cli_says_once_why_small_row_group_filters_are_not_folded(tmp_path: Path) -> None:
+    """pyarrow sizes each row group's filter for its rows: 4 row groups of 6,000 ids get
+    filters of 256 blocks, and a file filter for 24,000 ids needs 1,024 at fpp 0.01."""
+    root = tmp_path / "lake"
+    root.mkdir()
+    for i in range(6):
+        ids = pa.array(range(i * 24_000, (i + 1) * 24_000), pa.int64())
+        pq.write_table(pa.table({"id": ids}), root / f"f{i}.parquet", row_group_size=6_000,
+                       bloom_filter_options={"id": True})  # fmt: skip
+    done = _cli("lake-index", "build", str(root), "--columns", "id", "--from-filters")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("6 files indexed, 0 folded from their filters")
+    why = [line for line in lines if "256 blocks" in line]
+    assert len(why) == 1, done.stdout  # said once, not once per file
+    assert why[0].startswith("  6 files built from their values instead of folded (")
+    assert "fewer than the 1024 a file filter needs here for fpp 0.01" in why[0]
+    assert "never more" in why[0] and "too full" in why[0]
+    rate = re.fullmatch(
+        r"  id: false-positive rate ([\d.e-]+) on average, ([\d.e-]+) at most \(target 0.01\)",
+        lines[-1],
+    )
+    assert rate is not None, done.stdout
+    assert 0.002 < float(rate[1]) <= float(rate[2]) < 0.015
+    built = json.loads(
+        _cli("lake-index", "build", str(root), "-c", "id", "--from-filters", "--json").stdout
+    )
+    assert set(built["fpp"]["id"]) == {"mean", "max"} and len(built["from_values"]) == 6
+
+
+def test_cli_compact_says_why_segments_are_left(tmp_path: Path) -> None:
+    root = tmp_path / "lake"
+    root.mkdir()
+    for i in range(3):
+        table = pa.table({"id": pa.array(range(i * 100, i * 100 + 100), pa.int64()),
+                          "n": pa.array(range(100), pa.int64())})  # fmt: skip
+        pq.write_table(table, root / f"f{i}.parquet")
+    assert _cli("lake-index", "build", str(root), "-c", "id").returncode == 0
+    assert _cli("lake-index", "build", str(root), "-c", "id,n").returncode == 0
+    done = _cli("lake-index", "compact", str(root))
+    # Different columns never merge: said, with both segments named, and exit 3.
+    assert done.returncode == 3, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("0 segments merged into 0 segments, 2 left as they are")
+    assert len(lines) == 3 and all(line.startswith("  left ") for line in lines[1:])
+    assert "it indexes id; other segments index id, n: only segments of the same columns" in (
+        lines[1] + lines[2]
+    )
+    assert "2/2 segments cannot be merged (they index other columns): " in done.stderr
+    assert json.loads(_cli("lake-index", "compact", str(root), "--json").stdout)["other_columns"]
+    # One segment per size class is as compact as it gets: said, exit 0.
+    other = tmp_path / "other"
+    other.mkdir()
+    small = pa.table({"id": pa.array(range(10), pa.int64())})
+    large = pa.table({"id": pa.array(range(100_000), pa.int64())})
+    pq.write_table(small, other / "small.parquet")
+    pq.write_table(large, other / "large.parquet")
+    assert _cli("lake-index", "build", str(other), "-c", "id").returncode == 0
+    done = _cli("lake-index", "compact", str(other))
+    assert done.returncode == 0, done.stderr
+    assert "0 segments merged into 0 segments, 2 left as they are" in done.stdout
+    assert done.stdout.count("the only segment of its size class: id (") == 2

@@ -11,10 +11,12 @@ The CLI is run as users run it, in a subprocess with the same environment.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from support.servers import S3Server, free_port
 from pybloom_async import Rule, SourceError, prune_sync, read_footer
 from pybloom_async.errors import SourceNotFoundError
 from pybloom_async.io.listing import list_parquet_files
-from pybloom_async.io.store import clear_store_cache
+from pybloom_async.io.store import StoreOptions, clear_store_cache
 
 # Environment variables that could give a store credentials or an endpoint.
 _CLOUD_PREFIXES = ("AWS_", "GOOGLE_", "GCE_", "AZURE_")
@@ -190,3 +192,78 @@ def test_cli_closed_endpoint(no_credentials: dict[str, str], closed_port: int) -
     (row,) = json.loads(proc.stdout)
     assert row["kept"] is True and row["rule"] == "unreadable"
     assert f"cannot connect to {endpoint}" in row["reason"]
+
+
+# --------------------------------------------------------------------------- the cause kept
+
+
+def test_a_stall_says_it_timed_out(silent_endpoint: str) -> None:
+    options = {"endpoint": silent_endpoint, "skip_signature": True, "region": "us-east-1",
+               "timeout": 1}  # fmt: skip
+    text = str(_footer_error("s3://bucket/d.parquet", **options))
+    assert "timed out" in text, text
+    assert text.count("\n") == 0 and "Debug source" not in text
+
+
+@pytest.mark.servers
+def test_a_refused_listing_names_the_cause_however_long_the_url(s3_server: S3Server) -> None:
+    # A long prefix, percent-escaped in the request's URL: the cause comes after it.
+    prefix = "s3://no-such-bucket-here/events%3A" + "x" * 200 + "/"
+    options = {"endpoint": s3_server.endpoint, "region": s3_server.region, "allow_http": True,
+               "access_key_id": "a", "secret_access_key": "b", "max_retries": 0}  # fmt: skip
+    with pytest.raises(SourceError) as info:
+        anyio.run(lambda: list_parquet_files(prefix, **options))
+    text = str(info.value)
+    assert "NoSuchBucket" in text and "The specified bucket does not exist" in text, text
+    assert "<Error>" not in text and text.count("\n") == 0 and len(text) < 600
+    env = {**os.environ, "AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"}
+    proc = _cli(env, "prune", prefix, "--where", "id = 1", "--endpoint", s3_server.endpoint,
+                "--region", s3_server.region, "--max-retries", "0")  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    line = proc.stderr.strip()
+    assert line.count("\n") == 0 and "NoSuchBucket" in line, line
+    assert line.endswith(": NoSuchBucket: The specified bucket does not exist"), line
+
+
+# --------------------------------------------------------------------------- a bounded wait
+
+#: Options against the silent server: attempts of 3 s, one retry (a bound of 6.1 s).
+STALL_OPTIONS = StoreOptions(timeout=3, max_retries=1)
+#: What a subprocess adds to its run: start-up, imports (pyarrow), two runs at once.
+START_UP = 5.0
+
+
+def _timed(env: dict[str, str], argv: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+    start = time.monotonic()
+    proc = _cli(env, *argv)
+    return time.monotonic() - start, proc
+
+
+def test_every_command_fails_within_one_requests_time(
+    silent_endpoint: str, no_credentials: dict[str, str]
+) -> None:
+    """A store that accepts and never answers: each command fails within the documented
+    time of one request (attempts of --timeout, --max-retries retries, the backoff)."""
+    bound = STALL_OPTIONS.max_request_seconds()
+    assert bound == pytest.approx(6.1)
+    common = ["--endpoint", silent_endpoint, "--skip-signature", "--region", "us-east-1",
+              "--timeout", "3", "--max-retries", "1"]  # fmt: skip
+    file, prefix = "s3://bucket/d/f.parquet", "s3://bucket/d/"
+    runs = {
+        "prune": ["prune", file, "--where", "id = 1"],
+        "prune prefix": ["prune", prefix, "--where", "id = 1"],
+        "lookup": ["lookup", file, "--where", "id = 1", "-f", "json"],
+        "probe": ["probe", file, "-c", "id", "--value", "1"],
+        "inspect": ["inspect", file],
+        "index build": ["index", "build", file, "-c", "id"],
+        "add-filters": ["add-filters", file, "-c", "id", "--out", "s3://bucket/d/g.parquet"],
+        "lake-index build": ["lake-index", "build", prefix, "-c", "id"],
+        "lake-index compact": ["lake-index", "compact", prefix],
+    }
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        timed = pool.map(lambda argv: _timed(no_credentials, [*argv, *common]), runs.values())
+        done = dict(zip(runs, timed, strict=True))
+    for name, (elapsed, proc) in done.items():
+        assert proc.returncode in (1, 3), (name, proc.returncode, proc.stderr)
+        assert "timed out" in proc.stderr, (name, proc.stderr)
+        assert elapsed < bound + START_UP, (name, elapsed, proc.stderr)

@@ -26,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -386,3 +387,42 @@ def nginx_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NginxServ
         yield NginxServer(port=port, root=root, access_log=work / "access.log")
     finally:
         process.stop()
+
+
+# --------------------------------------------------------------------------- a silent server
+
+
+@pytest.fixture
+def silent_endpoint() -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` of a TCP server that accepts connections and never answers.
+
+    A stalled store, as a reader meets it: every request gets a connection and then
+    waits until its own timeout. The connections are held until the test ends.
+    """
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    listener.settimeout(0.2)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            held.append(conn)
+
+    thread = threading.Thread(target=accept, name="silent-endpoint", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join(5)
+        listener.close()
+        for conn in held:
+            conn.close()

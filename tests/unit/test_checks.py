@@ -51,6 +51,7 @@ def test_add_filters_entry_points_show_their_arguments(function: Any) -> None:
     parameters = inspect.signature(function).parameters
     assert list(parameters) == [
         "path", "columns", "ndv", "fpp", "out", "max_bytes", "replace", "options",
+        "require_columns",
     ]  # fmt: skip
     assert parameters["fpp"].default == 0.01
 

@@ -404,3 +404,33 @@ def test_hash_arrays_of_every_layout_probe_alike() -> None:
         f.count_hashes(hashes.astype(">u8"))
     with pytest.raises(UnsupportedTypeError):
         f.count_hashes(hashes.astype(np.float64))
+
+
+def test_a_view_probes_the_bytes_in_place_and_copies_before_a_change() -> None:
+    """view_of probes a bitset inside bytes just read, as a copy of it would; the first
+    change copies it, so the bytes are never written."""
+    import numpy as np
+
+    from pybloom_async.errors import FilterSizeError, InvalidArgumentError
+
+    owned = SplitBlockBloomFilter(1024)
+    owned.insert(np.arange(0, 300, dtype=np.int64), "INT64")
+    raw = owned.to_bytes()
+    header = len(owned.header_bytes())
+    data = b"x" * 7 + raw + b"y" * 5  # at any offset, any alignment
+    view = SplitBlockBloomFilter.view_of(data, 7 + header, 1024)
+    probes = hash_values(np.arange(-500, 500, dtype=np.int64), "INT64")
+    assert view.count_hashes(probes) == owned.count_hashes(probes)
+    assert (view.check_hashes(probes) == owned.check_hashes(probes)).all()
+    assert view == owned and bytes(view.bitset) == bytes(owned.bitset)
+    assert view.owned() is not view and view.owned() == owned
+    assert owned.owned() is owned
+    before = bytes(data)
+    view.insert(np.arange(1000, 2000, dtype=np.int64), "INT64")  # a change: copied first
+    assert data == before and view != owned
+    with pytest.raises(InvalidArgumentError, match="outside"):
+        SplitBlockBloomFilter.view_of(data, len(data) - 10, 1024)
+    with pytest.raises(InvalidArgumentError, match="needs bytes"):
+        SplitBlockBloomFilter.view_of(bytearray(data), 7 + header, 1024)  # type: ignore[arg-type]
+    with pytest.raises(FilterSizeError):
+        SplitBlockBloomFilter.view_of(data, 0, 1000)

@@ -28,6 +28,7 @@ import os
 import random
 import shutil
 import struct
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -79,6 +80,7 @@ from pybloom_async.parquet import (
     TimeUnit,
     encode_value,
 )
+from pybloom_async.read.fetch import ReaderConfig
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -1033,19 +1035,28 @@ def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     build_index_sync(str(tmp_path / "lake"), ["id"])
     real = index_prune_module.read_index_bytes
     now = peak = 0
+    lock = threading.Lock()
 
     async def counted(*args: Any) -> bytes:
         nonlocal now, peak
-        now += 1
-        peak = max(peak, now)
+        with lock:
+            now += 1
+            peak = max(peak, now)
         try:
-            await anyio.sleep(0.05)  # hold the slot so that the others pile up
+            time.sleep(0.05)  # a local file's index is read in a lane thread: blocking
             return await real(*args)
         finally:
-            now -= 1
+            with lock:
+                now -= 1
 
     monkeypatch.setattr(index_prune_module, "read_index_bytes", counted)
-    out = prune_with_index_sync(str(tmp_path / "lake"), "id = 5", concurrency=3, row_groups=False)
+    out = prune_with_index_sync(
+        str(tmp_path / "lake"),
+        "id = 5",
+        concurrency=3,
+        row_groups=False,
+        config=ReaderConfig(local_threads=8),  # more threads than files: the files bound
+    )
     assert len(out) == 10 and peak == 3
     real_file = index_module._index_file
     active = top = 0
@@ -1068,12 +1079,13 @@ def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_both_passes_share_the_concurrency(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, concurrency: int
 ) -> None:
-    """Files being read in either pass are at most ``concurrency``: so are the threads.
+    """Files being read in either pass are at most ``concurrency``; the threads, fewer.
 
     Files the index prunes, keeps, and finds stale (read again by the row-group pass)
     are mixed; the verdicts equal the default run's, in file order, while the blocking
-    calls in flight (each a worker thread) never exceed ``concurrency``, plus one for
-    the listing.
+    calls in flight (each a worker thread) are the run's lane threads for local files
+    (the concurrency, at most the config's ``local_threads``) in both passes, plus one
+    for the listing.
     """
     paths = write_lake(tmp_path / "lake", files=12, rows=40)
     build_index_sync(str(tmp_path / "lake"), ["id"])
@@ -1107,7 +1119,8 @@ def test_both_passes_share_the_concurrency(
         str(tmp_path / "lake"), where, concurrency=concurrency, on_file=got.extend
     )
     assert out == [] and got == expected
-    assert concurrency <= peak <= concurrency + 1
+    threads = min(concurrency, ReaderConfig().local_threads or 1)
+    assert threads <= peak <= threads + 1
 
 
 # --------------------------------------------------------------------------- object stores

@@ -22,10 +22,16 @@ from obstore.store import AzureStore, GCSStore, HTTPStore, S3Store
 
 from pybloom_async.errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from pybloom_async.io.base import ByteSource, FileInfo, SourceStats
+from pybloom_async.io.environment import environment_read_once
 from pybloom_async.io.listing import list_parquet_files
 from pybloom_async.io.local import LocalFileSource
 from pybloom_async.io.memory import MemorySource
-from pybloom_async.io.store import ObjectStoreSource, StoreOptions, clear_store_cache, open_source
+from pybloom_async.io.store import (
+    ObjectStoreSource,
+    StoreOptions,
+    clear_store_cache,
+    open_source,
+)
 
 if TYPE_CHECKING:
     # Imported for annotations only: importing it for real before pytest registers it as a
@@ -574,6 +580,23 @@ def test_store_clients_are_shared() -> None:
     assert isinstance(again, ObjectStoreSource) and again.store is not a.store
 
 
+def test_environment_is_read_once_per_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Within a run the store variables are read at its first object: a variable changed
+    mid-run keeps that run's client; the next run (outside) gets a client built anew."""
+    clear_store_cache()
+    monkeypatch.setenv("AWS_REGION", "eu-west-1")
+    url = "s3://bucket-env/x/1.parquet"
+    with environment_read_once():
+        first = open_source(url, skip_signature=True)
+        monkeypatch.setenv("AWS_REGION", "eu-west-2")
+        same = open_source(url, skip_signature=True)
+    after = open_source(url, skip_signature=True)
+    assert isinstance(first, ObjectStoreSource) and isinstance(same, ObjectStoreSource)
+    assert isinstance(after, ObjectStoreSource)
+    assert same.store is first.store and after.store is not first.store
+    clear_store_cache()
+
+
 def test_s3_options_reach_the_store() -> None:
     source = open_source(
         "s3a://bkt/dir/file.parquet",
@@ -648,6 +671,8 @@ def unused_tcp_port() -> int:
             {"container_name": "cont", "account_name": "acct"},
         ),
         ("s3://b/k%20x.parquet", S3Store, "k%20x.parquet", {"bucket": "b"}),
+        ("s3://b/k?versionId=1", S3Store, "k?versionId=1", {"bucket": "b"}),
+        ("gs://b/a#1/ü é+.parquet", GCSStore, "a#1/ü é+.parquet", {}),
         ("http://127.0.0.1:9/d/k%20x.parquet", HTTPStore, "d/k x.parquet", {}),
         ("https://example.org/k.parquet", HTTPStore, "k.parquet", {}),
     ],
@@ -674,7 +699,8 @@ def test_url_forms(url: str, store_type: type, key: str, config: dict[str, str])
         ("s3://bucket", {}, "no object"),
         ("s3://bucket/", {}, "no object"),
         ("s3:///key", {}, "no bucket"),
-        ("s3://b/k?versionId=1", {}, "query or fragment"),
+        ("s3://b?k", {}, "query or fragment after its bucket"),
+        ("http://h/k?versionId=1", {}, "query or fragment"),
         ("file://server/share/x", {}, "remote host"),
         ("s3://b/a/../x.parquet", {}, "'..' path segment"),
         ("s3://b/a//x.parquet", {}, "empty, '.' or '..' path segment"),

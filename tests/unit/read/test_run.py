@@ -123,11 +123,12 @@ async def test_a_local_file_costs_one_worker_thread_hand_off(
     where = col("id").isin([5, 3005, 7005, 11399])
     verdicts = await prune(paths, where)
     assert sum(v.kept for v in verdicts) >= 4
-    assert len(calls) == len(paths)
+    # At most one each: a lane's thread takes file after file in one call.
+    assert 1 <= len(calls) <= len(paths)
     calls.clear()
     rows = await lookup(paths, where)
     assert sorted(rows.column("id").to_pylist()) == [5, 3005, 7005, 11399]
-    assert len(calls) == len(paths)
+    assert 1 <= len(calls) <= len(paths)
     calls.clear()
     await prune(str(tmp_path), where)  # listed: the listing's pages cost a hand-off each
     assert len(calls) <= len(paths) + 2

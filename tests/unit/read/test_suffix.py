@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pybloom_async.errors import InvalidArgumentError
-from pybloom_async.read.fetch import ReaderConfig
+from pybloom_async.read.fetch import LOCAL_SUFFIX_BYTES, ReaderConfig
 from pybloom_async.read.suffix import SuffixLearner
 
 KiB = 1024
@@ -98,7 +98,8 @@ def test_config_expresses_adaptive_and_fixed() -> None:
     default = ReaderConfig()
     assert default.adaptive and default.footer_read_bytes is None
     assert default.adaptive_start == START and default.max_suffix_bytes == MAX
-    assert default.first_suffix_bytes == default.min_suffix_bytes == FLOOR
+    assert default.min_suffix_bytes == FLOOR
+    assert default.first_suffix_bytes == LOCAL_SUFFIX_BYTES  # a local file's first read
     fixed = ReaderConfig(footer_read_bytes=4096)
     assert not fixed.adaptive and fixed.first_suffix_bytes == 4096
 
