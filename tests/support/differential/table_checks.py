@@ -164,14 +164,14 @@ def _scan(case: Case, table: Any) -> pa.Table:
 
 
 def _live_files(case: Case, table: Any) -> dict[str, dict[str, Any]]:
-    """Live data file -> its partition values (Delta), from the library."""
+    """Live data file -> its partition values (Delta: the library's live files, the values
+    from its log)."""
     if case.family == "delta":
-        actions = pa.table(table.get_add_actions(flatten=False)).to_pylist()
+        actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
         root = _path(table.table_uri)
+        logged = _logged_partition_values(Path(root))
         return {
-            os.path.normpath(os.path.join(root, unquote(a["path"]))): dict(
-                a.get("partition_values") or {}
-            )
+            os.path.normpath(os.path.join(root, unquote(a["path"]))): logged[unquote(a["path"])]
             for a in actions
         }
     plan = case.table
@@ -179,6 +179,24 @@ def _live_files(case: Case, table: Any) -> dict[str, dict[str, Any]]:
     if plan is not None and plan.delete == "equality" and plan.deleted_rows:
         snapshot = _before_equality_deletes(table)  # the same data files
     return {_path(t.file.file_path): {} for t in table.scan(snapshot_id=snapshot).plan_files()}
+
+
+def _logged_partition_values(root: Path) -> dict[str, dict[str, Any]]:
+    """Data file (as the log names it) -> its partition values as the log writes them
+    (strings; None: null), from the commits' add actions: a string ``''`` stays ``''``, as
+    deltalake reads it back (``get_add_actions`` gives None for it). The tables here are
+    far below deltalake's checkpoint interval, so every add is in a commit file."""
+    import json
+
+    log = root / "_delta_log"
+    assert not list(log.glob("*.checkpoint*.parquet")), "a checkpoint: read it too"
+    out = {}
+    for commit in sorted(log.glob("*.json")):
+        for line in commit.read_text().splitlines():
+            add = json.loads(line).get("add")
+            if add is not None:
+                out[unquote(add["path"])] = dict(add.get("partitionValues") or {})
+    return out
 
 
 def _physical(
