@@ -22,6 +22,9 @@ rounds of local, collect, survivors, interleaved so that all three see the same 
 (the machine may be shared); figures are medians. Spark's verdicts and survivors are
 checked against the local reader's.
 
+With ``--source``: the ``pybloom`` data source against ``spark.read.parquet`` on 2,000
+files (``bench_spark_source.py``).
+
 Run::
 
     .venv/bin/python bench/gen_spark_files.py     # once; cached in bench/data/spark200/
@@ -225,7 +228,17 @@ def main() -> None:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--child-sets", help=argparse.SUPPRESS)
     parser.add_argument("--where", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--source",
+        action="store_true",
+        help="the pybloom data source against spark.read.parquet (bench_spark_source.py)",
+    )
     args = parser.parse_args()
+    if args.source:
+        import bench_spark_source
+
+        bench_spark_source.main(args.runs)
+        return
     if args.child:
         child(args.child, json.loads(args.child_sets), args.where, args.runs)
         return

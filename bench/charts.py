@@ -7,8 +7,9 @@ Five charts, each from the file one benchmark writes with ``--json-out``:
     Arrow C++ and parquet-java; probes of precomputed hashes, and hash + probe of int64.
 ``reader_scaling.png``  from ``reader.json`` (``bench/bench_reader.py --sections scaling``)
     requests and wall time against the number of files on S3, ours and the naive reader.
-``demo_rows_skipped.png``  from ``demo.json`` (``python -m pybloom_async.apps.demo --json-out``)
-    rows skipped per predicate of the demo, in-file filters and sidecar index.
+``demo_lookups.png``  from ``demo.json`` (``python -m pybloom_async.apps.demo --json-out``)
+    bytes read and median time per lookup of the demo: pyarrow's scan, ours with the
+    in-file filters, ours with the lake index.
 ``lookup_engines.png``  from ``lookup-<files>.json`` (``bench/bench_lookup.py``)
     median wall time of each lookup query on S3 (latency proxy), ours against the engines,
     one panel per lake size.
@@ -225,40 +226,36 @@ def chart_reader(doc: dict[str, Any], out: Path) -> Path:
 
 
 def chart_demo(doc: dict[str, Any], out: Path) -> Path:
-    """(c) rows skipped per predicate of the demo."""
-    total = int(doc["lake"]["rows"])
+    """(c) the demo: bytes read and median time per lookup, pyarrow's scan against ours."""
     queries = doc["queries"]
     hows = [r["how"] for r in queries[0]["runs"]]
-    colours = [OURS, OURS_LIGHT]
-    fig, ax = plt.subplots(figsize=(9, 4.4))
-    height = 0.38
-    for i, how in enumerate(hows):
-        ys = [len(queries) - 1 - q + (0.5 - i) * height for q in range(len(queries))]
-        shares = [100 * q["runs"][i]["rows_skipped"] / total for q in queries]
-        ax.barh(ys, shares, height=height, color=colours[i], label=how)
-        for y, q, share in zip(ys, queries, shares, strict=True):
-            left = q["runs"][i]["kept_row_groups"]
-            ax.text(share + 1, y, f"{share:.0f}%: {left} row group{'s' if left != 1 else ''} "
-                    "left to read", va="center", fontsize=8)  # fmt: skip
-    ax.set_yticks(
-        range(len(queries)),
-        [
-            f"{q['title']}\n(matches in {q['files_with_matches']} file(s))"
-            for q in reversed(queries)
-        ],
-    )
-    ax.set_xlim(0, 140)
-    ax.set_xticks(range(0, 101, 20))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:.0f}%"))
-    ax.set_xlabel(f"rows skipped (never read to answer), of {total:,}")
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    colours = [NAIVE, OURS_LIGHT, OURS][: len(hows)]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharey=True)
+    height = 0.8 / len(hows)
+    panels = [
+        ("bytes_read", 1 / 2**20, "MiB read (log scale)", "{:.2f} MiB"),
+        ("ms", 1.0, "median time, ms (log scale)", "{:.0f} ms"),
+    ]
+    for ax, (key, scale, label, fmt) in zip(axes, panels, strict=True):
+        for i, how in enumerate(hows):
+            ys = [len(queries) - 1 - q + (len(hows) / 2 - 0.5 - i) * height
+                  for q in range(len(queries))]  # fmt: skip
+            values = [q["runs"][i][key] * scale for q in queries]
+            ax.barh(ys, values, height=height, color=colours[i], label=how)
+            for y, v in zip(ys, values, strict=True):
+                ax.text(v * 1.08, y, fmt.format(v), va="center", fontsize=7)
+        ax.set_xscale("log")
+        ax.set_xlabel(label)
+        ax.grid(True, axis="x", alpha=0.3)
+    axes[0].set_yticks(range(len(queries)), [q["title"] for q in reversed(queries)])
+    axes[0].legend(fontsize=8, loc="upper center", bbox_to_anchor=(1.05, -0.16), ncol=3,
+                   frameon=False)  # fmt: skip
     lake = doc["lake"]
-    ax.set_title(
-        f"The demo: {lake['files']} files, {lake['row_groups']} row groups, random 63-bit ids "
-        "(min/max statistics prune nothing)",
+    fig.suptitle(
+        f"The demo's lookups: {lake['files']} local files, {lake['row_groups']} row groups, "
+        f"{lake['rows']:,} rows, random 63-bit ids (min/max statistics prune no key)",
         fontsize=10,
     )
-    ax.grid(True, axis="x", alpha=0.3)
     return finish(fig, doc, out)
 
 
@@ -354,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     charts: list[tuple[str, Any, str]] = [
         ("core_vs_peers.json", chart_core, "core_vs_peers.png"),
         ("reader.json", chart_reader, "reader_scaling.png"),
-        ("demo.json", chart_demo, "demo_rows_skipped.png"),
+        ("demo.json", chart_demo, "demo_lookups.png"),
         ("lake.json", chart_lake, "lake_index.png"),
     ]
     for source, draw, name in charts:

@@ -60,7 +60,21 @@ from .paimon.files import prune_paimon, prune_paimon_sync
 from .paimon.filter import BloomFilter64
 from .paimon.prune import paimon_may_contain, paimon_prune
 from .paimon.values import paimon_hash
-from .predicate import And, Eq, In, Or, Predicate, col, parse_predicate
+from .predicate import (
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    IsNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+    col,
+    parse_predicate,
+)
 from .pruning.api import probe, probe_sync
 from .pruning.verdicts import ProbeResult, Rule, Verdict
 from .read.fetch import BloomFilterRead, FilterState, Footer, ReaderConfig
@@ -91,11 +105,13 @@ __all__ = [
     "MIN_BYTES",
     "AddFiltersResult",
     "And",
+    "Between",
     "BloomFilter64",
     "BloomFilterRead",
     "BloomReader",
     "ColumnNotFoundError",
     "CommitConflictError",
+    "Compare",
     "EncryptedFileError",
     "Eq",
     "EventLoopError",
@@ -108,9 +124,13 @@ __all__ = [
     "IndexStaleError",
     "InvalidArgumentError",
     "InvalidFilterError",
+    "IsNotNull",
+    "IsNull",
     "LakeBuild",
     "LakeCompaction",
     "MissingDependencyError",
+    "Not",
+    "NotIn",
     "Or",
     "PaimonFileIndex",
     "PaimonIndexError",

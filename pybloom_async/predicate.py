@@ -1,13 +1,18 @@
-"""Predicates for pruning: ``=``, ``IN``, null-safe ``<=>``, AND and OR over columns.
+"""Predicates: comparisons of columns with literals, combined with AND, OR and NOT.
 
 Build them in Python::
 
     from pybloom_async import col
     where = (col("id") == 42) & col("email").isin(["a@x", "b@x"])
+    where = (col("user") == 7) & (col("day") >= date(2024, 5, 1))
 
 or parse the same thing from text, as the command line takes it::
 
     parse_predicate("id = 42 AND email IN ('a@x', 'b@x')")
+    parse_predicate("user = 7 AND day >= '2024-05-01'")
+
+The comparisons: ``=``, null-safe ``<=>``, ``!=``, ``<``, ``<=``, ``>``, ``>=``,
+``[NOT] IN``, ``[NOT] BETWEEN`` (inclusive) and ``IS [NOT] NULL``.
 
 Literal values keep the form they were written in (an integer, an exact
 decimal, a string, ...) and are converted to each column's physical type only
@@ -21,65 +26,80 @@ different files. There the rule is:
   the value and the forms the column takes, with or without ``strict``;
 * a well-formed value that the column cannot hold (300 for an INT(8) column,
   1e39 for a FLOAT, 10 characters for a FIXED_LEN_BYTE_ARRAY(4), more decimal
-  places than the column's scale, a finer time than the column's unit) matches
-  no row: those row groups are ruled out by type.
+  places than the column's scale, a finer time than the column's unit) equals
+  no row, and orders by its exact value: ``int8_col < 300`` holds for every
+  non-null row, ``int8_col > 300`` for none, ``ts_ms < '2024-01-01T00:00:00.0005'``
+  for the rows up to ``00:00:00.000``.
 
 Numbers are taken exactly, except in FLOAT, DOUBLE and FLOAT16 columns, where
 a number means the nearest value of the type, as SQL reads a literal (``0.1``
-is the float nearest to one tenth; beyond the type's range, no value). A
-Python value means what the text form writes for it, so that ``p`` and
-``parse_predicate(p.to_text())`` always agree: a ``float`` is the number it
-prints as (``0.1`` is one tenth, also in a DECIMAL column), and a ``str``,
-``date``, ``time``, ``datetime`` or ``UUID`` is the quoted text of it, read by
-the column's type: ``col("d") == "2024-01-05"`` probes that date in a DATE
-column, ``col("s") == date(2024, 1, 5)`` the text ``'2024-01-05'`` in a STRING
-one.
+is the float nearest to one tenth; beyond the type's range, a number above
+every finite value and below infinity). A Python value means what the text
+form writes for it, so that ``p`` and ``parse_predicate(p.to_text())`` always
+agree: a ``float`` is the number it prints as (``0.1`` is one tenth, also in a
+DECIMAL column), and a ``str``, ``date``, ``time``, ``datetime`` or ``UUID`` is
+the quoted text of it, read by the column's type: ``col("d") == "2024-01-05"``
+probes that date in a DATE column, ``col("s") == date(2024, 1, 5)`` the text
+``'2024-01-05'`` in a STRING one.
 
-Predicates are not booleans: combine them with ``&`` (AND) and ``|`` (OR),
-never with ``and``, ``or`` or ``not``, and parenthesise each comparison
-(``(col("a") == 1) | (col("b") == 2)``), as in numpy, pandas and polars.
-Only ``==``, :meth:`ColumnRef.eq_null_safe` and :meth:`ColumnRef.isin` make
-predicates; ``!=``, ``<``, ``>``, ``<=``, ``>=`` and ``~`` raise
-:class:`~pybloom_async.errors.PredicateError`."""
+SQL's three-valued logic holds everywhere: a comparison with NULL (a NULL row,
+or a NULL literal) is unknown, never true; NOT of unknown is unknown; a row is
+returned only where the predicate is TRUE. So ``x != 1`` never matches a NULL
+``x`` and ``x NOT IN (1, NULL)`` matches nothing. ``x IS NULL`` (also written
+``x <=> NULL``) and ``x IS NOT NULL`` are true or false, never unknown.
+
+Floats compare as IEEE 754 numbers: ``-0.0 = 0.0``; NaN equals nothing, is
+neither below nor above anything (no ``=``, ``<``, ``BETWEEN``, ... matches a
+NaN row or a NaN literal) and is unequal to everything (``x != 1`` and
+``NOT (x < 1)`` match a NaN row).
+
+Predicates are not booleans: combine them with ``&`` (AND), ``|`` (OR) and
+``~`` (NOT), never with ``and``, ``or`` or ``not``, and parenthesise each
+comparison (``(col("a") == 1) | (col("b") < 2)``), as in numpy, pandas and polars.
+"""
 
 from __future__ import annotations
 
-import datetime
-import decimal
-import math
-import re
-import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
 
 from .errors import PredicateError
-from .predicate_tokens import KEYWORDS, TEXT_FORMS, TextLiteral, Token, quoted_text, tokenize
+from .predicate_tokens import TextLiteral, literal_text, quote_column
 
 __all__ = [
+    "COMPARISONS",
+    "ORDERING",
     "And",
+    "Between",
+    "Compare",
+    "Comparison",
     "Eq",
     "In",
+    "IsNotNull",
+    "IsNull",
+    "Not",
+    "NotIn",
     "Or",
     "Predicate",
+    "TextLiteral",
     "col",
     "literal_text",
     "parse_predicate",
 ]
 
-#: What the Python builders and the text form support, for error messages.
-_PYTHON_FORMS = (
-    "predicates support ==, eq_null_safe() and isin(), combined with & (AND), | (OR) "
-    "and parentheses"
+#: What the Python builders support, for error messages.
+PYTHON_FORMS = (
+    "predicates support ==, !=, <, <=, >, >=, eq_null_safe(), isin(), between(), "
+    "is_null() and is_not_null(), combined with & (AND), | (OR), ~ (NOT) and parentheses"
 )
 
-
-def _unsupported_python(what: str) -> PredicateError:
-    return PredicateError(f"{what} is not supported: {_PYTHON_FORMS}")
+#: The ordering operators of :class:`Compare`.
+ORDERING = ("<", "<=", ">", ">=")
 
 
 class Predicate:
-    """Base of the predicate tree. Combine with ``&`` (AND) and ``|`` (OR)."""
+    """Base of the predicate tree. Combine with ``&`` (AND), ``|`` (OR) and ``~`` (NOT)."""
 
     def columns(self) -> frozenset[str]:
         """The column paths the predicate reads."""
@@ -116,13 +136,19 @@ class Predicate:
         # Without this, `p or q` would silently be `p` (every object is truthy), and
         # the row groups matching only q would be pruned.
         raise PredicateError(
-            "a predicate has no truth value: combine predicates with & (AND) and | (OR), "
-            "not with 'and', 'or' or 'not', and put each comparison in parentheses, "
+            "a predicate has no truth value: combine predicates with & (AND), | (OR) and "
+            "~ (NOT), not with 'and', 'or' or 'not', and put each comparison in parentheses, "
             "e.g. (col('a') == 1) | (col('b') == 2)"
         )
 
     def __invert__(self) -> Predicate:
-        raise _unsupported_python("NOT (~)")
+        """NOT: the complement where one exists (``~(x == 1)`` is ``x != 1``, ``~x.isin(..)``
+        is NOT IN, ``~x.is_null()`` is IS NOT NULL, ``~~p`` is ``p``), else :class:`Not`."""
+        return Not(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The cached normal form (see normal_form) is not part of the predicate.
+        return {k: v for k, v in self.__dict__.items() if k != "_normal"}
 
 
 def _operand(other: object, op: str) -> Predicate:
@@ -145,20 +171,147 @@ def _operand_error(other: object, op: str) -> PredicateError:
     )
 
 
+def _column(column: object) -> str:
+    if not isinstance(column, str) or not column:
+        raise PredicateError("a column path must be a non-empty string")
+    return column
+
+
 @dataclass(frozen=True, eq=True)
 class Eq(Predicate):
-    """``column = value`` (``null_safe``: ``column <=> value``, where NULL matches NULL)."""
+    """``column = value`` (``null_safe``: ``column <=> value``, where NULL matches NULL).
+
+    ``Eq(column, None, null_safe=True)`` is :class:`IsNull`: the one form of ``IS NULL``.
+    """
 
     column: str
     value: Any
     null_safe: bool = False
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Eq:
+        if cls is Eq and _null_safe_null(*args, **kwargs):
+            return IsNull(args[0] if args else kwargs["column"])
+        return super().__new__(cls)
+
+    def __post_init__(self) -> None:
+        _column(self.column)
 
     def columns(self) -> frozenset[str]:
         return frozenset((self.column,))
 
     def _render(self, full: bool) -> str:
         op = "<=>" if self.null_safe else "="
-        return f"{_quote_column(self.column)} {op} {literal_text(self.value)}"
+        return f"{quote_column(self.column)} {op} {literal_text(self.value)}"
+
+    def __invert__(self) -> Predicate:
+        if self.null_safe:
+            return Not(self)  # NOT (x <=> 1) holds for a NULL x: no comparison says so
+        return Compare(self.column, "!=", self.value)
+
+
+def _null_safe_null(
+    column: Any = None, value: Any = 0, null_safe: bool = False, *_: Any, **__: Any
+) -> bool:
+    return value is None and null_safe is True
+
+
+@dataclass(frozen=True, eq=True)
+class IsNull(Eq):
+    """``column IS NULL`` (also written ``column <=> NULL``): true for the NULLs, never unknown.
+
+    The one form of a null-safe comparison with NULL: ``Eq(column, None, null_safe=True)``
+    and ``col(column).eq_null_safe(None)`` give this class.
+    """
+
+    value: Any = field(default=None, repr=False)
+    null_safe: bool = field(default=True, repr=False)
+
+    def __post_init__(self) -> None:
+        _column(self.column)
+        if self.value is not None or self.null_safe is not True:
+            raise PredicateError("IsNull takes a column only", column=self.column)
+
+    def _render(self, full: bool) -> str:
+        return f"{quote_column(self.column)} IS NULL"
+
+    def __invert__(self) -> Predicate:
+        return IsNotNull(self.column)
+
+
+@dataclass(frozen=True, eq=True)
+class IsNotNull(Predicate):
+    """``column IS NOT NULL``: true for every non-NULL value, never unknown."""
+
+    column: str
+
+    def __post_init__(self) -> None:
+        _column(self.column)
+
+    def columns(self) -> frozenset[str]:
+        return frozenset((self.column,))
+
+    def _render(self, full: bool) -> str:
+        return f"{quote_column(self.column)} IS NOT NULL"
+
+    def __invert__(self) -> Predicate:
+        return IsNull(self.column)
+
+
+@dataclass(frozen=True, eq=True)
+class Compare(Predicate):
+    """``column op value``, ``op`` one of ``<``, ``<=``, ``>``, ``>=`` and ``!=`` (``<>``).
+
+    Values order as their column's type does (see the module's literal rule);
+    ``!=`` is ``NOT (column = value)``: unknown for a NULL, true for a NaN.
+    """
+
+    column: str
+    op: str
+    value: Any
+
+    def __post_init__(self) -> None:
+        _column(self.column)
+        if self.op == "<>":
+            object.__setattr__(self, "op", "!=")
+        if self.op not in (*ORDERING, "!="):
+            hint = " (Eq is =)" if self.op in ("=", "==") else ""
+            raise PredicateError(
+                f"Compare takes <, <=, >, >= or !=, not {self.op!r}{hint}", column=self.column
+            )
+
+    def columns(self) -> frozenset[str]:
+        return frozenset((self.column,))
+
+    def _render(self, full: bool) -> str:
+        return f"{quote_column(self.column)} {self.op} {literal_text(self.value)}"
+
+    def __invert__(self) -> Predicate:
+        if self.op == "!=":
+            return Eq(self.column, self.value)
+        # NOT (x < 1) also holds for a NaN x, which x >= 1 does not: no comparison says so.
+        return Not(self)
+
+
+@dataclass(frozen=True, eq=True)
+class Between(Predicate):
+    """``column BETWEEN low AND high``: ``low <= column AND column <= high`` (inclusive)."""
+
+    column: str
+    low: Any
+    high: Any
+
+    def __post_init__(self) -> None:
+        _column(self.column)
+
+    def columns(self) -> frozenset[str]:
+        return frozenset((self.column,))
+
+    def _render(self, full: bool) -> str:
+        return self._text("BETWEEN")
+
+    def _text(self, keyword: str) -> str:
+        low, high = literal_text(self.low), literal_text(self.high)
+        return f"{quote_column(self.column)} {keyword} {low} AND {high}"
 
 
 @dataclass(frozen=True, eq=True)
@@ -168,14 +321,46 @@ class In(Predicate):
     column: str
     values: tuple[Any, ...]
 
+    def __post_init__(self) -> None:
+        _column(self.column)
+
     def columns(self) -> frozenset[str]:
         return frozenset((self.column,))
 
     def _render(self, full: bool) -> str:
-        values = self.values if full else self.values[:5]
-        shown = ", ".join(literal_text(v) for v in values)
-        more = f", ... ({len(self.values)} values)" if len(self.values) > len(values) else ""
-        return f"{_quote_column(self.column)} IN ({shown}{more})"
+        return f"{quote_column(self.column)} IN ({_values_text(self.values, full)})"
+
+    def __invert__(self) -> Predicate:
+        return NotIn(self.column, self.values)
+
+
+@dataclass(frozen=True, eq=True)
+class NotIn(Predicate):
+    """``column NOT IN (v1, v2, ...)``: ``NOT (column IN (...))``.
+
+    Never true when the list holds a NULL (the row might equal it: unknown).
+    """
+
+    column: str
+    values: tuple[Any, ...]
+
+    def __post_init__(self) -> None:
+        _column(self.column)
+
+    def columns(self) -> frozenset[str]:
+        return frozenset((self.column,))
+
+    def _render(self, full: bool) -> str:
+        return f"{quote_column(self.column)} NOT IN ({_values_text(self.values, full)})"
+
+    def __invert__(self) -> Predicate:
+        return In(self.column, self.values)
+
+
+def _values_text(values: tuple[Any, ...], full: bool) -> str:
+    shown = values if full else values[:5]
+    text = ", ".join(literal_text(v) for v in shown)
+    return text + (f", ... ({len(values)} values)" if len(values) > len(shown) else "")
 
 
 @dataclass(frozen=True, eq=True)
@@ -218,41 +403,72 @@ class Or(Predicate):
         return " OR ".join(_paren(c, And, full) for c in self.children)
 
 
+@dataclass(frozen=True, eq=True)
+class Not(Predicate):
+    """``NOT child``: true where the child is false; unknown where it is unknown."""
+
+    child: Predicate
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.child, Predicate):
+            raise PredicateError(f"NOT takes a predicate, not a {type(self.child).__name__}")
+
+    def columns(self) -> frozenset[str]:
+        return self.child.columns()
+
+    def _render(self, full: bool) -> str:
+        if isinstance(self.child, Between):
+            return self.child._text("NOT BETWEEN")
+        return "NOT " + _paren(self.child, (And, Or), full)
+
+    def __invert__(self) -> Predicate:
+        return self.child
+
+
+#: A leaf of the tree: one column compared with literals.
+Comparison: TypeAlias = Eq | In | Compare | Between | NotIn | IsNotNull
+#: The classes of :data:`Comparison`, for isinstance.
+COMPARISONS = (Eq, In, Compare, Between, NotIn, IsNotNull)
+
+
 class ColumnRef:
-    """A column by its dotted path; ``==`` and ``isin`` make predicates."""
+    """A column by its dotted path; its comparison operators and methods make predicates."""
 
     __slots__ = ("path",)
 
     def __init__(self, path: str) -> None:
-        if not isinstance(path, str) or not path:
-            raise PredicateError("a column path must be a non-empty string")
-        self.path = path
+        self.path = _column(path)
 
-    def __eq__(self, value: object) -> Eq:  # type: ignore[override]
+    def _value(self, value: object) -> object:
         if isinstance(value, (ColumnRef, Predicate)):
             raise PredicateError(
                 f"a column is compared with a value, not with a {type(value).__name__}",
                 column=self.path,
             )
-        return Eq(self.path, value)
+        return value
 
-    def __ne__(self, value: object) -> bool:
-        raise _unsupported_python("!=")
+    def __eq__(self, value: object) -> Eq:  # type: ignore[override]
+        return Eq(self.path, self._value(value))
 
-    def __lt__(self, value: object) -> bool:
-        raise _unsupported_python("<")
+    def __ne__(self, value: object) -> Compare:  # type: ignore[override]
+        return Compare(self.path, "!=", self._value(value))
 
-    def __le__(self, value: object) -> bool:
-        raise _unsupported_python("<=")
+    def __lt__(self, value: object) -> Compare:
+        return Compare(self.path, "<", self._value(value))
 
-    def __gt__(self, value: object) -> bool:
-        raise _unsupported_python(">")
+    def __le__(self, value: object) -> Compare:
+        return Compare(self.path, "<=", self._value(value))
 
-    def __ge__(self, value: object) -> bool:
-        raise _unsupported_python(">=")
+    def __gt__(self, value: object) -> Compare:
+        return Compare(self.path, ">", self._value(value))
+
+    def __ge__(self, value: object) -> Compare:
+        return Compare(self.path, ">=", self._value(value))
 
     def __invert__(self) -> Predicate:
-        raise _unsupported_python("NOT (~)")
+        raise PredicateError(
+            "~ negates a predicate, not a column: write ~(col('a') == 1)", column=self.path
+        )
 
     # `col("a") == 1 & col("b") == 2` evaluates `1 & col("b")` first (& binds tighter
     # than ==): say so instead of Python's TypeError.
@@ -267,17 +483,29 @@ class ColumnRef:
     __ror__ = __or__
 
     def eq_null_safe(self, value: Any) -> Eq:
-        """``column <=> value``: like ``==``, but NULL equals NULL."""
-        return Eq(self.path, value, null_safe=True)
+        """``column <=> value``: like ``==``, but NULL equals NULL (``<=> None`` is IS NULL)."""
+        return Eq(self.path, self._value(value), null_safe=True)
 
     def isin(self, values: Iterable[Any]) -> In:
-        """``column IN (values)``."""
+        """``column IN (values)``; ``~col(c).isin(values)`` is NOT IN."""
         if isinstance(values, (str, bytes)):
             raise PredicateError(
                 f"isin() takes a collection of values, not one {type(values).__name__}",
                 column=self.path,
             )
-        return In(self.path, tuple(values))
+        return In(self.path, tuple(self._value(v) for v in values))
+
+    def between(self, low: Any, high: Any) -> Between:
+        """``column BETWEEN low AND high``: both ends included."""
+        return Between(self.path, self._value(low), self._value(high))
+
+    def is_null(self) -> IsNull:
+        """``column IS NULL``."""
+        return IsNull(self.path)
+
+    def is_not_null(self) -> IsNotNull:
+        """``column IS NOT NULL``."""
+        return IsNotNull(self.path)
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -290,186 +518,34 @@ def col(path: str) -> ColumnRef:
     return ColumnRef(path)
 
 
-def _quote_column(path: str) -> str:
-    """The column as the text form writes it: quoted unless a bare word reads back as it."""
-    bare = re.fullmatch(r"[A-Za-z_][\w.]*", path) and path.upper() not in KEYWORDS
-    return path if bare else "`" + path.replace("`", "``") + "`"
-
-
-#: Above this many bits Python may refuse to write an int as decimal text (its default limit
-#: is 4300 digits); Decimal writes it exactly.
-_STR_DIGITS_BITS = 4000
-
-
-def literal_text(v: Any) -> str:
-    """A literal value as the text form writes it (``'text'``, ``X'00ff'``, ``42``, ``NULL``)."""
-    if v is None:
-        return "NULL"
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, TextLiteral):
-        return "'" + v.text.replace("'", "''") + "'"
-    if isinstance(v, str):
-        return "'" + v.replace("'", "''") + "'"
-    if isinstance(v, (bytes, bytearray)):
-        return "X'" + bytes(v).hex() + "'"
-    if isinstance(v, (datetime.date, datetime.time)):
-        return "'" + v.isoformat() + "'"  # datetime is a date: ISO 8601 with its offset
-    if isinstance(v, uuid.UUID):
-        return "'" + str(v) + "'"
-    if isinstance(v, float) and math.isinf(v):
-        return "INF" if v > 0 else "-INF"
-    if isinstance(v, decimal.Decimal) and not v.is_finite():
-        if v.is_nan():
-            return "NAN"  # NaN, -NaN and sNaN: the text form has one NaN
-        return "-INF" if v.is_signed() else "INF"
-    if isinstance(v, int) and v.bit_length() > _STR_DIGITS_BITS:
-        return str(decimal.Decimal(v))  # exact, without the int-to-text digit limit
-    return str(v)
-
-
-def _paren(p: Predicate, kind: type, full: bool) -> str:
+def _paren(p: Predicate, kind: type | tuple[type, ...], full: bool) -> str:
     text = p._render(full)
     return f"({text})" if isinstance(p, kind) else text
 
 
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.toks = tokenize(text)
-        self.i = 0
-
-    def peek(self, ahead: int = 0) -> Token | None:
-        i = self.i + ahead
-        return self.toks[i] if i < len(self.toks) else None
-
-    def where(self, tok: Token | None) -> str:
-        return f"at position {tok.pos} of {self.text!r}" if tok else f"at the end of {self.text!r}"
-
-    def error(self, message: str, tok: Token | None, hint: str = "") -> PredicateError:
-        """``expected ...`` at the token, what was found instead, and a hint."""
-        found = f", found {tok.text}" if tok else ""
-        return PredicateError(f"{message} {self.where(tok)}{found}{hint}")
-
-    def unsupported(self, what: str, tok: Token, hint: str = TEXT_FORMS) -> PredicateError:
-        return PredicateError(f"{what} is not supported ({self.where(tok)}); {hint}")
-
-    def take(self, kind: str, what: str) -> Token:
-        tok = self.peek()
-        if tok is None or tok.kind != kind:
-            raise self.error(f"expected {what}", tok)
-        self.i += 1
-        return tok
-
-    def parse(self) -> Predicate:
-        if not self.toks:
-            raise PredicateError("empty predicate")
-        p = self.or_expr()
-        tok = self.peek()
-        if tok is not None:
-            raise PredicateError(
-                f"unexpected {tok.text!r} at position {tok.pos} in {self.text!r}: "
-                "expected AND, OR or the end"
-            )
-        return p
-
-    def or_expr(self) -> Predicate:
-        parts = [self.and_expr()]
-        while (tok := self.peek()) is not None and tok.kind == "OR":
-            self.i += 1
-            parts.append(self.and_expr())
-        return Or.of(*parts)
-
-    def and_expr(self) -> Predicate:
-        parts = [self.atom()]
-        while (tok := self.peek()) is not None and tok.kind == "AND":
-            self.i += 1
-            parts.append(self.atom())
-        return And.of(*parts)
-
-    def atom(self) -> Predicate:
-        tok = self.peek()
-        if tok is not None and tok.kind == "lparen":
-            self.i += 1
-            p = self.or_expr()
-            self.take("rparen", "')'")
-            return p
-        after = self.peek(1)
-        if tok is not None and tok.bare_word == "NOT" and (after is None or after.kind != "op"):
-            raise self.unsupported("NOT", tok)
-        column = self.take("ident", "a column name").value
-        tok = self.peek()
-        if tok is not None and tok.kind == "op":
-            self.i += 1
-            return Eq(column, self.literal(), null_safe=tok.value == "<=>")
-        if tok is not None and tok.kind == "IN":
-            self.i += 1
-            self.take("lparen", "'(' after IN")
-            values = [self.literal()]
-            while (t := self.peek()) is not None and t.kind == "comma":
-                self.i += 1
-                values.append(self.literal())
-            self.take("rparen", "',' or ')' in the IN list")
-            return In(column, tuple(values))
-        if tok is not None and tok.bare_word is not None:
-            if tok.bare_word == "IS":
-                raise self.unsupported(
-                    "IS", tok, f"for IS NULL write {_quote_column(column)} <=> NULL ({TEXT_FORMS})"
-                )
-            raise self.unsupported(tok.text, tok)
-        raise self.error(f"expected =, <=> or IN after column {column!r}", tok)
-
-    def literal(self) -> Any:
-        tok = self.peek()
-        if tok is None:
-            raise self.error("expected a value", tok)
-        self.i += 1
-        if tok.kind == "literal":
-            return tok.value
-        if tok.kind == "NULL":
-            return None
-        if tok.kind in ("TRUE", "FALSE"):
-            return tok.kind == "TRUE"
-        if tok.kind == "NAN":
-            return float("nan")
-        if tok.kind in ("INF", "INFINITY"):
-            return float("inf")
-        if tok.kind == "ident" and tok.text.startswith('"'):
-            raise self.error(
-                "expected a value",
-                tok,
-                ": double quotes quote column names; text goes in single quotes: "
-                + quoted_text(tok.value),
-            )
-        if tok.kind == "ident":
-            raise self.error(
-                "expected a value",
-                tok,
-                " (a column name: columns are compared with values, not with columns); "
-                f"text goes in single quotes: {quoted_text(tok.value)}",
-            )
-        raise self.error("expected a value", tok)
-
-
 def parse_predicate(text: str) -> Predicate:
-    """Parse ``"id = 42 AND (email IN ('a', 'b') OR name <=> NULL)"``.
+    """Parse ``"id = 42 AND (day >= '2024-05-01' OR name IS NULL)"``.
 
-    Grammar: OR of ANDs of atoms; an atom is ``column = value``,
-    ``column <=> value``, ``column IN (value, ...)`` or a parenthesised
-    predicate. Columns are dotted names, or quoted with backticks or double
-    quotes. Values: integers, decimals and floats (``-0.0``, ``1e3``, ``NaN``,
-    ``inf``), ``'strings'`` (``''`` escapes a quote; also dates, timestamps and
-    UUIDs, read by the column's type), ``X'00ff'`` or ``0x00ff`` binary,
-    ``TRUE``/``FALSE`` and ``NULL``. Keywords are case-insensitive. ``NOT``,
-    ``!=``, ``<>``, ``<``, ``>``, ``<=``, ``>=``, ``IS``, ``LIKE`` and
-    ``BETWEEN`` are not supported.
+    Grammar: OR of ANDs of NOTs of atoms (NOT binds tighter than AND, AND than
+    OR); an atom is ``column = value`` (or ``==``), ``column <=> value``,
+    ``column != value`` (or ``<>``), ``column < value`` (``<=``, ``>``, ``>=``),
+    ``column [NOT] IN (value, ...)``, ``column [NOT] BETWEEN value AND value``
+    (inclusive; its AND is not the boolean one), ``column IS [NOT] NULL``, or a
+    parenthesised predicate. Columns are dotted names, or quoted with backticks
+    or double quotes. Values: integers, decimals and floats (``-0.0``, ``1e3``,
+    ``NaN``, ``inf``), ``'strings'`` (``''`` escapes a quote; also dates,
+    timestamps and UUIDs, read by the column's type), ``X'00ff'`` or
+    ``0x00ff`` binary, ``TRUE``/``FALSE`` and ``NULL``. Keywords are
+    case-insensitive; ``NOT``, ``IS`` and ``BETWEEN`` remain usable as column
+    names where no keyword fits (``not = 1``). ``LIKE`` is not supported.
 
     Values are read by each column's type when a file is pruned: a value that
     is not one of the column's type (``'2024/01/05'`` or ``'abc'`` for a DATE
     or an INT64 column, ``0x10`` for an INT64 column) is a
     :class:`PredicateError` then, naming the file, column, value and the forms
     the column takes; a well-formed value the column cannot hold (300 for an
-    INT(8) column) rules the row groups out (see the module docstring).
+    INT(8) column) equals no row and orders by its exact value (see the module
+    docstring).
 
     Raises
     ------
@@ -479,7 +555,9 @@ def parse_predicate(text: str) -> Predicate:
     """
     if not isinstance(text, str):
         raise PredicateError(f"a predicate text must be a str, not {type(text).__name__}")
-    return _Parser(text).parse()
+    from .predicate_parse import Parser
+
+    return Parser(text).parse()
 
 
 def as_predicate(where: Predicate | str) -> Predicate:
@@ -491,12 +569,14 @@ def as_predicate(where: Predicate | str) -> Predicate:
     raise PredicateError(f"where must be a predicate or a str, not {type(where).__name__}")
 
 
-def iter_leaves(p: Predicate) -> Iterator[Eq | In]:
-    """Every ``=`` / ``<=>`` / ``IN`` in the tree, depth first."""
-    if isinstance(p, (Eq, In)):
+def iter_leaves(p: Predicate) -> Iterator[Comparison]:
+    """Every comparison in the tree (under AND, OR and NOT), depth first."""
+    if isinstance(p, COMPARISONS):
         yield p
     elif isinstance(p, (And, Or)):
         for c in p.children:
             yield from iter_leaves(c)
+    elif isinstance(p, Not):
+        yield from iter_leaves(p.child)
     else:
         raise PredicateError(f"unsupported predicate {type(p).__name__}")

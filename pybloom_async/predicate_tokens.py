@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
 import decimal
+import math
 import re
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,8 +14,13 @@ from .errors import PredicateError
 
 __all__ = [
     "TextLiteral",
+    "literal_text",
+    "quote_column",
 ]
-TEXT_FORMS = "supported: =, <=> and IN (...), combined with AND, OR and parentheses"
+TEXT_FORMS = (
+    "supported: =, <=>, != (<>), <, <=, >, >=, [NOT] IN (...), [NOT] BETWEEN ... AND ..., "
+    "IS [NOT] NULL, combined with NOT, AND, OR and parentheses"
+)
 
 
 @dataclass(frozen=True)
@@ -34,8 +42,8 @@ _TOKEN = re.compile(
   | (?P<lparen>\()
   | (?P<rparen>\))
   | (?P<comma>,)
-  | (?P<op><=>|==|=)
-  | (?P<badop>!=|<>|<=|>=|<|>|&&|\|\||&|\||!|~)
+  | (?P<op><=>|==|=|!=|<>|<=|>=|<|>)
+  | (?P<badop>&&|\|\||&|\||!|~)
   | (?P<hexstr>[xX]'(?P<hexbody>[0-9A-Fa-f]*)')
   | (?P<hexnum>0[xX](?P<hexdigits>[0-9A-Fa-f]*))
   | (?P<string>'(?P<sbody>(?:[^']|'')*)')
@@ -49,6 +57,9 @@ _TOKEN = re.compile(
 
 #: Words the text form reads as keywords, never as column names (quote such a column).
 KEYWORDS = {"AND", "OR", "IN", "NULL", "TRUE", "FALSE", "NAN", "INF", "INFINITY"}
+#: Words that are keywords only where a keyword fits (``not = 1`` compares a column named
+#: ``not``); the text form quotes columns named so all the same, for the reader's sake.
+CONTEXT_WORDS = {"NOT", "IS", "BETWEEN", "LIKE"}
 
 #: Operators of other SQL dialects, and what to write instead.
 _INSTEAD = {
@@ -56,8 +67,8 @@ _INSTEAD = {
     "&": "write AND",
     "||": "write OR",
     "|": "write OR",
-    "!": "NOT is not supported",
-    "~": "NOT is not supported",
+    "!": "write NOT",
+    "~": "write NOT",
 }
 
 
@@ -146,3 +157,49 @@ def _number(text: str) -> int | decimal.Decimal:
         except ValueError:  # more digits than Python converts to an int
             pass
     return decimal.Decimal(text)
+
+
+# ---- writing the text form -------------------------------------------------------
+
+
+def quote_column(path: str) -> str:
+    """The column as the text form writes it: quoted unless a bare word reads back as it."""
+    upper = path.upper()
+    bare = (
+        re.fullmatch(r"[A-Za-z_][\w.]*", path)
+        and upper not in KEYWORDS
+        and upper not in CONTEXT_WORDS
+    )
+    return path if bare else "`" + path.replace("`", "``") + "`"
+
+
+#: Above this many bits Python may refuse to write an int as decimal text (its default limit
+#: is 4300 digits); Decimal writes it exactly.
+_STR_DIGITS_BITS = 4000
+
+
+def literal_text(v: Any) -> str:
+    """A literal value as the text form writes it (``'text'``, ``X'00ff'``, ``42``, ``NULL``)."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, TextLiteral):
+        return "'" + v.text.replace("'", "''") + "'"
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, (bytes, bytearray)):
+        return "X'" + bytes(v).hex() + "'"
+    if isinstance(v, (datetime.date, datetime.time)):
+        return "'" + v.isoformat() + "'"  # datetime is a date: ISO 8601 with its offset
+    if isinstance(v, uuid.UUID):
+        return "'" + str(v) + "'"
+    if isinstance(v, float) and math.isinf(v):
+        return "INF" if v > 0 else "-INF"
+    if isinstance(v, decimal.Decimal) and not v.is_finite():
+        if v.is_nan():
+            return "NAN"  # NaN, -NaN and sNaN: the text form has one NaN
+        return "-INF" if v.is_signed() else "INF"
+    if isinstance(v, int) and v.bit_length() > _STR_DIGITS_BITS:
+        return str(decimal.Decimal(v))  # exact, without the int-to-text digit limit
+    return str(v)

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ..errors import InvalidArgumentError
 from ..io.base import SourceStats
 from ..io.store import StoreOptions
 from ..read.fetch import ReaderConfig
@@ -96,8 +97,9 @@ def _paths_and_where(p: argparse.ArgumentParser) -> None:
         "-w",
         required=True,
         metavar="PREDICATE",
-        help="e.g. \"id = 42 AND email IN ('a', 'b')\"; @FILE reads it from a file, "
-        "- from standard input (for long IN lists)",
+        help="e.g. \"id = 42 AND day >= '2024-05-01'\": =, <=>, != (<>), <, <=, >, >=, "
+        "[NOT] IN (...), [NOT] BETWEEN a AND b, IS [NOT] NULL, with NOT, AND, OR and "
+        "parentheses; @FILE reads it from a file, - from standard input (for long IN lists)",
     )
 
 
@@ -132,6 +134,43 @@ def _store_args(p: argparse.ArgumentParser) -> None:
         help="bytes of the first read of each file (default: adaptive, learned from the "
         "files already read, so one request per file on object stores)",
     )
+
+
+def _partition_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group(
+        "partition folders (default: key=value folders below a PATH are columns, typed "
+        "from their values)"
+    )
+    g.add_argument(
+        "--partition-types",
+        metavar="COL=TYPE,...",
+        help="the partition columns and their types, e.g. dt=date,country=string (other "
+        "key=value folders are plain folders; folders that cannot match are not listed)",
+    )
+    g.add_argument(
+        "--no-partitions",
+        action="store_true",
+        help="key=value folders are plain folders, not columns",
+    )
+
+
+def partitioning(args: argparse.Namespace) -> str | dict[str, str] | None:
+    """What ``--partition-types`` and ``--no-partitions`` ask for (``partitioning=``)."""
+    if args.no_partitions:
+        if args.partition_types:
+            raise InvalidArgumentError("give --partition-types or --no-partitions, not both")
+        return None
+    if not args.partition_types:
+        return "hive"
+    types: dict[str, str] = {}
+    for item in args.partition_types.split(","):
+        name, eq, kind = item.partition("=")
+        if not eq or not name.strip() or not kind.strip():
+            raise InvalidArgumentError(
+                "--partition-types takes COL=TYPE,... (e.g. dt=date,country=string)", value=item
+            )
+        types[name.strip()] = kind.strip()
+    return types
 
 
 def store_options(args: argparse.Namespace) -> StoreOptions:
@@ -287,6 +326,7 @@ def _add_prune(sub: Any) -> None:
         help="skip files by the lake index of the one PATH (_bloom_index/_lake.v1/) first, "
         "then prune the row groups of the files kept",
     )
+    _partition_args(p)
     _store_args(p)
 
 
@@ -440,6 +480,7 @@ def _add_lookup(sub: Any) -> None:
         help="read the kept row groups' whole column chunks, not only the pages a file's "
         "page index admits",
     )
+    _partition_args(p)
     _store_args(p)
 
 

@@ -30,7 +30,7 @@ from ..io.sinks import write_atomic
 from ..predicate import Predicate, parse_predicate
 from ..read.reader import BloomReader
 from ..rows.api import lookup, lookup_batches
-from .cli_args import make_reader, store_options
+from .cli_args import make_reader, partitioning, store_options
 from .cli_output import (
     Progress,
     check_out,
@@ -303,7 +303,7 @@ async def _read_rows(
                 table if table is not None else files, where, columns, on_error=on_error,
                 skipped=skipped, reader=reader,
                 concurrency=args.concurrency, progress=progress,
-                page_index=not args.no_page_index,
+                page_index=not args.no_page_index, partitioning=partitioning(args),
             )  # fmt: skip
             try:
                 async for batch in batches:
@@ -321,6 +321,7 @@ async def _read_rows(
                 empty = await lookup(
                     table if table is not None else read, where, columns, on_error=on_error,
                     reader=reader, concurrency=args.concurrency,
+                    partitioning=partitioning(args),
                 )  # fmt: skip
                 schema = empty.schema
     return len(files) + len(unreadable), [*unreadable, *skipped], schema

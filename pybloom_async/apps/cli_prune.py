@@ -21,7 +21,7 @@ from ..paimon.files import prune_paimon
 from ..predicate import parse_predicate
 from ..pruning.api import prune
 from ..pruning.verdicts import Rule, Verdict
-from .cli_args import NAMED, make_reader, reader_config, store_options
+from .cli_args import NAMED, make_reader, partitioning, reader_config, store_options
 from .cli_inspect import paimon_types
 from .cli_output import (
     Progress,
@@ -202,7 +202,7 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                 if index_tally is not None:
                     await prune_with_index(files, where, index_verdicts=index_tally, **common)
                 else:
-                    await prune(files, where, **common)
+                    await prune(files, where, partitioning=partitioning(args), **common)
     summary = tally.summary(stats, index_tally)
     if array is not None:
         array.close()

@@ -236,6 +236,10 @@ class SplitBlockBloomFilter:
         ffi.memmove(self._bits, view, len(view))
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its bitset, so that filters travel between processes (Spark tasks).
+        return (_restore, (bytes(self.bitset), max(self._num_bytes, DEFAULT_MAX_BYTES)))
+
     @classmethod
     def view_of(
         cls,
@@ -546,3 +550,8 @@ def _u64(h: int) -> int:
     if not 0 <= h < 2**64:
         raise ValueEncodingError("a hash must fit in 64 bits", value=h)
     return h
+
+
+def _restore(bitset: bytes, max_bytes: int) -> SplitBlockBloomFilter:
+    """A pickled filter back from its bitset (:meth:`SplitBlockBloomFilter.__reduce__`)."""
+    return SplitBlockBloomFilter.from_bitset(bitset, max_bytes=max_bytes)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError
 from ..index.prune import prune_with_index
@@ -53,15 +53,19 @@ async def prune(
     require_columns: bool = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
     files: Sequence[str | FileInfo] | None = None,
+    partitioning: Any = "hive",
     **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide which row groups (or files) may hold rows matching ``where``.
 
     Parameters
     ----------
-    paths, where, run, require_columns, on_file, **keywords:
+    paths, where, run, require_columns, on_file, partitioning, **keywords:
         As for :func:`pybloom_async.pruning.api.prune` (``run`` and the keywords are
-        the run's options, :class:`~pybloom_async.RunOptions`). A Delta or Iceberg
+        the run's options, :class:`~pybloom_async.RunOptions`; ``partitioning``:
+        ``key=value`` folders as columns, decided per file before it is read; the
+        index passes do not read them yet: with ``use_index``, a predicate on a
+        partition column finds no such column). A Delta or Iceberg
         table as ``paths`` goes without an index, or with the lake index built
         at the table's root (its live files, after the table's own partition
         and statistics pruning, are what the index is asked about).
@@ -92,7 +96,12 @@ async def prune(
         if not row_groups:
             raise InvalidArgumentError("row_groups=False needs an index (use_index)")
         return await prune_in_files(
-            paths, where, run=opts, require_columns=require_columns, on_file=on_file
+            paths,
+            where,
+            run=opts,
+            require_columns=require_columns,
+            on_file=on_file,
+            partitioning=partitioning,
         )
     if files is not None and use_index != "lake":
         raise InvalidArgumentError("files= goes with use_index='lake'")

@@ -22,10 +22,12 @@ from ..io.base import FileInfo
 from ..io.files import FileStream, stream_paths
 from ..io.identity import SourceIdentity, version_change
 from ..io.sinks import is_local
-from ..predicate import Eq, In, Predicate, as_predicate
+from ..predicate import Predicate, as_predicate
+from ..predicate_normal import normal_form
 from ..pruning.api import CompiledPredicate, prune_files
+from ..pruning.bounds import decide, index_view
 from ..pruning.evaluate import Outcome, combine
-from ..pruning.leaves import Leaf, LeafCache, build_leaf
+from ..pruning.leaves import Leaf, LeafCache, build_leaf, leaf_column
 from ..pruning.verdicts import Rule, Verdict, VerdictSink
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run, run_options
@@ -52,9 +54,15 @@ __all__ = ["prune_with_index", "prune_with_index_sync"]
 # ---- pruning ----------------------------------------------------------------------------------
 
 
-def _eval_leaf(leaf: Leaf | None, column: str, entry: IndexedColumn | None) -> Outcome:
+def _eval_leaf(
+    leaf: Leaf | None, column: str, entry: IndexedColumn | None, num_rows: int
+) -> Outcome:
     if entry is None or leaf is None:
         return Outcome(False, Rule.NO_INDEX, f"{column} is not in the sidecar index")
+    if leaf.ordered or leaf.negated:
+        # No min/max here: the type's bounds and the null count decide, or the file stays.
+        out = decide(leaf, index_view(leaf, num_rows, entry.null_count))
+        return Outcome(True, Rule.SIDECAR_INDEX, out.reason) if out.excluded else out
     if leaf.null_probe:
         known = entry.null_count >= 0 and entry.descriptor.max_repetition_level == 0
         if leaf.null_safe and known and entry.null_count == 0:
@@ -79,17 +87,18 @@ _KEPT_ORDER = (Rule.NO_INDEX, Rule.NEVER_PRUNES, Rule.MAY_MATCH)
 
 
 def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> Outcome:
-    def decide(leaf_p: Eq | In) -> Outcome:
-        entry = index.column(leaf_p.column)
+    def decide_leaf(leaf_p: Predicate) -> Outcome:
+        column = leaf_column(leaf_p)
+        entry = index.column(column)
         leaf = None
         if entry is not None:
             key = (id(leaf_p), entry.descriptor)
             leaf = cache.get(key)
             if leaf is None:
                 leaf = cache[key] = build_leaf(leaf_p, entry.descriptor)
-        return _eval_leaf(leaf, leaf_p.column, entry)
+        return _eval_leaf(leaf, column, entry, index.num_rows)
 
-    return combine(p, decide, _KEPT_ORDER, excluded_rule=Rule.SIDECAR_INDEX)
+    return combine(normal_form(p), decide_leaf, _KEPT_ORDER, excluded_rule=Rule.SIDECAR_INDEX)
 
 
 def _stale_reason(index: SidecarIndex, now: SourceIdentity, name: str) -> str | None:

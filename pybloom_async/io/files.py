@@ -17,6 +17,7 @@ from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from .address import parse_address
 from .base import FileInfo, SourceStats
 from .listing import is_listed, iter_parquet_files, walk_order
+from .partitions import FolderFilter
 from .store import StoreOptions
 
 __all__ = [
@@ -62,6 +63,7 @@ def stream_paths(
     reader: StoreAccess,
     *,
     unreadable: Callable[[SourceError], None] | None = None,
+    folders: FolderFilter | None = None,
 ) -> FileStream:
     """:func:`expand_paths`, file by file as the listings go; a FileStream is returned as is.
 
@@ -76,13 +78,14 @@ def stream_paths(
         return paths
     if isinstance(paths, (str, os.PathLike, FileInfo)):
         paths = [paths]
-    return FileStream(_stream(list(paths), reader, unreadable))
+    return FileStream(_stream(list(paths), reader, unreadable, folders))
 
 
 async def _stream(
     paths: list[str | os.PathLike[str] | FileInfo],
     reader: StoreAccess,
     unreadable: Callable[[SourceError], None] | None,
+    folders: FolderFilter | None,
 ) -> AsyncIterator[str | FileInfo]:
     seen = _Seen()
     for p in paths:
@@ -106,7 +109,12 @@ async def _stream(
             # Local files are opened by path (their source reads its own identity):
             # the listing keeps no ETag or time per file.
             listing = iter_parquet_files(
-                text, options=reader.options, stats=reader.stats, limiter=None, identities=False
+                text,
+                options=reader.options,
+                stats=reader.stats,
+                limiter=None,
+                identities=False,
+                folders=folders,
             )
             async with aclosing(listing):  # a stream closed early lets its listing go
                 async for file in listing:
@@ -119,7 +127,7 @@ async def _stream(
             exc.with_context(path=text)
             unreadable(exc)
             continue
-        if not found and unreadable is not None:
+        if not found and unreadable is not None and folders is None:
             unreadable(
                 SourceNotFoundError("no Parquet files under this directory or prefix", path=text)
             )
@@ -210,6 +218,7 @@ async def expand_paths(
     reader: StoreAccess,
     *,
     unreadable: list[SourceError] | None = None,
+    folders: FolderFilter | None = None,
 ) -> list[str | FileInfo]:
     """Files named directly stay as they are; directories and prefixes become their files.
 
@@ -229,6 +238,10 @@ async def expand_paths(
         naming it, instead of raising or adding nothing. Local files named
         directly are checked here too; object-store files named directly are
         not (reading them reports a missing one).
+    folders:
+        ``key=value`` folders not to list (see
+        :func:`pybloom_async.io.listing.list_parquet_files`); a directory or prefix
+        whose files all lie below such folders names no file, which is no error.
 
     Raises
     ------
@@ -240,7 +253,7 @@ async def expand_paths(
         A location is not a valid path or URL.
     """
     record = unreadable.append if unreadable is not None else None
-    stream = stream_paths(paths, reader, unreadable=record)
+    stream = stream_paths(paths, reader, unreadable=record, folders=folders)
     try:
         return [f async for f in stream]
     finally:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 from .address import Address, object_url, parse_address
 from .base import FileInfo, SourceStats, map_errors, unreachable_reason
 from .identity import local_identity, meta_identity
+from .partitions import FolderFilter, PairCache, PartitionedFile, folder_pair
 from .store import StoreOptions, cached_store, check_applicable, resolve_options
 
 __all__ = [
@@ -72,11 +73,44 @@ def walk_order(parts: list[str]) -> list[tuple[int, str]]:
 # ---- local directories ----------------------------------------------------------------
 
 
-def _walk_local(top: str, identities: bool) -> Iterator[FileInfo]:
+def _listed(path: str, size: int, identity: Any, pairs: tuple[Any, ...]) -> FileInfo:
+    """A listed file; below ``key=value`` folders, with their pairs (see ``io/partitions``)."""
+    etag, mtime = (identity.etag, identity.mtime) if identity is not None else (None, None)
+    if pairs:
+        return PartitionedFile(path, size, etag, mtime, pairs)
+    return FileInfo(path, size, etag, mtime)
+
+
+class _Folders:
+    """The ``key=value`` folders below the root: their pairs (shared by a folder's files),
+    and the caller's filter of folders not to list."""
+
+    def __init__(self, keep: FolderFilter | None, sep: str) -> None:
+        self.keep = keep
+        self.sep = sep
+        self.cache = PairCache()
+
+    def pairs(self, folder: str) -> tuple[Any, ...]:
+        return self.cache.get(folder, self.sep)
+
+    def skipped(self, folder: str) -> bool:
+        """Whether the folder (relative to the root) is one the filter rules out."""
+        name = folder.rsplit(self.sep, 1)[-1]
+        return (
+            self.keep is not None
+            and folder_pair(name) is not None
+            and not self.keep(self.pairs(folder))
+        )
+
+
+def _walk_local(
+    top: str, identities: bool, folders: _Folders, relative: str = ""
+) -> Iterator[FileInfo]:
     """The Parquet files under ``top`` in walk order; one directory's names held at a time.
 
     As ``os.walk(top, followlinks=False)``: symbolic links to directories are not
-    followed, links to files are listed (a broken one fails the listing).
+    followed, links to files are listed (a broken one fails the listing). Folders the
+    filter rules out are not entered.
     """
     files: list[str] = []
     dirs: list[str] = []
@@ -93,6 +127,7 @@ def _walk_local(top: str, identities: bool) -> Iterator[FileInfo]:
                 files.append(entry.name)
     files.sort()
     dirs.sort()
+    pairs = folders.pairs(relative)
     # The names wait in one string while their files are read: ~20 bytes a name instead
     # of a str object each (~70; 1.3 MiB for 20,000 files). A name holds no NUL.
     count, names = len(files), "\0".join(files)
@@ -104,23 +139,24 @@ def _walk_local(top: str, identities: bool) -> Iterator[FileInfo]:
         name, start = names[start:end], end + 1
         full = os.path.join(top, name)
         st = os.stat(full)
-        if not identities:
-            yield FileInfo(full, st.st_size)
-            continue
-        identity = local_identity(full, st)
-        yield FileInfo(full, st.st_size, identity.etag, identity.mtime)
+        identity = local_identity(full, st) if identities else None
+        yield _listed(full, st.st_size, identity, pairs)
     del names
     for name in dirs:
-        yield from _walk_local(os.path.join(top, name), identities)
+        below = os.path.join(relative, name) if relative else name
+        if not folders.skipped(below):
+            yield from _walk_local(os.path.join(top, name), identities, folders, below)
 
 
-def _local_pages(path: str, identities: bool) -> Generator[list[FileInfo], None, None]:
+def _local_pages(
+    path: str, identities: bool, keep: FolderFilter | None
+) -> Generator[list[FileInfo], None, None]:
     st = os.stat(path)
     if not stat.S_ISDIR(st.st_mode):
         identity = local_identity(path, st)
         yield [FileInfo(path, st.st_size, identity.etag, identity.mtime)]
         return
-    walk = _walk_local(path, identities)
+    walk = _walk_local(path, identities, _Folders(keep, os.sep))
     while page := list(itertools.islice(walk, _LOCAL_CHUNK)):
         yield page
 
@@ -138,13 +174,14 @@ class _StorePages:
     page. ``anything`` says whether any object at all was seen.
     """
 
-    def __init__(self, store: ObjectStore, loc: Address) -> None:
+    def __init__(self, store: ObjectStore, loc: Address, keep: FolderFilter | None) -> None:
         self.display = loc.display
         self.store = store
         self.prefix = loc.key.rstrip("/")
         self.ordered = loc.kind in _ORDERED_KINDS
         self.anything = False
         self.pool: ThreadPoolExecutor | None = None
+        self.folders = _Folders(keep, "/")
 
     def files(self, page: list[Mapping[str, Any]]) -> list[FileInfo]:
         out = []
@@ -152,14 +189,22 @@ class _StorePages:
             self.anything = True
             key = meta["path"]
             relative = key[len(self.prefix) :].lstrip("/") if self.prefix else key
-            if is_listed(relative.split("/")):
+            parts = relative.split("/")
+            if is_listed(parts) and not self._ruled_out(parts):
                 # The URL keeps the scheme and authority it was listed with (s3a://,
                 # abfss://container@account...) and reads back as this key: it reopens
                 # the same object with the same store.
                 url = object_url(self.display, key)
                 identity = meta_identity(url, meta)
-                out.append(FileInfo(url, identity.size, identity.etag, identity.mtime))
+                pairs = self.folders.pairs("/".join(parts[:-1]))
+                out.append(_listed(url, identity.size, identity, pairs))
         return out
+
+    def _ruled_out(self, parts: list[str]) -> bool:
+        """Whether a folder of a file listed (a prefix lists deep) is one to skip."""
+        if self.folders.keep is None or len(parts) < 2:
+            return False
+        return any(self.folders.skipped("/".join(parts[:i])) for i in range(1, len(parts)))
 
     def _stream(self, prefix: str) -> Iterator[list[Mapping[str, Any]]]:
         return iter(obstore.list(self.store, prefix or None, chunk_size=PAGE_SIZE))
@@ -197,6 +242,9 @@ class _StorePages:
         items += [(p.rstrip("/") + "/", None) for p in listed["common_prefixes"]]
         # What the first page gave: objects up to its last key, folders that end before it.
         items = [(k, m) for k, m in items if k > last or (m is None and last.startswith(k))]
+        # Folders the filter rules out are not listed at all.
+        cut = len(self.prefix) + 1 if self.prefix else 0
+        items = [(k, m) for k, m in items if m is not None or not self.folders.skipped(k[cut:-1])]
         items.sort(key=lambda item: item[0])
         del listed
         assert self.pool is not None
@@ -238,6 +286,7 @@ async def iter_parquet_files(
     stats: SourceStats | None = None,
     limiter: CapacityLimiter | None = None,
     identities: bool = True,
+    folders: FolderFilter | None = None,
     **option_values: object,
 ) -> AsyncGenerator[FileInfo, None]:
     """:func:`list_parquet_files`, file by file as the listing goes (the same order and errors).
@@ -254,7 +303,7 @@ async def iter_parquet_files(
     check_applicable(loc, resolved)
     counter = stats if stats is not None else SourceStats()
     if loc.kind == "file":
-        walk = _local_pages(loc.path, identities)  # runs in worker threads, page by page
+        walk = _local_pages(loc.path, identities, folders)  # in worker threads, page by page
         try:
             while True:
                 with map_errors(loc.display, "listing"):
@@ -282,7 +331,7 @@ async def iter_parquet_files(
             identity = meta_identity(loc.display, meta)
             yield FileInfo(loc.display, identity.size, identity.etag, identity.mtime)
             return
-    lister = _StorePages(store, loc)
+    lister = _StorePages(store, loc, folders)
     pages = lister.pages()
     try:
         while True:
@@ -317,6 +366,7 @@ async def list_parquet_files(
     stats: SourceStats | None = None,
     limiter: CapacityLimiter | None = None,
     identities: bool = True,
+    folders: FolderFilter | None = None,
     **option_values: object,
 ) -> list[FileInfo]:
     """Expand a file, directory or object-store prefix into its Parquet files, sorted by path.
@@ -325,6 +375,8 @@ async def list_parquet_files(
     prefixes are walked recursively for ``*.parquet`` (any case), skipping names that start
     with ``_`` or ``.`` (Spark/Hadoop metadata and in-progress output). A directory's own
     files come before its subdirectories'. :func:`iter_parquet_files` gives them one by one.
+    A file below ``key=value`` folders comes as a
+    :class:`~pybloom_async.io.partitions.PartitionedFile` with their pairs.
 
     Parameters
     ----------
@@ -335,6 +387,11 @@ async def list_parquet_files(
         modification time (their size only). A local file's source reads its own
         identity when opened, so a listing made to read the files need not hold
         one per file (about 130 bytes each).
+    folders:
+        Asked of each ``key=value`` folder below the root, with the pairs of the folders
+        it lies in: False skips it and everything below it (a local directory is not
+        entered; a store's top-level folder is not listed, deeper ones' files are left
+        out as they come).
 
     Raises
     ------
@@ -353,6 +410,7 @@ async def list_parquet_files(
             stats=stats,
             limiter=limiter,
             identities=identities,
+            folders=folders,
             **option_values,
         )
     ]

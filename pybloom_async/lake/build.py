@@ -36,13 +36,13 @@ from ..io.identity import SourceIdentity, mtime_ns, store_etag
 from ..parquet import ColumnDescriptor, FileMetaData
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.fetch import BloomFilterRead, ReaderConfig
-from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options
-from ..tables import TableFiles, TableSource, resolve_table, table_kind, table_root
+from ..tables import TableSource, resolve_table, table_kind, table_root
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from ..types import PhysicalType
 from .format import LakeColumn, LakeFile, encode_segment
+from .material import BuildContext, ColumnMaterial, FileMaterial
 from .segments import relative_name, write_segment
 from .tables import index_names, register_iceberg_index, table_index_info
 
@@ -57,7 +57,15 @@ __all__ = [
     "build_lake_index",
     "build_lake_index_sync",
     "check_columns",
+    "check_present",
+    "class_groups",
     "encode_class",
+    "file_bloom",
+    "mark_fold_problems",
+    "ndv_of",
+    "record_outcome",
+    "settle_file",
+    "survey_file",
 ]
 
 #: Files whose wanted block counts lie within this factor share a segment.
@@ -95,6 +103,11 @@ class LakeBuild:
             if values
         }
 
+    def fpp_sink(self) -> dict[str, list[float]]:
+        """Where :func:`encode_class` records each file filter's estimated fpp, per column
+        (builds that encode a class themselves pass it)."""
+        return self._fpps
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
         return {
@@ -107,52 +120,11 @@ class LakeBuild:
         }
 
 
-@dataclass
-class _Column:
-    """One column of one file: its descriptor and either its filters or its hashes."""
-
-    desc: ColumnDescriptor
-    want_blocks: int
-    ndv: int = 0  # distinct values B is sized for (given, counted or estimated)
-    filters: list[SplitBlockBloomFilter] | None = None  # every row group's, all usable
-    min_blocks: int = 0
-    hashes: np.ndarray[Any, Any] | None = None
-    fold_problem: str | None = None
-
-
-@dataclass
-class _File:
-    location: str | FileInfo
-    path: str
-    name: str
-    identity: SourceIdentity
-    num_rows: int
-    columns: dict[str, _Column | str]  # column -> material, or why it is uncovered
-
-    @property
-    def want(self) -> int:
-        wants = [c.want_blocks for c in self.columns.values() if isinstance(c, _Column)]
-        return max(wants, default=1)
-
-
-@dataclass
-class _Ctx:
-    root: str
-    reader: BloomReader
-    columns: tuple[str, ...]
-    fpp: float
-    ndv: int | Mapping[str, int] | None
-    mode: str
-    cpu: anyio.CapacityLimiter
-    strict: bool
-    table: TableFiles | None = None  # a table's index: its files named and versioned so
-
-
 def _blocks_for(ndv: float, fpp: float) -> int:
     return optimal_num_bytes(max(0, int(ndv + 0.999)), fpp) // BLOCK_BYTES
 
 
-def _ndv_of(ctx: _Ctx, column: str) -> int | None:
+def ndv_of(ctx: BuildContext, column: str) -> int | None:
     value = ctx.ndv.get(column) if isinstance(ctx.ndv, Mapping) else ctx.ndv
     return None if value is None else integer("ndv", value, minimum=0, column=column)
 
@@ -167,7 +139,7 @@ def _descriptor(meta: FileMetaData, column: str) -> ColumnDescriptor | str:
 
 
 def _fold_material(
-    col: _Column,
+    col: ColumnMaterial,
     reads: Mapping[tuple[int, str], BloomFilterRead],
     meta: FileMetaData,
     column: str,
@@ -191,7 +163,7 @@ def _fold_material(
     return None
 
 
-def _hash_columns(source: str | bytes, meta: FileMetaData, cols: Sequence[_Column]) -> None:
+def _hash_columns(source: str | bytes, meta: FileMetaData, cols: Sequence[ColumnMaterial]) -> None:
     """Distinct hashes of each column over the whole file (CPU: a worker thread)."""
     reader = ColumnReader(source)
     for col in cols:
@@ -199,7 +171,9 @@ def _hash_columns(source: str | bytes, meta: FileMetaData, cols: Sequence[_Colum
         col.hashes = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
 
 
-async def _read_values(ctx: _Ctx, f: _File, meta: FileMetaData, cols: Sequence[_Column]) -> None:
+async def read_values(
+    ctx: BuildContext, f: FileMaterial, meta: FileMetaData, cols: Sequence[ColumnMaterial]
+) -> None:
     require_pyarrow("build a lake index from values")
     loc = parse_address(f.path)
     if loc.kind == "file":
@@ -217,7 +191,7 @@ async def _read_values(ctx: _Ctx, f: _File, meta: FileMetaData, cols: Sequence[_
     await anyio.to_thread.run_sync(_hash_columns, source, meta, cols, limiter=ctx.cpu)
 
 
-async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
+async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMaterial | str:
     """One file's material: filters (fold mode) or distinct hashes; a text on failure."""
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
     try:
@@ -246,26 +220,26 @@ async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
                     reads = await file.filters(present)
         if meta.num_rows < 0:
             raise SourceError("the footer has a negative row count", path=path)
-        f = _File(location, path, name, identity, meta.num_rows, {})
-        need_values: list[_Column] = []
+        f = FileMaterial(location, path, name, identity, meta.num_rows, {})
+        need_values: list[ColumnMaterial] = []
         for column in ctx.columns:
             desc = _descriptor(meta, column)
             if isinstance(desc, str):
                 f.columns[column] = desc
                 continue
-            col = _Column(desc, 1)
+            col = ColumnMaterial(desc, 1)
             f.columns[column] = col
-            wanted = _ndv_of(ctx, column)
+            wanted = ndv_of(ctx, column)
             if ctx.mode == "filters":
                 col.fold_problem = _fold_material(col, reads, meta, column, wanted, ctx.fpp)
                 if col.fold_problem is None:
                     continue
             need_values.append(col)
         if need_values:
-            await _read_values(ctx, f, meta, need_values)
+            await read_values(ctx, f, meta, need_values)
             for col in need_values:
                 assert col.hashes is not None
-                wanted = _ndv_of(ctx, col.desc.path)
+                wanted = ndv_of(ctx, col.desc.path)
                 col.ndv = len(col.hashes) if wanted is None else wanted
                 col.want_blocks = _blocks_for(col.ndv, ctx.fpp)
         return f
@@ -277,10 +251,10 @@ async def _survey(ctx: _Ctx, location: str | FileInfo) -> _File | str:
         ctx.reader.forget(location)
 
 
-def _classes(files: Sequence[_File], span: int) -> list[list[_File]]:
+def class_groups(files: Sequence[FileMaterial], span: int) -> list[list[FileMaterial]]:
     """Files grouped by wanted block count, each group within ``span`` of its smallest."""
     ordered = sorted(files, key=lambda f: f.want)
-    out: list[list[_File]] = []
+    out: list[list[FileMaterial]] = []
     for f in ordered:
         if out and f.want <= out[-1][0].want * span:
             out[-1].append(f)
@@ -299,14 +273,20 @@ def _same_type(a: ColumnDescriptor, b: ColumnDescriptor) -> bool:
 
 
 def _column_of(
-    files: Sequence[_File], column: str, index: int, fpp: float, fpps: list[float] | None = None
+    files: Sequence[FileMaterial],
+    column: str,
+    index: int,
+    fpp: float,
+    fpps: list[float] | None = None,
 ) -> tuple[LakeColumn, bytearray] | None:
     """One column of a segment: its block-major bitset over ``files`` (CPU)."""
-    first = next((f.columns[column] for f in files if isinstance(f.columns[column], _Column)), None)
-    if not isinstance(first, _Column):
+    first = next(
+        (f.columns[column] for f in files if isinstance(f.columns[column], ColumnMaterial)), None
+    )
+    if not isinstance(first, ColumnMaterial):
         return None
     desc = first.desc
-    blocks = max(c.want_blocks for f in files if isinstance(c := f.columns[column], _Column))
+    blocks = max(c.want_blocks for f in files if isinstance(c := f.columns[column], ColumnMaterial))
     n = len(files)
     num_bytes = blocks * BLOCK_BYTES
     bits = bytearray(num_bytes * n)
@@ -314,22 +294,17 @@ def _column_of(
     uncovered, folded = set(), set()
     for i, f in enumerate(files):
         col = f.columns[column]
-        if not isinstance(col, _Column) or not _same_type(col.desc, desc):
+        if not isinstance(col, ColumnMaterial) or not _same_type(col.desc, desc):
             uncovered.add(i)
             continue
-        bloom = SplitBlockBloomFilter(num_bytes)
-        if col.hashes is not None:
-            bloom.insert_hashes(col.hashes)
-        else:
-            assert col.filters is not None
-            for rg_filter in col.filters:
-                bloom |= fold_to(rg_filter, num_bytes)
+        bloom = file_bloom(col, num_bytes)
+        if col.hashes is None:
             folded.add(i)
         if fpps is not None:
             fpps.append(bloom.estimated_fpp())  # from its fill: what a probe will meet
         check(lib.pba_sbbf_scatter_blocks(ffi.from_buffer(bloom.bitset), num_bytes, out, n, i))
     # The ndv of the class's largest file, the one B is sized for.
-    ndv = max(c.ndv for f in files if isinstance(c := f.columns[column], _Column))
+    ndv = max(c.ndv for f in files if isinstance(c := f.columns[column], ColumnMaterial))
     described = ColumnDescriptor(
         index=index,
         path_parts=desc.path_parts,
@@ -342,8 +317,25 @@ def _column_of(
     return lake_col, bits
 
 
+def file_bloom(col: ColumnMaterial, num_bytes: int) -> SplitBlockBloomFilter:
+    """One file's filter of a column at a segment's size: its hashes inserted, or its
+    row-group filters folded to that size (exact), or the one built elsewhere."""
+    if col.bloom is not None:
+        if col.bloom.num_bytes != num_bytes:
+            raise ValueError(f"a filter of {col.bloom.num_bytes} bytes for {num_bytes}")
+        return col.bloom
+    bloom = SplitBlockBloomFilter(num_bytes)
+    if col.hashes is not None:
+        bloom.insert_hashes(col.hashes)
+    else:
+        assert col.filters is not None
+        for rg_filter in col.filters:
+            bloom |= fold_to(rg_filter, num_bytes)
+    return bloom
+
+
 def encode_class(
-    files: Sequence[_File],
+    files: Sequence[FileMaterial],
     columns: Sequence[str],
     fpp: float,
     fpps: dict[str, list[float]] | None = None,
@@ -371,7 +363,7 @@ def encode_class(
     return encode_segment(entries, parts, table)
 
 
-def _check_present(files: Sequence[_File], columns: Sequence[str]) -> None:
+def check_present(files: Sequence[FileMaterial], columns: Sequence[str]) -> None:
     """A column no file has is a mistake of the caller (PredicateError), not an empty index."""
     for column in columns:
         reasons = [f.columns[column] for f in files]
@@ -389,37 +381,63 @@ def check_columns(columns: Sequence[str] | str) -> tuple[str, ...]:
     return wanted
 
 
-async def _fold_or_values(ctx: _Ctx, group: list[_File], result: LakeBuild) -> None:
-    """Files of a class whose filters are smaller than the class's B get their values read."""
-    for column in ctx.columns:
-        cols = [c for f in group if isinstance(c := f.columns[column], _Column)]
+def mark_fold_problems(
+    group: Sequence[FileMaterial], columns: Sequence[str], fpp: float
+) -> dict[str, int]:
+    """Mark the files of a class whose filters are smaller than the class's B (they are built
+    from their values); the class's B per column."""
+    sizes: dict[str, int] = {}
+    for column in columns:
+        cols = [c for f in group if isinstance(c := f.columns[column], ColumnMaterial)]
         if not cols:
             continue
-        blocks = max(c.want_blocks for c in cols)
+        blocks = sizes[column] = max(c.want_blocks for c in cols)
         for f in group:
             col = f.columns[column]
-            if isinstance(col, _Column) and col.filters is not None and col.min_blocks < blocks:
+            if (
+                isinstance(col, ColumnMaterial)
+                and col.filters is not None
+                and col.min_blocks < blocks
+            ):
                 # Folding halves a filter, it never doubles one; and a file filter of the
                 # row groups' size would hold every value of the file: too full.
                 col.fold_problem = (
                     f"{column}: its row-group filters have {col.min_blocks} blocks, fewer than "
-                    f"the {blocks} a file filter needs here for fpp {ctx.fpp:g}; filters fold "
+                    f"the {blocks} a file filter needs here for fpp {fpp:g}; filters fold "
                     f"to fewer blocks, never more, and {col.min_blocks} blocks would be too "
                     "full for the whole file's values"
                 )
+    return sizes
+
+
+async def settle_file(ctx: BuildContext, f: FileMaterial) -> None:
+    """One file's material made final: the values read of the columns marked as not folding."""
+    todo = [c for c in f.columns.values() if isinstance(c, ColumnMaterial) and c.fold_problem]
+    redo = [c for c in todo if c.hashes is None]
+    if redo:
+        meta = (await ctx.reader.footer(f.location)).metadata
+        await read_values(ctx, f, meta, redo)
+        ctx.reader.forget(f.location)
+        for c in redo:
+            c.filters = None
+
+
+def record_outcome(f: FileMaterial, result: LakeBuild) -> None:
+    """Record in ``result`` whether the file was folded, or built from values and why."""
+    columns = [c for c in f.columns.values() if isinstance(c, ColumnMaterial)]
+    for c in columns:
+        if c.fold_problem:
+            result.from_values[f.path] = c.fold_problem
+    if any(not c.fold_problem and c.filters is not None for c in columns):
+        result.folded.append(f.path)
+
+
+async def _fold_or_values(ctx: BuildContext, group: list[FileMaterial], result: LakeBuild) -> None:
+    """Files of a class whose filters are smaller than the class's B get their values read."""
+    mark_fold_problems(group, ctx.columns, ctx.fpp)
     for f in group:
-        todo = [c for c in f.columns.values() if isinstance(c, _Column) and c.fold_problem]
-        for c in todo:
-            result.from_values[f.path] = c.fold_problem or ""
-        redo = [c for c in todo if c.hashes is None]
-        if redo:
-            meta = (await ctx.reader.footer(f.location)).metadata
-            await _read_values(ctx, f, meta, redo)
-            ctx.reader.forget(f.location)
-            for c in redo:
-                c.filters = None
-        if any(isinstance(c, _Column) and c.filters is not None for c in f.columns.values()):
-            result.folded.append(f.path)
+        await settle_file(ctx, f)
+        record_outcome(f, result)
 
 
 # Long because: the docstring documents every parameter and error.
@@ -486,33 +504,35 @@ async def build_lake_index(
         # the bytes before the footer (usually the filters, read next) are not read twice.
         opts = dataclasses.replace(opts, config=ReaderConfig(footer_read_bytes=FOLD_FOOTER_READ))
     async with open_run(opts, default_concurrency=max(2, cpus)) as run_:
-        ctx = _Ctx(
+        ctx = BuildContext(
             root=os.fspath(root), reader=run_.reader, columns=wanted,
             fpp=probability("fpp", fpp), ndv=ndv, mode=mode,
             cpu=anyio.CapacityLimiter(cpus), strict=opts.strict, table=table,
         )  # fmt: skip
         for column in wanted:
-            _ndv_of(ctx, column)
+            ndv_of(ctx, column)
         if mode == "values":
             require_pyarrow("build a lake index from values")
         found = await expand_paths(ctx.root if files is None else list(files), run_.reader)
-        surveyed = await for_each(found, lambda loc: _survey(ctx, loc), run_.limit, run_.progress)
+        surveyed = await for_each(
+            found, lambda loc: survey_file(ctx, loc), run_.limit, run_.progress
+        )
         result = LakeBuild()
-        good: list[_File] = []
+        good: list[FileMaterial] = []
         for loc, s in zip(found, surveyed, strict=True):
             if isinstance(s, str):
                 result.errors[loc.path if isinstance(loc, FileInfo) else os.fspath(loc)] = s
             else:
                 good.append(s)
-        _check_present(good, wanted)
-        groups = _classes(good, CLASS_SPAN) if size_classes else ([good] if good else [])
+        check_present(good, wanted)
+        groups = class_groups(good, CLASS_SPAN) if size_classes else ([good] if good else [])
         info = None if table is None else table_index_info(table)
         payloads = []
         for group in groups:
             group.sort(key=lambda f: f.name)
             await _fold_or_values(ctx, group, result)
             payload = await anyio.to_thread.run_sync(
-                encode_class, group, wanted, ctx.fpp, result._fpps, info, limiter=ctx.cpu
+                encode_class, group, wanted, ctx.fpp, result.fpp_sink(), info, limiter=ctx.cpu
             )
             result.files += len(group)
             if table is not None and table.kind == "iceberg":

@@ -28,10 +28,12 @@ from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, stat_identity, version_change
-from ..predicate import Eq, In, Predicate, as_predicate
+from ..predicate import Predicate, as_predicate
+from ..predicate_normal import normal_form
 from ..pruning.api import CompiledPredicate, prune_file
+from ..pruning.bounds import decide, index_view
 from ..pruning.evaluate import Outcome, combine, leaves_of
-from ..pruning.leaves import Leaf, build_leaf
+from ..pruning.leaves import Leaf, build_leaf, leaf_column
 from ..pruning.verdicts import Rule, Verdict, VerdictSink
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run, run_options
@@ -120,7 +122,7 @@ async def _identities(
     return out
 
 
-def _prepare(state: _SegmentState, leaves: Sequence[Eq | In]) -> dict[tuple[int, int], list[int]]:
+def _prepare(state: _SegmentState, leaves: Sequence[Predicate]) -> dict[tuple[int, int], list[int]]:
     """The leaves prepared for this segment's columns; the stripes they probe (no I/O).
 
     Raises
@@ -132,7 +134,7 @@ def _prepare(state: _SegmentState, leaves: Sequence[Eq | In]) -> dict[tuple[int,
     n = len(seg.files)
     wanted: dict[tuple[int, int], list[int]] = {}  # (column no, block) -> probe ids
     for p in leaves:
-        col = seg.column(p.column)
+        col = seg.column(leaf_column(p))
         if col is None:
             continue
         try:
@@ -186,13 +188,13 @@ async def _probe_segment(
 _EXCLUDED, _MAY, _UNCOVERED, _SAME_FOR_ALL = 0, 1, 2, 3
 
 
-def _codes(state: _SegmentState, leaves: Sequence[Eq | In]) -> np.ndarray[Any, Any]:
+def _codes(state: _SegmentState, leaves: Sequence[Predicate]) -> np.ndarray[Any, Any]:
     """A (files, leaves) array of codes for one segment."""
     seg = state.loaded.segment
     n = len(seg.files)
     codes = np.full((n, max(len(leaves), 1)), _SAME_FOR_ALL, dtype=np.int8)
     for j, p in enumerate(leaves):
-        col = seg.column(p.column)
+        col = seg.column(leaf_column(p))
         probe = state.probes.get(id(p))
         if col is None or probe is None:
             continue
@@ -204,38 +206,43 @@ def _codes(state: _SegmentState, leaves: Sequence[Eq | In]) -> np.ndarray[Any, A
 
 
 def _outcome(
-    where: Predicate, state: _SegmentState, leaves: Sequence[Eq | In], row: Sequence[int]
+    where: Predicate, state: _SegmentState, leaves: Sequence[Predicate], row: Sequence[int]
 ) -> Outcome:
     """The outcome of ``where`` for the files of one segment whose codes are ``row``."""
     seg = state.loaded.segment
     position = {id(p): j for j, p in enumerate(leaves)}
 
-    def decide(p: Eq | In) -> Outcome:
+    def decide_leaf(p: Predicate) -> Outcome:
         probe = state.probes.get(id(p))
         code = row[position[id(p)]]
-        if seg.column(p.column) is None or probe is None:
-            return Outcome(False, Rule.NO_INDEX, f"{p.column} is not in the lake index")
+        column = leaf_column(p)
+        if seg.column(column) is None or probe is None:
+            return Outcome(False, Rule.NO_INDEX, f"{column} is not in the lake index")
         if code == _UNCOVERED:
-            return Outcome(False, Rule.NO_INDEX, f"{p.column} is not indexed for this file")
+            return Outcome(False, Rule.NO_INDEX, f"{column} is not indexed for this file")
         leaf = probe.leaf
+        if leaf.ordered or leaf.negated:
+            # No min/max nor null counts here: only the type's bounds decide.
+            out = decide(leaf, index_view(leaf))
+            return Outcome(True, Rule.LAKE_INDEX, out.reason) if out.excluded else out
         if leaf.null_probe:
             return Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes are not indexed")
         if leaf.never_prunes is not None:
             return Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
         if not leaf.keys:
             why = "; ".join(leaf.cannot) or "no value"
-            return Outcome(True, Rule.LAKE_INDEX, f"{p.column} cannot hold {why}")
+            return Outcome(True, Rule.LAKE_INDEX, f"{column} cannot hold {why}")
         if code == _MAY:
             return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the lake index may contain it")
         if code == _EXCLUDED:
             return Outcome(True, Rule.LAKE_INDEX, f"{leaf.label}: excluded by the lake index")
         return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: not decided by the lake index")
 
-    return combine(where, decide, _KEPT_ORDER, excluded_rule=Rule.LAKE_INDEX)
+    return combine(where, decide_leaf, _KEPT_ORDER, excluded_rule=Rule.LAKE_INDEX)
 
 
 def _segment_outcomes(
-    where: Predicate, state: _SegmentState, leaves: Sequence[Eq | In]
+    where: Predicate, state: _SegmentState, leaves: Sequence[Predicate]
 ) -> tuple[list[Outcome], np.ndarray[Any, Any]]:
     """Every file's outcome in one segment: (distinct outcomes, each file's index into them)."""
     codes = _codes(state, leaves)
@@ -479,7 +486,8 @@ async def verdicts_from_segments(
         A literal is not a value of its column's type.
     """
     rdr, strict = run.reader, run.strict
-    leaves = leaves_of(predicate)
+    normal = normal_form(predicate)  # what is evaluated: NOT pushed down to the leaves
+    leaves = leaves_of(normal)
     states = [_SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
     damaged = [x for x in loaded if isinstance(x, str)]
     wanted = [_prepare(state, leaves) for state in states]
@@ -487,7 +495,7 @@ async def verdicts_from_segments(
     for state in states:
         if strict and state.damaged is not None:
             raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)
-    decided = await _file_verdicts(names, files, states, damaged, predicate, rdr, strict, immutable)
+    decided = await _file_verdicts(names, files, states, damaged, normal, rdr, strict, immutable)
     if index_verdicts is not None:
         for verdict in decided:
             index_verdicts.append(verdict)

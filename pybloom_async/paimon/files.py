@@ -22,7 +22,20 @@ from ..parquet import (
     WithNanoseconds,
     parse_text_value,
 )
-from ..predicate import And, Eq, In, Or, Predicate, as_predicate
+from ..predicate import (
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+    as_predicate,
+)
+from ..predicate_normal import normal_form
 from ..predicate_tokens import TextLiteral
 from ..pruning.leaves import literal_of
 from ..pruning.verdicts import Rule, Verdict
@@ -172,10 +185,29 @@ def _paimon_tree(p: Predicate, types: Mapping[str, Any]) -> Any:
         return ("=", p.column, value)
     if isinstance(p, In):
         return ("in", p.column, _paimon_literals(p.values, type_of(p.column), p.column))
-    if isinstance(p, And):
-        return ("and", *(_paimon_tree(c, types) for c in p.children))
-    if isinstance(p, Or):
-        return ("or", *(_paimon_tree(c, types) for c in p.children))
+    if isinstance(p, (And, Or)):
+        parts = [_paimon_tree(c, types) for c in p.children]
+        kept = [part for part in parts if part is not None]
+        if isinstance(p, And):
+            return ("and", *kept) if kept else None  # None: every file may match
+        return ("or", *parts) if len(kept) == len(parts) else None
+    # Ranges and negations: Paimon's Bloom filters cannot rule a file out (None), but a
+    # literal of the wrong kind is still the caller's mistake.
+    test = p.child if isinstance(p, Not) else p
+    for column, values in _literals_of(test):
+        _paimon_literals([v for v in values if v is not None], type_of(column), column)
+    return None
+
+
+def _literals_of(p: Predicate) -> list[tuple[str, tuple[Any, ...]]]:
+    if isinstance(p, Between):
+        return [(p.column, (p.low, p.high))]
+    if isinstance(p, (Compare, Eq)):
+        return [(p.column, (p.value,))]
+    if isinstance(p, NotIn):
+        return [(p.column, p.values)]
+    if isinstance(p, IsNotNull):
+        return []
     raise PredicateError(f"unsupported predicate {type(p).__name__}")
 
 
@@ -237,7 +269,7 @@ async def prune_paimon(
     from .prune import paimon_prune
 
     predicate = as_predicate(where)
-    tree = _paimon_tree(predicate, column_types)
+    tree = _paimon_tree(normal_form(predicate), column_types)
     files = [os.fspath(f) for f in data_files]
 
     opts = run_options(run, keywords, "prune_paimon")
@@ -245,6 +277,9 @@ async def prune_paimon(
     async with open_run(opts) as r:
 
         async def one(path: str) -> Verdict:
+            if tree is None:
+                why = "Paimon file indexes answer = and IN only: every file may match"
+                return Verdict(path, None, None, True, why, Rule.NEVER_PRUNES)
             try:
                 if embedded is not None and path in embedded:
                     container: bytes | None = embedded[path]

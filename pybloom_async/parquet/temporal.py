@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+from fractions import Fraction
 
 from ..types import PhysicalType
 from .encoded import (
@@ -16,6 +17,7 @@ from .encoded import (
     Encoded,
     Probe,
     WithNanoseconds,
+    bytes_like,
     encode_plain_int,
     got_text,
     pack_int,
@@ -147,3 +149,85 @@ def encode_int96(value: object, column: ColumnDescriptor) -> Encoded:
     if not alternatives:
         return CannotMatch(f"{show_value(value)} is outside the range of INT96 timestamps")
     return probe_of(*alternatives)
+
+
+# --- places in a column's order (range comparisons) ------------------------------------
+
+_AMBIGUOUS = (
+    "a value with a time zone has no one place among the values of a column without a UTC "
+    "flag (writers store local or UTC times there): compare it with a value without a zone"
+)
+
+
+def date_position(value: object, column: ColumnDescriptor) -> int | None:
+    """Days since 1970-01-01 of a date; None for a value that is not a date or datetime."""
+    if isinstance(value, dt.datetime):
+        raise type_error("expected a date, got a datetime", column, value)
+    if isinstance(value, dt.date):
+        return value.toordinal() - EPOCH_ORDINAL
+    return None
+
+
+def time_position(value: object, column: ColumnDescriptor, logical: LogicalType) -> Fraction | None:
+    """A time of day in the column's unit (exact: a finer time falls between two units);
+    None for a value that is not a time (a number is the raw count)."""
+    assert logical.unit is not None
+    base, extra = _split_nanos(value)
+    if not isinstance(base, dt.time):
+        if isinstance(base, (dt.datetime, dt.date)):
+            raise type_error(f"expected a time of day, got {got_text(base)}", column, value)
+        return None
+    nanos = (
+        ((base.hour * 60 + base.minute) * 60 + base.second) * 10**9
+        + base.microsecond * 1000
+        + extra
+    )
+    offset = base.utcoffset()
+    if base.tzinfo is not None and offset is None:
+        raise type_error(
+            "the time's zone has no fixed UTC offset; use a fixed offset", column, value
+        )
+    if offset is not None:
+        if not logical.is_adjusted_to_utc:
+            raise type_error(_AMBIGUOUS, column, value)
+        nanos = (nanos - _offset_nanos(offset)) % NANOS_PER_DAY
+    return Fraction(nanos, 10**9 // logical.unit.per_second)
+
+
+def timestamp_position(
+    value: object, column: ColumnDescriptor, logical: LogicalType
+) -> Fraction | None:
+    """A timestamp in the column's unit since the epoch (exact: a finer time falls between
+    two units); None for a value that is not a datetime (a number is the raw count)."""
+    assert logical.unit is not None
+    base, extra = _split_nanos(value)
+    if not isinstance(base, dt.datetime):
+        if isinstance(base, (dt.date, dt.time)):
+            raise type_error(f"expected a datetime, got {got_text(base)}", column, value)
+        return None
+    wall, offset = _datetime_nanos(base, extra)
+    if offset is not None:
+        if not logical.is_adjusted_to_utc:
+            raise type_error(_AMBIGUOUS, column, value)
+        wall -= _offset_nanos(offset)
+    return Fraction(wall, 10**9 // logical.unit.per_second)
+
+
+def int96_position(value: object, column: ColumnDescriptor) -> int:
+    """An INT96 timestamp as nanoseconds since the epoch: a naive datetime (the stored wall
+    clock) or the 12 stored bytes."""
+    base, extra = _split_nanos(value)
+    if isinstance(base, dt.datetime):
+        wall, offset = _datetime_nanos(base, extra)
+        if offset is not None:
+            raise type_error(_AMBIGUOUS, column, value)
+        return wall
+    raw = bytes_like(value)
+    if raw is not None and len(raw) == 12:
+        nanos_of_day, julian = struct.unpack("<qi", raw)
+        return int((julian - JULIAN_EPOCH_DAY) * NANOS_PER_DAY + nanos_of_day)
+    raise type_error(
+        f"an INT96 timestamp is ordered by a datetime or its 12 raw bytes, not {got_text(value)}",
+        column,
+        value,
+    )

@@ -1,12 +1,17 @@
 """Row-group pruning: which row groups (or files) may hold rows matching a predicate.
 
-For every file, each ``=`` / ``IN`` value is converted exactly to the
-column's physical type (:func:`pybloom_async.parquet.encode_value`) and
-hashed once; then every row group is decided by, in order:
+The predicate is evaluated in its normal form (NOT pushed down to the leaves,
+:func:`pybloom_async.predicate_normal.normal_form`). For every file, each
+``=`` / ``IN`` value is converted exactly to the column's physical type
+(:func:`pybloom_async.parquet.encode_value`) and hashed once, each range end
+placed exactly in the column's order (:mod:`pybloom_async.parquet.order`); then
+every row group is decided by, in order:
 
-* the type: a value the column cannot hold (out of range, inexact) cannot match;
-* the min/max statistics, where the column's sort order is known;
-* the Bloom filter, probed in batch for all values left.
+* the type: a value the column cannot hold (out of range, inexact) equals no row,
+  and a range beyond the type's values holds none;
+* the null counts and the min/max statistics, where the column's sort order is
+  known (ranges, ``!=``, ``NOT IN`` and NOT too: :mod:`.bounds`);
+* the Bloom filter, probed in batch for the ``=`` / ``IN`` values left.
 
 AND excludes a row group when any part does, OR when every part does. A row
 group is kept whenever the data cannot rule it out: no filter, a damaged
@@ -33,10 +38,12 @@ from ..errors import (
 )
 from ..io.base import FileInfo
 from ..io.files import FileStream, few_local_files, stream_paths
+from ..io.partitions import Partitioning
 from ..parquet import (
     Schema,
 )
-from ..predicate import Eq, Predicate, as_predicate
+from ..predicate import Eq, Predicate, as_predicate, iter_leaves
+from ..predicate_normal import normal_form
 from ..predicate_tokens import TextLiteral
 from ..read.fetch import BloomFilterRead, FilterKey, Footer
 from ..read.reader import OpenedFile
@@ -46,6 +53,7 @@ from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import Leaf, LeafCache, prepare
+from .partitions import PartitionPredicate
 from .verdicts import ProbeResult, Rule, Verdict
 
 if TYPE_CHECKING:
@@ -91,7 +99,7 @@ class _ColumnsSeen:
 
     @classmethod
     def of(cls, where: Predicate) -> _ColumnsSeen:
-        return cls(tuple(dict.fromkeys(p.column for p in leaves_of(where))))
+        return cls(tuple(dict.fromkeys(p.column for p in iter_leaves(where))))
 
     def add(self, schema: Schema) -> None:
         with self.lock:
@@ -104,6 +112,11 @@ class _ColumnsSeen:
                     if len(self.names) >= _COUNTED_COLUMNS:
                         break
                     self.names.setdefault(column.path)
+
+    def found_columns(self, names: Sequence[str]) -> None:
+        """Columns a file has outside its footer (partition folders)."""
+        with self.lock:
+            self.found.update(c for c in names if c in self.wanted)
 
     def complete(self) -> bool:
         """Whether every predicate column is in some file read so far."""
@@ -144,7 +157,9 @@ class CompiledPredicate:
 
     def __init__(self, where: Predicate | str) -> None:
         self.predicate = as_predicate(where)
-        self.leaves = leaves_of(self.predicate)
+        #: What is evaluated: the predicate with NOT pushed down to its leaves.
+        self.normal = normal_form(self.predicate)
+        self.leaves = leaves_of(self.normal)
         self.seen = _ColumnsSeen.of(self.predicate)
         self._cache: LeafCache = {}
 
@@ -157,6 +172,15 @@ class CompiledPredicate:
             A literal is not a value of its column's type.
         """
         return {id(p): prepare(p, footer, self._cache) for p in self.leaves}
+
+    def narrowed(self, where: Predicate) -> CompiledPredicate:
+        """This run's compiled predicate for ``where``, made of this one's leaves (what a
+        file's partition values leave of it): literals encoded once and the columns seen
+        are shared with this one."""
+        child = CompiledPredicate(where)
+        child.seen = self.seen
+        child._cache = self._cache
+        return child
 
 
 @dataclass(frozen=True)
@@ -190,7 +214,7 @@ async def prune_opened(file: OpenedFile, compiled: CompiledPredicate, strict: bo
     location = file.location
     # Verdicts name the file as it was given (a table's URI stays a URI).
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
-    where = compiled.predicate
+    where = compiled.normal
     leaves = compiled.leaves_for(footer)
     compiled.seen.add(footer.metadata.schema)
     if strict:
@@ -270,6 +294,7 @@ async def prune(
     run: RunOptions | None = None,
     require_columns: bool | Callable[[], bool] = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
+    partitioning: Any = "hive",
     **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide, for every row group of every file, whether it may hold matching rows.
@@ -303,6 +328,17 @@ async def prune(
         With ``require_columns``, nothing is handed over until a file with
         every column of ``where`` is read (so a missing column raises before
         any verdict is out).
+    partitioning:
+        ``key=value`` folders below a directory or prefix are columns of the
+        files under them (``"hive"``, the default; the folder's value wins over a
+        column of that name in the file; see :mod:`pybloom_async.io.partitions`
+        for their types). The predicate's leaves on them are decided per file
+        before it is opened: a file they rule out is never read and gets no
+        verdict; a file where they alone make the predicate TRUE keeps every row
+        group (``Rule.PARTITION``). A dict of column names to types (or a
+        ``pyarrow.Schema``) gives the columns and their types (then folders
+        that cannot match are not even listed); None turns folders into plain
+        folders.
 
     Returns
     -------
@@ -324,6 +360,7 @@ async def prune(
     """
     opts = run_options(run, keywords, "prune")
     compiled = CompiledPredicate(where)
+    parts = PartitionPredicate(compiled, Partitioning.of(partitioning))
     if table_kind(paths) is not None:
         # The table's live files after its own first stage (tables/); its schema has
         # been checked, and a partition column is in no data file.
@@ -332,9 +369,9 @@ async def prune(
         paths, require_columns = table.files, False
     async with open_run(opts) as r:
         # Read as listed: no list of files held.
-        return await prune_files(
-            r, stream_paths(paths, r.reader), compiled, require_columns, on_file, r.progress
-        )
+        stream = stream_paths(paths, r.reader, folders=parts.folder_filter())
+        active = parts if parts.active else None
+        return await prune_files(r, stream, compiled, require_columns, on_file, r.progress, active)
 
 
 async def prune_files(
@@ -344,10 +381,13 @@ async def prune_files(
     require_columns: bool | Callable[[], bool] = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    partitions: PartitionPredicate | None = None,
 ) -> list[Verdict]:
     """:func:`prune` within a run already open, over files already found (the index
     passes hand their kept files here): ``run.limit`` files at once, each through
-    :func:`prune_file`; ``require_columns`` and ``on_file`` as for :func:`prune`."""
+    :func:`prune_file`; ``require_columns`` and ``on_file`` as for :func:`prune`; with
+    ``partitions``, each file's partition values decide their leaves first (files they
+    rule out are left out; see :mod:`pybloom_async.pruning.partitions`)."""
     seen = compiled.seen
     held: list[list[Verdict]] = []  # with on_file: until the columns are known to exist
 
@@ -361,13 +401,20 @@ async def prune_files(
         held.clear()
         on_file(verdicts)
 
+    def one(location: str | FileInfo) -> Any:
+        if partitions is None:
+            return prune_file(run, location, compiled)
+        return partitions.prune_file(run, location, prune_file)
+
     results = await for_each(
-        files,
-        lambda location: prune_file(run, location, compiled),
+        files if partitions is None else partitions.kept_files(files),
+        one,
         run.limit,
         progress,
         hand_over if on_file is not None else None,
     )
+    if partitions is not None:
+        partitions.check_literals()
     if require_columns() if callable(require_columns) else require_columns:
         seen.check()
     if on_file is not None:

@@ -1,37 +1,26 @@
-"""The evaluator: a predicate over one row group.
+"""The evaluator: a predicate's normal form over one row group.
 
-Round 1 decides from types, nulls and statistics; round 2 from the Bloom filters.
+Round 1 decides from types, nulls and statistics; round 2 from the Bloom filters,
+which only plain equalities (``=``, ``<=>``, ``IN``) ask.
 """
 
 from __future__ import annotations
 
-import bisect
-import math
-import struct
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from ..errors import (
-    InvalidFilterError,
-    PredicateError,
-)
-from ..parquet import (
-    ColumnChunk,
-    RowGroup,
-)
-from ..predicate import And, Eq, In, Or, Predicate
+from ..errors import InvalidFilterError
+from ..parquet import RowGroup
+from ..predicate import And, Or, Predicate
 from ..read.fetch import BloomFilterRead, FilterKey, FilterState
 from ..types import PhysicalType
-from .leaves import Leaf, literal_sort_key
+from .bounds import Outcome, chunk_view, decide, key_span, stats_bounds
+from .leaves import Leaf, leaf_column
 from .verdicts import Rule
 
+__all__ = ["Decided", "Outcome", "combine", "eval_leaf", "evaluate", "join_reasons", "leaves_of"]
+
 # ---- evaluation ------------------------------------------------------------------------
-
-
-class Outcome(NamedTuple):
-    excluded: bool
-    rule: Rule
-    reason: str
 
 
 _PENDING = object()
@@ -45,31 +34,14 @@ _UNDECIDED = Outcome(False, Rule.MAY_MATCH, "")
 Decided = dict[tuple[int, int], "Outcome | tuple[int, int]"]
 
 
-def _stats_range(leaf: Leaf, chunk: ColumnChunk) -> tuple[int, int] | None:
-    """Indexes [lo, hi) of the leaf's sorted keys inside the chunk's [min, max]."""
-    stats = chunk.statistics
-    if leaf.kind is None or stats is None or stats.min_value is None or stats.max_value is None:
-        return None
-    assert leaf.desc is not None
-    pt = leaf.desc.physical_type
-    try:
-        lo_key = literal_sort_key(leaf.kind, stats.min_value, pt)
-        hi_key = literal_sort_key(leaf.kind, stats.max_value, pt)
-    except (struct.error, ValueError):
-        return None  # statistics of the wrong width: ignore them
-    if isinstance(lo_key, float) and (math.isnan(lo_key) or math.isnan(hi_key)):
-        return None
-    if lo_key > hi_key:
-        return None  # inconsistent statistics are not trusted
-    return bisect.bisect_left(leaf.keys, lo_key), bisect.bisect_right(leaf.keys, hi_key)
-
-
 def _before_filter(leaf: Leaf, rg: RowGroup) -> Outcome | tuple[int, int]:
     """What decides a leaf without its filter, or the keys ``[lo, hi)`` left for the filter."""
     if leaf.desc is None:
         return Outcome(False, Rule.MISSING_COLUMN, f"{leaf.column}: {leaf.missing_reason}")
     chunk = rg.columns[leaf.desc.index]
     stats = chunk.statistics
+    if leaf.ordered or leaf.negated:
+        return decide(leaf, chunk_view(leaf, stats, chunk.num_values))
     if leaf.null_probe:
         if leaf.null_safe and stats is not None and stats.null_count == 0:
             return Outcome(True, Rule.NULLS, f"{leaf.column} has no nulls (statistics)")
@@ -79,17 +51,17 @@ def _before_filter(leaf: Leaf, rg: RowGroup) -> Outcome | tuple[int, int]:
     if not leaf.keys:
         why = "; ".join(leaf.cannot) or "no value"
         return Outcome(True, Rule.TYPE, f"{leaf.column} cannot hold {why}")
+    if stats is None:
+        return 0, len(leaf.keys)
     if (
-        stats is not None
-        and stats.null_count is not None
+        stats.null_count is not None
         and chunk.num_values > 0
         and stats.null_count == chunk.num_values
         and leaf.desc.max_repetition_level == 0
     ):
         return Outcome(True, Rule.NULLS, f"{leaf.column} is all nulls (statistics)")
-    span = _stats_range(leaf, chunk)
-    if span is None:
-        return 0, len(leaf.keys)
+    exact = stats.is_max_value_exact is not False
+    span = key_span(leaf.keys, stats_bounds(leaf, stats.min_value, stats.max_value, exact))
     if span[0] >= span[1]:
         return Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
     return span
@@ -150,7 +122,7 @@ def evaluate(
 ) -> Outcome:
     """One row group's outcome from its footer (round 1) or also its filters (round 2)."""
 
-    def decide(leaf_p: Eq | In) -> Outcome:
+    def decide(leaf_p: Predicate) -> Outcome:
         leaf = leaves[id(leaf_p)]
         filt: BloomFilterRead | object | None = _PENDING
         if filters is not None:
@@ -172,19 +144,20 @@ _KEPT_ORDER = (
 
 def combine(
     p: Predicate,
-    decide: Callable[[Eq | In], Outcome],
+    decide: Callable[[Predicate], Outcome],
     kept_order: Sequence[Rule],
     excluded_rule: Rule | None = None,
 ) -> Outcome:
-    """The outcome of ``p`` from its leaves' outcomes (``decide``): AND and OR.
+    """The outcome of ``p``, a normal form (:func:`~pybloom_async.predicate_normal.
+    normal_form`), from its leaves' outcomes (``decide``): AND and OR.
 
     AND excludes with its first excluding part, else keeps with the first rule of
     ``kept_order`` that a part kept with; OR keeps with its first keeping part, else
     excludes with ``excluded_rule`` (default: the first part's rule). Reasons are joined.
-    Shared by the in-file pruner and the sidecar-index pruner.
+    With NOT pushed down to the leaves, a leaf that no row makes TRUE makes no AND or OR
+    above it TRUE by itself: each leaf's outcome says whether some row may make it TRUE.
+    Shared by the in-file pruner and the sidecar and lake index pruners.
     """
-    if isinstance(p, (Eq, In)):
-        return decide(p)
     if isinstance(p, And):
         kept: list[Outcome] = []
         for child in p.children:
@@ -203,7 +176,7 @@ def combine(
         # Every part excluded it; name the first part's rule.
         rule = excluded_rule if excluded_rule is not None else outs[0].rule
         return Outcome(True, rule, join_reasons(o.reason for o in outs))
-    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+    return decide(p)
 
 
 def _kept_rule(outs: Sequence[Outcome], order: Sequence[Rule]) -> Rule:
@@ -222,12 +195,12 @@ def join_reasons(reasons: Any) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
-def leaves_of(p: Predicate) -> list[Eq | In]:
-    if isinstance(p, (Eq, In)):
-        return [p]
+def leaves_of(p: Predicate) -> list[Predicate]:
+    """The leaves of a normal form (comparisons, and NOT of those it keeps), depth first."""
     if isinstance(p, (And, Or)):
-        out: list[Eq | In] = []
+        out: list[Predicate] = []
         for c in p.children:
             out.extend(leaves_of(c))
         return out
-    raise PredicateError(f"unsupported predicate {type(p).__name__}")
+    leaf_column(p)  # PredicateError: not a leaf of a normal form
+    return [p]

@@ -28,15 +28,28 @@ from ..parquet import (
     NeverPrunes,
     encode_text,
     encode_value,
+    parse_text_value,
 )
-from ..predicate import Eq, In, literal_text
+from ..parquet.order import Position, Unordered, domain_bounds, position_of
+from ..predicate import (
+    COMPARISONS,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    Not,
+    NotIn,
+    Predicate,
+    literal_text,
+)
 from ..predicate_tokens import TextLiteral
 from ..read.fetch import Footer
 from ..types import PhysicalType
 from .verdicts import show
 
 
-def _binary_float(column: ColumnDescriptor) -> bool:
+def binary_float(column: ColumnDescriptor) -> bool:
     """A binary floating-point column: a number literal means the nearest value of it."""
     lt = column.logical_type
     return column.physical_type in (PhysicalType.FLOAT, PhysicalType.DOUBLE) or (
@@ -44,9 +57,14 @@ def _binary_float(column: ColumnDescriptor) -> bool:
     )
 
 
-def _decimal_column(column: ColumnDescriptor) -> bool:
+def _read_as_number(column: ColumnDescriptor) -> bool:
+    """A column whose values are exact numbers (integers, decimals, dates, times and
+    timestamps as counts): a Python float there is the decimal number it prints as."""
     lt = column.logical_type
-    return lt is not None and lt.kind is LogicalKind.DECIMAL
+    return (lt is not None and lt.kind is LogicalKind.DECIMAL) or column.physical_type in (
+        PhysicalType.INT32,
+        PhysicalType.INT64,
+    )
 
 
 def literal_of(value: Any) -> str:
@@ -113,7 +131,7 @@ def _encode(value: Any, column: ColumnDescriptor) -> Encoded:
         text = _quoted(value)
         if text is not None:
             return encode_text(text, column)
-        if _binary_float(column):
+        if binary_float(column):
             number = _number_text(value)
             if number is not None:
                 return encode_text(number, column)  # the nearest value, as in SQL
@@ -121,7 +139,7 @@ def _encode(value: Any, column: ColumnDescriptor) -> Encoded:
                 return CannotMatch(f"{show(value)} is beyond the range of the column's type")
             if isinstance(value, decimal.Decimal):  # NaN and infinities
                 return encode_value(float(value), column)
-        elif isinstance(value, float) and _decimal_column(column):
+        elif isinstance(value, float) and _read_as_number(column):
             value = decimal.Decimal(float.__repr__(value))  # the number it prints as
         return encode_value(value, column)
     except (ValueEncodingError, UnsupportedTypeError) as exc:
@@ -180,7 +198,15 @@ def literal_sort_key(kind: str, raw: bytes, pt: PhysicalType) -> Any:
 
 @dataclass
 class Leaf:
-    """One ``=`` / ``IN`` of the predicate, prepared for one file's column."""
+    """One comparison of the predicate's normal form, prepared for one file's column.
+
+    An equality (``=``, ``<=>``, ``IN``) has its literals' ``keys`` (sorted, in the
+    statistics' order) and ``hashes`` (for the Bloom filter). ``negated``: the leaf is
+    the NOT of that test (``!=``, ``NOT IN``, ``IS NOT NULL``, ``NOT (x <=> v)``) or of
+    its range. ``ordered``: a range (``<``, ``BETWEEN``, ...) from ``low`` to ``high``
+    (None: unbounded; ``*_open``: the end itself excluded), or ``unordered`` when its
+    literal has no place (NaN). Only a plain equality asks the filter.
+    """
 
     label: str
     column: str
@@ -193,6 +219,15 @@ class Leaf:
     kind: str | None = None
     keys: list[Any] = field(default_factory=list)
     hashes: np.ndarray[Any, Any] = field(default_factory=lambda: np.empty(0, np.uint64))
+    negated: bool = False
+    ordered: bool = False
+    low: Any = None
+    low_open: bool = False
+    high: Any = None
+    high_open: bool = False
+    unordered: str | None = None
+    #: The least and greatest key the column's type stores (None: no such bounds).
+    domain: tuple[Any, Any] | None = None
 
     @property
     def needs_filter(self) -> bool:
@@ -200,12 +235,14 @@ class Leaf:
             self.desc is not None
             and self.desc.physical_type is not PhysicalType.BOOLEAN
             and not self.null_probe
+            and not self.negated
+            and not self.ordered
             and self.never_prunes is None
             and len(self.keys) > 0
         )
 
 
-def _label(p: Eq | In) -> str:
+def _label(p: Predicate) -> str:
     text = str(p)
     return text if len(text) <= 120 else text[:117] + "..."
 
@@ -213,12 +250,16 @@ def _label(p: Eq | In) -> str:
 LeafCache = dict[tuple[int, ColumnDescriptor], "Leaf"]
 
 
-def prepare(p: Eq | In, footer: Footer, cache: LeafCache | None = None) -> Leaf:
-    """The leaf for one file; files whose column has the same type share one."""
+def prepare(p: Predicate, footer: Footer, cache: LeafCache | None = None) -> Leaf:
+    """The leaf for one file; files whose column has the same type share one.
+
+    ``p`` is a leaf of a normal form (:func:`pybloom_async.predicate_normal.normal_form`).
+    """
+    column = leaf_column(p)
     try:
-        desc = footer.metadata.schema.column(p.column)
+        desc = footer.metadata.schema.column(column)
     except PredicateError as exc:
-        return Leaf(_label(p), p.column, missing_reason=exc.message)
+        return Leaf(_label(p), column, missing_reason=exc.message)
     if cache is None:
         return build_leaf(p, desc)
     key = (id(p), desc)
@@ -262,7 +303,6 @@ def _sorted_unique(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return arr
 
 
-_NONE_TYPE = type(None)
 #: Up to this many ints, an IN list is sorted and deduplicated in Python, beyond in numpy.
 _SMALL_IN_LIST = 1000
 _STRING_TYPES = frozenset((str, TextLiteral))
@@ -313,32 +353,66 @@ def _fast_alternatives(
     return False
 
 
-def build_leaf(p: Eq | In, desc: ColumnDescriptor) -> Leaf:
-    leaf = Leaf(_label(p), p.column, desc=desc)
+def leaf_column(p: Predicate) -> str:
+    """The column of a normal form's leaf (a comparison, or NOT of one)."""
+    test = p.child if isinstance(p, Not) else p
+    if not isinstance(test, COMPARISONS):
+        raise PredicateError(f"unsupported predicate {type(p).__name__}")
+    return test.column
+
+
+def build_leaf(p: Predicate, desc: ColumnDescriptor) -> Leaf:
+    """A normal form's leaf (:func:`pybloom_async.predicate_normal.normal_form`) for ``desc``.
+
+    Raises
+    ------
+    PredicateError
+        A literal is not a value of the column's type.
+    """
+    leaf = Leaf(_label(p), leaf_column(p), desc=desc, domain=domain_bounds(desc))
+    test = p.child if isinstance(p, Not) else p
+    leaf.negated = test is not p
+    if isinstance(test, IsNotNull):
+        leaf.null_probe = leaf.null_safe = leaf.negated = True
+        return leaf
+    if isinstance(test, Between) or (isinstance(test, Compare) and test.op != "!="):
+        return _range_leaf(leaf, test, desc)
     values: Sequence[Any]
-    if isinstance(p, Eq):
-        if p.value is None:
-            leaf.null_probe = True
-            leaf.null_safe = p.null_safe
-            return leaf
-        values = (p.value,)
-        types = {type(p.value)}
+    if isinstance(test, Compare):  # !=: NOT (column = value)
+        leaf.negated = True
+        values = (test.value,)
+    elif isinstance(test, Eq):
+        values = (test.value,)
+        leaf.null_safe = test.null_safe
     else:
-        values = p.values
-        types = set(map(type, values))
-        if _NONE_TYPE in types:
-            # NULL in an IN list: nulls never prune.
-            leaf.null_probe = True
-            return leaf
+        assert isinstance(test, (In, NotIn))
+        leaf.negated = isinstance(test, NotIn)
+        values = test.values
+    if any(v is None for v in values):
+        # = NULL, <=> NULL and NULL in a list: a NULL probe never prunes by a filter
+        # (<=> NULL is decided by the null counts); the other values are still checked.
+        for value in values:
+            if value is not None:
+                _encode(value, desc)  # PredicateError: not a value of the column's type
+        leaf.null_probe = True
+        leaf.null_safe = leaf.null_safe and len(values) == 1
+        return leaf
+    _equality(leaf, values, desc)
+    return leaf
+
+
+def _equality(leaf: Leaf, values: Sequence[Any], desc: ColumnDescriptor) -> None:
+    """The leaf's keys and hashes: every encoding of every value."""
+    types = set(map(type, values))
     leaf.kind = _sort_kind(desc)
     if _fast_alternatives(leaf, values, desc, types):
-        return leaf
+        return
     alternatives: list[tuple[Any, bytes]] = []
     for value in values:
         encoded = _encode(value, desc)  # PredicateError: not a value of the column's type
         if isinstance(encoded, NeverPrunes):
             leaf.never_prunes = f"{show(value)}: {encoded.reason}"
-            return leaf
+            return
         if isinstance(encoded, CannotMatch):
             if len(leaf.cannot) < 3:
                 leaf.cannot.append(f"{show(value)}: {encoded.reason}")
@@ -351,6 +425,29 @@ def build_leaf(p: Eq | In, desc: ColumnDescriptor) -> Leaf:
     leaf.keys = [a[0] for a in alternatives]
     # Hashing the PLAIN bytes is what the writer did, whatever the type.
     leaf.hashes = hash_values([a[1] for a in alternatives], PhysicalType.BYTE_ARRAY)
+
+
+def _range_leaf(leaf: Leaf, test: Compare | Between, desc: ColumnDescriptor) -> Leaf:
+    """A range's ends as places in the column's order (every literal read first)."""
+    leaf.ordered = True
+    leaf.kind = _sort_kind(desc)
+    ends = (
+        [(test.low, ">="), (test.high, "<=")]
+        if isinstance(test, Between)
+        else [(test.value, test.op)]
+    )
+    places = [(None if v is None else order_literal(v, desc), op) for v, op in ends]
+    for place, op in places:
+        if place is None:
+            leaf.null_probe = True  # a comparison with NULL is never TRUE, its NOT may be
+        elif isinstance(place, NeverPrunes):
+            leaf.never_prunes = place.reason
+        elif isinstance(place, Unordered):
+            leaf.unordered = place.reason
+        elif op in ("<", "<="):
+            leaf.high, leaf.high_open = place, op == "<"
+        else:
+            leaf.low, leaf.low_open = place, op == ">"
     return leaf
 
 
@@ -366,3 +463,44 @@ def encode_literal(value: Any, column: ColumnDescriptor) -> Encoded:
         The literal is not a value of the column's type.
     """
     return _encode(value, column)
+
+
+def order_literal(value: Any, column: ColumnDescriptor) -> Position | Unordered | NeverPrunes:
+    """A predicate literal's exact place in ``column``'s order, read as pruning reads it.
+
+    The literal rule of :func:`encode_literal`, for ranges: a quoted text (a ``str``,
+    date, time, UUID) is read by the column's type, except that in an unannotated
+    binary column it is the text itself (a range has one place, not the two an
+    equality probes); in a FLOAT, DOUBLE or FLOAT16 column a number is the type's
+    nearest value (beyond its range, the exact number); elsewhere a Python float is the
+    decimal number it prints as. See :func:`pybloom_async.parquet.order.position_of`.
+
+    Raises
+    ------
+    PredicateError
+        The literal is not a value of the column's type, the type has no order, or an
+        aware datetime meets a local-time column.
+    """
+    try:
+        return position_of(_read_for_order(value, column), column)
+    except (ValueEncodingError, UnsupportedTypeError) as exc:
+        raise PredicateError(
+            f"{literal_of(value)} is not a value of this column: {exc.message}", column=column.path
+        ) from None
+
+
+def _read_for_order(value: Any, column: ColumnDescriptor) -> Any:
+    text = _quoted(value)
+    binary = (PhysicalType.BYTE_ARRAY, PhysicalType.FIXED_LEN_BYTE_ARRAY)
+    if text is not None:
+        if column.logical_type is None and column.physical_type in binary:
+            return text
+        return parse_text_value(text, column)
+    if binary_float(column):
+        number = _number_text(value)
+        if number is not None:
+            return parse_text_value(number, column)  # the nearest value, as in SQL
+        return value  # beyond every float, NaN or an infinity: placed exactly
+    if isinstance(value, float) and _read_as_number(column):
+        return decimal.Decimal(float.__repr__(value))  # the number it prints as
+    return value

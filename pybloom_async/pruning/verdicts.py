@@ -28,6 +28,7 @@ class Rule(str, enum.Enum):
     NO_INDEX = "no_index"  # no usable sidecar index (missing or unreadable): file kept
     STALE_INDEX = "stale_index"  # the data file changed after it was indexed: file kept
     LAKE_INDEX = "lake_index"  # the lake-wide index rules the value(s) out
+    PARTITION = "partition"  # the file's partition folders decide the predicate: every row
 
     def __str__(self) -> str:
         return self.value

@@ -18,10 +18,11 @@ Parquet files, reading only what pruning keeps:
    (:mod:`pybloom_async.rows.match`): the result holds exactly the rows that
    satisfy it, with no false positives and no missed row.
 
-Schemas across files: the result has the projected columns, in the order
-asked (default: every top-level column of the first file). A file that lacks
-a column gives nulls for it. Types that differ between files are unified by
-Arrow's permissive promotion (``pa.unify_schemas(promote_options=
+Schemas across files (:mod:`pybloom_async.rows.schema`, the rule of every
+entry point): the result has the projected columns, in the order asked
+(default: every top-level column of every file read, each once, in the order
+first seen). A file that lacks a column gives nulls for it. Types that differ
+between files are unified by Arrow's permissive promotion (``pa.unify_schemas(promote_options=
 "permissive")``: int32 and int64 give int64, string and large_string give
 large_string, decimals widen, ...) but only within one kind of type (integers
 with integers, floats with floats, text with text, ...); dictionaries take part
@@ -37,13 +38,13 @@ of its rows, ``x <=> NULL`` all of them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..checks import positive_int, require_pyarrow
 from ..errors import (
     InvalidArgumentError,
     ParquetFormatError,
@@ -53,27 +54,31 @@ from ..errors import (
 from ..io.base import FileInfo
 from ..io.files import expand_paths, few_local_files
 from ..lake.prune import files_kept_by_lake_index, lake_segments_at
-from ..predicate import Predicate, as_predicate, iter_leaves
+from ..predicate import Predicate, iter_leaves
 from ..pruning.api import CompiledPredicate, prune_opened
+from ..pruning.partitions import PartitionPredicate
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, table_kind
 from ..tasks.loops import sync_twin
 from ..tasks.workers import for_each, gather
+from .arguments import LookupArguments, check_arguments
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-    from .plan import FilePlan, Job
+    from .plan import FilePlan, Job, RowsOf
 
 __all__ = [
     "DEFAULT_MAX_FETCH_BYTES",
     "FileRows",
+    "LookupPlan",
     "lookup",
     "lookup_batches",
     "lookup_sync",
+    "plan_lookup",
     "read_one_file",
 ]
 
@@ -98,34 +103,43 @@ class FileRows:
 
     plan: FilePlan
     tables: list[Any] = field(default_factory=list)
+    schema_only: bool = False  # ruled out by the lake index: its footer read for the schema
 
 
-async def _plan(file: OpenedFile, compiled: CompiledPredicate, job: Job) -> FilePlan:
-    """The footer read once, the row groups pruned, what reading the rows needs kept."""
+async def _plan(
+    file: OpenedFile, compiled: CompiledPredicate | None, job: Job, rows: RowsOf | None
+) -> FilePlan:
+    """The footer read once, the row groups pruned (``compiled`` None: every row matches,
+    every row group is kept), what reading the rows needs kept."""
     from .plan import describe
 
     footer = await file.footer()
+    every = list(range(len(footer.metadata.row_groups)))
     try:
-        kept = (await prune_opened(file, compiled, strict=False)).kept
+        kept = every if compiled is None else (await prune_opened(file, compiled, False)).kept
     except _SKIPPABLE:
         # The footer was read, its filters could not be: every row group is read (and
         # the data read says what is wrong, if anything).
-        kept = list(range(len(footer.metadata.row_groups)))
+        kept = every
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
-    return describe(where, footer, kept, job.page_index)
+    return describe(where, footer, kept, job.page_index, rows)
 
 
 async def read_one_file(
-    run: Run, location: str | FileInfo, compiled: CompiledPredicate, job: Job, rows: bool
+    run: Run, location: str | FileInfo, parts: PartitionPredicate | None, job: Job, rows: bool
 ) -> FileRows:
     """One file, in one pass (one worker-thread call for a local file): pruned, and with
     ``rows`` its matching rows read. The one per-file pass of lookups, a table's data files
-    included (``rows/tables.py``)."""
+    included (``rows/tables.py``). ``parts`` None: no predicate (every row group is read)."""
     from .fetch import file_tables
+    from .plan import rows_of
+
+    partition = rows_of(parts, location) if parts is not None else None
+    compiled = parts.decide(location).compiled if parts is not None else None
 
     async def work(file: OpenedFile) -> FileRows:
-        plan = await _plan(file, compiled, job)
+        plan = await _plan(file, compiled, job, partition)
         found = FileRows(plan)
         if rows and plan.kept:
             found.tables = [t async for t in file_tables(file.source, plan, job)]
@@ -148,48 +162,7 @@ def _skip(exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomErro
         skipped.append(exc)
 
 
-@dataclass(frozen=True)
-class _Arguments:
-    """lookup's arguments, checked once before any file or table is read."""
-
-    predicate: Predicate
-    columns: list[str] | None
-    on_error: str
-    max_fetch_bytes: int
-    page_index: bool
-
-    @property
-    def skip(self) -> bool:
-        """Whether unreadable files are skipped."""
-        return self.on_error == "skip"
-
-
-def _check_arguments(
-    where: Predicate | str,
-    columns: Sequence[str] | None,
-    on_error: str,
-    max_fetch_bytes: int,
-    page_index: bool,
-) -> _Arguments:
-    require_pyarrow("look up rows")
-    predicate = as_predicate(where)
-    if on_error not in ("raise", "skip"):
-        raise InvalidArgumentError(
-            f"on_error must be 'raise' or 'skip', not {on_error!r}", value=on_error
-        )
-    fetch_limit = positive_int("max_fetch_bytes", max_fetch_bytes)
-    if not isinstance(page_index, bool):
-        raise InvalidArgumentError("page_index must be True or False", value=page_index)
-    if columns is not None:
-        if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-            raise InvalidArgumentError("columns must be a list of column names", value=columns)
-        if len(set(columns)) != len(columns):
-            raise InvalidArgumentError("a column is named twice in columns", value=columns)
-        columns = list(columns)
-    return _Arguments(predicate, columns, on_error, fetch_limit, page_index)
-
-
-def _table_rows(base: Run, sources: Sources, args: _Arguments, stream: bool) -> Any | None:
+def _table_rows(base: Run, sources: Sources, args: LookupArguments, stream: bool) -> Any | None:
     """A Delta or Iceberg table's matching rows, one table per row group (rows/tables.py);
     None when ``sources`` is not a table."""
     if table_kind(sources) is None:
@@ -210,17 +183,22 @@ def _table_rows(base: Run, sources: Sources, args: _Arguments, stream: bool) -> 
 
 
 async def _files(
-    base: Run, sources: Sources, args: _Arguments, skipped: list[PyBloomError] | None
+    base: Run,
+    sources: Sources,
+    args: LookupArguments,
+    skipped: list[PyBloomError] | None,
+    parts: PartitionPredicate,
 ) -> tuple[list[str | FileInfo], list[str | FileInfo]]:
-    """The files listed (with the lake index's segments at once), and those to read: less
-    those the lake index rules out."""
+    """The files listed (with the lake index's segments at once) less those their partition
+    values rule out, and those to read: less those the lake index rules out too."""
     rdr = base.reader
     listing_errors: list[SourceError] = []
+    folders = parts.folder_filter()
 
     async def listing() -> list[str | FileInfo]:
         if args.skip:
-            return await expand_paths(sources, rdr, unreadable=listing_errors)
-        return await expand_paths(sources, rdr)
+            return await expand_paths(sources, rdr, unreadable=listing_errors, folders=folders)
+        return await expand_paths(sources, rdr, folders=folders)
 
     async def segments() -> list[str]:
         return await lake_segments_at(sources, rdr)
@@ -229,19 +207,22 @@ async def _files(
     found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
     for error in listing_errors:
         _skip(error, error.path or "", skipped)
+    parts.settle(found)  # the partition columns' types: from every file listed
+    found = parts.kept_list(found)
     return found, await files_kept_by_lake_index(sources, found, args.predicate, rdr, lake)
 
 
 async def _read_files(
     base: Run,
     sources: Sources,
-    args: _Arguments,
+    args: LookupArguments,
     skipped: list[PyBloomError] | None,
     rows: bool,
+    shaping: bool = True,
 ) -> tuple[list[FileRows], Job, list[FilePlan]]:
     """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
     skipped or raised as ``on_error`` says. Also the plans the result's schema is made of
-    (:func:`_schema_plans`)."""
+    (:func:`_schema_plans`; only the files read without ``shaping``: the schema is known)."""
     from .plan import Job
 
     job = Job(
@@ -251,12 +232,21 @@ async def _read_files(
         args.page_index,
         merging=base.reader.config.plan,
     )
-    compiled = CompiledPredicate(args.predicate)
-    listed, files = await _files(base, sources, args, skipped)
+    from .plan import partition_fields
+
+    parts = PartitionPredicate(CompiledPredicate(args.predicate), args.partitioning)
+    listed, files = await _files(base, sources, args, skipped, parts)
+    job = dataclasses.replace(job, folders=partition_fields(parts))
+    kept = {_path(f) for f in files}
+    # The default columns are every file's: the footers of the files a lake index rules
+    # out are read beside the others' passes (see _schema_plans).
+    eager = shaping and job.columns is None and len(kept) < len(listed)
 
     async def one(location: str | FileInfo) -> FileRows | None:
+        if _path(location) not in kept:
+            return await _footer_only(base, location, parts)
         try:
-            return await read_one_file(base, location, compiled, job, rows)
+            return await read_one_file(base, location, parts, job, rows)
         except _SKIPPABLE as exc:
             if not args.skip:
                 raise exc.with_context(path=_path(location)) from None
@@ -265,9 +255,30 @@ async def _read_files(
         except PyBloomError as exc:  # the predicate or a column type: raised whatever on_error
             raise exc.with_context(path=_path(location)) from None
 
-    found = [f for f in await for_each(files, one, base.limit, base.progress) if f is not None]
-    shaping = await _schema_plans(base, listed, files, [f.plan for f in found], job)
-    return found, job, shaping
+    queue = listed if eager else files
+    done = [f for f in await for_each(queue, one, base.limit, base.progress) if f is not None]
+    found = [f for f in done if not f.schema_only]
+    plans = [f.plan for f in found]
+    if shaping:
+        plans = await _schema_plans(base, listed, queue, [f.plan for f in done], job, parts)
+    return found, job, plans
+
+
+async def _footer_only(
+    run: Run, location: str | FileInfo, parts: PartitionPredicate
+) -> FileRows | None:
+    """A file the lake index ruled out, for the result's schema: its footer only (None:
+    unreadable; it holds no row of the answer, and a column it alone has stays unknown)."""
+    from .plan import describe, rows_of
+
+    try:
+        footer = await run.with_file(location, OpenedFile.footer)
+        plan = describe(location, footer, [], rows=rows_of(parts, location))
+        return FileRows(plan, schema_only=True)
+    except PyBloomError:
+        return None
+    finally:
+        run.done(location)
 
 
 async def _schema_plans(
@@ -276,43 +287,35 @@ async def _schema_plans(
     read: Sequence[str | FileInfo],
     plans: Sequence[FilePlan],
     job: Job,
+    parts: PartitionPredicate,
 ) -> list[FilePlan]:
     """The plans the result's schema and the column checks read, in file order.
 
-    ``listed`` are the files listed, ``read`` those a lake index left to read (the others
-    were never opened), ``plans`` the files read. The answer must not depend on what the
+    ``listed`` are the files listed, ``read`` those opened (the others were ruled out by
+    a lake index), ``plans`` the plans of those read. The answer must not depend on what the
     index rules out, so the footers of files it ruled out are read where the schema
-    depends on them: the first file when ``columns`` is not given (its columns are the
-    default), and every one of them when a predicate or requested column is in no file
-    read (the column may be in one of them, and the answer is then no row, not an
-    error). A footer that cannot be read is left out.
+    depends on them: every one of them when ``columns`` is not given (the default columns
+    are those of every file), or when a predicate or requested column is in no file read
+    (the column may be in one of them, and the answer is then no row, not an error).
+    Only their footers are read (no filter, no data), concurrently; pyarrow decodes none
+    of them but for a schema not met before. A footer that cannot be read is left out.
     """
-    from .plan import describe
-
     opened = {_path(f) for f in read}
     unread = [f for f in listed if _path(f) not in opened]
-    if not unread:
-        return list(plans)
-    extra: dict[str, FilePlan] = {}
+    from .plan import columns_of, has_column
 
-    async def one(location: str | FileInfo) -> None:
-        try:
-            footer = await run.with_file(location, OpenedFile.footer)
-            extra[_path(location)] = describe(location, footer, [])
-        except PyBloomError:
-            pass  # it holds no row of the answer; a column it alone has stays unknown
-        finally:
-            run.done(location)
-
-    if job.columns is None and listed and _path(listed[0]) not in opened:
-        await one(listed[0])
-    have = {_path(p.location): p for p in plans} | extra
-    leaves = [leaf.column for leaf in iter_leaves(job.where)]
-    if any(all(c not in p.schema for p in have.values()) for c in leaves) or any(
-        all(c not in p.arrow_schema.names for p in have.values()) for c in job.columns or ()
+    have = {_path(p.location): p for p in plans}
+    leaves = [leaf.column for leaf in iter_leaves(job.where)] if job.where is not None else []
+    names = {str(f.name) for p in have.values() for f in columns_of(p)}
+    names |= {str(f.name) for f in job.folders}
+    if unread and (
+        job.columns is None
+        or any(c not in names and all(not has_column(p, c) for p in have.values()) for c in leaves)
+        or any(c not in names for c in job.columns)
     ):
-        await for_each([f for f in unread if _path(f) not in extra], one, run.limit)
-        have |= extra
+        for entry in await for_each(unread, lambda f: _footer_only(run, f, parts), run.limit):
+            if entry is not None:
+                have[_path(entry.plan.location)] = entry.plan
     return [have[_path(f)] for f in listed if _path(f) in have]
 
 
@@ -320,12 +323,31 @@ def _path(location: str | FileInfo) -> str:
     return location.path if isinstance(location, FileInfo) else os.fspath(location)
 
 
+async def _planned(
+    base: Run,
+    sources: Sources,
+    args: LookupArguments,
+    skipped: list[PyBloomError] | None,
+    schema: pa.Schema | None = None,
+) -> tuple[list[FileRows], Job]:
+    """Every file pruned, no row read, and the job shaped: the result's schema derived from
+    the footers, or ``schema`` as given."""
+    files, job, shaping = await _read_files(
+        base, sources, args, skipped, rows=False, shaping=schema is None
+    )
+    if schema is None:
+        schema, names = _result(shaping, job)
+    else:
+        names = list(schema.names)
+    return files, job.shaped(schema, names)
+
+
 def _result(plans: Sequence[FilePlan], job: Job) -> tuple[pa.Schema, list[str]]:
     """The result's schema over the files read (see :mod:`.schema`)."""
     from .schema import check_predicate_columns, result_schema
 
-    check_predicate_columns(job.where, plans)
-    return result_schema(plans, job.columns)
+    check_predicate_columns(job.where, plans, [f.name for f in job.folders])
+    return result_schema(plans, job.columns, job.folders)
 
 
 _DOC_PARAMETERS = """
@@ -343,8 +365,9 @@ _DOC_PARAMETERS = """
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
     columns:
-        Top-level columns of the result, in this order (default: every column
-        of the first file). Predicate columns are read even when not listed.
+        Top-level columns of the result, in this order (default: every
+        top-level column of every file, in the order first seen; a file without
+        one gives nulls there). Predicate columns are read even when not listed.
     on_error:
         ``"raise"`` (default): an unreadable file (missing, damaged, not
         Parquet) raises, naming it. ``"skip"``: it is left out, logged, and
@@ -358,6 +381,19 @@ _DOC_PARAMETERS = """
         Where a file has a page index (ColumnIndex/OffsetIndex), fetch and
         decode only the pages whose min/max admit a probed value (default);
         ``False`` reads the kept row groups' whole column chunks.
+    partitioning:
+        ``"hive"`` (default): ``key=value`` folders below a directory or prefix
+        are columns of the files under them, in the result and in ``where``
+        (``dt=2026-11-01/country=DE/``; values URL-unescaped,
+        ``__HIVE_DEFAULT_PARTITION__`` is NULL; the folder's value wins over a
+        column of that name in the file). Their types are inferred from every
+        value listed (int64, date32, timestamp[us], else string; see
+        :mod:`pybloom_async.io.partitions`), or given: a dict of column names
+        to types (``{"dt": "date", "country": "string"}``, pyarrow types too)
+        or a ``pyarrow.Schema``, which names the partition columns (then
+        folders that cannot match are not even listed). Files whose folders
+        rule them out are never opened. None (or False): folders are plain
+        folders.
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency``
         (files read at once), ``options`` (object-store options), ``stats``
@@ -394,6 +430,7 @@ async def lookup_batches(
     skipped: list[PyBloomError] | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
+    partitioning: Any = "hive",
     run: RunOptions | None = None,
     **keywords: Unpack[RunKeywords],
 ) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -409,7 +446,7 @@ async def lookup_batches(
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """
-    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
+    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     opts = run_options(run, keywords, "lookup_batches")
     async with open_run(opts) as base:
         found = _table_rows(base, sources, args, stream=True)
@@ -419,9 +456,7 @@ async def lookup_batches(
                     if batch.num_rows:
                         yield batch
             return
-        files, job, shaping = await _read_files(base, sources, args, skipped, rows=False)
-        schema, names = _result(shaping, job)
-        job = job.shaped(schema, names)
+        files, job = await _planned(base, sources, args, skipped)
         from .fetch import file_tables
 
         for f in files:
@@ -455,6 +490,7 @@ async def lookup(
     skipped: list[PyBloomError] | None = None,
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
+    partitioning: Any = "hive",
     run: RunOptions | None = None,
     **keywords: Unpack[RunKeywords],
 ) -> pa.Table:
@@ -467,7 +503,7 @@ async def lookup(
     order, then row-group order; an empty result has the result's schema.
     Files are read ``concurrency`` (a run option) at once.
     """
-    args = _check_arguments(where, columns, on_error, max_fetch_bytes, page_index)
+    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     opts = run_options(run, keywords, "lookup")
     async with open_run(opts) as base:
         found = _table_rows(base, sources, args, stream=False)
@@ -485,6 +521,65 @@ async def lookup(
     import pyarrow as pa
 
     return pa.concat_tables(tables)
+
+
+@dataclass(frozen=True)
+class LookupPlan:
+    """A lookup decided before any row is read (:func:`plan_lookup`).
+
+    ``files``: every file read, in file order, each with the row groups pruning kept
+    (possibly none); ``job``: what every file's read shares, shaped (the result's schema
+    and column names). A file's rows are
+    ``pybloom_async.rows.fetch.file_tables(source, plan, job)``, read from the version
+    planned.
+    """
+
+    files: list[FilePlan]
+    job: Job
+
+
+async def plan_lookup(
+    sources: Sources,
+    where: Predicate | str,
+    columns: Sequence[str] | None = None,
+    *,
+    schema: pa.Schema | None = None,
+    on_error: Literal["raise", "skip"] = "raise",
+    skipped: list[PyBloomError] | None = None,
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
+    page_index: bool = True,
+    partitioning: Any = "hive",
+    run: RunOptions | None = None,
+    **keywords: Unpack[RunKeywords],
+) -> LookupPlan:
+    """What :func:`lookup` decides before it reads a row: every file listed (the lake
+    index consulted), pruned, its footer kept for the read, and the result's schema.
+
+    For callers that read the rows elsewhere (Spark executors). ``schema``, if given, is
+    the result's schema (its names are the columns): no footer is read to derive it.
+    The other arguments are :func:`lookup`'s (``partitioning`` too: a file's partition
+    values and residual predicate travel in its plan); a Delta or Iceberg table is not
+    planned here (the Spark data source reads one with
+    :func:`pybloom_async.rows.tables.table_rows`).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``sources`` is a table, or an argument is invalid.
+    PredicateError, SchemaMismatchError, ParquetFormatError, SourceError
+        As for :func:`lookup`.
+    """
+    if schema is not None:
+        columns = list(schema.names)
+    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
+    if table_kind(sources) is not None:
+        raise InvalidArgumentError(
+            "plan_lookup plans files, not a Delta or Iceberg table: look up its rows with lookup"
+        )
+    opts = run_options(run, keywords, "plan_lookup")
+    async with open_run(opts) as base:
+        files, job = await _planned(base, sources, args, skipped, schema)
+    return LookupPlan([f.plan for f in files], job)
 
 
 #: ``lookup`` for scripts; a few local files are read in the calling thread with no loop.

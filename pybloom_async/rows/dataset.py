@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..checks import require_pyarrow
@@ -58,9 +58,11 @@ from ..io.address import parse_address
 from ..io.arrow_fs import arrow_filesystem, arrow_path
 from ..io.base import FileInfo
 from ..io.files import expand_paths
+from ..io.partitions import Partitioning
 from ..io.store import StoreOptions, resolve_options
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import CompiledPredicate, prune_opened
+from ..pruning.partitions import PartitionPredicate
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import (
@@ -98,16 +100,27 @@ class _Kept:
     location: str | FileInfo
     plan: FilePlan | None
     reason: str = ""
+    partition: Mapping[str, Any] = field(default_factory=dict)  # kept whole: its folders'
 
 
-async def _decide(run: Run, location: str | FileInfo, compiled: CompiledPredicate) -> _Kept:
-    """Prune one file (one pass: :meth:`Run.with_file`); keep what its fragment needs."""
-    from .plan import describe
+async def _decide(run: Run, location: str | FileInfo, parts: PartitionPredicate) -> _Kept:
+    """Prune one file (one pass: :meth:`Run.with_file`); keep what its fragment needs.
+
+    A file its partition values make the predicate TRUE for keeps every row group."""
+    from .plan import describe, rows_of
+
+    rows = rows_of(parts, location)
+    compiled = parts.decide(location).compiled
 
     async def work(file: OpenedFile) -> _Kept:
-        pruned = await prune_opened(file, compiled, run.strict)
+        if compiled is None:
+            footer = await file.footer()
+            kept = list(range(len(footer.metadata.row_groups)))
+        else:
+            pruned = await prune_opened(file, compiled, run.strict)
+            footer, kept = pruned.footer, pruned.kept
         try:
-            return _Kept(location, describe(location, pruned.footer, pruned.kept))
+            return _Kept(location, describe(location, footer, kept, rows=rows))
         except ParquetFormatError as exc:
             if run.strict:
                 raise
@@ -121,19 +134,19 @@ async def _decide(run: Run, location: str | FileInfo, compiled: CompiledPredicat
         if run.strict:
             raise exc.with_context(path=_path(location)) from None
         # Unreadable: kept whole, as pruning keeps it; the engine reports its error itself.
-        return _Kept(location, None, f"file not pruned: {exc.with_context(path=_path(location))}")
+        reason = f"file not pruned: {exc.with_context(path=_path(location))}"
+        return _Kept(location, None, reason, rows.values if rows is not None else {})
     finally:
         run.done(location)
 
 
-def _schema(plans: Sequence[FilePlan]) -> Any:
-    """The unified schema of every top-level column of every file, first seen first."""
+def _schema(plans: Sequence[FilePlan], folders: Sequence[Any]) -> Any:
+    """The unified schema of every top-level column of every file, first seen first, then
+    the partition columns ``folders``: the default columns of :func:`pybloom_async.lookup`
+    over the same files."""
     from .schema import result_schema
 
-    names: dict[str, None] = {}
-    for plan in plans:
-        names.update(dict.fromkeys(str(n) for n in plan.arrow_schema.names))
-    schema, _ = result_schema(plans, list(names))
+    schema, _ = result_schema(plans, None, folders)
     return schema
 
 
@@ -169,8 +182,11 @@ def _partition_expression(values: Mapping[str, Any], schema: Any) -> Any:
     return pc.scalar(True) if expression is None else expression
 
 
-def _fragments(kept: Sequence[_Kept], systems: _Systems, table: TableFiles | None) -> list[Any]:
-    """One fragment per file with kept row groups (whole for a file kept whole)."""
+def _fragments(
+    kept: Sequence[_Kept], systems: _Systems, table: TableFiles | None, folders: Any = None
+) -> list[Any]:
+    """One fragment per file with kept row groups (whole for a file kept whole); ``folders``
+    is the schema of the files' partition columns."""
     import pyarrow.dataset as pads
 
     fmt = pads.ParquetFileFormat()
@@ -184,9 +200,13 @@ def _fragments(kept: Sequence[_Kept], systems: _Systems, table: TableFiles | Non
         address = parse_address(_path(location))
         key = (address.kind, address.account)
         extra: dict[str, Any] = {}
+        folder_values = entry.plan.partition if entry.plan is not None else entry.partition
         if parts is not None and table is not None:
             values = table.partitions.get(_path(location), {})
             extra["partition_expression"] = _partition_expression(values, parts)
+        elif folders is not None and folder_values:
+            # Its key=value folders, as the engine reads them (they win over its columns).
+            extra["partition_expression"] = _partition_expression(folder_values, folders)
         if entry.plan is None:
             size = location.size if isinstance(location, FileInfo) else None
             fragment = fmt.make_fragment(arrow_path(address), systems[key], file_size=size, **extra)
@@ -227,26 +247,31 @@ async def dataset_from_files(
     where: Predicate | str,
     *,
     table: TableFiles | None = None,
+    partitions: PartitionPredicate | None = None,
 ) -> ds.Dataset:
     """The pruned dataset of ``files`` (already listed), pruned through ``run``.
 
     The step :func:`pruned_dataset` runs after listing, and after resolving a
     table (``table``: its live files are ``files``; its partition columns
     become partition expressions, its schema was checked against ``where``).
+    ``partitions``: the files' ``key=value`` folders (settled on ``files``), whose
+    values become partition expressions too.
     """
     pa = require_pyarrow("build a dataset")
     import pyarrow.dataset as pads
 
+    from .plan import partition_fields
     from .schema import check_predicate_columns
 
-    compiled = CompiledPredicate(where)
-    predicate = compiled.predicate
+    parts = partitions or PartitionPredicate(CompiledPredicate(where), None)
+    predicate = parts.compiled.predicate
     options = resolve_options(run.reader.options, {})
     systems = _filesystems(files, options)
-    kept = await for_each(list(files), lambda f: _decide(run, f, compiled), run.limit, run.progress)
+    kept = await for_each(list(files), lambda f: _decide(run, f, parts), run.limit, run.progress)
     plans = [entry.plan for entry in kept if entry.plan is not None]
+    folders = partition_fields(parts) if parts.active else ()
     if table is None:
-        check_predicate_columns(predicate, plans)
+        check_predicate_columns(predicate, plans, [f.name for f in folders])
     else:
         await to_worker(_refuse_deletes, table, kept)
     if table is not None:
@@ -260,14 +285,13 @@ async def dataset_from_files(
             path=_path(first.location),
         )
     else:
-        schema = _schema(plans) if plans else pa.schema([])
+        schema = _schema(plans, folders) if plans else pa.schema(list(folders))
     # The dataset's own filesystem is only its default: each fragment carries its own.
     default = next(iter(systems.values()), None) or arrow_filesystem(
         parse_address(os.curdir), options
     )
-    return pads.FileSystemDataset(
-        _fragments(kept, systems, table), schema, pads.ParquetFileFormat(), default
-    )
+    fragments = _fragments(kept, systems, table, schema if parts.active else None)
+    return pads.FileSystemDataset(fragments, schema, pads.ParquetFileFormat(), default)
 
 
 _DOC_PARAMETERS = """
@@ -282,6 +306,12 @@ _DOC_PARAMETERS = """
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
+    partitioning:
+        ``key=value`` folders as columns, as for :func:`pybloom_async.lookup`
+        (``"hive"``, the default; types given as a dict or a ``pyarrow.Schema``;
+        None: plain folders): each fragment gets its folders' values as its
+        partition expression, so the engine sees them as columns (and they win
+        over a column of that name in the file); files they rule out are left out.
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`), as for
         :func:`pybloom_async.prune`: ``strict`` raises on an unreadable file, a
@@ -314,6 +344,7 @@ async def pruned_dataset(
     sources: Sources | TableSource,
     where: Predicate | str,
     *,
+    partitioning: Any = "hive",
     run: RunOptions | None = None,
     **keywords: Unpack[RunKeywords],
 ) -> ds.Dataset:
@@ -330,8 +361,11 @@ async def pruned_dataset(
             table = await to_worker(resolve_table, sources, predicate, opts.options)
             files_only_columns(table, predicate, opts.strict)
             return await dataset_from_files(r, table.files, predicate, table=table)
-        files = await expand_paths(sources, r.reader)
-        return await dataset_from_files(r, files, predicate)
+        parts = PartitionPredicate(CompiledPredicate(predicate), Partitioning.of(partitioning))
+        files = await expand_paths(sources, r.reader, folders=parts.folder_filter())
+        parts.settle(files)
+        files = parts.kept_list(files)
+        return await dataset_from_files(r, files, predicate, partitions=parts)
 
 
 pruned_dataset_sync = sync_twin(pruned_dataset)

@@ -2,15 +2,13 @@
 requests, decoded by pyarrow, the predicate evaluated on the data.
 
 The plan (:mod:`.plan`) says what to read; the rows come shaped as the result
-(:mod:`.schema`) once its schema is known. A table's data file (``Job.table_file``)
-has its deleted rows dropped and the table's own columns (partition values) compared
-too: each decoded row's position in the file is known (a row group's first row from
-the footer, a page-index read's row ranges), so deletes by position apply to it.
+(:mod:`.schema`) once its schema is known.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,19 +22,45 @@ from ..io.store import ObjectStoreSource
 from ..predicate import iter_leaves
 from ..read.ranges import merge_ranges
 from ..tasks.loops import to_worker
-from .match import Leaves, computable, evaluate, leaf_array
+from ..tasks.workers import gather
+from .match import computable, evaluate, leaf_array
 from .pages import (
     GroupPages,
     WholeChunks,
     decode_group,
     held_reader,
     index_ranges,
+    pages_for_rows,
     select_group,
 )
-from .plan import FetchedFile, FilePlan, Job, TableFile, chunk_range, read_columns
+from .plan import (
+    FetchedFile,
+    FileMatch,
+    FilePlan,
+    Job,
+    TableFile,
+    chunk_range,
+    file_match,
+    read_columns,
+    row_numbers,
+    rows_where,
+)
 from .schema import conform
 
-__all__ = ["file_tables"]
+__all__ = ["TWO_PHASE_MIN_BYTES", "file_tables"]
+
+#: A file's rows are read in two phases (its predicate's columns first, the others for the
+#: matching rows only) when the kept row groups' other columns come to this many bytes or
+#: more (1 MiB): below it, one request per file (no round trip added to a point lookup
+#: whose kept data is small). Measured in bench/RESULTS.md ("Only the bytes that can match").
+TWO_PHASE_MIN_BYTES = 1 << 20
+
+
+def _where_columns(plan: FilePlan, job: Job) -> list[str]:
+    """The columns the file's rows are matched on (none when every row matches: a scan, or
+    its partition values make the predicate TRUE)."""
+    where = rows_where(plan, job)
+    return [] if where is None else list(dict.fromkeys(p.column for p in iter_leaves(where)))
 
 
 def _fetch_groups(
@@ -56,24 +80,37 @@ def _fetch_groups(
         yield run
 
 
-def _first_rows(plan: FilePlan) -> list[int]:
-    """Each row group's first row in the file: the sum of the earlier groups' row counts."""
-    starts, at = [], 0
-    for group in plan.metadata.row_groups:
-        starts.append(at)
-        at += group.num_rows
-    return starts
+@dataclass(frozen=True)
+class _Columns:
+    """The columns read of one file (pyarrow's names, and their leaves): the predicate's
+    (``first``: decoded first) and the others (``rest``: only where a row matches)."""
+
+    names: list[str]
+    leaves: list[int]
+    first: list[str]
+    first_leaves: list[int]
+    rest: list[str]
+    rest_leaves: list[int]
+
+
+def _columns(plan: FilePlan, job: Job, table: TableFile | None = None) -> _Columns:
+    on = _where_columns(plan, job)
+    if table is not None:  # the columns its deletes compare are read with the predicate's
+        on += [c for c in table.columns if c not in on]
+    names, leaves = read_columns(plan, job.wanted(plan), on)
+    schema = plan.schema
+    present = [c for c in on if c in schema]
+    tops = {schema.column(c).path_parts[0] for c in present}
+    # A scan, or its partition values: all first (but for a table's deleted rows).
+    every_row = rows_where(plan, job) is None and table is None
+    first = [c for c in names if c in tops or c in present or every_row]
+    rest = [c for c in names if c not in first]
+
+    return _Columns(names, leaves, first, _leaves_of(plan, first), rest, _leaves_of(plan, rest))
 
 
 def _decode_group(
-    pf: Any,
-    plan: FilePlan,
-    group: int,
-    columns: list[str],
-    job: Job,
-    leaves: Leaves,
-    table_file: TableFile | None = None,
-    first_row: int = 0,
+    pf: Any, plan: FilePlan, group: int, columns: _Columns, job: Job, match: FileMatch
 ) -> Any:
     """Decode one row group, keep the rows where the predicate holds, shape them as the result.
 
@@ -81,32 +118,22 @@ def _decode_group(
     row group kept by a filter's false positive (about 1 in 100 per probed value) costs
     the decode of its predicate columns only.
     """
-    schema = plan.schema
-    present = [leaf.column for leaf in iter_leaves(job.where) if leaf.column in schema]
-    if table_file is not None:
-        present += [c for c in table_file.columns if c in schema]
-    tops = {schema.column(c).path_parts[0] for c in present}
-    first = [c for c in columns if c in tops or c in present]
-    rest = [c for c in columns if c not in first]
+    rest = columns.rest
 
     def others() -> Any:
         return pf.read_row_group(group, columns=rest, use_threads=False) if rest else None
 
-    table = pf.read_row_group(group, columns=first, use_threads=False)
-    positions = None
-    if table_file is not None:
-        positions = np.arange(first_row, first_row + table.num_rows, dtype=np.int64)
-    return _matching(table, plan, job, leaves, others, table_file, positions)
+    table = pf.read_row_group(group, columns=columns.first, use_threads=False)
+    positions = match.positions(group, range(table.num_rows))
+    return _matching(table, plan, job, match, others, positions)
 
 
 def _decode_pages(
     selected: GroupPages,
     plan: FilePlan,
     job: Job,
-    leaves: Leaves,
+    match: FileMatch,
     pieces: Sequence[tuple[int, bytes]],
-    table_file: TableFile | None = None,
-    first_row: int = 0,
 ) -> Any:
     """:func:`_decode_group` for a row group read through its page index (the rows of
     ``selected.rows``, in order)."""
@@ -114,52 +141,72 @@ def _decode_pages(
     table = decode_group(
         selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(pieces)
     )
-    positions = None
-    if table_file is not None:
-        spans = [np.arange(first_row + a, first_row + b, dtype=np.int64) for a, b in selected.rows]
-        positions = np.concatenate(spans) if spans else np.zeros(0, dtype=np.int64)
-    return _matching(table, plan, job, leaves, None, table_file, positions)
+    positions = match.positions(selected.group, row_numbers(selected.rows))
+    return _matching(table, plan, job, match, None, positions)
 
 
 def _matching(
     table: Any,
     plan: FilePlan,
     job: Job,
-    leaves: Leaves,
+    match: FileMatch,
     others: Callable[[], Any] | None = None,
-    table_file: TableFile | None = None,
     positions: Any = None,
 ) -> Any:
     """The rows of a decoded table where the predicate holds, shaped as the result.
 
     ``others``, if given, decodes the result's remaining columns: called only when a
-    row matches. ``table_file`` (a table's data file, with ``positions``: each row's
-    ordinal in the file) drops the deleted rows and gives the table's own columns.
+    row matches. ``positions``: each row's ordinal in the file (a table's data file).
     """
     table = computable(table)
-    schema = plan.schema
-    arrays = {}
-    for leaf in iter_leaves(job.where):
-        if leaf.column not in arrays and leaf.column in schema:
-            arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
-    if table_file is not None:
-        arrays.update(table_file.values(table.num_rows))
-    mask = evaluate(job.where, table, leaves, arrays)
-    if table_file is not None and pc.any(mask).as_py():
-        # Deleted rows are dropped from the matches (none: the deletes are not needed).
-        live = table_file.live(table, positions)
-        if live is not None:
-            mask = pc.and_kleene(mask, pa.array(live))
+    if rows_where(plan, job) is None and match.table is None:  # a scan, or partition values
+        more = others() if others is not None else None
+        if more is not None:
+            table = _joined(table, computable(more))
+        return _shaped(table, plan, job)
+    mask = _mask(table, plan, job, match, positions)
     if others is not None and pc.any(mask).as_py():
         more = others()
         if more is not None:
-            more = computable(more)
-            for name, column in zip(more.column_names, more.columns, strict=True):
-                table = table.append_column(more.schema.field(name), column)
-    rows = table.filter(mask)
+            table = _joined(table, computable(more))
+    return _shaped(table.filter(mask), plan, job)
+
+
+def _joined(table: Any, more: Any) -> Any:
+    """``table`` with the columns of ``more`` (the same rows) appended."""
+    for name, column in zip(more.column_names, more.columns, strict=True):
+        table = table.append_column(more.schema.field(name), column)
+    return table
+
+
+def _shaped(rows: Any, plan: FilePlan, job: Job) -> Any:
+    """Matching rows shaped as the result, once its schema is known."""
     if job.schema is None:
         return rows
     return conform(rows, plan, job.schema, job.names or [])
+
+
+def _mask(table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: Any = None) -> Any:
+    """Where the file's predicate is TRUE on a decoded (computable) table, and for a table's
+    data file (``positions``: each row's ordinal in the file) where the row is live."""
+    where = rows_where(plan, job)
+    if where is None:  # a scan, or its partition values make the predicate TRUE for every row
+        mask = pa.array(np.ones(table.num_rows, dtype=bool))
+    else:
+        schema = plan.schema
+        arrays = {}
+        for leaf in iter_leaves(where):
+            if leaf.column not in arrays and leaf.column in schema:
+                arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
+        if match.table is not None:
+            arrays.update(match.table.values(table.num_rows))
+        mask = evaluate(where, table, match.leaves, arrays)
+    if match.table is not None and pc.any(mask).as_py():
+        # Deleted rows are dropped from the matches (none: the deletes are not needed).
+        live = match.table.live(table, positions)
+        if live is not None:
+            mask = pc.and_kleene(mask, pa.array(live))
+    return mask
 
 
 async def _read(source: ByteSource, job: Job, wanted: Sequence[tuple[int, int]]) -> Any:
@@ -190,18 +237,27 @@ async def _pinned(source: ByteSource, plan: FilePlan) -> None:
 
 
 async def _select_pages(
-    source: ByteSource, plan: FilePlan, job: Job, names: list[str], read: list[int]
-) -> dict[int, GroupPages]:
-    """Per kept row group its page selection; groups missing read whole chunks."""
+    source: ByteSource,
+    plan: FilePlan,
+    job: Job,
+    names: list[str],
+    read: list[int],
+    held_only: bool = False,
+) -> dict[int, GroupPages] | None:
+    """Per kept row group its page selection of the columns ``names``; groups missing read
+    whole chunks. The index bytes the footer's tail lacks are fetched (one request), or
+    with ``held_only`` not: then None (no selection without a request)."""
     index = plan.page_index
-    if not job.page_index or index is None:
+    where = rows_where(plan, job)
+    if not job.page_index or index is None or where is None:
         return {}
     schema = plan.schema
-    predicate = [
-        schema.column(p.column).index for p in iter_leaves(job.where) if p.column in schema
-    ]
+    predicate = [schema.column(c).index for c in _where_columns(plan, job) if c in schema]
     pieces = list(index.held)
-    pieces += await _read(source, job, index_ranges(index, plan.kept, read, predicate))
+    missing = index_ranges(index, plan.kept, read, predicate)
+    if missing and held_only:
+        return None
+    pieces += await _read(source, job, missing)
 
     def select() -> dict[int, GroupPages]:
         found: dict[int, GroupPages] = {}
@@ -210,7 +266,7 @@ async def _select_pages(
         for group in plan.kept:
             try:
                 found[group] = select_group(
-                    index, group, job.where, schema, names, serve, plan.path, cache
+                    index, group, where, schema, names, serve, plan.path, cache
                 )
             except WholeChunks:
                 pass  # this group reads whole chunks
@@ -223,6 +279,12 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     """The matching rows of one file, one table per kept row group (none without a match),
     read from ``source``: the file as it was when its footer was read.
 
+    When the kept row groups' other columns (not the predicate's) come to
+    :data:`TWO_PHASE_MIN_BYTES` or more, the predicate's columns are fetched first, and
+    the others only for the row groups, and through the offset index only for the pages,
+    that hold a matching row (:func:`_in_two_phases`); else everything comes in one
+    request (:func:`_in_one_phase`).
+
     Raises
     ------
     SourceError
@@ -232,17 +294,41 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     """
     await _pinned(source, plan)
     table_file = await job.table_file(plan) if job.table_file is not None else None
-    compared = [leaf.column for leaf in iter_leaves(job.where)]
-    if table_file is not None:
-        compared += list(table_file.columns)
-    columns, leaf_indexes = read_columns(plan, job.wanted(plan), compared)
-    if table_file is not None:
-        leaves = table_file.leaves(plan.schema, plan.path, job.value_sets)
-    else:
-        leaves = Leaves(plan.schema, plan.path, job.value_sets)
-    selected = await _select_pages(source, plan, job, columns, leaf_indexes)
+    columns = _columns(plan, job, table_file)
+    match = file_match(plan, job, table_file)
+    phases = _in_two_phases if _two_phases(plan, job, columns) else _in_one_phase
+    async for table in phases(source, plan, job, columns, match):
+        yield table
+
+
+def _two_phases(plan: FilePlan, job: Job, columns: _Columns) -> bool:
+    """Whether the other columns are worth a second request (see :func:`file_tables`)."""
+    if rows_where(plan, job) is None or not columns.first or not columns.rest_leaves:
+        return False
+    other = 0
+    for group in plan.kept:
+        for leaf in columns.rest_leaves:
+            start, end = chunk_range(plan, group, leaf)
+            other += end - start
+    return other >= TWO_PHASE_MIN_BYTES
+
+
+def _format_error(exc: BaseException, plan: FilePlan, group: int) -> PyBloomError:
+    if isinstance(exc, PyBloomError):
+        return exc.with_context(path=plan.path, row_group=group)
+    return ParquetFormatError(
+        f"the row group cannot be decoded: {exc}", path=plan.path, row_group=group
+    )
+
+
+async def _in_one_phase(
+    source: ByteSource, plan: FilePlan, job: Job, columns: _Columns, match: FileMatch
+) -> AsyncGenerator[Any, None]:
+    """Every column read of the kept row groups (or their pages) in one request per
+    ``max_fetch_bytes``; the other columns decoded only where a row matches."""
+    leaf_indexes = columns.leaves
+    selected = await _select_pages(source, plan, job, columns.names, leaf_indexes) or {}
     size = plan.footer_location.file_size
-    starts = _first_rows(plan)
     for groups in _fetch_groups(plan, leaf_indexes, job.max_fetch_bytes):
         wanted = []
         for g in groups:
@@ -261,10 +347,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
                     if not pages.rows:
                         continue  # no page may hold a match
                     try:
-                        table = await to_worker(
-                            _decode_pages, pages, plan, job, leaves, pieces, table_file,
-                            starts[group],
-                        )  # fmt: skip
+                        table = await to_worker(_decode_pages, pages, plan, job, match, pieces)
                     except WholeChunks:  # the pages did not decode as indexed: whole chunks
                         whole = await _read(
                             source, job, [chunk_range(plan, group, x) for x in leaf_indexes]
@@ -274,13 +357,242 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
                         )
                 if table is None:
                     table = await to_worker(
-                        _decode_group, group_pf, plan, group, columns, job, leaves, table_file,
-                        starts[group],
-                    )  # fmt: skip
-            except PyBloomError as exc:
-                raise exc.with_context(path=plan.path, row_group=group) from None
-            except (OSError, pa.ArrowException) as exc:
-                raise ParquetFormatError(
-                    f"the row group cannot be decoded: {exc}", path=plan.path, row_group=group
-                ) from None
+                        _decode_group, group_pf, plan, group, columns, job, match
+                    )
+            except (PyBloomError, OSError, pa.ArrowException) as exc:
+                raise _format_error(exc, plan, group) from None
             yield table
+
+
+# ---- two phases ------------------------------------------------------------------------
+
+
+@dataclass
+class _Hit:
+    """A row group with a matching row after its predicate columns were decoded: those
+    columns' matching rows, and the rows (in the row group) that match."""
+
+    group: int
+    first: Any  # pa.Table: the predicate columns, matching rows only
+    matched: Any  # np.ndarray of row numbers in the row group, ascending
+    pages: GroupPages | None = None  # the other columns' pages that hold them (or whole)
+
+
+def _first_rows(
+    pages: GroupPages | None,
+    pieces: Sequence[tuple[int, bytes]],
+    plan: FilePlan,
+    group: int,
+    columns: _Columns,
+    job: Job,
+    match: FileMatch,
+) -> _Hit | None:
+    """Phase one of a row group: its predicate columns decoded (from ``pages``, the pages
+    that may match, or whole chunks) and matched (None: no row matches). Row groups decode
+    in threads at once: each reads through a file object of its own (one position each).
+
+    Raises
+    ------
+    WholeChunks
+        The pages did not decode as indexed.
+    """
+    try:
+        if pages is not None:
+            assert plan.page_index is not None
+            table = decode_group(
+                pages, plan.page_index, plan.arrow_schema, plan.schema,
+                held_reader(pieces),
+            )  # fmt: skip
+            rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
+        else:
+            size = plan.footer_location.file_size
+            meta = plan.pyarrow_metadata
+            pf = pq.ParquetFile(FetchedFile(size, pieces, plan.path), metadata=meta)
+            table = pf.read_row_group(group, columns=columns.first, use_threads=False)
+            rows = None
+        table = computable(table)
+        positions = match.positions(group, rows if rows is not None else range(table.num_rows))
+        mask = pc.fill_null(_mask(table, plan, job, match, positions), False)
+        matched = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+        if not matched.size:
+            return None
+        return _Hit(group, table.filter(mask), matched if rows is None else rows[matched])
+    except WholeChunks:
+        raise
+    except (PyBloomError, OSError, pa.ArrowException) as exc:
+        raise _format_error(exc, plan, group) from None
+
+
+def _runs(matched: Any) -> list[tuple[int, int]]:
+    """Ascending row numbers as ``[start, end)`` runs."""
+    breaks = np.flatnonzero(np.diff(matched) != 1) + 1
+    starts = np.concatenate(([0], breaks))
+    ends = np.concatenate((breaks, [len(matched)]))
+    return [(int(matched[a]), int(matched[b - 1]) + 1) for a, b in zip(starts, ends, strict=True)]
+
+
+def _other_ranges(
+    plan: FilePlan, job: Job, columns: _Columns, hit: _Hit, index_bytes: Callable[[int, int], bytes]
+) -> list[tuple[int, int]]:
+    """The bytes phase two reads for a row group: the pages of its other columns that hold
+    its matching rows (their offset index), and the whole chunks of those it cannot read
+    by page (nested, or without an offset index)."""
+    index = plan.page_index if job.page_index else None
+    paged: dict[str, Any] = {}
+    if index is not None:
+        rows = _runs(hit.matched)
+        for name in columns.rest:
+            try:
+                found = pages_for_rows(
+                    index, hit.group, [name], rows, plan.schema, index_bytes, plan.path
+                )
+            except WholeChunks:
+                continue  # nested, or no usable offset index: its whole chunks
+            paged.update(found.columns)
+    hit.pages = GroupPages(hit.group, _runs(hit.matched), paged) if paged else None
+    ranges = hit.pages.ranges() if hit.pages is not None else []
+    whole = _whole(columns, paged)
+    ranges += [chunk_range(plan, hit.group, leaf) for leaf in _leaves_of(plan, whole)]
+    return ranges
+
+
+def _whole(columns: _Columns, paged: Mapping[str, Any]) -> list[str]:
+    """The other columns read from whole chunks (those not read by page)."""
+    return [name for name in columns.rest if name not in paged]
+
+
+def _leaves_of(plan: FilePlan, names: Sequence[str]) -> list[int]:
+    """The leaves of pyarrow's column names (a top-level column, or a dotted leaf)."""
+    return [
+        d.index
+        for d in plan.schema.columns
+        if any(d.path == n or d.path.startswith(n + ".") for n in names)
+    ]
+
+
+def _other_rows(
+    hit: _Hit, plan: FilePlan, job: Job, columns: _Columns, pieces: Sequence[tuple[int, bytes]]
+) -> Any:
+    """Phase two of a row group: its other columns at its matching rows, joined to the
+    predicate columns' (WholeChunks: the pages did not decode as indexed)."""
+    try:
+        parts: dict[str, Any] = {}
+        paged = hit.pages.columns if hit.pages is not None else {}
+        if hit.pages is not None:
+            assert plan.page_index is not None
+            decoded = decode_group(
+                hit.pages, plan.page_index, plan.arrow_schema, plan.schema,
+                held_reader(pieces),
+            )  # fmt: skip
+            parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
+        whole = _whole(columns, paged)
+        if whole:
+            size = plan.footer_location.file_size
+            meta = plan.pyarrow_metadata
+            pf = pq.ParquetFile(FetchedFile(size, pieces, plan.path), metadata=meta)
+            read = computable(pf.read_row_group(hit.group, columns=whole, use_threads=False))
+            read = read.take(pa.array(hit.matched))
+            parts.update(zip(read.column_names, read.columns, strict=True))
+        table = hit.first
+        for name in columns.rest:  # top-level names (the predicate's leaves are first)
+            table = table.append_column(name, parts[name])
+        return _shaped(table, plan, job)
+    except WholeChunks:
+        raise
+    except (PyBloomError, OSError, pa.ArrowException) as exc:
+        raise _format_error(exc, plan, hit.group) from None
+
+
+async def _in_two_phases(
+    source: ByteSource, plan: FilePlan, job: Job, columns: _Columns, match: FileMatch
+) -> AsyncGenerator[Any, None]:
+    """The predicate's columns of every kept row group first, decoded and matched; then
+    the other columns only of the row groups with a match, and where the offset index says
+    so only of the pages that hold a matching row.
+
+    Phase one reads the pages of the predicate's columns that may match when the footer's
+    tail holds the page index (no request for it); else their whole chunks, with the other
+    columns' offset indexes in the same request: two requests per file either way. Row
+    groups decode in worker threads at once (pyarrow releases the GIL), but for a local
+    file, whose work is one thread already.
+    """
+    index = plan.page_index if job.page_index else None
+    read = columns.first_leaves + columns.rest_leaves
+    selected = await _select_pages(source, plan, job, columns.first, read, held_only=True)
+    held = list(index.held) if index is not None else []
+    wanted_index = []
+    if selected is None:  # the index is not in the tail: whole chunks, and the offset indexes
+        selected = {}
+        wanted_index = index_ranges(index, plan.kept, columns.rest_leaves, []) if index else []
+    for groups in _fetch_groups(plan, columns.first_leaves, job.max_fetch_bytes):
+        groups = [g for g in groups if g not in selected or selected[g].rows]
+        wanted = list(wanted_index)
+        for g in groups:
+            pages = selected.get(g)
+            if pages is not None:
+                wanted.extend(pages.ranges())
+            else:
+                wanted.extend(chunk_range(plan, g, leaf) for leaf in columns.first_leaves)
+        pieces = await _read(source, job, wanted)
+        wanted_index, held = [], held + pieces  # the offset indexes come with the first batch
+        hits = await _phase_one(source, plan, job, columns, match, groups, selected, pieces)
+        serve = held_reader(held)
+        for batch in _hit_batches(plan, job, columns, hits, serve):
+            others = await _read(source, job, [r for _, ranges in batch for r in ranges])
+            for hit, _ in batch:
+                try:
+                    yield await to_worker(_other_rows, hit, plan, job, columns, others)
+                except WholeChunks:  # the pages did not decode as indexed: whole chunks
+                    hit.pages = None
+                    ranges = [chunk_range(plan, hit.group, x) for x in columns.rest_leaves]
+                    whole = await _read(source, job, ranges)
+                    yield await to_worker(_other_rows, hit, plan, job, columns, whole)
+
+
+async def _phase_one(
+    source: ByteSource,
+    plan: FilePlan,
+    job: Job,
+    columns: _Columns,
+    match: FileMatch,
+    groups: Sequence[int],
+    selected: dict[int, GroupPages],
+    pieces: Sequence[tuple[int, bytes]],
+) -> list[_Hit]:
+    """The row groups of one batch with a match, decoded at once; a row group whose pages
+    do not decode as indexed is read again from its whole chunks."""
+
+    async def one(group: int) -> _Hit | None:
+        try:
+            pages = selected.get(group)
+            return await to_worker(_first_rows, pages, pieces, plan, group, columns, job, match)
+        except WholeChunks:
+            ranges = [chunk_range(plan, group, leaf) for leaf in columns.first_leaves]
+            whole = await _read(source, job, ranges)
+            return await to_worker(_first_rows, None, whole, plan, group, columns, job, match)
+
+    found = await gather(one, [(g,) for g in groups])
+    return [hit for hit in found if hit is not None]
+
+
+def _hit_batches(
+    plan: FilePlan,
+    job: Job,
+    columns: _Columns,
+    hits: Sequence[_Hit],
+    index_bytes: Callable[[int, int], bytes],
+) -> Iterator[list[tuple[_Hit, list[tuple[int, int]]]]]:
+    """The row groups with a match and their phase-two bytes, in runs whose bytes stay
+    within ``max_fetch_bytes`` (one row group above it is fetched alone)."""
+    batch: list[tuple[_Hit, list[tuple[int, int]]]] = []
+    size = 0
+    for hit in hits:
+        ranges = _other_ranges(plan, job, columns, hit, index_bytes)
+        need = sum(end - start for start, end in ranges)
+        if batch and size + need > job.max_fetch_bytes:
+            yield batch
+            batch, size = [], 0
+        batch.append((hit, ranges))
+        size += need
+    if batch:
+        yield batch

@@ -3,20 +3,23 @@
 Literals are converted by the one rule pruning uses
 (:func:`pybloom_async.pruning.leaves.encode_literal`): each value becomes the exact
 stored (PLAIN) encodings of the Parquet column, and those are turned back
-into values of the Arrow type pyarrow decodes the column to. So a literal
-matches the rows pruning would keep it for, and nothing else:
+into values of the Arrow type pyarrow decodes the column to; a range's ends are
+placed as pruning places them (:mod:`.ranges`). So a literal matches the rows
+pruning would keep it for, and nothing else:
 
 * a literal that is not a value of the column's type raises the same
   :class:`~pybloom_async.errors.PredicateError` as pruning;
-* a value the column cannot hold (300 for INT(8)) matches no row;
-* ``0.0`` matches ``-0.0`` (both encodings are probed); NaN matches no row,
-  as in SQL ``=``;
-* ``= NULL`` and NULL inside ``IN`` match no row; ``<=> NULL`` matches the
-  nulls.
+* a value the column cannot hold (300 for INT(8)) equals no row and orders by
+  its exact value (``int8_col < 300`` holds for every non-NULL row);
+* ``0.0`` matches ``-0.0`` (both encodings are probed); NaN equals no row and
+  lies in no range, as in IEEE comparisons (so ``x != 1`` holds for a NaN);
+* ``= NULL`` and NULL inside ``IN`` match no row; ``IS NULL`` (``<=> NULL``)
+  matches the nulls.
 
-AND and OR follow SQL's three-valued logic; rows where the predicate is NULL
-are not returned. Without NOT, a NULL there behaves as FALSE, so each
-comparison may answer FALSE for a null input.
+The predicate is evaluated in its normal form (NOT pushed to the leaves) with
+SQL's three-valued logic: a comparison with NULL is unknown, NOT of unknown is
+unknown, AND and OR are Kleene's; rows where the predicate is not TRUE are not
+returned.
 """
 
 from __future__ import annotations
@@ -40,9 +43,23 @@ from ..parquet import (
     Schema,
     TimeUnit,
 )
-from ..predicate import And, Eq, In, Or, Predicate
+from ..predicate import (
+    COMPARISONS,
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+)
+from ..predicate_normal import normal_form
 from ..pruning.leaves import encode_literal
 from ..types import PhysicalType
+from .ranges import Bound, range_bound
 
 __all__ = ["Leaves", "ValueSets", "computable", "evaluate", "leaf_array"]
 
@@ -232,19 +249,22 @@ def _value_set(
         ) from None
 
 
-#: Value sets by predicate leaf, column and Arrow type: shared by a run's files, so a
-#: literal list is encoded once per column type, not once per file.
-ValueSets = dict[tuple[int, ColumnDescriptor, pa.DataType], pa.Array]
+#: What the predicate's leaves are prepared into, by leaf, column, Arrow type and part (0: an
+#: equality's value set, 1 and 2: a range's ends), each beside its leaf: shared by a run's
+#: files, so a literal list is encoded once per column type, not once per file.
+ValueSets = dict[tuple[int, ColumnDescriptor, pa.DataType, int], tuple[Predicate, Any]]
 
 
 class Leaves:
-    """One file's comparisons; their value sets come from ``cache`` (a run's, shared by its
-    files: prepared once per column type)."""
+    """One file's comparisons; their value sets and range ends come from ``cache`` (a
+    run's, shared by its files: prepared once per column type)."""
 
     def __init__(self, schema: Schema, path: str, cache: ValueSets | None = None) -> None:
         self.schema = schema
         self.path = path
-        self._sets: ValueSets = {} if cache is None else cache
+        # Keyed by the leaf's id: the leaf is kept beside what it was prepared into, so that
+        # its id is never another leaf's while the entry lives.
+        self._prepared: ValueSets = {} if cache is None else cache
 
     def descriptor(self, column: str) -> ColumnDescriptor | None:
         """The file's leaf for a predicate column, None when the file lacks it."""
@@ -252,45 +272,134 @@ class Leaves:
             return None
         return self.schema.column(column)
 
-    def value_set(self, leaf: Eq | In, desc: ColumnDescriptor, arrow_type: pa.DataType) -> pa.Array:
-        key = (id(leaf), desc, arrow_type)
-        found = self._sets.get(key)
-        if found is None:
-            values = (leaf.value,) if isinstance(leaf, Eq) else leaf.values
-            try:
-                found = self._sets[key] = _value_set(values, desc, arrow_type, leaf.column)
-            except PredicateError as exc:
-                raise exc.with_context(path=self.path) from None
-        return found
+    def _cached(
+        self, leaf: Predicate, desc: ColumnDescriptor, arrow_type: pa.DataType, part: int, make: Any
+    ) -> Any:
+        key = (id(leaf), desc, arrow_type, part)
+        found = self._prepared.get(key)
+        if found is not None and found[0] is leaf:
+            return found[1]
+        try:
+            value = make()
+        except PredicateError as exc:
+            raise exc.with_context(path=self.path) from None
+        self._prepared[key] = (leaf, value)
+        return value
+
+    def value_set(
+        self, leaf: Predicate, values: tuple[Any, ...], desc: ColumnDescriptor, arrow_type: Any
+    ) -> pa.Array:
+        """The Arrow values equal to any of ``values`` (the literals of ``leaf``)."""
+        column = desc.path
+        return self._cached(
+            leaf, desc, arrow_type, 0, lambda: _value_set(values, desc, arrow_type, column)
+        )
+
+    def bound(
+        self, leaf: Predicate, part: int, value: Any, op: str, desc: ColumnDescriptor, data: Any
+    ) -> Bound:
+        """One end of a range (``column op value``) as a comparison of the decoded values."""
+        bound: Bound = self._cached(
+            leaf, desc, data.type, part + 1, lambda: range_bound(value, op, desc, data)
+        )
+        return bound
+
+
+def _nulls_unknown(data: Any, mask: Any) -> Any:
+    """``mask`` where ``data`` has a value, NULL (unknown) where it is NULL."""
+    if data.null_count == 0:
+        return mask
+    return pc.if_else(pc.is_valid(data), mask, pa.scalar(None, pa.bool_()))
+
+
+def _constant(n: int, value: bool | None) -> pa.Array:
+    if value is None:
+        return pa.nulls(n, pa.bool_())
+    return pa.array(np.full(n, value, dtype=bool))
+
+
+def _missing_mask(test: Predicate, n: int) -> pa.Array:
+    """A leaf's truth where every value is NULL (a column the file lacks, or of type null)."""
+    if isinstance(test, Eq) and test.null_safe:
+        return _constant(n, test.value is None)  # IS NULL true; <=> v false
+    if isinstance(test, IsNotNull):
+        return _constant(n, False)
+    return _constant(n, None)
+
+
+def _test_mask(
+    test: Predicate, leaf: Predicate, data: Any, desc: ColumnDescriptor, leaves: Leaves
+) -> Any:
+    """The three-valued truth of one comparison on the decoded values."""
+    if isinstance(test, IsNotNull):
+        return pc.is_valid(data)
+    if isinstance(test, (Compare, Between)) and not (isinstance(test, Compare) and test.op == "!="):
+        ends = (
+            [(test.low, ">="), (test.high, "<=")]
+            if isinstance(test, Between)
+            else [(test.value, test.op)]
+        )
+        out = None
+        for part, (value, op) in enumerate(ends):
+            if value is None:
+                mask: Any = _constant(len(data), None)  # a comparison with NULL: unknown
+            else:
+                mask = leaves.bound(leaf, part, value, op, desc, data).apply(data)
+            out = mask if out is None else pc.and_kleene(out, mask)
+        return out
+    values: tuple[Any, ...]
+    if isinstance(test, Compare):  # != : NOT (=)
+        values = (test.value,)
+    elif isinstance(test, Eq):
+        if test.null_safe and test.value is None:
+            return pc.is_null(data)
+        values = (test.value,)
+    else:
+        assert isinstance(test, (In, NotIn))
+        values = test.values
+    value_set = leaves.value_set(leaf, values, desc, data.type)
+    hits = (
+        pc.is_in(data, value_set=value_set, skip_nulls=True)
+        if len(value_set)
+        else _constant(len(data), False)
+    )
+    if isinstance(test, Eq) and test.null_safe:
+        return hits  # <=> v: false for a NULL
+    if any(v is None for v in values):
+        # = NULL is unknown; a list holding NULL is true on a match, else unknown.
+        return pc.if_else(hits, True, pa.scalar(None, pa.bool_()))
+    return _nulls_unknown(data, hits)
 
 
 def _leaf_mask(
-    leaf: Eq | In, table: pa.Table, leaves: Leaves, arrays: Mapping[str, pa.ChunkedArray]
-) -> pa.ChunkedArray | pa.Array:
-    n = table.num_rows
-    data = arrays.get(leaf.column)
-    if data is None:  # the file lacks the column: all nulls
-        if isinstance(leaf, Eq) and leaf.null_safe and leaf.value is None:
-            return pa.array(np.ones(n, dtype=bool))
-        return pa.array(np.zeros(n, dtype=bool))
-    if isinstance(leaf, Eq) and leaf.value is None:
-        if leaf.null_safe:
-            return pc.is_null(data)
-        return pa.array(np.zeros(n, dtype=bool))
-    desc = leaves.descriptor(leaf.column)
-    assert desc is not None
-    value_set = leaves.value_set(leaf, desc, data.type)
-    if len(value_set) == 0:
-        return pa.array(np.zeros(n, dtype=bool))
-    return pc.is_in(data, value_set=value_set, skip_nulls=True)
+    leaf: Predicate, table: pa.Table, leaves: Leaves, arrays: Mapping[str, pa.ChunkedArray]
+) -> Any:
+    test = leaf.child if isinstance(leaf, Not) else leaf
+    assert isinstance(test, COMPARISONS)
+    data = arrays.get(test.column)
+    if data is None or pa.types.is_null(data.type):  # the file lacks the column: all NULL
+        mask = _missing_mask(test, table.num_rows)
+    else:
+        desc = leaves.descriptor(test.column)
+        assert desc is not None
+        mask = _test_mask(test, leaf, data, desc, leaves)
+    negated = (
+        isinstance(leaf, Not)
+        or isinstance(test, (NotIn, IsNotNull))
+        or (isinstance(test, Compare) and test.op == "!=")
+    )
+    if negated and not isinstance(test, IsNotNull):
+        return pc.invert(mask)  # Kleene: NOT of unknown is unknown
+    return mask
 
 
 def evaluate(
     where: Predicate, table: pa.Table, leaves: Leaves, arrays: Mapping[str, pa.ChunkedArray]
-) -> pa.ChunkedArray | pa.Array:
-    """A boolean mask: the rows of ``table`` where ``where`` is TRUE.
+) -> Any:
+    """A boolean mask: TRUE for the rows of ``table`` where ``where`` is TRUE.
 
-    ``arrays`` maps each predicate column the file has to its values.
+    Three-valued: the mask is NULL where ``where`` is unknown (those rows are not
+    returned). ``arrays`` maps each predicate column the file has to its values.
 
     Raises
     ------
@@ -299,13 +408,17 @@ def evaluate(
     UnsupportedTypeError
         A column's values cannot be compared exactly.
     """
-    if isinstance(where, (Eq, In)):
-        return _leaf_mask(where, table, leaves, arrays)
-    if isinstance(where, (And, Or)):
-        combine = pc.and_kleene if isinstance(where, And) else pc.or_kleene
-        masks = [evaluate(c, table, leaves, arrays) for c in where.children]
+    return _evaluate(normal_form(where), table, leaves, arrays)
+
+
+def _evaluate(
+    p: Predicate, table: pa.Table, leaves: Leaves, arrays: Mapping[str, pa.ChunkedArray]
+) -> Any:
+    if isinstance(p, (And, Or)):
+        combine = pc.and_kleene if isinstance(p, And) else pc.or_kleene
+        masks = [_evaluate(c, table, leaves, arrays) for c in p.children]
         out = masks[0]
         for m in masks[1:]:
             out = combine(out, m)
         return out
-    raise PredicateError(f"unsupported predicate {type(where).__name__}")
+    return _leaf_mask(p, table, leaves, arrays)

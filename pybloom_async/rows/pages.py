@@ -5,11 +5,14 @@ Where a file has a page index, a lookup reads, for each kept row group:
 1. the ``ColumnIndex`` of every predicate column and the ``OffsetIndex`` of
    every column read (:func:`index_ranges`: those already in the footer's
    tail are not fetched again; the others are one merged request per file);
-2. the rows the predicate may hold (:func:`select_group`): per ``=``/``IN``
-   leaf, the rows of the pages whose ``[min, max]`` admit a probed value (the
-   order and the probe values are pruning's: :func:`pybloom_async.pruning.
-   leaves.build_leaf`; a NULL in an IN list matches no row, so its other values
-   decide), intersected for AND and joined for OR;
+2. the rows the predicate may hold (:func:`select_group`), from its normal form
+   (NOT pushed to the leaves): per ``=``/``IN`` leaf, the rows of the pages whose
+   ``[min, max]`` admit a probed value (the order and the probe values are
+   pruning's: :func:`pybloom_async.pruning.leaves.build_leaf`; a NULL in an IN
+   list matches no row, so its other values decide); per range, negation or null
+   test, the pages whose bounds and null counts do not rule it out (pruning's
+   rule too: :func:`pybloom_async.pruning.bounds.decide`); intersected for AND
+   and joined for OR;
 3. for every column read, its dictionary page and the data pages that overlap
    those rows, then decoded (:func:`decode_group`) by pyarrow from a
    one-column file holding just those pages
@@ -51,8 +54,10 @@ from ..parquet.page_index import (
     decode_page_index_footer,
     single_column_file,
 )
-from ..predicate import And, Eq, In, Or, Predicate
-from ..pruning.leaves import Leaf, build_leaf, literal_sort_key
+from ..predicate import And, In, Or, Predicate
+from ..predicate_normal import normal_form
+from ..pruning.bounds import Bounds, View, bounds_of, decide
+from ..pruning.leaves import Leaf, binary_float, build_leaf, leaf_column, literal_sort_key
 
 __all__ = [
     "FilePageIndex",
@@ -62,6 +67,7 @@ __all__ = [
     "file_page_index",
     "held_reader",
     "index_ranges",
+    "pages_for_rows",
     "select_group",
 ]
 
@@ -177,7 +183,7 @@ def _bounds_admit(leaf: Leaf, index: ColumnIndex, page: int) -> bool:
     return bisect.bisect_left(leaf.keys, low) < bisect.bisect_right(leaf.keys, high)
 
 
-def _row_leaf(p: Eq | In) -> Eq | In:
+def _row_leaf(p: Predicate) -> Predicate:
     """The leaf whose keys select pages: an IN list's NULLs dropped.
 
     Pruning keeps every row group for ``IN (..., NULL)`` (a NULL probe never
@@ -189,8 +195,23 @@ def _row_leaf(p: Eq | In) -> Eq | In:
     return p
 
 
+def _page_view(leaf: Leaf, index: ColumnIndex, page: int) -> View:
+    """One page as its column index sees it. No flag says whether a page's maximum is
+    exact, so a byte string's is taken as possibly truncated (a prefix of the true one)."""
+    counts = index.null_counts
+    nulls = counts[page] if counts is not None else None
+    assert leaf.desc is not None
+    nan_free = not binary_float(leaf.desc)  # no NaN counts read for pages
+    if index.null_pages[page]:
+        return View(Bounds(), Bounds(), True, nulls, nan_free)
+    bounds, typed = bounds_of(leaf, index.min_values[page], index.max_values[page], False)
+    return View(bounds, typed, False, nulls, nan_free)
+
+
 def _leaf_pages(leaf: Leaf, index: ColumnIndex, count: int) -> list[bool]:
     """Per page, whether it may hold a row the leaf matches."""
+    if leaf.ordered or leaf.negated:
+        return [not decide(leaf, _page_view(leaf, index, i)).excluded for i in range(count)]
     if leaf.null_probe:
         counts = index.null_counts
         return [index.null_pages[i] or counts is None or counts[i] != 0 for i in range(count)]
@@ -267,14 +288,14 @@ class _Group:
             for child in p.children:
                 out = _union(out, self.rows(child))
             return out
-        assert isinstance(p, Eq | In)
         return self._leaf_rows(p)
 
-    def _leaf_rows(self, p: Eq | In) -> Rows:
+    def _leaf_rows(self, p: Predicate) -> Rows:
         every = [(0, self.num_rows)]
-        if p.column not in self.schema:
+        column = leaf_column(p)
+        if column not in self.schema:
             return every
-        desc = self.schema.column(p.column)
+        desc = self.schema.column(column)
         chunk = self.chunks[desc.index]
         if not _flat(desc) or chunk.column_index is None or chunk.offset_index is None:
             return every
@@ -315,15 +336,51 @@ def select_group(
         A column read is nested or has no usable offset index, or every page may match.
     """
     state = _Group(index, group, schema, read_bytes, path, {} if leaf_cache is None else leaf_cache)
+    descs = _descriptors(state, names, schema)
+    rows = state.rows(normal_form(where))
+    if rows == [(0, state.num_rows)]:
+        raise WholeChunks("every page may hold a match")  # pyarrow reads the chunks itself
+    return _chosen(state, group, descs, rows)
+
+
+def pages_for_rows(
+    index: FilePageIndex,
+    group: int,
+    names: Sequence[str],
+    rows: Rows,
+    schema: Schema,
+    read_bytes: Callable[[int, int], bytes],
+    path: str,
+) -> GroupPages:
+    """The pages of the columns ``names`` that hold ``rows`` (known to match: a lookup's
+    other columns, fetched once its predicate columns were decoded).
+
+    Raises
+    ------
+    WholeChunks
+        A column is nested or has no usable offset index.
+    """
+    state = _Group(index, group, schema, read_bytes, path, {})
+    return _chosen(state, group, _descriptors(state, names, schema), rows)
+
+
+def _descriptors(
+    state: _Group, names: Sequence[str], schema: Schema
+) -> dict[str, ColumnDescriptor]:
+    """Each column's leaf, its pages read (WholeChunks: not a flat leaf with an offset index)."""
     descs: dict[str, ColumnDescriptor] = {}
     for name in names:
         if name not in schema:
             raise WholeChunks(f"{name}: not a leaf column")
         descs[name] = schema.column(name)
         state.pages(descs[name])
-    rows = state.rows(where)
-    if rows == [(0, state.num_rows)]:
-        raise WholeChunks("every page may hold a match")  # pyarrow reads the chunks itself
+    return descs
+
+
+def _chosen(
+    state: _Group, group: int, descs: dict[str, ColumnDescriptor], rows: Rows
+) -> GroupPages:
+    """Per column, its dictionary page and the data pages that overlap ``rows``."""
     columns = {}
     for name, desc in descs.items():
         spans = state.pages(desc)

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -23,6 +24,7 @@ from ..io.base import FileInfo
 from ..io.identity import SourceIdentity
 from ..parquet import FileMetaData, FooterBounds, Schema
 from ..predicate import Predicate
+from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
 from .match import Leaves, ValueSets
@@ -30,13 +32,22 @@ from .pages import FilePageIndex, file_page_index
 
 __all__ = [
     "FetchedFile",
+    "FileMatch",
     "FilePlan",
     "Job",
+    "RowsOf",
     "TableFile",
     "chunk_range",
+    "columns_of",
     "describe",
+    "file_match",
     "footer_bytes",
+    "has_column",
+    "partition_fields",
     "read_columns",
+    "row_numbers",
+    "rows_of",
+    "rows_where",
     "top_level",
 ]
 
@@ -107,6 +118,14 @@ class FilePlan:
     pyarrow_metadata: Any  # pq.FileMetaData decoded from the footer bytes already read
     page_index: FilePageIndex | None = None  # the kept row groups' page index, if any
     footer_metadata: FileMetaData | None = None  # our footer model (None: nothing kept)
+    #: The predicate its rows are matched with, its partition leaves decided (None: the
+    #: job's); ``every_row``: its partition values make the predicate TRUE for every row.
+    where: Predicate | None = None
+    every_row: bool = False
+    #: Its partition columns (``key=value`` folders; they win over its own columns of the
+    #: same name): their values, and their Arrow fields.
+    partition: dict[str, Any] = dataclasses.field(default_factory=dict)
+    partition_fields: tuple[Any, ...] = ()
 
     @property
     def metadata(self) -> FileMetaData:
@@ -147,7 +166,28 @@ def chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
 
 
 def top_level(plan: FilePlan) -> list[str]:
-    return [str(name) for name in plan.arrow_schema.names]
+    """The file's own top-level columns that the result reads from it (not those its
+    partition folders replace)."""
+    return [str(name) for name in plan.arrow_schema.names if name not in plan.partition]
+
+
+def columns_of(plan: FilePlan) -> list[Any]:
+    """The file's columns as the result sees them: its own (but those its partition folders
+    replace), then its partition columns, as Arrow fields."""
+    own = [f for f in plan.arrow_schema if f.name not in plan.partition]
+    return own + list(plan.partition_fields)
+
+
+def rows_where(plan: FilePlan, job: Job) -> Predicate | None:
+    """The predicate the file's rows are matched with (None: every row matches)."""
+    if plan.every_row:
+        return None
+    return plan.where if plan.where is not None else job.where
+
+
+def has_column(plan: FilePlan, column: str) -> bool:
+    """Whether the file has a predicate column: a leaf of its own, or a partition column."""
+    return column in plan.partition or column in plan.schema
 
 
 def read_columns(
@@ -216,7 +256,11 @@ def _arrow_schema(footer: Footer, md: Any | None) -> Any:
 
 
 def describe(
-    location: str | FileInfo, footer: Footer, kept: list[int], page_index: bool = False
+    location: str | FileInfo,
+    footer: Footer,
+    kept: list[int],
+    page_index: bool = False,
+    rows: RowsOf | None = None,
 ) -> FilePlan:
     """What reading the rows of the kept row groups needs, from the footer already read.
 
@@ -225,7 +269,8 @@ def describe(
     of the same schema. A row group of no rows has nothing to read: it is left out
     (pyarrow writes one for an empty table, its chunks at offset 0). With ``page_index``,
     the places of the file's page index are read too (see :mod:`.pages`), and the index
-    bytes the footer's tail already holds are kept.
+    bytes the footer's tail already holds are kept. ``rows`` says what its partition
+    folders make of the file's rows.
 
     Raises
     ------
@@ -248,7 +293,7 @@ def describe(
         pages = file_page_index(
             metadata, bounds.metadata_offset, footer.tail, footer.tail_start, kept, footer.path
         )
-    return FilePlan(
+    plan = FilePlan(
         location,
         footer.path,
         footer.metadata.schema,
@@ -260,6 +305,20 @@ def describe(
         pages,
         footer.metadata if kept else None,
     )
+    if rows is not None:
+        plan.where, plan.every_row = rows.where, rows.every_row
+        plan.partition, plan.partition_fields = dict(rows.values), tuple(rows.fields)
+    return plan
+
+
+@dataclass(frozen=True)
+class RowsOf:
+    """What a file's partition folders make of its rows (see :class:`FilePlan`)."""
+
+    where: Predicate | None = None
+    every_row: bool = False
+    values: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    fields: Sequence[Any] = ()
 
 
 class TableFile(Protocol):
@@ -294,7 +353,7 @@ class Job:
     """What every file's read shares: the predicate, the columns asked for, the limits, and
     once every footer is read, the result's schema (then each table comes shaped to it)."""
 
-    where: Predicate
+    where: Predicate | None  # None: every row (a scan, with no predicate to evaluate)
     columns: list[str] | None  # None: every top-level column of each file
     max_fetch_bytes: int
     page_index: bool = True  # only the pages that may match, where the file has a page index
@@ -303,6 +362,7 @@ class Job:
     value_sets: dict[Any, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
     schema: Any = None  # pa.Schema of the result, once known
     names: list[str] | None = None  # its column names
+    folders: tuple[Any, ...] = ()  # the partition columns of the files listed (pa.Field)
     #: A table's word on each of its files (deleted rows, partition values); None: plain files.
     table_file: Callable[[FilePlan], Awaitable[TableFile | None]] | None = None
 
@@ -314,3 +374,65 @@ class Job:
         """The top-level columns to read of one file (the predicate's come on top)."""
         names = self.names if self.names is not None else self.columns
         return list(names) if names is not None else top_level(plan)
+
+
+def rows_of(parts: PartitionPredicate, location: str | FileInfo) -> RowsOf | None:
+    """What the file's partition folders give its rows: their values and Arrow fields, and
+    what they leave of the predicate (None: the file has no partition folder).
+
+    Raises
+    ------
+    PredicateError, SchemaMismatchError
+        As :meth:`~pybloom_async.pruning.partitions.PartitionPredicate.decide`.
+    """
+    if not parts.pairs(location):
+        return None
+    residual = parts.decide(location).compiled
+    path = location.path if isinstance(location, FileInfo) else location
+    values = parts.values(location, path)
+    return RowsOf(
+        where=residual.predicate if residual is not None else None,
+        every_row=residual is None,
+        values=values,
+        fields=[pa.field(key, parts.type_of(key).arrow()) for key in values],
+    )
+
+
+def partition_fields(parts: PartitionPredicate) -> tuple[Any, ...]:
+    """The partition columns of the files listed (settled), as Arrow fields."""
+    return tuple(pa.field(key, parts.type_of(key).arrow()) for key in parts.partition_columns())
+
+
+@dataclass(frozen=True)
+class FileMatch:
+    """How one file's rows are matched: its comparisons (``leaves``), and a table's word on
+    the file (``table``: its deleted rows, the columns it keeps outside the file; None: a
+    plain file) with each row group's first row in the file (``starts``)."""
+
+    leaves: Leaves
+    table: TableFile | None = None
+    starts: Sequence[int] = ()
+
+    def positions(self, group: int, rows: Any) -> Any:
+        """The rows' ordinals in the file (``rows``: in the row group; numpy int64), for a
+        table's deletes (None: a plain file)."""
+        if self.table is None:
+            return None
+        return np.asarray(rows, dtype=np.int64) + self.starts[group]
+
+
+def file_match(plan: FilePlan, job: Job, table: TableFile | None) -> FileMatch:
+    """How the file's rows are matched (``table``: the table's word on it, if any)."""
+    if table is None:
+        return FileMatch(Leaves(plan.schema, plan.path, job.value_sets))
+    starts, at = [], 0
+    for group in plan.metadata.row_groups:  # a row group's first row: the earlier ones' rows
+        starts.append(at)
+        at += group.num_rows
+    return FileMatch(table.leaves(plan.schema, plan.path, job.value_sets), table, starts)
+
+
+def row_numbers(spans: Sequence[tuple[int, int]]) -> Any:
+    """The row numbers of ``[start, end)`` spans, in order (numpy int64)."""
+    parts = [np.arange(a, b, dtype=np.int64) for a, b in spans]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

@@ -1,7 +1,11 @@
 """The result's schema over many files: one rule for every entry point.
 
-The result has the projected columns, in the order asked. A file that lacks a column gives
-nulls for it. Types that differ between files are unified by Arrow's permissive promotion
+The result has the projected columns, in the order asked; by default every top-level column
+of every file read, each once, in the order first seen (files in their order, then each
+file's columns in its order), then the partition columns of the files listed (``key=value``
+folders, :mod:`pybloom_async.io.partitions`; a file's folder wins over its own column of
+that name). A file that lacks a column gives nulls for it. Types that
+differ between files are unified by Arrow's permissive promotion
 (``pa.unify_schemas(promote_options="permissive")``: int32 and int64 give int64, string and
 large_string give large_string, decimals widen, ...) but only within one kind of type
 (integers with integers, floats with floats, text with text, ...), at every depth: struct
@@ -21,9 +25,9 @@ import pyarrow as pa
 
 from ..errors import PredicateError, SchemaMismatchError
 from ..predicate import Predicate, iter_leaves
-from .plan import FilePlan, top_level
+from .plan import FilePlan, columns_of, has_column, top_level
 
-__all__ = ["check_predicate_columns", "conform", "result_schema"]
+__all__ = ["check_predicate_columns", "conform", "result_schema", "union_names"]
 
 
 def _kind(t: Any) -> str:
@@ -138,26 +142,41 @@ def _plain(t: Any) -> Any:
     return t
 
 
-def result_schema(
-    plans: Sequence[FilePlan], columns: Sequence[str] | None
-) -> tuple[Any, list[str]]:
-    """The result's schema (see the module docstring) and its column names."""
-    names = list(columns) if columns is not None else top_level(plans[0]) if plans else []
-    seen: dict[str, tuple[str, Any]] = {}
+def union_names(plans: Sequence[FilePlan], folders: Sequence[Any] = ()) -> list[str]:
+    """Every top-level column of the files, each once, in the order first seen; then the
+    partition columns ``folders`` (Arrow fields), in the order first met in the listing."""
+    keys = [str(f.name) for f in folders]
+    names: dict[str, None] = {}
     for plan in plans:
-        schema = plan.arrow_schema
+        names.update(dict.fromkeys(n for n in top_level(plan) if n not in keys))
+    return list(names) + keys
+
+
+def result_schema(
+    plans: Sequence[FilePlan], columns: Sequence[str] | None, folders: Sequence[Any] = ()
+) -> tuple[Any, list[str]]:
+    """The result's schema (see the module docstring) and its column names: ``columns``, or
+    by default every top-level column of the files, then the partition columns
+    (:func:`union_names`).
+
+    ``folders`` are the partition columns of every file listed, with their types: they are
+    columns of the result even when the files that have them were all ruled out.
+    """
+    names = list(columns) if columns is not None else union_names(plans, folders)
+    seen: dict[str, tuple[str, Any]] = {f.name: ("its partition folders", f) for f in folders}
+    for plan in plans:
+        by_name = {f.name: f for f in columns_of(plan)}
         for name in names:
-            index = schema.get_field_index(name)
-            if index < 0:
+            field = by_name.get(name)
+            if field is None:
                 continue
-            field = schema.field(index)
             if name not in seen:
                 seen[name] = (plan.path, field)
             else:
                 seen[name] = (seen[name][0], _unify_field(seen[name], (plan.path, field), name))
     missing = [n for n in names if n not in seen]
     if missing and plans:
-        shown = ", ".join(top_level(plans[0])[:20])
+        shown = ", ".join(str(f.name) for f in columns_of(plans[0])[:20])
         raise PredicateError(
             f"no file read has the column(s) {', '.join(map(repr, missing))} (columns are "
             f"top-level names); the first file has: {shown}"
@@ -168,13 +187,18 @@ def result_schema(
     return pa.schema(fields), names
 
 
-def check_predicate_columns(where: Predicate, plans: Sequence[FilePlan]) -> None:
-    """A predicate column that no file read has as a leaf is a mistake, not an empty answer."""
-    if not plans:
+def check_predicate_columns(
+    where: Predicate | None, plans: Sequence[FilePlan], folders: Sequence[str] = ()
+) -> None:
+    """A predicate column that no file read has as a leaf, nor any file listed as a
+    partition column (``folders``), is a mistake, not an empty answer (a scan, ``where``
+    None, has none)."""
+    if not plans or where is None:
         return
     for column in dict.fromkeys(leaf.column for leaf in iter_leaves(where)):
-        if not any(column in plan.schema for plan in plans):
-            known = ", ".join(c.path for c in plans[0].schema.columns[:20])
+        if column not in folders and not any(has_column(plan, column) for plan in plans):
+            first = plans[0]
+            known = ", ".join([c.path for c in first.schema.columns[:20]] + list(first.partition))
             raise PredicateError(
                 f"no file read has this column; the first file has: {known}", column=column
             )
@@ -182,7 +206,7 @@ def check_predicate_columns(where: Predicate, plans: Sequence[FilePlan]) -> None
 
 def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
     """One file's matching rows shaped as the result: its columns, in its order and types
-    (a column the file lacks gives nulls).
+    (a column the file lacks gives nulls; a partition column, the file's value).
 
     Raises
     ------
@@ -190,8 +214,12 @@ def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
         A column's values do not fit the result's type.
     """
     out = []
+    mine = {f.name: f for f in plan.partition_fields}
     for field in schema:
-        if field.name in rows.column_names and field.name in plan.arrow_schema.names:
+        if field.name in plan.partition:
+            value = pa.scalar(plan.partition[field.name], type=mine[field.name].type)
+            out.append(pa.repeat(value, rows.num_rows))
+        elif field.name in rows.column_names and field.name in plan.arrow_schema.names:
             out.append(rows.column(field.name))
         else:
             out.append(pa.nulls(rows.num_rows, field.type))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -62,12 +62,12 @@ from ..tasks.workers import for_each
 from .match import Leaves, ValueSets
 from .plan import FilePlan, Job
 
-__all__ = ["table_batches"]
+__all__ = ["parquet_schema", "read_columns_of", "table_batches", "table_rows"]
 
 T = TypeVar("T")
 
 
-def _parquet_schema(schema: pa.Schema) -> Schema:
+def parquet_schema(schema: pa.Schema) -> Schema:
     """The Parquet schema pyarrow writes for ``schema``: what literals are converted by."""
     sink = pa.BufferOutputStream()
     pq.write_table(schema.empty_table(), sink)
@@ -77,7 +77,9 @@ def _parquet_schema(schema: pa.Schema) -> Schema:
     return decode_file_metadata(data[-8 - length : -8], "(table schema)").schema
 
 
-def _columns(table: TableFiles, columns: Sequence[str] | None, where: Predicate) -> list[str]:
+def read_columns_of(
+    table: TableFiles, columns: Sequence[str] | None, where: Predicate | None
+) -> list[str]:
     """The result's columns (checked), then the predicate's top-level columns to read too."""
     if columns is None:
         wanted = list(table.top_level)
@@ -89,7 +91,7 @@ def _columns(table: TableFiles, columns: Sequence[str] | None, where: Predicate)
                 raise PredicateError(
                     f"the table {table.name} has no such column; it has: {shown}", column=name
                 )
-    for leaf in iter_leaves(where):
+    for leaf in iter_leaves(where) if where is not None else ():
         top = next(
             (c for c in table.top_level if leaf.column == c or leaf.column.startswith(c + ".")),
             leaf.column,
@@ -365,18 +367,18 @@ def _missing_identity_values(table: TableFiles, task: Any, schema: Schema) -> di
     return out
 
 
-def _prepare(table: TableFiles, reader: BloomReader) -> _Reading:
+def _prepare(table: TableFiles, reader: BloomReader, paths: set[str]) -> _Reading:
     """The table's schema and its partition columns' descriptors, once for the lookup; a
-    Delta table's deletion vectors are started (read in a thread of their own, awaited by
-    the first file read that needs them). Blocking."""
+    Delta table's deletion vectors of the files ``paths`` are started (read in a thread of
+    their own, awaited by the first file read that needs them). Blocking."""
     schema = arrow_schema(table, table.top_level)
     own = [f for f in schema if f.name in set(table.partition_columns)]
-    reading = _Reading(table, reader, schema, _parquet_schema(pa.schema(own)))
+    reading = _Reading(table, reader, schema, parquet_schema(pa.schema(own)))
     if table.kind == "delta":
         from ..tables.delta import deletion_masks, has_deletion_vectors
 
         if has_deletion_vectors(table):
-            reading.masks = _started(deletion_masks, table, {f.path for f in table.files})
+            reading.masks = _started(deletion_masks, table, paths)
     return reading
 
 
@@ -425,7 +427,6 @@ def _shape(
     return pa.Table.from_arrays(arrays, names=list(names))
 
 
-# Long because: the two ways of reading (one pass, or streamed file by file) share the setup.
 async def table_batches(
     base: Run,
     source: TableSource,
@@ -454,9 +455,6 @@ async def table_batches(
     UnsupportedTypeError, SourceError, ParquetFormatError
         A delete that cannot be applied, or a file that cannot be read (named).
     """
-    from .api import read_one_file
-    from .fetch import file_tables
-
     if on_error != "raise":
         raise InvalidArgumentError(
             "on_error='skip' does not apply to a table: its live files are all part of the "
@@ -465,25 +463,65 @@ async def table_batches(
         )
     store = as_store_options(options)
     table = await to_worker(resolve_table, source, where, store)
-    names = _columns(table, columns, where)
+    from ..lake.tables import files_kept_by_table_index
+
+    rows = table_rows(
+        base, table, where, columns, max_fetch_bytes=max_fetch_bytes, page_index=page_index,
+        stream=stream, files=lambda: files_kept_by_table_index(base, table, where),
+    )  # fmt: skip
+    try:
+        async for found in rows:
+            yield found
+    finally:
+        await rows.aclose()
+
+
+# Long because: the two ways of reading (one pass, or streamed file by file) share the setup.
+async def table_rows(
+    base: Run,
+    table: TableFiles,
+    where: Predicate | None,
+    columns: Sequence[str] | None,
+    *,
+    max_fetch_bytes: int,
+    page_index: bool,
+    stream: bool,
+    files: Callable[[], Awaitable[Sequence[FileInfo]]],
+) -> AsyncGenerator[Any, None]:
+    """The rows of the table's ``files`` (awaited after the first table) that satisfy
+    ``where`` (None: every live row), as ``pyarrow.Table`` s, the first an empty one with
+    the result's schema: each file through the one per-file pass of lookups, its deletes
+    applied and the columns the table keeps outside it filled in (the module's steps 2-4).
+
+    Raises
+    ------
+    PredicateError
+        A column of ``where`` or ``columns`` is not in the table, or a literal is
+        not a value of its column's type.
+    UnsupportedTypeError, SourceError, ParquetFormatError
+        A delete that cannot be applied, or a file that cannot be read (named).
+    """
+    from ..pruning.partitions import PartitionPredicate
+    from .api import read_one_file
+    from .fetch import file_tables
+
+    names = read_columns_of(table, columns, where)
     read_schema = arrow_schema(table, names)
     result = pa.schema([read_schema.field(c) for c in (columns or table.top_level)])
     yield result.empty_table()
-    from ..lake.tables import files_kept_by_table_index
-
-    files = await files_kept_by_table_index(base, table, where)
-    if not files:
+    kept = await files()
+    if not kept:
         return
-    reading = await to_worker(_prepare, table, base.reader)
+    reading = await to_worker(_prepare, table, base.reader, {f.path for f in kept})
     job = Job(
         where, names, max_fetch_bytes, page_index, merging=base.reader.config.plan,
         table_file=reading.table_file,
     )  # fmt: skip
-    compiled = CompiledPredicate(where)
+    parts = None if where is None else PartitionPredicate(CompiledPredicate(where), None)
 
     async def one(location: FileInfo) -> Any:
         try:
-            return await read_one_file(base, location, compiled, job, not stream)
+            return await read_one_file(base, location, parts, job, not stream)
         except PyBloomError as exc:
             raise exc.with_context(path=location.path) from None
 
@@ -492,7 +530,7 @@ async def table_batches(
         constants = _constants_of(reading, plan, path)
         return _shape(rows, names, read_schema, constants, path).select(result.names)
 
-    found = await for_each(list(files), one, base.limit, base.progress)
+    found = await for_each(list(kept), one, base.limit, base.progress)
     for f in found:
         if not f.plan.kept:
             continue

@@ -3,10 +3,12 @@
 The live files are the log's add actions at the table's loaded version
 (``DeltaTable.get_add_actions(flatten=True)``): files the log has removed are
 never listed, even while they are still on storage. Before any footer is read,
-a file is ruled out by its partition values and by the log's statistics
-(``num_records``, ``null_count.<c>``, ``min.<c>``, ``max.<c>``), the latter only
-for integer and date columns: Delta truncates string statistics, and float and
-timestamp comparisons are not exact here, so those never rule a file out.
+a file is ruled out by its partition values (compared exactly, every form of
+predicate) and by the log's statistics (``num_records``, ``null_count.<c>``,
+``min.<c>``, ``max.<c>``: ``=``, ``IN``, ranges and their NOT as bounds), the
+min/max only for integer and date columns: Delta truncates string statistics,
+and float and timestamp comparisons are not exact here, so those never rule a
+file out by their values (by null counts they may).
 
 Partition values are the log's own strings, as deltalake reads them back: a string
 partition value ``''`` stays ``''`` (deltalake writes it so and its scan returns it;
@@ -29,9 +31,10 @@ from ..checks import require_pyarrow
 from ..errors import ParquetFormatError, SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
 from ..io.store import StoreOptions
-from ..predicate import Eq, In, Predicate
+from ..predicate import Predicate
+from ..predicate_normal import normal_form
 from . import TableFiles, check_columns, import_extra
-from .values import leaf_values, may_match
+from .values import may_hold_for_value, may_hold_within, may_match
 
 __all__ = [
     "deletion_masks",
@@ -174,41 +177,22 @@ def _partition_value(value: Any, kind: str) -> Any:
 def _file_may_match(
     where: Predicate, row: Mapping[str, Any], kinds: Mapping[str, str], partitioned: set[str]
 ) -> bool:
-    """Whether the file an add action describes may hold a row where ``where`` holds."""
+    """Whether the file an add action describes may hold a row where ``where`` (a normal
+    form) holds: its partition values compared exactly, its statistics as bounds."""
 
-    def leaf(p: Eq | In) -> bool:
-        c = p.column
+    def leaf(p: Predicate) -> bool:
+        c = next(iter(p.columns()))
         kind = kinds.get(c, "")
-        if isinstance(p, Eq) and p.value is None:
-            if not p.null_safe:
-                return True  # = NULL: kept, as Bloom pruning keeps it
-            if c in partitioned:
-                return row.get(f"partition.{c}") is None
-            return row.get(f"null_count.{c}") != 0
         if c in partitioned:
-            values = leaf_values(p, kind)
-            if values is None:
-                return True
-            pv = _partition_value(row.get(f"partition.{c}"), kind)
-            if pv is None:
-                return False  # = and IN never match a null
-            if not all(type(v) is type(pv) for v in values):
-                return True
-            return pv in values
+            return may_hold_for_value(p, kind, _partition_value(row.get(f"partition.{c}"), kind))
         rows, nulls = row.get("num_records"), row.get(f"null_count.{c}")
-        if rows is not None and nulls is not None and nulls >= rows:
-            return False  # every value null (or no rows): = and IN match none
-        if kind not in _ORDERED:
-            return True
+        all_null = rows is not None and nulls is not None and nulls >= rows
+        if kind not in _ORDERED:  # no bounds to trust here: the null counts only
+            return may_hold_within(p, kind, None, None, all_null, nulls)
         low, high = row.get(f"min.{c}"), row.get(f"max.{c}")
-        values = leaf_values(p, kind)
-        if values is None or low is None or high is None:
-            return True
-        if not all(type(v) is type(low) is type(high) for v in values):
-            return True
-        return any(low <= v <= high for v in values)
+        return may_hold_within(p, kind, low, high, all_null, nulls)
 
-    return may_match(where, leaf)
+    return may_match(normal_form(where), leaf)
 
 
 def _file_key(path: str) -> str:

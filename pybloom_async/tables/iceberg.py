@@ -2,10 +2,12 @@
 
 pyiceberg reads the manifests of the current snapshot (``ManifestGroupPlanner.
 plan_manifest_entries``), with their partition values and statistics already
-applied to the row filter: our predicate in pyiceberg's terms (``EqualTo``, ``In``,
-``IsNull``, ``And``, ``Or``) where the value is certain for the column's type
-(integers, strings, dates, booleans); any other comparison becomes ``AlwaysTrue``
-there, so the manifests never rule out a file that may hold a match.
+applied to the row filter: our predicate (NOT pushed down to its leaves) in
+pyiceberg's terms (``EqualTo``, ``In``, ``NotEqualTo``, ``NotIn``, ``LessThan``,
+``GreaterThanOrEqual``, ..., ``IsNull``, ``NotNull``, ``And``, ``Or``) where the
+value is certain for the column's type (integers, strings, dates, booleans; ranges
+not on booleans); any other comparison becomes ``AlwaysTrue`` there, so the
+manifests never rule out a file that may hold a match.
 
 Each live data file becomes a FileScanTask with the delete files that apply to it, by
 the rules of the Iceberg spec (scan planning): position deletes (and deletion vectors)
@@ -24,9 +26,10 @@ from typing import Any
 
 from ..errors import SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
-from ..predicate import And, Eq, In, Or, Predicate
+from ..predicate import And, Between, Compare, Eq, In, IsNotNull, NotIn, Or, Predicate
+from ..predicate_normal import normal_form
 from . import TableFiles, check_columns, import_extra
-from .values import leaf_values
+from .values import leaf_parts, plain_values, range_ends
 
 __all__ = ["load_iceberg", "plan_tasks", "resolve_iceberg", "row_filter"]
 
@@ -103,23 +106,62 @@ def row_filter(where: Predicate, schema: Any) -> Any:
     Leaves whose values are not certain for their column's type become ``AlwaysTrue``.
     """
     expressions = import_extra("pyiceberg.expressions", "iceberg", "read Iceberg tables")
-    if isinstance(where, (And, Or)):
-        parts = [row_filter(c, schema) for c in where.children]
-        combine = expressions.And if isinstance(where, And) else expressions.Or
-        return combine(*parts)
-    if not isinstance(where, (Eq, In)):
-        return expressions.AlwaysTrue()
-    if isinstance(where, Eq) and where.value is None:
-        return expressions.IsNull(where.column) if where.null_safe else expressions.AlwaysTrue()
-    kind = _kind(schema, where.column)
-    values = leaf_values(where, kind)
+    return _filter(normal_form(where), schema, expressions)
+
+
+#: Each ordering as pyiceberg names it, and its complement (no NaN in the kinds ordered).
+_ORDERINGS = {"<": ("LessThan", ">="), "<=": ("LessThanOrEqual", ">"),
+              ">": ("GreaterThan", "<="), ">=": ("GreaterThanOrEqual", "<")}  # fmt: skip
+
+
+def _filter(p: Predicate, schema: Any, ex: Any) -> Any:
+    if isinstance(p, (And, Or)):
+        parts = [_filter(c, schema, ex) for c in p.children]
+        return (ex.And if isinstance(p, And) else ex.Or)(*parts)
+    test, negated = leaf_parts(p)
+    if isinstance(test, IsNotNull):
+        return ex.NotNull(test.column)
+    if isinstance(test, Eq) and test.null_safe and test.value is None:
+        return ex.IsNull(test.column)
+    assert isinstance(test, (Eq, In, NotIn, Compare, Between))
+    kind = _kind(schema, test.column)
+
+    def literal(value: Any) -> Any:
+        return value.isoformat() if kind == "date" else value  # pyiceberg reads ISO dates
+
+    if isinstance(test, Between) or (isinstance(test, Compare) and test.op != "!="):
+        ends = range_ends(test, kind)
+        if ends is None:
+            return ex.AlwaysTrue()
+        if len(ends) == 2 and ends[0][1] > ends[1][1]:  # BETWEEN 5 AND 3 holds nowhere
+            return ex.NotNull(test.column) if negated else ex.AlwaysFalse()
+        if negated:  # NOT of a range: outside one of its ends (NULL stays out either way)
+            ends = [(_ORDERINGS[op][1], v) for op, v in ends]
+        parts = [getattr(ex, _ORDERINGS[op][0])(test.column, literal(v)) for op, v in ends]
+        if len(parts) == 1:
+            return parts[0]
+        return ex.Or(*parts) if negated else ex.And(*parts)
+    literals = test.values if isinstance(test, (In, NotIn)) else (test.value,)
+    values = plain_values(literals, kind)
     if not values:  # not certain, or only NULLs (kept, as Bloom pruning keeps them)
-        return expressions.AlwaysTrue()
-    if kind == "date":
-        values = [v.isoformat() for v in values]  # pyiceberg reads ISO text as a date
-    if len(values) == 1:
-        return expressions.EqualTo(where.column, values[0])
-    return expressions.In(where.column, set(values))
+        return ex.AlwaysTrue()
+    values = [literal(v) for v in values]
+    if not negated:
+        return (
+            ex.EqualTo(test.column, values[0])
+            if len(values) == 1
+            else ex.In(test.column, set(values))
+        )
+    if any(v is None for v in literals):
+        return ex.AlwaysTrue()  # != NULL, NOT IN (.., NULL): never true; the rows say so
+    differs = (
+        ex.NotEqualTo(test.column, values[0])
+        if len(values) == 1
+        else ex.NotIn(test.column, set(values))
+    )
+    if isinstance(test, Eq) and test.null_safe:
+        return ex.Or(ex.IsNull(test.column), differs)  # NOT (x <=> v): NULL too
+    return differs
 
 
 def plan_tasks(table: Any, expression: Any | None) -> list[Any]:

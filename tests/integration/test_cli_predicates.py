@@ -111,16 +111,45 @@ def test_columns_no_file_has_and_columns_some_files_lack(lake: Path) -> None:
     assert rules == {"full.parquet": (True, "may_match"), "ids.parquet": (True, "missing_column")}
 
 
+def test_ranges_and_negations_prune_and_look_up(lake: Path) -> None:
+    """Every form of the text grammar at the command line, agreeing with the col() form."""
+    from pybloom_async import col, lookup_sync
+
+    full = lake / "full.parquet"
+    for where, python, rows, kept in [
+        ("small > 300", col("small") > 300, 0, False),  # by type: INT(8) holds none
+        ("small < 300 AND user_id != 2", (col("small") < 300) & (col("user_id") != 2), 2, True),
+        ("small BETWEEN 2 AND 3", col("small").between(2, 3), 2, True),
+        ("small NOT BETWEEN 1 AND 3", ~col("small").between(1, 3), 0, False),
+        ("NOT (d >= '2024-01-05' OR email IS NULL)", ~((col("d") >= "2024-01-05")
+                                                       | col("email").is_null()), 0, False),
+        ("email NOT IN ('a@x', NULL)", ~col("email").isin(["a@x", None]), 0, True),
+        ("price <= 1.5 AND email IS NOT NULL", (col("price") <= 1.5)
+         & col("email").is_not_null(), 3, True),
+        ("email >= 'b' AND email < 'y'", (col("email") >= "b") & (col("email") < "y"), 2, True),
+    ]:  # fmt: skip
+        code, out, err = cli("prune", str(full), "--where", where, "--json")
+        assert code == 0, err
+        (row,) = json.loads(out)
+        assert row["kept"] is kept, (where, row)
+        code, out, err = cli("lookup", str(full), "--where", where, "--format", "json")
+        assert code == 0, err
+        assert len(json.loads(out)) == rows, where
+        assert lookup_sync(str(full), python).num_rows == rows, where
+
+
 @pytest.mark.parametrize(
     ("where", "expected"),
     [
         (
-            "id != 3",
-            "unsupported operator '!=' at position 3 in 'id != 3'; supported: =, <=> and IN "
-            "(...), combined with AND, OR and parentheses",
+            "id MATCHES 3",
+            "MATCHES is not supported (at position 3 of 'id MATCHES 3'); supported: =, <=>, "
+            "!= (<>), <, <=, >, >=, [NOT] IN (...), [NOT] BETWEEN ... AND ..., IS [NOT] NULL, "
+            "combined with NOT, AND, OR and parentheses",
         ),
-        ("NOT id = 3", "NOT is not supported (at position 0 of 'NOT id = 3'); supported: ="),
-        ("id IS NULL", "for IS NULL write id <=> NULL"),
+        ("id BETWEEN 1 OR 3", "expected AND between the two bounds of BETWEEN at position 13"),
+        ("id IS 3", "expected NULL or NOT NULL after IS"),
+        ("id ! 3", "unsupported operator '!' at position 3 in 'id ! 3'; write NOT"),
         ('email = "x"', "double quotes quote column names; text goes in single quotes: 'x'"),
         ("id = 1 AND", "expected a column name at the end of 'id = 1 AND'"),
         ("id IN (1, 2", "expected ',' or ')' in the IN list at the end of 'id IN (1, 2'"),

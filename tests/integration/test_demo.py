@@ -11,7 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from pybloom_async.apps.demo import FILES, ROW_GROUPS, ROWS_PER_GROUP, check_dir
+from pybloom_async.apps.demo import (
+    FILES,
+    INDEX_FOLDER,
+    MARKER,
+    ROW_GROUPS,
+    ROWS_PER_GROUP,
+    check_dir,
+    file_names,
+    prepare,
+    same_rows,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,27 +38,27 @@ def test_demo_writes_its_figures_as_json_and_says_how_to_keep_the_lake(tmp_path:
     proc = run_demo("--json-out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "--dir DIR" in proc.stdout  # the lake was temporary: how to keep it
-    assert "When the sidecar index pays" in proc.stdout
+    assert "Why: the ids are random" in proc.stdout
     figures = json.loads(out.read_text())
     assert figures["kind"] == "demo"
     assert {"date", "machine", "load_average"} <= figures.keys()
-    total_rows = FILES * ROW_GROUPS * ROWS_PER_GROUP
-    assert figures["lake"]["rows"] == total_rows
+    lake = figures["lake"]
+    assert lake["rows"] == FILES * ROW_GROUPS * ROWS_PER_GROUP
+    assert lake["filter_bytes"] > 0 and lake["index_bytes"] > 0
     titles = [q["title"] for q in figures["queries"]]
-    assert titles == ["point lookup", "IN list of 20 ids", "two columns", "absent key"]
-    for query in figures["queries"]:
-        assert [r["how"] for r in query["runs"]] == [
-            "in-file filters",
-            "sidecar index + in-file filters",
-        ]
-        for r in query["runs"]:
-            # Never a false negative: every file holding a match is kept.
-            assert r["kept_files"] >= query["files_with_matches"]
-            assert r["kept_row_groups"] >= query["files_with_matches"]
-            assert 0 <= r["rows_skipped"] <= total_rows - ROWS_PER_GROUP * r["kept_row_groups"]
-            assert r["requests"] > 0 and r["bytes_read"] > 0
-    absent = figures["queries"][-1]["runs"]
-    assert all(r["rows_skipped"] == total_rows for r in absent)
+    assert titles == ["one key", "an IN list of 20 keys", "a key in a time range"]
+    for query, expected_rows in zip(figures["queries"], [1, 20, 1], strict=True):
+        hows = [r["how"] for r in query["runs"]]
+        assert hows == ["pyarrow scan", "lookup (in-file filters)", "lookup (lake index)"]
+        # The demo checks every answer against pyarrow's row for row (or exits 1).
+        assert {r["rows"] for r in query["runs"]} == {expected_rows}
+        plain, filters, index = query["runs"]
+        assert all(r["requests"] > 0 and r["ms"] > 0 for r in query["runs"])
+        # The filters and the index read less than a statistics-only scan.
+        assert filters["bytes_read"] < plain["bytes_read"]
+        assert index["bytes_read"] <= filters["bytes_read"]
+    one_key = figures["queries"][0]["runs"]
+    assert one_key[2]["requests"] < one_key[1]["requests"]  # whole files ruled out unread
 
 
 def test_demo_keeps_the_lake_in_dir_and_reuses_it(tmp_path: Path) -> None:
@@ -57,20 +67,32 @@ def test_demo_keeps_the_lake_in_dir_and_reuses_it(tmp_path: Path) -> None:
         proc = run_demo("--dir", str(lake))
         assert proc.returncode == 0, proc.stderr
         assert f"The lake stays in {lake}" in proc.stdout
-    assert len(list(lake.glob("part-*.parquet"))) == FILES
-    assert len(list((lake / "_bloom_index").iterdir())) == FILES
+    assert sorted(p.name for p in lake.glob("*.parquet")) == file_names()
+    assert sorted(p.name for p in lake.iterdir()) == sorted([*file_names(), INDEX_FOLDER, MARKER])
 
 
 def test_demo_refuses_a_dir_holding_other_files(tmp_path: Path) -> None:
-    mine = tmp_path / "mine.parquet"
+    # A file named like one of the demo's is still the user's: no marker, no touching.
+    mine = tmp_path / "part-000.parquet"
     mine.write_bytes(b"PAR1 not the demo's PAR1")
     proc = run_demo("--dir", str(tmp_path))
     assert proc.returncode == 2
     assert proc.stderr.startswith("demo: error: --dir ")
-    assert "mine.parquet" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "part-000.parquet" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert proc.stdout == ""
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.parquet"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["part-000.parquet"]
     assert mine.read_bytes() == b"PAR1 not the demo's PAR1"
+
+
+def test_demo_refuses_its_own_folder_once_the_user_added_a_file(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    prepare(lake)  # an earlier (here: interrupted) run's folder: the marker only
+    assert check_dir(lake) is None
+    notes = lake / "notes.txt"
+    notes.write_text("mine")
+    proc = run_demo("--dir", str(lake))
+    assert proc.returncode == 2 and "notes.txt" in proc.stderr
+    assert notes.read_text() == "mine"
 
 
 def test_demo_refuses_a_dir_it_cannot_make(tmp_path: Path) -> None:
@@ -99,13 +121,26 @@ def test_check_dir(tmp_path: Path) -> None:
     assert check_dir(tmp_path / "new") is None
     assert check_dir(tmp_path) is None  # empty
     (tmp_path / "part-000.parquet").write_bytes(b"")
-    (tmp_path / "_bloom_index").mkdir()
+    (tmp_path / INDEX_FOLDER).mkdir()
+    problem = check_dir(tmp_path)  # the demo's names, but no marker: not the demo's
+    assert problem is not None and "(_bloom_index and 1 more)" in problem
+    (tmp_path / MARKER).write_text(json.dumps({"written": [*file_names(), INDEX_FOLDER]}))
     assert check_dir(tmp_path) is None  # an earlier run's lake
-    (tmp_path / "part-0.parquet").write_bytes(b"")
     (tmp_path / "notes.txt").write_bytes(b"")
     problem = check_dir(tmp_path)
-    assert problem is not None and "notes.txt and 1 more" in problem
+    assert problem is not None and "notes.txt" in problem
+    (tmp_path / MARKER).write_text("{damaged")
+    assert check_dir(tmp_path) is not None  # a damaged marker names nothing
     assert "not a folder" in (check_dir(tmp_path / "notes.txt") or "")
+
+
+def test_prepare_removes_only_what_the_marker_names(tmp_path: Path) -> None:
+    (tmp_path / MARKER).write_text(json.dumps({"written": ["part-000.parquet", INDEX_FOLDER]}))
+    (tmp_path / "part-000.parquet").write_bytes(b"old")
+    (tmp_path / INDEX_FOLDER / "x").mkdir(parents=True)
+    prepare(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MARKER]
+    assert json.loads((tmp_path / MARKER).read_text())["written"] == [*file_names(), INDEX_FOLDER]
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make not installed")
@@ -128,3 +163,11 @@ def test_make_demo_installs_the_runtime_only(tmp_path: Path) -> None:
     full = plan("test")  # a superset: the runtime install, then the test tools
     assert "'.[arrow]'" in full and "'.[arrow,test,docs]'" in full
     assert "install-system-deps" in full
+
+
+def test_same_rows_compares_values_in_any_order() -> None:
+    pa = pytest.importorskip("pyarrow")
+    a = pa.table({"k": [1, 2], "v": ["x", "y"]})
+    assert same_rows(a, pa.table({"v": ["y", "x"], "k": [2, 1]}))
+    assert not same_rows(a, pa.table({"k": [1, 2], "v": ["x", "z"]}))
+    assert not same_rows(a, pa.table({"k": [1], "v": ["x"]}))

@@ -99,6 +99,31 @@ def test_lookup_equals_pyicebergs_scan(table: Any, where: str, expression: Any) 
     assert expected
 
 
+#: (predicate, pyiceberg's own row filter, files its manifests keep: the ids are 0..99,
+#: 100..199 in partition a, 200..299 and 300..399 in b)
+RANGES = [
+    ("id < 50", "id < 50", 1),
+    ("id >= 350 AND p = 'b'", "id >= 350 AND p = 'b'", 1),
+    ("id BETWEEN 90 AND 110", "id >= 90 AND id <= 110", 2),
+    ("NOT id < 300", "id >= 300", 1),
+    ("p > 'a'", "p > 'a'", 2),
+    ("p != 'a' AND id <= 210", "p != 'a' AND id <= 210", 1),
+    ("id NOT IN (1, 2, 3) AND id < 5", "id NOT IN (1, 2, 3) AND id < 5", 1),
+    ("NOT (p = 'a' OR id > 210)", "p != 'a' AND id <= 210", 1),
+    ("id BETWEEN 5 AND 3", "id >= 5 AND id <= 3", 0),
+    ("NOT id BETWEEN 1 AND 398", "id < 1 OR id > 398", 2),
+    ("NOT id <=> 3 AND id < 5", "(id IS NULL OR id != 3) AND id < 5", 1),
+    ("id IS NOT NULL AND id > 2.5 AND id < 4", "id > 2 AND id < 4", 1),  # 2.5: not certain
+]
+
+
+@pytest.mark.parametrize(("where", "expression", "files"), RANGES, ids=[r[0] for r in RANGES])
+def test_ranges_equal_pyicebergs_scan(table: Any, where: str, expression: str, files: int) -> None:
+    expected = _rows(table.scan(row_filter=expression).to_arrow())
+    assert _rows(pba.lookup_sync(table, where)) == expected
+    assert len(resolve_table(table, pba.parse_predicate(where)).files) == files
+
+
 def test_deleted_rows_and_replaced_files_are_never_read(table: Any, tmp_path: Path) -> None:
     before = {t.file.file_path for t in table.scan().plan_files()}
     with warnings.catch_warnings():

@@ -38,6 +38,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.predicates import truth
 from support.writers import SPARK_NDV, WrittenFiles
 
 from pybloom_async import (
@@ -55,21 +56,20 @@ from pybloom_async import (
     prune_sync,
     read_bloom_filters,
 )
-from pybloom_async.apps.spark.jobs import (
-    _PruneTask,
+from pybloom_async.apps.spark.jobs import _PruneTask
+from pybloom_async.errors import InvalidArgumentError
+from pybloom_async.io.base import FileInfo
+from pybloom_async.io.store import StoreOptions
+from pybloom_async.predicate import TextLiteral, literal_text
+from pybloom_async.spark import (
+    DEFAULT_WRITER_MAX_BYTES,
+    bloom_writer_options,
     prune_on_spark,
     read_surviving,
     surviving_files,
     verdict_schema,
-)
-from pybloom_async.apps.spark.writer_options import (
-    DEFAULT_WRITER_MAX_BYTES,
-    bloom_writer_options,
     writer_filter_bytes,
 )
-from pybloom_async.errors import InvalidArgumentError
-from pybloom_async.io.base import FileInfo
-from pybloom_async.io.store import StoreOptions
 
 pq = pytest.importorskip("pyarrow.parquet")
 
@@ -99,6 +99,8 @@ def same(a: Any, b: Any) -> bool:
 
 def matches(p: Predicate, row: dict[str, Any]) -> bool:
     """Whether one row satisfies the predicate (a column the file lacks matches nothing)."""
+    if not isinstance(p, (Eq, In, And, Or)):  # ranges, NOT: SQL's three-valued truth
+        return truth(p, row, lambda c, v: v.text if isinstance(v, TextLiteral) else v) is True
     if isinstance(p, Eq):
         if p.column not in row:
             return False
@@ -233,7 +235,10 @@ def test_work_for_executors_pickles() -> None:
     where = (col("t") == dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)) | col("x").isin(
         [b"\x00", -0.0, float("inf")]
     )
-    parsed = parse_predicate("id = 42 AND (email IN ('a', 'it''s') OR d <=> NULL)")
+    parsed = parse_predicate(
+        "id = 42 AND (email IN ('a', 'it''s') OR d <=> NULL) AND NOT (x BETWEEN 1 AND 2 OR "
+        "y NOT IN (3) OR z IS NOT NULL) AND t >= '2024-01-01' AND u != 0"
+    )
     options = StoreOptions(endpoint="http://127.0.0.1:1", extra_config={"b": "1", "a": "2"})
     info = FileInfo("s3://b/k.parquet", 10, '"etag"', dt.datetime(2024, 1, 1))
     task = _PruneTask(parsed, options, False, 8, None, False)
@@ -244,9 +249,7 @@ def test_work_for_executors_pickles() -> None:
 
 
 def test_import_needs_no_pyspark() -> None:
-    code = (
-        "import sys, pybloom_async, pybloom_async.apps.spark; assert 'pyspark' not in sys.modules"
-    )
+    code = "import sys, pybloom_async, pybloom_async.spark; assert 'pyspark' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
@@ -402,6 +405,17 @@ def _predicates(written: WrittenFiles) -> list[tuple[Predicate | str, bool]]:
     a, b = written.key_columns
     row = row_group_rows(main[1])[3][7]
     other = row_group_rows(main[0])[5][2]
+    stored = [r for path in main for g in row_group_rows(path) for r in g]
+    top = max(r[a] for r in stored if r[a] is not None)
+    least = min(r[b] for r in stored if r[b] is not None)
+    out += [
+        # Ranges and NOT, by parquet-java's statistics.
+        (col(a) > top, True),
+        (~(col(a) <= top), True),
+        (col(a) >= top, True),  # only the row group holding it
+        (f"{b} < {literal_text(least)} OR {a} BETWEEN {top} AND {top}", True),
+        (col(a) != top, False),
+    ]
     out += [
         (col("c_float") == 0.0, True),  # keeps the row group holding only -0.0 too
         (col("c_double") == -0.0, True),
@@ -552,10 +566,10 @@ def test_sidecar_index_on_spark(
     on Spark equals the local prune_with_index and keeps every match."""
     from pyspark.sql import functions as F
 
-    from pybloom_async.apps.spark.jobs import build_index_on_spark, index_build_schema
     from pybloom_async.index.build import build_index_sync
     from pybloom_async.index.format import index_location
     from pybloom_async.index.prune import prune_with_index_sync
+    from pybloom_async.spark import build_index_on_spark, index_build_schema
 
     main = spark_files.prune_files
     lake = tmp_path / "lake"

@@ -75,10 +75,16 @@ DELETED = [0, 5, 99, 100, 150, 151, 555, 999]  # first row, row-group edges, las
 WANTED = "id IN (0, 1, 5, 99, 100, 101, 150, 151, 152, 555, 556, 998, 999)"
 
 
+@pytest.mark.parametrize("two_phases", [False, True])
 @pytest.mark.parametrize("page_index", [True, False])
 def test_deletion_vector_positions_across_row_groups_and_pages(
-    tmp_path: Path, page_index: bool
+    tmp_path: Path, page_index: bool, two_phases: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Deleted positions fall right whether a row group is read whole or by its pages, in
+    one pass or its predicate's columns first (two phases)."""
+    from pybloom_async.rows import fetch
+
+    monkeypatch.setattr(fetch, "TWO_PHASE_MIN_BYTES", 0 if two_phases else 1 << 62)
     dt = _delta(tmp_path)
     (path,) = [a["path"] for a in pa.table(dt.get_add_actions(flatten=True)).to_pylist()]
     assert pq.read_metadata(tmp_path / "t" / path).num_row_groups == 10
@@ -247,7 +253,15 @@ def test_equality_deletes_by_the_sequence_number_rule(tmp_path: Path) -> None:
     assert pba.lookup_sync(tbl, "id IN (2, 3, 150, 999)").column("id").to_pylist() == [2]
 
 
-def test_equality_deletes_on_several_columns_and_nulls(tmp_path: Path) -> None:
+@pytest.mark.parametrize("two_phases", [False, True])
+def test_equality_deletes_on_several_columns_and_nulls(
+    tmp_path: Path, two_phases: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The delete's columns (not the predicate's, nor asked for) are read with the
+    predicate's, in one pass or two."""
+    from pybloom_async.rows import fetch
+
+    monkeypatch.setattr(fetch, "TWO_PHASE_MIN_BYTES", 0 if two_phases else 1 << 62)
     tbl = _iceberg(tmp_path)
     tbl.append(pa.table({
         "id": pa.array([5000, 5001], pa.int64()), "s": pa.array([None, "x"], pa.string()),
@@ -262,6 +276,8 @@ def test_equality_deletes_on_several_columns_and_nulls(tmp_path: Path) -> None:
     ])  # fmt: skip
     got = pba.lookup_sync(tbl, "id IN (10, 11, 12, 5000, 5001)")
     assert sorted(got.column("id").to_pylist()) == [11, 12, 5001]
+    only = pba.lookup_sync(tbl, "id IN (10, 11, 12, 5000, 5001)", columns=["id"])
+    assert sorted(only.column("id").to_pylist()) == [11, 12, 5001]
 
 
 def test_equality_deletes_of_another_partition_do_not_apply(tmp_path: Path) -> None:

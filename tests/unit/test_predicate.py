@@ -6,6 +6,7 @@ import datetime
 import decimal
 import re
 import uuid
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,7 +25,24 @@ from pybloom_async import (
     prune_with_index_sync,
 )
 from pybloom_async.errors import PredicateError, PyBloomError
-from pybloom_async.predicate import And, Eq, In, Or, as_predicate, col, iter_leaves, parse_predicate
+from pybloom_async.predicate import (
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    IsNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+    as_predicate,
+    col,
+    iter_leaves,
+    parse_predicate,
+)
+from pybloom_async.predicate_normal import normal_form
 from pybloom_async.predicate_tokens import TextLiteral
 
 
@@ -89,7 +107,14 @@ def test_nan_and_inf_literals() -> None:
     ("text", "match"),
     [
         ("", "empty"),
-        ("id", "expected =, <=> or IN"),
+        ("id", r"expected a comparison \(=, <, IN, BETWEEN, IS, \.\.\.\)"),
+        ("id BETWEEN 1", "expected AND between the two bounds of BETWEEN"),
+        ("id BETWEEN 1 OR 2", "expected AND between the two bounds"),
+        ("id IS 3", "expected NULL or NOT NULL after IS"),
+        ("id NOT = 3", "expected IN or BETWEEN after 'id' NOT"),
+        ("NOT", "expected a predicate after NOT"),
+        ("id < ", "expected a value"),
+        ("id < 1 AND NOT", "expected a predicate after NOT"),
         ("id = ", "expected a value"),
         ("id = 1 AND", "expected a column name"),
         ("id = 1 junk", "unexpected 'junk'"),
@@ -204,26 +229,96 @@ def test_predicates_have_no_truth_value() -> None:
         assert "&" in message and "|" in message and "parentheses" in message
 
 
+def test_comparison_builders() -> None:
+    x = col("x")
+    assert (x != 1) == Compare("x", "!=", 1)
+    assert (x < 1, x <= 1, x > 1, x >= 1) == tuple(
+        Compare("x", op, 1) for op in ("<", "<=", ">", ">=")
+    )
+    assert (1 < x) == Compare("x", ">", 1)  # noqa: SIM300 (reflected: x > 1)
+    assert x.between(1, 5) == Between("x", 1, 5)
+    assert x.is_null() == IsNull("x") == Eq("x", None, null_safe=True) == x.eq_null_safe(None)
+    assert type(Eq("x", None, null_safe=True)) is IsNull  # one form of IS NULL
+    assert x.is_not_null() == IsNotNull("x")
+    assert Compare("x", "<>", 1) == Compare("x", "!=", 1)
+    # ~ takes the complement where one exists, else wraps in Not.
+    assert ~x.isin([1, 2]) == NotIn("x", (1, 2))
+    assert ~NotIn("x", (1,)) == In("x", (1,))
+    assert ~(x == 1) == Compare("x", "!=", 1)
+    assert ~(x != 1) == Eq("x", 1)
+    assert ~x.is_null() == IsNotNull("x") and ~x.is_not_null() == IsNull("x")
+    assert ~(x < 1) == Not(Compare("x", "<", 1))  # NaN: not x >= 1
+    assert ~x.eq_null_safe(1) == Not(Eq("x", 1, null_safe=True))
+    assert ~~(x < 1) == (x < 1)
+    both = (x == 1) & (col("y") > 2)
+    assert ~both == Not(both)
+    assert (~both).columns() == {"x", "y"}
+    with pytest.raises(
+        PredicateError, match="Compare takes <, <=, >, >= or !=, not '=' \\(Eq is =\\)"
+    ):
+        Compare("x", "=", 1)
+    with pytest.raises(PredicateError, match="IsNull takes a column only"):
+        IsNull("x", 1)  # type: ignore[call-arg]
+    with pytest.raises(PredicateError, match="NOT takes a predicate"):
+        Not(x)  # type: ignore[arg-type]
+    for attempt in (lambda: x < col("y"), lambda: x.between(1, col("y")), lambda: x != (x == 1)):
+        with pytest.raises(PredicateError, match="compared with a value"):
+            attempt()
+    with pytest.raises(PredicateError, match="~ negates a predicate, not a column"):
+        ~x  # noqa: B018
+
+
 @pytest.mark.parametrize(
-    ("attempt", "operator"),
+    ("text", "expected"),
     [
-        (lambda: col("a") != 1, "!="),
-        (lambda: col("a") < 1, "<"),
-        (lambda: col("a") <= 1, "<="),
-        (lambda: col("a") > 1, ">"),
-        (lambda: col("a") >= 1, ">="),
-        (lambda: 1 < col("a"), ">"),  # noqa: SIM300 (reflected: col("a") > 1)
-        (lambda: ~(col("a") == 1), "NOT (~)"),
-        (lambda: ~col("a"), "NOT (~)"),
+        ("x != 1", Compare("x", "!=", 1)),
+        ("x <> 1", Compare("x", "!=", 1)),
+        ("x < 1 AND y <= 2", And((Compare("x", "<", 1), Compare("y", "<=", 2)))),
+        ("x > -1.5 OR y >= 'a'", Or((Compare("x", ">", Decimal("-1.5")),
+                                     Compare("y", ">=", TextLiteral("a"))))),
+        ("x BETWEEN 1 AND 5", Between("x", 1, 5)),
+        ("x NOT BETWEEN 1 AND 5", Not(Between("x", 1, 5))),
+        ("x BETWEEN 1 AND 5 AND y = 2", And((Between("x", 1, 5), Eq("y", 2)))),
+        ("x BETWEEN 1 AND 5 OR y BETWEEN 2 AND 3",
+         Or((Between("x", 1, 5), Between("y", 2, 3)))),
+        ("x NOT IN (1, NULL)", NotIn("x", (1, None))),
+        ("x IS NULL", IsNull("x")),
+        ("x is not null", IsNotNull("x")),
+        ("NOT x = 1", Not(Eq("x", 1))),
+        ("NOT x = 1 AND y = 2", And((Not(Eq("x", 1)), Eq("y", 2)))),  # NOT binds tighter
+        ("NOT (x = 1 AND y = 2)", Not(And((Eq("x", 1), Eq("y", 2))))),
+        ("a = 1 OR NOT b = 2 AND c = 3",
+         Or((Eq("a", 1), And((Not(Eq("b", 2)), Eq("c", 3)))))),
+        ("NOT NOT x < 1", Not(Not(Compare("x", "<", 1)))),
+        ("not = 1 AND is IS NULL", And((Eq("not", 1), IsNull("is")))),
+        ("between BETWEEN 1 AND 2", Between("between", 1, 2)),
+        ("not NOT IN (1)", NotIn("not", (1,))),
+        ("NOT not < 1", Not(Compare("not", "<", 1))),
+        ("x < NULL", Compare("x", "<", None)),
     ],
-)
-def test_unsupported_operators_say_what_is_supported(attempt: object, operator: str) -> None:
-    with pytest.raises(PredicateError) as info:
-        attempt()  # type: ignore[operator]
-    message = str(info.value)
-    assert message.startswith(f"{operator} is not supported")
-    for supported in ("==", "eq_null_safe()", "isin()", "&", "|", "parentheses"):
-        assert supported in message
+)  # fmt: skip
+def test_parse_the_new_forms(text: str, expected: object) -> None:
+    assert parse_predicate(text) == expected
+
+
+def test_the_normal_form_pushes_not_to_the_leaves() -> None:
+    p = parse_predicate("NOT (a = 1 OR b IN (2) OR NOT (c IS NULL AND d < 3)) AND e <=> 4")
+    normal = normal_form(p)
+    assert normal == And((Compare("a", "!=", 1), NotIn("b", (2,)), IsNull("c"),
+                          Compare("d", "<", 3), Eq("e", 4, null_safe=True)))  # fmt: skip
+    assert normal_form(p) is normal and normal_form(normal) is normal
+    # What has no complement stays under NOT, as one leaf.
+    kept = parse_predicate("NOT (a < 1 OR b BETWEEN 1 AND 2 OR c <=> 3 OR d <=> NULL)")
+    assert normal_form(kept) == And((Not(Compare("a", "<", 1)), Not(Between("b", 1, 2)),
+                                     Not(Eq("c", 3, null_safe=True)), IsNotNull("d")))  # fmt: skip
+    already = parse_predicate("a != 1 AND (NOT b < 2 OR c NOT IN (3))")
+    assert normal_form(already) is already
+    # The cache is not part of the predicate: equality, pickling and copies ignore it.
+    import copy
+    import pickle
+
+    assert "_normal" not in pickle.loads(pickle.dumps(p)).__dict__
+    assert copy.deepcopy(p) == p
 
 
 def test_and_or_need_predicates_on_both_sides() -> None:
@@ -246,7 +341,10 @@ def test_and_or_need_predicates_on_both_sides() -> None:
 # ---- the text form speaks the user's language -----------------------------------------
 
 TOKEN_NAMES = re.compile(r"\b(ident|rparen|lparen|comma|literal|op|TextLiteral|Decimal)\b")
-SUPPORTED = "supported: =, <=> and IN (...), combined with AND, OR and parentheses"
+SUPPORTED = (
+    "supported: =, <=>, != (<>), <, <=, >, >=, [NOT] IN (...), [NOT] BETWEEN ... AND ..., "
+    "IS [NOT] NULL, combined with NOT, AND, OR and parentheses"
+)
 
 
 @pytest.mark.parametrize(
@@ -258,19 +356,15 @@ SUPPORTED = "supported: =, <=> and IN (...), combined with AND, OR and parenthes
         ("id IN (1 'x')", "found 'x'"),
         ("id = 1 2.5", "unexpected '2.5' at position 7"),
         ("id IN 1", "expected '(' after IN"),
-        ("id != 3", f"unsupported operator '!=' at position 3 in 'id != 3'; {SUPPORTED}"),
-        ("id <> 3", f"unsupported operator '<>' at position 3 in 'id <> 3'; {SUPPORTED}"),
-        ("id < 3", "unsupported operator '<'"),
-        ("id >= 3", "unsupported operator '>='"),
         ("a = 1 && b = 2", "operator '&&' at position 6 in 'a = 1 && b = 2'; write AND"),
         ("a = 1 || b = 2", "write OR"),
-        ("NOT id = 3", f"NOT is not supported (at position 0 of 'NOT id = 3'); {SUPPORTED}"),
-        ("id NOT IN (1, 2)", "NOT is not supported (at position 3"),
-        ("a = 1 AND not b = 2", "NOT is not supported (at position 10"),
-        ("id ~ 3", "NOT is not supported"),
-        ("id IS NULL", "for IS NULL write id <=> NULL"),
-        ("id LIKE 'a%'", f"LIKE is not supported (at position 3 of \"id LIKE 'a%'\"); {SUPPORTED}"),
-        ("id BETWEEN 1 AND 2", "BETWEEN is not supported"),
+        ("id ~ 3", "unsupported operator '~' at position 3 in 'id ~ 3'; write NOT"),
+        ("!(id = 3)", "write NOT"),
+        ("id LIKE 'a%'", "LIKE is not supported (at position 3 of \"id LIKE 'a%'\"); for a prefix"),
+        (
+            "id MATCHES 3",
+            f"MATCHES is not supported (at position 3 of 'id MATCHES 3'); {SUPPORTED}",
+        ),
         ('name = "x"', "double quotes quote column names; text goes in single quotes: 'x'"),
         ('name IN ("it\'s")', "text goes in single quotes: 'it''s'"),
         ("name = bob", "found bob (a column name: columns are compared with values, not with "),
@@ -704,3 +798,64 @@ def test_the_text_form_evaluates_as_the_predicate(typed_files: list[str], where:
     assert isinstance(where, (Eq, In, And, Or))
     again = parse_predicate(where.to_text())
     assert _outcome(typed_files, again) == _outcome(typed_files, where), where.to_text()
+
+
+# ---- every form reads back from its text ----------------------------------------------------
+
+
+def _any_leaf(draw: st.DrawFn) -> object:
+    column = draw(st.sampled_from([*_COLUMNS, "not", "is", "between", "a b", "in"]))
+    c = col(column)
+    value = draw(st.sampled_from(_LITERALS))
+    other = draw(st.sampled_from(_LITERALS))
+    kind = draw(st.sampled_from(["=", "<=>", "IN", "NOT IN", "!=", "<", "<=", ">", ">=",
+                                 "BETWEEN", "IS NULL", "IS NOT NULL"]))  # fmt: skip
+    if kind in ("IN", "NOT IN"):
+        inside = c.isin(draw(st.lists(st.sampled_from(_LITERALS), min_size=1, max_size=4)))
+        return inside if kind == "IN" else ~inside
+    if kind == "BETWEEN":
+        return c.between(value, other)
+    if kind == "IS NULL":
+        return c.is_null()
+    if kind == "IS NOT NULL":
+        return c.is_not_null()
+    if kind == "<=>":
+        return c.eq_null_safe(value)
+    return Compare(column, kind, value) if kind != "=" else c == value
+
+
+@st.composite
+def _any_predicate(draw: st.DrawFn, depth: int = 0) -> object:
+    roll = draw(st.integers(0, 9))
+    if depth < 3 and roll < 3:
+        parts = [draw(_any_predicate(depth + 1)) for _ in range(draw(st.integers(2, 3)))]
+        return And.of(*parts) if roll == 0 else Or.of(*parts)  # type: ignore[arg-type]
+    if depth < 3 and roll == 3:
+        return Not(draw(_any_predicate(depth + 1)))  # type: ignore[arg-type]
+    if depth < 3 and roll == 4:
+        return ~draw(_any_predicate(depth + 1))  # type: ignore[operator]
+    return _any_leaf(draw)
+
+
+@given(_any_predicate())
+@settings(max_examples=400, deadline=None)
+def test_every_form_reads_back_from_its_text(where: object) -> None:
+    assert isinstance(where, Predicate)
+    text = where.to_text()
+    again = parse_predicate(text)
+    # Python values come back as the literals the text writes (a date as its quoted text):
+    # the same tree, the same text, and that text's own parse is a fixed point.
+    # (a float's text reads back as the exact decimal it prints as: 1e+39 as 1E+39).
+    assert _shape(again) == _shape(where), text
+    fixed = again.to_text()
+    assert parse_predicate(fixed).to_text() == fixed
+    assert normal_form(parse_predicate(fixed)).to_text() == normal_form(again).to_text()
+
+
+def _shape(p: object) -> object:
+    """The tree's classes, columns and operators, without the literals."""
+    if isinstance(p, (And, Or)):
+        return (type(p).__name__, tuple(_shape(c) for c in p.children))
+    if isinstance(p, Not):
+        return ("Not", _shape(p.child))
+    return (type(p).__name__, getattr(p, "column", None), getattr(p, "op", None))

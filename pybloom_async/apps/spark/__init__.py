@@ -1,25 +1,39 @@
-"""PySpark integration: writer options, pruning and index builds on the executors."""
+"""The Spark integration's code; its public import path is :mod:`pybloom_async.spark`.
+
+Names imported from here still work for one release, with a ``DeprecationWarning`` naming
+the new path. The modules below are the implementation (``jobs``, ``source``, ...).
+"""
 
 from __future__ import annotations
 
-from .jobs import (
-    build_index_on_spark,
-    index_build_schema,
-    prune_on_spark,
-    read_surviving,
-    surviving_files,
-    verdict_schema,
-)
-from .writer_options import DEFAULT_WRITER_MAX_BYTES, bloom_writer_options, writer_filter_bytes
+import importlib
+import warnings
+from typing import Any
 
-__all__ = [
-    "DEFAULT_WRITER_MAX_BYTES",
-    "bloom_writer_options",
-    "build_index_on_spark",
-    "index_build_schema",
-    "prune_on_spark",
-    "read_surviving",
-    "surviving_files",
-    "verdict_schema",
-    "writer_filter_bytes",
-]
+#: The names this package used to export, and the module that holds each now.
+_MOVED = {
+    "DEFAULT_WRITER_MAX_BYTES": ".writer_options",
+    "bloom_writer_options": ".writer_options",
+    "writer_filter_bytes": ".writer_options",
+    "build_index_on_spark": ".indexes",
+    "index_build_schema": ".indexes",
+    "prune_on_spark": ".jobs",
+    "read_surviving": ".jobs",
+    "surviving_files": ".jobs",
+    "verdict_schema": ".jobs",
+}
+
+__all__: list[str] = []
+
+
+def __getattr__(name: str) -> Any:
+    module = _MOVED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"pybloom_async.apps.spark.{name} is deprecated: import it from pybloom_async.spark "
+        "(this path goes away in the next release)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(module, __name__), name)

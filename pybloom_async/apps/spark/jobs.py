@@ -1,17 +1,16 @@
-"""PySpark: write files with Bloom filters, and prune or index them on the executors.
+"""PySpark: prune files on the executors, and read the ones that may hold matching rows.
 
-Three parts, for a pipeline that runs on Spark (install the ``[spark]`` extra):
-
-* :func:`bloom_writer_options` gives the parquet-java writer options that make Spark
-  write a Split Block Bloom Filter per row group for chosen columns, and
-  :func:`writer_filter_bytes` the size each of those filters will have.
 * :func:`prune_on_spark` spreads a file list over the executors; each partition runs
   the async reader (:func:`pybloom_async.pruning.api.prune`) over all its files at once and
   yields one row per (file, row group). :func:`surviving_files` and
   :func:`read_surviving` turn the result into the input of a normal
-  ``spark.read.parquet``, so a job opens only the files that may hold a match.
-* :func:`build_index_on_spark` builds file-level sidecar indexes
-  (:mod:`pybloom_async.index.build`) on the executors.
+  ``spark.read.parquet``, so a job opens only the files that may hold a match (the
+  ``pybloom`` data source, :func:`pybloom_async.spark.register`, reads only the row
+  groups).
+
+The writer options (:func:`pybloom_async.spark.bloom_writer_options`), the index builds
+and the lookups on the executors are beside it; :mod:`pybloom_async.spark` is the public
+path of all of them.
 
 The executors must import this package: install it where the executors' Python runs,
 and point ``PYSPARK_PYTHON`` at that interpreter before the SparkContext starts. Work
@@ -25,43 +24,41 @@ pybloom_async`` works without it."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import anyio
 
-from ...checks import integer, positive_int
 from ...errors import InvalidArgumentError
 from ...io.base import FileInfo
-from ...io.files import expand_paths
 from ...io.store import StoreOptions
 from ...predicate import Predicate, as_predicate
 from ...pruning.api import prune
 from ...pruning.verdicts import Rule, Verdict
 from ...read.fetch import ReaderConfig
-from ...read.reader import BloomReader
-from ...tasks.loops import running_event_loop
+from .common import (
+    OptionsArg,
+    PathsArg,
+    check_concurrency,
+    list_files,
+    partition_count,
+    path_of,
+    spark_context,
+    store_options,
+    unique_files,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
-from .writer_options import check_column
 
 __all__ = [
-    "build_index_on_spark",
-    "index_build_schema",
     "prune_on_spark",
     "read_surviving",
     "surviving_files",
     "verdict_schema",
 ]
-
-T = TypeVar("T")
-PathsArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
-OptionsArg = StoreOptions | Mapping[str, Any] | None
 
 
 # ---- schemas -------------------------------------------------------------------------
@@ -93,92 +90,6 @@ def verdict_schema() -> StructType:
             StructField("rule", StringType(), nullable=False),
         ]
     )
-
-
-def index_build_schema() -> StructType:
-    """The schema of :func:`build_index_on_spark`'s DataFrame.
-
-    ``file`` string, ``index`` string (null when none was written), ``columns``
-    array of strings, ``num_rows`` long, ``index_bytes`` long (null when none was
-    written), ``error`` string (null on success).
-    """
-    from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
-
-    return StructType(
-        [
-            StructField("file", StringType(), nullable=False),
-            StructField("index", StringType(), nullable=True),
-            StructField("columns", ArrayType(StringType(), containsNull=False), nullable=False),
-            StructField("num_rows", LongType(), nullable=True),
-            StructField("index_bytes", LongType(), nullable=True),
-            StructField("error", StringType(), nullable=True),
-        ]
-    )
-
-
-# ---- driver side ---------------------------------------------------------------------
-
-
-def _run_sync(func: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """``anyio.run``, also from a thread whose event loop is running (Jupyter)."""
-    if running_event_loop() is None:
-        return anyio.run(func, *args)
-    with ThreadPoolExecutor(1, thread_name_prefix="pybloom-async") as pool:
-        return pool.submit(anyio.run, func, *args).result()
-
-
-def _context(spark: SparkSession) -> Any:
-    try:
-        return spark.sparkContext
-    except Exception as exc:  # Spark Connect sessions have no SparkContext
-        raise InvalidArgumentError(
-            f"needs a classic SparkSession with a SparkContext (Spark Connect has none): {exc}"
-        ) from None
-
-
-def _path_of(location: str | FileInfo) -> str:
-    return location.path if isinstance(location, FileInfo) else location
-
-
-def _options(options: OptionsArg) -> StoreOptions | None:
-    # BloomReader validates and converts a dict into StoreOptions.
-    return BloomReader(options=options, max_files=0).options
-
-
-def _list_files(paths: PathsArg, options: StoreOptions | None) -> list[str | FileInfo]:
-    """Directories and prefixes become their files (on the driver, before anything ships)."""
-    if isinstance(paths, (str, os.PathLike, FileInfo)):
-        paths = [paths]
-    elif not isinstance(paths, Sequence):
-        raise InvalidArgumentError(
-            f"paths must be a path, a URL or a list of them, not {type(paths).__name__}"
-        )
-
-    async def expand() -> list[str | FileInfo]:
-        return await expand_paths(paths, BloomReader(options=options, max_files=0))
-
-    return _run_sync(expand)
-
-
-def _unique(files: list[str | FileInfo]) -> list[str | FileInfo]:
-    seen: set[str] = set()
-    out = []
-    for f in files:
-        if _path_of(f) not in seen:
-            seen.add(_path_of(f))
-            out.append(f)
-    return out
-
-
-def _partitions(spark: SparkSession, files: int, num_partitions: int | None) -> int:
-    if num_partitions is None:
-        parallelism = int(_context(spark).defaultParallelism)
-        return max(1, min(files, parallelism))
-    return max(1, min(files, positive_int("num_partitions", num_partitions)))
-
-
-def _check_concurrency(concurrency: int | None) -> int | None:
-    return None if concurrency is None else positive_int("concurrency", concurrency)
 
 
 # ---- executor side -------------------------------------------------------------------
@@ -246,7 +157,7 @@ class _PruneTask:
                 out.extend(anyio.run(self._prune, [location]))
             except Exception as exc:
                 reason = f"file not pruned: {type(exc).__name__}: {exc}"
-                out.append(Verdict(_path_of(location), None, None, True, reason, Rule.UNREADABLE))
+                out.append(Verdict(path_of(location), None, None, True, reason, Rule.UNREADABLE))
         return out
 
 
@@ -325,21 +236,20 @@ def prune_on_spark(
         Bad options, partitions or concurrency, or a Spark Connect session.
     """
     predicate = as_predicate(where)
-    store_options = _options(options)
+    store = store_options(options)
     if config is not None and not isinstance(config, ReaderConfig):
         raise InvalidArgumentError(f"config must be a ReaderConfig, not {type(config).__name__}")
     task = _PruneTask(
-        predicate, store_options, bool(strict), _check_concurrency(concurrency), config,
-        bool(use_index),
-    )  # fmt: skip
-    files = _list_files(paths, store_options)
+        predicate, store, bool(strict), check_concurrency(concurrency), config, bool(use_index)
+    )
+    files = list_files(paths, store)
     if use_index:
-        files = _unique(files)  # as prune_with_index does: each file once
+        files = unique_files(files)  # as prune_with_index does: each file once
     schema = verdict_schema()
     if not files:
         return spark.createDataFrame([], schema)
-    partitions = _partitions(spark, len(files), num_partitions)
-    rdd = _context(spark).parallelize(files, partitions).mapPartitions(task)
+    partitions = partition_count(spark, len(files), num_partitions)
+    rdd = spark_context(spark).parallelize(files, partitions).mapPartitions(task)
     return spark.createDataFrame(rdd, schema, verifySchema=False)
 
 
@@ -418,143 +328,3 @@ def read_surviving(
         )
     # Schema from one footer; limit(0) is optimised to an empty relation, nothing read.
     return reader.parquet(str(any_file[0][0])).limit(0)
-
-
-# ---- sidecar indexes -------------------------------------------------------------------
-
-BuildRow = tuple[str, str | None, list[str], int | None, int | None, str | None]
-
-
-@dataclass(frozen=True)
-class _IndexTask:
-    """What one partition does: build the sidecar indexes of its files."""
-
-    columns: tuple[str, ...]
-    fpp: float
-    ndv: int | dict[str, int] | None
-    options: StoreOptions | None
-    strict: bool
-    concurrency: int | None
-
-    async def _build(self, files: list[str | FileInfo]) -> list[BuildRow]:
-        from ...index.build import build_index
-
-        built = await build_index(
-            files,
-            list(self.columns),
-            fpp=self.fpp,
-            ndv=self.ndv,
-            options=self.options,
-            concurrency=self.concurrency,
-            strict=self.strict,
-        )
-        return [_build_row(b.to_dict()) for b in built]
-
-    def __call__(self, items: Iterable[str | FileInfo]) -> Iterator[BuildRow]:
-        files = list(items)
-        if not files:
-            return iter(())
-        try:
-            rows = anyio.run(self._build, files)
-        except Exception:
-            if self.strict:
-                raise
-            rows = []  # as in _PruneTask: each file alone, a failure reported in its row
-            for location in files:
-                try:
-                    rows.extend(anyio.run(self._build, [location]))
-                except Exception as exc:
-                    reason = f"{type(exc).__name__}: {exc}"
-                    rows.append((_path_of(location), None, list(self.columns), None, None, reason))
-        return iter(rows)
-
-
-def _build_row(d: Mapping[str, Any]) -> BuildRow:
-    return (
-        str(d["file"]),
-        None if d.get("index") is None else str(d["index"]),
-        [str(c) for c in d.get("columns") or ()],
-        None if d.get("num_rows") is None else int(d["num_rows"]),
-        None if d.get("index_bytes") is None else int(d["index_bytes"]),
-        None if d.get("error") is None else str(d["error"]),
-    )
-
-
-def build_index_on_spark(
-    spark: SparkSession,
-    paths: PathsArg,
-    columns: Sequence[str],
-    *,
-    fpp: float = 0.01,
-    ndv: int | Mapping[str, int] | None = None,
-    options: OptionsArg = None,
-    strict: bool = False,
-    num_partitions: int | None = None,
-    concurrency: int | None = None,
-) -> DataFrame:
-    """Build the sidecar index of every file on the executors.
-
-    Each partition runs :func:`pybloom_async.index.build.build_index` over its files
-    concurrently; each index lands next to its data file
-    (``dir/_bloom_index/name.parquet.index.v1.parquet``), the same bytes a local build
-    writes. The DataFrame is computed (and the indexes written) at its first action,
-    and again at every action unless it is cached.
-
-    Parameters
-    ----------
-    spark, paths, options, num_partitions:
-        As for :func:`prune_on_spark`.
-    columns:
-        The columns to index.
-    fpp:
-        Target false-positive probability of each filter.
-    ndv:
-        Distinct values per file to size every filter for (an int, or per column);
-        default: each file's exact distinct count.
-    strict:
-        Fail the job on the first file that cannot be indexed, instead of reporting
-        it in its row's ``error``.
-    concurrency:
-        Files indexed at once within each partition (default: the executor's CPUs).
-
-    Returns
-    -------
-    pyspark.sql.DataFrame
-        One row per file, columns as :func:`index_build_schema`; ``error`` is null
-        when the index was written.
-
-    Raises
-    ------
-    InvalidArgumentError
-        No column, bad fpp, ndv, options, partitions or concurrency.
-    SourceNotFoundError, SourceError
-        A directory or prefix cannot be listed (on the driver).
-    """
-    from ...index.build import build_index
-
-    if isinstance(columns, (str, bytes)):
-        raise InvalidArgumentError(f"columns must be a list of names, not one str ({columns!r})")
-    names = tuple(check_column(c) for c in columns)
-    sizes: int | dict[str, int] | None
-    if isinstance(ndv, Mapping):
-        sizes = {}
-        for name, value in ndv.items():
-            sizes[check_column(name)] = integer("ndv", value, minimum=0, column=str(name))
-    else:
-        sizes = ndv
-    store_options = _options(options)
-    limit = _check_concurrency(concurrency)
-
-    async def validate() -> None:
-        # build_index checks its arguments before it lists anything: no file, no I/O.
-        await build_index([], list(names), fpp=fpp, ndv=sizes, concurrency=limit)
-
-    _run_sync(validate)
-    task = _IndexTask(names, float(fpp), sizes, store_options, bool(strict), limit)
-    files = _unique(_list_files(paths, store_options))
-    schema = index_build_schema()
-    if not files:
-        return spark.createDataFrame([], schema)
-    partitions = _partitions(spark, len(files), num_partitions)
-    rdd = _context(spark).parallelize(files, partitions).mapPartitions(task)
-    return spark.createDataFrame(rdd, schema, verifySchema=False)

@@ -7,10 +7,11 @@ failures: a wrong answer, or an exception where the documentation promises a res
 
 from __future__ import annotations
 
+import contextlib
 import os
 import traceback
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -21,16 +22,21 @@ import pyarrow as pa
 
 import pybloom_async as pba
 from pybloom_async.predicate import Predicate, parse_predicate
+from pybloom_async.rows import fetch
 
 from . import gates, sql
 from .oracle import (
     FileFacts,
     LiteralTypeError,
     canonical_rows,
+    check_folder_literals,
     columns_of,
     evaluate,
     expected_rows,
+    folder_types,
     read_file,
+    ruled_out_by_folder,
+    with_folders,
 )
 from .spec import Case
 from .write import source_names, write_lake
@@ -58,21 +64,55 @@ class Lake:
     order: list[str]  # files in the order a reader reads them, each once
     facts: dict[str, FileFacts] = field(default_factory=dict)
     garbage: list[str] = field(default_factory=list)
+    #: Hive partition columns of the files listed (their types, in the order first met),
+    #: the files their folder values rule out (never opened), and whether a literal is
+    #: not of a partition column's type.
+    folder_types: dict[str, Any] = field(default_factory=dict)
+    ruled_out: set[str] = field(default_factory=set)
+    folder_error: bool = False
 
     @property
     def readable(self) -> list[FileFacts]:
-        return [self.facts[p] for p in self.order if p in self.facts]
+        """The files read: valid Parquet, not ruled out by their folders."""
+        return [self.facts[p] for p in self.order if p in self.facts and p not in self.ruled_out]
+
+    @property
+    def unreadable(self) -> list[str]:
+        """The files that are not Parquet and are opened (not ruled out by their folders)."""
+        return [p for p in self.garbage if p not in self.ruled_out]
+
+    def names(self) -> list[str]:
+        """The result's default columns: the files' own (first seen), then the partition
+        columns (first met in the listing)."""
+        own = [n for f in self.readable for n in f.top_level if n not in self.folder_types]
+        return list(dict.fromkeys(own)) + list(self.folder_types)
 
 
 def open_lake(case: Case, root: Path, paths: Sequence[Path], sources: Any = None) -> Lake:
     given, order = source_names(case, root, paths)
     lake = Lake(root, list(paths), given if sources is None else sources, order)
     wanted = columns_of(case.predicate)
+    # Partition folders count when the files are listed from the directory.
+    listed = case.sources in ("dir", "dir_and_file")
+    folders = {str(root / s.relative): s.folder for s in case.files} if listed else {}
+    lake.folder_types = folder_types(folders.get(path, ()) for path in order)
+    try:
+        check_folder_literals(case.predicate, lake.folder_types)
+    except LiteralTypeError:
+        lake.folder_error = True
     for path in order:
+        folder = folders.get(path, ())
         try:
-            lake.facts[path] = read_file(path, wanted)
+            if folder and ruled_out_by_folder(case.predicate, folder, lake.folder_types):
+                lake.ruled_out.add(path)
+        except LiteralTypeError:
+            lake.folder_error = True
+        try:
+            facts = read_file(path, wanted)
         except (pa.ArrowInvalid, OSError):
             lake.garbage.append(path)
+            continue
+        lake.facts[path] = with_folders(facts, folder, lake.folder_types, wanted)
     return lake
 
 
@@ -90,6 +130,20 @@ def text_value(value: Any) -> Any:
 
 def text_predicate(p: Predicate) -> Predicate:
     return gates.map_literals(p, lambda _c, v: text_value(v))
+
+
+@contextlib.contextmanager
+def two_phase(choice: bool | None) -> Iterator[None]:
+    """The rows' two-phase fetch forced on (True) or off (False), or left as it is."""
+    if choice is None:
+        yield
+        return
+    saved = fetch.TWO_PHASE_MIN_BYTES
+    fetch.TWO_PHASE_MIN_BYTES = 0 if choice else 1 << 62
+    try:
+        yield
+    finally:
+        fetch.TWO_PHASE_MIN_BYTES = saved
 
 
 # ---- comparisons ------------------------------------------------------------------------------
@@ -132,10 +186,12 @@ def failure_of(check: str, exc: BaseException) -> Failure:
 def expected_error(case: Case, lake: Lake, predicate: Predicate) -> str | None:
     """The error the documentation promises for this lake and predicate, if any: a column
     no file read has (with at least one file read) or a literal not of its column's type."""
+    if lake.folder_error:
+        return "PredicateError"
     if not lake.readable:
         return None
     for column in columns_of(predicate):
-        if not any(f.has(column) for f in lake.readable):
+        if column not in lake.folder_types and not any(f.has(column) for f in lake.readable):
             return "PredicateError"
     for facts in lake.readable:
         try:
@@ -160,6 +216,7 @@ def verify_verdicts(
     problems: list[str] = []
     counts = {path: _group_counts(f, predicate) for path, f in lake.facts.items()}
     seen: dict[str, list[pba.Verdict]] = {}
+    ruled_out = lake.ruled_out  # never opened: no verdict (a verdict would be no error)
     for v in verdicts:
         path = os.path.normpath(v.file)
         if path not in lake.facts and path not in lake.garbage:
@@ -188,13 +245,17 @@ def verify_verdicts(
         if in_range and v.num_rows != facts.row_group_rows[v.row_group]:  # type: ignore[index]
             problems.append(f"{v.file} row group {v.row_group}: num_rows {v.num_rows}, "
                             f"the footer says {facts.row_group_rows[v.row_group]}")  # type: ignore[index]  # fmt: skip
-    for path in lake.garbage:
+    for path in lake.unreadable:
         if path not in seen:
             problems.append(f"the unreadable file {path} got no verdict (silently dropped)")
     for path, facts in lake.facts.items():
         mine = seen.get(path, [])
         groups = sorted(v.row_group for v in mine if v.row_group is not None)
         whole = [v for v in mine if v.row_group is None]
+        if path in ruled_out and not mine:
+            if sum(counts[path]):
+                problems.append(f"{path} got no verdict but holds matching rows")
+            continue
         if facts.row_group_rows and not mine:
             problems.append(f"{path} ({len(facts.row_group_rows)} row groups) got no verdict")
         elif len(whole) > 1:
@@ -287,10 +348,12 @@ def check_text_round_trip(ctx: Context) -> list[Failure]:
 
 
 def _lookup_names(ctx: Context, lake: Lake) -> list[str]:
+    """The columns asked, or by default every top-level column of the files read, in the
+    order first seen, then the partition columns (the one schema rule of lookup and
+    pruned_dataset)."""
     if ctx.case.lookup.columns is not None:
         return list(ctx.case.lookup.columns)
-    first = lake.readable
-    return first[0].top_level if first else []
+    return lake.names()
 
 
 def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = False) -> list[Failure]:
@@ -310,10 +373,17 @@ def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = Fals
         kwargs["skipped"] = skipped
     names = _lookup_names(ctx, lake)
     expected_err = expected_error(case, lake, predicate)
-    if lake.readable and any(all(n not in f.top_level for f in lake.readable) for n in names):
+    if lake.readable and any(
+        n not in lake.folder_types and all(n not in f.top_level for f in lake.readable)
+        for n in names
+    ):
         expected_err = "PredicateError"  # a projected column no file has
 
     def call() -> pa.Table:
+        with two_phase(args.two_phase):
+            return _call()
+
+    def _call() -> pa.Table:
         if mode == "sync":
             return pba.lookup_sync(lake.sources, where, **kwargs)
         if mode == "async":
@@ -338,9 +408,9 @@ def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = Fals
                                 f"expected {names}, got {got.column_names}"))  # fmt: skip
     expected = expected_rows(predicate, lake.readable, names)
     failures += compare_rows(check, canonical_rows(got, names), expected, names)
-    if lake.garbage:
+    if lake.unreadable:
         named = {os.path.normpath(getattr(e, "path", None) or "") for e in skipped}
-        for path in lake.garbage:
+        for path in lake.unreadable:
             if path not in named:
                 failures.append(Failure(check, f"the unreadable {path} is not in skipped",
                                         f"skipped: {[str(e) for e in skipped]}"))  # fmt: skip
@@ -352,7 +422,7 @@ def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = Fals
                     Failure(check, "on_error='raise' returned rows over an unreadable file")
                 )
             except pba.PyBloomError as exc:
-                if not any(Path(p).name in str(exc) for p in lake.garbage):
+                if not any(Path(p).name in str(exc) for p in lake.unreadable):
                     failures.append(Failure(check, f"the error does not name the file: {exc}"))
     return failures
 
@@ -425,18 +495,20 @@ def _dataset(ctx: Context, check: str, engine: str) -> list[Failure]:
 
     if expected_err:
         return _expect_error(check, expected_err, call)
+    if lake.unreadable and not lake.readable:
+        return _no_file_read(check, lake, call)
     try:
         ds = call()
     except Exception as exc:
         return [failure_of(check, exc)]
     failures = []
-    union = list(dict.fromkeys(n for f in lake.readable for n in f.top_level))
+    union = lake.names()
     if sorted(ds.schema.names) != sorted(union):
         failures.append(Failure(check, "the dataset's columns are not the files' columns",
                                 f"expected {union}, got {ds.schema.names}"))  # fmt: skip
-    if lake.garbage:
+    if lake.unreadable:
         files = {os.path.normpath(f) for f in ds.files}
-        for path in lake.garbage:
+        for path in lake.unreadable:
             if path not in files:
                 failures.append(Failure(check, f"the unreadable {path} is left out of the dataset"))
         return failures  # the engine cannot scan a file that is not Parquet
@@ -462,6 +534,20 @@ def _dataset(ctx: Context, check: str, engine: str) -> list[Failure]:
     if engine == "duckdb":
         failures += _duckdb_where(ctx, ds, names, matches)
     return failures
+
+
+def _no_file_read(check: str, lake: Lake, call: Callable[[], Any]) -> list[Failure]:
+    """Every file left (after its folders) is unreadable: the documented SourceError ("no
+    file at all can be read": no schema to give the engine), naming one of them."""
+    try:
+        got = call()
+    except pba.SourceError as exc:
+        if any(Path(p).name in str(exc) for p in lake.unreadable):
+            return []
+        return [Failure(check, f"the error does not name an unreadable file: {exc}")]
+    except Exception as exc:
+        return [failure_of(check, exc)]
+    return [Failure(check, "no file can be read, yet a dataset came back", repr(got)[:300])]
 
 
 def _duckdb_where(

@@ -19,7 +19,21 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from pybloom_async.predicate import And, Eq, In, Or, Predicate
+from pybloom_async.predicate import (
+    COMPARISONS,
+    And,
+    Between,
+    Compare,
+    Comparison,
+    Eq,
+    In,
+    IsNotNull,
+    IsNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+)
 
 from .kinds import KINDS, leaf_kind
 from .spec import Case, FileSpec
@@ -89,35 +103,52 @@ def _rename(case: Case, names: dict[str, str]) -> Case:
 
 def map_columns(p: Predicate, fn: Callable[[str], str]) -> Predicate:
     """``p`` with each column path ``c`` replaced by ``fn(c)``."""
-    if isinstance(p, (Eq, In)):
+    if isinstance(p, (And, Or)):
+        return type(p)(tuple(map_columns(c, fn) for c in p.children))
+    if isinstance(p, Not):
+        return Not(map_columns(p.child, fn))
+    if isinstance(p, COMPARISONS):
         return replace(p, column=fn(p.column))
-    if isinstance(p, And):
-        return And(tuple(map_columns(c, fn) for c in p.children))
-    if isinstance(p, Or):
-        return Or(tuple(map_columns(c, fn) for c in p.children))
     raise NotImplementedError(type(p).__name__)
 
 
 # ---- predicates ---------------------------------------------------------------------------------
 
 
-def leaves_of(p: Predicate) -> Iterator[Eq | In]:
-    if isinstance(p, (Eq, In)):
+def leaves_of(p: Predicate) -> Iterator[Comparison]:
+    """Every comparison of the tree (under AND, OR and NOT)."""
+    if isinstance(p, COMPARISONS):
         yield p
-    for child in getattr(p, "children", ()):
+    for child in (p.child,) if isinstance(p, Not) else getattr(p, "children", ()):
         yield from leaves_of(child)
+
+
+def literals_of(leaf: Predicate) -> tuple[Any, ...]:
+    """The literals of one comparison."""
+    if isinstance(leaf, (In, NotIn)):
+        return leaf.values
+    if isinstance(leaf, Between):
+        return (leaf.low, leaf.high)
+    if isinstance(leaf, (IsNotNull, IsNull)):
+        return ()
+    assert isinstance(leaf, (Eq, Compare))
+    return (leaf.value,)
 
 
 def map_literals(p: Predicate, fn: Callable[[str, Any], Any]) -> Predicate:
     """``p`` with each literal ``v`` of column ``c`` replaced by ``fn(c, v)``."""
-    if isinstance(p, Eq):
+    if isinstance(p, (And, Or)):
+        return type(p)(tuple(map_literals(c, fn) for c in p.children))
+    if isinstance(p, Not):
+        return Not(map_literals(p.child, fn))
+    if isinstance(p, (IsNotNull, IsNull)):
+        return p
+    if isinstance(p, (Eq, Compare)):
         return replace(p, value=fn(p.column, p.value))
-    if isinstance(p, In):
+    if isinstance(p, (In, NotIn)):
         return replace(p, values=tuple(fn(p.column, v) for v in p.values))
-    if isinstance(p, And):
-        return And(tuple(map_literals(c, fn) for c in p.children))
-    if isinstance(p, Or):
-        return Or(tuple(map_literals(c, fn) for c in p.children))
+    if isinstance(p, Between):
+        return replace(p, low=fn(p.column, p.low), high=fn(p.column, p.high))
     raise NotImplementedError(type(p).__name__)
 
 
@@ -208,8 +239,7 @@ def _text_out_of_range(case: Case) -> tuple[Case, bool]:
     keeps its col() form, without the text form's checks."""
     kinds = _leaf_kinds(case)
     beyond = [
-        v for leaf in leaves_of(case.predicate)
-        for v in ((leaf.value,) if isinstance(leaf, Eq) else leaf.values)
+        v for leaf in leaves_of(case.predicate) for v in literals_of(leaf)
         if _beyond(v, kinds.get(leaf.column, set()))
     ]  # fmt: skip
     if not beyond:
@@ -333,6 +363,7 @@ __all__ = [
     "KNOWN",
     "KNOWN_BUGS",
     "leaves_of",
+    "literals_of",
     "map_columns",
     "map_literals",
     "skip_table_dataset",

@@ -2,8 +2,8 @@
 
 Tables drive it, so a new operator, layout or writer setting is one row:
 
-* ``OPERATORS`` and ``COMBINERS``: the predicate forms (the oracle's ``truth`` has the
-  semantics of each; a new operator adds a row here and a rule there);
+* ``OPERATORS``, ``COMBINERS`` and ``NEGATION``: the predicate forms (the oracle's
+  ``truth`` has the semantics of each; a new operator adds a row here and a rule there);
 * ``LAYOUTS``: what a file is (rows, no rows, no row group, not Parquet);
 * ``SOURCES``: how the files are named to the entry points;
 * ``INDEX_STATES``: what happens to the lake after its indexes are built.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from pybloom_async.predicate import And, In, Or, Predicate, col
+from pybloom_async.predicate import And, In, Not, Or, Predicate, col
 
 from . import gates
 from .kinds import KINDS, Kind, leaf_kind, leaves, round_float
@@ -42,19 +42,45 @@ class Operator:
     build: Callable[[random.Random, str, Pick], Predicate]
 
 
+def _values(rng: random.Random, pick: Pick) -> list[Any]:
+    return [pick(rng) for _ in range(rng.randint(1, 5))]
+
+
 OPERATORS: tuple[Operator, ...] = (
     Operator("=", 4, lambda rng, c, pick: col(c) == pick(rng)),
     Operator("<=>", 2, lambda rng, c, pick: col(c).eq_null_safe(pick(rng))),
-    Operator(
-        "IN", 3, lambda rng, c, pick: col(c).isin([pick(rng) for _ in range(rng.randint(1, 5))])
-    ),
+    Operator("IN", 3, lambda rng, c, pick: col(c).isin(_values(rng, pick))),
+    Operator("!=", 1.5, lambda rng, c, pick: col(c) != pick(rng)),
+    Operator("<", 1, lambda rng, c, pick: col(c) < pick(rng)),
+    Operator("<=", 1, lambda rng, c, pick: col(c) <= pick(rng)),
+    Operator(">", 1, lambda rng, c, pick: col(c) > pick(rng)),
+    Operator(">=", 1, lambda rng, c, pick: col(c) >= pick(rng)),
+    Operator("BETWEEN", 1.5, lambda rng, c, pick: col(c).between(pick(rng), pick(rng))),
+    Operator("NOT IN", 1.5, lambda rng, c, pick: ~col(c).isin(_values(rng, pick))),
+    Operator("IS NULL", 0.5, lambda rng, c, pick: col(c).is_null()),
+    Operator("IS NOT NULL", 0.5, lambda rng, c, pick: col(c).is_not_null()),
 )
 COMBINERS: tuple[tuple[str, float, Callable[..., Predicate]], ...] = (
     ("AND", 1, And.of),
     ("OR", 1, Or.of),
 )
+#: The chance that a node (a leaf or an AND/OR) comes under a NOT.
+NEGATION = 0.15
 #: layout -> weight (a lake of several files draws one per file).
 LAYOUTS = {"data": 0.82, "zero_rows": 0.07, "zero_row_groups": 0.07, "garbage": 0.04}
+#: The lake's shape: files side by side; below hive partition folders (``key=value``); or
+#: columns added file after file (a schema that evolves). Drawn from a second generator of
+#: the seed, after the rest of the case: a flat case is the one the seed always gave.
+SHAPES = {"flat": 0.7, "hive": 0.18, "evolving": 0.12}
+#: The values a partition key's folders take, by what they infer to (every value listed
+#: decides: int64, date32, timestamp[us], else string).
+PARTITION_VALUES: dict[str, tuple[str, ...]] = {
+    "int": ("0", "7", "-3", "2026", "12"),
+    "date": ("2026-11-01", "2026-11-02", "1999-12-31"),
+    "timestamp": ("2026-11-01 10:00:00", "2026-11-02T11:30:00.5"),
+    "text": ("DE", "a b", "x=y", "a/b", "ü", "", "100%", "12", "ünï %2F"),
+    "mixed": ("7", "2026-11-01", "DE", "007"),
+}
 SOURCES = {"list": 0.45, "dir": 0.3, "dir_and_file": 0.1, "respelled": 0.15}
 INDEX_STATES = {
     "fresh": 0.3, "replaced": 0.2, "replaced_same_stat": 0.2, "added": 0.15, "removed": 0.15,
@@ -277,14 +303,16 @@ def _picker(column: LakeColumn, path: str) -> Pick:
 
 
 def random_predicate(rng: random.Random, pickers: dict[str, Pick], depth: int = 0) -> Predicate:
-    """A tree of at most three levels of AND/OR over OPERATORS' leaves."""
+    """A tree of at most three levels of AND/OR over OPERATORS' leaves, some under NOT."""
     if depth < 2 and rng.random() < (0.45 if depth == 0 else 0.25):
         _, _, combine = rng.choices(COMBINERS, weights=[c[1] for c in COMBINERS])[0]
         children = [random_predicate(rng, pickers, depth + 1) for _ in range(rng.randint(2, 3))]
-        return combine(*children)
-    column = rng.choice(sorted(pickers))
-    op = rng.choices(OPERATORS, weights=[o.weight for o in OPERATORS])[0]
-    return op.build(rng, column, pickers[column])
+        node = combine(*children)
+    else:
+        column = rng.choice(sorted(pickers))
+        op = rng.choices(OPERATORS, weights=[o.weight for o in OPERATORS])[0]
+        node = op.build(rng, column, pickers[column])
+    return Not(node) if rng.random() < NEGATION else node
 
 
 # ---- cases -----------------------------------------------------------------------------------
@@ -373,9 +401,13 @@ def generate_case(
         case = replace(case, checks=LAKE_CHECKS, index=_index_plan(rng, case, lake))
         if case.index is not None:
             case = replace(case, checks=case.checks | INDEX_CHECKS)
+        case = _shaped(case, random.Random(seed * 7919 + 11))
     else:
         case = replace(case, checks=TABLE_CHECKS, table=_table_plan(rng, family, case))
         case = _aimed_at_deletes(seed, case)
+        # Drawn from a generator of its own: the table's lookups in one or two phases.
+        two = random.Random(seed * 7919 + 23).choice([None, True, False])
+        case = replace(case, lookup=replace(case.lookup, two_phase=two))
     return gates.steer(case, gates.KNOWN_BUGS if known is None else known)
 
 
@@ -397,6 +429,89 @@ def _aimed_at_deletes(seed: int, case: Case) -> Case:
     if live:
         wanted.append(rng.choice(live))
     return replace(case, predicate=Or((case.predicate, In("id", tuple(wanted)))))
+
+
+def _shaped(case: Case, rng: random.Random) -> Case:
+    """The lake given its shape (see ``SHAPES``); two_phase drawn too."""
+    lookup = replace(case.lookup, two_phase=rng.choice([None, None, True, False]))
+    case = replace(case, lookup=lookup)
+    shape = choose(rng, SHAPES)
+    if shape == "evolving" and len(case.files) > 1:
+        case = replace(case, files=_evolved(rng, case.files), shape="evolving")
+        present = {c.name for f in case.files if f.layout != "garbage" for c in f.columns}
+        if case.index and any(c.split(".")[0] not in present for c in case.index.columns):
+            case = replace(case, index=None, checks=LAKE_CHECKS)  # an indexed column is gone
+        return case
+    if shape == "hive":
+        return _hive(rng, case)
+    return case
+
+
+def _evolved(rng: random.Random, files: Sequence[FileSpec]) -> tuple[FileSpec, ...]:
+    """Each column from a file on: the files before it lack it (at least one column kept)."""
+    names = list(dict.fromkeys(c.name for f in files for c in f.columns))
+    since = {name: rng.randrange(len(files)) for name in names}
+    if names:
+        since[names[0]] = 0
+    out = []
+    for i, spec in enumerate(files):
+        kept = tuple(c for c in spec.columns if since[c.name] <= i) or spec.columns[:1]
+        out.append(replace(spec, columns=kept) if spec.columns else spec)
+    return tuple(out)
+
+
+def _hive(rng: random.Random, case: Case) -> Case:
+    """Files below ``key=value`` folders (a few above them), named through the directory,
+    and the predicate joined to leaves on the partition columns."""
+    # A column of the files may be a partition column too (the folder's value wins): one
+    # of integers or text, whose literals read the same in the partition column's type.
+    alike = {"sint": "int", "text": "text"}
+    groups = {c.name: alike.get(KINDS[c.kind].group) for f in case.files for c in f.columns}
+    shadowable = sorted(name for name, kind in groups.items() if kind is not None)
+    keys = [f"p{i}" for i in range(rng.randint(1, 2))]
+    kinds = {key: choose(rng, {k: 1.0 for k in PARTITION_VALUES}) for key in keys}
+    shadowed = bool(shadowable) and rng.random() < 0.2
+    if shadowed:
+        name = rng.choice(shadowable)
+        del kinds[keys[0]]
+        keys[0] = name
+        kinds[name] = str(groups[name])
+    files = []
+    for spec in case.files:
+        if not shadowed and rng.random() < 0.1:
+            files.append(spec)  # above the folders: NULL there
+            continue
+        folder = tuple(
+            (k, None if rng.random() < 0.1 else rng.choice(PARTITION_VALUES[kinds[k]]))
+            for k in keys
+        )
+        files.append(replace(spec, folder=folder))
+    predicate = case.predicate
+    for key in keys:
+        if rng.random() < 0.75:
+            leaf = _partition_leaf(rng, key, kinds[key])
+            combine = And.of if rng.random() < 0.7 else Or.of
+            predicate = leaf if rng.random() < 0.1 else combine(leaf, predicate)
+    return replace(
+        case, files=tuple(files), predicate=predicate, sources="dir", index=None,
+        checks=LAKE_CHECKS, shape="hive",
+    )  # fmt: skip
+
+
+def _partition_leaf(rng: random.Random, key: str, kind: str) -> Predicate:
+    values = PARTITION_VALUES[kind]
+
+    def literal() -> Any:
+        roll = rng.random()
+        if roll < 0.1:
+            return None
+        text = rng.choice(values) if roll < 0.85 else rng.choice(["absent", "2030-01-01", "99"])
+        if kind == "int" and text.lstrip("-").isdigit():
+            return int(text)  # an int64 column: ints ('absent' is the literal not of its type)
+        return text
+
+    op = rng.choices(OPERATORS, weights=[o.weight for o in OPERATORS])[0]
+    return op.build(rng, key, lambda _rng: literal())
 
 
 def _index_plan(rng: random.Random, case: Case, lake: Sequence[LakeColumn]) -> IndexPlan | None:
@@ -481,7 +596,10 @@ __all__ = [
     "COMBINERS",
     "INDEX_STATES",
     "LAYOUTS",
+    "NEGATION",
     "OPERATORS",
+    "PARTITION_VALUES",
+    "SHAPES",
     "SOURCES",
     "Operator",
     "generate_case",

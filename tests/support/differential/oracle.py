@@ -11,21 +11,33 @@ SQL semantics, as the product's documentation states them (README, "Looking up r
   it holds a NULL (on either side) and nothing matched, false otherwise; ``<=>`` is
   null-safe (NULL <=> NULL is true); AND and OR are Kleene's; a row is returned when
   the predicate is true.
-* A literal compares by its exact value: ``3.0`` equals the integer 3, ``0.1`` (a double)
-  equals no FLOAT, ``Decimal('2.50')`` equals ``2.5``; a value the column cannot hold (300
-  for an INT8, 1e39 for a FLOAT, a fraction beyond a decimal's scale, a timestamp finer than
-  the column's unit) matches nothing, it is not an error.
+* A literal compares by its exact value: ``3.0`` equals the integer 3, ``Decimal('2.50')``
+  equals ``2.5``; a value the column cannot hold (300 for an INT8, 1e39 for a FLOAT, a
+  fraction beyond a decimal's scale, a timestamp finer than the column's unit) matches
+  nothing, it is not an error.
 * ``0.0`` equals ``-0.0``; NaN equals nothing, not even through ``<=>`` (the docs: "NaN and
   ``= NULL`` match nothing"; SQL engines that order NaN say ``NaN <=> NaN``: the docs win).
-* A ``Decimal`` literal on a float column means the float nearest to it in the column's
-  width (``leaves._encode``: "as in SQL"); a Python ``float`` or ``int`` is exact.
+* A number on a float column means the float nearest to it in the column's width
+  (``leaves._encode``: "as in SQL"; the docs: "a number means the type's nearest value"):
+  a ``Decimal`` or ``int`` as it is, a Python ``float`` as the decimal it prints as (so
+  ``0.1`` is the FLOAT nearest to one tenth, ``1e-46`` is 0.0); elsewhere a number is exact.
 * A ``str`` is read as its column's type reads quoted text: a date, time, timestamp or UUID
-  in ISO / canonical form, UTF-8 for binary columns.
+  in ISO / canonical form, an integer in its usual notation, UTF-8 for binary columns.
 * Timestamps: an aware literal is an instant; a naive one is the wall-clock time. On a column
   adjusted to UTC a naive literal is taken as UTC; on a local-time (or INT96) column an aware
   literal matches either its wall-clock time or its instant (``encode_value``'s documented
   rule: writers differ in which they store).
 * A file that lacks a predicate column holds NULLs there.
+* Ranges (``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``: both ends in) compare by exact value:
+  a literal the column cannot hold lies where its value lies (``int8 < 300`` holds for
+  every non-NULL row, ``x < 2.5`` up to 2); on a float column the literal is the column's
+  nearest float (beyond its range, the exact number); NaN is in no range (a NaN row or a
+  NaN literal); text orders as code points (UTF-8 bytes), binary and UUIDs as unsigned
+  bytes, booleans FALSE < TRUE. An aware timestamp has no place in a local-time (or INT96)
+  column: an ordering with one there is an error (``=`` still matches either reading).
+* ``!=`` is NOT ``=``, ``NOT IN`` NOT ``IN``, ``IS NOT NULL`` the opposite of ``IS NULL``;
+  NOT is Kleene's (NOT unknown is unknown): ``x != 1`` holds for a NaN row, ``x NOT IN (1,
+  NULL)`` for no row, ``NOT x <=> 1`` for the NULLs.
 """
 
 from __future__ import annotations
@@ -46,7 +58,18 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pybloom_async.predicate import And, Eq, In, Or, Predicate
+from pybloom_async.predicate import (
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+)
 from pybloom_async.predicate_tokens import TextLiteral
 
 __all__ = [
@@ -54,12 +77,17 @@ __all__ = [
     "FileFacts",
     "LiteralTypeError",
     "canonical_rows",
+    "check_folder_literals",
     "evaluate",
     "expected_rows",
     "facts_of",
+    "folder_types",
+    "folder_values",
     "leaf_values",
     "read_file",
     "row_key",
+    "ruled_out_by_folder",
+    "with_folders",
 ]
 
 
@@ -265,6 +293,7 @@ def _timestamp_keys(literal: Any, domain: Domain) -> set[Any]:
     raise LiteralTypeError(f"not a timestamp: {literal!r}")
 
 
+_INT_LITERAL = re.compile(r"\s*[+-]?[0-9]+\s*")
 _FORMATS = {"e": ("<e", "<H"), "f": ("<f", "<I"), "d": ("<d", "<Q")}
 
 
@@ -318,13 +347,24 @@ def literal_keys(literal: Any, domain: Domain) -> set[Any]:
     if family in ("int", "decimal", "float"):
         if isinstance(literal, float) and math.isnan(literal):
             return set()
-        if isinstance(literal, Decimal) and family == "float":
-            if not literal.is_finite():
+        if family == "float" and isinstance(literal, (int, float, Decimal)):
+            # Any number: the type's nearest value (a float: the decimal it prints as).
+            if isinstance(literal, float):
+                if not math.isfinite(literal):
+                    return {literal}
+                literal = Decimal(repr(literal))
+            if isinstance(literal, Decimal) and not literal.is_finite():
                 return set() if literal.is_nan() else {float(literal)}
-            nearest = _nearest(literal, domain.width)
+            nearest = _nearest(Decimal(literal), domain.width)
             return set() if nearest is None else {nearest}
         if family == "decimal" and isinstance(literal, float):
             raise LiteralTypeError("a float for a decimal column")
+        if family == "int" and isinstance(literal, str):
+            # Quoted text read by the column's type: an integer in its usual notation
+            # ('007', '+7' are 7; the docs: "'abc' ... for an INT64" is the mistake).
+            if not _INT_LITERAL.fullmatch(literal):
+                raise LiteralTypeError(f"not an integer: {literal!r}")
+            literal = int(literal)
         if not isinstance(literal, (int, float, Decimal)):
             raise LiteralTypeError(f"not a number: {literal!r}")
         return {literal}  # compared exactly with the stored number (Python's == is exact)
@@ -376,6 +416,116 @@ def _equal(value: Any, keys: set[Any]) -> bool:
     return any(value == k for k in keys)
 
 
+# ---- ranges ----------------------------------------------------------------------------------
+
+
+class _NoPlace:
+    """NaN: below and above nothing."""
+
+
+NO_PLACE = _NoPlace()
+
+
+def place(literal: Any, domain: Domain) -> Any:
+    """Where a non-NULL literal lies among the canonical values of ``domain``, as a value
+    Python compares exactly with them (NO_PLACE for NaN)."""
+    if isinstance(literal, TextLiteral):
+        literal = literal.text
+    family = domain.family
+    if family == "bool":
+        if not isinstance(literal, bool):
+            raise LiteralTypeError(f"not a boolean: {literal!r}")
+        return literal
+    if isinstance(literal, bool):
+        raise LiteralTypeError(f"a boolean for a {family} column")
+    if family in ("int", "decimal"):
+        if family == "decimal" and isinstance(literal, float):
+            raise LiteralTypeError("a float for a decimal column")
+        if isinstance(literal, float):
+            literal = Decimal(repr(literal)) if math.isfinite(literal) else literal
+        if not isinstance(literal, (int, float, Decimal)):
+            raise LiteralTypeError(f"not a number: {literal!r}")
+        if isinstance(literal, (float, Decimal)) and literal != literal:
+            return NO_PLACE
+        if isinstance(literal, Decimal) and literal.is_infinite():
+            return math.inf if literal > 0 else -math.inf
+        return literal if isinstance(literal, (int, float)) else Fraction(literal)
+    if family == "float":
+        if not isinstance(literal, (int, float, Decimal)):
+            raise LiteralTypeError(f"not a number: {literal!r}")
+        if isinstance(literal, (float, Decimal)) and literal != literal:
+            return NO_PLACE
+        if isinstance(literal, float) and math.isinf(literal):
+            return literal
+        if isinstance(literal, Decimal) and literal.is_infinite():
+            return math.inf if literal > 0 else -math.inf
+        exact = Decimal(repr(literal)) if isinstance(literal, float) else Decimal(literal)
+        nearest = _nearest(exact, domain.width)
+        return Fraction(exact) if nearest is None else nearest
+    if family == "string":
+        if isinstance(literal, str):
+            return literal.encode("utf-8", "surrogatepass")
+        if isinstance(literal, bytes):
+            return literal
+        raise LiteralTypeError(f"not text: {literal!r}")
+    if family in ("binary", "uuid"):
+        if family == "uuid" and isinstance(literal, (uuid.UUID, str)):
+            return (literal if isinstance(literal, uuid.UUID) else uuid.UUID(literal)).bytes
+        if isinstance(literal, str):
+            return literal.encode("utf-8", "surrogatepass")
+        if not isinstance(literal, bytes):
+            raise LiteralTypeError(f"not bytes: {literal!r}")
+        return literal
+    if (
+        family == "timestamp"
+        and not domain.utc
+        and (
+            (isinstance(literal, dt.datetime) and literal.tzinfo is not None)
+            or (isinstance(literal, str) and (m := _STAMP.fullmatch(literal)) and m.group(6))
+        )
+    ):
+        raise LiteralTypeError("an aware timestamp has no place in a local-time column")
+    (key,) = literal_keys(literal, domain)  # dates, times, timestamps: one instant here
+    return key
+
+
+def _ordered(value: Any, family: str) -> Any:
+    """A canonical value as :func:`place` compares it (text as its UTF-8 bytes)."""
+    if family == "string":
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, uuid.UUID):
+        return value.bytes
+    if isinstance(value, Decimal):
+        return Fraction(value)  # a Decimal does not compare with a Fraction
+    return value
+
+
+_OPS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+        ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}  # fmt: skip
+
+
+def _compare(value: Any, op: str, literal: Any, domain: Domain | None) -> bool | None:
+    if value is None or literal is None:
+        return None
+    assert domain is not None
+    where = place(literal, domain)
+    if where is NO_PLACE or (isinstance(value, float) and math.isnan(value)):
+        return False
+    return bool(_OPS[op](_ordered(value, domain.family), where))
+
+
+def _not(v: bool | None) -> bool | None:
+    return None if v is None else not v
+
+
+def _and(parts: list[bool | None]) -> bool | None:
+    return False if False in parts else None if None in parts else True
+
+
+def _or(parts: list[bool | None]) -> bool | None:
+    return True if True in parts else None if None in parts else False
+
+
 # ---- the evaluator ---------------------------------------------------------------------------
 
 
@@ -405,33 +555,51 @@ def truth(
     """SQL's three-valued truth of ``p`` on one row (``row``: leaf path -> canonical value)."""
     if isinstance(p, (Eq, In)):
         return _leaf(p, row, domains)
+    if isinstance(p, Not):
+        return _not(truth(p.child, row, domains))
+    if isinstance(p, NotIn):
+        return _not(_leaf(In(p.column, p.values), row, domains))
+    if isinstance(p, IsNotNull):
+        return row.get(p.column) is not None
+    if isinstance(p, Compare):
+        if p.op == "!=":
+            return _not(_leaf(Eq(p.column, p.value), row, domains))
+        return _compare(row.get(p.column), p.op, p.value, domains.get(p.column))
+    if isinstance(p, Between):
+        value, domain = row.get(p.column), domains.get(p.column)
+        return _and([_compare(value, ">=", p.low, domain), _compare(value, "<=", p.high, domain)])
     if isinstance(p, And):
         parts = [truth(c, row, domains) for c in p.children]
         return False if False in parts else None if None in parts else True
     if isinstance(p, Or):
-        parts = [truth(c, row, domains) for c in p.children]
-        return True if True in parts else None if None in parts else False
+        return _or([truth(c, row, domains) for c in p.children])
     raise NotImplementedError(f"the oracle has no rule for {type(p).__name__}")
 
 
 def check_literals(p: Predicate, domains: Mapping[str, Domain | None]) -> None:
     """Raise LiteralTypeError when a literal is not of its column's type in this file."""
-    if isinstance(p, (Eq, In)):
+    if isinstance(p, (Eq, In, NotIn)) or (isinstance(p, Compare) and p.op == "!="):
         domain = domains.get(p.column)
-        if domain is None:
-            return
-        for literal in (p.value,) if isinstance(p, Eq) else p.values:
+        values = p.values if isinstance(p, (In, NotIn)) else (p.value,)
+        for literal in values if domain is not None else ():
             if literal is not None:
                 literal_keys(literal, domain)
         return
-    for child in getattr(p, "children", ()):
+    if isinstance(p, (Compare, Between)):
+        domain = domains.get(p.column)
+        ends = (p.value,) if isinstance(p, Compare) else (p.low, p.high)
+        for literal in ends if domain is not None else ():
+            if literal is not None:
+                place(literal, domain)
+        return
+    for child in (p.child,) if isinstance(p, Not) else getattr(p, "children", ()):
         check_literals(child, domains)
 
 
-def _leaves(p: Predicate) -> Iterator[Eq | In]:
-    if isinstance(p, (Eq, In)):
+def _leaves(p: Predicate) -> Iterator[Any]:
+    if not isinstance(p, (And, Or, Not)):
         yield p
-    for child in getattr(p, "children", ()):
+    for child in (p.child,) if isinstance(p, Not) else getattr(p, "children", ()):
         yield from _leaves(child)
 
 
@@ -519,3 +687,117 @@ def expected_rows(
         if any(mask):
             out.update(canonical_rows(facts.table, names, mask))
     return out
+
+
+# ---- hive partition folders ------------------------------------------------------------------
+
+_INT_TEXT = re.compile(r"-?(0|[1-9][0-9]*)")
+_DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")
+_STAMP_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?")
+
+
+def _value_type(text: str) -> pa.DataType:
+    """One folder value's type, by the documented rule (written here again, not imported)."""
+    if _INT_TEXT.fullmatch(text) and -(2**63) <= int(text) < 2**63:
+        return pa.int64()
+    try:
+        if _DATE_TEXT.fullmatch(text):
+            dt.date.fromisoformat(text)
+            return pa.date32()
+        if _STAMP_TEXT.fullmatch(text):
+            dt.datetime.fromisoformat(text)
+            return pa.timestamp("us")
+    except ValueError:
+        pass
+    return pa.string()
+
+
+def folder_types(folders: Iterable[Sequence[tuple[str, str | None]]]) -> dict[str, pa.DataType]:
+    """Each partition column's type over every file listed, in the order first met: the one
+    type all its values have, else string (a column of NULLs only: string)."""
+    seen: dict[str, set[pa.DataType]] = {}
+    for folder in folders:
+        for key, text in folder:
+            found = seen.setdefault(key, set())
+            if text is not None:
+                found.add(_value_type(text))
+    return {key: next(iter(t)) if len(t) == 1 else pa.string() for key, t in seen.items()}
+
+
+def folder_values(
+    folder: Sequence[tuple[str, str | None]], types: Mapping[str, pa.DataType]
+) -> dict[str, Any]:
+    """The file's partition values as pyarrow's dataset reads its folders (hive, URL-escaped
+    segments), each by its column's type: the folder names written, parsed by
+    ``pyarrow.dataset.HivePartitioning`` (``__HIVE_DEFAULT_PARTITION__``: None)."""
+    import pyarrow.dataset as ds
+
+    from .write import folder_name
+
+    keys = list(dict.fromkeys(k for k, _ in folder))
+    hive = ds.HivePartitioning(pa.schema([(k, types[k]) for k in keys]), segment_encoding="uri")
+    path = "/".join(folder_name(k, v) for k, v in folder) + "/f"  # the last part: a file
+    parsed = ds.get_partition_keys(hive.parse(path))
+    return {k: parsed.get(k) for k in keys}
+
+
+def with_folders(
+    facts: FileFacts,
+    folder: Sequence[tuple[str, str | None]],
+    types: Mapping[str, pa.DataType],
+    predicate_columns: Iterable[str],
+) -> FileFacts:
+    """The file's rows with its partition columns: its own column of a key's name replaced
+    by the folder's value (the path wins), the others appended in the folders' order."""
+    if not folder:
+        return facts
+    table = facts.table
+    for key, value in folder_values(folder, types).items():
+        column = pa.array([value] * table.num_rows, types[key])
+        if key in table.column_names:
+            table = table.drop_columns([key])
+        table = table.append_column(key, column)
+    return facts_of(table, facts.path, facts.row_group_rows, predicate_columns)
+
+
+def ruled_out_by_folder(
+    p: Predicate, folder: Sequence[tuple[str, str | None]], types: Mapping[str, pa.DataType]
+) -> bool:
+    """Whether the file's folder values alone make ``p`` never TRUE, whatever its rows hold
+    (its other leaves may be anything). A leaf below a partition column (``p.x``) is NULL.
+
+    Raises LiteralTypeError when a literal is not of its partition column's type.
+    """
+    values = folder_values(folder, types)
+    domains = {k: domain_of(types[k]) for k in values}
+    canonical_values = {
+        k: None if v is None else canonical(pa.array([v], types[k]))[0] for k, v in values.items()
+    }
+
+    anything: frozenset[bool | None] = frozenset({True, False, None})
+
+    def outcomes(q: Predicate) -> frozenset[bool | None]:
+        """The truth values ``q`` may take over the file's rows (three-valued)."""
+        if isinstance(q, Not):
+            return frozenset(_not(t) for t in outcomes(q.child))
+        if isinstance(q, (And, Or)):
+            combine = _and if isinstance(q, And) else _or
+            got: frozenset[bool | None] = frozenset({isinstance(q, And)})
+            for child in q.children:
+                got = frozenset(combine([a, b]) for a in got for b in outcomes(child))
+            return got
+        column = q.column  # type: ignore[attr-defined]
+        if column in values:
+            check_literals(q, domains)
+            return frozenset({truth(q, canonical_values, domains)})
+        if column.split(".")[0] in values:  # below a partition column: NULL
+            return frozenset({truth(q, {column: None}, {column: None})})
+        return anything
+
+    return True not in outcomes(p)
+
+
+def check_folder_literals(p: Predicate, types: Mapping[str, pa.DataType]) -> None:
+    """Raise LiteralTypeError when a literal on a partition column is not of its type (the
+    product decides those leaves for every file listed, whatever else rules it out)."""
+    check_literals(p, {c: domain_of(types[c]) for c in columns_of(p) if c in types})

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pybloom_async.predicate import And, In, Or, Predicate
+from pybloom_async.predicate import And, In, Not, NotIn, Or, Predicate
 
 from .checks import Failure, run_case
 from .kinds import KINDS
@@ -50,7 +50,15 @@ def _checks_for(check: str) -> set[str]:
 
 
 def _predicates(p: Predicate) -> Iterator[Predicate]:
-    """Smaller predicates than ``p``: a child of AND/OR, an IN list one value shorter."""
+    """Smaller predicates than ``p``: a child of AND/OR, NOT's operand, an IN or NOT IN list
+    one value shorter."""
+    if isinstance(p, Not):
+        yield p.child
+        for smaller in _predicates(p.child):
+            yield Not(smaller)
+    if isinstance(p, NotIn) and len(p.values) > 1:
+        for i in range(len(p.values)):
+            yield NotIn(p.column, p.values[:i] + p.values[i + 1 :])
     if isinstance(p, (And, Or)):
         yield from p.children
         for i, child in enumerate(p.children):
@@ -195,11 +203,12 @@ def _type_code(t: Any) -> str:
 
 
 def _write_code(spec: FileSpec, target: str | None = None) -> list[str]:
-    name = target or f"d / {spec.name!r}"
+    name = target or f"d / {spec.relative!r}"
+    folder = [f"({name}).parent.mkdir(parents=True, exist_ok=True)"] if spec.folder else []
     if spec.layout == "garbage":
-        return [f"({name}).write_bytes(b'PAR1 this is not a Parquet file at all PAR1')"]
+        return [*folder, f"({name}).write_bytes(b'PAR1 this is not a Parquet file at all PAR1')"]
     columns = ",\n    ".join(f"{c.name!r}: {_array_code(c.kind, c.values)}" for c in spec.columns)
-    lines = [f"t = pa.table({{\n    {columns},\n}})"]
+    lines = [*folder, f"t = pa.table({{\n    {columns},\n}})"]
     options = dict(spec.options)
     if spec.writer == "pyarrow":
         kwargs = "".join(f", {k}={v!r}" for k, v in options.items())
@@ -266,6 +275,11 @@ def _call_code(case: Case, check: str) -> list[str]:
     if args.max_fetch_bytes is not None:
         kwargs += f", max_fetch_bytes={args.max_fetch_bytes}"
     where = "text" if check.endswith("_text") else "where"
+    if args.two_phase is not None and check.startswith(("lookup", "lake_lookup")):
+        forced = "0" if args.two_phase else "1 << 62"
+        plain = replace(case, lookup=replace(args, two_phase=None))
+        forcing = f"pba.rows.fetch.TWO_PHASE_MIN_BYTES = {forced}  # the two-phase fetch forced"
+        return [forcing, *_call_code(plain, check)]
     if check.startswith("prune") or check == "prune_async":
         return [f"print([v for v in pba.prune_sync(sources, {where}) if not v.kept])"]
     if check.startswith("lookup"):
@@ -309,7 +323,8 @@ def reproduction(case: Case, failure: Failure, known: frozenset[str]) -> str:
         "from uuid import UUID",
         "import pyarrow as pa, pyarrow.parquet as pq",
         "import pybloom_async as pba",
-        "from pybloom_async.predicate import And, Eq, In, Or",
+        "from pybloom_async.predicate import (And, Between, Compare, Eq, In, IsNotNull, "
+        "IsNull, Not, NotIn, Or)",
         "from pybloom_async.predicate_tokens import TextLiteral",
         "nan, inf = math.nan, math.inf",
     ]
@@ -328,11 +343,14 @@ def reproduction(case: Case, failure: Failure, known: frozenset[str]) -> str:
 
 def describe(case: Case) -> str:
     """A one-paragraph summary of a case (files, writers, layouts, predicate)."""
-    parts = [f"seed {case.seed} ({case.family}, sources={case.sources}, gated={list(case.gated)})"]
+    parts = [
+        f"seed {case.seed} ({case.family}, {case.shape}, sources={case.sources}, "
+        f"gated={list(case.gated)}, two_phase={case.lookup.two_phase})"
+    ]
     for spec in case.files:
         kinds = ", ".join(f"{c.name}:{c.kind}" for c in spec.columns)
         parts.append(
-            f"  {spec.name} [{spec.layout}, {spec.writer}, {spec.num_rows} rows] {kinds} "
+            f"  {spec.relative} [{spec.layout}, {spec.writer}, {spec.num_rows} rows] {kinds} "
             f"{dict(spec.options)}"
         )
     parts.append(f"  where: {case.predicate.to_text()}")

@@ -36,6 +36,16 @@ class FileSpec:
     writer: str
     options: tuple[tuple[str, Any], ...]
     columns: tuple[ColumnData, ...]
+    #: Hive partition folders the file lies below, outermost first: ``((key, value or
+    #: None), ...)``; None is ``__HIVE_DEFAULT_PARTITION__``.
+    folder: tuple[tuple[str, str | None], ...] = ()
+
+    @property
+    def relative(self) -> str:
+        """Where the file lies below the lake's root (its folders escaped as Hive does)."""
+        from .write import folder_name
+
+        return "/".join([*(folder_name(k, v) for k, v in self.folder), self.name])
 
     @property
     def num_rows(self) -> int:
@@ -57,6 +67,8 @@ class LookupArgs:
     page_index: bool = True
     max_fetch_bytes: int | None = None
     backend: str = "asyncio"
+    #: The rows' two-phase fetch: None as the product decides, True always, False never.
+    two_phase: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -109,7 +121,9 @@ class TablePlan:
 class Case:
     """One generated case. ``sources`` says how the files are named to the entry points:
     ``list`` (each path once), ``dir`` (the directory), ``dir_and_file`` (the directory and
-    one of its files again), ``respelled`` (a path twice, once as ``d//name``)."""
+    one of its files again), ``respelled`` (a path twice, once as ``d//name``). ``shape``:
+    ``flat``, ``hive`` (files below ``key=value`` folders, named through the directory)
+    or ``evolving`` (columns added file after file)."""
 
     seed: int
     family: str
@@ -121,6 +135,7 @@ class Case:
     index: IndexPlan | None = None
     table: TablePlan | None = None
     gated: tuple[str, ...] = field(default=())
+    shape: str = "flat"
 
     def with_files(self, files: tuple[FileSpec, ...]) -> Case:
         return replace(self, files=files)

@@ -1,8 +1,10 @@
 """The predicate as DuckDB SQL, where SQL means what the product's documentation says.
 
-Only for columns of integers, exact decimals, text, dates and booleans: there ``=``, ``IN``
-and ``IS NOT DISTINCT FROM`` (``<=>``) agree with the oracle. Floats (DuckDB orders NaN and
-says ``NaN = NaN``), bytes and timestamps are left to the oracle alone.
+Only for columns of integers, exact decimals, text, dates and booleans: there ``=``, ``IN``,
+``IS NOT DISTINCT FROM`` (``<=>``), the orderings, ``BETWEEN``, ``<>``, ``NOT IN``, ``IS
+NOT NULL`` and ``NOT`` agree with the oracle (DuckDB compares text as bytes, a literal
+beyond a column's type by its value, and NULL in SQL's three-valued logic). Floats (DuckDB
+orders NaN and says ``NaN = NaN``), bytes and timestamps are left to the oracle alone.
 """
 
 from __future__ import annotations
@@ -11,7 +13,18 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
-from pybloom_async.predicate import And, Eq, In, Or, Predicate
+from pybloom_async.predicate import (
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+)
 
 from .oracle import Domain
 
@@ -59,17 +72,30 @@ def literal(value: Any, domain: Domain) -> str | None:
 
 def where(p: Predicate, domains: dict[str, Domain | None]) -> str | None:
     """``p`` as a DuckDB WHERE clause, or None when some part has no exact SQL form."""
-    if isinstance(p, (Eq, In)):
+    if isinstance(p, Not):
+        inner = where(p.child, domains)
+        return None if inner is None else f"(NOT {inner})"
+    if isinstance(p, (Eq, In, NotIn, Compare, Between, IsNotNull)):
         domain = domains.get(p.column)
         if domain is None or domain.family not in _FAMILIES:
             return None
-        values = (p.value,) if isinstance(p, Eq) else p.values
+        name = column(p.column)
+        if isinstance(p, IsNotNull):
+            return f"({name} IS NOT NULL)"
+        values = (
+            p.values if isinstance(p, (In, NotIn))
+            else (p.low, p.high) if isinstance(p, Between) else (p.value,)
+        )  # fmt: skip
         rendered = [literal(v, domain) for v in values]
         if any(r is None for r in rendered):
             return None
-        name = column(p.column)
-        if isinstance(p, In):
-            return f"{name} IN ({', '.join(str(r) for r in rendered)})"
+        if isinstance(p, (In, NotIn)):
+            keyword = "IN" if isinstance(p, In) else "NOT IN"
+            return f"({name} {keyword} ({', '.join(str(r) for r in rendered)}))"
+        if isinstance(p, Between):
+            return f"({name} BETWEEN {rendered[0]} AND {rendered[1]})"
+        if isinstance(p, Compare):
+            return f"({name} {'<>' if p.op == '!=' else p.op} {rendered[0]})"
         op = "IS NOT DISTINCT FROM" if p.null_safe else "="
         return f"{name} {op} {rendered[0]}"
     if isinstance(p, (And, Or)):

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 import pybloom_async as pba
 
 from . import gates
-from .checks import Failure, compare_rows, failure_of, show_rows
+from .checks import Failure, compare_rows, failure_of, show_rows, two_phase
 from .kinds import KINDS
 from .oracle import FileFacts, canonical_rows, columns_of, evaluate, expected_rows, facts_of
 from .spec import Case, FileSpec
@@ -264,7 +264,8 @@ def _table_lookup(case: Case, table: Any, live: FileFacts, names: list[str]) -> 
     """lookup on the table: the scan's rows where the predicate holds, every table column
     (in any order: the docs do not say which)."""
     try:
-        got = pba.lookup_sync(table, case.predicate)
+        with two_phase(case.lookup.two_phase):
+            got = pba.lookup_sync(table, case.predicate)
     except Exception as exc:
         return [failure_of("table_lookup", exc)]
     failures = []

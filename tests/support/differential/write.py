@@ -14,6 +14,18 @@ from .kinds import KINDS
 from .spec import Case, FileSpec
 
 GARBAGE = b"PAR1 this is not a Parquet file at all PAR1"
+#: What Hive escapes in a folder name (FileUtils.escapePathName), and '%' itself; the rest
+#: (spaces, letters beyond ASCII) as it is, as Spark writes them.
+_HIVE_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^")
+
+
+def folder_name(key: str, value: str | None) -> str:
+    """``key=value`` as Hive and Spark write it (NULL: ``__HIVE_DEFAULT_PARTITION__``)."""
+
+    def escape(text: str) -> str:
+        return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED or ord(c) < 0x20 else c for c in text)
+
+    return f"{escape(key)}={'__HIVE_DEFAULT_PARTITION__' if value is None else escape(value)}"
 
 
 def arrow_table(spec: FileSpec) -> pa.Table:
@@ -76,7 +88,8 @@ def write_lake(case: Case, root: Path) -> list[Path]:
     root.mkdir(parents=True, exist_ok=True)
     paths = []
     for spec in case.files:
-        path = root / spec.name
+        path = root / spec.relative
+        path.parent.mkdir(parents=True, exist_ok=True)
         write_file(spec, path)
         paths.append(path)
     plan = case.index
@@ -123,10 +136,17 @@ def source_names(case: Case, root: Path, paths: Sequence[Path]) -> tuple[Any, li
     (each once: a file named twice is read once, as first spelt)."""
     names = [str(p) for p in paths]
     if case.sources == "dir":
-        return str(root), sorted(names)
+        return str(root), sorted(names, key=lambda n: walk_key(root, n))
     if case.sources == "dir_and_file" and names:
-        return [str(root), names[-1]], sorted(names)
+        return [str(root), names[-1]], sorted(names, key=lambda n: walk_key(root, n))
     if case.sources == "respelled" and names:
         respelt = str(root) + "//" + Path(names[0]).name
         return [*names, respelt], names
     return names, names
+
+
+def walk_key(root: Path, name: str) -> list[tuple[int, str]]:
+    """The order a directory's listing gives its files: a folder's own files first (by
+    name), then each subfolder's (by name)."""
+    parts = Path(name).relative_to(root).parts
+    return [(1, s) for s in parts[:-1]] + [(0, parts[-1])]

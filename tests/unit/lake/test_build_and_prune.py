@@ -397,22 +397,29 @@ def test_every_physical_type(pyarrow_files: Any, tmp_path: Path) -> None:
 
 
 def test_lookup_reads_only_the_files_the_lake_index_keeps(lake: Any) -> None:
+    """With the columns given; by default the result's columns are every file's, so the
+    files the index rules out have their footers read (one read each, nothing more)."""
     from pybloom_async import lookup_sync
 
     root, keys = lake
     key = int(keys[7][11])
+    columns = ["id"]
     before = SourceStats()
-    rows_before = lookup_sync(str(root), col("id") == key, stats=before)
+    rows_before = lookup_sync(str(root), col("id") == key, columns, stats=before)
     build_lake_index_sync(str(root), ["id"])
     after = SourceStats()
-    rows_after = lookup_sync(str(root), col("id") == key, stats=after)
+    rows_after = lookup_sync(str(root), col("id") == key, columns, stats=after)
     assert rows_after.to_pylist() == rows_before.to_pylist()
     assert rows_after.column("id").to_pylist() == [key]
     assert after.requests <= 6 < before.requests
+    default = SourceStats()
+    assert lookup_sync(str(root), col("id") == key, stats=default).num_rows == 1
+    ruled_out = len(list(root.rglob("*.parquet"))) - 1
+    assert default.requests <= after.requests + ruled_out  # one footer read each
 
 
-def test_lookups_default_columns_are_the_first_files_with_the_index(tmp_path: Path) -> None:
-    """The first file's columns, even when the lake index rules that file out."""
+def test_lookups_default_columns_are_every_files_with_the_index(tmp_path: Path) -> None:
+    """Every file's columns, even those of the files the lake index rules out."""
     pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / "a.parquet")
     b = pa.table({"id": pa.array([7], pa.int64()), "extra": ["x"]})
     pq.write_table(b, tmp_path / "b.parquet")
@@ -424,12 +431,20 @@ def test_lookups_default_columns_are_the_first_files_with_the_index(tmp_path: Pa
     ]
     stats = SourceStats()
     got = lookup_sync(str(tmp_path), "id = 7", stats=stats)
-    assert got.equals(without) and got.column_names == ["id"]
+    assert got.equals(without) and got.column_names == ["id", "extra"]
     assert lookup_sync(str(tmp_path), "id = 99").schema == without.schema  # every file ruled out
     # With the columns given, nothing the index rules out is read.
     given = SourceStats()
     lookup_sync(str(tmp_path), "id = 7", columns=["id", "extra"], stats=given)
     assert given.requests < stats.requests
+    late = pa.table({"id": pa.array([1], pa.int64()), "late": [1.5]})
+    pq.write_table(late, tmp_path / "c.parquet")  # not in the index: read as the index says
+    got = lookup_sync(str(tmp_path), "id = 1")
+    assert got.column_names == ["id", "extra", "late"]
+    assert got.to_pylist() == [
+        {"id": 1, "extra": None, "late": None},
+        {"id": 1, "extra": None, "late": 1.5},
+    ]
 
 
 def test_a_column_only_files_the_index_rules_out_have_gives_no_row(tmp_path: Path) -> None:

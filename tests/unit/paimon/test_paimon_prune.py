@@ -63,6 +63,17 @@ def test_and_or_text_and_missing_index(tmp_path: Path, vectors: dict[str, Any]) 
     assert v.kept
     (v,) = prune_paimon_sync([data_file], f"id IN ({present[0]}, {present[-1]})", types)
     assert v.kept
+    # Ranges and negations: the index cannot rule a file out, the = beside them still can.
+    absent_name = col("name") == absent[0]
+    for where in (col("id") > present[0], col("name") != absent[0], ~(col("id") < 0)):
+        (v,) = prune_paimon_sync([data_file], where, types)
+        assert v.kept and v.rule is Rule.NEVER_PRUNES, where
+        (v,) = prune_paimon_sync([data_file], where & absent_name, types)
+        assert not v.kept and v.rule is Rule.BLOOM_FILTER, where
+        (v,) = prune_paimon_sync([data_file], where | absent_name, types)
+        assert v.kept, where
+    with pytest.raises(PredicateError, match="is not a"):
+        prune_paimon_sync([data_file], col("id") > b"\x01", types)
     missing = tmp_path / "no_index.parquet"
     (v,) = prune_paimon_sync([missing], col("id") == 1, types)
     assert v.kept and v.rule is Rule.NO_FILTER

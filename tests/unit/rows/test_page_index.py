@@ -13,6 +13,10 @@ import struct
 from typing import Any
 
 import pytest
+from support.predicates import truth
+from support.ranges import CASES as RANGE_CASES
+from support.ranges import FLOATS as RANGE_FLOATS
+from support.ranges import groups_column, literals_of, negation, predicates, value_of
 from thrift.protocol.TCompactProtocol import TCompactProtocol
 from thrift.transport.TTransport import TMemoryBuffer
 
@@ -343,3 +347,37 @@ def test_held_reader_refuses_bytes_not_fetched() -> None:
         read(14, 20)
     with pytest.raises(WholeChunks):
         read(0, 2)
+
+
+# ---- ranges, negations and null tests at the pages' boundaries ----------------------------
+
+#: Types whose page bounds are taken as they are (a byte string's maximum may be a
+#: truncated prefix, so its successor bounds the page: not exact at the maximum).
+_BYTE_CASES = {"string", "binary", "fixed", "uuid"}
+
+
+@pytest.mark.parametrize("name", sorted(RANGE_CASES))
+def test_ranges_select_exactly_the_pages_that_hold_a_match(name: str) -> None:
+    """Pages of two values and a NULL (and one of NULLs): a comparison, its NOT, NOT
+    BETWEEN and the null tests select exactly the pages where a row makes them TRUE
+    (floats also those where a NaN could; byte strings those up to their max's
+    successor); BETWEEN at least those."""
+    column, groups = groups_column(name)
+    f = File(pa.table({"x": column}), use_dictionary=False, max_rows_per_page=3)
+    chunk = f.index.footer.groups[0][0]
+    assert chunk.offset_index is not None
+    assert len(decode_offset_index(f.read(*chunk.offset_index), chunk, len(column))) == len(groups)
+    rows = column.to_pylist()
+    check = value_of(name)
+    narrowed = 0
+    for where, exact in predicates(literals_of(name)):
+        true_pages = {i // 3 for i, x in enumerate(rows) if truth(where, {"x": x}, check) is True}
+        try:
+            covered = {r // 3 for r in _covered(f.select(where))}
+        except WholeChunks:
+            covered = set(range(len(groups)))
+        assert true_pages <= covered, where  # never a page that holds a match left out
+        if exact and name not in _BYTE_CASES and not (name in RANGE_FLOATS and negation(where)):
+            assert covered == true_pages, where
+        narrowed += len(covered) < len(groups)
+    assert narrowed > 0

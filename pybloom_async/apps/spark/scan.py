@@ -1,0 +1,291 @@
+"""Planning a read on the driver: the result's schema, the files pruned, the Spark tasks.
+
+The driver does what :func:`pybloom_async.lookup` does before its first row
+(:func:`pybloom_async.rows.api.plan_lookup`): it lists the files while it lists the lake
+index's segments, lets the index rule files out, reads each remaining footer once and
+prunes its row groups by its in-file filters, all with the async reader. What is left is
+cut into tasks (:class:`ReadTask`) of at most ``max_partition_bytes`` of kept row groups
+each, in file order, a large file's row groups split between tasks; the executors read
+them (:mod:`.reading`).
+
+The footers travel with the tasks (each file's :class:`~pybloom_async.rows.plan.FilePlan`),
+so an executor reads nothing but the kept row groups' column chunks. A file the driver
+cannot read is not dropped: its task reads it whole on an executor, which fails the job
+naming it (or skips it with ``on_error="skip"``) if it cannot read it either; with
+``strict`` the plan fails on the driver.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from ...errors import InvalidArgumentError, PyBloomError
+from ...io.base import FileInfo, SourceStats
+from ...io.files import expand_paths
+from ...io.store import StoreOptions
+from ...predicate import Predicate
+from ...read.fetch import ReaderConfig
+from ...read.reader import OpenedFile
+from ...read.run import RunOptions, open_run
+from ...rows.api import DEFAULT_MAX_FETCH_BYTES, plan_lookup
+from ...rows.plan import FilePlan, Job, describe
+from ...rows.schema import result_schema
+from ...tasks.workers import for_each
+from ...types import PhysicalType
+
+__all__ = [
+    "DEFAULT_MAX_PARTITION_BYTES",
+    "OPEN_COST_BYTES",
+    "FileRead",
+    "ReadSettings",
+    "ReadTask",
+    "file_schema",
+    "int96_columns",
+    "plan_read",
+    "split_tasks",
+]
+
+#: Kept row-group bytes per Spark task, at most (Spark's ``spark.sql.files.maxPartitionBytes``).
+DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
+#: What opening a file costs, counted in bytes when tasks are cut (Spark's
+#: ``spark.sql.files.openCostInBytes``): many small pieces do not crowd into one task.
+OPEN_COST_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ReadSettings:
+    """How the files are read, on the driver and on every executor (pickled with the tasks).
+
+    ``options``: object-store options (credentials travel with them: prefer the
+    executors' own environment on shared clusters); ``strict``: a file the driver cannot
+    read fails the plan; ``on_error``: what an executor does with a file it cannot read
+    (``"raise"``: fail the job naming it; ``"skip"``: leave it out, logged).
+    """
+
+    options: StoreOptions | None = None
+    config: ReaderConfig | None = None
+    concurrency: int | None = None
+    strict: bool = False
+    on_error: str = "raise"
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
+    page_index: bool = True
+
+    def run(self, stats: SourceStats | None = None) -> RunOptions:
+        """The run options of these settings."""
+        return RunOptions(
+            options=self.options, config=self.config, concurrency=self.concurrency, stats=stats
+        )
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """One file's part of a task: its plan (the footer read on the driver, the row groups to
+    read), or only its location when the driver could not read it (read whole, then)."""
+
+    location: str | FileInfo
+    plan: FilePlan | None = None
+
+    @property
+    def path(self) -> str:
+        """The file's path or URL."""
+        location = self.location
+        return location.path if isinstance(location, FileInfo) else os.fspath(location)
+
+    def cost(self) -> int:
+        """Bytes this read costs a task: its row groups' compressed bytes and the open cost."""
+        if self.plan is None:
+            size = self.location.size if isinstance(self.location, FileInfo) else 0
+            return OPEN_COST_BYTES + max(0, size or 0)
+        groups = self.plan.metadata.row_groups
+        return OPEN_COST_BYTES + sum(_group_bytes(groups[g]) for g in self.plan.kept)
+
+
+def _group_bytes(group: Any) -> int:
+    compressed = group.total_compressed_size
+    return int(compressed if compressed is not None and compressed > 0 else group.total_byte_size)
+
+
+@dataclass(frozen=True)
+class ReadTask:
+    """One Spark task: the files (and row groups) to read, in order, and what they share."""
+
+    reads: tuple[FileRead, ...]
+    job: Job
+    settings: ReadSettings
+
+
+def _pieces(read: FileRead, split: int) -> list[FileRead]:
+    """A file's kept row groups in runs of at most ``split`` bytes (one run at least)."""
+    plan = read.plan
+    if plan is None or len(plan.kept) < 2:
+        return [read]
+    groups = plan.metadata.row_groups
+    runs: list[list[int]] = [[]]
+    size = OPEN_COST_BYTES
+    for g in plan.kept:
+        need = _group_bytes(groups[g])
+        if runs[-1] and size + need > split:
+            runs.append([])
+            size = OPEN_COST_BYTES
+        runs[-1].append(g)
+        size += need
+    if len(runs) == 1:
+        return [read]
+    return [FileRead(read.location, dataclasses.replace(plan, kept=run)) for run in runs]
+
+
+def split_tasks(
+    reads: Sequence[FileRead], max_partition_bytes: int, min_partitions: int
+) -> list[list[FileRead]]:
+    """The reads cut into tasks, in order, as Spark cuts files into partitions.
+
+    A task holds at most ``min(max_partition_bytes, max(OPEN_COST_BYTES, total /
+    min_partitions))`` bytes (Spark's ``FilePartition.maxSplitBytes``), a piece larger
+    than that alone; a file's row groups are split between tasks at row-group bounds.
+    """
+    total = sum(r.cost() for r in reads)
+    split = min(max_partition_bytes, max(OPEN_COST_BYTES, total // max(1, min_partitions)))
+    tasks: list[list[FileRead]] = []
+    current: list[FileRead] = []
+    size = 0
+    for read in reads:
+        for piece in _pieces(read, split):
+            cost = piece.cost()
+            if current and size + cost > split:
+                tasks.append(current)
+                current, size = [], 0
+            current.append(piece)
+            size += cost
+    if current:
+        tasks.append(current)
+    return tasks
+
+
+def int96_columns(plans: Sequence[FilePlan]) -> frozenset[str]:
+    """The dotted paths of the columns some file stores as INT96."""
+    return frozenset(
+        c.path for p in plans for c in p.schema.columns if c.physical_type is PhysicalType.INT96
+    )
+
+
+async def file_schema(
+    sources: str | Sequence[str | FileInfo], settings: ReadSettings
+) -> tuple[pa.Schema, frozenset[str]]:
+    """The schema of the rows of ``sources`` (the rule lookups follow,
+    :func:`pybloom_async.rows.schema.result_schema`, over every file) and its INT96 columns.
+
+    Every footer is read (once, concurrently); one that cannot be read is left out, or
+    raised with ``strict``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        No file can be read: there is no schema to give.
+    SchemaMismatchError
+        Two files' types do not unify.
+    SourceNotFoundError, SourceError
+        A directory or prefix cannot be listed.
+    """
+    async with open_run(settings.run()) as run:
+        listed = await expand_paths(sources, run.reader)
+
+        async def one(location: str | FileInfo) -> FilePlan | None:
+            try:
+                footer = await run.with_file(location, OpenedFile.footer)
+                return describe(location, footer, [])
+            except PyBloomError as exc:
+                if settings.strict:
+                    raise exc.with_context(path=FileRead(location).path) from None
+                return None
+            finally:
+                run.done(location)
+
+        found = await for_each(listed, one, run.limit)
+    plans = [p for p in found if p is not None]
+    if not plans:
+        what = "no Parquet file" if not listed else f"none of the {len(listed)} files"
+        raise InvalidArgumentError(
+            f"{what} can be read under {sources!r}, so there is no schema to read them by: "
+            "give one (.schema(...))"
+        )
+    schema, _ = result_schema(plans, None)
+    return schema, int96_columns(plans)
+
+
+async def plan_read(
+    sources: str | Sequence[str | FileInfo],
+    where: Predicate | None,
+    schema: pa.Schema,
+    settings: ReadSettings,
+    stats: SourceStats | None = None,
+) -> tuple[list[FileRead], Job]:
+    """The files to read (each with its kept row groups) and the job they share.
+
+    ``schema`` is the rows' Arrow schema (the batches are cast to it). With ``where``
+    None every row group of every file is read (a scan). ``stats`` counts the driver's
+    requests.
+
+    Raises
+    ------
+    PredicateError
+        A literal is not a value of its column's type.
+    PyBloomError
+        With ``strict``, the first file the driver cannot read (named).
+    """
+    run = settings.run(stats)
+    if where is None:
+        return await _scan(sources, schema, settings, run)
+    skipped: list[PyBloomError] = []
+    planned = await plan_lookup(
+        sources,
+        where,
+        schema=schema,
+        on_error="skip",
+        skipped=skipped,
+        max_fetch_bytes=settings.max_fetch_bytes,
+        page_index=settings.page_index,
+        # key=value folders stay plain folders here, as in the scan and in the plans an
+        # executor makes of a file the driver could not read.
+        partitioning=None,
+        run=run,
+    )
+    if skipped and settings.strict:
+        raise skipped[0]
+    reads = [FileRead(p.location, p) for p in planned.files if p.kept]
+    reads += [FileRead(e.path) for e in skipped if e.path]
+    return reads, planned.job
+
+
+async def _scan(
+    sources: str | Sequence[str | FileInfo],
+    schema: pa.Schema,
+    settings: ReadSettings,
+    options: RunOptions,
+) -> tuple[list[FileRead], Job]:
+    """Every row group of every file: no predicate to prune by."""
+    async with open_run(options) as run:
+        listed = await expand_paths(sources, run.reader)
+
+        async def one(location: str | FileInfo) -> FileRead:
+            try:
+                footer = await run.with_file(location, OpenedFile.footer)
+            except PyBloomError as exc:
+                if settings.strict:
+                    raise exc.with_context(path=FileRead(location).path) from None
+                return FileRead(location)
+            finally:
+                run.done(location)
+            everything = list(range(len(footer.metadata.row_groups)))
+            return FileRead(location, describe(location, footer, everything, False))
+
+        reads = await for_each(listed, one, run.limit)
+        merging = run.reader.config.plan
+    names = list(schema.names)
+    job = Job(None, names, settings.max_fetch_bytes, False, merging=merging)
+    return [r for r in reads if r.plan is None or r.plan.kept], job.shaped(schema, names)

@@ -1,0 +1,150 @@
+"""The ``pybloom`` Python data source (PySpark >= 4.1): Spark's filters pushed to the pruning.
+
+Where each part runs:
+
+* ``schema()`` (when the DataFrame is made, in a Python process of the driver): every
+  file's footer is read and the rows' schema follows the rule lookups follow
+  (:func:`.scan.file_schema`); a table's comes from its library;
+* ``pushFilters`` and ``partitions()`` (when a query is planned, on the driver): the filters
+  Spark pushes that mean exactly what the predicate means (:mod:`.pushdown`) are taken and
+  ANDed with the ``where`` option; the others go back to Spark, which evaluates them on
+  the rows read. The files are then pruned (the lake index first when the root has one)
+  and cut into tasks (:func:`.scan.plan_read`);
+* ``read(partition)`` (a Spark task, on an executor): the task's row groups, as Arrow
+  batches of the schema (:func:`.reading.read_task`).
+
+This module imports ``pyspark.sql.datasource`` and is imported by
+:func:`pybloom_async.spark.register` once the PySpark version is checked.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from ...errors import PredicateError
+from ...predicate import Predicate, iter_leaves
+from .common import pyspark_version, run_sync
+from .plan_guard import claim_plan, guard_needed
+from .pushdown import conjunction, split_filters
+from .reading import read_task
+from .scan import ReadTask, file_schema, plan_read, split_tasks
+from .source_options import SourceOptions
+from .spark_types import batch_schema, spark_schema
+from .table_scan import (
+    TableTask,
+    plan_table,
+    read_table_task,
+    refuse_table_folder,
+    table_ref,
+    table_schema,
+)
+
+__all__ = ["NAME", "PybloomDataSource", "PybloomDataSourceWithoutPushdown"]
+
+#: The format name: ``spark.read.format("pybloom")``.
+NAME = "pybloom"
+
+
+def _check_columns(where: Predicate, schema: StructType) -> None:
+    """A ``where`` column the rows do not have is a mistake, not an empty answer."""
+    names = set(schema.names)
+    for leaf in iter_leaves(where):
+        if leaf.column.split(".")[0] not in names:
+            shown = ", ".join(schema.names[:20])
+            raise PredicateError(f"no such column; the data has: {shown}", column=leaf.column)
+
+
+class _Reader(DataSourceReader):
+    """Plans on the driver (``partitions``), reads on the executors (``read``)."""
+
+    def __init__(self, source: SourceOptions, schema: StructType, relation: str | None) -> None:
+        self.source = source
+        self.schema = schema
+        self.relation = relation
+        self.pushed: list[Predicate] = []
+        if source.where is not None:
+            _check_columns(source.where, schema)
+
+    def where(self) -> Predicate | None:
+        """The predicate: the filters taken from Spark and the ``where`` option, ANDed."""
+        own = [self.source.where] if self.source.where is not None else []
+        return conjunction([*self.pushed, *own])
+
+    def partitions(self) -> list[InputPartition]:
+        source = self.source
+        where = self.where()
+        version = pyspark_version()
+        if self.relation is not None and guard_needed(version):
+            text = "" if where is None else where.to_text()
+            claim_plan(self.relation, text, ".".join(map(str, version)))
+        rows = batch_schema(self.schema)
+        if source.table is not None:
+            ref = table_ref(source.table, source.sources, source.version, source.settings.options)
+            parts = source.max_partition_bytes, source.min_partitions
+            tables = run_sync(plan_table, ref, where, rows, source.settings, *parts)
+            return [InputPartition(t) for t in tables]
+        refuse_table_folder(source.sources, source.settings.options)  # a schema given
+        reads, job = run_sync(plan_read, source.sources, where, rows, source.settings)
+        tasks = split_tasks(reads, source.max_partition_bytes, source.min_partitions)
+        return [InputPartition(ReadTask(tuple(t), job, source.settings)) for t in tasks]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        task = partition.value
+        if isinstance(task, TableTask):
+            return read_table_task(task)
+        if not isinstance(task, ReadTask):
+            return iter(())  # no task at all: Spark reads one empty partition
+        return read_task(task)
+
+
+class _PushdownReader(_Reader):
+    def pushFilters(self, filters: list[Any]) -> Iterable[Any]:
+        taken, kept = split_filters(filters, self.schema)
+        self.pushed.extend(taken)
+        return kept
+
+
+class PybloomDataSource(DataSource):
+    """``spark.read.format("pybloom").load(path)``: Bloom-pruned reads, Spark's filters
+    pushed down (``spark.sql.python.filterPushdown.enabled``)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Spark pickles the data source once per loaded DataFrame and every plan of it
+        # unpickles those bytes: the id names the relation for the plan guard.
+        state = dict(self.__dict__)
+        state.setdefault("relation", uuid.uuid4().hex)
+        return state
+
+    def _relation(self) -> str | None:
+        found = self.__dict__.get("relation")
+        return found if isinstance(found, str) else None
+
+    def schema(self) -> StructType:
+        source = SourceOptions.parse(self.options)
+        store = source.settings.options
+        if source.table is not None:
+            ref = table_ref(source.table, source.sources, source.version, store)
+            return spark_schema(table_schema(ref))
+        refuse_table_folder(source.sources, store)
+        arrow, int96 = run_sync(file_schema, source.sources, source.settings)
+        return spark_schema(arrow, int96)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _PushdownReader(SourceOptions.parse(self.options), schema, self._relation())
+
+
+class PybloomDataSourceWithoutPushdown(PybloomDataSource):
+    """The data source for sessions whose filter pushdown is off: only the ``where`` option
+    prunes (Spark refuses a reader that pushes filters when the setting is off)."""
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _Reader(SourceOptions.parse(self.options), schema, self._relation())

@@ -1,0 +1,49 @@
+"""Spark: the ``pybloom`` data source, and the pipeline's jobs on the executors.
+
+Install the ``spark`` extra. The data source (PySpark >= 4.1)::
+
+    import pybloom_async.spark
+
+    pybloom_async.spark.register(spark)
+    rows = spark.read.format("pybloom").load("s3://lake/events/").where("user_id = 42")
+
+Spark's filters that the Bloom filters can answer are pushed down; the driver prunes (by
+the lake index when the root has one, else by each file's own filters) and each task reads
+only the row groups kept. The jobs run the rest of the pipeline on the executors: writer
+options that make Spark write filters, pruning, lookups, sidecar and lake-wide indexes,
+and adding filters to an existing lake; they work with older PySpark too.
+
+The executors must import this package: install it where their Python runs and point
+``PYSPARK_PYTHON`` at that interpreter. PySpark is imported only by the functions that
+need it, so importing this module works without it.
+"""
+
+from .apps.spark.add_filters import add_bloom_filters_on_spark, add_filters_schema
+from .apps.spark.indexes import build_index_on_spark, index_build_schema
+from .apps.spark.jobs import prune_on_spark, read_surviving, surviving_files, verdict_schema
+from .apps.spark.lake_index import build_lake_index_on_spark
+from .apps.spark.lookup import lookup_on_spark
+from .apps.spark.register import PUSHDOWN_SETTING, register
+from .apps.spark.writer_options import (
+    DEFAULT_WRITER_MAX_BYTES,
+    bloom_writer_options,
+    writer_filter_bytes,
+)
+
+__all__ = [
+    "DEFAULT_WRITER_MAX_BYTES",
+    "PUSHDOWN_SETTING",
+    "add_bloom_filters_on_spark",
+    "add_filters_schema",
+    "bloom_writer_options",
+    "build_index_on_spark",
+    "build_lake_index_on_spark",
+    "index_build_schema",
+    "lookup_on_spark",
+    "prune_on_spark",
+    "read_surviving",
+    "register",
+    "surviving_files",
+    "verdict_schema",
+    "writer_filter_bytes",
+]

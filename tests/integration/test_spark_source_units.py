@@ -1,0 +1,383 @@
+"""The Spark data source's parts that run without a Spark session.
+
+* Pushdown: which of Spark's filters become predicates (=, IN, <=>, IS NULL on exactly
+  compared types), and which go back to Spark (NaN literals, collated strings, dotted
+  names, nested types, other operators).
+* Types: Arrow result columns as Spark's Parquet reader types them (unsigned widened,
+  views and large types narrowed, INT96 as instants), and a clear error for the rest.
+* Tasks: cut in file order, at most the split size, a large file split at row groups.
+* Options: parsed and checked; an old PySpark refused in one line; the plan guard.
+* Planning and reading without Spark: the rows equal the local lookup's.
+* The old import path warns and still works.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import warnings
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("pyspark")
+
+from pyspark.sql import types as T  # noqa: E402
+
+from pybloom_async import Eq, In, MissingDependencyError, lookup_sync  # noqa: E402
+from pybloom_async.apps.spark.common import require_data_source_api  # noqa: E402
+from pybloom_async.apps.spark.plan_guard import claim_plan  # noqa: E402
+from pybloom_async.apps.spark.pushdown import pushable, split_filters  # noqa: E402
+from pybloom_async.apps.spark.reading import read_task  # noqa: E402
+from pybloom_async.apps.spark.scan import (  # noqa: E402
+    OPEN_COST_BYTES,
+    FileRead,
+    ReadSettings,
+    ReadTask,
+    file_schema,
+    plan_read,
+    split_tasks,
+)
+from pybloom_async.apps.spark.source_options import SourceOptions  # noqa: E402
+from pybloom_async.apps.spark.spark_types import spark_arrow_schema, spark_schema  # noqa: E402
+from pybloom_async.errors import (  # noqa: E402
+    InvalidArgumentError,
+    PredicateError,
+    UnsupportedTypeError,
+)
+from pybloom_async.predicate import parse_predicate  # noqa: E402
+
+datasource = pytest.importorskip("pyspark.sql.datasource")
+
+SCHEMA = T.StructType(
+    [
+        T.StructField("id", T.LongType()),
+        T.StructField("f", T.DoubleType()),
+        T.StructField("s", T.StringType()),
+        T.StructField("lc", T.StringType("UTF8_LCASE")),
+        T.StructField("a.b", T.LongType()),
+        T.StructField("st", T.StructType([T.StructField("x", T.IntegerType())])),
+        T.StructField("arr", T.ArrayType(T.LongType())),
+        T.StructField("ts", T.TimestampType()),
+        T.StructField("d18", T.DecimalType(18, 4)),
+        T.StructField("d38", T.DecimalType(38, 10)),
+    ]
+)
+
+
+def test_pushdown_takes_exact_filters_only() -> None:
+    ds = datasource
+    taken = {
+        ds.EqualTo(("id",), 5): Eq("id", 5),
+        ds.EqualNullSafe(("s",), "x"): Eq("s", "x", null_safe=True),
+        ds.EqualNullSafe(("s",), None): Eq("s", None, null_safe=True),
+        ds.IsNull(("f",)): Eq("f", None, null_safe=True),
+        ds.In(("id",), (1, None, 2)): In("id", (1, 2)),
+        ds.EqualTo(("st", "x"), 3): Eq("st.x", 3),
+        ds.EqualTo(("f",), -0.0): Eq("f", -0.0),
+        ds.EqualTo(("d18",), decimal.Decimal("1.5")): Eq("d18", decimal.Decimal("1.5")),
+        ds.EqualTo(("ts",), dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)): Eq(
+            "ts", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+        ),
+    }
+    for f, predicate in taken.items():
+        assert pushable(f, SCHEMA) == predicate, f
+    returned = [
+        ds.EqualTo(("f",), float("nan")),  # Spark's NaN = NaN is TRUE
+        ds.In(("f",), (1.0, float("nan"))),
+        ds.In(("id",), (None,)),
+        ds.EqualTo(("lc",), "x"),  # a collation compares otherwise
+        ds.EqualTo(("d38",), decimal.Decimal("1.5")),  # PySpark rounds to 28 digits
+        ds.EqualTo(("a.b",), 1),  # a dotted name would read as a struct's child
+        ds.EqualTo(("arr",), (1, 2)),
+        ds.EqualTo(("nope",), 1),
+        ds.IsNotNull(("id",)),
+        ds.GreaterThan(("id",), 1),
+        ds.Not(ds.EqualTo(("id",), 1)),
+        ds.StringStartsWith(("s",), "a"),
+    ]
+    filters = list(taken) + returned
+    preds, kept = split_filters(filters, SCHEMA)
+    assert preds == list(taken.values())
+    assert all(a is b for a, b in zip(kept, returned, strict=True))  # the objects given
+
+
+def test_spark_types_follow_sparks_parquet_reader() -> None:
+    arrow = pa.schema(
+        [
+            ("u8", pa.uint8()),
+            ("u64", pa.uint64()),
+            ("h", pa.float16()),
+            ("sv", pa.string_view()),
+            ("lb", pa.large_binary()),
+            ("fx", pa.binary(4)),
+            ("d32", pa.decimal32(5, 2)),
+            ("ts_ns", pa.timestamp("ns")),
+            ("ts_tz", pa.timestamp("ms", "Europe/Paris")),
+            ("i96", pa.timestamp("ns")),
+            ("lst", pa.large_list(pa.field("v", pa.int32(), nullable=False))),
+            ("st", pa.struct([pa.field("a", pa.dictionary(pa.int32(), pa.string()))])),
+        ]
+    )
+    got = spark_arrow_schema(arrow, {"i96"})
+    assert got == pa.schema(
+        [
+            ("u8", pa.int16()),
+            ("u64", pa.decimal128(20, 0)),
+            ("h", pa.float32()),
+            ("sv", pa.string()),
+            ("lb", pa.binary()),
+            ("fx", pa.binary()),
+            ("d32", pa.decimal128(5, 2)),
+            ("ts_ns", pa.timestamp("us")),
+            ("ts_tz", pa.timestamp("us", "UTC")),
+            ("i96", pa.timestamp("us", "UTC")),
+            ("lst", pa.list_(pa.field("element", pa.int32()))),
+            ("st", pa.struct([("a", pa.string())])),
+        ]
+    )
+    struct = spark_schema(arrow, {"i96"})
+    assert struct["u64"].dataType == T.DecimalType(20, 0)
+    assert struct["i96"].dataType == T.TimestampType()
+    assert struct["ts_ns"].dataType == T.TimestampNTZType()
+    with pytest.raises(UnsupportedTypeError, match=r"38 digits.*'wide'"):
+        spark_arrow_schema(pa.schema([("wide", pa.decimal256(40, 2))]))
+    with pytest.raises(UnsupportedTypeError, match="'iv'"):
+        spark_arrow_schema(pa.schema([("iv", pa.month_day_nano_interval())]))
+
+
+def _file(path: Path, groups: int, rows: int = 100) -> FileRead:
+    table = pa.table({"id": pa.array(range(groups * rows), pa.int64())})
+    pq.write_table(table, path, row_group_size=rows)
+    return _plan_all(path)
+
+
+def _plan_all(path: Path) -> FileRead:
+    from pybloom_async import read_footer_sync
+    from pybloom_async.rows.plan import describe
+
+    footer = read_footer_sync(str(path))
+    kept = list(range(len(footer.metadata.row_groups)))
+    return FileRead(str(path), describe(str(path), footer, kept))
+
+
+def test_tasks_keep_file_order_and_split_large_files(tmp_path: Path) -> None:
+    reads = [_file(tmp_path / f"f{i}.parquet", groups) for i, groups in enumerate([1, 6, 2])]
+    whole = sum(r.cost() for r in reads)
+    assert split_tasks(reads, 10**12, 1) == [reads]  # one task holds all
+    plan = reads[1].plan
+    assert plan is not None
+    group = max(g.total_compressed_size for g in plan.metadata.row_groups)
+    limit = OPEN_COST_BYTES + 2 * group
+    tasks = split_tasks(reads, limit, 1)
+    pieces = [(Path(r.path).name, r.plan.kept) for t in tasks for r in t]  # type: ignore[union-attr]
+    assert pieces[0] == ("f0.parquet", [0]) and pieces[-1][0] == "f2.parquet"
+    middle = [kept for name, kept in pieces if name == "f1.parquet"]
+    assert len(middle) >= 3 and [g for kept in middle for g in kept] == list(range(6))
+    assert all(sum(r.cost() for r in t) <= limit for t in tasks)
+    # min_partitions spreads a small read: Spark's maxSplitBytes rule.
+    assert len(split_tasks(reads, 10**12, 3)) >= 2
+    assert whole > 3 * OPEN_COST_BYTES
+
+
+def test_options_are_parsed_and_checked() -> None:
+    got = SourceOptions.parse(
+        {
+            "path": "s3://b/lake/",
+            "where": "id = 1 OR s = 'x'",
+            "strict": "TRUE",
+            "on_error": "skip",
+            "min_partitions": "3",
+            "store.endpoint": "http://127.0.0.1:9000",
+            "store.allow_http": "true",
+            "store.max_retries": "2",
+            "store.extra.virtual_hosted_style_request": "false",
+        }
+    )
+    assert got.sources == "s3://b/lake/" and got.where == parse_predicate("id = 1 OR s = 'x'")
+    assert got.settings.strict and got.settings.on_error == "skip" and got.min_partitions == 3
+    store = got.settings.options
+    assert store is not None and store.endpoint == "http://127.0.0.1:9000"
+    assert store.allow_http is True and store.max_retries == 2
+    assert store.extra_config == {"virtual_hosted_style_request": "false"}
+    assert SourceOptions.parse({"paths": '["/a", "/b"]'}).sources == ["/a", "/b"]
+    bad = [
+        ({}, "needs a path"),
+        ({"path": "/a", "wher": "x"}, "unknown option 'wher'"),
+        ({"path": "/a", "strict": "yes"}, "true or false"),
+        ({"path": "/a", "on_error": "ignore"}, "raise or skip"),
+        ({"path": "/a", "min_partitions": "0"}, "min_partitions"),
+        ({"path": "/a", "store.endpont": "x"}, "store options"),
+        ({"path": "/a", "table": "hudi"}, "delta or iceberg"),
+        ({"path": "/a", "version": "3"}, "table delta only"),
+    ]
+    for options, message in bad:
+        with pytest.raises(InvalidArgumentError, match=message):
+            SourceOptions.parse(options)
+    with pytest.raises(PredicateError):
+        SourceOptions.parse({"path": "/a", "where": "id = = 1"})
+
+
+def test_old_pyspark_is_refused_in_one_line() -> None:
+    with pytest.raises(MissingDependencyError) as info:
+        require_data_source_api((3, 5))
+    text = str(info.value)
+    assert "PySpark >= 4.1" in text and "3.5" in text and "\n" not in text
+    require_data_source_api((4, 1))
+
+
+def test_plan_guard(tmp_path: Path) -> None:
+    claim_plan("r1", "id = 1", "4.3", str(tmp_path))
+    claim_plan("r1", "id = 1", "4.3", str(tmp_path))  # explain() then collect()
+    claim_plan("r2", "", "4.3", str(tmp_path))
+    with pytest.raises(InvalidArgumentError, match="load it again"):
+        claim_plan("r1", "id = 2", "4.3", str(tmp_path))
+    with pytest.raises(InvalidArgumentError, match="SPARK-58551"):
+        claim_plan("r2", "id = 2", "4.3", str(tmp_path))
+
+
+def _lake(root: Path) -> Path:
+    root.mkdir()
+    for i in range(3):
+        ids = pa.array(range(i * 1000, (i + 1) * 1000), pa.int64())
+        table = pa.table(
+            {
+                "id": ids,
+                "u": pa.array([x % 300 for x in ids.to_pylist()], pa.uint64()),
+                "s": pa.array([None if x % 9 == 0 else f"v{x}" for x in ids.to_pylist()]),
+                "ts": pa.array([x * 1000 for x in ids.to_pylist()], pa.timestamp("ns", "UTC")),
+            }
+        )
+        pq.write_table(
+            table, root / f"p{i}.parquet", row_group_size=250,
+            bloom_filter_options={"id": {"ndv": 1000}, "s": {"ndv": 1000}},
+        )  # fmt: skip
+    return root
+
+
+def _read(root: Path, where: Any) -> tuple[list[dict[str, Any]], Any]:
+    settings = ReadSettings()
+    schema, int96 = anyio.run(file_schema, str(root), settings)
+    rows = spark_arrow_schema(schema, int96)
+    reads, job = anyio.run(plan_read, str(root), where, rows, settings)
+    out = []
+    for task in split_tasks(reads, 10**9, 2):
+        for batch in read_task(ReadTask(tuple(task), job, settings)):
+            assert batch.schema == rows
+            out.extend(batch.to_pylist())
+    return out, rows
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["id IN (5, 1500, 2999, 77777)", "s <=> NULL AND id IN (9, 18, 1000)", "u = 7", None],
+)
+def test_plan_and_read_equal_the_local_lookup(tmp_path: Path, where: str | None) -> None:
+    root = _lake(tmp_path / "lake")
+    predicate = None if where is None else parse_predicate(where)
+    got, rows = _read(root, predicate)
+    if predicate is None:
+        expected = pq.read_table(root).cast(rows).to_pylist()
+    else:
+        expected = lookup_sync(str(root), predicate).cast(rows).to_pylist()
+    assert got == expected and got
+    assert isinstance(got[0]["u"], decimal.Decimal)
+
+
+def test_a_file_the_driver_cannot_read_is_read_by_the_task(tmp_path: Path) -> None:
+    root = _lake(tmp_path / "lake")
+    (root / "zz-garbage.parquet").write_bytes(b"not parquet" * 10)
+    where = parse_predicate("id = 5")
+    settings = ReadSettings()
+    schema, int96 = anyio.run(file_schema, str(root), settings)
+    rows = spark_arrow_schema(schema, int96)
+    reads, job = anyio.run(plan_read, str(root), where, rows, settings)
+    assert [Path(r.path).name for r in reads] == ["p0.parquet", "zz-garbage.parquet"]
+    assert reads[-1].plan is None  # kept, for the task to read
+    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
+        list(read_task(ReadTask(tuple(reads), job, settings)))
+    skipping = ReadSettings(on_error="skip")
+    with warnings.catch_warnings():
+        got = [b.to_pylist() for b in read_task(ReadTask(tuple(reads), job, skipping))]
+    assert [r["id"] for batch in got for r in batch] == [5]
+    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
+        anyio.run(plan_read, str(root), where, rows, ReadSettings(strict=True))
+
+
+def test_old_import_path_warns_and_works() -> None:
+    import pybloom_async.apps.spark as old
+    import pybloom_async.spark as new
+
+    with pytest.warns(DeprecationWarning, match="import it from pybloom_async.spark"):
+        function = old.prune_on_spark
+    assert function is new.prune_on_spark
+    with pytest.raises(AttributeError):
+        old.no_such_name  # noqa: B018
+
+
+def test_iceberg_table_planned_and_read_by_tasks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table's tasks read through pyiceberg: its deletes applied, its partition values;
+    a snapshot that moved since planning fails the read."""
+    pytest.importorskip("pyiceberg")
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType
+
+    from pybloom_async.apps.spark.table_scan import (
+        TableRef,
+        plan_table,
+        read_table_task,
+        table_schema,
+    )
+
+    for key, value in {
+        "TYPE": "sql",
+        "URI": f"sqlite:///{tmp_path / 'catalog.db'}",
+        "WAREHOUSE": (tmp_path / "wh").as_uri(),
+    }.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__TEST__{key}", value)
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    # pyiceberg reads its environment once, when first imported: read it again.
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    catalog = SqlCatalog(
+        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
+    )
+    catalog.create_namespace("ns")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "s", StringType(), required=False),
+    )
+    table = catalog.create_table("ns.t", schema=schema)
+    (tmp_path / "data").mkdir()
+    paths = []
+    for start in range(0, 800, 200):
+        ids = list(range(start, start + 200))
+        path = tmp_path / "data" / f"part-{start}.parquet"
+        chunk = pa.table({"id": pa.array(ids, pa.int64()), "s": [f"s{i}" for i in ids]})
+        pq.write_table(chunk, path, bloom_filter_options={"id": True})
+        paths.append(path.as_uri())
+    table.add_files(paths)
+    table = catalog.load_table("ns.t")
+    table.delete("id = 5")  # a delete the library applies
+    ref = TableRef("iceberg", "test.ns.t", None, None)
+    arrow = table_schema(ref)
+    rows = spark_arrow_schema(arrow)
+    where = parse_predicate("id IN (4, 5, 6, 650)")
+    tasks = anyio.run(plan_table, ref, where, rows, ReadSettings(), 10**9, 2)
+    got = sorted(r["id"] for t in tasks for b in read_table_task(t) for r in b.to_pylist())
+    assert got == [4, 6, 650]
+    assert (
+        sorted(r["id"] for r in lookup_sync(catalog.load_table("ns.t"), where).to_pylist()) == got
+    )
+    assert sum(len(t.files) for t in tasks) < 4  # files pruned before any is read
+    catalog.load_table("ns.t").delete("id = 6")
+    with pytest.raises(Exception, match="moved from snapshot"):
+        list(read_table_task(tasks[0]))
