@@ -45,8 +45,8 @@ MODES = ("files", "lake")
 
 
 def service_lake(n_files: int, lake_index: bool) -> Path:
-    """``service-N/`` (and ``service-N-lake/`` with a lake index): hard links to the lake's
-    files (a lake of plain files, as a service reads; no copy)."""
+    """``service-N/`` (and ``service-N-lake/`` with a lake index, built now): hard links to
+    the lake's files (a lake of plain files, as a service reads; no copy)."""
     source = ensure_lake(n_files)
     folder = ROOT / (f"service-{n_files}" + ("-lake" if lake_index else ""))
     folder.mkdir(exist_ok=True)
@@ -54,9 +54,14 @@ def service_lake(n_files: int, lake_index: bool) -> Path:
         target = folder / link.name
         if not target.exists():
             os.link(link.resolve(), target)
-    if lake_index and not (folder / "_bloom_index").exists():
+    if lake_index:
+        # Built anew for each run: a hard link made to these files since (another folder of
+        # links) changes their inodes' change time, and the index then finds them stale.
+        import shutil
+
         from pybloom_async import build_lake_index_sync
 
+        shutil.rmtree(folder / "_bloom_index", ignore_errors=True)
         build_lake_index_sync(str(folder), ["id"])
     return folder
 
@@ -100,7 +105,8 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
 
     async def main() -> dict[str, Any]:
         nonlocal sampling
-        warm = await lookup(folder, col("id") == spec["warm_key"], reader=reader)
+        columns = spec.get("columns")
+        warm = await lookup(folder, col("id") == spec["warm_key"], columns, reader=reader)
         assert warm.num_rows == 1
         gc.collect()
         before = rss_kib()
@@ -109,7 +115,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
 
         async def one(key: int) -> None:
             async with limiter:
-                rows = await lookup(folder, col("id") == key, reader=reader)
+                rows = await lookup(folder, col("id") == key, columns, reader=reader)
             got = [list(r.values()) for r in rows.to_pylist()]
             if got != [row_of(key)]:
                 wrong.append(key)
@@ -166,6 +172,11 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell (median)")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument(
+        "--columns",
+        help="comma-separated result columns (default: lookup's, every file's columns: with "
+        "a lake index, every file's footer is then read for the schema)",
+    )
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -174,7 +185,9 @@ def main() -> None:
         return
     if not 1 <= args.files <= MAX_FILES:
         raise SystemExit(f"--files must be 1..{MAX_FILES}")
-    recorder = Recorder("service", files=args.files, lookups=args.lookups, repeat=args.repeat)
+    recorder = Recorder(
+        "service", files=args.files, lookups=args.lookups, repeat=args.repeat, columns=args.columns
+    )
     print(f"# {cpu_model()}, {os.cpu_count()} cores, load {load_average()}", flush=True)
     results: dict[str, Any] = {}
     for mode in args.modes.split(","):
@@ -187,6 +200,7 @@ def main() -> None:
                     "concurrency": c,
                     "keys": keys(args.files, args.lookups, args.seed + r),
                     "warm_key": id_of(0, 1),
+                    "columns": args.columns.split(",") if args.columns else None,
                 }
                 runs.append(run_worker(spec))
             cell = {k: statistics.median(run[k] for run in runs) for k in runs[0]}

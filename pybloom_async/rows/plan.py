@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -215,6 +216,7 @@ def read_columns(
 #: ``ARROW:schema`` pyarrow stored beside it. Bounded as the decoder's schemas are.
 _ARROW_SCHEMAS: dict[Any, Any] = {}
 _ARROW_SCHEMAS_MAX = 256
+_ARROW_SCHEMAS_LOCK = threading.Lock()
 _ARROW_KEY = "ARROW:schema"
 
 
@@ -239,19 +241,25 @@ def _arrow_schema(footer: Footer, md: Any | None) -> Any:
     found = _ARROW_SCHEMAS.get(key) if key is not None else None
     if found is not None:
         return found
-    if md is None:
-        md = _pyarrow_metadata(footer)
-    try:
-        found = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
-        found = found.schema_arrow
-    except (OSError, pa.ArrowException) as exc:
-        raise ParquetFormatError(
-            f"pyarrow cannot read the footer: {exc}", path=footer.path
-        ) from None
-    if key is not None:
-        if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
-            _ARROW_SCHEMAS.clear()
-        _ARROW_SCHEMAS[key] = found
+    # Files of one new schema met at once in several threads: one decodes it, the others
+    # wait for it (a decode costs more than the wait).
+    with _ARROW_SCHEMAS_LOCK:
+        found = _ARROW_SCHEMAS.get(key) if key is not None else None
+        if found is not None:
+            return found
+        if md is None:
+            md = _pyarrow_metadata(footer)
+        try:
+            found = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
+            found = found.schema_arrow
+        except (OSError, pa.ArrowException) as exc:
+            raise ParquetFormatError(
+                f"pyarrow cannot read the footer: {exc}", path=footer.path
+            ) from None
+        if key is not None:
+            if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
+                _ARROW_SCHEMAS.clear()
+            _ARROW_SCHEMAS[key] = found
     return found
 
 

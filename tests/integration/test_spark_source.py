@@ -2,8 +2,12 @@
 
 * Rows of ``spark.read.format("pybloom")`` equal ``spark.read.parquet``'s on Spark's files of
   every type, for pushed =, IN (beyond Spark's 10), AND, <=>, IS NULL, for filters Spark
-  keeps (LIKE, OR across columns, ranges), and for the ``where`` option; each on a
+  keeps (LIKE, OR across columns, NaN literals), and for the ``where`` option; each on a
   DataFrame loaded anew.
+* Ranges, NOT and IS NOT NULL are pushed (Spark keeps no filter of its own) on integers,
+  strings (unsigned bytes: an emoji above CJK), binaries, booleans, dates, timestamps
+  (INT64, INT96, without a time zone) and decimals, alone and beside a key; on floats
+  with NaN, NULL, -0.0 and infinities too, where Spark's NaN lies above every number.
 * Mistakes fail the query with our one-line error: a wrong literal, an unknown column, a
   DataFrame planned again with other filters (Spark 4.1-4.3 would return wrong rows).
 * An unreadable file is kept: the task that reads it fails naming it (or skips it), and
@@ -18,6 +22,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -78,7 +83,7 @@ def test_rows_equal_sparks_reader(session: Any, spark_files: WrittenFiles) -> No
         f"c_dec38 = {value(a, 6, 6, 'c_dec38')}",
         "c_float = 0.0 OR c_double = -0.0",  # OR across columns: Spark keeps it
         f"id = {ids[0]} AND c_string LIKE 'k%'",  # LIKE: Spark's
-        f"id > {ids[1]} AND id < {ids[1] + 3}",  # ranges: Spark's
+        f"id > {ids[1]} AND id < {ids[1] + 3}",
         "c_float = CAST('NaN' AS FLOAT)",  # NaN = NaN is TRUE in Spark: not pushed
     ]
     for where in wheres:
@@ -106,6 +111,98 @@ def truth(session: Any, root: str, where: str) -> list[str]:
         return rows(session.read.parquet(root).where(where))
     finally:
         session.conf.unset("spark.sql.parquet.filterPushdown")
+
+
+def kept_by_spark(frame: Any) -> list[str]:
+    """The filters Spark evaluates itself above the scan: those the data source returned."""
+    plan = frame._jdf.queryExecution().executedPlan().toString()
+    return [line.strip() for line in plan.splitlines() if re.search(r"\bFilter ", line)]
+
+
+def test_ranges_pushed_and_exact(session: Any, spark_files: WrittenFiles, tmp_path: Path) -> None:
+    """Ranges, NOT and IS NOT NULL are taken (Spark keeps no filter) where they mean what
+    Spark means, rows equal to Spark's; on floats too, where NaN is above every number."""
+    a, b = spark_files.prune_files
+    root = str(a.parent)
+    k = value(b, 4, 2, "id")
+    key = value(a, 5, 3, "c_long")
+    ts = [value(a, 2, 0, "c_ts").isoformat(), value(a, 2, 7, "c_ts").isoformat()]
+    beside = f"c_long = {key} AND id > {value(a, 5, 3, 'id')}"  # the key's row is out
+    pushed = [
+        f"id > {k} AND id <= {k + 25}",
+        "c_int < -2140000000",
+        "c_short BETWEEN -100 AND 100",
+        "c_byte >= 120",
+        "c_string > 'k1999' AND c_string < 'k2'",
+        "c_string >= '日本語'",  # unsigned UTF-8 bytes: the emoji too, not 'ünïcødé'
+        "c_string <= ''",
+        "c_binary > X'FE'",
+        "c_binary < X'01'",  # the empty ones and those of a first byte 0
+        "c_bool < true AND id < 10020",
+        "c_date >= DATE'1990-01-01' AND c_date < DATE'1990-03-01'",
+        f"c_ts > TIMESTAMP'{ts[0]}' AND c_ts <= TIMESTAMP'{ts[1]}'",
+        f"c_dec18 >= {value(b, 3, 3, 'c_dec18')} AND id < 3000",
+        "c_dec9 BETWEEN -100 AND 100",
+        f"c_long = {key} AND id >= {value(a, 5, 3, 'id')}",  # a range beside a key
+        beside,
+        f"id IN ({k}, {k + 1}, 5) AND c_date < DATE'1951-01-01'",
+        "NOT (id > 30) AND c_nullable_int IS NOT NULL",
+        "id != 5 AND id < 12",
+        "c_nullable_int NOT IN (13, 26) AND id < 12",
+        # Floats: NaN (ids 20, 21) lies above every number in Spark, NULL (c_float) in none.
+        "c_double > 6600",
+        "c_double >= CAST('Infinity' AS DOUBLE)",
+        "c_double > -0.0 AND id < 50",
+        "c_float < 1.0",
+        "c_float <= 0.0",
+        "c_float >= CAST('-Infinity' AS FLOAT) AND id < 50",
+        "NOT (c_double < 3) AND id < 60",
+        "NOT (c_float > 2) AND id < 60",
+        "c_float != 5.0 AND id < 60",
+    ]
+    kept = [
+        "c_double >= CAST('NaN' AS DOUBLE)",  # the NaN row: no predicate says so
+        "c_float < CAST('NaN' AS FLOAT) AND id < 50",
+        "c_float < CAST(0.1 AS FLOAT) AND id < 50",  # no half: FLOAT16 would round it
+        "c_dec38 > 0 AND id < 50",  # PySpark rounds its literals to 28 digits
+        "c_string LIKE 'k1%' AND id < 200",
+    ]
+    for where in pushed + kept:
+        ours = session.read.format("pybloom").load(root).where(where)
+        expected = truth(session, root, where)
+        assert rows(ours) == expected and bool(expected) == (where != beside), where
+        assert bool(kept_by_spark(ours)) == (where in kept), (where, kept_by_spark(ours))
+    nan_rows = session.read.format("pybloom").load(root).where("c_double > 6600")
+    assert {21, 31} <= {r["id"] for r in nan_rows.collect()}  # NaN and infinity
+    # INT96 instants, and timestamps without a time zone.
+    int96 = str(spark_files.files[2].parent)
+    low, high = (value(spark_files.files[2], 0, i, "c_ts96").isoformat() for i in (10, 40))
+    where = (
+        f"c_ts96 >= TIMESTAMP'{low}' AND c_ts96 < TIMESTAMP'{high}'"
+        " AND c_ts96_plain < TIMESTAMP'2024-01-01'"
+    )
+    ours = session.read.format("pybloom").load(int96).where(where)
+    assert rows(ours) == truth(session, int96, where) and rows(ours) and not kept_by_spark(ours)
+    # Timestamps without a time zone; text beyond the BMP, which orders above U+FF21 as
+    # UTF-8 bytes (Spark) and below it as Java's UTF-16 units would; unsigned bytes.
+    more = str(tmp_path / "more")
+    session.range(500).selectExpr(
+        "id",
+        "cast(timestamp_micros(1700000000000000 + id * 999999) as timestamp_ntz) as t",
+        "case id % 4 when 0 then '\uff21' when 1 then '\U0001f986' when 2 then 'z' end as s",
+        "unhex(case id % 3 when 0 then '7f' when 1 then '80' else 'ff00' end) as b",
+    ).write.parquet(more)
+    for where in [
+        "t >= TIMESTAMP_NTZ'2023-11-14 22:15:00' AND t < TIMESTAMP_NTZ'2023-11-14 22:16:00'",
+        "s > '\uff21'",
+        "s < '\U0001f986' AND id < 40",
+        "b > X'7f' AND id < 40",
+    ]:
+        ours = session.read.format("pybloom").load(more).where(where)
+        assert rows(ours) == truth(session, more, where) and rows(ours), where
+        assert not kept_by_spark(ours), where
+    above = session.read.format("pybloom").load(more).where("s > '\uff21'")
+    assert {r["s"] for r in above.collect()} == {"\U0001f986"}
 
 
 def test_mistakes_fail_in_one_line(session: Any, spark_files: WrittenFiles) -> None:

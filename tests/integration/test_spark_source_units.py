@@ -1,8 +1,10 @@
 """The Spark data source's parts that run without a Spark session.
 
-* Pushdown: which of Spark's filters become predicates (=, IN, <=>, IS NULL on exactly
-  compared types), and which go back to Spark (NaN literals, collated strings, dotted
-  names, nested types, other operators).
+* Pushdown: which of Spark's filters become predicates (=, IN, <=>, IS [NOT] NULL, ranges
+  and NOT on exactly compared types; on floats, x > v as NOT (x <= v), NaN being above
+  every number in Spark), and which go back to Spark (NaN literals, collated strings,
+  dotted names, nested types, LIKE); every float filter taken keeps the rows Spark's
+  order keeps, NaN, NULL, -0.0 and infinities included.
 * Types: Arrow result columns as Spark's Parquet reader types them (unsigned widened,
   views and large types narrowed, INT96 as instants), and a clear error for the rest.
 * Tasks: cut in file order, at most the split size, a large file split at row groups.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -22,13 +25,24 @@ from typing import Any
 import anyio
 import pytest
 
+np = pytest.importorskip("numpy")
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pyspark")
 
 from pyspark.sql import types as T  # noqa: E402
 
-from pybloom_async import Eq, In, MissingDependencyError, lookup_sync  # noqa: E402
+from pybloom_async import (  # noqa: E402
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    IsNull,
+    MissingDependencyError,
+    Not,
+    NotIn,
+    lookup_sync,
+)
 from pybloom_async.apps.spark.common import require_data_source_api  # noqa: E402
 from pybloom_async.apps.spark.plan_guard import claim_plan  # noqa: E402
 from pybloom_async.apps.spark.pushdown import pushable, split_filters  # noqa: E402
@@ -71,6 +85,7 @@ SCHEMA = T.StructType(
 
 def test_pushdown_takes_exact_filters_only() -> None:
     ds = datasource
+    utc = dt.timezone.utc
     taken = {
         ds.EqualTo(("id",), 5): Eq("id", 5),
         ds.EqualNullSafe(("s",), "x"): Eq("s", "x", null_safe=True),
@@ -80,9 +95,11 @@ def test_pushdown_takes_exact_filters_only() -> None:
         ds.EqualTo(("st", "x"), 3): Eq("st.x", 3),
         ds.EqualTo(("f",), -0.0): Eq("f", -0.0),
         ds.EqualTo(("d18",), decimal.Decimal("1.5")): Eq("d18", decimal.Decimal("1.5")),
-        ds.EqualTo(("ts",), dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)): Eq(
-            "ts", dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-        ),
+        # Instants arrive in UTC: taken as UTC times without a zone (INT96 has no flag).
+        ds.EqualTo(("ts",), dt.datetime(2024, 1, 1, tzinfo=utc)): Eq("ts", dt.datetime(2024, 1, 1)),
+        ds.IsNotNull(("id",)): IsNotNull("id"),
+        ds.GreaterThan(("id",), 1): Compare("id", ">", 1),
+        ds.Not(ds.EqualTo(("id",), 1)): Compare("id", "!=", 1),
     }
     for f, predicate in taken.items():
         assert pushable(f, SCHEMA) == predicate, f
@@ -95,15 +112,140 @@ def test_pushdown_takes_exact_filters_only() -> None:
         ds.EqualTo(("a.b",), 1),  # a dotted name would read as a struct's child
         ds.EqualTo(("arr",), (1, 2)),
         ds.EqualTo(("nope",), 1),
-        ds.IsNotNull(("id",)),
-        ds.GreaterThan(("id",), 1),
-        ds.Not(ds.EqualTo(("id",), 1)),
         ds.StringStartsWith(("s",), "a"),
     ]
     filters = list(taken) + returned
     preds, kept = split_filters(filters, SCHEMA)
     assert preds == list(taken.values())
     assert all(a is b for a, b in zip(kept, returned, strict=True))  # the objects given
+
+
+def test_pushdown_takes_ranges_and_negations_where_exact() -> None:
+    ds = datasource
+    utc = dt.timezone.utc
+    noon = dt.datetime(2024, 1, 1, 12, tzinfo=utc)
+    taken = {
+        ds.GreaterThan(("id",), 1): Compare("id", ">", 1),
+        ds.GreaterThanOrEqual(("st", "x"), 1): Compare("st.x", ">=", 1),
+        ds.LessThan(("s",), "k"): Compare("s", "<", "k"),
+        ds.LessThanOrEqual(("d18",), decimal.Decimal("2.5")): Compare(
+            "d18", "<=", decimal.Decimal("2.5")
+        ),
+        ds.LessThan(("ts",), noon): Compare("ts", "<", dt.datetime(2024, 1, 1, 12)),
+        ds.In(("ts",), (noon,)): In("ts", (dt.datetime(2024, 1, 1, 12),)),
+        # Floats: x < v, x <= v as they are (NaN in neither, in Spark or here); x > v,
+        # x >= v hold for a NaN in Spark, and so do NOT (x <= v), NOT (x < v).
+        ds.LessThan(("f",), 1.5): Compare("f", "<", 1.5),
+        ds.LessThanOrEqual(("f",), -0.0): Compare("f", "<=", -0.0),
+        ds.GreaterThan(("f",), 1.5): Not(Compare("f", "<=", 1.5)),
+        ds.GreaterThanOrEqual(("f",), float("-inf")): Not(Compare("f", "<", float("-inf"))),
+        ds.Not(ds.GreaterThan(("f",), 1.5)): Compare("f", "<=", 1.5),
+        ds.Not(ds.LessThan(("f",), 1.5)): Not(Compare("f", "<", 1.5)),
+        ds.Not(ds.EqualTo(("f",), 1.5)): Compare("f", "!=", 1.5),
+        # NOT as SQL's: IS NOT NULL, NOT IN (a NULL in the list kept: never TRUE), NOT <=>.
+        ds.Not(ds.IsNull(("s",))): IsNotNull("s"),
+        ds.Not(ds.IsNotNull(("s",))): IsNull("s"),
+        ds.Not(ds.In(("id",), (1, None))): NotIn("id", (1, None)),
+        ds.Not(ds.In(("id",), (1, 2))): NotIn("id", (1, 2)),
+        ds.Not(ds.EqualNullSafe(("s",), "x")): Not(Eq("s", "x", null_safe=True)),
+        ds.Not(ds.EqualNullSafe(("s",), None)): IsNotNull("s"),
+        ds.Not(ds.GreaterThan(("id",), 1)): Not(Compare("id", ">", 1)),
+    }
+    for f, predicate in taken.items():
+        assert pushable(f, SCHEMA) == predicate, f
+    returned = [
+        ds.GreaterThan(("f",), float("nan")),  # NaN > NaN is FALSE, NaN >= NaN TRUE in Spark
+        ds.LessThan(("f",), float("nan")),  # every number but NaN in Spark
+        ds.Not(ds.EqualTo(("f",), float("nan"))),
+        ds.Not(ds.In(("f",), (float("nan"),))),
+        ds.LessThan(("lc",), "x"),
+        ds.GreaterThan(("d38",), decimal.Decimal("1.5")),
+        ds.GreaterThan(("a.b",), 1),
+        ds.LessThan(("arr",), (1, 2)),
+        ds.LessThan(("id",), None),
+        ds.Not(ds.EqualTo(("id",), None)),
+        ds.Not(ds.StringStartsWith(("s",), "a")),
+        ds.StringContains(("s",), "a"),
+    ]
+    preds, kept = split_filters(list(taken) + returned, SCHEMA)
+    assert preds == list(taken.values())
+    assert all(a is b for a, b in zip(kept, returned, strict=True))
+
+
+def _spark_order(a: float, b: float) -> int:
+    """Spark's order of floats: NaN above every number, NaN = NaN, -0.0 = 0.0."""
+    if math.isnan(a) or math.isnan(b):
+        return int(math.isnan(a)) - int(math.isnan(b))
+    return (a > b) - (a < b)
+
+
+def _spark_truth(f: Any, x: float | None) -> bool | None:
+    """Spark's three-valued truth of the filter ``f`` for the value ``x``."""
+    kind = type(f).__name__
+    if kind == "Not":
+        inner = _spark_truth(f.child, x)
+        return None if inner is None else not inner
+    if kind == "EqualNullSafe":
+        return x is None if f.value is None else x is not None and _spark_order(x, f.value) == 0
+    if x is None:
+        return None
+    if kind == "In":
+        if any(v is not None and _spark_order(x, v) == 0 for v in f.value):
+            return True
+        return None if None in f.value else False
+    order = _spark_order(x, f.value)
+    return {
+        "EqualTo": order == 0,
+        "LessThan": order < 0,
+        "LessThanOrEqual": order <= 0,
+        "GreaterThan": order > 0,
+        "GreaterThanOrEqual": order >= 0,
+    }[kind]
+
+
+def test_pushed_float_filters_keep_sparks_nan_order(tmp_path: Path) -> None:
+    """Every filter taken on a float column keeps exactly the rows Spark's order keeps
+    (NaN above every number, NaN = NaN, -0.0 = 0.0), NULLs and infinities included, in
+    FLOAT16 columns (typed FLOAT) too; the filters with a NaN literal are returned, and
+    on FLOAT those with a literal no half holds (a FLOAT16 column's would be rounded)."""
+    ds = datasource
+    inf, nan = math.inf, math.nan
+    f32 = float(np.float32(0.1))  # no half: FLOAT16's nearest, 0.0999755859375, is a row
+    values = [nan, None, -0.0, 0.0, 1.5, 2.0, inf, -inf, -1.0, f32]
+    halves = [None if x is None else float(np.float16(x)) for x in values]
+    path = tmp_path / "floats.parquet"
+    table = pa.table(
+        {
+            "i": list(range(len(values))),
+            "f": pa.array(values, pa.float32()),
+            "d": pa.array(values, pa.float64()),
+            "h": pa.array([None if x is None else np.float16(x) for x in values], pa.float16()),
+        }
+    )
+    pq.write_table(table, path, row_group_size=3)
+    schema = T.StructType(
+        [T.StructField(c, t) for c, t in (("f", T.FloatType()), ("d", T.DoubleType()),
+                                         ("h", T.FloatType()))]
+    )  # fmt: skip
+    kinds = ("EqualTo", "EqualNullSafe", "LessThan", "LessThanOrEqual", "GreaterThan",
+             "GreaterThanOrEqual")  # fmt: skip
+    checked = 0
+    for column, stored in (("f", values), ("d", values), ("h", halves)):
+        for v in (-inf, -1.0, -0.0, 0.0, f32, 1.5, 1.75, inf, nan):
+            plain = [getattr(ds, k)((column,), v) for k in kinds]
+            plain += [ds.In((column,), (v, 2.0)), ds.In((column,), (v, None))]
+            for f in plain + [ds.Not(p) for p in plain]:
+                predicate = pushable(f, schema)
+                # FloatType's non-half literals: a FLOAT16 column would take the nearest half.
+                if math.isnan(v) or (column != "d" and v == f32):
+                    assert predicate is None, f
+                    continue
+                assert predicate is not None, f
+                spark = [i for i, x in enumerate(stored) if _spark_truth(f, x) is True]
+                ours = lookup_sync(str(path), predicate, columns=["i"]).column("i").to_pylist()
+                assert sorted(ours) == spark, (column, f, predicate)
+                checked += 1
+    assert checked == 3 * 8 * 16 - 2 * 16
 
 
 def test_spark_types_follow_sparks_parquet_reader() -> None:
