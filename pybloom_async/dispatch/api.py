@@ -17,11 +17,12 @@ from ..index.prune import prune_with_index
 from ..io.base import FileInfo
 from ..io.files import FileStream, few_local_files
 from ..lake.prune import prune_with_lake_index
+from ..lake.tables import prune_table_with_lake_index
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import prune as prune_in_files
 from ..pruning.verdicts import Verdict
 from ..read.run import RunOptions, run_options
-from ..tables import TableSource, files_only_columns, resolve_table, table_kind, table_root
+from ..tables import TableSource, files_only_columns, resolve_table, table_kind
 from ..tasks.loops import sync_twin, to_worker
 
 if TYPE_CHECKING:
@@ -113,14 +114,9 @@ async def prune(
         predicate = as_predicate(where)
         table = await to_worker(resolve_table, paths, predicate, opts.options)
         files_only_columns(table, predicate, opts.strict)
-        return await prune_with_lake_index(
-            table_root(table),
-            predicate,
-            run=opts,
-            row_groups=row_groups,
-            files=table.files,
-            require_columns=False,  # the table's schema was checked
-            on_file=on_file,
+        # The index that belongs to the table (its schema was checked: no column check).
+        return await prune_table_with_lake_index(
+            table, predicate, run=opts, row_groups=row_groups, on_file=on_file
         )
     if use_index == "sidecar":
         return await prune_with_index(

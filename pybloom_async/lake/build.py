@@ -36,14 +36,15 @@ from ..io.identity import SourceIdentity, mtime_ns, store_etag
 from ..parquet import ColumnDescriptor, FileMetaData
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.fetch import BloomFilterRead, ReaderConfig
-from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options
 from ..tables import TableSource, resolve_table, table_kind, table_root
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from ..types import PhysicalType
 from .format import LakeColumn, LakeFile, encode_segment
+from .material import BuildContext, ColumnMaterial, FileMaterial
 from .segments import relative_name, write_segment
+from .tables import index_names, register_iceberg_index, table_index_info
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -52,9 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLASS_SPAN",
-    "BuildContext",
-    "ColumnMaterial",
-    "FileMaterial",
     "LakeBuild",
     "build_lake_index",
     "build_lake_index_sync",
@@ -120,68 +118,6 @@ class LakeBuild:
             "errors": self.errors,
             "fpp": self.fpp,
         }
-
-
-@dataclass
-class ColumnMaterial:
-    """One column of one file: its descriptor and either its filters or its hashes.
-
-    ``bloom``: the file's filter at its segment's size, when it was built elsewhere (a
-    Spark executor); ``hashes`` is then None when it was folded, empty when not.
-    """
-
-    desc: ColumnDescriptor
-    want_blocks: int
-    ndv: int = 0  # distinct values B is sized for (given, counted or estimated)
-    filters: list[SplitBlockBloomFilter] | None = None  # every row group's, all usable
-    min_blocks: int = 0
-    hashes: np.ndarray[Any, Any] | None = None
-    fold_problem: str | None = None
-    bloom: SplitBlockBloomFilter | None = None
-
-    def summary(self) -> ColumnMaterial:
-        """This column without its material (its kind kept, as empty): what the decisions
-        of a build read (sizes, whether it folds)."""
-        return dataclasses.replace(
-            self,
-            filters=None if self.filters is None else [],
-            hashes=None if self.hashes is None else np.empty(0, dtype=np.uint64),
-        )
-
-
-@dataclass
-class FileMaterial:
-    location: str | FileInfo
-    path: str
-    name: str
-    identity: SourceIdentity
-    num_rows: int
-    columns: dict[str, ColumnMaterial | str]  # column -> material, or why it is uncovered
-
-    @property
-    def want(self) -> int:
-        wants = [c.want_blocks for c in self.columns.values() if isinstance(c, ColumnMaterial)]
-        return max(wants, default=1)
-
-    def summary(self) -> FileMaterial:
-        """This file without its columns' material (see :meth:`ColumnMaterial.summary`)."""
-        columns = {
-            name: c.summary() if isinstance(c, ColumnMaterial) else c
-            for name, c in self.columns.items()
-        }
-        return dataclasses.replace(self, columns=columns)
-
-
-@dataclass
-class BuildContext:
-    root: str
-    reader: BloomReader
-    columns: tuple[str, ...]
-    fpp: float
-    ndv: int | Mapping[str, int] | None
-    mode: str
-    cpu: anyio.CapacityLimiter
-    strict: bool
 
 
 def _blocks_for(ndv: float, fpp: float) -> int:
@@ -259,12 +195,20 @@ async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMateri
     """One file's material: filters (fold mode) or distinct hashes; a text on failure."""
     path = location.path if isinstance(location, FileInfo) else os.fspath(location)
     try:
-        name = relative_name(ctx.root, path)
+        if ctx.table is not None:
+            name = index_names(ctx.table, [path])[0]
+        else:
+            name = relative_name(ctx.root, path)
         if name is None:
             raise SourceError(f"the file is not under the lake's root {ctx.root!r}", path=path)
-        # The version indexed: what a prune's stale check compares with (a stat, or the
-        # listing's size and ETag).
-        identity = await ctx.reader.identity(location)
+        if ctx.table is not None and isinstance(location, FileInfo):
+            # A table's file is never rewritten under its name: its size, as the table
+            # lists it, is what a prune compares (no stat, no HEAD).
+            identity = SourceIdentity(path, location.size, None, None)
+        else:
+            # The version indexed: what a prune's stale check compares with (a stat, or the
+            # listing's size and ETag).
+            identity = await ctx.reader.identity(location)
         reads: Mapping[tuple[int, str], BloomFilterRead] = {}
         # One opening: the footer, then the filters.
         async with ctx.reader.opened(location) as file:
@@ -395,11 +339,12 @@ def encode_class(
     columns: Sequence[str],
     fpp: float,
     fpps: dict[str, list[float]] | None = None,
+    table: Mapping[str, Any] | None = None,
 ) -> bytes:
     """The segment of one size class (CPU: a worker thread).
 
     ``fpps``, if given, gets per column the estimated false-positive rate of each
-    file filter.
+    file filter. ``table``: what a table's index covers.
     """
     parts: list[tuple[LakeColumn, bytearray]] = []
     for column in columns:
@@ -415,7 +360,7 @@ def encode_class(
                  f.identity.ctime_ns)
         for f in files
     ]  # fmt: skip
-    return encode_segment(entries, parts)
+    return encode_segment(entries, parts, table)
 
 
 def check_present(files: Sequence[FileMaterial], columns: Sequence[str]) -> None:
@@ -547,6 +492,7 @@ async def build_lake_index(
     """
     opts = run_options(run, keywords, "build_lake_index")
     wanted = check_columns(columns)
+    table = None
     if table_kind(root) is not None:
         table = await to_worker(resolve_table, root, None, opts.options)
         root, files = table_root(table), table.files
@@ -561,7 +507,7 @@ async def build_lake_index(
         ctx = BuildContext(
             root=os.fspath(root), reader=run_.reader, columns=wanted,
             fpp=probability("fpp", fpp), ndv=ndv, mode=mode,
-            cpu=anyio.CapacityLimiter(cpus), strict=opts.strict,
+            cpu=anyio.CapacityLimiter(cpus), strict=opts.strict, table=table,
         )  # fmt: skip
         for column in wanted:
             ndv_of(ctx, column)
@@ -580,17 +526,27 @@ async def build_lake_index(
                 good.append(s)
         check_present(good, wanted)
         groups = class_groups(good, CLASS_SPAN) if size_classes else ([good] if good else [])
+        info = None if table is None else table_index_info(table)
+        payloads = []
         for group in groups:
             group.sort(key=lambda f: f.name)
             await _fold_or_values(ctx, group, result)
             payload = await anyio.to_thread.run_sync(
-                encode_class, group, wanted, ctx.fpp, result._fpps, limiter=ctx.cpu
+                encode_class, group, wanted, ctx.fpp, result.fpp_sink(), info, limiter=ctx.cpu
             )
+            result.files += len(group)
+            if table is not None and table.kind == "iceberg":
+                payloads.append(payload)  # blobs of one Puffin file, registered below
+                continue
             location = await anyio.to_thread.run_sync(
                 write_segment, ctx.root, payload, run_.reader.options
             )
             result.segments.append(location)
-            result.files += len(group)
+        if table is not None and table.kind == "iceberg" and payloads:
+            location = await to_worker(
+                register_iceberg_index, table, payloads, wanted, result.files
+            )
+            result.segments.append(location)
     return result
 
 

@@ -144,7 +144,8 @@ def _merge(group: list[LoadedSegment], bits: list[list[np.ndarray[Any, Any]]]) -
             frozenset(folded),
         )
         columns.append((col, np.ascontiguousarray(merged, dtype=np.uint8).tobytes()))
-    return encode_segment(files, columns)
+    # A table's segments: the merged one covers the newest version the group covered.
+    return encode_segment(files, columns, group[-1].segment.table)
 
 
 async def compact_lake_index(

@@ -19,7 +19,7 @@ import json
 import os
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -112,6 +112,9 @@ class Segment:
     files: tuple[LakeFile, ...]
     columns: tuple[LakeColumn, ...]
     created_by: str = f"pybloom-async {__version__}"
+    #: A table's index: what it covers (``{"format": "delta", "version": 12}``,
+    #: ``{"format": "iceberg", "snapshot-id": ...}``); None for a plain lake.
+    table: Mapping[str, Any] | None = None
 
     def column(self, path: str) -> LakeColumn | None:
         """The indexed column of this dotted path, or None."""
@@ -124,8 +127,10 @@ class Segment:
 def encode_segment(
     files: Sequence[LakeFile],
     columns: Sequence[tuple[LakeColumn, bytes | bytearray | memoryview]],
+    table: Mapping[str, Any] | None = None,
 ) -> bytes:
-    """The segment object: ``columns`` pairs each column with its block-major bitset.
+    """The segment object: ``columns`` pairs each column with its block-major bitset;
+    ``table``: what a table's index covers (recorded in the directory).
 
     The columns' ``offset`` is ignored and recomputed. Raises ValueError when a
     bitset is not ``num_blocks * len(files) * 32`` bytes.
@@ -152,6 +157,8 @@ def encode_segment(
         "files": [[f.name, f.size, f.etag, f.mtime_ns, f.num_rows] for f in files],
         "columns": described,
     }
+    if table is not None:
+        directory["table"] = dict(table)
     if any(f.inode is not None for f in files):
         # A key of its own: readers that predate it read "files" as they always did.
         directory["local_files"] = [
@@ -307,4 +314,10 @@ def _segment_of(doc: Any, data_offset: int, path: str) -> Segment:
         raise ParquetFormatError(
             f"the sections end at {at}, the directory starts at {data_offset}", path=path
         )
-    return Segment(tuple(files), tuple(columns), str(doc.get("created_by", "")))
+    table = doc.get("table")
+    if table is not None and not (
+        isinstance(table, dict)
+        and all(type(k) is str and type(v) in (str, int) for k, v in table.items())
+    ):
+        raise ValueError(f"bad table {table!r}")
+    return Segment(tuple(files), tuple(columns), str(doc.get("created_by", "")), table)

@@ -53,6 +53,7 @@ __all__ = [
     "lake_segments_at",
     "prune_with_lake_index",
     "prune_with_lake_index_sync",
+    "verdicts_from_segments",
 ]
 
 #: Why a file stays, most telling first.
@@ -158,7 +159,11 @@ async def _probe_segment(
     if not wanted:
         return
     keys = list(wanted)
-    ranges = [seg.columns[c].stripe_range(b, n) for c, b in keys]
+    base = state.loaded.base
+    ranges = [
+        (base + start, base + end)
+        for start, end in (seg.columns[c].stripe_range(b, n) for c, b in keys)
+    ]
     try:
         async with reader.open(state.loaded.location) as source:
             source.assume_identity(state.loaded.identity)
@@ -249,17 +254,21 @@ def _segment_outcomes(
 
 
 def _current_entry(
-    states: Sequence[_SegmentState], candidates: list[tuple[int, int]], now: SourceIdentity | None
+    states: Sequence[_SegmentState],
+    candidates: list[tuple[int, int]],
+    now: SourceIdentity | None,
+    immutable: bool = False,
 ) -> tuple[tuple[int, int], str | None]:
     """The newest entry that matches the file's version, else the newest and why it is stale."""
     if now is None:
         return candidates[-1], "its version is unknown"
+    check = _immutable_stale if immutable else stale_reason
     if len(candidates) == 1:  # the usual case, without the loop
         s_no, f_no = candidates[0]
-        return candidates[0], stale_reason(states[s_no].loaded.segment.files[f_no], now)
+        return candidates[0], check(states[s_no].loaded.segment.files[f_no], now)
     newest_reason = None
     for s_no, f_no in reversed(candidates):
-        reason = stale_reason(states[s_no].loaded.segment.files[f_no], now)
+        reason = check(states[s_no].loaded.segment.files[f_no], now)
         if reason is None:
             return (s_no, f_no), None
         newest_reason = newest_reason or reason
@@ -297,34 +306,52 @@ def _root_of(paths: Any) -> str:
     )
 
 
+def _immutable_stale(entry: LakeFile, now: SourceIdentity) -> str | None:
+    """A table's data file is never rewritten under its name: its size alone says whether
+    the entry is for it."""
+    if entry.size != now.size:
+        return f"file size is {now.size}, the index was built for {entry.size}"
+    return None
+
+
 async def _file_verdicts(
-    root: str,
+    names: Sequence[str | None],
     files: Sequence[str | FileInfo],
     states: Sequence[_SegmentState],
     damaged: Sequence[str],
     where: Predicate,
     reader: BloomReader,
     strict: bool,
+    immutable: bool = False,
 ) -> list[Verdict]:
-    """One file-level verdict per listed file, in order."""
+    """One file-level verdict per listed file, in order; ``names``: each file's name in the
+    directories (None: outside the index). ``immutable``: a table's files (listed by the
+    table with their sizes), compared by size alone, with no stat."""
     entries: dict[str, list[tuple[int, int]]] = {}
     for s_no, state in enumerate(states):  # oldest first
         for f_no, entry in enumerate(state.loaded.segment.files):
             entries.setdefault(entry.name, []).append((s_no, f_no))
-    identities = await _identities(files, reader.stats)
+    paths = [loc.path if isinstance(loc, FileInfo) else os.fspath(loc) for loc in files]
+    identities: list[SourceIdentity | None]
+    if immutable:
+        identities = [
+            SourceIdentity(f.path, f.size, None, None) if isinstance(f, FileInfo) else None
+            for f in files
+        ]
+    else:
+        identities = await _identities(files, reader.stats)
     missing_why = "not in the lake index" + (
         f" (unreadable segments: {'; '.join(damaged)[:300]})" if damaged else ""
     )
-    paths = [loc.path if isinstance(loc, FileInfo) else os.fspath(loc) for loc in files]
     leaves = leaves_of(where)
     decided = [_segment_outcomes(where, state, leaves) for state in states]
     out = []
-    for path, name, now in zip(paths, relative_names(root, paths), identities, strict=True):
+    for path, name, now in zip(paths, names, identities, strict=True):
         candidates = entries.get(name, []) if name is not None else []
         if not candidates:
             out.append(Verdict(path, None, None, True, missing_why, Rule.NO_INDEX))
             continue
-        found, stale = _current_entry(states, candidates, now)
+        found, stale = _current_entry(states, candidates, now, immutable)
         state = states[found[0]]
         entry = state.loaded.segment.files[found[1]]
         if stale is not None:
@@ -391,9 +418,7 @@ async def prune_with_lake_index(
     opts = run_options(run, keywords, "prune_with_lake_index")
     strict = opts.strict
     predicate = as_predicate(where)
-    normal = normal_form(predicate)  # what is evaluated: NOT pushed down to the leaves
     root = _root_of(paths)
-    leaves = leaves_of(normal)
     async with open_run(opts) as r:
         rdr = r.reader
 
@@ -409,30 +434,19 @@ async def prune_with_lake_index(
                 (lambda: _segments_or_reason(root, rdr, strict),),
             ],
         )
-        loaded = (
-            []
+        loaded: list[LoadedSegment | str] = (
+            [locations]
             if isinstance(locations, str)
             else await gather(_load, [(rdr, loc, strict) for loc in locations])
         )
-        states = [_SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
-        damaged = [x for x in loaded if isinstance(x, str)]
-        if isinstance(locations, str):
-            damaged.append(locations)
-        wanted = [_prepare(state, leaves) for state in states]
-        await gather(_probe_segment, [(rdr, s, w) for s, w in zip(states, wanted, strict=True)])
-        for state in states:
-            if strict and state.damaged is not None:
-                raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)
-        decided = await _file_verdicts(root, found, states, damaged, normal, rdr, strict)
-        if index_verdicts is not None:
-            for verdict in decided:
-                index_verdicts.append(verdict)
-        if r.progress is not None:
-            r.progress(len(decided), len(decided))
-        if not row_groups:
-            out = decided
-        else:
-            out = await _row_groups(r, found, decided, predicate, require_columns)
+        names = relative_names(
+            root, [f.path if isinstance(f, FileInfo) else os.fspath(f) for f in found]
+        )
+        out = await verdicts_from_segments(
+            r, found, names, loaded, predicate,
+            row_groups=row_groups, require_columns=require_columns,
+            index_verdicts=index_verdicts,
+        )  # fmt: skip
     if on_file is None:
         return out
     by_file: dict[str, list[Verdict]] = {}
@@ -441,6 +455,55 @@ async def prune_with_lake_index(
     for group in by_file.values():
         on_file(group)
     return []
+
+
+# Long because: the steps after loading, documented once for every caller.
+async def verdicts_from_segments(
+    run: Run,
+    files: Sequence[str | FileInfo],
+    names: Sequence[str | None],
+    loaded: Sequence[LoadedSegment | str],
+    predicate: Predicate,
+    *,
+    row_groups: bool,
+    require_columns: bool,
+    immutable: bool = False,
+    index_verdicts: VerdictSink | None = None,
+) -> list[Verdict]:
+    """The verdicts of ``files`` from the segments already loaded (a lake's, or a table's).
+
+    ``names`` are the files' names in the segments' directories (None: not indexed);
+    ``loaded`` the segments, or why one could not be read (its files are then kept).
+    The stripes the predicate's keys probe are read (one ranged read each, at once), each
+    file is decided, and with ``row_groups`` the kept files' row groups are pruned by their
+    in-file filters. ``immutable``: a table's files, compared by size alone.
+
+    Raises
+    ------
+    PyBloomError
+        With ``strict`` (a run option), a damaged segment or a stale entry.
+    PredicateError
+        A literal is not a value of its column's type.
+    """
+    rdr, strict = run.reader, run.strict
+    normal = normal_form(predicate)  # what is evaluated: NOT pushed down to the leaves
+    leaves = leaves_of(normal)
+    states = [_SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
+    damaged = [x for x in loaded if isinstance(x, str)]
+    wanted = [_prepare(state, leaves) for state in states]
+    await gather(_probe_segment, [(rdr, s, w) for s, w in zip(states, wanted, strict=True)])
+    for state in states:
+        if strict and state.damaged is not None:
+            raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)
+    decided = await _file_verdicts(names, files, states, damaged, normal, rdr, strict, immutable)
+    if index_verdicts is not None:
+        for verdict in decided:
+            index_verdicts.append(verdict)
+    if run.progress is not None:
+        run.progress(len(decided), len(decided))
+    if not row_groups:
+        return decided
+    return await _row_groups(run, files, decided, predicate, require_columns)
 
 
 async def _row_groups(

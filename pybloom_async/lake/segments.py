@@ -35,6 +35,7 @@ __all__ = [
     "list_segments",
     "new_segment_name",
     "read_segment",
+    "read_segment_in",
     "relative_name",
     "relative_names",
     "write_segment",
@@ -126,11 +127,13 @@ async def list_segments(root: str, reader: BloomReader) -> list[str]:
 
 @dataclass(frozen=True)
 class LoadedSegment:
-    """A segment's location, its identity (later reads are pinned to it) and its directory."""
+    """A segment's location, its identity (later reads are pinned to it) and its directory;
+    ``base``: where the segment starts in its object (a blob of a Puffin file)."""
 
     location: str
     identity: SourceIdentity
     segment: Segment
+    base: int = 0
 
 
 async def read_segment(reader: BloomReader, location: str) -> LoadedSegment:
@@ -158,6 +161,43 @@ async def read_segment(reader: BloomReader, location: str) -> LoadedSegment:
         raise SourceError("the segment changed while it was being read", path=location)
     segment = decode_directory(packed, crc, offset, location)
     return LoadedSegment(location, identity, segment)
+
+
+async def read_segment_in(
+    reader: BloomReader,
+    location: str,
+    identity: SourceIdentity,
+    span: tuple[int, int],
+    tail: bytes,
+) -> LoadedSegment:
+    """A segment stored at ``span`` (``[start, end)``) of a larger object, whose last bytes
+    ``tail`` were already read: the trailer and directory come from them, or from one more
+    ranged read (pinned to ``identity``) when they lie before.
+
+    Raises
+    ------
+    ParquetFormatError
+        The segment is damaged (bad magic, offsets, CRC or directory).
+    SourceError
+        It cannot be read.
+    """
+    start, end = span
+    tail_start = identity.size - len(tail)
+
+    async def piece(a: int, b: int) -> bytes:
+        if a >= tail_start:
+            return tail[a - tail_start : b - tail_start]
+        async with reader.open(location) as source:
+            source.assume_identity(identity)
+            return await source.read_range(a, b)
+
+    trailer = await piece(max(start, end - TRAILER.size), end)
+    offset, length, crc = decode_trailer(trailer, end - start, location)
+    packed = await piece(start + offset, start + offset + length)
+    if len(packed) != length:
+        raise SourceError("the segment changed while it was being read", path=location)
+    segment = decode_directory(packed, crc, offset, location)
+    return LoadedSegment(location, identity, segment, start)
 
 
 def write_segment(root: str, payload: bytes, options: StoreOptions | None) -> str:

@@ -73,11 +73,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_MAX_FETCH_BYTES",
+    "FileRows",
     "LookupPlan",
     "lookup",
     "lookup_batches",
     "lookup_sync",
     "plan_lookup",
+    "read_one_file",
 ]
 
 log = logging.getLogger(__name__)
@@ -96,7 +98,7 @@ _SKIPPABLE = (SourceError, ParquetFormatError)
 
 
 @dataclass
-class _FileRows:
+class FileRows:
     """One file read: what reading its rows needs, and its matching rows if read."""
 
     plan: FilePlan
@@ -124,20 +126,21 @@ async def _plan(
     return describe(where, footer, kept, job.page_index, rows)
 
 
-async def _one_pass(
-    run: Run, location: str | FileInfo, parts: PartitionPredicate, job: Job, rows: bool
-) -> _FileRows:
+async def read_one_file(
+    run: Run, location: str | FileInfo, parts: PartitionPredicate | None, job: Job, rows: bool
+) -> FileRows:
     """One file, in one pass (one worker-thread call for a local file): pruned, and with
-    ``rows`` its matching rows read."""
+    ``rows`` its matching rows read. The one per-file pass of lookups, a table's data files
+    included (``rows/tables.py``). ``parts`` None: no predicate (every row group is read)."""
     from .fetch import file_tables
     from .plan import rows_of
 
-    partition = rows_of(parts, location)
-    compiled = parts.decide(location).compiled
+    partition = rows_of(parts, location) if parts is not None else None
+    compiled = parts.decide(location).compiled if parts is not None else None
 
-    async def work(file: OpenedFile) -> _FileRows:
+    async def work(file: OpenedFile) -> FileRows:
         plan = await _plan(file, compiled, job, partition)
-        found = _FileRows(plan)
+        found = FileRows(plan)
         if rows and plan.kept:
             found.tables = [t async for t in file_tables(file.source, plan, job)]
         return found
@@ -159,8 +162,8 @@ def _skip(exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomErro
         skipped.append(exc)
 
 
-def _table_rows(base: Run, sources: Sources, args: LookupArguments) -> Any | None:
-    """A Delta or Iceberg table's matching rows, one table per file (rows/tables.py);
+def _table_rows(base: Run, sources: Sources, args: LookupArguments, stream: bool) -> Any | None:
+    """A Delta or Iceberg table's matching rows, one table per row group (rows/tables.py);
     None when ``sources`` is not a table."""
     if table_kind(sources) is None:
         return None
@@ -173,6 +176,9 @@ def _table_rows(base: Run, sources: Sources, args: LookupArguments) -> Any | Non
         args.columns,
         on_error=args.on_error,
         options=base.reader.options,
+        max_fetch_bytes=args.max_fetch_bytes,
+        page_index=args.page_index,
+        stream=stream,
     )
 
 
@@ -213,7 +219,7 @@ async def _read_files(
     skipped: list[PyBloomError] | None,
     rows: bool,
     shaping: bool = True,
-) -> tuple[list[_FileRows], Job, list[FilePlan]]:
+) -> tuple[list[FileRows], Job, list[FilePlan]]:
     """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
     skipped or raised as ``on_error`` says. Also the plans the result's schema is made of
     (:func:`_schema_plans`; only the files read without ``shaping``: the schema is known)."""
@@ -236,11 +242,11 @@ async def _read_files(
     # out are read beside the others' passes (see _schema_plans).
     eager = shaping and job.columns is None and len(kept) < len(listed)
 
-    async def one(location: str | FileInfo) -> _FileRows | None:
+    async def one(location: str | FileInfo) -> FileRows | None:
         if _path(location) not in kept:
             return await _footer_only(base, location, parts)
         try:
-            return await _one_pass(base, location, parts, job, rows)
+            return await read_one_file(base, location, parts, job, rows)
         except _SKIPPABLE as exc:
             if not args.skip:
                 raise exc.with_context(path=_path(location)) from None
@@ -260,7 +266,7 @@ async def _read_files(
 
 async def _footer_only(
     run: Run, location: str | FileInfo, parts: PartitionPredicate
-) -> _FileRows | None:
+) -> FileRows | None:
     """A file the lake index ruled out, for the result's schema: its footer only (None:
     unreadable; it holds no row of the answer, and a column it alone has stays unknown)."""
     from .plan import describe, rows_of
@@ -268,7 +274,7 @@ async def _footer_only(
     try:
         footer = await run.with_file(location, OpenedFile.footer)
         plan = describe(location, footer, [], rows=rows_of(parts, location))
-        return _FileRows(plan, schema_only=True)
+        return FileRows(plan, schema_only=True)
     except PyBloomError:
         return None
     finally:
@@ -323,7 +329,7 @@ async def _planned(
     args: LookupArguments,
     skipped: list[PyBloomError] | None,
     schema: pa.Schema | None = None,
-) -> tuple[list[_FileRows], Job]:
+) -> tuple[list[FileRows], Job]:
     """Every file pruned, no row read, and the job shaped: the result's schema derived from
     the footers, or ``schema`` as given."""
     files, job, shaping = await _read_files(
@@ -351,9 +357,9 @@ _DOC_PARAMETERS = """
         Files, directories or object-store prefixes (``s3://bucket/table/``);
         directories and prefixes expand to their ``*.parquet`` files. Or a
         table: a ``deltalake.DeltaTable`` (at its loaded version) or a
-        ``pyiceberg`` table (its current snapshot): its live files are pruned,
-        then their rows are read through the table's library, deletion vectors
-        and delete files applied, partition columns filled in. A table's
+        ``pyiceberg`` table (its current snapshot): its live files are pruned and
+        read as files are, the table's deletes applied (deletion vectors,
+        position and equality deletes), partition columns filled in. A table's
         columns are its schema's; ``on_error`` must be ``"raise"``.
     where:
         A predicate built with :func:`pybloom_async.col`, or its text form
@@ -443,7 +449,7 @@ async def lookup_batches(
     args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     opts = run_options(run, keywords, "lookup_batches")
     async with open_run(opts) as base:
-        found = _table_rows(base, sources, args)
+        found = _table_rows(base, sources, args, stream=True)
         if found is not None:
             async for table in found:
                 for batch in table.to_batches():
@@ -500,7 +506,7 @@ async def lookup(
     args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     opts = run_options(run, keywords, "lookup")
     async with open_run(opts) as base:
-        found = _table_rows(base, sources, args)
+        found = _table_rows(base, sources, args, stream=False)
         if found is not None:
             import pyarrow as pa
 
@@ -553,7 +559,8 @@ async def plan_lookup(
     the result's schema (its names are the columns): no footer is read to derive it.
     The other arguments are :func:`lookup`'s (``partitioning`` too: a file's partition
     values and residual predicate travel in its plan); a Delta or Iceberg table is not
-    planned here (its rows come through its library).
+    planned here (the Spark data source reads one with
+    :func:`pybloom_async.rows.tables.table_rows`).
 
     Raises
     ------
@@ -567,7 +574,7 @@ async def plan_lookup(
     args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
     if table_kind(sources) is not None:
         raise InvalidArgumentError(
-            "plan_lookup plans files: a Delta or Iceberg table's rows come through its library"
+            "plan_lookup plans files, not a Delta or Iceberg table: look up its rows with lookup"
         )
     opts = run_options(run, keywords, "plan_lookup")
     async with open_run(opts) as base:

@@ -35,8 +35,8 @@ gives its live files after its own first stage (partition values and statistics,
 :func:`pybloom_async.tables.resolve_table`); a Delta table's partition columns,
 which are in no data file, become each fragment's partition expression, so the
 engine sees them as columns. A kept file that a deletion vector or a delete file
-removes rows from is refused (a plain Parquet scan would bring those rows back):
-:func:`pybloom_async.lookup` reads such tables exactly.
+removes rows from is refused (a plain Parquet scan would bring those rows back, and a
+fragment cannot carry a row mask): :func:`pybloom_async.lookup` applies them.
 """
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ def _refuse_deletes(table: TableFiles, kept: Sequence[_Kept]) -> None:
         raise UnsupportedTypeError(
             f"{len(deleted)} kept file(s) of the {table.kind} table {table.name} have rows "
             "deleted by deletion vectors or delete files, which a Parquet dataset cannot "
-            "apply: use lookup(), which reads them through the table's library",
+            "apply: use lookup(), which applies them",
             path=deleted[0],
         )
 

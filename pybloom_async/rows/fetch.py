@@ -23,7 +23,7 @@ from ..predicate import iter_leaves
 from ..read.ranges import merge_ranges
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
-from .match import Leaves, computable, evaluate, leaf_array
+from .match import computable, evaluate, leaf_array
 from .pages import (
     GroupPages,
     WholeChunks,
@@ -33,7 +33,18 @@ from .pages import (
     pages_for_rows,
     select_group,
 )
-from .plan import FetchedFile, FilePlan, Job, chunk_range, read_columns, rows_where
+from .plan import (
+    FetchedFile,
+    FileMatch,
+    FilePlan,
+    Job,
+    TableFile,
+    chunk_range,
+    file_match,
+    read_columns,
+    row_numbers,
+    rows_where,
+)
 from .schema import conform
 
 __all__ = ["TWO_PHASE_MIN_BYTES", "file_tables"]
@@ -82,13 +93,16 @@ class _Columns:
     rest_leaves: list[int]
 
 
-def _columns(plan: FilePlan, job: Job) -> _Columns:
+def _columns(plan: FilePlan, job: Job, table: TableFile | None = None) -> _Columns:
     on = _where_columns(plan, job)
+    if table is not None:  # the columns its deletes compare are read with the predicate's
+        on += [c for c in table.columns if c not in on]
     names, leaves = read_columns(plan, job.wanted(plan), on)
     schema = plan.schema
     present = [c for c in on if c in schema]
     tops = {schema.column(c).path_parts[0] for c in present}
-    every_row = rows_where(plan, job) is None  # a scan, or its partition values: all first
+    # A scan, or its partition values: all first (but for a table's deleted rows).
+    every_row = rows_where(plan, job) is None and table is None
     first = [c for c in names if c in tops or c in present or every_row]
     rest = [c for c in names if c not in first]
 
@@ -96,7 +110,7 @@ def _columns(plan: FilePlan, job: Job) -> _Columns:
 
 
 def _decode_group(
-    pf: Any, plan: FilePlan, group: int, columns: _Columns, job: Job, leaves: Leaves
+    pf: Any, plan: FilePlan, group: int, columns: _Columns, job: Job, match: FileMatch
 ) -> Any:
     """Decode one row group, keep the rows where the predicate holds, shape them as the result.
 
@@ -110,39 +124,47 @@ def _decode_group(
         return pf.read_row_group(group, columns=rest, use_threads=False) if rest else None
 
     table = pf.read_row_group(group, columns=columns.first, use_threads=False)
-    return _matching(table, plan, job, leaves, others)
+    positions = match.positions(group, range(table.num_rows))
+    return _matching(table, plan, job, match, others, positions)
 
 
 def _decode_pages(
     selected: GroupPages,
     plan: FilePlan,
     job: Job,
-    leaves: Leaves,
+    match: FileMatch,
     pieces: Sequence[tuple[int, bytes]],
 ) -> Any:
-    """:func:`_decode_group` for a row group read through its page index."""
+    """:func:`_decode_group` for a row group read through its page index (the rows of
+    ``selected.rows``, in order)."""
     assert plan.page_index is not None
     table = decode_group(
         selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(pieces)
     )
-    return _matching(table, plan, job, leaves)
+    positions = match.positions(selected.group, row_numbers(selected.rows))
+    return _matching(table, plan, job, match, None, positions)
 
 
 def _matching(
-    table: Any, plan: FilePlan, job: Job, leaves: Leaves, others: Callable[[], Any] | None = None
+    table: Any,
+    plan: FilePlan,
+    job: Job,
+    match: FileMatch,
+    others: Callable[[], Any] | None = None,
+    positions: Any = None,
 ) -> Any:
     """The rows of a decoded table where the predicate holds, shaped as the result.
 
     ``others``, if given, decodes the result's remaining columns: called only when a
-    row matches.
+    row matches. ``positions``: each row's ordinal in the file (a table's data file).
     """
     table = computable(table)
-    if rows_where(plan, job) is None:  # a scan, or partition values TRUE for every row
+    if rows_where(plan, job) is None and match.table is None:  # a scan, or partition values
         more = others() if others is not None else None
         if more is not None:
             table = _joined(table, computable(more))
         return _shaped(table, plan, job)
-    mask = _mask(table, plan, job, leaves)
+    mask = _mask(table, plan, job, match, positions)
     if others is not None and pc.any(mask).as_py():
         more = others()
         if more is not None:
@@ -164,17 +186,27 @@ def _shaped(rows: Any, plan: FilePlan, job: Job) -> Any:
     return conform(rows, plan, job.schema, job.names or [])
 
 
-def _mask(table: Any, plan: FilePlan, job: Job, leaves: Leaves) -> Any:
-    """Where the file's predicate is TRUE on a decoded (computable) table."""
+def _mask(table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: Any = None) -> Any:
+    """Where the file's predicate is TRUE on a decoded (computable) table, and for a table's
+    data file (``positions``: each row's ordinal in the file) where the row is live."""
     where = rows_where(plan, job)
-    if where is None:  # its partition values make the predicate TRUE for every row
-        return pa.array(np.ones(table.num_rows, dtype=bool))
-    schema = plan.schema
-    arrays = {}
-    for leaf in iter_leaves(where):
-        if leaf.column not in arrays and leaf.column in schema:
-            arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
-    return evaluate(where, table, leaves, arrays)
+    if where is None:  # a scan, or its partition values make the predicate TRUE for every row
+        mask = pa.array(np.ones(table.num_rows, dtype=bool))
+    else:
+        schema = plan.schema
+        arrays = {}
+        for leaf in iter_leaves(where):
+            if leaf.column not in arrays and leaf.column in schema:
+                arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
+        if match.table is not None:
+            arrays.update(match.table.values(table.num_rows))
+        mask = evaluate(where, table, match.leaves, arrays)
+    if match.table is not None and pc.any(mask).as_py():
+        # Deleted rows are dropped from the matches (none: the deletes are not needed).
+        live = match.table.live(table, positions)
+        if live is not None:
+            mask = pc.and_kleene(mask, pa.array(live))
+    return mask
 
 
 async def _read(source: ByteSource, job: Job, wanted: Sequence[tuple[int, int]]) -> Any:
@@ -261,10 +293,11 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
         A row group cannot be decoded (naming it).
     """
     await _pinned(source, plan)
-    columns = _columns(plan, job)
-    leaves = Leaves(plan.schema, plan.path, job.value_sets)
+    table_file = await job.table_file(plan) if job.table_file is not None else None
+    columns = _columns(plan, job, table_file)
+    match = file_match(plan, job, table_file)
     phases = _in_two_phases if _two_phases(plan, job, columns) else _in_one_phase
-    async for table in phases(source, plan, job, columns, leaves):
+    async for table in phases(source, plan, job, columns, match):
         yield table
 
 
@@ -289,7 +322,7 @@ def _format_error(exc: BaseException, plan: FilePlan, group: int) -> PyBloomErro
 
 
 async def _in_one_phase(
-    source: ByteSource, plan: FilePlan, job: Job, columns: _Columns, leaves: Leaves
+    source: ByteSource, plan: FilePlan, job: Job, columns: _Columns, match: FileMatch
 ) -> AsyncGenerator[Any, None]:
     """Every column read of the kept row groups (or their pages) in one request per
     ``max_fetch_bytes``; the other columns decoded only where a row matches."""
@@ -314,7 +347,7 @@ async def _in_one_phase(
                     if not pages.rows:
                         continue  # no page may hold a match
                     try:
-                        table = await to_worker(_decode_pages, pages, plan, job, leaves, pieces)
+                        table = await to_worker(_decode_pages, pages, plan, job, match, pieces)
                     except WholeChunks:  # the pages did not decode as indexed: whole chunks
                         whole = await _read(
                             source, job, [chunk_range(plan, group, x) for x in leaf_indexes]
@@ -324,7 +357,7 @@ async def _in_one_phase(
                         )
                 if table is None:
                     table = await to_worker(
-                        _decode_group, group_pf, plan, group, columns, job, leaves
+                        _decode_group, group_pf, plan, group, columns, job, match
                     )
             except (PyBloomError, OSError, pa.ArrowException) as exc:
                 raise _format_error(exc, plan, group) from None
@@ -352,7 +385,7 @@ def _first_rows(
     group: int,
     columns: _Columns,
     job: Job,
-    leaves: Leaves,
+    match: FileMatch,
 ) -> _Hit | None:
     """Phase one of a row group: its predicate columns decoded (from ``pages``, the pages
     that may match, or whole chunks) and matched (None: no row matches). Row groups decode
@@ -378,7 +411,8 @@ def _first_rows(
             table = pf.read_row_group(group, columns=columns.first, use_threads=False)
             rows = None
         table = computable(table)
-        mask = pc.fill_null(_mask(table, plan, job, leaves), False)
+        positions = match.positions(group, rows if rows is not None else range(table.num_rows))
+        mask = pc.fill_null(_mask(table, plan, job, match, positions), False)
         matched = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
         if not matched.size:
             return None
@@ -470,7 +504,7 @@ def _other_rows(
 
 
 async def _in_two_phases(
-    source: ByteSource, plan: FilePlan, job: Job, columns: _Columns, leaves: Leaves
+    source: ByteSource, plan: FilePlan, job: Job, columns: _Columns, match: FileMatch
 ) -> AsyncGenerator[Any, None]:
     """The predicate's columns of every kept row group first, decoded and matched; then
     the other columns only of the row groups with a match, and where the offset index says
@@ -501,7 +535,7 @@ async def _in_two_phases(
                 wanted.extend(chunk_range(plan, g, leaf) for leaf in columns.first_leaves)
         pieces = await _read(source, job, wanted)
         wanted_index, held = [], held + pieces  # the offset indexes come with the first batch
-        hits = await _phase_one(source, plan, job, columns, leaves, groups, selected, pieces)
+        hits = await _phase_one(source, plan, job, columns, match, groups, selected, pieces)
         serve = held_reader(held)
         for batch in _hit_batches(plan, job, columns, hits, serve):
             others = await _read(source, job, [r for _, ranges in batch for r in ranges])
@@ -520,7 +554,7 @@ async def _phase_one(
     plan: FilePlan,
     job: Job,
     columns: _Columns,
-    leaves: Leaves,
+    match: FileMatch,
     groups: Sequence[int],
     selected: dict[int, GroupPages],
     pieces: Sequence[tuple[int, bytes]],
@@ -531,11 +565,11 @@ async def _phase_one(
     async def one(group: int) -> _Hit | None:
         try:
             pages = selected.get(group)
-            return await to_worker(_first_rows, pages, pieces, plan, group, columns, job, leaves)
+            return await to_worker(_first_rows, pages, pieces, plan, group, columns, job, match)
         except WholeChunks:
             ranges = [chunk_range(plan, group, leaf) for leaf in columns.first_leaves]
             whole = await _read(source, job, ranges)
-            return await to_worker(_first_rows, None, whole, plan, group, columns, job, leaves)
+            return await to_worker(_first_rows, None, whole, plan, group, columns, job, match)
 
     found = await gather(one, [(g,) for g in groups])
     return [hit for hit in found if hit is not None]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 import io
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -27,20 +28,25 @@ from ..predicate import Predicate
 from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
+from .match import Leaves, ValueSets
 from .pages import FilePageIndex, file_page_index
 
 __all__ = [
     "FetchedFile",
+    "FileMatch",
     "FilePlan",
     "Job",
     "RowsOf",
+    "TableFile",
     "chunk_range",
     "columns_of",
     "describe",
+    "file_match",
     "footer_bytes",
     "has_column",
     "partition_fields",
     "read_columns",
+    "row_numbers",
     "rows_of",
     "rows_where",
     "top_level",
@@ -323,6 +329,33 @@ class RowsOf:
     fields: Sequence[Any] = ()
 
 
+class TableFile(Protocol):
+    """What a table (Delta, Iceberg) says about the rows of one of its data files, beyond
+    the file itself: its deleted rows, and the values of columns it keeps outside the file
+    (partition values). ``rows/tables.py`` supplies it; the read of the file's rows
+    (:func:`pybloom_async.rows.fetch.file_tables`) asks it for every decoded row group."""
+
+    @property
+    def columns(self) -> Sequence[str]:
+        """Columns of the file the deletes compare (read with the predicate's columns)."""
+
+    def leaves(self, schema: Schema, path: str, cache: ValueSets | None = None) -> Leaves:
+        """The comparisons of the file's rows, the table's own columns' literals included
+        (``cache``: the run's value sets, as :class:`Leaves` takes them)."""
+
+    def values(self, rows: int) -> Mapping[str, Any]:
+        """Predicate columns the table keeps outside the file: ``rows`` values of each."""
+
+    def live(self, rows: Any, positions: Any) -> Any:
+        """Which decoded rows are live (a numpy bool array; None: all of them).
+
+        ``rows`` is the decoded ``pyarrow.Table``, ``positions`` each row's ordinal in the
+        file (numpy int64: a row group's first row is the sum of the earlier groups'
+        row counts). Asked only for rows where the predicate holds somewhere, from a
+        worker thread (it may wait for the table's deletes).
+        """
+
+
 @dataclass(frozen=True)
 class Job:
     """What every file's read shares: the predicate, the columns asked for, the limits, and
@@ -338,6 +371,8 @@ class Job:
     schema: Any = None  # pa.Schema of the result, once known
     names: list[str] | None = None  # its column names
     folders: tuple[Any, ...] = ()  # the partition columns of the files listed (pa.Field)
+    #: A table's word on each of its files (deleted rows, partition values); None: plain files.
+    table_file: Callable[[FilePlan], Awaitable[TableFile | None]] | None = None
 
     def shaped(self, schema: Any, names: list[str]) -> Job:
         """This job with the result's schema known: tables come shaped to it."""
@@ -374,3 +409,38 @@ def rows_of(parts: PartitionPredicate, location: str | FileInfo) -> RowsOf | Non
 def partition_fields(parts: PartitionPredicate) -> tuple[Any, ...]:
     """The partition columns of the files listed (settled), as Arrow fields."""
     return tuple(pa.field(key, parts.type_of(key).arrow()) for key in parts.partition_columns())
+
+
+@dataclass(frozen=True)
+class FileMatch:
+    """How one file's rows are matched: its comparisons (``leaves``), and a table's word on
+    the file (``table``: its deleted rows, the columns it keeps outside the file; None: a
+    plain file) with each row group's first row in the file (``starts``)."""
+
+    leaves: Leaves
+    table: TableFile | None = None
+    starts: Sequence[int] = ()
+
+    def positions(self, group: int, rows: Any) -> Any:
+        """The rows' ordinals in the file (``rows``: in the row group; numpy int64), for a
+        table's deletes (None: a plain file)."""
+        if self.table is None:
+            return None
+        return np.asarray(rows, dtype=np.int64) + self.starts[group]
+
+
+def file_match(plan: FilePlan, job: Job, table: TableFile | None) -> FileMatch:
+    """How the file's rows are matched (``table``: the table's word on it, if any)."""
+    if table is None:
+        return FileMatch(Leaves(plan.schema, plan.path, job.value_sets))
+    starts, at = [], 0
+    for group in plan.metadata.row_groups:  # a row group's first row: the earlier ones' rows
+        starts.append(at)
+        at += group.num_rows
+    return FileMatch(table.leaves(plan.schema, plan.path, job.value_sets), table, starts)
+
+
+def row_numbers(spans: Sequence[tuple[int, int]]) -> Any:
+    """The row numbers of ``[start, end)`` spans, in order (numpy int64)."""
+    parts = [np.arange(a, b, dtype=np.int64) for a, b in spans]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

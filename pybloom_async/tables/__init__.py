@@ -4,8 +4,9 @@ A table is turned into the list of its live data files, read from the table's
 own log or manifests by its own library (never parsed here), after the table's
 first stage of pruning: partition values and the per-file statistics the log or
 the manifests keep. Bloom pruning (``pruning/``) then runs on those files, and
-lookups (``rows/``) read the surviving rows through the table library, so that
-deletion vectors and delete files are applied.
+lookups (``rows/``) read the surviving rows by their own path, the table's deletes
+applied (deletion vectors as deltalake decodes them, delete files as pyiceberg lists
+them: :mod:`.deletes`).
 
 Neither library is imported with the package: each is imported when a table of
 its kind is resolved, with a clear error naming the extra when it is missing.
@@ -13,7 +14,7 @@ its kind is resolved, with a clear error naming the extra when it is missing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -31,7 +32,6 @@ __all__ = [
     "files_only_columns",
     "files_with_deletes",
     "import_extra",
-    "read_rows",
     "resolve_table",
     "table_kind",
     "table_root",
@@ -63,6 +63,8 @@ class TableFiles:
     tasks: dict[str, Any] = field(default_factory=dict)
     # Delta: every live file's path (kept or not) -> its path in the log
     relative: dict[str, str] = field(default_factory=dict)
+    #: What was read: the Delta version, or the Iceberg snapshot id (None: an empty table).
+    version: int | None = None
 
 
 def table_kind(source: object) -> str | None:
@@ -205,30 +207,3 @@ def files_with_deletes(table: TableFiles, paths: Sequence[str]) -> list[str]:
 
         return files_with_deletion_vectors(table, set(paths))
     return [p for p in paths if table.tasks[p].delete_files]
-
-
-def read_rows(
-    table: TableFiles,
-    kept: Mapping[str, Sequence[int] | None],
-    columns: Sequence[str],
-    options: StoreOptions | None,
-) -> Iterator[Any]:
-    """The live rows of the kept files (and row groups, where the library reads by them).
-
-    Deletion vectors (Delta) and delete files (Iceberg) are applied; partition
-    columns are filled in. Yields ``pyarrow.Table`` s with the top-level
-    ``columns``, typed as :func:`arrow_schema`. Blocking.
-
-    Raises
-    ------
-    SourceError, ParquetFormatError
-        A file cannot be read or decoded.
-    """
-    if table.kind == "delta":
-        from .delta import read_delta_rows
-
-        yield from read_delta_rows(table, kept, columns, options)
-    elif kept:
-        from .iceberg import read_iceberg_rows
-
-        yield read_iceberg_rows(table, list(kept), columns)

@@ -10,9 +10,13 @@ min/max only for integer and date columns: Delta truncates string statistics,
 and float and timestamp comparisons are not exact here, so those never rule a
 file out by their values (by null counts they may).
 
-Rows are read through deltalake's own storage handler, with the deletion
-vectors deltalake decodes (``DeltaTable.deletion_vectors()``) applied: a row
-they delete is never returned.
+Partition values are the log's own strings, as deltalake reads them back: a string
+partition value ``''`` stays ``''`` (deltalake writes it so and its scan returns it;
+Spark would have written null), which ``get_add_actions`` alone cannot tell from a null.
+
+Rows are read by the lookup's own path (``rows/``), with the deletion vectors
+deltalake decodes (``DeltaTable.deletion_vectors()``) applied: a row they delete is
+never returned (:func:`deletion_masks`).
 """
 
 from __future__ import annotations
@@ -32,7 +36,15 @@ from ..predicate_normal import normal_form
 from . import TableFiles, check_columns, import_extra
 from .values import may_hold_for_value, may_hold_within, may_match
 
-__all__ = ["delta_storage_options", "open_delta", "read_delta_rows", "reopen", "resolve_delta"]
+__all__ = [
+    "deletion_masks",
+    "delta_storage_options",
+    "files_with_deletion_vectors",
+    "has_deletion_vectors",
+    "open_delta",
+    "reopen",
+    "resolve_delta",
+]
 
 _INTEGERS = ("byte", "short", "integer", "long")
 _ORDERED = (*_INTEGERS, "date")
@@ -183,6 +195,47 @@ def _file_may_match(
     return may_match(normal_form(where), leaf)
 
 
+def _file_key(path: str) -> str:
+    """One spelling of a data file's location, whichever way deltalake wrote it."""
+    path = unquote(path)
+    if path.startswith("file://"):
+        path = url2pathname(urlparse(path).path)
+    return os.path.normpath(path) if "://" not in path else path
+
+
+def _sql_name(column: str) -> str:
+    return '"' + column.replace('"', '""') + '"'
+
+
+def _empty_string_partitions(
+    dt: Any, actions: Sequence[Mapping[str, Any]], partitioned: Sequence[str],
+    kinds: Mapping[str, str], root: str,
+) -> dict[str, list[str]]:  # fmt: skip
+    """Per file (:func:`_file_key`), the string partition columns whose value is ``''``.
+
+    ``get_add_actions`` gives None for both a null and an empty string; deltalake's scan
+    reads ``''`` back as ``''``, so the files whose value is ``''`` are asked of deltalake
+    itself (its file listing with the predicate ``c = ''``), only for a string partition
+    column where some value reads as None.
+    """
+    out: dict[str, list[str]] = {}
+    for c in partitioned:
+        if kinds.get(c) != "string" or all(a.get(f"partition.{c}") is not None for a in actions):
+            continue
+        try:
+            found = dt.file_uris(file_pruning_predicate=f"{_sql_name(c)} = ''")
+        except Exception as exc:  # deltalake raises its own errors
+            raise SourceError(
+                f"deltalake cannot list the files whose partition {c!r} is '': {exc}",
+                path=str(dt.table_uri),
+            ) from None
+        for uri in found:
+            text = str(uri)
+            key = _file_key(text if "://" in text or os.path.isabs(text) else f"{root}/{text}")
+            out.setdefault(key, []).append(c)
+    return out
+
+
 def resolve_delta(dt: Any, where: Predicate | None, options: StoreOptions | None) -> TableFiles:
     """The live files of a Delta table (at its loaded version) that may hold matching rows.
 
@@ -216,12 +269,15 @@ def resolve_delta(dt: Any, where: Predicate | None, options: StoreOptions | None
     kinds = _kinds(dt)
     root = _root(name)
     actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+    empty = _empty_string_partitions(dt, actions, partitioned, kinds, root)
     files, partitions, relative = [], {}, {}
     for row in actions:
         rel = unquote(str(row["path"]))
         # An absolute path (a shallow clone) is read where it is.
         path = rel if "://" in rel or os.path.isabs(rel) else f"{root}/{rel}"
         relative[path] = rel  # every live file's: deletion vectors are matched against them
+        for c in empty.get(_file_key(path), ()):
+            row[f"partition.{c}"] = ""
         if where is not None and not _file_may_match(where, row, kinds, set(partitioned)):
             continue
         files.append(FileInfo(path, int(row["size_bytes"])))
@@ -237,21 +293,41 @@ def resolve_delta(dt: Any, where: Predicate | None, options: StoreOptions | None
         tuple(partitioned),
         partitions,
         relative=relative,
+        version=int(dt.version()),
     )
+
+
+def has_deletion_vectors(table: TableFiles) -> bool:
+    """Whether the table's protocol allows deletion vectors (no vector otherwise)."""
+    return "deletionVectors" in (table.table.protocol().reader_features or ())
 
 
 def files_with_deletion_vectors(table: TableFiles, wanted: set[str]) -> list[str]:
     """The wanted files that a deletion vector removes rows from, in the table's order."""
-    masks = _selection_vectors(table, wanted)
+    masks = deletion_masks(table, wanted)
     return [f.path for f in table.files if f.path in masks]
 
 
-def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
-    """The deletion vectors of the wanted files, as keep masks (True: the row is live)."""
+def deletion_masks(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
+    """The deletion vectors of the wanted files, as keep masks (a ``pyarrow.BooleanArray``
+    per file, bit-packed as deltalake hands it over: True where the row is live; rows past
+    a mask's end are live).
+
+    deltalake decodes the vectors (``DeltaTable.deletion_vectors()``: inline, relative and
+    absolute ones, as the protocol defines them); a vector it cannot read is its error,
+    never a file read without it. Blocking.
+
+    Raises
+    ------
+    SourceError
+        deltalake cannot read a deletion vector.
+    ParquetFormatError
+        A vector names a file that is not among the table's live files.
+    """
     import pyarrow as pa
 
     dt = table.table
-    if "deletionVectors" not in (dt.protocol().reader_features or ()):
+    if not has_deletion_vectors(table):
         return {}
     # Every live file, not only the wanted ones: a vector that names no live file means
     # the paths are spelled differently here, and its rows must not come back silently.
@@ -260,8 +336,14 @@ def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
         by_relative[rel] = by_relative[quote(rel)] = by_relative[path] = path
     roots = {str(dt.table_uri).rstrip("/") + "/", unquote(str(dt.table_uri)).rstrip("/") + "/"}
     out = {}
-    reader = pa.RecordBatchReader.from_stream(dt.deletion_vectors())
-    for batch in reader:
+    try:
+        vectors = pa.table(dt.deletion_vectors())
+    except Exception as exc:  # deltalake raises its own errors (a vector it cannot read)
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SourceError(
+            f"deltalake cannot read the table's deletion vectors: {message}", path=str(dt.table_uri)
+        ) from None
+    for batch in vectors.to_batches():
         for uri, mask in zip(
             batch.column("filepath").to_pylist(), batch.column("selection_vector"), strict=True
         ):
@@ -278,86 +360,3 @@ def _selection_vectors(table: TableFiles, wanted: set[str]) -> dict[str, Any]:
             if found in wanted:
                 out[found] = mask.values
     return out
-
-
-def read_delta_rows(
-    table: TableFiles,
-    kept: Mapping[str, Sequence[int] | None],
-    columns: Sequence[str],
-    options: StoreOptions | None,
-) -> Iterator[Any]:
-    """The rows of the kept row groups of the kept files, with deletion vectors applied.
-
-    ``kept`` maps a file's path to its kept row groups (None: all of them).
-    Yields one ``pyarrow.Table`` per row group, with the top-level ``columns``
-    (partition columns filled from the file's partition values), typed as the
-    table's schema. Blocking.
-
-    Raises
-    ------
-    SourceError
-        A file cannot be read.
-    ParquetFormatError
-        A file cannot be decoded, or its deletion vector does not fit it.
-    """
-    import pyarrow as pa
-    import pyarrow.fs as pa_fs
-    import pyarrow.parquet as pq
-    from deltalake.fs import DeltaStorageHandler
-
-    dt = table.table
-    schema = pa.schema(dt.schema().to_arrow())
-    storage = delta_storage_options(options)
-    if storage is None:
-        # The options the table was opened with (deltalake keeps them on the object).
-        storage = getattr(dt, "_storage_options", None)
-    fs = pa_fs.PyFileSystem(DeltaStorageHandler(str(dt.table_uri), storage))
-    masks = _selection_vectors(table, set(kept))
-    data_columns = [c for c in columns if c not in table.partition_columns]
-    for path, groups in kept.items():
-        try:
-            pf = pq.ParquetFile(fs.open_input_file(table.relative[path]))
-        except (OSError, pa.ArrowException) as exc:
-            raise SourceError(f"cannot read the file: {exc}", path=path) from None
-        starts = [0]
-        for i in range(pf.metadata.num_row_groups):
-            starts.append(starts[-1] + pf.metadata.row_group(i).num_rows)
-        mask = masks.get(path)
-        for group in range(pf.metadata.num_row_groups) if groups is None else groups:
-            try:
-                part = pf.read_row_group(group, columns=data_columns, use_threads=False)
-            except (OSError, pa.ArrowException) as exc:
-                raise ParquetFormatError(
-                    f"the row group cannot be decoded: {exc}", path=path, row_group=group
-                ) from None
-            if mask is not None:
-                live = mask.slice(starts[group], part.num_rows)
-                if len(live) < part.num_rows:  # rows past the vector's end are live
-                    pad = pa.array([True] * (part.num_rows - len(live)))
-                    live = pa.concat_arrays([live, pad])
-                part = part.filter(live)
-            yield _shape(part, columns, schema, table.partitions.get(path, {}), path)
-
-
-def _shape(
-    part: Any, columns: Sequence[str], schema: Any, values: Mapping[str, Any], path: str
-) -> Any:
-    """The rows with the table's top-level ``columns``, partition values filled in."""
-    import pyarrow as pa
-
-    arrays = []
-    for name in columns:
-        target = schema.field(name).type
-        try:
-            if name in values:
-                raw = pa.array([values[name]] * part.num_rows)
-                arrays.append(raw.cast(target))
-            elif name in part.column_names:
-                arrays.append(part.column(name).cast(target))
-            else:
-                arrays.append(pa.nulls(part.num_rows, target))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
-            raise ParquetFormatError(
-                f"the column {name!r} does not fit the table's type {target}: {exc}", path=path
-            ) from None
-    return pa.Table.from_arrays(arrays, names=list(columns))

@@ -1,16 +1,22 @@
-"""Apache Iceberg tables through ``pyiceberg``: live files, first stage, rows.
+"""Apache Iceberg tables through ``pyiceberg``: live files, first stage, delete files.
 
-``table.scan(row_filter).plan_files()`` gives the live data files with the
-manifests' partition values and statistics already applied, each as a
-FileScanTask with its delete files. The row filter is our predicate (NOT pushed
-down to its leaves) in pyiceberg's terms (``EqualTo``, ``In``, ``NotEqualTo``,
-``NotIn``, ``LessThan``, ``GreaterThanOrEqual``, ..., ``IsNull``, ``NotNull``,
-``And``, ``Or``) where the value is certain for the column's type (integers,
-strings, dates, booleans; ranges not on booleans); any other comparison becomes
-``AlwaysTrue`` there, so the manifests never rule out a file that may hold a match.
+pyiceberg reads the manifests of the current snapshot (``ManifestGroupPlanner.
+plan_manifest_entries``), with their partition values and statistics already
+applied to the row filter: our predicate (NOT pushed down to its leaves) in
+pyiceberg's terms (``EqualTo``, ``In``, ``NotEqualTo``, ``NotIn``, ``LessThan``,
+``GreaterThanOrEqual``, ..., ``IsNull``, ``NotNull``, ``And``, ``Or``) where the
+value is certain for the column's type (integers, strings, dates, booleans; ranges
+not on booleans); any other comparison becomes ``AlwaysTrue`` there, so the
+manifests never rule out a file that may hold a match.
 
-Rows are read by pyiceberg's Arrow reader from the surviving FileScanTasks, so
-position and equality deletes are applied: a deleted row is never returned.
+Each live data file becomes a FileScanTask with the delete files that apply to it, by
+the rules of the Iceberg spec (scan planning): position deletes (and deletion vectors)
+through pyiceberg's own ``DeleteFileIndex`` (data sequence number at most the delete's,
+same partition, the referenced file); equality deletes here, as pyiceberg 0.12's
+``plan_files`` refuses them: a data file's data sequence number strictly below the
+delete's, and the same spec and partition values, or a delete of an unpartitioned spec.
+The rows are read by the lookup's own path with those deletes applied
+(:mod:`pybloom_async.tables.deletes`).
 """
 
 from __future__ import annotations
@@ -18,14 +24,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import ParquetFormatError, SourceError, SourceNotFoundError, UnsupportedTypeError
+from ..errors import SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
 from ..predicate import And, Between, Compare, Eq, In, IsNotNull, NotIn, Or, Predicate
 from ..predicate_normal import normal_form
 from . import TableFiles, check_columns, import_extra
 from .values import leaf_parts, plain_values, range_ends
 
-__all__ = ["load_iceberg", "read_iceberg_rows", "resolve_iceberg", "row_filter"]
+__all__ = ["load_iceberg", "plan_tasks", "resolve_iceberg", "row_filter"]
 
 #: pyiceberg's primitive types by class name, as :func:`plain_value` names their kinds.
 _KINDS = {
@@ -158,6 +164,69 @@ def _filter(p: Predicate, schema: Any, ex: Any) -> Any:
     return differs
 
 
+def plan_tasks(table: Any, expression: Any | None) -> list[Any]:
+    """The current snapshot's live data files as FileScanTasks, each with its delete files.
+
+    ``expression`` (a pyiceberg row filter, None: every file) rules files out by the
+    manifests' partition values and statistics, as ``scan(row_filter).plan_files()``
+    does; delete files are matched to data files by the spec's rules (module docstring).
+
+    Raises
+    ------
+    ValueError
+        A manifest entry of unknown content (pyiceberg's message).
+    """
+    purpose = "read Iceberg tables"
+    table_module = import_extra("pyiceberg.table", "iceberg", purpose)
+    manifest = import_extra("pyiceberg.manifest", "iceberg", purpose)
+    index_module = import_extra("pyiceberg.table.delete_file_index", "iceberg", purpose)
+    scan = table.scan() if expression is None else table.scan(row_filter=expression)
+    snapshot = scan.snapshot()
+    if snapshot is None:
+        return []
+    planner = table_module.ManifestGroupPlanner(
+        table_metadata=table.metadata, io=table.io, row_filter=scan.row_filter,
+        case_sensitive=scan.case_sensitive, options=scan.options,
+    )  # fmt: skip
+    content = manifest.DataFileContent
+    first = manifest.INITIAL_SEQUENCE_NUMBER
+    data, equality, positions = [], [], index_module.DeleteFileIndex()
+    for entries in planner.plan_manifest_entries(snapshot.manifests(table.io)):
+        for entry in entries:
+            file = entry.data_file
+            if file.content == content.DATA:
+                data.append(entry)
+            elif file.content == content.POSITION_DELETES:
+                positions.add_delete_file(entry, partition_key=file.partition)
+            elif file.content == content.EQUALITY_DELETES:
+                equality.append(entry)
+            else:
+                raise ValueError(f"unknown content {file.content} of {file.file_path}")
+    specs = table.metadata.specs()
+    tasks = []
+    for entry in data:
+        file = entry.data_file
+        sequence = entry.sequence_number or first
+        deletes = set(positions.for_data_file(sequence, file, partition_key=file.partition))
+        for delete in equality:
+            if (delete.sequence_number or first) <= sequence:
+                continue  # equality deletes apply to strictly older data only
+            spec = specs.get(delete.data_file.spec_id or 0)
+            if spec is None:
+                raise ValueError(
+                    f"the delete file {delete.data_file.file_path} names an unknown partition "
+                    f"spec {delete.data_file.spec_id}"
+                )
+            if not spec.is_unpartitioned():
+                if delete.data_file.spec_id != file.spec_id:
+                    continue
+                if delete.data_file.partition != file.partition:
+                    continue
+            deletes.add(delete.data_file)
+        tasks.append(table_module.FileScanTask(file, delete_files=deletes))
+    return tasks
+
+
 def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
     """The live files of an Iceberg table (its current snapshot) that may hold matching rows.
 
@@ -171,13 +240,11 @@ def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
     columns = tuple(_columns(schema.fields))
     if where is not None:
         check_columns(where, columns, name)
+    snapshot = table.current_snapshot()
     try:
-        scan = table.scan() if where is None else table.scan(row_filter=row_filter(where, schema))
-        tasks = list(scan.plan_files())
-    except (ValueError, NotImplementedError) as exc:  # e.g. equality deletes, not read yet
+        tasks = plan_tasks(table, None if where is None else row_filter(where, schema))
+    except (ValueError, NotImplementedError) as exc:
         raise UnsupportedTypeError(f"pyiceberg cannot plan a scan of {name}: {exc}") from None
-    for task in tasks:
-        _check_deletes(task)
     files = [FileInfo(t.file.file_path, int(t.file.file_size_in_bytes)) for t in tasks]
     spec = table.spec()
     partitioned = tuple(
@@ -195,49 +262,5 @@ def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
         tuple(f.name for f in schema.fields),
         partitioned,
         tasks={t.file.file_path: t for t in tasks},
+        version=None if snapshot is None else int(snapshot.snapshot_id),
     )
-
-
-def _check_deletes(task: Any) -> None:
-    """Only position deletes are applied by pyiceberg's Arrow reader: refuse any other kind.
-
-    Raises
-    ------
-    UnsupportedTypeError
-        A delete file of another kind (equality deletes) applies to the task's file.
-    """
-    for delete in task.delete_files:
-        if getattr(delete.content, "name", "") != "POSITION_DELETES":
-            raise UnsupportedTypeError(
-                f"the delete file {delete.file_path} holds {delete.content.name.lower()}, "
-                "which pyiceberg does not apply: its rows cannot be read exactly",
-                path=task.file.file_path,
-            )
-
-
-def read_iceberg_rows(table: TableFiles, paths: Sequence[str], columns: Sequence[str]) -> Any:
-    """The live rows of the given files (deletes applied), as one ``pyarrow.Table``.
-
-    The top-level ``columns``, typed as the table's schema. Blocking.
-
-    Raises
-    ------
-    SourceError
-        pyiceberg cannot read a file or its deletes.
-    """
-    io_module = import_extra("pyiceberg.io.pyarrow", "iceberg", "read Iceberg tables")
-    expressions = import_extra("pyiceberg.expressions", "iceberg", "read Iceberg tables")
-    t = table.table
-    for path in paths:
-        _check_deletes(table.tasks[path])
-    try:
-        scan = io_module.ArrowScan(
-            t.metadata, t.io, t.schema().select(*columns), expressions.AlwaysTrue()
-        )
-        return scan.to_table([table.tasks[p] for p in paths]).select(list(columns))
-    except (OSError, ValueError) as exc:
-        raise SourceError(f"cannot read the table's rows: {exc}", path=table.name) from None
-    except Exception as exc:  # pyarrow's errors while pyiceberg decodes
-        if type(exc).__module__.startswith("pyarrow"):
-            raise ParquetFormatError(f"cannot decode the table's rows: {exc}") from None
-        raise

@@ -14,7 +14,7 @@ import pytest
 import pybloom_async as pba
 from pybloom_async.errors import PredicateError, UnsupportedTypeError
 from pybloom_async.io.base import SourceStats
-from pybloom_async.tables import read_rows, resolve_table
+from pybloom_async.tables import resolve_table
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -139,50 +139,6 @@ def test_deleted_rows_and_replaced_files_are_never_read(table: Any, tmp_path: Pa
     verdicts = pba.prune_sync(table, "id IN (5, 6)")
     assert {v.file for v in verdicts}.isdisjoint(replaced)
     assert pba.lookup_sync(table, "id IN (5, 6)").to_pylist() == [{"id": 6, "s": "s6", "p": "a"}]
-
-
-def test_position_deletes_of_a_task_are_applied(table: Any, tmp_path: Path) -> None:
-    # pyiceberg 0.12 writes no delete files: one is written here and put on the task,
-    # as plan_files does for a table that has them.
-    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-    from pyiceberg.typedef import Record
-
-    files = resolve_table(table, pba.parse_predicate("id IN (1, 2, 3)"))
-    (data_path,) = [f.path for f in files.files]
-    deletes = tmp_path / "deletes.parquet"
-    pq.write_table(
-        pa.table({"file_path": [data_path, data_path], "pos": pa.array([2, 3], pa.int64())}),
-        deletes,
-    )
-    delete_file = DataFile.from_args(
-        content=DataFileContent.POSITION_DELETES, file_path=deletes.as_uri(),
-        file_format=FileFormat.PARQUET, partition=Record(), record_count=2,
-        file_size_in_bytes=deletes.stat().st_size,
-    )  # fmt: skip
-    files.tasks[data_path].delete_files.add(delete_file)
-    got = [t for part in read_rows(files, {data_path: None}, ["id"], None) for t in part["id"]]
-    assert 2 not in [v.as_py() for v in got] and 3 not in [v.as_py() for v in got]
-    assert len(got) == ROWS // 4 - 2
-
-
-def test_equality_deletes_are_refused(table: Any, tmp_path: Path) -> None:
-    # pyiceberg applies position deletes only: a task with equality deletes is an error,
-    # never rows that may have been deleted.
-    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-    from pyiceberg.typedef import Record
-
-    files = resolve_table(table, pba.parse_predicate("id IN (1, 2, 3)"))
-    (data_path,) = [f.path for f in files.files]
-    deletes = tmp_path / "eq-deletes.parquet"
-    pq.write_table(pa.table({"id": pa.array([2], pa.int64())}), deletes)
-    delete_file = DataFile.from_args(
-        content=DataFileContent.EQUALITY_DELETES, file_path=deletes.as_uri(),
-        file_format=FileFormat.PARQUET, partition=Record(), record_count=1,
-        file_size_in_bytes=deletes.stat().st_size, equality_ids=[1],
-    )  # fmt: skip
-    files.tasks[data_path].delete_files.add(delete_file)
-    with pytest.raises(UnsupportedTypeError, match="equality_deletes"):
-        list(read_rows(files, {data_path: None}, ["id"], None))
 
 
 def test_written_by_pyiceberg_itself(tmp_path: Path) -> None:

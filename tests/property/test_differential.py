@@ -7,7 +7,10 @@ whether lookups fetch the predicate's columns first (two phases) or not, a predi
 <=> with NULL, NaN, -0.0, absent and out-of-range literals, AND/OR) and the calls to make:
 prune and prune_sync, lookup, lookup_sync and lookup_batches (in the col() and the text
 form), pruned_dataset read by pyarrow and DuckDB, sidecar and lake indexes through a file
-replaced, added or removed after indexing; or a Delta or Iceberg table of the same data.
+replaced, added or removed after indexing; or a Delta table (deltalake's appends,
+partitioned or not, its deletes, deletion vectors, compaction, read at its latest or an
+older version) or an Iceberg table (pyiceberg's, with its deletes and position and
+equality delete files) of the same data, against the table library's own scan.
 See tests/support/differential/ for the generator and the oracle.
 
 The default run is bounded (``PYBLOOM_DIFF_CASES`` seeds from ``PYBLOOM_DIFF_SEED``: 200
@@ -59,14 +62,13 @@ def test_entry_points_agree_with_the_oracle(seed: int, tmp_path: Path) -> None:
 # gates.KNOWN and of this table, and the bounded run above covers that ground again.
 # Seeds found by ``run_long.py --find-known-seeds 2000``; a change to the generator may move
 # them (an xfail turning into a pass says so): find them again.
-KNOWN_BUG_SEEDS: dict[str, int] = {
-    "delta_empty_partition": 5960,  # run_long.py --find-known-seeds
-}
+KNOWN_BUG_SEEDS: dict[str, int] = {}
 
 #: Seeds whose cases showed a bug now fixed, kept as regressions (each with every gate of
 #: its bug open, whatever range the bounded run covers). After a change to the generator,
 #: a seed whose case no longer meets its bug's gate is replaced by the first that does.
 FIXED_BUG_SEEDS: dict[str, int] = {
+    "delta_empty_partition": 813,  # the first seed whose Delta table has a partition value ''
     "in_null_page_index": 17,
     "keyword_column": 16,
     "lake_build_zero_row": 59,

@@ -41,9 +41,6 @@ from ...io.store import StoreOptions
 from ...lake.build import (
     CLASS_SPAN,
     FOLD_FOOTER_READ,
-    BuildContext,
-    ColumnMaterial,
-    FileMaterial,
     LakeBuild,
     check_columns,
     check_present,
@@ -55,6 +52,7 @@ from ...lake.build import (
     settle_file,
     survey_file,
 )
+from ...lake.material import BuildContext, ColumnMaterial, FileMaterial
 from ...lake.segments import write_segment
 from ...read.fetch import ReaderConfig
 from ...read.run import RunOptions, open_run

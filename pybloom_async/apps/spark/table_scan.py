@@ -1,15 +1,17 @@
 """Delta and Iceberg tables in the data source: planned on the driver, read by the executors
-through their libraries, as :func:`pybloom_async.lookup` reads a table.
+through the per-file path of a table's lookup, deletes applied by us.
 
 The driver opens the table at its current version (Delta) or snapshot (Iceberg), lets its
 library list the live files its partition values and statistics keep
-(:func:`pybloom_async.tables.resolve_table`), prunes their row groups by their filters
-(:func:`pybloom_async.pruning.api.prune_files`) and cuts the kept files into tasks. Each
-executor opens the table at that same version (an Iceberg table whose snapshot moved since
-fails the read), and reads its files' rows through the library, deletion vectors and
-delete files applied, partition columns filled in
-(:func:`pybloom_async.tables.read_rows`); the predicate is evaluated on them exactly
-(:func:`pybloom_async.rows.tables.matching_rows`).
+(:func:`pybloom_async.tables.resolve_table`), rules out those the table's own lake index
+excludes (:func:`pybloom_async.lake.tables.files_kept_by_table_index`), prunes the rest's
+row groups by their filters (:func:`pybloom_async.pruning.api.prune_files`) and cuts the
+files with a kept row group into tasks. Each executor opens the table at that same version
+(an Iceberg table whose snapshot moved since fails the read), which gives it what its
+files' deletes need (a Delta file's deletion vector, an Iceberg file's delete files), and
+reads its files as a table's lookup does (:func:`pybloom_async.rows.tables.table_rows`):
+each file's kept row groups and needed column chunks, its deleted rows dropped, its
+partition columns filled in, the predicate evaluated on the rows exactly.
 
 A plain path inside a table is refused (:func:`refuse_table_folder`): read as files, a
 table would bring back the rows its log or manifests removed.
@@ -18,21 +20,24 @@ table would bring back the rows its log or manifests removed.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import pyarrow as pa
 
 from ...errors import InvalidArgumentError, SourceError
+from ...io.base import FileInfo
 from ...io.store import StoreOptions
 from ...predicate import Predicate
 from ...pruning.api import CompiledPredicate, prune_files
 from ...read.run import open_run
 from ...rewrite.guard import TableGuard
-from ...rows.tables import matching_rows, parquet_schema, read_columns_of
-from ...tables import TableSource, arrow_schema, read_rows, resolve_table
+from ...rows.tables import table_rows
+from ...tables import TableFiles, TableSource, arrow_schema, resolve_table
 from ...tasks.loops import to_worker
+from .reading import DEFAULT_TASK_CONCURRENCY
 from .scan import FileRead, ReadSettings, split_tasks
 
 __all__ = [
@@ -121,13 +126,15 @@ def table_schema(ref: TableRef) -> pa.Schema:
 
 @dataclass(frozen=True)
 class TableTask:
-    """One Spark task of a table: its kept files (and row groups), and what they share."""
+    """One Spark task of a table: its files (those with a kept row group on the driver;
+    their row groups are pruned again as they are read), and what they share."""
 
     ref: TableRef
     where: Predicate | None
-    kept: tuple[tuple[str, tuple[int, ...] | None], ...]
+    files: tuple[str, ...]
     names: tuple[str, ...]
     rows: pa.Schema  # the batches' schema (Spark's)
+    settings: ReadSettings
 
 
 async def plan_table(
@@ -139,6 +146,8 @@ async def plan_table(
     min_partitions: int,
 ) -> list[TableTask]:
     """The table's kept files cut into tasks, the table pinned at its current version."""
+    from ...lake.tables import files_kept_by_table_index
+
     source = await to_worker(ref.open)
     pinned = ref.pinned(source)
     table = await to_worker(resolve_table, source, where, ref.options)
@@ -147,10 +156,10 @@ async def plan_table(
         kept = {f.path: None for f in table.files}
     else:
         async with open_run(settings.run()) as run:
-            verdicts = await prune_files(
-                run, table.files, CompiledPredicate(where), require_columns=False
-            )
-        for v in verdicts:  # as a table's lookup keeps them (rows/tables.py)
+            files = await files_kept_by_table_index(run, table, where)
+            compiled = CompiledPredicate(where)
+            verdicts = await prune_files(run, files, compiled, require_columns=False)
+        for v in verdicts:  # a file whose row groups are all ruled out makes no task
             if v.row_group is None:
                 kept[v.file] = None
             elif v.kept:
@@ -159,34 +168,58 @@ async def plan_table(
                     groups.append(v.row_group)
     sizes = {f.path: f for f in table.files}
     reads = [FileRead(sizes.get(path, path)) for path in kept]
-    tasks = []
-    for group in split_tasks(reads, max_partition_bytes, min_partitions):
-        part = []
-        for read in group:
-            groups = kept[read.path]
-            part.append((read.path, None if groups is None else tuple(groups)))
-        tasks.append(TableTask(pinned, where, tuple(part), tuple(rows.names), rows))
-    return tasks
+    return [
+        TableTask(pinned, where, tuple(r.path for r in group), tuple(rows.names), rows, settings)
+        for group in split_tasks(reads, max_partition_bytes, min_partitions)
+    ]
 
 
 def read_table_task(task: TableTask) -> Iterator[Any]:
-    """The task's rows that satisfy its predicate, as batches of its schema (blocking)."""
-    source = task.ref.open()
-    table = resolve_table(source, task.where, task.ref.options)
-    names = list(task.names)
-    wanted = read_columns_of(table, names, task.where) if task.where is not None else names
-    read_schema = arrow_schema(table, wanted)
-    result = pa.schema([read_schema.field(c) for c in names])
-    schema = parquet_schema(read_schema) if task.where is not None else None
-    kept = {path: None if groups is None else list(groups) for path, groups in task.kept}
-    for rows in read_rows(table, kept, wanted, task.ref.options):
-        if task.where is None or schema is None:
-            out = rows.select(names).cast(result)
-        else:
-            out = matching_rows(rows.cast(read_schema), task.where, schema, table.name, result)
-        for batch in out.cast(task.rows).to_batches():
-            if batch.num_rows:
-                yield batch
+    """The task's live rows that satisfy its predicate, as batches of its schema (blocking),
+    its files read a window of ``concurrency`` (default 8) at a time.
+
+    Raises
+    ------
+    SourceError
+        The table cannot be opened at the pinned version, or a file of the task is not
+        among its live files there.
+    UnsupportedTypeError, ParquetFormatError
+        A delete that cannot be applied, or a file that cannot be read (named).
+    """
+    table = resolve_table(task.ref.open(), task.where, task.ref.options)
+    live = {f.path: f for f in table.files}
+    for path in task.files:
+        if path not in live:
+            raise SourceError(
+                f"the file is not among the live files of the table {table.name} at the "
+                "version planned",
+                path=path,
+            )
+    width = task.settings.concurrency or DEFAULT_TASK_CONCURRENCY
+    for start in range(0, len(task.files), width):
+        window = [live[path] for path in task.files[start : start + width]]
+        for rows in anyio.run(_window_rows, task, table, window):
+            for batch in rows.cast(task.rows).to_batches():
+                if batch.num_rows:
+                    yield batch
+
+
+async def _window_rows(task: TableTask, table: TableFiles, files: list[FileInfo]) -> list[Any]:
+    """The matching live rows of some of the task's files, one table per row group."""
+
+    async def given() -> list[FileInfo]:
+        return files
+
+    settings = task.settings
+    async with open_run(settings.run()) as run:
+        found: AsyncGenerator[Any, None] = table_rows(
+            run, table, task.where, list(task.names), max_fetch_bytes=settings.max_fetch_bytes,
+            page_index=settings.page_index, stream=False, files=given,
+        )  # fmt: skip
+        try:
+            return [rows async for rows in found if rows.num_rows]
+        finally:
+            await found.aclose()
 
 
 def table_ref(kind: str, sources: str | list[str], version: int | None, options: Any) -> TableRef:

@@ -39,11 +39,7 @@ from .kinds import KINDS, leaf_kind
 from .spec import Case, FileSpec
 
 #: name -> the bug, as it shows. Delete a line as its fix merges.
-KNOWN: dict[str, str] = {
-    "delta_empty_partition": (
-        "a Delta partition value '' (deltalake writes and reads it as '') is read as NULL"
-    ),
-}
+KNOWN: dict[str, str] = {}
 
 
 def _from_environment() -> frozenset[str]:
@@ -283,25 +279,6 @@ def _struct_view_promotion(case: Case) -> tuple[Case, bool]:
     return _without(case, frozenset({"table_dataset"}))
 
 
-def _delta_empty_partition(case: Case) -> tuple[Case, bool]:
-    plan = case.table
-    if plan is None or plan.partition_by is None:
-        return case, False
-    name = plan.partition_by
-    if not any(c.name == name and "" in c.values for f in case.files for c in f.columns):
-        return case, False
-
-    def filled(f: FileSpec) -> FileSpec:
-        columns = tuple(
-            replace(c, values=tuple("(empty)" if v == "" else v for v in c.values))
-            if c.name == name else c
-            for c in f.columns
-        )  # fmt: skip
-        return replace(f, columns=columns)
-
-    return _map_files(case, filled), True
-
-
 def _empty_files(case: Case) -> list[FileSpec]:
     files = _lake_after_index(case)
     return [f for f in files if f.layout in ("zero_rows", "zero_row_groups")]
@@ -342,7 +319,6 @@ GATES: dict[str, Callable[[Case], tuple[Case, bool]]] = {
     "lake_lookup_default_columns": _lake_lookup_default_columns,
     "lake_lookup_column_check": _lake_lookup_column_check,
     "struct_view_promotion": _struct_view_promotion,
-    "delta_empty_partition": _delta_empty_partition,
     "lake_zero_row_groups": _lake_zero_row_groups,
     "lake_build_zero_row": _lake_build_zero_row,
     "table_dataset_empty": _checked_at_run_time,

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
-from pybloom_async.predicate import And, Not, Or, Predicate, col
+from pybloom_async.predicate import And, In, Not, Or, Predicate, col
 
 from . import gates
 from .kinds import KINDS, Kind, leaf_kind, leaves, round_float
@@ -404,7 +404,31 @@ def generate_case(
         case = _shaped(case, random.Random(seed * 7919 + 11))
     else:
         case = replace(case, checks=TABLE_CHECKS, table=_table_plan(rng, family, case))
+        case = _aimed_at_deletes(seed, case)
+        # Drawn from a generator of its own: the table's lookups in one or two phases.
+        two = random.Random(seed * 7919 + 23).choice([None, True, False])
+        case = replace(case, lookup=replace(case.lookup, two_phase=two))
     return gates.steer(case, gates.KNOWN_BUGS if known is None else known)
+
+
+def _aimed_at_deletes(seed: int, case: Case) -> Case:
+    """A table case with deletes asks, more often than not, for the deleted rows' ids too
+    (and a live one's), so the deletes decide rows.
+
+    Drawn from a generator of its own: the cases of other seeds stay as they were.
+    """
+    plan = case.table
+    if plan is None or plan.delete is None or not plan.deleted_rows:
+        return case
+    rng = random.Random(seed * 7919 + 17)
+    if rng.random() >= 0.6:
+        return case
+    ids = case.files[0].columns[0].values
+    wanted = [ids[i] for i in plan.deleted_rows]
+    live = [v for i, v in enumerate(ids) if i not in plan.deleted_rows]
+    if live:
+        wanted.append(rng.choice(live))
+    return replace(case, predicate=Or((case.predicate, In("id", tuple(wanted)))))
 
 
 def _shaped(case: Case, rng: random.Random) -> Case:
@@ -547,11 +571,25 @@ def _table_plan(rng: random.Random, family: str, case: Case) -> TablePlan:
         delete = rng.choice([None, None, "rewrite", "vector"])
     else:
         partition = None
-        delete = rng.choice([None, None, "rewrite"])
+        delete = rng.choice([None, None, "rewrite", "position", "equality"])
     rows = case.files[0].num_rows
     deleted = tuple(sorted(rng.sample(range(rows), min(rows, rng.randint(1, 3))))) if rows else ()
-    return TablePlan(family, partition_by=partition, delete=delete if deleted else None,
+    plan = TablePlan(family, partition_by=partition, delete=delete if deleted else None,
                      deleted_rows=deleted)  # fmt: skip
+    return _delta_versions(case.seed, plan, len(case.files)) if family == "delta" else plan
+
+
+def _delta_versions(seed: int, plan: TablePlan, appends: int) -> TablePlan:
+    """A Delta table's later commits: compacted (after its deletes) or not, and the version
+    it is read at (the latest, or one or two before it).
+
+    Drawn from a generator of its own: the cases of other seeds stay as they were.
+    """
+    rng = random.Random(seed * 7919 + 29)
+    compact = rng.random() < 0.3
+    commits = appends + (plan.delete is not None) + compact
+    back = rng.choice([1, 1, 2]) if rng.random() < 0.3 else 0
+    return replace(plan, compact=compact, back=min(back, commits - 1))
 
 
 __all__ = [

@@ -441,6 +441,11 @@ def place(literal: Any, domain: Domain) -> Any:
     if family in ("int", "decimal"):
         if family == "decimal" and isinstance(literal, float):
             raise LiteralTypeError("a float for a decimal column")
+        if family == "int" and isinstance(literal, str):
+            # Quoted text read by the column's type, as for equality ('007' is 7).
+            if not _INT_LITERAL.fullmatch(literal):
+                raise LiteralTypeError(f"not an integer: {literal!r}")
+            literal = int(literal)
         if isinstance(literal, float):
             literal = Decimal(repr(literal)) if math.isfinite(literal) else literal
         if not isinstance(literal, (int, float, Decimal)):

@@ -96,8 +96,16 @@ class TablePlan:
     """A Delta or Iceberg table made of the lake's files (one schema).
 
     ``partition_by``: a Delta partition column. ``delete``: ``None``, ``rewrite`` (the
-    library's own delete, which rewrites files) or ``vector`` (a Delta deletion vector
-    committed for ``deleted_rows`` of the first file).
+    library's own delete, which rewrites files), ``vector`` (Delta deletion vectors
+    committed for the rows ``deleted_rows`` of the first file, in every data file of the
+    table's first version that holds them), ``position`` or ``equality`` (an Iceberg
+    position delete file for those rows, or an equality delete file of their ids, written
+    by pyarrow and committed through pyiceberg).
+
+    Delta only: ``compact`` (deltalake's ``optimize.compact()`` after the deletes: the live
+    files replaced, the old ones left on storage as tombstones) and ``back`` (the table
+    loaded that many versions before its latest, as time travel reads it; at most back to
+    its first).
     """
 
     format: str
@@ -105,6 +113,8 @@ class TablePlan:
     delete: str | None = None
     deleted_rows: tuple[int, ...] = ()
     delete_value: Any = None
+    compact: bool = False
+    back: int = 0
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,16 @@ table object against the table library's own scan.
 
 Delta tables are written by ``deltalake.write_deltalake`` (one append per file of the case,
 its writer settings carried over as ``WriterProperties``), optionally partitioned, then
-rows are deleted by the library (files rewritten) or by a deletion vector. Iceberg tables
+rows are deleted by the library (files rewritten) or by deletion vectors (deltalake reads
+them but does not write them: committed by ``support.delta_logs``), then maybe compacted by
+deltalake; the table is read at its latest version or, by time travel, an older one. The
+oracle is deltalake's own scan (``QueryBuilder``) of the version read. Iceberg tables
 get files written by pyarrow with the case's settings, registered with ``add_files`` in a
-SQLite catalog, then rows deleted by the library. The oracle is the library's own full scan
-(deletes applied), filtered by our evaluator.
+SQLite catalog, then rows deleted by the library (files rewritten), by a position delete
+file or by an equality delete file on ``id`` (committed through pyiceberg). The oracle is
+the library's own full scan (deletes applied), filtered by our evaluator; pyiceberg 0.12
+refuses equality deletes, so there it is the scan of the snapshot before them less the
+rows whose ``id`` they delete (every ``id`` of a table case is distinct).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import pyarrow.parquet as pq
 import pybloom_async as pba
 
 from . import gates
-from .checks import Failure, compare_rows, failure_of, show_rows
+from .checks import Failure, compare_rows, failure_of, show_rows, two_phase
 from .kinds import KINDS
 from .oracle import FileFacts, canonical_rows, columns_of, evaluate, expected_rows, facts_of
 from .spec import Case, FileSpec
@@ -63,7 +69,7 @@ def _delta_properties(spec: FileSpec) -> Any:
 def make_delta(case: Case, root: Path) -> Any:
     import deltalake
 
-    from support.delta_logs import commit_deletion_vector
+    from support.delta_logs import commit_deletion_vectors
 
     plan = case.table
     assert plan is not None
@@ -76,16 +82,24 @@ def make_delta(case: Case, root: Path) -> Any:
             writer_properties=_delta_properties(spec),
         )  # fmt: skip
     dt = deltalake.DeltaTable(location)
+    ids = [case.files[0].columns[0].values[i] for i in plan.deleted_rows]
     if plan.delete == "rewrite":
-        ids = ", ".join(str(case.files[0].columns[0].values[i]) for i in plan.deleted_rows)
-        dt.delete(f"id IN ({ids})")
+        dt.delete(f"id IN ({', '.join(map(str, ids))})")
     elif plan.delete == "vector":
-        first = pa.table(dt.get_add_actions(flatten=True)).to_pylist()[0]
-        rows = pq.read_metadata(location / unquote(first["path"])).num_rows
-        positions = sorted({r % rows for r in plan.deleted_rows}) if rows else []
-        if positions:
-            commit_deletion_vector(location, first["path"], positions)
-    return deltalake.DeltaTable(location)
+        # The first file's rows lie in the first version's files (one per partition value).
+        first = deltalake.DeltaTable(location, version=0)
+        vectors = {}
+        for action in pa.table(first.get_add_actions(flatten=True)).to_pylist():
+            held = pq.read_table(location / unquote(action["path"]), columns=["id"])
+            positions = [i for i, v in enumerate(held.column("id").to_pylist()) if v in ids]
+            if positions:
+                vectors[action["path"]] = positions
+        if vectors:
+            commit_deletion_vectors(location, vectors)
+    if plan.compact:
+        deltalake.DeltaTable(location).optimize.compact()
+    latest = deltalake.DeltaTable(location).version()  # a compaction may commit nothing
+    return deltalake.DeltaTable(location, version=max(0, latest - plan.back))
 
 
 def make_iceberg(case: Case, root: Path) -> Any:
@@ -107,13 +121,29 @@ def make_iceberg(case: Case, root: Path) -> Any:
     table = catalog.load_table("ns.t")
     plan = case.table
     assert plan is not None
+    ids = [case.files[0].columns[0].values[i] for i in plan.deleted_rows]
     if plan.delete == "rewrite":
-        ids = ", ".join(str(case.files[0].columns[0].values[i]) for i in plan.deleted_rows)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            table.delete(f"id IN ({ids})")
+            table.delete(f"id IN ({', '.join(map(str, ids))})")
         table = catalog.load_table("ns.t")
+    elif plan.delete == "position" and plan.deleted_rows:
+        from support.iceberg_deletes import commit_delete_files, position_delete_file
+
+        first = uris[0]
+        rows = [(first, i) for i in plan.deleted_rows]
+        table = commit_delete_files(table, [position_delete_file(root / "pos.parquet", rows)])
+    elif plan.delete == "equality" and ids:
+        from support.iceberg_deletes import commit_delete_files, equality_delete_file
+
+        keys = {"id": pa.array(ids, table.schema().as_arrow().field("id").type)}
+        table = commit_delete_files(table, [equality_delete_file(root / "eq.parquet", table, keys)])
     return table
+
+
+def _before_equality_deletes(table: Any) -> Any:
+    """The snapshot an equality delete was committed on (pyiceberg scans that one)."""
+    return table.current_snapshot().parent_snapshot_id
 
 
 def _scan(case: Case, table: Any) -> pa.Table:
@@ -123,21 +153,50 @@ def _scan(case: Case, table: Any) -> pa.Table:
 
         query = deltalake.QueryBuilder().register("t", table)
         return pa.table(query.execute("SELECT * FROM t"))
+    plan = case.table
+    if plan is not None and plan.delete == "equality" and plan.deleted_rows:
+        import pyarrow.compute as pc
+
+        before = table.scan(snapshot_id=_before_equality_deletes(table)).to_arrow()
+        ids = [case.files[0].columns[0].values[i] for i in plan.deleted_rows]
+        return before.filter(pc.invert(pc.is_in(before.column("id"), pa.array(ids))))
     return table.scan().to_arrow()
 
 
 def _live_files(case: Case, table: Any) -> dict[str, dict[str, Any]]:
-    """Live data file -> its partition values (Delta), from the library."""
+    """Live data file -> its partition values (Delta: the library's live files, the values
+    from its log)."""
     if case.family == "delta":
-        actions = pa.table(table.get_add_actions(flatten=False)).to_pylist()
+        actions = pa.table(table.get_add_actions(flatten=True)).to_pylist()
         root = _path(table.table_uri)
+        logged = _logged_partition_values(Path(root))
         return {
-            os.path.normpath(os.path.join(root, unquote(a["path"]))): dict(
-                a.get("partition_values") or {}
-            )
+            os.path.normpath(os.path.join(root, unquote(a["path"]))): logged[unquote(a["path"])]
             for a in actions
         }
-    return {_path(t.file.file_path): {} for t in table.scan().plan_files()}
+    plan = case.table
+    snapshot = None
+    if plan is not None and plan.delete == "equality" and plan.deleted_rows:
+        snapshot = _before_equality_deletes(table)  # the same data files
+    return {_path(t.file.file_path): {} for t in table.scan(snapshot_id=snapshot).plan_files()}
+
+
+def _logged_partition_values(root: Path) -> dict[str, dict[str, Any]]:
+    """Data file (as the log names it) -> its partition values as the log writes them
+    (strings; None: null), from the commits' add actions: a string ``''`` stays ``''``, as
+    deltalake reads it back (``get_add_actions`` gives None for it). The tables here are
+    far below deltalake's checkpoint interval, so every add is in a commit file."""
+    import json
+
+    log = root / "_delta_log"
+    assert not list(log.glob("*.checkpoint*.parquet")), "a checkpoint: read it too"
+    out = {}
+    for commit in sorted(log.glob("*.json")):
+        for line in commit.read_text().splitlines():
+            add = json.loads(line).get("add")
+            if add is not None:
+                out[unquote(add["path"])] = dict(add.get("partitionValues") or {})
+    return out
 
 
 def _physical(
@@ -183,7 +242,8 @@ def run_table_checks(
     if "table_dataset" in checks and not gates.skip_table_dataset(
         known, sum(evaluate(case.predicate, live))
     ):
-        failures += _table_dataset(case, table, live, names, plan.delete == "vector")
+        deletes = plan.delete in ("vector", "position", "equality")
+        failures += _table_dataset(case, table, live, names, deletes)
     indexable = [c for c in columns if c.split(".")[0] != plan.partition_by and _indexable(case, c)]
     if "table_lake" in checks and indexable:
         try:
@@ -204,7 +264,8 @@ def _table_lookup(case: Case, table: Any, live: FileFacts, names: list[str]) -> 
     """lookup on the table: the scan's rows where the predicate holds, every table column
     (in any order: the docs do not say which)."""
     try:
-        got = pba.lookup_sync(table, case.predicate)
+        with two_phase(case.lookup.two_phase):
+            got = pba.lookup_sync(table, case.predicate)
     except Exception as exc:
         return [failure_of("table_lookup", exc)]
     failures = []
@@ -244,22 +305,22 @@ def _table_prune(
         if hits:
             problems.append(f"{v.file} row group {v.row_group} pruned ({v.rule}: {v.reason}) "
                             f"but holds {hits} matching rows")  # fmt: skip
-    vectors = case.table is not None and case.table.delete == "vector"
+    vectors = case.table is not None and case.table.delete in ("vector", "position", "equality")
     for path, facts in physical.items():
-        # A file whose matching rows a deletion vector removed may be left out.
+        # A file whose matching rows a delete removed may be left out.
         if path not in answered and not vectors and any(evaluate(case.predicate, facts)):
             problems.append(f"{path} holds matching rows and got no verdict")
     return [Failure(check, problems[0], "\n".join(problems[1:6]))] if problems else []
 
 
 def _table_dataset(
-    case: Case, table: Any, live: FileFacts, names: list[str], vectors: bool
+    case: Case, table: Any, live: FileFacts, names: list[str], deletes: bool
 ) -> list[Failure]:
     """pruned_dataset on the table: the table's columns, every matching live row."""
     try:
         ds = pba.pruned_dataset_sync(table, case.predicate)
     except pba.UnsupportedTypeError as exc:
-        if vectors and "lookup" in str(exc):
+        if deletes and "lookup" in str(exc):
             return []  # a kept file with deleted rows is refused, as documented
         return [failure_of("table_dataset", exc)]
     except Exception as exc:
