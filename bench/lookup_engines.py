@@ -131,7 +131,7 @@ def ours(spec: dict[str, Any]) -> tuple[str, Query]:
         import pybloom_async.lake.tables
         import pybloom_async.rows.tables
         import pybloom_async.tables.delta
-        import pybloom_async.tables.iceberg  # noqa: F401
+        import pybloom_async.tables.iceberg
 
     def run(ids: list[int], email: str | None, score: list[int] | None) -> list[list[Any]]:
         where = col("id") == ids[0] if len(ids) == 1 else col("id").isin(ids)
