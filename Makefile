@@ -61,12 +61,13 @@ pybloom_async/.native-stamp: $(NATIVE_SRC) | $(RUNTIME_STAMP)
 demo: setup-runtime
 	@$(PY) -m pybloom_async.apps.demo $(DEMO_ARGS)
 
-# The whole suite, once per SIMD backend (the second run forces the portable
-# scalar kernels), the C-facing tests against an ASan+UBSan build of the core,
-# then the static checks and the documentation site.
+# The whole suite; the unit and property tests again with the portable scalar kernels
+# forced (every kernel entry point is reached there: the integration tests call the same
+# ones through the reader); the suite but its slow and Spark tests against an ASan+UBSan
+# build of the core; then the static checks and the documentation site.
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
-	PYBLOOM_ASYNC_SIMD=scalar $(PY) -m pytest -m "not slow and not spark" $(PYTEST_ARGS)
+	PYBLOOM_ASYNC_SIMD=scalar $(PY) -m pytest -m "not slow and not spark" tests/unit tests/property $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory asan lint typecheck fuzz-smoke docs
 
 test-fast: setup
@@ -167,7 +168,8 @@ differential: setup
 # ---- sanitizers ---------------------------------------------------------------
 # The C core built with ASan + UBSan (no recovery: the first report fails the
 # run), loaded into the normal interpreter with the runtimes preloaded, runs
-# the whole test suite but the Spark-marked tests (ASAN_PYTEST_ARGS): the JVM
+# the test suite but the slow (robustness at scale, the same calls many times) and
+# Spark-marked tests (ASAN_PYTEST_ARGS): the JVM
 # that PySpark launches inherits the preloaded ASan runtime and its gateway never
 # comes up (the session fixture times out; measured with OpenJDK 17). The C core
 # never runs inside the JVM, and the Spark tests' Python side calls the functions
@@ -178,7 +180,7 @@ differential: setup
 # Narrow a run with e.g. `make asan ASAN_TESTS=tests/unit/core/test_filter.py`.
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1
 ASAN_TESTS ?= tests
-ASAN_PYTEST_ARGS ?= -m "not spark"
+ASAN_PYTEST_ARGS ?= -m "not spark and not slow"
 
 asan: $(STAMP)
 	rm -rf build/asan build/asan-tmp
