@@ -34,7 +34,7 @@ from ..pruning.api import CompiledPredicate, prune_file
 from ..pruning.bounds import decide, index_view
 from ..pruning.evaluate import Outcome, combine, leaves_of
 from ..pruning.leaves import Leaf, build_leaf, leaf_column
-from ..pruning.verdicts import Rule, Verdict, VerdictSink
+from ..pruning.verdicts import Rule, Verdict, VerdictSink, hand_over_by_file
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tasks.loops import sync_twin, to_worker
@@ -447,14 +447,7 @@ async def prune_with_lake_index(
             row_groups=row_groups, require_columns=require_columns,
             index_verdicts=index_verdicts,
         )  # fmt: skip
-    if on_file is None:
-        return out
-    by_file: dict[str, list[Verdict]] = {}
-    for v in out:
-        by_file.setdefault(v.file, []).append(v)
-    for group in by_file.values():
-        on_file(group)
-    return []
+    return hand_over_by_file(out, on_file)
 
 
 # Long because: the steps after loading, documented once for every caller.

@@ -38,7 +38,7 @@ from typing import Any
 from ..errors import PyBloomError, SourceError
 from ..io.base import FileInfo
 from ..predicate import Predicate
-from ..pruning.verdicts import Verdict
+from ..pruning.verdicts import Verdict, hand_over_by_file
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run
 from ..tables import TableFiles, table_root
@@ -290,14 +290,7 @@ async def prune_table_with_lake_index(
             r, table.files, names, loaded or [], where, row_groups=row_groups,
             require_columns=False, immutable=True,
         )  # fmt: skip
-    if on_file is None:
-        return out
-    by_file: dict[str, list[Verdict]] = {}
-    for v in out:
-        by_file.setdefault(v.file, []).append(v)
-    for group in by_file.values():
-        on_file(group)
-    return []
+    return hand_over_by_file(out, on_file)
 
 
 async def files_kept_by_table_index(

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..predicate_tokens import TextLiteral
 
-__all__ = ["ProbeResult", "Rule", "Verdict", "VerdictSink"]
+__all__ = ["ProbeResult", "Rule", "Verdict", "VerdictSink", "hand_over_by_file"]
 
 
 class Rule(str, enum.Enum):
@@ -106,3 +107,18 @@ class VerdictSink(Protocol):
     object that counts them holds nothing per file)."""
 
     def append(self, verdict: Verdict, /) -> None: ...
+
+
+def hand_over_by_file(
+    verdicts: list[Verdict], on_file: Callable[[list[Verdict]], None] | None
+) -> list[Verdict]:
+    """``verdicts`` as a pass returns them: as they are without ``on_file``; else handed to
+    it one file's list at a time, in file order, and none returned."""
+    if on_file is None:
+        return verdicts
+    by_file: dict[str, list[Verdict]] = {}
+    for v in verdicts:
+        by_file.setdefault(v.file, []).append(v)
+    for group in by_file.values():
+        on_file(group)
+    return []
