@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python fuzz/run.py --target footer --seconds 60
     .venv/bin/python fuzz/run.py --target all --seconds 45 --summary fuzz/logs/smoke.json
+    .venv/bin/python fuzz/run.py --target all --seconds 15 --seed 1   # CI's smoke run
     .venv/bin/python fuzz/run.py --list
 
 Per target it writes fresh seeds to ``fuzz/seeds/<target>/`` (from the parquet-testing
@@ -156,6 +157,8 @@ def run_target(name: str, seconds: int, args: argparse.Namespace) -> Result:
         f"-artifact_prefix={artifacts}/",
         "-print_final_stats=1",
     ]
+    if args.seed is not None:
+        flags.append(f"-seed={args.seed}")
     if isinstance(t, CTarget):
         # Under ASan every allocation is seen: none may exceed this (the C core's largest
         # legitimate allocation in these harnesses is a few KiB).
@@ -193,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=60, help="fuzzing time per target")
     parser.add_argument("--timeout", type=int, default=20, help="seconds one input may take")
     parser.add_argument("--rss-limit-mb", type=int, default=2048)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="libFuzzer's random seed (default: a new one each run); CI's smoke run fixes it",
+    )
     parser.add_argument("--summary", type=Path, help="write the results as JSON here")
     parser.add_argument("--list", action="store_true", help="list the targets and exit")
     args = parser.parse_args(argv)

@@ -56,15 +56,16 @@ THRIFT_DECODER: Literal["fastbinary", "python"] = _pick_decoder()
 class StrictCompactProtocol(TCompactProtocol):  # type: ignore[misc]  # untyped base
     """The pure-Python compact protocol, made as strict as the C decoder.
 
-    Four differences from thrift's class: skipping an unknown string field
+    Five differences from thrift's class: skipping an unknown string field
     returns its bytes instead of decoding them as UTF-8 (binary fields such as
     ``encrypted_column_metadata`` are not UTF-8), a list whose wire element
     type differs from the spec is an error instead of being misread, a nested
     struct is built from the spec it is given, with one keyword argument per
     field found, as the C decoder does (thrift's class would read it with the
-    spec of its class instead), and a negative field id is an unknown field
+    spec of its class instead), a negative field id is an unknown field
     (thrift's ``readStruct`` indexes the spec tuple with it, so id -1 would be
-    read as the spec's last field).
+    read as the spec's last field), and integer varints stop at the C decoder's lengths
+    (3, 5 and 10 bytes) and keep, as it does, only the bits of their width.
     """
 
     def readFieldBegin(self) -> Any:
@@ -88,19 +89,19 @@ class StrictCompactProtocol(TCompactProtocol):  # type: ignore[misc]  # untyped 
         raise TProtocolException(TProtocolException.INVALID_DATA, "varint exceeded limit")
 
     def _zigzag_int(self, max_bytes: int, bits: int) -> int:
-        n = self._bounded_varint(max_bytes)
-        value = (n >> 1) ^ -(n & 1)
-        if not -(1 << (bits - 1)) <= value < 1 << (bits - 1):
-            raise TProtocolException(
-                TProtocolException.INVALID_DATA, f"i{bits} value {value} out of range"
-            )
-        return value
+        # Like the C decoder: the varint goes into an unsigned integer of the field's
+        # width, so bits past it (a last byte may carry some) are dropped, then unzigzagged.
+        n = self._bounded_varint(max_bytes) & ((1 << bits) - 1)
+        return (n >> 1) ^ -(n & 1)
 
     def readI16(self) -> int:
         return self._zigzag_int(3, 16)
 
     def readI32(self) -> int:
         return self._zigzag_int(5, 32)
+
+    def readI64(self) -> int:
+        return self._zigzag_int(10, 64)
 
     def readContainerList(self, spec: Any) -> list[Any]:
         ttype, element_spec, _ = spec

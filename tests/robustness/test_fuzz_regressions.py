@@ -36,6 +36,16 @@ HEADER_1024 = bytes.fromhex("1580101c1c00001c1c00001c1c0000") + b"\x00"
 #: A FileMetaData with an unknown field 9 of type i16 whose varint is 4 bytes long.
 PYTHON_LENIENT_I16 = bytes.fromhex("1502191c480172001600190c" + "54" + "80808001" + "00")
 
+#: A FileMetaData whose num_rows (i64) is a 10-byte varint with bits past bit 63 in its
+#: last byte (minimised from a 4 KB input): the C decoder keeps the low 64 bits, thrift's
+#: pure-Python protocol kept them all and decoded another number.
+WIDE_I64_FOOTER = bytes.fromhex("1502191c48017200" + "16" + "ceffffffffffffffff26" + "190c00")
+
+#: The same for an i32: version is a 5-byte varint whose last byte carries bits past bit
+#: 31 (found second, minimised by hand): the C decoder keeps the low 32 bits (0 here), the
+#: fallback refused the number as out of range.
+WIDE_I32_FOOTER = bytes.fromhex("15" + "8080808070" + "191c48017200" + "1600" + "190c00")
+
 #: (target, input) pairs exactly as the fuzzers saved them.
 CRASHES = [
     # bloom_header: a limit above 2**64 (first byte 0x6d picks 2**70) raised cffi's
@@ -61,6 +71,10 @@ CRASHES = [
     # footer: an unknown i16 field whose varint takes 4 bytes (minimised from a 2 KB
     # input): the C decoder refuses it, the pure-Python fallback reads it (see below).
     ("footer", PYTHON_LENIENT_I16),
+    # footer: a 10-byte i64 varint carrying bits past bit 63 (minimised, see above): both
+    # decoders accepted it and decoded different numbers.
+    ("footer", WIDE_I64_FOOTER),
+    ("footer", WIDE_I32_FOOTER),
     # reader: raw bytes written over a footer's column chunk (path_in_schema lost). The
     # footer decodes its column chunks on first use, so the error came from
     # footer_and_filters, not from reading the footer; pruning keeps the file (unreadable).
@@ -162,6 +176,18 @@ def test_python_footer_decoder_refuses_overlong_i16_varints() -> None:
     for decoder in ("fastbinary", "python"):
         with pytest.raises(ParquetFormatError):
             decode_file_metadata_with(PYTHON_LENIENT_I16, "x.parquet", decoder)
+
+
+def test_both_footer_decoders_read_wide_varints_alike() -> None:
+    for decoder in ("fastbinary", "python"):
+        assert decode_file_metadata_with(WIDE_I64_FOOTER, "x.parquet", decoder).num_rows == (
+            0x3FFFFFFFFFFFFFE7
+        )
+        assert decode_file_metadata_with(WIDE_I32_FOOTER, "x.parquet", decoder).version == 0
+    eleven_bytes = WIDE_I64_FOOTER.replace(bytes.fromhex("ff26"), bytes.fromhex("ffff01"))
+    for decoder in ("fastbinary", "python"):
+        with pytest.raises(ParquetFormatError):
+            decode_file_metadata_with(eleven_bytes, "x.parquet", decoder)
 
 
 def test_largest_headers_are_19_bytes() -> None:
