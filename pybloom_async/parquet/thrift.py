@@ -64,8 +64,8 @@ class StrictCompactProtocol(TCompactProtocol):  # type: ignore[misc]  # untyped 
     field found, as the C decoder does (thrift's class would read it with the
     spec of its class instead), a negative field id is an unknown field
     (thrift's ``readStruct`` indexes the spec tuple with it, so id -1 would be
-    read as the spec's last field), and integer varints stop at the C decoder's lengths
-    (3, 5 and 10 bytes) and keep, as it does, only the bits of their width.
+    read as the spec's last field), and integer varints stop at the C decoder's
+    lengths (3, 5 and 10 bytes) and keep, as it does, only the bits of their width.
     """
 
     def readFieldBegin(self) -> Any:
@@ -77,8 +77,8 @@ class StrictCompactProtocol(TCompactProtocol):  # type: ignore[misc]  # untyped 
         return self.readBinary()
 
     def _bounded_varint(self, max_bytes: int) -> int:
-        # The C decoder reads i16 varints of at most 3 bytes and i32 of at most 5; thrift's
-        # Python class reads any length. Refuse the same inputs the C decoder refuses.
+        # The C decoder reads i16 varints of at most 3 bytes, i32 of at most 5 and i64 of
+        # at most 10; thrift's Python class reads any length. Refuse what the C one refuses.
         result = shift = 0
         for _ in range(max_bytes):
             byte = int(self.trans.readAll(1)[0])
