@@ -41,7 +41,13 @@ from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each, gather
 from ..types import PhysicalType
 from .format import LakeFile, stripe_crc_ok
-from .segments import LoadedSegment, list_segments, read_segment, relative_names
+from .segments import (
+    LoadedSegment,
+    list_segments,
+    listed_or_reason,
+    loaded_or_reason,
+    relative_names,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -275,25 +281,6 @@ def _current_entry(
     return candidates[-1], newest_reason
 
 
-async def _segments_or_reason(root: str, reader: BloomReader, strict: bool) -> list[str] | str:
-    """The segments under ``root``, or why they cannot be listed (every file is then kept)."""
-    try:
-        return await list_segments(root, reader)
-    except SourceError as exc:
-        if strict:
-            raise
-        return f"the lake index folder cannot be listed: {exc}"
-
-
-async def _load(reader: BloomReader, location: str, strict: bool) -> LoadedSegment | str:
-    try:
-        return await read_segment(reader, location)
-    except PyBloomError as exc:
-        if strict:
-            raise
-        return str(exc)
-
-
 async def _given(files: Sequence[str | FileInfo]) -> list[str | FileInfo]:
     return list(files)
 
@@ -431,13 +418,13 @@ async def prune_with_lake_index(
             [
                 # Files given are taken as given (a table's live files, a listing's).
                 (lambda: expand_paths(root, rdr) if files is None else _given(files),),
-                (lambda: _segments_or_reason(root, rdr, strict),),
+                (lambda: listed_or_reason(root, rdr, strict),),
             ],
         )
         loaded: list[LoadedSegment | str] = (
             [locations]
             if isinstance(locations, str)
-            else await gather(_load, [(rdr, loc, strict) for loc in locations])
+            else await gather(loaded_or_reason, [(rdr, loc, strict) for loc in locations])
         )
         names = relative_names(
             root, [f.path if isinstance(f, FileInfo) else os.fspath(f) for f in found]

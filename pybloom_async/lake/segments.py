@@ -13,7 +13,7 @@ import anyio
 import anyio.to_thread
 import obstore
 
-from ..errors import SourceError
+from ..errors import PyBloomError, SourceError
 from ..io.address import parse_address
 from ..io.base import map_errors
 from ..io.identity import SourceIdentity
@@ -33,6 +33,8 @@ __all__ = [
     "LoadedSegment",
     "delete_segments",
     "list_segments",
+    "listed_or_reason",
+    "loaded_or_reason",
     "new_segment_name",
     "read_segment",
     "read_segment_in",
@@ -125,6 +127,17 @@ async def list_segments(root: str, reader: BloomReader) -> list[str]:
     return sorted(found, key=lambda p: p.rsplit("/", 1)[-1])
 
 
+async def listed_or_reason(root: str, reader: BloomReader, strict: bool) -> list[str] | str:
+    """:func:`list_segments`, or why the index folder cannot be listed (every file is then
+    kept); with ``strict`` the error is raised."""
+    try:
+        return await list_segments(root, reader)
+    except SourceError as exc:
+        if strict:
+            raise
+        return f"the lake index folder cannot be listed: {exc}"
+
+
 @dataclass(frozen=True)
 class LoadedSegment:
     """A segment's location, its identity (later reads are pinned to it) and its directory;
@@ -161,6 +174,17 @@ async def read_segment(reader: BloomReader, location: str) -> LoadedSegment:
         raise SourceError("the segment changed while it was being read", path=location)
     segment = decode_directory(packed, crc, offset, location)
     return LoadedSegment(location, identity, segment)
+
+
+async def loaded_or_reason(reader: BloomReader, location: str, strict: bool) -> LoadedSegment | str:
+    """:func:`read_segment`, or why the segment cannot be read (its files are then kept);
+    with ``strict`` the error is raised."""
+    try:
+        return await read_segment(reader, location)
+    except PyBloomError as exc:
+        if strict:
+            raise
+        return str(exc)
 
 
 async def read_segment_in(

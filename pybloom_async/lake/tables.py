@@ -45,7 +45,13 @@ from ..tables import TableFiles, table_root
 from ..tasks.workers import gather
 from ..version import __version__
 from .puffin import PuffinBlob, decode_footer, encode_puffin, footer_bounds
-from .segments import SUFFIX_BYTES, LoadedSegment, list_segments, read_segment, read_segment_in
+from .segments import (
+    SUFFIX_BYTES,
+    LoadedSegment,
+    listed_or_reason,
+    loaded_or_reason,
+    read_segment_in,
+)
 from .segments import relative_names as relative_to_root
 
 __all__ = [
@@ -246,24 +252,12 @@ async def _loaded(run: Run, table: TableFiles) -> list[LoadedSegment | str] | No
         if statistics is None:
             return None
         return await _iceberg_segments(reader, statistics, strict)
-    try:
-        locations = await list_segments(table_root(table), reader)
-    except SourceError as exc:
-        if strict:
-            raise
-        return [f"the lake index folder cannot be listed: {exc}"]
+    locations = await listed_or_reason(table_root(table), reader, strict)
+    if isinstance(locations, str):
+        return [locations]
     if not locations:
         return None
-
-    async def load(location: str) -> LoadedSegment | str:
-        try:
-            return await read_segment(reader, location)
-        except PyBloomError as exc:
-            if strict:
-                raise
-            return str(exc)
-
-    return await gather(load, [(loc,) for loc in locations])
+    return await gather(loaded_or_reason, [(reader, loc, strict) for loc in locations])
 
 
 async def prune_table_with_lake_index(

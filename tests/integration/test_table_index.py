@@ -118,9 +118,9 @@ def test_iceberg_index_is_found_with_no_listing(
         raise AssertionError("the index of an Iceberg table is found with no listing")
 
     import pybloom_async.lake.prune
-    import pybloom_async.lake.tables
+    import pybloom_async.lake.segments
 
-    for module in (pybloom_async.lake.prune, pybloom_async.lake.tables):
+    for module in (pybloom_async.lake.prune, pybloom_async.lake.segments):
         monkeypatch.setattr(module, "list_segments", no_listing)
     key = 3 * FILES + 5  # in part-5 only
     stats = SourceStats()
