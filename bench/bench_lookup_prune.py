@@ -44,7 +44,8 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from bench_lookup import make_queries  # noqa: E402
+from bench_lookup import make_queries, proxy_counter  # noqa: E402
+from bench_reader import moto_options  # noqa: E402
 from lookup_lake import ROOT, ROWS_PER_FILE, ensure_lake, file_path, id_of, row_of  # noqa: E402
 from record import Recorder, cpu_model, load_average  # noqa: E402
 
@@ -96,18 +97,6 @@ def prune_ranges(lake: Path, key: int, low: int, high: int) -> dict[str, Any]:
         out[name] = {"where": where} | rule_counts(prune_sync(str(lake), where))
         print(f"prune {name:34} {out[name]}", flush=True)
     return out
-
-
-def s3_options(endpoint: str) -> dict[str, Any]:
-    from lookup_engines import ACCESS_KEY, REGION, SECRET_KEY
-
-    return {
-        "endpoint": endpoint,
-        "region": REGION,
-        "access_key_id": ACCESS_KEY,
-        "secret_access_key": SECRET_KEY,
-        "allow_http": True,
-    }
 
 
 def one_lookup(source: str, where: str, options: dict[str, Any] | None) -> dict[str, Any]:
@@ -175,19 +164,17 @@ def measure_hive(
                 from latency_proxy import start_subprocess
 
                 proxy = start_subprocess(s3, delay=args.delay_ms / 1000, http_keepalive=True)
-                options = s3_options(proxy.endpoint)
+                options = moto_options(proxy.endpoint)
             try:
                 result = one_lookup(source, case["where"], options)
             finally:
                 counters = proxy.stop() if proxy is not None else ""
             if result["rows"] != case["expected"]:
                 raise SystemExit(f"{case['name']}: wrong rows {result['rows']}")
-            for part in counters.split():
-                name, _, value = part.partition("=")
-                if name in ("requests", "bytes_down"):
-                    result["proxy_" + name] = int(value)
+            for name in ("requests", "bytes_down") if proxy is not None else ():
+                result["proxy_" + name] = proxy_counter(counters, name)
             runs.append(result)
-        verdict_options = {"options": s3_options("http://" + s3)} if s3 is not None else {}
+        verdict_options = {"options": moto_options("http://" + s3)} if s3 is not None else {}
         verdicts = prune_sync(source, case["where"], **verdict_options)
         folders = sorted({Path(v.file).parent.name for v in verdicts})
         first = runs[0]

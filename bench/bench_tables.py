@@ -41,8 +41,6 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
 import shutil
 import statistics
@@ -56,9 +54,9 @@ BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(BENCH.parent / "tests"))  # the hand-made delete commits
 
-from bench_lookup import QUERIES, make_queries, proxy_counter  # noqa: E402
-from bench_reader import BUCKET, moto_server, s3_store, upload  # noqa: E402
-from latency_proxy import start_subprocess  # noqa: E402
+from bench_lookup import QUERIES, make_queries  # noqa: E402
+from bench_lookup import run_once as lookup_run_once  # noqa: E402
+from bench_reader import BUCKET, moto_options, moto_server, s3_store, upload  # noqa: E402
 from lookup_engines import ACCESS_KEY, REGION, SECRET_KEY  # noqa: E402
 from lookup_lake import MAX_FILES, ROWS_PER_FILE, ensure_lake, file_path, file_table  # noqa: E402
 from record import Recorder, load_average  # noqa: E402
@@ -162,30 +160,12 @@ def make_iceberg(
 
 
 def run_once(engine: str, spec: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """One fresh worker process (and on S3 a fresh proxy): its JSON, with requests."""
-    import subprocess
-
-    spec = dict(spec, engine="ours", warm=False, tuned=False)
-    if engine != "ours":
-        spec["table"] = engine.split("-")[1]
-    proxy = None
-    if spec["kind"] == "s3":
-        proxy = start_subprocess(spec["moto"], delay=spec["delay"], http_keepalive=True)
-        spec["endpoint"] = proxy.endpoint
-    try:
-        done = subprocess.run(
-            [sys.executable, str(BENCH / "lookup_engines.py"), json.dumps(spec)],
-            capture_output=True, text=True, timeout=timeout,
-            env=os.environ | {"PYTHONPATH": str(BENCH.parent)},
-        )  # fmt: skip
-    finally:
-        output = proxy.stop() if proxy is not None else ""
-    if done.returncode != 0:
-        raise RuntimeError(f"{engine}: worker failed:\n{done.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    """One fresh worker process (and on S3 a fresh proxy), as ``bench_lookup`` runs it:
+    its JSON, the proxy's request count as ``proxy_requests``; an unavailable answer fails."""
+    result = lookup_run_once(engine, spec, timeout)
     if "unavailable" in result:
         raise RuntimeError(f"{engine}: {result['unavailable']}")
-    result["proxy_requests"] = proxy_counter(output, "requests")
+    result["proxy_requests"] = result["requests"]
     return result
 
 
@@ -249,10 +229,7 @@ def build_indexes(spec: dict[str, Any]) -> dict[str, Any]:
 
     options: dict[str, Any] = {}
     if spec["kind"] == "s3":
-        options = {
-            "endpoint": spec["endpoint"], "region": REGION, "access_key_id": ACCESS_KEY,
-            "secret_access_key": SECRET_KEY, "allow_http": True,
-        }  # fmt: skip
+        options = moto_options(spec["endpoint"])
     out = {}
     for kind in ("delta", "iceberg"):
         started = time.perf_counter()
