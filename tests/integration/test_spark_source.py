@@ -24,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -343,6 +344,26 @@ def test_add_filters_on_spark(session: Any, tmp_path: Path) -> None:
     assert (table / "f0.parquet").read_bytes() == (one / "f0.parquet").read_bytes()
 
 
+def _write_delta(uri: Path, rows: int, per_commit: int, part: Callable[[int], str]) -> None:
+    """A Delta table with deletion vectors enabled, written by deltalake in appends of
+    ``per_commit`` rows: ``id`` (with a Bloom filter), ``s``, and ``p`` (``part(id)``), the
+    partition column."""
+    import pyarrow as pa
+
+    deltalake = pytest.importorskip("deltalake")
+    bloom = deltalake.BloomFilterProperties(set_bloom_filter_enabled=True, fpp=0.01, ndv=500)
+    props = deltalake.WriterProperties(
+        column_properties={"id": deltalake.ColumnProperties(bloom_filter_properties=bloom)}
+    )
+    for start in range(0, rows, per_commit):
+        ids = list(range(start, start + per_commit))
+        chunk = pa.table({"id": ids, "s": [f"s{i}" for i in ids], "p": [part(i) for i in ids]})
+        deltalake.write_deltalake(
+            uri, chunk, partition_by=["p"], mode="append", writer_properties=props,
+            configuration={"delta.enableDeletionVectors": "true"},
+        )  # fmt: skip
+
+
 def test_delta_table_through_its_library(session: Any, tmp_path: Path) -> None:
     """Deletion vectors applied, partition columns filled; the table's folder as plain
     files is refused (its removed rows would come back)."""
@@ -352,18 +373,7 @@ def test_delta_table_through_its_library(session: Any, tmp_path: Path) -> None:
     from support.delta_logs import commit_deletion_vector
 
     uri = tmp_path / "t"
-    bloom = deltalake.BloomFilterProperties(set_bloom_filter_enabled=True, fpp=0.01, ndv=500)
-    props = deltalake.WriterProperties(
-        column_properties={"id": deltalake.ColumnProperties(bloom_filter_properties=bloom)}
-    )
-    for start in range(0, 2000, 500):
-        ids = list(range(start, start + 500))
-        chunk = pa.table({"id": ids, "s": [f"s{i}" for i in ids],
-                          "p": ["a" if i < 1000 else "b" for i in ids]})  # fmt: skip
-        deltalake.write_deltalake(
-            uri, chunk, partition_by=["p"], mode="append", writer_properties=props,
-            configuration={"delta.enableDeletionVectors": "true"},
-        )  # fmt: skip
+    _write_delta(uri, 2000, 500, lambda i: "a" if i < 1000 else "b")
     dt = deltalake.DeltaTable(uri)
     first = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
     holder = next(a["path"] for a in first if a["min.id"] == 0)
@@ -395,18 +405,7 @@ def test_delta_table_with_deleted_rows(session: Any, tmp_path: Path) -> None:
     from support.delta_logs import commit_deletion_vector
 
     uri = tmp_path / "t"
-    bloom = deltalake.BloomFilterProperties(set_bloom_filter_enabled=True, fpp=0.01, ndv=500)
-    props = deltalake.WriterProperties(
-        column_properties={"id": deltalake.ColumnProperties(bloom_filter_properties=bloom)}
-    )
-    for start in range(0, 1200, 300):
-        ids = list(range(start, start + 300))
-        chunk = pa.table({"id": ids, "s": [f"s{i}" for i in ids],
-                          "p": ["a" if i % 2 else "b" for i in ids]})  # fmt: skip
-        deltalake.write_deltalake(
-            uri, chunk, partition_by=["p"], mode="append", writer_properties=props,
-            configuration={"delta.enableDeletionVectors": "true"},
-        )  # fmt: skip
+    _write_delta(uri, 1200, 300, lambda i: "a" if i % 2 else "b")
     deltalake.DeltaTable(uri).delete("id % 7 = 3 OR (id >= 600 AND id < 650)")
     actions = pa.table(deltalake.DeltaTable(uri).get_add_actions(flatten=True)).to_pylist()
     holder = next(a["path"] for a in actions if a["partition.p"] == "a")
