@@ -16,7 +16,7 @@ from ..errors import (
     PyBloomError,
 )
 from ..index.build import IndexBuild, build_index
-from ..io.base import FileInfo, SourceStats, gave_no_answer
+from ..io.base import FileInfo, SourceStats, gave_no_answer, location_text
 from ..read.reader import BloomReader
 from ..rewrite.add_filters import NOT_IN_FILE, AddFiltersResult, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard
@@ -29,7 +29,6 @@ from .cli_output import (
     finish_run,
     fraction,
     one_line,
-    path_text,
     plural_s,
     print_table,
     raise_if_not_about_the_file,
@@ -55,7 +54,7 @@ async def _absent_column(
     check = ColumnCheck(names, groups)
     for location in files:
         try:
-            check.see(path_text(location), (await reader.footer(location)).metadata.schema)
+            check.see(location_text(location), (await reader.footer(location)).metadata.schema)
         except PyBloomError as exc:
             if gave_no_answer(exc):
                 return None
@@ -187,7 +186,7 @@ async def _check_columns_first(
     for location in files:
         if all(name in check.found for name in columns):
             return unread
-        path = path_text(location)
+        path = location_text(location)
         try:
             check.see(path, (await reader.footer(location)).metadata.schema)
         except PyBloomError as exc:
@@ -221,12 +220,12 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     ]
     # Files of a Delta or Iceberg table change only by a commit: refused before any is touched.
     guard = TableGuard(store_options(args))
-    targets = [args.out or path_text(location) for location in files]
+    targets = [args.out or location_text(location) for location in files]
     await anyio.to_thread.run_sync(guard.check_all, targets)
     unread = await _check_columns_first(args, reader, files, columns)
     with Progress(sys.stderr) as progress, shared_guard(guard):
         for count, location in enumerate(files, 1):
-            path = path_text(location)
+            path = location_text(location)
             if path in unread:
                 done.append((path, None, unread[path]))
                 continue

@@ -14,7 +14,7 @@ from ..errors import (
     PyBloomError,
     UnsupportedTypeError,
 )
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo, SourceStats, location_text
 from ..paimon.container import is_paimon_file_index, parse_paimon_file_index
 from ..paimon.files import MAX_PAIMON_INDEX_BYTES
 from ..paimon.types import paimon_type_info
@@ -27,7 +27,6 @@ from .cli_output import (
     Progress,
     expand_inputs,
     finish_run,
-    path_text,
     plural_s,
     print_table,
     raise_if_not_about_the_file,
@@ -85,7 +84,7 @@ def _file_row(path: str, column: str | None, state: str, reason: str) -> dict[st
 async def _inspect_file(
     reader: BloomReader, location: str | FileInfo, check: ColumnCheck | None
 ) -> list[dict[str, Any]]:
-    path = path_text(location)
+    path = location_text(location)
     if not path.lower().endswith(".parquet"):  # a Paimon container is named <data file>.index
         container = await _paimon_container(reader, path)
         if container is not None:
@@ -169,7 +168,9 @@ async def cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
                 rows += await _inspect_file(reader, location, check)
             except PyBloomError as exc:
                 raise_if_not_about_the_file(exc)
-                rows.append(_file_row(path_text(location), None, Rule.UNREADABLE.value, str(exc)))
+                rows.append(
+                    _file_row(location_text(location), None, Rule.UNREADABLE.value, str(exc))
+                )
             finally:
                 reader.clear()  # one file at a time: nothing to keep
                 progress(done, len(files))

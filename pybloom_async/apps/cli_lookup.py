@@ -25,7 +25,7 @@ from typing import IO, Any, Literal, TextIO, cast
 
 from ..checks import positive_int
 from ..errors import InvalidArgumentError, PyBloomError
-from ..io.base import SourceStats
+from ..io.base import SourceStats, location_text
 from ..io.sinks import write_atomic
 from ..predicate import Predicate, parse_predicate
 from ..read.reader import BloomReader
@@ -36,7 +36,6 @@ from .cli_output import (
     check_out,
     expand_inputs,
     finish_run,
-    path_text,
     plural_s,
     print_table,
     requests_text,
@@ -316,7 +315,7 @@ async def _read_rows(
             # No row: the result's schema, from the cached footers of the files read (a
             # file that failed is not asked again).
             failed_paths = {exc.path for exc in skipped}
-            read = [f for f in files if table is not None or path_text(f) not in failed_paths]
+            read = [f for f in files if table is not None or location_text(f) not in failed_paths]
             if writer.names is None and read:
                 empty = await lookup(
                     table if table is not None else read, where, columns, on_error=on_error,

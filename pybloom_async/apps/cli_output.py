@@ -70,10 +70,6 @@ def required_columns(args: argparse.Namespace) -> list[str]:
     return list(dict.fromkeys(args.columns))
 
 
-def path_text(location: str | FileInfo) -> str:
-    return location.path if isinstance(location, FileInfo) else location
-
-
 async def expand_inputs(
     paths: Sequence[str], reader: BloomReader, strict: bool = False
 ) -> tuple[list[str | FileInfo], list[SourceError]]:

@@ -12,7 +12,7 @@ from ..errors import (
     InvalidArgumentError,
     PyBloomError,
 )
-from ..io.base import SourceStats
+from ..io.base import SourceStats, location_text
 from ..paimon.files import prune_paimon
 from ..parquet import ColumnDescriptor, parse_text_value
 from ..predicate import Eq
@@ -30,7 +30,6 @@ from .cli_output import (
     expand_inputs,
     finish_run,
     fraction,
-    path_text,
     plural_s,
     print_table,
     probe_values,
@@ -86,7 +85,7 @@ async def _probe_parquet(
         kept.update((t, t) for t in texts if t not in kept)
     check = ColumnCheck([column])
     for done, location in enumerate(files, 1):
-        path = path_text(location)
+        path = location_text(location)
         try:
             footer = await reader.footer(location)
             missing = check.see(path, footer.metadata.schema)

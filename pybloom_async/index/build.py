@@ -22,7 +22,7 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
 from ..io.sinks import is_local, write_atomic
@@ -46,7 +46,6 @@ from .format import (
     encode_index,
     index_location,
     local_path,
-    location_text,
 )
 from .parse import too_large
 

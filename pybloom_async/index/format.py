@@ -81,7 +81,6 @@ from ..checks import require_pyarrow
 from ..core.filter import SplitBlockBloomFilter
 from ..errors import InvalidArgumentError
 from ..io.address import parse_address
-from ..io.base import FileInfo
 from ..parquet import ColumnDescriptor
 from ..parquet.logical import logical_text
 from ..version import __version__
@@ -139,10 +138,6 @@ def base_name(location: str) -> str:
     if "://" in location:
         return location.rpartition("/")[2]
     return os.path.basename(location)
-
-
-def location_text(location: str | os.PathLike[str] | FileInfo) -> str:
-    return location.path if isinstance(location, FileInfo) else os.fspath(location)
 
 
 def local_path(location: str) -> str:

@@ -15,7 +15,7 @@ from ..errors import (
     ParquetFormatError,
     PyBloomError,
 )
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo, SourceStats, location_text
 from ..io.sinks import is_local
 from ..io.store import StoreOptions
 from ..parquet import (
@@ -39,7 +39,6 @@ from .format import (
     IndexedColumn,
     SidecarIndex,
     index_location,
-    location_text,
 )
 
 __all__ = ["parse_index", "read_index"]

@@ -18,7 +18,7 @@ from ..errors import (
     PyBloomError,
     SourceNotFoundError,
 )
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, stream_paths
 from ..io.identity import SourceIdentity, version_change
 from ..io.sinks import is_local
@@ -39,7 +39,6 @@ from .format import (
     SidecarIndex,
     base_name,
     index_location,
-    location_text,
 )
 from .parse import parse_index, read_index_bytes
 

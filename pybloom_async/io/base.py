@@ -17,6 +17,7 @@ from __future__ import annotations
 import abc
 import contextlib
 import logging
+import os
 import re
 import threading
 import time
@@ -32,7 +33,7 @@ from ..checks import integer
 from ..errors import InvalidArgumentError, PyBloomError, SourceError, SourceNotFoundError
 from .identity import SourceIdentity
 
-__all__ = ["ByteSource", "FileInfo", "SourceIdentity", "SourceStats"]
+__all__ = ["ByteSource", "FileInfo", "SourceIdentity", "SourceStats", "location_text"]
 
 T = TypeVar("T")
 _S = TypeVar("_S", bound="ByteSource")
@@ -115,6 +116,11 @@ _HTTP_KINDS = {
     "Interrupted": "the connection was cut",
     "Decode": "the answer could not be decoded",
 }
+
+
+def location_text(location: str | os.PathLike[str] | FileInfo) -> str:
+    """The path or URL a file is given by: a :class:`FileInfo`'s ``path``, or the text."""
+    return location.path if isinstance(location, FileInfo) else os.fspath(location)
 
 
 def shorten(text: str, limit: int) -> str:

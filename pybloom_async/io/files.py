@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 
 from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from .address import parse_address
-from .base import FileInfo, SourceStats
+from .base import FileInfo, SourceStats, location_text
 from .listing import is_listed, iter_parquet_files, walk_order
 from .partitions import FolderFilter
 from .store import StoreOptions
@@ -269,7 +269,7 @@ def once_each(files: Sequence[_File]) -> list[_File]:
     real_dirs: dict[str, str] = {}
     out = []
     for entry in files:
-        key = _file_key(entry.path if isinstance(entry, FileInfo) else entry, real_dirs)[0]
+        key = _file_key(location_text(entry), real_dirs)[0]
         if key not in seen:
             seen.add(key)
             out.append(entry)

@@ -30,7 +30,7 @@ from ..core.filter import SplitBlockBloomFilter, optimal_num_bytes
 from ..core.stripes import BLOCK_BYTES, fold_to
 from ..errors import InvalidArgumentError, PredicateError, PyBloomError, SourceError
 from ..io.address import parse_address
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, mtime_ns, store_etag
 from ..parquet import ColumnDescriptor, FileMetaData
@@ -193,7 +193,7 @@ async def read_values(
 
 async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMaterial | str:
     """One file's material: filters (fold mode) or distinct hashes; a text on failure."""
-    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    path = location_text(location)
     try:
         if ctx.table is not None:
             name = index_names(ctx.table, [path])[0]
@@ -521,7 +521,7 @@ async def build_lake_index(
         good: list[FileMaterial] = []
         for loc, s in zip(found, surveyed, strict=True):
             if isinstance(s, str):
-                result.errors[loc.path if isinstance(loc, FileInfo) else os.fspath(loc)] = s
+                result.errors[location_text(loc)] = s
             else:
                 good.append(s)
         check_present(good, wanted)

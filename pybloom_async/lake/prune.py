@@ -25,7 +25,7 @@ from ..errors import (
     SourceError,
 )
 from ..io.address import parse_address
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo, SourceStats, location_text
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, stat_identity, version_change
 from ..predicate import Predicate, as_predicate
@@ -114,7 +114,7 @@ async def _identities(
     out: list[SourceIdentity | None] = [None] * len(files)
     local: list[tuple[int, str]] = []
     for i, f in enumerate(files):
-        loc = parse_address(f.path if isinstance(f, FileInfo) else os.fspath(f))
+        loc = parse_address(location_text(f))
         if loc.kind == "file":  # a listing's entry lacks the inode and change time
             local.append((i, loc.path))
         elif isinstance(f, FileInfo) and (f.etag is not None or f.mtime is not None):
@@ -318,7 +318,7 @@ async def _file_verdicts(
     for s_no, state in enumerate(states):  # oldest first
         for f_no, entry in enumerate(state.loaded.segment.files):
             entries.setdefault(entry.name, []).append((s_no, f_no))
-    paths = [loc.path if isinstance(loc, FileInfo) else os.fspath(loc) for loc in files]
+    paths = [location_text(loc) for loc in files]
     identities: list[SourceIdentity | None]
     if immutable:
         identities = [
@@ -426,9 +426,7 @@ async def prune_with_lake_index(
             if isinstance(locations, str)
             else await gather(loaded_or_reason, [(rdr, loc, strict) for loc in locations])
         )
-        names = relative_names(
-            root, [f.path if isinstance(f, FileInfo) else os.fspath(f) for f in found]
-        )
+        names = relative_names(root, [location_text(f) for f in found])
         out = await verdicts_from_segments(
             r, found, names, loaded, predicate,
             row_groups=row_groups, require_columns=require_columns,

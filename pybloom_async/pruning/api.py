@@ -36,7 +36,7 @@ from ..errors import (
     PredicateError,
     PyBloomError,
 )
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, few_local_files, stream_paths
 from ..io.partitions import Partitioning
 from ..parquet import (
@@ -213,7 +213,7 @@ async def prune_opened(file: OpenedFile, compiled: CompiledPredicate, strict: bo
     footer = await file.footer()
     location = file.location
     # Verdicts name the file as it was given (a table's URI stays a URI).
-    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    path = location_text(location)
     where = compiled.normal
     leaves = compiled.leaves_for(footer)
     compiled.seen.add(footer.metadata.schema)
@@ -260,7 +260,7 @@ async def prune_file(
     PyBloomError
         With ``strict``, the first problem.
     """
-    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    path = location_text(location)
     strict = run.strict
 
     async def work(file: OpenedFile) -> list[Verdict]:

@@ -34,13 +34,12 @@ depend on every folder's value).
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PredicateError, PyBloomError, UnsupportedTypeError
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.files import FileStream
 from ..io.partitions import (
     STRING,
@@ -412,7 +411,7 @@ class PartitionPredicate:
         try:
             return self.decide(location).ruled_out
         except PyBloomError as exc:
-            path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+            path = location_text(location)
             raise exc.with_context(path=path) from None
 
     async def prune_file(
@@ -427,7 +426,7 @@ class PartitionPredicate:
         decision = self.decide(location)
         if decision.compiled is not None:
             return await prune_one(run, location, decision.compiled)
-        path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+        path = location_text(location)
 
         async def work(file: OpenedFile) -> list[Verdict]:
             footer = await file.footer()

@@ -36,7 +36,7 @@ import anyio
 from ..checks import integer, seconds
 from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from ..io.address import parse_address
-from ..io.base import ByteSource, FileInfo, SourceStats
+from ..io.base import ByteSource, FileInfo, SourceStats, location_text
 from ..io.identity import SourceIdentity, stat_identity
 from ..io.store import ObjectStoreSource, StoreOptions, as_store_options, open_source
 from ..tasks.loops import inline, to_worker
@@ -179,7 +179,7 @@ class BloomReader:
         SourceError
             It cannot be stat-ed, or the HEAD fails.
         """
-        path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+        path = location_text(location)
         address = parse_address(path)
         if address.kind == "file":
             try:
@@ -221,7 +221,7 @@ class BloomReader:
         # without making a source (this runs once per file of a run).
         if not self._cache:
             return  # nothing cached (a reader that caches nothing): no address to parse
-        path = location.path if isinstance(location, FileInfo) else location
+        path = location_text(location)
         key = parse_address(path).display
         with self._lock:
             self._evict(key)

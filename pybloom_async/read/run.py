@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 from ..checks import positive_int
 from ..errors import InvalidArgumentError
 from ..io.address import parse_address
-from ..io.base import FileInfo, SourceStats
+from ..io.base import FileInfo, SourceStats, location_text
 from ..io.environment import environment_read_once
 from ..io.files import few_local_files
 from ..io.store import StoreOptions, as_store_options
@@ -223,7 +223,7 @@ def release_thread_memory() -> None:
 
 
 def _is_local(location: Location) -> bool:
-    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    path = location_text(location)
     return "://" not in path or parse_address(path).kind == "file"
 
 

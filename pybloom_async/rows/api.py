@@ -51,7 +51,7 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths, few_local_files
 from ..lake.prune import files_kept_by_lake_index, lake_segments_at
 from ..predicate import Predicate, iter_leaves
@@ -155,7 +155,7 @@ async def read_one_file(
 
 
 def _skip(exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomError] | None) -> None:
-    path = location.path if isinstance(location, FileInfo) else os.fspath(location)
+    path = location_text(location)
     exc.with_context(path=path)
     log.warning("lookup skipped a file: %s", exc)
     if skipped is not None:
@@ -237,23 +237,23 @@ async def _read_files(
     parts = PartitionPredicate(CompiledPredicate(args.predicate), args.partitioning)
     listed, files = await _files(base, sources, args, skipped, parts)
     job = dataclasses.replace(job, folders=partition_fields(parts))
-    kept = {_path(f) for f in files}
+    kept = {location_text(f) for f in files}
     # The default columns are every file's: the footers of the files a lake index rules
     # out are read beside the others' passes (see _schema_plans).
     eager = shaping and job.columns is None and len(kept) < len(listed)
 
     async def one(location: str | FileInfo) -> FileRows | None:
-        if _path(location) not in kept:
+        if location_text(location) not in kept:
             return await _footer_only(base, location, parts)
         try:
             return await read_one_file(base, location, parts, job, rows)
         except _SKIPPABLE as exc:
             if not args.skip:
-                raise exc.with_context(path=_path(location)) from None
+                raise exc.with_context(path=location_text(location)) from None
             _skip(exc, location, skipped)
             return None
         except PyBloomError as exc:  # the predicate or a column type: raised whatever on_error
-            raise exc.with_context(path=_path(location)) from None
+            raise exc.with_context(path=location_text(location)) from None
 
     queue = listed if eager else files
     done = [f for f in await for_each(queue, one, base.limit, base.progress) if f is not None]
@@ -300,11 +300,11 @@ async def _schema_plans(
     Only their footers are read (no filter, no data), concurrently; pyarrow decodes none
     of them but for a schema not met before. A footer that cannot be read is left out.
     """
-    opened = {_path(f) for f in read}
-    unread = [f for f in listed if _path(f) not in opened]
+    opened = {location_text(f) for f in read}
+    unread = [f for f in listed if location_text(f) not in opened]
     from .plan import columns_of, has_column
 
-    have = {_path(p.location): p for p in plans}
+    have = {location_text(p.location): p for p in plans}
     leaves = [leaf.column for leaf in iter_leaves(job.where)] if job.where is not None else []
     names = {str(f.name) for p in have.values() for f in columns_of(p)}
     names |= {str(f.name) for f in job.folders}
@@ -315,12 +315,8 @@ async def _schema_plans(
     ):
         for entry in await for_each(unread, lambda f: _footer_only(run, f, parts), run.limit):
             if entry is not None:
-                have[_path(entry.plan.location)] = entry.plan
-    return [have[_path(f)] for f in listed if _path(f) in have]
-
-
-def _path(location: str | FileInfo) -> str:
-    return location.path if isinstance(location, FileInfo) else os.fspath(location)
+                have[location_text(entry.plan.location)] = entry.plan
+    return [have[location_text(f)] for f in listed if location_text(f) in have]
 
 
 async def _planned(

@@ -56,7 +56,7 @@ from ..errors import (
 )
 from ..io.address import parse_address
 from ..io.arrow_fs import arrow_filesystem, arrow_path
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
 from ..io.partitions import Partitioning
 from ..io.store import StoreOptions, resolve_options
@@ -87,10 +87,6 @@ if TYPE_CHECKING:
 __all__ = ["dataset_from_files", "pruned_dataset", "pruned_dataset_sync"]
 
 Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
-
-
-def _path(location: str | FileInfo) -> str:
-    return location.path if isinstance(location, FileInfo) else os.fspath(location)
 
 
 @dataclass
@@ -129,12 +125,12 @@ async def _decide(run: Run, location: str | FileInfo, parts: PartitionPredicate)
     try:
         return await run.with_file(location, work)
     except PredicateError as exc:
-        raise exc.with_context(path=_path(location)) from None
+        raise exc.with_context(path=location_text(location)) from None
     except PyBloomError as exc:
         if run.strict:
-            raise exc.with_context(path=_path(location)) from None
+            raise exc.with_context(path=location_text(location)) from None
         # Unreadable: kept whole, as pruning keeps it; the engine reports its error itself.
-        reason = f"file not pruned: {exc.with_context(path=_path(location))}"
+        reason = f"file not pruned: {exc.with_context(path=location_text(location))}"
         return _Kept(location, None, reason, rows.values if rows is not None else {})
     finally:
         run.done(location)
@@ -157,7 +153,7 @@ def _filesystems(files: Sequence[str | FileInfo], options: StoreOptions) -> _Sys
     """The filesystems the files need: locations and options refused before any read."""
     systems: _Systems = {}
     for location in files:
-        address = parse_address(_path(location))
+        address = parse_address(location_text(location))
         key = (address.kind, address.account)
         if key not in systems:
             arrow_path(address)  # refuses HTTP(S) URLs
@@ -197,12 +193,12 @@ def _fragments(
         if entry.plan is not None and not entry.plan.kept:
             continue  # every row group pruned
         location = entry.location
-        address = parse_address(_path(location))
+        address = parse_address(location_text(location))
         key = (address.kind, address.account)
         extra: dict[str, Any] = {}
         folder_values = entry.plan.partition if entry.plan is not None else entry.partition
         if parts is not None and table is not None:
-            values = table.partitions.get(_path(location), {})
+            values = table.partitions.get(location_text(location), {})
             extra["partition_expression"] = _partition_expression(values, parts)
         elif folders is not None and folder_values:
             # Its key=value folders, as the engine reads them (they win over its columns).
@@ -230,7 +226,7 @@ def _refuse_deletes(table: TableFiles, kept: Sequence[_Kept]) -> None:
     UnsupportedTypeError
         Naming the table, the first such file and how many there are.
     """
-    wanted = [_path(e.location) for e in kept if e.plan is None or e.plan.kept]
+    wanted = [location_text(e.location) for e in kept if e.plan is None or e.plan.kept]
     deleted = files_with_deletes(table, wanted)
     if deleted:
         raise UnsupportedTypeError(
@@ -282,7 +278,7 @@ async def dataset_from_files(
         first = kept[0]
         raise SourceError(
             f"no file could be read, so the dataset has no schema; the first: {first.reason}",
-            path=_path(first.location),
+            path=location_text(first.location),
         )
     else:
         schema = _schema(plans, folders) if plans else pa.schema(list(folders))

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ParquetFormatError
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.identity import SourceIdentity
 from ..parquet import FileMetaData, FooterBounds, Schema
 from ..predicate import Predicate
@@ -396,7 +396,7 @@ def rows_of(parts: PartitionPredicate, location: str | FileInfo) -> RowsOf | Non
     if not parts.pairs(location):
         return None
     residual = parts.decide(location).compiled
-    path = location.path if isinstance(location, FileInfo) else location
+    path = location_text(location)
     values = parts.values(location, path)
     return RowsOf(
         where=residual.predicate if residual is not None else None,

@@ -21,7 +21,6 @@ row never comes back.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future
@@ -41,7 +40,7 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
-from ..io.base import FileInfo
+from ..io.base import FileInfo, location_text
 from ..io.store import StoreOptions
 from ..parquet import MAGIC, ColumnDescriptor, Schema, decode_file_metadata
 from ..predicate import Predicate, iter_leaves
@@ -99,10 +98,6 @@ def read_columns_of(
         if top not in wanted:
             wanted.append(top)
     return wanted
-
-
-def _path(location: str | FileInfo) -> str:
-    return location.path if isinstance(location, FileInfo) else os.fspath(location)
 
 
 # ---- one data file ---------------------------------------------------------------------
@@ -213,7 +208,7 @@ class _Reading:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def table_file(self, plan: FilePlan) -> _TableFile | None:
-        path = _path(plan.location)
+        path = location_text(plan.location)
         keep_mask = None
         if self.table.kind == "delta":
             deletes = FileDeletes()
@@ -526,7 +521,7 @@ async def table_rows(
             raise exc.with_context(path=location.path) from None
 
     def shaped(rows: Any, plan: FilePlan) -> Any:
-        path = _path(plan.location)
+        path = location_text(plan.location)
         constants = _constants_of(reading, plan, path)
         return _shape(rows, names, read_schema, constants, path).select(result.names)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ...checks import integer, positive_int, probability, require_pyarrow
 from ...core.filter import DEFAULT_MAX_BYTES, MIN_BYTES
 from ...errors import InvalidArgumentError, PyBloomError
-from ...io.base import FileInfo
+from ...io.base import FileInfo, location_text
 from ...io.store import StoreOptions
 from ...rewrite.add_filters import DEFAULT_ADD_MAX_BYTES, add_bloom_filters_sync
 from ...rewrite.guard import TableGuard, shared_guard
@@ -28,7 +28,6 @@ from .common import (
     PathsArg,
     list_files,
     partition_count,
-    path_of,
     spark_context,
     store_options,
     unique_files,
@@ -86,7 +85,7 @@ class _AddTask:
     strict: bool
 
     def _one(self, location: str | FileInfo) -> AddRow:
-        path = path_of(location)
+        path = location_text(location)
         try:
             done = add_bloom_filters_sync(
                 path, list(self.columns), ndv=self.ndv, fpp=self.fpp, max_bytes=self.max_bytes,
@@ -185,11 +184,11 @@ def add_bloom_filters_on_spark(
     given = [paths] if isinstance(paths, (str, os.PathLike, FileInfo)) else list(paths)
     guard = TableGuard(store)
     for path in given:  # a folder inside a table, or a table's own folder
-        text = path.path if isinstance(path, FileInfo) else os.fspath(path)
+        text = location_text(path)
         if not text.lower().endswith(".parquet"):
             guard.check(text, folder=True)
     files = unique_files(list_files(paths, store))
-    guard.check_all(path_of(f) for f in files)
+    guard.check_all(location_text(f) for f in files)
     task = _AddTask(names, ndv, float(fpp), int(max_bytes), bool(replace), store, bool(strict))
     schema = add_filters_schema()
     if not files:

@@ -16,7 +16,7 @@ import anyio
 
 from ...checks import positive_int
 from ...errors import InvalidArgumentError, MissingDependencyError
-from ...io.base import FileInfo
+from ...io.base import FileInfo, location_text
 from ...io.files import expand_paths
 from ...io.store import StoreOptions
 from ...read.reader import BloomReader
@@ -32,7 +32,6 @@ __all__ = [
     "check_concurrency",
     "list_files",
     "partition_count",
-    "path_of",
     "pyspark_version",
     "require_data_source_api",
     "run_sync",
@@ -74,11 +73,6 @@ def spark_context(spark: SparkSession) -> Any:
         ) from None
 
 
-def path_of(location: str | FileInfo) -> str:
-    """The path or URL of a listed file."""
-    return location.path if isinstance(location, FileInfo) else location
-
-
 def store_options(options: OptionsArg) -> StoreOptions | None:
     """Object-store options checked once on the driver (a dict becomes StoreOptions)."""
     return BloomReader(options=options, max_files=0).options
@@ -112,8 +106,8 @@ def unique_files(files: list[str | FileInfo]) -> list[str | FileInfo]:
     seen: set[str] = set()
     out = []
     for f in files:
-        if path_of(f) not in seen:
-            seen.add(path_of(f))
+        if location_text(f) not in seen:
+            seen.add(location_text(f))
             out.append(f)
     return out
 

@@ -10,7 +10,7 @@ import anyio
 
 from ...checks import integer
 from ...errors import InvalidArgumentError
-from ...io.base import FileInfo
+from ...io.base import FileInfo, location_text
 from ...io.store import StoreOptions
 from .common import (
     OptionsArg,
@@ -18,7 +18,6 @@ from .common import (
     check_concurrency,
     list_files,
     partition_count,
-    path_of,
     run_sync,
     spark_context,
     store_options,
@@ -97,7 +96,9 @@ class _IndexTask:
                     rows.extend(anyio.run(self._build, [location]))
                 except Exception as exc:
                     reason = f"{type(exc).__name__}: {exc}"
-                    rows.append((path_of(location), None, list(self.columns), None, None, reason))
+                    rows.append(
+                        (location_text(location), None, list(self.columns), None, None, reason)
+                    )
         return iter(rows)
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ...errors import InvalidArgumentError
-from ...io.base import FileInfo
+from ...io.base import FileInfo, location_text
 from ...io.store import StoreOptions
 from ...predicate import Predicate, as_predicate
 from ...pruning.api import prune
@@ -43,7 +43,6 @@ from .common import (
     check_concurrency,
     list_files,
     partition_count,
-    path_of,
     spark_context,
     store_options,
     unique_files,
@@ -157,7 +156,9 @@ class _PruneTask:
                 out.extend(anyio.run(self._prune, [location]))
             except Exception as exc:
                 reason = f"file not pruned: {type(exc).__name__}: {exc}"
-                out.append(Verdict(path_of(location), None, None, True, reason, Rule.UNREADABLE))
+                out.append(
+                    Verdict(location_text(location), None, None, True, reason, Rule.UNREADABLE)
+                )
         return out
 
 

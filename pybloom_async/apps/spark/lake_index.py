@@ -35,7 +35,7 @@ from ...checks import integer, probability, require_pyarrow
 from ...core.filter import SplitBlockBloomFilter
 from ...core.stripes import BLOCK_BYTES
 from ...errors import InvalidArgumentError, SourceError
-from ...io.base import FileInfo
+from ...io.base import FileInfo, location_text
 from ...io.identity import SourceIdentity
 from ...io.store import StoreOptions
 from ...lake.build import (
@@ -63,7 +63,6 @@ from .common import (
     check_concurrency,
     list_files,
     partition_count,
-    path_of,
     spark_context,
     store_options,
 )
@@ -264,7 +263,7 @@ def build_lake_index_on_spark(
         good = []
         for number, found in summaries:
             if isinstance(found, str):
-                result.errors[path_of(listed[number])] = found
+                result.errors[location_text(listed[number])] = found
             else:
                 good.append((number, found))
         check_present([f for _, f in good], wanted)

@@ -18,7 +18,6 @@ naming it (or skips it with ``on_error="skip"``) if it cannot read it either; wi
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from ...errors import InvalidArgumentError, PyBloomError
-from ...io.base import FileInfo, SourceStats
+from ...io.base import FileInfo, SourceStats, location_text
 from ...io.files import expand_paths
 from ...io.store import StoreOptions
 from ...predicate import Predicate
@@ -95,7 +94,7 @@ class FileRead:
     def path(self) -> str:
         """The file's path or URL."""
         location = self.location
-        return location.path if isinstance(location, FileInfo) else os.fspath(location)
+        return location_text(location)
 
     def cost(self) -> int:
         """Bytes this read costs a task: its row groups' compressed bytes and the open cost."""
