@@ -47,6 +47,14 @@ $(RUNTIME_STAMP): pyproject.toml setup.py
 # (A comma inside $(call ...) would split its argument, hence the variable.)
 comma := ,
 
+# The documentation tools alone on top of the runtime install (make docs): the site needs
+# neither the test toolchain nor the C build (mkdocstrings reads the sources).
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(RUNTIME_STAMP)
+	@echo "adding the documentation tools to $(VENV) (pip's log shows on failure)"
+	@$(call QUIET_PIP,-e '.[arrow$(comma)docs]')
+	@touch $@
+
 $(STAMP): $(RUNTIME_STAMP)
 	@echo "adding the test and documentation tools to $(VENV) (pip's log shows on failure)"
 	@$(call QUIET_PIP,-e '.[arrow$(comma)test$(comma)docs]')
@@ -88,7 +96,7 @@ typecheck: $(STAMP)
 # mkdocstrings, which imports the package: hence the C build) into site/, gitignored.
 # --strict: a broken link or anchor, a page left out of the nav, or an API reference entry
 # naming nothing fails the build. (No --quiet: it would hide the warnings --strict counts.)
-docs: native
+docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:
