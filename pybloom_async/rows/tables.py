@@ -56,7 +56,8 @@ from ..tables.deletes import (
     position_deletes,
     vector_deletes,
 )
-from ..tables.iceberg import data_location, renamed_reason
+from ..tables.evolution import renamed_reason
+from ..tables.iceberg import data_location
 from ..tasks.loops import to_worker
 from ..tasks.workers import for_each
 from .match import Leaves, ValueSets

@@ -21,11 +21,8 @@ The rows are read by the lookup's own path with those deletes applied
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from typing import Any
-
-import numpy as np
 
 from ..errors import SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
@@ -39,15 +36,13 @@ from ..predicate import (
     NotIn,
     Or,
     Predicate,
-    iter_leaves,
 )
 from ..predicate_normal import normal_form
-from ..predicate_tokens import TextLiteral
 from . import TableFiles, check_columns, import_extra
+from .evolution import check_evolution
 from .values import leaf_parts, plain_values, range_ends
 
 __all__ = [
-    "check_evolution",
     "data_location",
     "load_iceberg",
     "manifest_location",
@@ -134,118 +129,6 @@ def _columns(fields: Sequence[Any], prefix: str = "") -> Iterator[str]:
         nested = getattr(f.field_type, "fields", None)
         if f.field_type.is_struct and nested is not None:
             yield from _columns(nested, name + ".")
-
-
-def _table_name(table: Any) -> str:
-    name = table.name()
-    return ".".join(name) if isinstance(name, tuple) else str(name)
-
-
-def renamed_reason(table: Any, column: str) -> str | None:
-    """Why files of the table may name ``column`` otherwise than its schema does now (None:
-    every schema of its history spells it as now).
-
-    A data file's columns are matched by name: a file written under an earlier schema
-    names a renamed field by its old name, and may hold a column of this name that is
-    another field (one dropped, its name reused).
-    """
-    try:
-        field_id = table.schema().find_field(column).field_id
-    except ValueError:
-        return None
-    for schema in table.metadata.schemas:
-        then = schema.find_column_name(field_id)
-        if then is not None and then != column:
-            return f"was {then!r} in the table's schema {schema.schema_id} (a rename)"
-        try:
-            other = schema.find_field(column).field_id
-        except ValueError:
-            continue
-        if other != field_id:
-            return (
-                f"names another field (id {other}) in the table's schema {schema.schema_id} "
-                f"than now (id {field_id}): a column dropped and its name reused"
-            )
-    return None
-
-
-def _literals(leaf: Predicate) -> tuple[Any, ...]:
-    if isinstance(leaf, (In, NotIn)):
-        return leaf.values
-    if isinstance(leaf, Between):
-        return (leaf.low, leaf.high)
-    if isinstance(leaf, (Eq, Compare)):
-        return (leaf.value,)
-    return ()
-
-
-def _not_float32(value: Any) -> bool:
-    """Whether a literal compared with a double column differs from any float32 (kept
-    False where the literal is no number: its conversion says what is wrong)."""
-    if value is None or isinstance(value, bool):
-        return False
-    try:
-        number = float(value.text if isinstance(value, TextLiteral) else value)
-    except (TypeError, ValueError, OverflowError):
-        return False
-    if math.isnan(number):
-        return False
-    with np.errstate(over="ignore"):
-        return float(np.float32(number)) != number
-
-
-def _type_name(schema: Any, field_id: int) -> str:
-    try:
-        return type(schema.find_field(field_id).field_type).__name__
-    except ValueError:
-        return ""
-
-
-def check_evolution(table: Any, where: Predicate) -> None:
-    """Refuse a predicate that a file written under an earlier schema would answer otherwise.
-
-    - A column renamed, or dropped and its name reused (:func:`renamed_reason`): the
-      files' statistics, null counts and filters of another column would rule out row
-      groups pyiceberg reads;
-    - a column promoted from float to double, with a literal that is no float32: the
-      files written before store FLOAT, where a literal is compared as its nearest
-      float32, while the table compares its double. A literal that is a float32 compares
-      alike in both (every float32 is a double), so it is answered.
-
-    Raises
-    ------
-    UnsupportedTypeError
-        Naming the column and why, in one line.
-    """
-    current = table.schema()
-    name = _table_name(table)
-    for leaf in iter_leaves(where):
-        reason = renamed_reason(table, leaf.column)
-        if reason is not None:
-            raise UnsupportedTypeError(
-                f"the column {leaf.column!r} of the Iceberg table {name} {reason}; "
-                "pybloom-async matches a predicate's columns by name in each data file, and "
-                "files written under that schema would be pruned by another column's values: "
-                "query it with pyiceberg, or rewrite the table's files first",
-                column=leaf.column,
-            )
-        try:
-            field = current.find_field(leaf.column)
-        except ValueError:
-            continue
-        if type(field.field_type).__name__ != "DoubleType":
-            continue
-        promoted = any(_type_name(s, field.field_id) == "FloatType" for s in table.metadata.schemas)
-        odd = [v for v in _literals(leaf) if _not_float32(v)]
-        if promoted and odd:
-            shown = odd[0].text if isinstance(odd[0], TextLiteral) else odd[0]
-            raise UnsupportedTypeError(
-                f"the column {leaf.column!r} of the Iceberg table {name} was a float before "
-                f"it became a double, and {shown} is not a float32: files written then store "
-                "FLOAT, where it would be compared as its nearest float32, not as the table's "
-                "double; compare with a float32 value (such as 0.5), or rewrite those files",
-                column=leaf.column,
-            )
 
 
 def _kind(schema: Any, column: str) -> str:
@@ -396,12 +279,13 @@ def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
     columns = tuple(_columns(schema.fields))
     if where is not None:
         check_columns(where, columns, name)
-        check_evolution(table, where)
     snapshot = table.current_snapshot()
     try:
         tasks = plan_tasks(table, None if where is None else row_filter(where, schema))
     except (ValueError, NotImplementedError) as exc:
         raise UnsupportedTypeError(f"pyiceberg cannot plan a scan of {name}: {exc}") from None
+    if where is not None:
+        check_evolution(table, where, tasks)
     files = [
         FileInfo(data_location(t.file.file_path), int(t.file.file_size_in_bytes)) for t in tasks
     ]

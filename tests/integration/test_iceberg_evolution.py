@@ -103,6 +103,32 @@ def test_a_renamed_predicate_column_is_refused_never_pruned_by_name(
         pba.prune_sync(renamed, where)
 
 
+def _rewritten(catalog: Any, name: str) -> Any:
+    """The table with every data file written again, under its current schema."""
+    table = catalog.load_table(name)
+    rows = table.scan().to_arrow()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table.overwrite(rows)
+    return catalog.load_table(name)
+
+
+def test_a_renamed_column_is_answered_where_no_kept_file_predates_it(
+    renamed: Any, catalog: Any
+) -> None:
+    """Only the files the manifests keep are looked at: here the second, written after
+    the renames; once every file is rewritten, any predicate is answered."""
+    where = "id = 3 AND a = 'b3'"
+    expected = _rows(renamed.scan(row_filter=where, selected_fields=("id", "a")).to_arrow())
+    assert _rows(pba.lookup_sync(renamed, where, columns=["id", "a"])) == expected
+    assert expected == [{"id": 3, "a": "b3"}]
+    table = _rewritten(catalog, "ns.renamed")
+    for where in ["a = 'b1'", "b IN ('a2', 'a3')", "t IS NOT NULL"]:
+        assert _rows(pba.lookup_sync(table, where)) == _rows(table.scan(row_filter=where)
+                                                              .to_arrow())  # fmt: skip
+        assert any(v.kept for v in pba.prune_sync(table, where))
+
+
 def test_a_renamed_column_not_read_leaves_the_lookup_alone(renamed: Any) -> None:
     got = pba.lookup_sync(renamed, "id IN (1, 3)", columns=["id"])
     assert _rows(got) == _rows(renamed.scan(row_filter="id IN (1, 3)", selected_fields=("id",))
@@ -259,6 +285,12 @@ def test_decimal_widened_equals_the_tables_rows(promoted: Any, where: str) -> No
 
 
 # ---- partition values that need escaping ------------------------------------------------
+
+
+def test_float_promoted_to_double_once_no_file_stores_float(promoted: Any, catalog: Any) -> None:
+    table = _rewritten(catalog, "ns.promoted")
+    for where in ["f = 0.1", "f > 0.1", "f != 0.1"]:
+        assert _ids(pba.lookup_sync(table, where)) == _filtered(table, where)
 
 
 @pytest.fixture
