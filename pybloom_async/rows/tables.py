@@ -221,8 +221,9 @@ class _Reading:
             values = self.table.partitions.get(path, {})
         else:
             task = self.table.tasks[path]
-            _check_field_ids(self.table, plan.schema, path, self.names)
             deletes = await self._iceberg_deletes(task)
+            read = [*self.names, *deletes.columns]  # the equality deletes' columns too
+            _check_field_ids(self.table, plan.schema, path, read)
             values = _missing_identity_values(self.table, task, plan.schema)
         constants = {c: _typed(v, self.schema.field(c).type, c, path) for c, v in values.items()}
         if not deletes and not constants and keep_mask is None:
@@ -334,7 +335,7 @@ def _check_field_ids(table: TableFiles, schema: Schema, path: str, names: Sequen
     """
     iceberg = table.table.schema()
     known = set(table.columns)
-    read = set(names)
+    read = {n.split(".")[0] for n in names}
 
     def is_read(column: str | None) -> bool:
         return column is not None and column.split(".")[0] in read

@@ -165,11 +165,16 @@ def _file_schema(table: Any, task: Any) -> Schema:
             take = min(size, _TAIL_BYTES)
             stream.seek(size - take)
             tail = bytes(stream.read(take))
+            if len(tail) != take:
+                raise SourceError(f"read {len(tail)} of the file's last {take} bytes", path=path)
             bounds = parse_footer_tail(tail, size, path=path)
             missing = bounds.missing_range(len(tail))
             if missing is not None:
                 stream.seek(missing[0])
-                tail = bytes(stream.read(missing[1] - missing[0])) + tail
+                more = bytes(stream.read(missing[1] - missing[0]))
+                if len(more) != missing[1] - missing[0]:
+                    raise SourceError("the file ended before its footer", path=path)
+                tail = more + tail
     except PyBloomError:
         raise
     except Exception as exc:  # pyiceberg's FileIO raises OSError and its own errors

@@ -24,6 +24,7 @@ from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
 from pyiceberg.transforms import IdentityTransform  # noqa: E402
+from pyiceberg.typedef import Record  # noqa: E402
 from pyiceberg.types import (  # noqa: E402
     DecimalType,
     DoubleType,
@@ -32,6 +33,11 @@ from pyiceberg.types import (  # noqa: E402
     LongType,
     NestedField,
     StringType,
+)
+from support.iceberg_deletes import (  # noqa: E402
+    commit_delete_files,
+    equality_delete_file,
+    position_delete_file,
 )
 
 
@@ -186,6 +192,25 @@ def test_a_file_without_field_ids_after_a_rename_is_refused(catalog: Any, tmp_pa
     assert _ids(pba.lookup_sync(table, "id = 1", columns=["id"])) == [1]
 
 
+def test_an_equality_delete_on_a_renamed_column_never_brings_rows_back(
+    catalog: Any, tmp_path: Path
+) -> None:
+    """The delete's column is read with the predicate's, by its name now: a file that names
+    it otherwise is refused, even when the result does not ask for it."""
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "s", StringType()))
+    table = catalog.create_table("ns.deleted", schema=schema)
+    _append(table, {"id": _ids64(1, 2, 3), "s": ["a", "b", "c"]})
+    table = commit_delete_files(table, [
+        equality_delete_file(tmp_path / "e.parquet", table, {"s": ["b"]}),
+    ])  # fmt: skip
+    assert _ids(pba.lookup_sync(table, "id IN (1, 2, 3)", columns=["id"])) == [1, 3]
+    with table.update_schema() as update:
+        update.rename_column("s", "t")
+    table = catalog.load_table("ns.deleted")
+    with pytest.raises(UnsupportedTypeError, match="reads columns by name"):
+        pba.lookup_sync(table, "id IN (1, 2, 3)", columns=["id"])
+
+
 # ---- promoted types ---------------------------------------------------------------------
 
 
@@ -329,3 +354,18 @@ def test_escaped_partition_values_get_filters(escaped: Any, catalog: Any) -> Non
     assert _rows(pba.lookup_sync(table, "id IN (1, 2)")) == [
         {"id": 1, "p": "x%y"}, {"id": 2, "p": "ü"}
     ]  # fmt: skip
+
+
+def test_escaped_partition_folders_hold_delete_files_too(escaped: Any) -> None:
+    """A position delete file in the folder ``p=x%25y`` names its data file as the
+    manifests spell it, and is found where pyiceberg finds it."""
+    (task,) = [t for t in escaped.scan().plan_files() if "p=x%25y" in t.file.file_path]
+    spelled = task.file.file_path
+    folder = spelled.removeprefix("file://").rpartition("/")[0]
+    path = Path(folder) / "deletes.parquet"
+    delete = position_delete_file(path, [(spelled, 0)], partition=Record("x%y"),
+                                  uri=f"file://{path}")  # fmt: skip
+    table = commit_delete_files(escaped, [delete])
+    expected = _rows(table.scan().to_arrow())
+    assert [r["id"] for r in expected] == [2, 3, 4]  # pyiceberg applies it
+    assert _rows(pba.lookup_sync(table, "id IN (1, 2, 3, 4)")) == expected
