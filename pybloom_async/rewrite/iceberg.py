@@ -29,6 +29,7 @@ from typing import Any
 
 from ..errors import CommitConflictError, UnsupportedTypeError
 from ..tables import import_extra
+from ..tables.iceberg import data_location, manifest_location
 from .add_filters import FilterSpec
 from .results import AddFiltersResult, SkippedFile
 from .table_plan import Candidate, TablePlan, check_names, sibling
@@ -87,7 +88,8 @@ def plan(table: Any, spec: FilterSpec) -> TablePlan:
                 )
             )  # fmt: skip
         else:
-            out.candidates.append(Candidate(path, sibling(path), data))
+            location = data_location(path)  # the file pyiceberg reads, as a location we open
+            out.candidates.append(Candidate(location, sibling(location), data))
     return out
 
 
@@ -117,8 +119,8 @@ def commit(
     for candidate, result in done:
         overwrite.delete_data_file(candidate.entry)
         overwrite.append_data_file(
-            _copy(manifest, candidate.entry, candidate.target, result.bytes_after,
-                  table.format_version)
+            _copy(manifest, candidate.entry, manifest_location(candidate.target),
+                  result.bytes_after, table.format_version)
         )  # fmt: skip
     try:
         overwrite.commit()

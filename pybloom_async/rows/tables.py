@@ -56,6 +56,8 @@ from ..tables.deletes import (
     position_deletes,
     vector_deletes,
 )
+from ..tables.evolution import renamed_reason
+from ..tables.iceberg import data_location
 from ..tasks.loops import to_worker
 from ..tasks.workers import for_each
 from .match import Leaves, ValueSets
@@ -199,6 +201,7 @@ class _Reading:
     reader: BloomReader
     schema: pa.Schema  # the table's whole Arrow schema
     constants_schema: Schema  # Parquet descriptors of the partition columns
+    names: Sequence[str] = ()  # the table's top-level columns read
     #: Delta: path -> keep mask, read by deltalake in a thread of its own while the files'
     #: footers are read, awaited by the first row group with a matching row (None: the
     #: table has no deletion vectors).
@@ -218,15 +221,16 @@ class _Reading:
             values = self.table.partitions.get(path, {})
         else:
             task = self.table.tasks[path]
-            _check_field_ids(self.table, plan.schema, path)
-            deletes = await self._iceberg_deletes(task, path)
+            deletes = await self._iceberg_deletes(task)
+            read = [*self.names, *deletes.columns]  # the equality deletes' columns too
+            _check_field_ids(self.table, plan.schema, path, read)
             values = _missing_identity_values(self.table, task, plan.schema)
         constants = {c: _typed(v, self.schema.field(c).type, c, path) for c, v in values.items()}
         if not deletes and not constants and keep_mask is None:
             return None
         return _TableFile(deletes, constants, self.constants_schema, deletes.columns, keep_mask)
 
-    async def _iceberg_deletes(self, task: Any, path: str) -> FileDeletes:
+    async def _iceberg_deletes(self, task: Any) -> FileDeletes:
         found = FileDeletes()
         positions = []
         for delete in sorted(task.delete_files, key=lambda d: str(d.file_path)):
@@ -234,7 +238,9 @@ class _Reading:
             if isinstance(what, EqualityDeletes):
                 found.equality.append(what)
             else:
-                positions.append(what.get(path, np.zeros(0, dtype=np.int64)))
+                # keyed as the delete file spells the data file: as the manifests do
+                spelled = str(task.file.file_path)
+                positions.append(what.get(spelled, np.zeros(0, dtype=np.int64)))
         if positions:
             found.positions = np.unique(np.concatenate(positions))
         return found
@@ -252,7 +258,8 @@ class _Reading:
         if not mine:
             return await to_worker(pending.result)
         try:
-            data = await _read_whole(self.reader, key, int(delete.file_size_in_bytes))
+            size = int(delete.file_size_in_bytes)
+            data = await _read_whole(self.reader, data_location(key), size)
             what = await to_worker(_decode_delete, self.table, delete, data)
         except BaseException as exc:
             pending.set_exception(exc)
@@ -314,9 +321,12 @@ def _arrow_type(schema: pa.Schema, dotted: str) -> Any:
     return t
 
 
-def _check_field_ids(table: TableFiles, schema: Schema, path: str) -> None:
-    """Columns are read by name: a file whose field ids name other columns than the
-    table's now (a column renamed, or dropped and its name reused) is refused.
+def _check_field_ids(table: TableFiles, schema: Schema, path: str, names: Sequence[str]) -> None:
+    """Columns are read by name: a file that names a column read (``names``, top level)
+    otherwise than the table does now is refused: a column renamed since the file was
+    written, or dropped and its name reused (by the file's field ids; a file without
+    them is read by the table's name mapping, so any such change in the table's history
+    refuses it).
 
     Raises
     ------
@@ -324,12 +334,30 @@ def _check_field_ids(table: TableFiles, schema: Schema, path: str) -> None:
         Naming the file's column and the table's.
     """
     iceberg = table.table.schema()
-    names = set(table.columns)
+    known = set(table.columns)
+    read = {n.split(".")[0] for n in names}
+
+    def is_read(column: str | None) -> bool:
+        return column is not None and column.split(".")[0] in read
+
+    if not any(d.field_id is not None for d in schema.columns):
+        for column in table.columns:
+            reason = renamed_reason(table.table, column) if is_read(column) else None
+            if reason is not None:
+                raise UnsupportedTypeError(
+                    f"the column {column!r} {reason}, and the file has no field ids: "
+                    "pybloom-async reads columns by name and does not read such files",
+                    path=path,
+                    column=column,
+                )
+        return
     for desc in schema.columns:
         if desc.field_id is None or desc.max_repetition_level > 0:
             continue
         now = iceberg.find_column_name(desc.field_id)
-        if now == desc.path or (now is None and desc.path not in names):
+        if now == desc.path or (now is None and desc.path not in known):
+            continue
+        if not (is_read(desc.path) or is_read(now)):
             continue
         raise UnsupportedTypeError(
             f"the file's column {desc.path!r} (field id {desc.field_id}) is "
@@ -362,13 +390,15 @@ def _missing_identity_values(table: TableFiles, task: Any, schema: Schema) -> di
     return out
 
 
-def _prepare(table: TableFiles, reader: BloomReader, paths: set[str]) -> _Reading:
+def _prepare(
+    table: TableFiles, reader: BloomReader, paths: set[str], names: Sequence[str]
+) -> _Reading:
     """The table's schema and its partition columns' descriptors, once for the lookup; a
     Delta table's deletion vectors of the files ``paths`` are started (read in a thread of
     their own, awaited by the first file read that needs them). Blocking."""
     schema = arrow_schema(table, table.top_level)
     own = [f for f in schema if f.name in set(table.partition_columns)]
-    reading = _Reading(table, reader, schema, parquet_schema(pa.schema(own)))
+    reading = _Reading(table, reader, schema, parquet_schema(pa.schema(own)), names)
     if table.kind == "delta":
         from ..tables.delta import deletion_masks, has_deletion_vectors
 
@@ -507,7 +537,7 @@ async def table_rows(
     kept = await files()
     if not kept:
         return
-    reading = await to_worker(_prepare, table, base.reader, {f.path for f in kept})
+    reading = await to_worker(_prepare, table, base.reader, {f.path for f in kept}, names)
     job = Job(
         where, names, max_fetch_bytes, page_index, merging=base.reader.config.plan,
         table_file=reading.table_file,

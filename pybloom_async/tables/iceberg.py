@@ -26,12 +26,30 @@ from typing import Any
 
 from ..errors import SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
-from ..predicate import And, Between, Compare, Eq, In, IsNotNull, NotIn, Or, Predicate
+from ..predicate import (
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    NotIn,
+    Or,
+    Predicate,
+)
 from ..predicate_normal import normal_form
 from . import TableFiles, check_columns, import_extra
+from .evolution import check_evolution
 from .values import leaf_parts, plain_values, range_ends
 
-__all__ = ["load_iceberg", "plan_tasks", "resolve_iceberg", "row_filter"]
+__all__ = [
+    "data_location",
+    "load_iceberg",
+    "manifest_location",
+    "plan_tasks",
+    "resolve_iceberg",
+    "row_filter",
+]
 
 #: pyiceberg's primitive types by class name, as :func:`plain_value` names their kinds.
 _KINDS = {
@@ -81,6 +99,27 @@ def load_iceberg(identifier: str) -> Any:
         missing = type(exc).__name__ in ("NoSuchTableError", "NoSuchNamespaceError")
         error = SourceNotFoundError if missing else SourceError
         raise error(f"cannot load the Iceberg table: {text}", path=identifier) from None
+
+
+def data_location(file_path: str) -> str:
+    """A file's location as the manifests spell it, as a location pybloom-async opens.
+
+    pyiceberg reads a ``file://`` location's path as it is spelled, escapes and all (its
+    writer puts the partition value ``x%y`` in the folder ``p=x%25y``, named so on disk),
+    while a ``file://`` URL given to pybloom-async is a real URL whose escapes are
+    decoded: each ``%`` is escaped, so both name the one file. Object-store keys are read
+    character for character by both, and a plain path is a path.
+    """
+    if file_path[:7].lower() == "file://" and "%" in file_path:
+        return file_path.replace("%", "%25")
+    return file_path
+
+
+def manifest_location(location: str) -> str:
+    """The inverse of :func:`data_location`: a location as the manifests spell it."""
+    if location[:7].lower() == "file://" and "%" in location:
+        return location.replace("%25", "%")
+    return location
 
 
 def _columns(fields: Sequence[Any], prefix: str = "") -> Iterator[str]:
@@ -245,7 +284,11 @@ def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
         tasks = plan_tasks(table, None if where is None else row_filter(where, schema))
     except (ValueError, NotImplementedError) as exc:
         raise UnsupportedTypeError(f"pyiceberg cannot plan a scan of {name}: {exc}") from None
-    files = [FileInfo(t.file.file_path, int(t.file.file_size_in_bytes)) for t in tasks]
+    if where is not None:
+        check_evolution(table, where, tasks)
+    files = [
+        FileInfo(data_location(t.file.file_path), int(t.file.file_size_in_bytes)) for t in tasks
+    ]
     spec = table.spec()
     partitioned = tuple(
         schema.find_column_name(f.source_id) or ""
@@ -261,6 +304,6 @@ def resolve_iceberg(table: Any, where: Predicate | None) -> TableFiles:
         columns,
         tuple(f.name for f in schema.fields),
         partitioned,
-        tasks={t.file.file_path: t for t in tasks},
+        tasks={data_location(t.file.file_path): t for t in tasks},
         version=None if snapshot is None else int(snapshot.snapshot_id),
     )
