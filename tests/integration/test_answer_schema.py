@@ -7,6 +7,7 @@ file ruled out by its folders.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from pathlib import Path
 from typing import Any
 
@@ -262,3 +263,22 @@ def test_an_empty_answer_keeps_the_files_columns(evolved: Path, partitioning: An
     assert dataset.schema.names == expected
     # An engine given the dataset finds the files' columns, and no row.
     assert duckdb.connect().from_arrow(dataset).filter("id = 1").select("id").fetchall() == []
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize("page", [1, 1000], ids=["folders-listed-apart", "one-listing"])
+def test_a_key_met_twice_on_one_path_on_s3(
+    repeated: Path, s3_server: Any, monkeypatch: pytest.MonkeyPatch, page: int
+) -> None:
+    """On S3 the folders are skipped as they are listed (top-level ones not listed at all,
+    deeper ones' files dropped): the same answer as DuckDB's over the local copy."""
+    from pybloom_async.io import listing
+
+    prefix = f"repeated-{os.getpid()}-{page}/"
+    for path in sorted(repeated.rglob("*.parquet")):
+        s3_server.put(prefix + path.relative_to(repeated).as_posix(), path.read_bytes())
+    monkeypatch.setattr(listing, "PAGE_SIZE", page)
+    url, options = s3_server.url(prefix), s3_server.options
+    for where in ["a = 1", "a = 2", "a = 3"]:
+        got = lookup_sync(url, where, options=options, partitioning={"a": "int64"})
+        assert _ours(got) == _duckdb(repeated, where), where
