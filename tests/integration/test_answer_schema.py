@@ -17,6 +17,7 @@ from pybloom_async import (
     PredicateError,
     SchemaMismatchError,
     build_lake_index_sync,
+    col,
     lookup_sync,
     prune_sync,
     pruned_dataset_sync,
@@ -232,6 +233,9 @@ def test_mixed_writers_promote_within_one_parquet_kind(
     got = lookup_sync(str(tmp_path), "id >= 1")
     assert got.schema.field("v").type == result
     assert _ours(got) == _duckdb(tmp_path, "id >= 1")
+    # The second file's value, matched in each file by its own type.
+    second = got.sort_by("id")["v"][1].as_py()
+    assert lookup_sync(str(tmp_path), col("v") == second)["id"].to_pylist() == [2]
     assert _ours(lookup_sync(str(tmp_path), "id = 2")) == _duckdb(tmp_path, "id = 2")
     dataset = pruned_dataset_sync(str(tmp_path), "id >= 1")
     assert dataset.schema.field("v").type == result
