@@ -47,8 +47,8 @@ FILES = 24
 ROW_GROUPS = 4
 ROWS_PER_GROUP = 10_000
 COLUMNS = ["user_id", "email"]
-#: The columns every answer has. Named, a lookup with a lake index reads no footer of a
-#: file the index rules out; by default (every file's columns) it reads them all.
+#: The columns every answer has. A lookup with a lake index reads the footers of the files
+#: the index rules out (their columns and types count for the answer's), not their filters.
 RESULT_COLUMNS = ["user_id", "email", "ts", "amount"]
 #: What the demo writes in a folder first, naming everything it writes there.
 MARKER = ".pybloom-demo"
@@ -388,8 +388,9 @@ def run(folder: Path) -> tuple[int, dict[str, Any]]:
         f"group out from its filter (about {per_filter:,} B a row group and column): for one "
         f"key, {point[1]['bytes_read']:,} B read where pyarrow reads "
         f"{point[0]['bytes_read']:,} B. The lake index rules whole files out from one small "
-        f"file: {point[2]['requests']} reads (the columns named: else the footers of every "
-        "file are read for the result's columns). Either way the rows are then read exactly: "
+        f"file: {point[2]['requests']} reads (the footers of the files it rules out are read "
+        "for the result's columns and types, not their filters). Either way the rows are then "
+        "read exactly: "
         "each answer above is pyarrow's, row for row. A range prunes by statistics, as "
         "pyarrow's scan does; a key AND a range, by both."
     )

@@ -10,8 +10,8 @@ under it the column ``key`` with that value (:func:`folder_pair`): key and value
 URL-unescaped as Hive and Spark escape them (``%2F`` is ``/``, ``%3D`` is ``=``, ``%20``
 a space, UTF-8 bytes as ``%C3%BC``), ``__HIVE_DEFAULT_PARTITION__`` is NULL, and an empty
 value is the empty string. A folder name split at its first ``=``; a name without one,
-or with an empty key, is a plain folder. Files named directly (not listed) have no
-partition folders.
+or with an empty key, is a plain folder. A key met again deeper keeps its outermost value
+(:func:`pairs_of`). Files named directly (not listed) have no partition folders.
 
 The columns' types (:class:`PartitionType`) are given (:class:`Partitioning`: a mapping
 of names to types, or a ``pyarrow.Schema``), or inferred from every value a column has in
@@ -98,15 +98,15 @@ def folder_pair(name: str) -> tuple[str, str | None] | None:
 def pairs_of(folders: Sequence[str]) -> Pairs:
     """The ``key=value`` pairs of a file's folders below the root, outermost first.
 
-    A key met again deeper (``a=1/a=2/``) keeps its innermost value, as the folder a file
-    lies in says last.
+    A key met again deeper (``a=1/a=2/``) keeps its outermost value, as DuckDB and pyarrow
+    read it: a folder's value holds for everything below it, so a folder the predicate
+    rules out holds no file that can match, whatever lies deeper.
     """
     found: dict[str, str | None] = {}
     for name in folders:
         pair = folder_pair(name)
         if pair is not None:
-            found.pop(pair[0], None)
-            found[pair[0]] = pair[1]
+            found.setdefault(pair[0], pair[1])
     return tuple(found.items())
 
 

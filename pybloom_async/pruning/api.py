@@ -37,7 +37,7 @@ from ..errors import (
     PyBloomError,
 )
 from ..io.base import FileInfo, location_text
-from ..io.files import FileStream, few_local_files, stream_paths
+from ..io.files import FileStream, expand_paths, few_local_files, stream_paths
 from ..io.partitions import Partitioning
 from ..parquet import (
     Schema,
@@ -370,6 +370,9 @@ async def prune(
     async with open_run(opts) as r:
         # Read as listed: no list of files held.
         stream = stream_paths(paths, r.reader, folders=parts.folder_filter())
+        if not isinstance(paths, FileStream):  # a stream given is read once
+            given = paths
+            parts.every = lambda: expand_paths(given, r.reader, unreadable=[])
         active = parts if parts.active else None
         return await prune_files(r, stream, compiled, require_columns, on_file, r.progress, active)
 
@@ -416,6 +419,8 @@ async def prune_files(
     if partitions is not None:
         partitions.check_literals()
     if require_columns() if callable(require_columns) else require_columns:
+        if partitions is not None:
+            await partitions.look_in_ruled_out(run)
         seen.check()
     if on_file is not None:
         for earlier in held:

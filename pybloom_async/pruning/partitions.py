@@ -57,6 +57,7 @@ from ..parquet.values import encode_value
 from ..predicate import And, Between, Compare, Eq, In, IsNotNull, Not, NotIn, Or, Predicate
 from ..read.reader import OpenedFile
 from ..read.run import Run
+from ..tasks.workers import for_each
 from .bounds import View, bounds_of, decide
 from .leaves import build_leaf, encode_literal, leaf_column
 from .verdicts import Rule, Verdict
@@ -226,6 +227,9 @@ class PartitionPredicate:
         #: Before the types are settled: each column's type over the values met so far.
         self._joined: dict[str, PartitionType | None] = {}
         self._residuals: dict[tuple[bool | None, ...], FileDecision] = {}
+        #: How to list every file again, those the folders ruled out too (None: not
+        #: known). Set by an entry point that lists: see :meth:`look_in_ruled_out`.
+        self.every: Callable[[], Awaitable[Sequence[str | FileInfo]]] | None = None
 
     @property
     def active(self) -> bool:
@@ -406,6 +410,42 @@ class PartitionPredicate:
                     yield location
         finally:
             await files.aclose()
+
+    def ruled_out_of(self, listed: Iterable[str | FileInfo]) -> list[str | FileInfo]:
+        """The files of a listing that their folders rule out, in order (a file whose
+        folders cannot be decided is not among them: deciding it raised already)."""
+        out = []
+        for location in listed:
+            try:
+                if self.pairs(location) and self.decide(location).ruled_out:
+                    out.append(location)
+            except PyBloomError:
+                continue
+        return out
+
+    async def look_in_ruled_out(self, run: Run) -> None:
+        """Where a predicate column is in none of the files read, read the footers of the
+        files the folders ruled out (:attr:`every` listed again) until every predicate
+        column is found: a column only other partitions' files have reads as NULL in the
+        files read, as a column a file lacks, and is no mistake; one no file of the lake
+        has still is ("no file read has this column")."""
+        seen = self.compiled.seen
+        if self.every is None or seen.complete():
+            return
+        ruled_out = self.ruled_out_of(await self.every())
+
+        async def one(location: str | FileInfo) -> None:
+            if seen.complete():
+                return
+            try:
+                footer = await run.with_file(location, OpenedFile.footer)
+            except PyBloomError:
+                return  # unreadable: it says nothing of the columns
+            finally:
+                run.done(location)
+            seen.add(footer.metadata.schema)
+
+        await for_each(ruled_out, one, run.limit)
 
     def _ruled_out(self, location: str | FileInfo) -> bool:
         try:

@@ -29,8 +29,12 @@ with integers, floats with floats, text with text, ...); dictionaries take part
 as their values, string and binary views as the large types; int64 and uint64
 do not unify. The same rule holds at every depth: struct children (matched by
 name; a child one file lacks gives nulls there), list items (list and
-large_list give large_list), map keys and values. Anything else is a
+large_list give large_list), map keys and values; a fixed-size binary and a binary give
+binary, instants in two time zones UTC ones. Anything else is a
 :class:`~pybloom_async.errors.SchemaMismatchError` naming the two files and the field.
+The files read for the schema are those the partition folders keep, those a lake index
+rules out included, and the others where the files read leave it unknown
+(:mod:`pybloom_async.rows.footers`).
 
 A file that lacks a predicate column holds nulls there: ``x = 1`` matches none
 of its rows, ``x <=> NULL`` all of them.
@@ -41,7 +45,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -54,7 +58,7 @@ from ..errors import (
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths, few_local_files
 from ..lake.prune import files_kept_by_lake_index, lake_segments_at
-from ..predicate import Predicate, iter_leaves
+from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.reader import OpenedFile
@@ -63,6 +67,7 @@ from ..tables import TableSource, table_kind
 from ..tasks.loops import sync_twin
 from ..tasks.workers import for_each, gather
 from .arguments import LookupArguments, check_arguments
+from .footers import footer_plan, with_ruled_out
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -188,9 +193,11 @@ async def _files(
     args: LookupArguments,
     skipped: list[PyBloomError] | None,
     parts: PartitionPredicate,
-) -> tuple[list[str | FileInfo], list[str | FileInfo]]:
+) -> tuple[list[str | FileInfo], list[str | FileInfo], Callable[[], Awaitable[list[Any]]]]:
     """The files listed (with the lake index's segments at once) less those their partition
-    values rule out, and those to read: less those the lake index rules out too."""
+    values rule out, and those to read: less those the lake index rules out too. Then how
+    to have every file listed, those the folders ruled out too (a folder the listing
+    skipped is listed then)."""
     rdr = base.reader
     listing_errors: list[SourceError] = []
     folders = parts.folder_filter()
@@ -208,8 +215,16 @@ async def _files(
     for error in listing_errors:
         _skip(error, error.path or "", skipped)
     parts.settle(found)  # the partition columns' types: from every file listed
+    listed: list[str | FileInfo] = found
+
+    async def every() -> list[str | FileInfo]:
+        if folders is None:
+            return listed
+        return await expand_paths(sources, rdr, unreadable=[])
+
     found = parts.kept_list(found)
-    return found, await files_kept_by_lake_index(sources, found, args.predicate, rdr, lake)
+    kept = await files_kept_by_lake_index(sources, found, args.predicate, rdr, lake)
+    return found, kept, every
 
 
 async def _read_files(
@@ -222,7 +237,7 @@ async def _read_files(
 ) -> tuple[list[FileRows], Job, list[FilePlan]]:
     """Every file in one pass each (with ``rows``, its matching rows too); unreadable ones
     skipped or raised as ``on_error`` says. Also the plans the result's schema is made of
-    (:func:`_schema_plans`; only the files read without ``shaping``: the schema is known)."""
+    (:mod:`.footers`; only the files read without ``shaping``: the schema is known)."""
     from .plan import Job
 
     job = Job(
@@ -235,16 +250,17 @@ async def _read_files(
     from .plan import partition_fields
 
     parts = PartitionPredicate(CompiledPredicate(args.predicate), args.partitioning)
-    listed, files = await _files(base, sources, args, skipped, parts)
+    listed, files, every = await _files(base, sources, args, skipped, parts)
     job = dataclasses.replace(job, folders=partition_fields(parts))
     kept = {location_text(f) for f in files}
-    # The default columns are every file's: the footers of the files a lake index rules
-    # out are read beside the others' passes (see _schema_plans).
-    eager = shaping and job.columns is None and len(kept) < len(listed)
+    # The files a lake index rules out count for the result's schema: their footers are
+    # read beside the others' passes (see .footers).
+    eager = shaping and len(kept) < len(listed)
 
     async def one(location: str | FileInfo) -> FileRows | None:
         if location_text(location) not in kept:
-            return await _footer_only(base, location, parts)
+            plan = await footer_plan(base, location, parts)
+            return None if plan is None else FileRows(plan, schema_only=True)
         try:
             return await read_one_file(base, location, parts, job, rows)
         except _SKIPPABLE as exc:
@@ -260,63 +276,9 @@ async def _read_files(
     found = [f for f in done if not f.schema_only]
     plans = [f.plan for f in found]
     if shaping:
-        plans = await _schema_plans(base, listed, queue, [f.plan for f in done], job, parts)
+        read = [f.plan for f in done]
+        plans = await with_ruled_out(base, read, every, parts, job.columns, job.where)
     return found, job, plans
-
-
-async def _footer_only(
-    run: Run, location: str | FileInfo, parts: PartitionPredicate
-) -> FileRows | None:
-    """A file the lake index ruled out, for the result's schema: its footer only (None:
-    unreadable; it holds no row of the answer, and a column it alone has stays unknown)."""
-    from .plan import describe, rows_of
-
-    try:
-        footer = await run.with_file(location, OpenedFile.footer)
-        plan = describe(location, footer, [], rows=rows_of(parts, location))
-        return FileRows(plan, schema_only=True)
-    except PyBloomError:
-        return None
-    finally:
-        run.done(location)
-
-
-async def _schema_plans(
-    run: Run,
-    listed: Sequence[str | FileInfo],
-    read: Sequence[str | FileInfo],
-    plans: Sequence[FilePlan],
-    job: Job,
-    parts: PartitionPredicate,
-) -> list[FilePlan]:
-    """The plans the result's schema and the column checks read, in file order.
-
-    ``listed`` are the files listed, ``read`` those opened (the others were ruled out by
-    a lake index), ``plans`` the plans of those read. The answer must not depend on what the
-    index rules out, so the footers of files it ruled out are read where the schema
-    depends on them: every one of them when ``columns`` is not given (the default columns
-    are those of every file), or when a predicate or requested column is in no file read
-    (the column may be in one of them, and the answer is then no row, not an error).
-    Only their footers are read (no filter, no data), concurrently; pyarrow decodes none
-    of them but for a schema not met before. A footer that cannot be read is left out.
-    """
-    opened = {location_text(f) for f in read}
-    unread = [f for f in listed if location_text(f) not in opened]
-    from .plan import columns_of, has_column
-
-    have = {location_text(p.location): p for p in plans}
-    leaves = [leaf.column for leaf in iter_leaves(job.where)] if job.where is not None else []
-    names = {str(f.name) for p in have.values() for f in columns_of(p)}
-    names |= {str(f.name) for f in job.folders}
-    if unread and (
-        job.columns is None
-        or any(c not in names and all(not has_column(p, c) for p in have.values()) for c in leaves)
-        or any(c not in names for c in job.columns)
-    ):
-        for entry in await for_each(unread, lambda f: _footer_only(run, f, parts), run.limit):
-            if entry is not None:
-                have[location_text(entry.plan.location)] = entry.plan
-    return [have[location_text(f)] for f in listed if location_text(f) in have]
 
 
 async def _planned(

@@ -11,7 +11,10 @@ and DataFusion (``ctx.register_dataset``) scan it and read only those row groups
   engine reads it, and reports its error itself if it cannot.
 * The schema is the one :func:`pybloom_async.lookup` unifies (documented in
   :mod:`pybloom_async.rows.api`), over every top-level column of every file read,
-  in the order first seen; a file without a column gives nulls there. A Delta or
+  in the order first seen; a file without a column gives nulls there. When the
+  partition folders rule out every file, or a predicate column is in none of the
+  files kept, the footers of the files they ruled out count too
+  (:mod:`pybloom_async.rows.footers`): the engine still finds the files' columns. A Delta or
   Iceberg table's dataset has the table's own schema (partition columns included,
   typed as its library reads them), whichever files are kept: when statistics rule
   out every file, the engine still finds the user's columns and returns no row.
@@ -42,7 +45,7 @@ fragment cannot carry a row mask): :func:`pybloom_async.lookup` applies them.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -76,6 +79,7 @@ from ..tables import (
 )
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
+from .footers import with_ruled_out
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -244,6 +248,7 @@ async def dataset_from_files(
     *,
     table: TableFiles | None = None,
     partitions: PartitionPredicate | None = None,
+    every: Callable[[], Awaitable[Sequence[str | FileInfo]]] | None = None,
 ) -> ds.Dataset:
     """The pruned dataset of ``files`` (already listed), pruned through ``run``.
 
@@ -251,7 +256,9 @@ async def dataset_from_files(
     table (``table``: its live files are ``files``; its partition columns
     become partition expressions, its schema was checked against ``where``).
     ``partitions``: the files' ``key=value`` folders (settled on ``files``), whose
-    values become partition expressions too.
+    values become partition expressions too; ``every``: every file listed, those the
+    folders ruled out too, whose footers count for the schema where the files kept leave
+    it unknown (:mod:`.footers`).
     """
     pa = require_pyarrow("build a dataset")
     import pyarrow.dataset as pads
@@ -265,6 +272,8 @@ async def dataset_from_files(
     systems = _filesystems(files, options)
     kept = await for_each(list(files), lambda f: _decide(run, f, parts), run.limit, run.progress)
     plans = [entry.plan for entry in kept if entry.plan is not None]
+    if every is not None:
+        plans = await with_ruled_out(run, plans, every, parts, None, predicate)
     folders = partition_fields(parts) if parts.active else ()
     if table is None:
         check_predicate_columns(predicate, plans, [f.name for f in folders])
@@ -358,10 +367,17 @@ async def pruned_dataset(
             files_only_columns(table, predicate, opts.strict)
             return await dataset_from_files(r, table.files, predicate, table=table)
         parts = PartitionPredicate(CompiledPredicate(predicate), Partitioning.of(partitioning))
-        files = await expand_paths(sources, r.reader, folders=parts.folder_filter())
-        parts.settle(files)
-        files = parts.kept_list(files)
-        return await dataset_from_files(r, files, predicate, partitions=parts)
+        folders = parts.folder_filter()
+        listed = await expand_paths(sources, r.reader, folders=folders)
+        parts.settle(listed)
+
+        async def every() -> list[str | FileInfo]:
+            if folders is None:
+                return listed
+            return await expand_paths(sources, r.reader, unreadable=[])
+
+        files = parts.kept_list(listed)
+        return await dataset_from_files(r, files, predicate, partitions=parts, every=every)
 
 
 pruned_dataset_sync = sync_twin(pruned_dataset)

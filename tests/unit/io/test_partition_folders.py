@@ -47,8 +47,9 @@ def test_folder_names(name: str, pair: tuple[str, str | None] | None) -> None:
     assert folder_pair(name) == pair
 
 
-def test_a_key_met_twice_keeps_the_innermost_value() -> None:
-    assert pairs_of(["a=1", "plain", "b=2", "a=3"]) == (("b", "2"), ("a", "3"))
+def test_a_key_met_twice_keeps_the_outermost_value() -> None:
+    """As DuckDB and pyarrow read ``a=1/b=2/a=3/``: the first value, in its place."""
+    assert pairs_of(["a=1", "plain", "b=2", "a=3"]) == (("a", "1"), ("b", "2"))
 
 
 @pytest.mark.parametrize(

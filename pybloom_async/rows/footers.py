@@ -1,0 +1,92 @@
+"""Footers read for the result's schema only: files a lake index or partition folders rule out.
+
+The result's columns and types must not depend on which files hold matching rows
+(``docs/guides/lookups.md``, "Schemas across files"):
+
+* the files a lake index rules out count as read: their footers are read beside the other
+  files' work (one read each; no filter, no data), whether ``columns`` is given or not, so
+  that the types are promoted, and conflicting ones refused, as without the index;
+* the files their partition folders rule out are never opened, unless the files read cannot
+  say what the answer is made of: when every file was ruled out (the answer would have the
+  partition columns only), or a column asked or in the predicate is in none of the files
+  read (it may be in a file of another partition: it then reads as NULL, as a column a file
+  lacks, and is an error only when no file of the lake has it). Then the footers of all of
+  them are read (a folder the listing skipped is listed for them), and count as read.
+
+A footer that cannot be read is left out: it holds no row of the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING
+
+from ..errors import PyBloomError
+from ..io.base import FileInfo, location_text
+from ..predicate import Predicate, iter_leaves
+from ..pruning.partitions import PartitionPredicate
+from ..read.reader import OpenedFile
+from ..read.run import Run
+from ..tasks.workers import for_each
+
+if TYPE_CHECKING:
+    from .plan import FilePlan
+
+__all__ = ["footer_plan", "with_ruled_out"]
+
+Location = str | FileInfo
+
+
+async def footer_plan(run: Run, location: Location, parts: PartitionPredicate) -> FilePlan | None:
+    """A file read for the result's schema only: its footer, no row group kept (None:
+    unreadable; it holds no row of the answer, and a column it alone has stays unknown)."""
+    from .plan import describe, rows_of
+
+    try:
+        footer = await run.with_file(location, OpenedFile.footer)
+        return describe(location, footer, [], rows=rows_of(parts, location))
+    except PyBloomError:
+        return None
+    finally:
+        run.done(location)
+
+
+def _wanting(
+    plans: Sequence[FilePlan], columns: Sequence[str] | None, where: Predicate | None
+) -> bool:
+    """Whether the files read leave the answer's columns unknown: none was read, or a column
+    asked or in the predicate is in none of them."""
+    from .plan import columns_of, has_column
+
+    if not plans:
+        return True
+    names = {str(f.name) for plan in plans for f in columns_of(plan)}
+    if columns is not None and any(c not in names for c in columns):
+        return True
+    leaves = dict.fromkeys(leaf.column for leaf in iter_leaves(where)) if where is not None else {}
+    return any(c not in names and not any(has_column(p, c) for p in plans) for c in leaves)
+
+
+async def with_ruled_out(
+    run: Run,
+    plans: Sequence[FilePlan],
+    every: Callable[[], Awaitable[Sequence[Location]]],
+    parts: PartitionPredicate,
+    columns: Sequence[str] | None,
+    where: Predicate | None,
+) -> list[FilePlan]:
+    """``plans`` (of the files read), and where the files read leave the answer's columns
+    unknown (see the module), the footers of the files the partition folders ruled out
+    (of ``every`` file listed), in the listing's order.
+    """
+    if not parts.active or not _wanting(plans, columns, where):
+        return list(plans)
+    listed = await every()
+    unread = parts.ruled_out_of(listed)
+    if not unread:
+        return list(plans)
+    found = await for_each(unread, lambda f: footer_plan(run, f, parts), run.limit)
+    by_path = {location_text(p.location): p for p in plans}
+    by_path.update({location_text(p.location): p for p in found if p is not None})
+    ordered = [by_path.pop(p) for p in dict.fromkeys(map(location_text, listed)) if p in by_path]
+    return ordered + list(by_path.values())
