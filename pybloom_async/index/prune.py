@@ -40,7 +40,7 @@ from .format import (
     base_name,
     index_location,
 )
-from .parse import parse_index, read_index_bytes
+from .parse import parse_index, read_index_data
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -128,8 +128,9 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
     got: dict[str, Any] = {}
 
     async def fetch_index() -> None:
+        nonlocal index_path
         try:
-            got["data"] = await read_index_bytes(ctx.reader, index_path, ctx.max_index_bytes)
+            index_path, got["data"] = await read_index_data(ctx.reader, path, ctx.max_index_bytes)
         except PyBloomError as exc:
             got["index_error"] = exc
 
