@@ -340,8 +340,8 @@ async def build_index(
     memory in one request. An index under the name earlier versions wrote
     (``.index.v1.parquet``, which globs for data files take) is removed once the new one
     is written (on object stores: one HEAD per file, and a DELETE where it exists).
-    Values are hashed with :class:`pybloom_async.read.columns.ColumnReader` (as a writer hashes the
-    physical type; nulls skipped) and one filter per column is built over the
+    Values are hashed with :class:`pybloom_async.read.columns.ColumnReader` (as a
+    writer hashes the physical type; nulls skipped) and one filter per column is built over the
     whole file, sized for ``ndv`` or the file's exact distinct count. Each
     index is written atomically (temporary file + fsync + rename locally, one
     PUT on object stores).

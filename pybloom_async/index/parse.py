@@ -394,7 +394,7 @@ async def read_index(
     """Read and decode the sidecar index of one data file (one request).
 
     An index under the name earlier versions wrote is read when there is none under the
-    current name (:func:`read_index_data`).
+    current name (:func:`read_index_data`): a second request.
 
     Raises
     ------

@@ -193,9 +193,11 @@ async def prune_with_index(
     """Decide which files (then row groups) may hold matching rows, from sidecar indexes.
 
     The files are taken as they are listed; their indexes are read
-    concurrently, one request each, and checked against the data file's
-    current size and modification time or ETag. Each file gets a file-level
-    verdict (``row_group`` None, ``num_rows`` the file's rows): pruned by the index
+    concurrently, one request each (a second where the index has the name earlier
+    versions wrote, or none: :func:`~pybloom_async.index.parse.read_index_data`), and
+    checked against the data file's current size and modification time or ETag. Each
+    file gets a file-level verdict (``row_group`` None, ``num_rows`` the file's rows):
+    pruned by the index
     (:attr:`Rule.SIDECAR_INDEX`), or kept: the index admits a value
     (``MAY_MATCH``), a NULL/NaN probe (``NEVER_PRUNES``), no usable index or a
     predicate column not indexed (``NO_INDEX``), or a stale index
