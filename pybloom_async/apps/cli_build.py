@@ -71,7 +71,7 @@ async def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     files, unreadable = await expand_inputs(args.paths, reader, args.strict)
     rows: list[dict[str, Any]] = [
         {"file": exc.path or "", "index": None, "columns": columns, "num_rows": None,
-         "index_bytes": None, "error": str(exc)}
+         "index_bytes": None, "error": str(exc), "replaced": None}
         for exc in unreadable
     ]  # fmt: skip
     builds: list[IndexBuild] = []
@@ -95,9 +95,12 @@ async def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
         write_json(out, rows)
     else:
         print_table(out, rows, ["file", "index", "num_rows", "index_bytes", "error"])
+        replaced = sum(b.replaced is not None for b in ok)
+        earlier = f"; {replaced} under the earlier .parquet name removed" if replaced else ""
         out.write(
             f"{fraction(len(ok), len(rows), 'index', 'indexes')} written "
-            f"({plural_s(sum(b.index_bytes or 0 for b in ok), 'byte')}); {requests_text(stats)}\n"
+            f"({plural_s(sum(b.index_bytes or 0 for b in ok), 'byte')}{earlier}); "
+            f"{requests_text(stats)}\n"
         )
     failed = [(r["file"], r["error"]) for r in rows if r["error"] is not None]
     return finish_run(failed, len(rows), "not indexed")

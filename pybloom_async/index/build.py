@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from ..errors import (
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
-from ..io.sinks import is_local, write_atomic
+from ..io.sinks import is_local, remove_if_present, write_atomic
 from ..io.store import StoreOptions
 from ..parquet import (
     ColumnDescriptor,
@@ -45,6 +46,7 @@ from .format import (
     base_name,
     encode_index,
     index_location,
+    legacy_index_location,
     local_path,
 )
 from .parse import too_large
@@ -55,6 +57,8 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
 
 __all__ = ["IndexBuild", "IndexStaleError", "build_index", "build_index_sync"]
+
+log = logging.getLogger(__name__)
 #: Object-store data files are read whole into memory to be indexed; larger
 #: ones are refused (``max_object_bytes``).
 MAX_OBJECT_BYTES = 4 * 1024 * 1024 * 1024
@@ -68,7 +72,9 @@ class IndexBuild:
     """The outcome of indexing one data file.
 
     ``error`` is None when the index was written; otherwise it says why not
-    (and nothing was written for that file).
+    (and nothing was written for that file). ``replaced`` is the index under the name
+    earlier versions wrote (``.index.v1.parquet``), removed once the new one was
+    written; None when there was none.
     """
 
     file: str
@@ -77,6 +83,7 @@ class IndexBuild:
     num_rows: int | None
     index_bytes: int | None
     error: str | None = None
+    replaced: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -87,6 +94,7 @@ class IndexBuild:
             "num_rows": self.num_rows,
             "index_bytes": self.index_bytes,
             "error": self.error,
+            "replaced": self.replaced,
         }
 
 
@@ -259,7 +267,10 @@ async def _build_one(ctx: _BuildContext, location: str | FileInfo) -> IndexBuild
         if len(payload) > ctx.max_index_bytes:
             raise too_large(len(payload), ctx.max_index_bytes, index_path)
         await anyio.to_thread.run_sync(_write_index, index_path, payload, ctx.reader.options)
-        return IndexBuild(path, index_path, ctx.columns, index.num_rows, len(payload))
+        replaced = await anyio.to_thread.run_sync(_remove_legacy, path, ctx.reader.options)
+        return IndexBuild(
+            path, index_path, ctx.columns, index.num_rows, len(payload), replaced=replaced
+        )
     except PyBloomError as exc:
         if ctx.strict:
             raise exc.with_context(path=path) from None
@@ -282,6 +293,21 @@ def _write_index(location: str, payload: bytes, options: StoreOptions | None) ->
         except OSError as exc:
             raise SourceError(f"cannot create the index folder: {exc}", path=location) from exc
     write_atomic(location, payload, options=options)
+
+
+def _remove_legacy(data_location: str, options: StoreOptions | None) -> str | None:
+    """Remove the index under the name earlier versions wrote, once the new one is written.
+
+    Globs for data files (``lake/**/*.parquet``) read that name as data. The new index
+    is already in place, and readers prefer it, so a removal that fails loses nothing:
+    it is logged, and the next build tries again.
+    """
+    legacy = legacy_index_location(data_location)
+    try:
+        return legacy if remove_if_present(legacy, options=options) else None
+    except PyBloomError as exc:
+        log.warning("the index under its earlier name remains: %s", exc)
+        return None
 
 
 def unique(files: Sequence[str | FileInfo]) -> list[str | FileInfo]:
@@ -311,9 +337,11 @@ async def build_index(
     """Build (or replace) the sidecar index of every data file.
 
     Local files are read by path; object-store files are read whole into
-    memory in one request. Values are hashed with
-    :class:`pybloom_async.read.columns.ColumnReader` (as a writer hashes the
-    physical type; nulls skipped) and one filter per column is built over the
+    memory in one request. An index under the name earlier versions wrote
+    (``.index.v1.parquet``, which globs for data files take) is removed once the new one
+    is written (on object stores: one HEAD per file, and a DELETE where it exists).
+    Values are hashed with :class:`pybloom_async.read.columns.ColumnReader` (as a
+    writer hashes the physical type; nulls skipped) and one filter per column is built over the
     whole file, sized for ``ndv`` or the file's exact distinct count. Each
     index is written atomically (temporary file + fsync + rename locally, one
     PUT on object stores).

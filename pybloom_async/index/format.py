@@ -2,8 +2,10 @@
 
 In-file filters answer per row group and cost a footer read per file. A
 sidecar index answers per *file* from one small object read in one request:
-for ``dir/name.parquet`` it is ``dir/_bloom_index/name.parquet.index.v1.parquet``
-(the leading ``_`` hides the folder from Spark, Hive and our own listings).
+for ``dir/name.parquet`` it is ``dir/_bloom_index/name.parquet.index.v1.pbi``. Other
+engines must not take it for data: the leading ``_`` hides the folder from Spark, Hive,
+pyarrow's datasets and our own listings, and the name does not end in ``.parquet``, so
+the usual globs (DuckDB's and Polars' ``lake/**/*.parquet``) do not take it either.
 Build them with :func:`build_index` (or ``pybloom-async index build``) and
 prune with :func:`prune_with_index` (or ``pybloom-async prune --use-index``).
 
@@ -16,7 +18,7 @@ reader can open it; :func:`parse_index` decodes it without pyarrow and
 refuses anything else. Its columns::
 
     format           string   "pybloom-async sidecar index"
-    format_version   int32    1 (also in the file name: .index.v1.parquet)
+    format_version   int32    1 (also in the file name: .index.v1.pbi)
     created_by       string   "pybloom-async <version>"
     data_file        string   the data file's base name
     file_size        int64    the data file's size in bytes when indexed
@@ -68,7 +70,15 @@ it is a new inode, or a new change time when written in place
 readers that predate them ignore them, and an index without them is stale for a
 local file (rebuild it) and still used on object stores. A missing or
 unreadable index, or a predicate column the index lacks, keeps the file too
-(:attr:`Rule.NO_INDEX`). There are no false negatives."""
+(:attr:`Rule.NO_INDEX`). There are no false negatives.
+
+Earlier names: versions before this one named the same file
+``dir/_bloom_index/name.parquet.index.v1.parquet`` (:func:`legacy_index_location`),
+which ``lake/**/*.parquet`` globs read as data. Readers look for the current name first
+and read the earlier one only when the current one does not exist: when both exist the
+current one is used, stale or not. :func:`~pybloom_async.index.build.build_index`
+removes the earlier name once the current one is written; renaming the file is enough
+too (the bytes are the same)."""
 
 from __future__ import annotations
 
@@ -94,6 +104,7 @@ __all__ = [
     "SidecarIndex",
     "encode_index",
     "index_location",
+    "legacy_index_location",
 ]
 
 #: The folder, next to the data files, that holds their indexes.
@@ -102,7 +113,10 @@ INDEX_DIR = "_bloom_index"
 FORMAT_NAME = "pybloom-async sidecar index"
 #: The index layout this module writes and reads.
 FORMAT_VERSION = 1
-INDEX_SUFFIX = f".index.v{FORMAT_VERSION}.parquet"
+#: The end of an index's name: not ``.parquet``, so that no glob for data files takes it.
+INDEX_SUFFIX = f".index.v{FORMAT_VERSION}.pbi"
+#: The end of the name earlier versions gave the same file (still read, see the module doc).
+LEGACY_INDEX_SUFFIX = f".index.v{FORMAT_VERSION}.parquet"
 #: Indexes larger than this are neither written nor read (a filter for 50 M
 #: distinct values at 1% takes 64 MiB); raise it with ``max_index_bytes``.
 MAX_INDEX_BYTES = 64 * 1024 * 1024
@@ -114,7 +128,7 @@ MAX_INDEX_BYTES = 64 * 1024 * 1024
 def index_location(data_location: str | os.PathLike[str]) -> str:
     """Where the sidecar index of a data file lives.
 
-    ``dir/name.parquet`` -> ``dir/_bloom_index/name.parquet.index.v1.parquet``,
+    ``dir/name.parquet`` -> ``dir/_bloom_index/name.parquet.index.v1.pbi``,
     for local paths and object-store URLs alike.
 
     Raises
@@ -122,16 +136,35 @@ def index_location(data_location: str | os.PathLike[str]) -> str:
     InvalidArgumentError
         The location names a directory or prefix, not a file.
     """
+    return _located(data_location, INDEX_SUFFIX)
+
+
+def legacy_index_location(data_location: str | os.PathLike[str]) -> str:
+    """Where earlier versions wrote the sidecar index of a data file (still read).
+
+    ``dir/name.parquet`` -> ``dir/_bloom_index/name.parquet.index.v1.parquet``: the
+    current name (:func:`index_location`) is used first, this one only when that one
+    does not exist.
+
+    Raises
+    ------
+    InvalidArgumentError
+        The location names a directory or prefix, not a file.
+    """
+    return _located(data_location, LEGACY_INDEX_SUFFIX)
+
+
+def _located(data_location: str | os.PathLike[str], suffix: str) -> str:
     text = os.fspath(data_location)
     if "://" in text:
         head, sep, name = text.rpartition("/")
         if not name or "://" not in head + sep or (head + sep).endswith("://"):
             raise InvalidArgumentError("not a file URL: it names no object", path=text)
-        return f"{head}/{INDEX_DIR}/{name}{INDEX_SUFFIX}"
+        return f"{head}/{INDEX_DIR}/{name}{suffix}"
     head, name = os.path.split(text)
     if not name:
         raise InvalidArgumentError("not a file path: it ends with a separator", path=text)
-    return os.path.join(head, INDEX_DIR, name + INDEX_SUFFIX)
+    return os.path.join(head, INDEX_DIR, name + suffix)
 
 
 def base_name(location: str) -> str:

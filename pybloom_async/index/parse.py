@@ -14,6 +14,7 @@ from ..core.filter import DEFAULT_MAX_BYTES, SplitBlockBloomFilter
 from ..errors import (
     ParquetFormatError,
     PyBloomError,
+    SourceNotFoundError,
 )
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.sinks import is_local
@@ -39,9 +40,10 @@ from .format import (
     IndexedColumn,
     SidecarIndex,
     index_location,
+    legacy_index_location,
 )
 
-__all__ = ["parse_index", "read_index"]
+__all__ = ["parse_index", "read_index", "read_index_data"]
 
 
 # ---- reading ----------------------------------------------------------------------------
@@ -344,6 +346,37 @@ async def read_index_bytes(reader: BloomReader, location: str, max_index_bytes: 
         )
 
 
+async def read_index_data(
+    reader: BloomReader, data_location: str, max_index_bytes: int
+) -> tuple[str, bytes]:
+    """The index of a data file: its location and bytes, by its current name or else its old.
+
+    The name of :func:`~pybloom_async.index.format.index_location` is read first; only
+    when that object does not exist is the name earlier versions wrote
+    (:func:`~pybloom_async.index.format.legacy_index_location`) read. When both exist the
+    current one wins, stale or not.
+
+    Raises
+    ------
+    SourceNotFoundError
+        Neither exists (the error names the current location).
+    ParquetFormatError
+        The index is above ``max_index_bytes``.
+    SourceError
+        It could not be read.
+    """
+    location = index_location(data_location)
+    try:
+        return location, await read_index_bytes(reader, location, max_index_bytes)
+    except SourceNotFoundError as exc:
+        missing = exc
+    legacy = legacy_index_location(data_location)
+    try:
+        return legacy, await read_index_bytes(reader, legacy, max_index_bytes)
+    except SourceNotFoundError:
+        raise missing from None
+
+
 def too_large(size: int, limit: int, location: str) -> ParquetFormatError:
     return ParquetFormatError(
         f"sidecar index of {size} bytes is above the limit of {limit} (max_index_bytes)",
@@ -360,6 +393,9 @@ async def read_index(
 ) -> SidecarIndex:
     """Read and decode the sidecar index of one data file (one request).
 
+    An index under the name earlier versions wrote is read when there is none under the
+    current name (:func:`read_index_data`): a second request.
+
     Raises
     ------
     SourceNotFoundError
@@ -371,6 +407,5 @@ async def read_index(
     """
     limit = positive_int("max_index_bytes", max_index_bytes)
     reader = BloomReader(options=options, stats=stats, max_files=0)
-    location = index_location(location_text(data_location))
-    data = await read_index_bytes(reader, location, limit)
+    location, data = await read_index_data(reader, location_text(data_location), limit)
     return parse_index(data, path=location, max_filter_bytes=limit)

@@ -40,7 +40,7 @@ from .format import (
     base_name,
     index_location,
 )
-from .parse import parse_index, read_index_bytes
+from .parse import parse_index, read_index_data
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -128,8 +128,9 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
     got: dict[str, Any] = {}
 
     async def fetch_index() -> None:
+        nonlocal index_path
         try:
-            got["data"] = await read_index_bytes(ctx.reader, index_path, ctx.max_index_bytes)
+            index_path, got["data"] = await read_index_data(ctx.reader, path, ctx.max_index_bytes)
         except PyBloomError as exc:
             got["index_error"] = exc
 
@@ -192,9 +193,11 @@ async def prune_with_index(
     """Decide which files (then row groups) may hold matching rows, from sidecar indexes.
 
     The files are taken as they are listed; their indexes are read
-    concurrently, one request each, and checked against the data file's
-    current size and modification time or ETag. Each file gets a file-level
-    verdict (``row_group`` None, ``num_rows`` the file's rows): pruned by the index
+    concurrently, one request each (a second where the index has the name earlier
+    versions wrote, or none: :func:`~pybloom_async.index.parse.read_index_data`), and
+    checked against the data file's current size and modification time or ETag. Each
+    file gets a file-level verdict (``row_group`` None, ``num_rows`` the file's rows):
+    pruned by the index
     (:attr:`Rule.SIDECAR_INDEX`), or kept: the index admits a value
     (``MAY_MATCH``), a NULL/NaN probe (``NEVER_PRUNES``), no usable index or a
     predicate column not indexed (``NO_INDEX``), or a stale index

@@ -20,12 +20,12 @@ from typing import IO
 
 import obstore
 
-from ..errors import InvalidArgumentError, SourceError
+from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from .address import parse_address
 from .base import map_errors
 from .store import StoreOptions, cached_store, check_applicable
 
-__all__ = ["is_local", "temporary_name", "write_atomic", "write_local_atomic"]
+__all__ = ["is_local", "remove_if_present", "temporary_name", "write_atomic", "write_local_atomic"]
 
 
 def is_local(location: str | os.PathLike[str]) -> bool:
@@ -137,3 +137,34 @@ def write_atomic(
     payload = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     with map_errors(loc.display, "write"):
         obstore.put(store, loc.key, bytes(payload))
+
+
+def remove_if_present(location: str, *, options: StoreOptions | None = None) -> bool:
+    """Remove a file or object; True when it was there, False when it was not.
+
+    On an object store that is a HEAD, then a DELETE when the object exists (stores
+    such as S3 answer a DELETE of a missing key as a success).
+
+    Raises
+    ------
+    InvalidArgumentError
+        The location is malformed or an HTTP URL (read-only).
+    SourceError
+        The removal failed (the message names the location).
+    """
+    loc = parse_address(location)
+    if loc.kind == "http":
+        raise InvalidArgumentError("HTTP locations are read-only", path=loc.display)
+    try:
+        with map_errors(loc.display, "removing"):
+            if loc.kind == "file":
+                os.remove(loc.path)
+            else:
+                resolved = options or StoreOptions()
+                check_applicable(loc, resolved)
+                store = cached_store(loc, resolved)
+                obstore.head(store, loc.key)
+                obstore.delete(store, loc.key)
+    except SourceNotFoundError:
+        return False
+    return True

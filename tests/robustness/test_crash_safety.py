@@ -99,7 +99,7 @@ def test_killed_index_builds_leave_data_intact_and_no_partial_index(tmp_path: Pa
             if name.startswith(".") and name.endswith(".tmp"):
                 leftovers += 1  # a hidden temporary of a write SIGKILL interrupted
                 continue
-            data_name = name.removesuffix(".index.v1.parquet")
+            data_name = name.removesuffix(".index.v1.pbi")
             assert data_name in expected, f"run {i}: unexpected file {name}"
             # Complete and valid, and the reference's but for the copy's own inode and
             # change time (each copy of the lake is a new file).

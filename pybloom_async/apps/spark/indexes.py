@@ -129,7 +129,7 @@ def build_index_on_spark(
 
     Each partition runs :func:`pybloom_async.index.build.build_index` over its files
     concurrently; each index lands next to its data file
-    (``dir/_bloom_index/name.parquet.index.v1.parquet``), the same bytes a local build
+    (``dir/_bloom_index/name.parquet.index.v1.pbi``), the same bytes a local build
     writes. The DataFrame is computed (and the indexes written) at its first action,
     and again at every action unless it is cached.
 

@@ -57,9 +57,9 @@ from pybloom_async import (
 from pybloom_async.apps.cli import main
 from pybloom_async.core.filter import optimal_num_bytes
 from pybloom_async.core.hashing import hash_values
-from pybloom_async.errors import FilterTooLargeError, InvalidArgumentError
+from pybloom_async.errors import FilterTooLargeError, InvalidArgumentError, SourceError
 from pybloom_async.index import build as index_module
-from pybloom_async.index import prune as index_prune_module
+from pybloom_async.index import parse as index_parse_module
 from pybloom_async.index.build import IndexStaleError, build_index, build_index_sync
 from pybloom_async.index.format import (
     FORMAT_NAME,
@@ -67,10 +67,13 @@ from pybloom_async.index.format import (
     SidecarIndex,
     encode_index,
     index_location,
+    legacy_index_location,
 )
-from pybloom_async.index.parse import parse_index, read_index
+from pybloom_async.index.parse import parse_index, read_index, read_index_data
 from pybloom_async.index.prune import prune_with_index, prune_with_index_sync
 from pybloom_async.io.base import SourceStats
+from pybloom_async.io.sinks import remove_if_present
+from pybloom_async.io.store import as_store_options
 from pybloom_async.parquet import (
     ColumnDescriptor,
     LogicalKind,
@@ -174,21 +177,25 @@ def file_verdicts(verdicts: list[Verdict]) -> dict[str, Verdict]:
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        ("d/x.parquet", os.path.join("d", "_bloom_index", "x.parquet.index.v1.parquet")),
-        ("x.parquet", os.path.join("_bloom_index", "x.parquet.index.v1.parquet")),
-        ("s3://b/t/p=1/x.parquet", "s3://b/t/p=1/_bloom_index/x.parquet.index.v1.parquet"),
-        ("s3://b/x.parquet", "s3://b/_bloom_index/x.parquet.index.v1.parquet"),
-        ("file:///d/x.parquet", "file:///d/_bloom_index/x.parquet.index.v1.parquet"),
+        ("d/x.parquet", os.path.join("d", "_bloom_index", "x.parquet.index.v1.pbi")),
+        ("x.parquet", os.path.join("_bloom_index", "x.parquet.index.v1.pbi")),
+        ("s3://b/t/p=1/x.parquet", "s3://b/t/p=1/_bloom_index/x.parquet.index.v1.pbi"),
+        ("s3://b/x.parquet", "s3://b/_bloom_index/x.parquet.index.v1.pbi"),
+        ("file:///d/x.parquet", "file:///d/_bloom_index/x.parquet.index.v1.pbi"),
     ],
 )
 def test_index_location(data: str, expected: str) -> None:
+    """Not a ``.parquet`` name: globs such as ``lake/**/*.parquet`` would read it as data."""
     assert index_location(data) == expected
+    assert legacy_index_location(data) == expected.removesuffix(".pbi") + ".parquet"
 
 
 @pytest.mark.parametrize("bad", ["d/", "s3://b/", "s3://b", "s3://"])
 def test_index_location_refuses_non_files(bad: str) -> None:
     with pytest.raises(InvalidArgumentError):
         index_location(bad)
+    with pytest.raises(InvalidArgumentError):
+        legacy_index_location(bad)
 
 
 # --------------------------------------------------------------------------- the file format
@@ -950,6 +957,82 @@ def test_index_of_another_file_is_stale(lake: list[Path]) -> None:
     assert "part-0.parquet" in got["part-1.parquet"].reason
 
 
+def _to_earlier_name(data_file: Path) -> Path:
+    """Move a data file's index to the name earlier versions wrote; its new place."""
+    legacy = Path(legacy_index_location(str(data_file)))
+    os.replace(index_location(str(data_file)), legacy)
+    return legacy
+
+
+def test_an_index_under_its_earlier_name_is_read(lake: list[Path]) -> None:
+    """Indexes written by earlier versions (``.index.v1.parquet``) keep pruning."""
+    where = col("id") == 450
+    current = decide(lake, where)
+    legacy = [_to_earlier_name(p) for p in lake]
+    assert not any(Path(index_location(str(p))).exists() for p in lake)
+    assert decide(lake, where) == current
+    assert [v.rule for v in current.values()] == [
+        Rule.SIDECAR_INDEX, Rule.MAY_MATCH, Rule.SIDECAR_INDEX
+    ]  # fmt: skip
+    assert read_local_index(lake[1]) == parse_index(legacy[1].read_bytes())
+    # Neither name: the error names the current one.
+    legacy[0].unlink()
+    with pytest.raises(SourceNotFoundError, match=r"index\.v1\.pbi"):
+        read_local_index(lake[0])
+    got = decide(lake, where)["part-0.parquet"]
+    assert got.kept and got.rule is Rule.NO_INDEX
+
+
+def test_the_current_name_wins_over_the_earlier(lake: list[Path]) -> None:
+    """Both names: the current one is used, stale or not (the file is then kept)."""
+    stale = Path(index_location(str(lake[0]))).read_bytes()
+    table = pq.read_table(lake[0])
+    pq.write_table(table.slice(0, 10), lake[0])  # ids 0..9: a new version of the file
+    assert build_index_sync(str(lake[0]), ["id"])[0].error is None
+    fresh = Path(index_location(str(lake[0]))).read_bytes()
+    Path(legacy_index_location(str(lake[0]))).write_bytes(fresh)
+    Path(index_location(str(lake[0]))).write_bytes(stale)
+    got = decide(lake, col("id") == 50)["part-0.parquet"]
+    assert got.kept and got.rule is Rule.STALE_INDEX  # the fresh one, under the old name: unused
+    Path(index_location(str(lake[0]))).write_bytes(fresh)
+    Path(legacy_index_location(str(lake[0]))).write_bytes(stale)
+    got = decide(lake, col("id") == 50)["part-0.parquet"]
+    assert not got.kept and got.rule is Rule.SIDECAR_INDEX
+
+
+def test_build_removes_the_index_under_its_earlier_name(lake: list[Path]) -> None:
+    """A build writes the new name, then removes the old one; a failed build removes nothing."""
+    legacy = [_to_earlier_name(p) for p in lake]
+    failed = build_index_sync(str(lake[0]), ["no_such_column"])[0]
+    assert failed.error is not None and failed.replaced is None
+    assert legacy[0].exists() and not Path(index_location(str(lake[0]))).exists()
+    builds = build_index_sync([str(p) for p in lake], ["id"])
+    assert [b.replaced for b in builds] == [str(p) for p in legacy]
+    assert [b.to_dict()["replaced"] for b in builds] == [str(p) for p in legacy]
+    assert not any(p.exists() for p in legacy)
+    assert all(Path(b.index).exists() for b in builds)
+    again = build_index_sync([str(p) for p in lake], ["id"])
+    assert [b.replaced for b in again] == [None] * 3
+
+
+def test_a_legacy_index_that_cannot_be_removed_is_left_with_a_warning(
+    lake: list[Path], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    legacy = _to_earlier_name(lake[0])
+
+    def refuse(location: str, *, options: Any = None) -> bool:
+        raise SourceError("removing: permission denied", path=location)
+
+    monkeypatch.setattr(index_module, "remove_if_present", refuse)
+    with caplog.at_level("WARNING", logger=index_module.__name__):
+        build = build_index_sync(str(lake[0]), ["id"])[0]
+    assert build.error is None and build.replaced is None and legacy.exists()
+    assert "earlier name remains" in caplog.text and "permission denied" in caplog.text
+    # The new index is the one read.
+    assert Path(index_location(str(lake[0]))).exists()
+    assert decide(lake, col("id") == 450)["part-0.parquet"].rule is Rule.SIDECAR_INDEX
+
+
 def _on_disk(make: Callable[[bytes], bytes]) -> Callable[[Path], None]:
     def damage(data_file: Path) -> None:
         target = Path(index_location(str(data_file)))
@@ -1033,7 +1116,7 @@ async def test_async_api(tmp_path: Path) -> None:
 def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_lake(tmp_path / "lake", files=10, rows=40)
     build_index_sync(str(tmp_path / "lake"), ["id"])
-    real = index_prune_module.read_index_bytes
+    real = index_parse_module.read_index_bytes
     now = peak = 0
     lock = threading.Lock()
 
@@ -1049,7 +1132,7 @@ def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
             with lock:
                 now -= 1
 
-    monkeypatch.setattr(index_prune_module, "read_index_bytes", counted)
+    monkeypatch.setattr(index_parse_module, "read_index_bytes", counted)
     out = prune_with_index_sync(
         str(tmp_path / "lake"),
         "id = 5",
@@ -1138,7 +1221,7 @@ def test_object_store(s3_server: Any, tmp_path: Path) -> None:
     stats = SourceStats()
     builds = build_index_sync(url, ["id", "email"], options=options, stats=stats)
     assert [b.error for b in builds] == [None] * 4
-    assert builds[0].index == f"{url}_bloom_index/part-0.parquet.index.v1.parquet"
+    assert builds[0].index == f"{url}_bloom_index/part-0.parquet.index.v1.pbi"
     assert stats.requests == 4  # each object read whole in one request
     # The same filters as built locally.
     build_index_sync([str(p) for p in paths], ["id", "email"])
@@ -1181,8 +1264,37 @@ def test_object_store(s3_server: Any, tmp_path: Path) -> None:
     assert got["part-0.parquet"].rule is Rule.STALE_INDEX
     assert got["part-9.parquet"].rule is Rule.NO_INDEX
     assert got["part-1.parquet"].kept and not got["part-2.parquet"].kept
-    # Five GETs; SourceStats counts the four that returned data (not part-9's 404).
+    # Six GETs; SourceStats counts the four that returned data (not part-9's two 404s, its
+    # index under the current name and under the earlier one).
     assert (stats.requests, stats.metadata_requests) == (4, 1)
+
+
+@pytest.mark.servers
+def test_object_store_index_under_its_earlier_name(s3_server: Any, tmp_path: Path) -> None:
+    """On a store too: the earlier name is read, and a build removes it (HEAD, DELETE)."""
+    paths = write_lake(tmp_path / "lake", files=2)
+    prefix = f"index-legacy-{uuid.uuid4().hex}/"
+    for p in paths:
+        s3_server.put(prefix + p.name, p.read_bytes())
+    url = s3_server.url(prefix)
+    options = as_store_options(s3_server.options)
+    builds = build_index_sync(url, ["id"], options=options)
+    assert [(b.error, b.replaced) for b in builds] == [(None, None)] * 2
+    where = "id = 450"
+    current = prune_with_index_sync(url, where, options=options, row_groups=False)
+    reader = BloomReader(options=options, max_files=0)
+    for b in builds:
+        location, data = anyio.run(lambda b=b: read_index_data(reader, b.file, 1 << 20))
+        assert location == b.index
+        legacy = legacy_index_location(b.file)
+        s3_server.put(legacy.removeprefix(s3_server.url()), data)
+        assert remove_if_present(b.index, options=options)
+        assert not remove_if_present(b.index, options=options)
+    assert prune_with_index_sync(url, where, options=options, row_groups=False) == current
+    again = build_index_sync(url, ["id"], options=options)
+    assert [b.replaced for b in again] == [legacy_index_location(b.file) for b in builds]
+    assert not any(remove_if_present(str(b.replaced), options=options) for b in again)
+    assert prune_with_index_sync(url, where, options=options, row_groups=False) == current
 
 
 # --------------------------------------------------------------------------- command line
@@ -1222,6 +1334,21 @@ def test_cli_index_build_and_prune(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code != 0 and "BOOLEAN" in capsys.readouterr().err
     code, _ = run("prune", lake_dir, "--use-index", "--where", "id = 1", "--paimon-types", "id=INT")
     assert code == 2
+
+
+def test_cli_index_build_migrates_indexes_of_the_earlier_name(lake: list[Path]) -> None:
+    legacy = [_to_earlier_name(p) for p in lake[:2]]
+    lake_dir = str(lake[0].parent)
+    code, out = run("prune", lake_dir, "--use-index", "--where", "id = 450", "--summary")
+    assert code == 0 and "sidecar indexes: 2/3 files skipped" in out
+    code, out = run("index", "build", lake_dir, "--columns", "id,email,score")
+    assert code == 0 and "3/3 indexes written" in out
+    assert "2 under the earlier .parquet name removed" in out
+    assert not any(p.exists() for p in legacy)
+    code, out = run("index", "build", lake_dir, "--columns", "id", "--json")
+    assert code == 0 and [r["replaced"] for r in json.loads(out)] == [None] * 3
+    code, out = run("prune", lake_dir, "--use-index", "--where", "id = 450", "--summary")
+    assert code == 0 and "sidecar indexes: 2/3 files skipped" in out
 
 
 def test_decimal_and_dates_probe_exactly(tmp_path: Path) -> None:

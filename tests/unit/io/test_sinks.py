@@ -18,7 +18,13 @@ from support.servers import S3Server
 
 from pybloom_async import add_bloom_filters_sync, build_index_sync, index_location
 from pybloom_async.errors import InvalidArgumentError, SourceError
-from pybloom_async.io.sinks import is_local, temporary_name, write_atomic, write_local_atomic
+from pybloom_async.io.sinks import (
+    is_local,
+    remove_if_present,
+    temporary_name,
+    write_atomic,
+    write_local_atomic,
+)
 from pybloom_async.io.store import StoreOptions, open_source
 
 
@@ -174,3 +180,17 @@ def test_cli_add_filters_out_mode(tmp_path: Path, mask: int) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert _mode(out) == 0o666 & ~mask
+
+
+def test_remove_if_present(tmp_path: Path) -> None:
+    """True when the file was there and is gone; False when it was not; HTTP is read-only."""
+    target = tmp_path / "a.bin"
+    target.write_bytes(b"x")
+    assert remove_if_present(str(target)) is True and not target.exists()
+    assert remove_if_present(str(target)) is False
+    assert remove_if_present(target.as_uri()) is False
+    with pytest.raises(InvalidArgumentError, match="read-only"):
+        remove_if_present("https://example.org/a.bin")
+    (tmp_path / "d").mkdir()
+    with pytest.raises(SourceError):
+        remove_if_present(str(tmp_path / "d"))  # a folder is not removed
