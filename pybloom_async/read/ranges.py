@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple, TypeAlias, TypeVar
 
@@ -11,9 +12,11 @@ from ..errors import InvalidArgumentError, SourceError
 __all__ = [
     "BufferLike",
     "ByteRange",
+    "HeldBytes",
     "Piece",
     "Span",
     "merge_ranges",
+    "plan_reads",
 ]
 
 K = TypeVar("K")
@@ -90,14 +93,24 @@ def merge_ranges(
 
 
 def merge_checked(
-    ranges: Iterable[tuple[int, int]], max_hole: int, max_size: int
+    ranges: Iterable[tuple[int, int]],
+    max_hole: int,
+    max_size: int,
+    barriers: Sequence[tuple[int, int]] = (),
 ) -> list[ByteRange]:
     """:func:`merge_ranges` for ranges the planner made: int bounds, ``0 <= start < end``.
 
     The planner's ranges come out of ``_classify`` and ``_check_header``, which checked
     every bound read from the file; only the caller-supplied ones of the public function
-    need its argument checks.
+    need its argument checks. A hole that holds any byte of ``barriers`` (sorted, disjoint
+    ``(start, end)`` pairs) is never read over, whatever its size.
     """
+    barrier_ends = [end for _, end in barriers]
+
+    def crosses_barrier(start: int, end: int) -> bool:
+        i = bisect.bisect_right(barrier_ends, start)
+        return i < len(barriers) and barriers[i][0] < end
+
     # Pass 1: union overlapping ranges. Touching ranges (end == next start) stay apart here
     # so that pass 2 may still split them at the size limit.
     atoms: list[list[int]] = []
@@ -112,7 +125,11 @@ def merge_checked(
     for start, end in atoms:
         if merged:
             last = merged[-1]
-            if start - last.end <= max_hole and end - last.start <= max_size:
+            if (
+                start - last.end <= max_hole
+                and end - last.start <= max_size
+                and not (barriers and crosses_barrier(last.end, start))
+            ):
                 merged[-1] = ByteRange(last.start, end)
                 continue
         merged.append(ByteRange(start, end))
@@ -199,3 +216,109 @@ def attach_buffers(
             # must not be sliced as if it were whole.
             raise SourceError(f"read of range {key} returned {size} bytes, expected {key.length}")
         into[key] = buf
+
+
+def _union(ranges: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, disjoint ranges covering the same bytes (touching ones joined)."""
+    out: list[tuple[int, int]] = []
+    for start, end in sorted(r for r in ranges if r[1] > r[0]):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _subtract(
+    ranges: Iterable[tuple[int, int]], held: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """The bytes of ``ranges`` that ``held`` (sorted, disjoint) does not cover."""
+    ends = [end for _, end in held]
+    out: list[tuple[int, int]] = []
+    for start, end in _union(ranges):
+        i = bisect.bisect_right(ends, start)
+        while start < end and i < len(held) and held[i][0] < end:
+            if held[i][0] > start:
+                out.append((start, held[i][0]))
+            start = max(start, held[i][1])
+            i += 1
+        if start < end:
+            out.append((start, end))
+    return out
+
+
+def plan_reads(
+    wanted: Iterable[tuple[int, int]],
+    held: Iterable[tuple[int, int]],
+    keep_out: Iterable[tuple[int, int]],
+    max_hole: int,
+    max_size: int,
+) -> list[ByteRange]:
+    """The requests that bring the bytes of ``wanted`` not already ``held``, each byte once.
+
+    The missing bytes are merged as :func:`merge_ranges` merges (holes up to ``max_hole``,
+    ranges up to ``max_size``), but a hole is never read over where it holds a byte already
+    held (it would be fetched twice) or a byte of ``keep_out`` (bytes a later phase may not
+    need: the other columns' chunks while the predicate's are read first).
+    """
+    have = _union(held)
+    missing = _subtract(wanted, have)
+    barriers = _union([*have, *keep_out])
+    return merge_checked(missing, max_hole, max_size, barriers)
+
+
+class HeldBytes:
+    """Bytes of one file fetched so far, as sorted ``(start, data)`` pieces: reads of any
+    range they cover (across adjacent or overlapping pieces too), and the ranges covered.
+
+    A value: :meth:`plus` makes a new one, so a decode in a worker thread reading one is
+    never disturbed by a later fetch.
+    """
+
+    __slots__ = ("_pieces", "_starts")
+
+    def __init__(self, pieces: Iterable[tuple[int, BufferLike]] = ()) -> None:
+        # Kept disjoint: a piece's bytes another one already holds are trimmed off (views,
+        # no copy), so a read walks forward from one place.
+        disjoint: list[tuple[int, BufferLike]] = []
+        covered = 0
+        for start, data in sorted(pieces, key=lambda p: (p[0], -len(p[1]))):
+            end = start + len(data)
+            if end <= max(start, covered):
+                continue
+            if start < covered:
+                data, start = memoryview(data)[covered - start :], covered
+            disjoint.append((start, data))
+            covered = end
+        self._pieces = tuple(disjoint)
+        self._starts = [start for start, _ in disjoint]
+
+    def plus(self, pieces: Iterable[tuple[int, BufferLike]]) -> HeldBytes:
+        """These bytes and ``pieces`` (overlapping bytes are the same file bytes)."""
+        return HeldBytes((*self._pieces, *pieces))
+
+    def ranges(self) -> list[tuple[int, int]]:
+        """The ``(start, end)`` of each piece held."""
+        return [(start, start + len(data)) for start, data in self._pieces]
+
+    def read(self, start: int, end: int) -> bytes | None:
+        """The bytes ``[start, end)``, or None when any of them is not held."""
+        pieces = self._pieces
+        i = max(0, bisect.bisect_right(self._starts, start) - 1)
+        if i < len(pieces):
+            base, data = pieces[i]
+            if base <= start and end <= base + len(data):  # one piece holds it all
+                return bytes(memoryview(data)[start - base : end - base])
+        out = bytearray()
+        at = start
+        while at < end and i < len(pieces):
+            base, data = pieces[i]
+            if base > at:
+                break
+            stop = base + len(data)
+            if stop > at:
+                n = min(end, stop) - at
+                out += memoryview(data)[at - base : at - base + n]
+                at += n
+            i += 1
+        return bytes(out) if at >= end else None

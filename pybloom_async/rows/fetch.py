@@ -20,7 +20,7 @@ from ..errors import ParquetFormatError, PyBloomError, SourceError
 from ..io.base import ByteSource
 from ..io.store import ObjectStoreSource
 from ..predicate import iter_leaves
-from ..read.ranges import merge_ranges
+from ..read.ranges import HeldBytes, plan_reads
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
 from .match import computable, evaluate, leaf_array
@@ -133,13 +133,13 @@ def _decode_pages(
     plan: FilePlan,
     job: Job,
     match: FileMatch,
-    pieces: Sequence[tuple[int, bytes]],
+    held: HeldBytes,
 ) -> Any:
     """:func:`_decode_group` for a row group read through its page index (the rows of
     ``selected.rows``, in order)."""
     assert plan.page_index is not None
     table = decode_group(
-        selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(pieces)
+        selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
     )
     positions = match.positions(selected.group, row_numbers(selected.rows))
     return _matching(table, plan, job, match, None, positions)
@@ -209,14 +209,24 @@ def _mask(table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: Any
     return mask
 
 
-async def _read(source: ByteSource, job: Job, wanted: Sequence[tuple[int, int]]) -> Any:
-    """The byte ranges of one file, merged into one request: ``[(start, bytes), ...]``."""
+async def _fetch(
+    source: ByteSource,
+    job: Job,
+    wanted: Sequence[tuple[int, int]],
+    held: HeldBytes,
+    keep_out: Sequence[tuple[int, int]] = (),
+) -> HeldBytes:
+    """``held`` and the bytes of ``wanted`` it lacks, fetched in one request of merged
+    ranges: a byte held is never fetched again, and no hole holding a byte of ``keep_out``
+    is read over (:func:`~pybloom_async.read.ranges.plan_reads`)."""
     config = job.merging
-    merged = merge_ranges(wanted, config.max_hole_bytes, config.max_range_bytes)
-    if not merged:
-        return []
-    data = await source.read_ranges([(r.start, r.end) for r in merged])
-    return [(r.start, d) for r, d in zip(merged, data, strict=True)]
+    ranges = plan_reads(
+        wanted, held.ranges(), keep_out, config.max_hole_bytes, config.max_range_bytes
+    )
+    if not ranges:
+        return held
+    data = await source.read_ranges([(r.start, r.end) for r in ranges])
+    return held.plus((r.start, d) for r, d in zip(ranges, data, strict=True))
 
 
 async def _pinned(source: ByteSource, plan: FilePlan) -> None:
@@ -253,16 +263,15 @@ async def _select_pages(
         return {}
     schema = plan.schema
     predicate = [schema.column(c).index for c in _where_columns(plan, job) if c in schema]
-    pieces = list(index.held)
     missing = index_ranges(index, plan.kept, read, predicate)
     if missing and held_only:
         return None
-    pieces += await _read(source, job, missing)
+    held = await _fetch(source, job, missing, plan.held)
 
     def select() -> dict[int, GroupPages]:
         found: dict[int, GroupPages] = {}
         cache: dict[int, Any] = {}
-        serve = held_reader(pieces)
+        serve = held_reader(held)
         for group in plan.kept:
             try:
                 found[group] = select_group(
@@ -337,8 +346,8 @@ async def _in_one_phase(
                 wanted.extend(pages.ranges())
             else:
                 wanted.extend(chunk_range(plan, g, leaf) for leaf in leaf_indexes)
-        pieces = await _read(source, job, wanted)
-        pf = pq.ParquetFile(FetchedFile(size, pieces, plan.path), metadata=plan.pyarrow_metadata)
+        held = await _fetch(source, job, wanted, plan.held)
+        pf = pq.ParquetFile(FetchedFile(size, held, plan.path), metadata=plan.pyarrow_metadata)
         for group in groups:
             try:
                 pages = selected.get(group)
@@ -347,11 +356,10 @@ async def _in_one_phase(
                     if not pages.rows:
                         continue  # no page may hold a match
                     try:
-                        table = await to_worker(_decode_pages, pages, plan, job, match, pieces)
+                        table = await to_worker(_decode_pages, pages, plan, job, match, held)
                     except WholeChunks:  # the pages did not decode as indexed: whole chunks
-                        whole = await _read(
-                            source, job, [chunk_range(plan, group, x) for x in leaf_indexes]
-                        )
+                        chunks = [chunk_range(plan, group, x) for x in leaf_indexes]
+                        whole = await _fetch(source, job, chunks, held)
                         group_pf = pq.ParquetFile(
                             FetchedFile(size, whole, plan.path), metadata=plan.pyarrow_metadata
                         )
@@ -380,7 +388,7 @@ class _Hit:
 
 def _first_rows(
     pages: GroupPages | None,
-    pieces: Sequence[tuple[int, bytes]],
+    held: HeldBytes,
     plan: FilePlan,
     group: int,
     columns: _Columns,
@@ -400,14 +408,13 @@ def _first_rows(
         if pages is not None:
             assert plan.page_index is not None
             table = decode_group(
-                pages, plan.page_index, plan.arrow_schema, plan.schema,
-                held_reader(pieces),
-            )  # fmt: skip
+                pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
+            )
             rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
         else:
             size = plan.footer_location.file_size
             meta = plan.pyarrow_metadata
-            pf = pq.ParquetFile(FetchedFile(size, pieces, plan.path), metadata=meta)
+            pf = pq.ParquetFile(FetchedFile(size, held, plan.path), metadata=meta)
             table = pf.read_row_group(group, columns=columns.first, use_threads=False)
             rows = None
         table = computable(table)
@@ -470,9 +477,7 @@ def _leaves_of(plan: FilePlan, names: Sequence[str]) -> list[int]:
     ]
 
 
-def _other_rows(
-    hit: _Hit, plan: FilePlan, job: Job, columns: _Columns, pieces: Sequence[tuple[int, bytes]]
-) -> Any:
+def _other_rows(hit: _Hit, plan: FilePlan, job: Job, columns: _Columns, held: HeldBytes) -> Any:
     """Phase two of a row group: its other columns at its matching rows, joined to the
     predicate columns' (WholeChunks: the pages did not decode as indexed)."""
     try:
@@ -481,15 +486,14 @@ def _other_rows(
         if hit.pages is not None:
             assert plan.page_index is not None
             decoded = decode_group(
-                hit.pages, plan.page_index, plan.arrow_schema, plan.schema,
-                held_reader(pieces),
-            )  # fmt: skip
+                hit.pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
+            )
             parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
         whole = _whole(columns, paged)
         if whole:
             size = plan.footer_location.file_size
             meta = plan.pyarrow_metadata
-            pf = pq.ParquetFile(FetchedFile(size, pieces, plan.path), metadata=meta)
+            pf = pq.ParquetFile(FetchedFile(size, held, plan.path), metadata=meta)
             read = computable(pf.read_row_group(hit.group, columns=whole, use_threads=False))
             read = read.take(pa.array(hit.matched))
             parts.update(zip(read.column_names, read.columns, strict=True))
@@ -519,11 +523,15 @@ async def _in_two_phases(
     index = plan.page_index if job.page_index else None
     read = columns.first_leaves + columns.rest_leaves
     selected = await _select_pages(source, plan, job, columns.first, read, held_only=True)
-    held = list(index.held) if index is not None else []
-    wanted_index = []
+    # What every batch starts from: the bytes the footer's tail held (data and page index),
+    # and (when they were not there) the other columns' offset indexes, fetched with batch one.
+    index_held = plan.held
+    wanted_index: list[tuple[int, int]] = []
     if selected is None:  # the index is not in the tail: whole chunks, and the offset indexes
         selected = {}
         wanted_index = index_ranges(index, plan.kept, columns.rest_leaves, []) if index else []
+    # Phase one never reads over the other columns' chunks: phase two may not want them.
+    others = [chunk_range(plan, g, leaf) for g in plan.kept for leaf in columns.rest_leaves]
     for groups in _fetch_groups(plan, columns.first_leaves, job.max_fetch_bytes):
         groups = [g for g in groups if g not in selected or selected[g].rows]
         wanted = list(wanted_index)
@@ -533,19 +541,21 @@ async def _in_two_phases(
                 wanted.extend(pages.ranges())
             else:
                 wanted.extend(chunk_range(plan, g, leaf) for leaf in columns.first_leaves)
-        pieces = await _read(source, job, wanted)
-        wanted_index, held = [], held + pieces  # the offset indexes come with the first batch
-        hits = await _phase_one(source, plan, job, columns, match, groups, selected, pieces)
-        serve = held_reader(held)
-        for batch in _hit_batches(plan, job, columns, hits, serve):
-            others = await _read(source, job, [r for _, ranges in batch for r in ranges])
+        held = await _fetch(source, job, wanted, index_held, others)
+        if wanted_index:  # later batches keep the offset indexes, not this batch's data
+            index_held = index_held.plus((a, held.read(a, b) or b"") for a, b in wanted_index)
+            wanted_index = []
+        hits = await _phase_one(source, plan, job, columns, match, groups, selected, held)
+        for batch in _hit_batches(plan, job, columns, hits, held_reader(held)):
+            # Phase two: only the bytes phase one did not bring (each byte fetched once).
+            held = await _fetch(source, job, [r for _, ranges in batch for r in ranges], held)
             for hit, _ in batch:
                 try:
-                    yield await to_worker(_other_rows, hit, plan, job, columns, others)
+                    yield await to_worker(_other_rows, hit, plan, job, columns, held)
                 except WholeChunks:  # the pages did not decode as indexed: whole chunks
                     hit.pages = None
                     ranges = [chunk_range(plan, hit.group, x) for x in columns.rest_leaves]
-                    whole = await _read(source, job, ranges)
+                    whole = await _fetch(source, job, ranges, held)
                     yield await to_worker(_other_rows, hit, plan, job, columns, whole)
 
 
@@ -557,18 +567,18 @@ async def _phase_one(
     match: FileMatch,
     groups: Sequence[int],
     selected: dict[int, GroupPages],
-    pieces: Sequence[tuple[int, bytes]],
+    held: HeldBytes,
 ) -> list[_Hit]:
     """The row groups of one batch with a match, decoded at once; a row group whose pages
-    do not decode as indexed is read again from its whole chunks."""
+    do not decode as indexed is read again from its whole chunks (the bytes not held)."""
 
     async def one(group: int) -> _Hit | None:
         try:
             pages = selected.get(group)
-            return await to_worker(_first_rows, pages, pieces, plan, group, columns, job, match)
+            return await to_worker(_first_rows, pages, held, plan, group, columns, job, match)
         except WholeChunks:
             ranges = [chunk_range(plan, group, leaf) for leaf in columns.first_leaves]
-            whole = await _read(source, job, ranges)
+            whole = await _fetch(source, job, ranges, held)
             return await to_worker(_first_rows, None, whole, plan, group, columns, job, match)
 
     found = await gather(one, [(g,) for g in groups])

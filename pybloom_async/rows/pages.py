@@ -58,6 +58,7 @@ from ..predicate import And, In, Or, Predicate
 from ..predicate_normal import normal_form
 from ..pruning.bounds import Bounds, View, bounds_of, decide
 from ..pruning.leaves import Leaf, binary_float, build_leaf, leaf_column, literal_sort_key
+from ..read.ranges import HeldBytes
 
 __all__ = [
     "FilePageIndex",
@@ -490,17 +491,13 @@ def _cut(column: Any, pages: Sequence[PageSpan], rows: Rows) -> Any:
     return pa.chunked_array([c for piece in pieces for c in piece.chunks], type=column.type)
 
 
-def held_reader(pieces: Sequence[tuple[int, bytes]]) -> Callable[[int, int], bytes]:
-    """``read_bytes`` over pieces of the file: each range asked lies in one piece."""
-    ordered = sorted(pieces, key=lambda piece: piece[0])
-    starts = [start for start, _ in ordered]
+def held_reader(held: HeldBytes) -> Callable[[int, int], bytes]:
+    """``read_bytes`` over the bytes of a file fetched so far (WholeChunks where one is not)."""
 
     def read(start: int, end: int) -> bytes:
-        i = bisect.bisect_right(starts, start) - 1
-        if i >= 0:
-            base, data = ordered[i]
-            if end <= base + len(data):
-                return data[start - base : end - base]
-        raise WholeChunks(f"bytes [{start}, {end}) were not fetched")
+        data = held.read(start, end)
+        if data is None:
+            raise WholeChunks(f"bytes [{start}, {end}) were not fetched")
+        return data
 
     return read

@@ -28,6 +28,7 @@ from ..predicate import Predicate
 from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
+from ..read.ranges import HeldBytes
 from .match import Leaves, ValueSets
 from .pages import FilePageIndex, file_page_index
 
@@ -54,16 +55,16 @@ __all__ = [
 
 
 class FetchedFile(io.RawIOBase):
-    """A file whose only readable bytes are pieces fetched beforehand.
+    """A file whose only readable bytes are those fetched beforehand (:class:`HeldBytes`).
 
     pyarrow decodes row groups from it; a read of bytes not fetched is an
     error, so a decode never makes a request of its own.
     """
 
-    def __init__(self, size: int, pieces: Sequence[tuple[int, bytes]], path: str) -> None:
+    def __init__(self, size: int, held: HeldBytes, path: str) -> None:
         super().__init__()
         self._size = size
-        self._pieces = sorted(pieces)
+        self._held = held
         self._path = path
         self._pos = 0
 
@@ -84,21 +85,14 @@ class FetchedFile(io.RawIOBase):
     def readinto(self, buffer: Any) -> int:
         view = memoryview(buffer).cast("B")
         want = min(len(view), max(0, self._size - self._pos))
-        done = 0
-        for start, data in self._pieces:
-            if done == want:
-                break
-            at = self._pos + done
-            if start <= at < start + len(data):
-                n = min(want - done, start + len(data) - at)
-                view[done : done + n] = data[at - start : at - start + n]
-                done += n
-        if done != want:
+        data = self._held.read(self._pos, self._pos + want)
+        if data is None:
             raise OSError(
-                f"bytes [{self._pos + done}, {self._pos + want}) of {self._path} were not fetched"
+                f"bytes [{self._pos}, {self._pos + want}) of {self._path} were not fetched"
             )
-        self._pos += done
-        return done
+        view[:want] = data
+        self._pos += want
+        return want
 
 
 @dataclass
@@ -127,6 +121,9 @@ class FilePlan:
     #: same name): their values, and their Arrow fields.
     partition: dict[str, Any] = dataclasses.field(default_factory=dict)
     partition_fields: tuple[Any, ...] = ()
+    #: The bytes of the kept row groups' chunks and page index that the footer's read
+    #: brought already (its tail): the rows' reads start from them, never fetch them again.
+    held: HeldBytes = dataclasses.field(default_factory=HeldBytes)
 
     @property
     def metadata(self) -> FileMetaData:
@@ -250,7 +247,9 @@ def _arrow_schema(footer: Footer, md: Any | None) -> Any:
         if md is None:
             md = _pyarrow_metadata(footer)
         try:
-            found = pq.ParquetFile(FetchedFile(footer.file_size, [], footer.path), metadata=md)
+            found = pq.ParquetFile(
+                FetchedFile(footer.file_size, HeldBytes(), footer.path), metadata=md
+            )
             found = found.schema_arrow
         except (OSError, pa.ArrowException) as exc:
             raise ParquetFormatError(
@@ -316,7 +315,31 @@ def describe(
     if rows is not None:
         plan.where, plan.every_row = rows.where, rows.every_row
         plan.partition, plan.partition_fields = dict(rows.values), tuple(rows.fields)
+    if kept:
+        plan.held = HeldBytes([*_tail_data(plan, footer), *(pages.held if pages else ())])
     return plan
+
+
+def _tail_data(plan: FilePlan, footer: Footer) -> list[tuple[int, bytes]]:
+    """The kept row groups' chunk bytes that the footer's tail holds (a small file's, or the
+    last row group's of a file read by a large suffix): copies, so the tail itself goes."""
+    tail_start = footer.tail_start
+    if tail_start >= plan.footer_location.metadata_offset:
+        return []
+    found = []
+    for group in plan.kept:
+        spans = []
+        for leaf in range(len(plan.metadata.row_groups[group].columns)):
+            try:
+                spans.append(chunk_range(plan, group, leaf))
+            except ParquetFormatError:
+                continue  # reported when its rows are read
+        if spans:
+            start = max(tail_start, min(a for a, _ in spans))
+            end = max(b for _, b in spans)
+            if start < end:
+                found.append((start, footer.tail[start - tail_start : end - tail_start]))
+    return found
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,9 @@ ROWS = 3000
 COLUMNS = ["id", "s", "d", "dec", "f", "flag", "n"]
 #: No hole read over: the bytes counted are the pages chosen.
 EXACT = ReaderConfig(plan=PlanConfig(max_hole_bytes=0))
+#: A footer read that brings no data bytes (a small file's tail holds its data, which the
+#: rows' reads then use: no bytes left to compare).
+SHORT_TAIL = ReaderConfig(footer_read_bytes=64, plan=PlanConfig(max_hole_bytes=0))
 
 
 def _table(rng: random.Random, sorted_ids: bool) -> Any:
@@ -416,16 +419,17 @@ def _claim_plain_pages(path: Path) -> None:
 
 def test_pages_that_need_a_dictionary_never_read_wrongly(tmp_path: Path) -> None:
     # Encoding statistics that wrongly say no page uses the dictionary: the pages chosen do
-    # not decode without it, and the row group is read again as whole chunks.
+    # not decode without it, and the row group is read again as whole chunks (only their
+    # bytes the pages did not bring).
     path = tmp_path / "dict.parquet"
     words = [f"w{i % 50:03d}" for i in range(20_000)]
     table = pa.table({"id": pa.array(range(20_000), pa.int64()), "s": pa.array(words)})
     pq.write_table(table, path, write_page_index=True, data_page_size=1024)
     _claim_plain_pages(path)
-    got, with_pages = _bytes(path, col("id") == 17_777, ReaderConfig())
+    got, with_pages = _bytes(path, col("id") == 17_777, SHORT_TAIL)
     assert _rows(got) == [{"id": 17_777, "s": "w027"}]
-    _, whole = _bytes(path, col("id") == 17_777, ReaderConfig(), page_index=False)
-    assert with_pages.requests == whole.requests + 1  # the second read, of whole chunks
+    _, whole = _bytes(path, col("id") == 17_777, SHORT_TAIL, page_index=False)
+    assert with_pages.requests > whole.requests  # the second read, of whole chunks
 
 
 _T0 = dt.datetime(2024, 3, 1, 12, 0, 0)
@@ -472,8 +476,8 @@ def test_every_type_decodes_from_its_pages(tmp_path: Path, name: str) -> None:
     options = {"write_page_index": True, "data_page_size": 512, "write_batch_size": 64}
     pq.write_table(table, path, row_group_size=1500, **(options | kwargs))
     where = col("i").isin([3, 1777, 2999])
-    got, with_pages = _bytes(path, where)
-    whole, without = _bytes(path, where, page_index=False)
+    got, with_pages = _bytes(path, where, SHORT_TAIL)
+    whole, without = _bytes(path, where, SHORT_TAIL, page_index=False)
     assert got.equals(whole), (got, whole)
     assert got.column("i").to_pylist() == [3, 1777, 2999]
     assert with_pages.bytes_read < without.bytes_read  # pages, not whole chunks

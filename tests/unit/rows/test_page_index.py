@@ -32,6 +32,7 @@ from pybloom_async.parquet.page_index import (
     single_column_file,
 )
 from pybloom_async.predicate import Predicate, col
+from pybloom_async.read.ranges import HeldBytes
 from pybloom_async.rows.pages import (
     FilePageIndex,
     GroupPages,
@@ -341,8 +342,9 @@ def test_single_column_file_round_trips() -> None:
 
 
 def test_held_reader_refuses_bytes_not_fetched() -> None:
-    read = held_reader([(10, b"abcdef"), (100, b"xyz")])
+    read = held_reader(HeldBytes([(10, b"abcdef"), (100, b"xyz"), (16, b"gh")]))
     assert read(12, 15) == b"cde" and read(100, 103) == b"xyz"
+    assert read(14, 18) == b"efgh"  # across two adjacent pieces
     with pytest.raises(WholeChunks):
         read(14, 20)
     with pytest.raises(WholeChunks):
