@@ -1,8 +1,9 @@
 """Reading the matching rows of one file: its kept chunks (or pages) fetched in merged
 requests, decoded by pyarrow, the predicate evaluated on the data.
 
-The plan (:mod:`.plan`) says what to read; the rows come shaped as the result
-(:mod:`.schema`) once its schema is known.
+The plan (:mod:`.plan`) says what to read; :mod:`.decode` decodes and matches what is read.
+Each byte is fetched at most once per batch of row groups: the footer's tail, phase one's
+bytes and every fallback read serve what follows (:class:`~pybloom_async.read.ranges.HeldBytes`).
 """
 
 from __future__ import annotations
@@ -16,14 +17,24 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ..errors import ParquetFormatError, PyBloomError, SourceError
+from ..errors import PyBloomError, SourceError
 from ..io.base import ByteSource
 from ..io.store import ObjectStoreSource
-from ..predicate import iter_leaves
 from ..read.ranges import HeldBytes, plan_reads
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
-from .match import computable, evaluate, leaf_array
+from .decode import (
+    ReadColumns,
+    decode_pages_of,
+    decode_row_group,
+    format_error,
+    leaves_of,
+    read_columns_of,
+    row_mask,
+    shaped,
+    where_columns,
+)
+from .match import computable
 from .pages import (
     GroupPages,
     WholeChunks,
@@ -38,14 +49,10 @@ from .plan import (
     FileMatch,
     FilePlan,
     Job,
-    TableFile,
     chunk_range,
     file_match,
-    read_columns,
-    row_numbers,
     rows_where,
 )
-from .schema import conform
 
 __all__ = ["TWO_PHASE_MIN_BYTES", "file_tables"]
 
@@ -54,13 +61,6 @@ __all__ = ["TWO_PHASE_MIN_BYTES", "file_tables"]
 #: more (1 MiB): below it, one request per file (no round trip added to a point lookup
 #: whose kept data is small). Measured in bench/RESULTS.md ("Only the bytes that can match").
 TWO_PHASE_MIN_BYTES = 1 << 20
-
-
-def _where_columns(plan: FilePlan, job: Job) -> list[str]:
-    """The columns the file's rows are matched on (none when every row matches: a scan, or
-    its partition values make the predicate TRUE)."""
-    where = rows_where(plan, job)
-    return [] if where is None else list(dict.fromkeys(p.column for p in iter_leaves(where)))
 
 
 def _fetch_groups(
@@ -78,135 +78,6 @@ def _fetch_groups(
         size += need
     if run:
         yield run
-
-
-@dataclass(frozen=True)
-class _Columns:
-    """The columns read of one file (pyarrow's names, and their leaves): the predicate's
-    (``first``: decoded first) and the others (``rest``: only where a row matches)."""
-
-    names: list[str]
-    leaves: list[int]
-    first: list[str]
-    first_leaves: list[int]
-    rest: list[str]
-    rest_leaves: list[int]
-
-
-def _columns(plan: FilePlan, job: Job, table: TableFile | None = None) -> _Columns:
-    on = _where_columns(plan, job)
-    if table is not None:  # the columns its deletes compare are read with the predicate's
-        on += [c for c in table.columns if c not in on]
-    names, leaves = read_columns(plan, job.wanted(plan), on)
-    schema = plan.schema
-    present = [c for c in on if c in schema]
-    tops = {schema.column(c).path_parts[0] for c in present}
-    # A scan, or its partition values: all first (but for a table's deleted rows).
-    every_row = rows_where(plan, job) is None and table is None
-    first = [c for c in names if c in tops or c in present or every_row]
-    rest = [c for c in names if c not in first]
-
-    return _Columns(names, leaves, first, _leaves_of(plan, first), rest, _leaves_of(plan, rest))
-
-
-def _decode_group(
-    pf: Any, plan: FilePlan, group: int, columns: _Columns, job: Job, match: FileMatch
-) -> Any:
-    """Decode one row group, keep the rows where the predicate holds, shape them as the result.
-
-    The predicate's columns are decoded first and the others only when a row matches: a
-    row group kept by a filter's false positive (about 1 in 100 per probed value) costs
-    the decode of its predicate columns only.
-    """
-    rest = columns.rest
-
-    def others() -> Any:
-        return pf.read_row_group(group, columns=rest, use_threads=False) if rest else None
-
-    table = pf.read_row_group(group, columns=columns.first, use_threads=False)
-    positions = match.positions(group, range(table.num_rows))
-    return _matching(table, plan, job, match, others, positions)
-
-
-def _decode_pages(
-    selected: GroupPages,
-    plan: FilePlan,
-    job: Job,
-    match: FileMatch,
-    held: HeldBytes,
-) -> Any:
-    """:func:`_decode_group` for a row group read through its page index (the rows of
-    ``selected.rows``, in order)."""
-    assert plan.page_index is not None
-    table = decode_group(
-        selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
-    )
-    positions = match.positions(selected.group, row_numbers(selected.rows))
-    return _matching(table, plan, job, match, None, positions)
-
-
-def _matching(
-    table: Any,
-    plan: FilePlan,
-    job: Job,
-    match: FileMatch,
-    others: Callable[[], Any] | None = None,
-    positions: Any = None,
-) -> Any:
-    """The rows of a decoded table where the predicate holds, shaped as the result.
-
-    ``others``, if given, decodes the result's remaining columns: called only when a
-    row matches. ``positions``: each row's ordinal in the file (a table's data file).
-    """
-    table = computable(table)
-    if rows_where(plan, job) is None and match.table is None:  # a scan, or partition values
-        more = others() if others is not None else None
-        if more is not None:
-            table = _joined(table, computable(more))
-        return _shaped(table, plan, job)
-    mask = _mask(table, plan, job, match, positions)
-    if others is not None and pc.any(mask).as_py():
-        more = others()
-        if more is not None:
-            table = _joined(table, computable(more))
-    return _shaped(table.filter(mask), plan, job)
-
-
-def _joined(table: Any, more: Any) -> Any:
-    """``table`` with the columns of ``more`` (the same rows) appended."""
-    for name, column in zip(more.column_names, more.columns, strict=True):
-        table = table.append_column(more.schema.field(name), column)
-    return table
-
-
-def _shaped(rows: Any, plan: FilePlan, job: Job) -> Any:
-    """Matching rows shaped as the result, once its schema is known."""
-    if job.schema is None:
-        return rows
-    return conform(rows, plan, job.schema, job.names or [])
-
-
-def _mask(table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: Any = None) -> Any:
-    """Where the file's predicate is TRUE on a decoded (computable) table, and for a table's
-    data file (``positions``: each row's ordinal in the file) where the row is live."""
-    where = rows_where(plan, job)
-    if where is None:  # a scan, or its partition values make the predicate TRUE for every row
-        mask = pa.array(np.ones(table.num_rows, dtype=bool))
-    else:
-        schema = plan.schema
-        arrays = {}
-        for leaf in iter_leaves(where):
-            if leaf.column not in arrays and leaf.column in schema:
-                arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
-        if match.table is not None:
-            arrays.update(match.table.values(table.num_rows))
-        mask = evaluate(where, table, match.leaves, arrays)
-    if match.table is not None and pc.any(mask).as_py():
-        # Deleted rows are dropped from the matches (none: the deletes are not needed).
-        live = match.table.live(table, positions)
-        if live is not None:
-            mask = pc.and_kleene(mask, pa.array(live))
-    return mask
 
 
 async def _fetch(
@@ -262,7 +133,7 @@ async def _select_pages(
     if not job.page_index or index is None or where is None:
         return {}
     schema = plan.schema
-    predicate = [schema.column(c).index for c in _where_columns(plan, job) if c in schema]
+    predicate = [schema.column(c).index for c in where_columns(plan, job) if c in schema]
     missing = index_ranges(index, plan.kept, read, predicate)
     if missing and held_only:
         return None
@@ -303,14 +174,14 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     """
     await _pinned(source, plan)
     table_file = await job.table_file(plan) if job.table_file is not None else None
-    columns = _columns(plan, job, table_file)
+    columns = read_columns_of(plan, job, table_file)
     match = file_match(plan, job, table_file)
     phases = _in_two_phases if _two_phases(plan, job, columns) else _in_one_phase
     async for table in phases(source, plan, job, columns, match):
         yield table
 
 
-def _two_phases(plan: FilePlan, job: Job, columns: _Columns) -> bool:
+def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns) -> bool:
     """Whether the other columns are worth a second request (see :func:`file_tables`)."""
     if rows_where(plan, job) is None or not columns.first or not columns.rest_leaves:
         return False
@@ -322,16 +193,8 @@ def _two_phases(plan: FilePlan, job: Job, columns: _Columns) -> bool:
     return other >= TWO_PHASE_MIN_BYTES
 
 
-def _format_error(exc: BaseException, plan: FilePlan, group: int) -> PyBloomError:
-    if isinstance(exc, PyBloomError):
-        return exc.with_context(path=plan.path, row_group=group)
-    return ParquetFormatError(
-        f"the row group cannot be decoded: {exc}", path=plan.path, row_group=group
-    )
-
-
 async def _in_one_phase(
-    source: ByteSource, plan: FilePlan, job: Job, columns: _Columns, match: FileMatch
+    source: ByteSource, plan: FilePlan, job: Job, columns: ReadColumns, match: FileMatch
 ) -> AsyncGenerator[Any, None]:
     """Every column read of the kept row groups (or their pages) in one request per
     ``max_fetch_bytes``; the other columns decoded only where a row matches."""
@@ -356,7 +219,7 @@ async def _in_one_phase(
                     if not pages.rows:
                         continue  # no page may hold a match
                     try:
-                        table = await to_worker(_decode_pages, pages, plan, job, match, held)
+                        table = await to_worker(decode_pages_of, pages, plan, job, match, held)
                     except WholeChunks:  # the pages did not decode as indexed: whole chunks
                         chunks = [chunk_range(plan, group, x) for x in leaf_indexes]
                         whole = await _fetch(source, job, chunks, held)
@@ -365,10 +228,10 @@ async def _in_one_phase(
                         )
                 if table is None:
                     table = await to_worker(
-                        _decode_group, group_pf, plan, group, columns, job, match
+                        decode_row_group, group_pf, plan, group, columns, job, match
                     )
             except (PyBloomError, OSError, pa.ArrowException) as exc:
-                raise _format_error(exc, plan, group) from None
+                raise format_error(exc, plan, group) from None
             yield table
 
 
@@ -391,7 +254,7 @@ def _first_rows(
     held: HeldBytes,
     plan: FilePlan,
     group: int,
-    columns: _Columns,
+    columns: ReadColumns,
     job: Job,
     match: FileMatch,
 ) -> _Hit | None:
@@ -419,7 +282,7 @@ def _first_rows(
             rows = None
         table = computable(table)
         positions = match.positions(group, rows if rows is not None else range(table.num_rows))
-        mask = pc.fill_null(_mask(table, plan, job, match, positions), False)
+        mask = pc.fill_null(row_mask(table, plan, job, match, positions), False)
         matched = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
         if not matched.size:
             return None
@@ -427,7 +290,7 @@ def _first_rows(
     except WholeChunks:
         raise
     except (PyBloomError, OSError, pa.ArrowException) as exc:
-        raise _format_error(exc, plan, group) from None
+        raise format_error(exc, plan, group) from None
 
 
 def _runs(matched: Any) -> list[tuple[int, int]]:
@@ -439,7 +302,11 @@ def _runs(matched: Any) -> list[tuple[int, int]]:
 
 
 def _other_ranges(
-    plan: FilePlan, job: Job, columns: _Columns, hit: _Hit, index_bytes: Callable[[int, int], bytes]
+    plan: FilePlan,
+    job: Job,
+    columns: ReadColumns,
+    hit: _Hit,
+    index_bytes: Callable[[int, int], bytes],
 ) -> list[tuple[int, int]]:
     """The bytes phase two reads for a row group: the pages of its other columns that hold
     its matching rows (their offset index), and the whole chunks of those it cannot read
@@ -459,25 +326,16 @@ def _other_ranges(
     hit.pages = GroupPages(hit.group, _runs(hit.matched), paged) if paged else None
     ranges = hit.pages.ranges() if hit.pages is not None else []
     whole = _whole(columns, paged)
-    ranges += [chunk_range(plan, hit.group, leaf) for leaf in _leaves_of(plan, whole)]
+    ranges += [chunk_range(plan, hit.group, leaf) for leaf in leaves_of(plan, whole)]
     return ranges
 
 
-def _whole(columns: _Columns, paged: Mapping[str, Any]) -> list[str]:
+def _whole(columns: ReadColumns, paged: Mapping[str, Any]) -> list[str]:
     """The other columns read from whole chunks (those not read by page)."""
     return [name for name in columns.rest if name not in paged]
 
 
-def _leaves_of(plan: FilePlan, names: Sequence[str]) -> list[int]:
-    """The leaves of pyarrow's column names (a top-level column, or a dotted leaf)."""
-    return [
-        d.index
-        for d in plan.schema.columns
-        if any(d.path == n or d.path.startswith(n + ".") for n in names)
-    ]
-
-
-def _other_rows(hit: _Hit, plan: FilePlan, job: Job, columns: _Columns, held: HeldBytes) -> Any:
+def _other_rows(hit: _Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: HeldBytes) -> Any:
     """Phase two of a row group: its other columns at its matching rows, joined to the
     predicate columns' (WholeChunks: the pages did not decode as indexed)."""
     try:
@@ -500,15 +358,15 @@ def _other_rows(hit: _Hit, plan: FilePlan, job: Job, columns: _Columns, held: He
         table = hit.first
         for name in columns.rest:  # top-level names (the predicate's leaves are first)
             table = table.append_column(name, parts[name])
-        return _shaped(table, plan, job)
+        return shaped(table, plan, job)
     except WholeChunks:
         raise
     except (PyBloomError, OSError, pa.ArrowException) as exc:
-        raise _format_error(exc, plan, hit.group) from None
+        raise format_error(exc, plan, hit.group) from None
 
 
 async def _in_two_phases(
-    source: ByteSource, plan: FilePlan, job: Job, columns: _Columns, match: FileMatch
+    source: ByteSource, plan: FilePlan, job: Job, columns: ReadColumns, match: FileMatch
 ) -> AsyncGenerator[Any, None]:
     """The predicate's columns of every kept row group first, decoded and matched; then
     the other columns only of the row groups with a match, and where the offset index says
@@ -563,7 +421,7 @@ async def _phase_one(
     source: ByteSource,
     plan: FilePlan,
     job: Job,
-    columns: _Columns,
+    columns: ReadColumns,
     match: FileMatch,
     groups: Sequence[int],
     selected: dict[int, GroupPages],
@@ -588,7 +446,7 @@ async def _phase_one(
 def _hit_batches(
     plan: FilePlan,
     job: Job,
-    columns: _Columns,
+    columns: ReadColumns,
     hits: Sequence[_Hit],
     index_bytes: Callable[[int, int], bytes],
 ) -> Iterator[list[tuple[_Hit, list[tuple[int, int]]]]]:

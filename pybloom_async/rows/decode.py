@@ -1,0 +1,190 @@
+"""A kept row group's fetched bytes decoded and matched: the columns a file's rows are read
+with (the predicate's first, the others only where a row matches), the predicate evaluated
+on the decoded data, and the matching rows shaped as the result.
+
+The I/O that brings the bytes is :mod:`.fetch`'s; the plan (:mod:`.plan`) says what to read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import ParquetFormatError, PyBloomError
+from ..predicate import iter_leaves
+from ..read.ranges import HeldBytes
+from .match import computable, evaluate, leaf_array
+from .pages import GroupPages, decode_group, held_reader
+from .plan import FileMatch, FilePlan, Job, TableFile, read_columns, row_numbers, rows_where
+from .schema import conform
+
+__all__ = [
+    "ReadColumns",
+    "decode_pages_of",
+    "decode_row_group",
+    "format_error",
+    "leaves_of",
+    "matching",
+    "read_columns_of",
+    "row_mask",
+    "shaped",
+    "where_columns",
+]
+
+
+def where_columns(plan: FilePlan, job: Job) -> list[str]:
+    """The columns the file's rows are matched on (none when every row matches: a scan, or
+    its partition values make the predicate TRUE)."""
+    where = rows_where(plan, job)
+    return [] if where is None else list(dict.fromkeys(p.column for p in iter_leaves(where)))
+
+
+@dataclass(frozen=True)
+class ReadColumns:
+    """The columns read of one file (pyarrow's names, and their leaves): the predicate's
+    (``first``: decoded first) and the others (``rest``: only where a row matches)."""
+
+    names: list[str]
+    leaves: list[int]
+    first: list[str]
+    first_leaves: list[int]
+    rest: list[str]
+    rest_leaves: list[int]
+
+
+def read_columns_of(plan: FilePlan, job: Job, table: TableFile | None = None) -> ReadColumns:
+    on = where_columns(plan, job)
+    if table is not None:  # the columns its deletes compare are read with the predicate's
+        on += [c for c in table.columns if c not in on]
+    names, leaves = read_columns(plan, job.wanted(plan), on)
+    schema = plan.schema
+    present = [c for c in on if c in schema]
+    tops = {schema.column(c).path_parts[0] for c in present}
+    # A scan, or its partition values: all first (but for a table's deleted rows).
+    every_row = rows_where(plan, job) is None and table is None
+    first = [c for c in names if c in tops or c in present or every_row]
+    rest = [c for c in names if c not in first]
+
+    return ReadColumns(names, leaves, first, leaves_of(plan, first), rest, leaves_of(plan, rest))
+
+
+def decode_row_group(
+    pf: Any, plan: FilePlan, group: int, columns: ReadColumns, job: Job, match: FileMatch
+) -> Any:
+    """Decode one row group, keep the rows where the predicate holds, shape them as the result.
+
+    The predicate's columns are decoded first and the others only when a row matches: a
+    row group kept by a filter's false positive (about 1 in 100 per probed value) costs
+    the decode of its predicate columns only.
+    """
+    rest = columns.rest
+
+    def others() -> Any:
+        return pf.read_row_group(group, columns=rest, use_threads=False) if rest else None
+
+    table = pf.read_row_group(group, columns=columns.first, use_threads=False)
+    positions = match.positions(group, range(table.num_rows))
+    return matching(table, plan, job, match, others, positions)
+
+
+def decode_pages_of(
+    selected: GroupPages,
+    plan: FilePlan,
+    job: Job,
+    match: FileMatch,
+    held: HeldBytes,
+) -> Any:
+    """:func:`decode_row_group` for a row group read through its page index (the rows of
+    ``selected.rows``, in order)."""
+    assert plan.page_index is not None
+    table = decode_group(
+        selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
+    )
+    positions = match.positions(selected.group, row_numbers(selected.rows))
+    return matching(table, plan, job, match, None, positions)
+
+
+def matching(
+    table: Any,
+    plan: FilePlan,
+    job: Job,
+    match: FileMatch,
+    others: Callable[[], Any] | None = None,
+    positions: Any = None,
+) -> Any:
+    """The rows of a decoded table where the predicate holds, shaped as the result.
+
+    ``others``, if given, decodes the result's remaining columns: called only when a
+    row matches. ``positions``: each row's ordinal in the file (a table's data file).
+    """
+    table = computable(table)
+    if rows_where(plan, job) is None and match.table is None:  # a scan, or partition values
+        more = others() if others is not None else None
+        if more is not None:
+            table = _joined(table, computable(more))
+        return shaped(table, plan, job)
+    mask = row_mask(table, plan, job, match, positions)
+    if others is not None and pc.any(mask).as_py():
+        more = others()
+        if more is not None:
+            table = _joined(table, computable(more))
+    return shaped(table.filter(mask), plan, job)
+
+
+def _joined(table: Any, more: Any) -> Any:
+    """``table`` with the columns of ``more`` (the same rows) appended."""
+    for name, column in zip(more.column_names, more.columns, strict=True):
+        table = table.append_column(more.schema.field(name), column)
+    return table
+
+
+def shaped(rows: Any, plan: FilePlan, job: Job) -> Any:
+    """Matching rows shaped as the result, once its schema is known."""
+    if job.schema is None:
+        return rows
+    return conform(rows, plan, job.schema, job.names or [])
+
+
+def row_mask(table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: Any = None) -> Any:
+    """Where the file's predicate is TRUE on a decoded (computable) table, and for a table's
+    data file (``positions``: each row's ordinal in the file) where the row is live."""
+    where = rows_where(plan, job)
+    if where is None:  # a scan, or its partition values make the predicate TRUE for every row
+        mask = pa.array(np.ones(table.num_rows, dtype=bool))
+    else:
+        schema = plan.schema
+        arrays = {}
+        for leaf in iter_leaves(where):
+            if leaf.column not in arrays and leaf.column in schema:
+                arrays[leaf.column] = leaf_array(table, schema.column(leaf.column), leaf.column)
+        if match.table is not None:
+            arrays.update(match.table.values(table.num_rows))
+        mask = evaluate(where, table, match.leaves, arrays)
+    if match.table is not None and pc.any(mask).as_py():
+        # Deleted rows are dropped from the matches (none: the deletes are not needed).
+        live = match.table.live(table, positions)
+        if live is not None:
+            mask = pc.and_kleene(mask, pa.array(live))
+    return mask
+
+
+def format_error(exc: BaseException, plan: FilePlan, group: int) -> PyBloomError:
+    if isinstance(exc, PyBloomError):
+        return exc.with_context(path=plan.path, row_group=group)
+    return ParquetFormatError(
+        f"the row group cannot be decoded: {exc}", path=plan.path, row_group=group
+    )
+
+
+def leaves_of(plan: FilePlan, names: Sequence[str]) -> list[int]:
+    """The leaves of pyarrow's column names (a top-level column, or a dotted leaf)."""
+    return [
+        d.index
+        for d in plan.schema.columns
+        if any(d.path == n or d.path.startswith(n + ".") for n in names)
+    ]
