@@ -241,8 +241,8 @@ class _CountedReader(BloomReader):
         self.__dict__ = reader.__dict__  # one state, shared with the caller's reader
         self._counted = _BothStats(reader.__dict__["stats"], stats)
 
-    @property  # type: ignore[override]  # read-only here: the caller's reader holds it
-    def stats(self) -> SourceStats:
+    @property
+    def stats(self) -> SourceStats:  # type: ignore[override]  # read-only: the reader's own is kept
         """The run's counts and the reader's own at once."""
         return self._counted
 
