@@ -11,6 +11,7 @@ coverage by the C targets instead).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -36,7 +37,8 @@ def main(argv: list[str]) -> None:
         import pybloom_async.parquet.decode
         import pybloom_async.pruning.api
         import pybloom_async.read.plan
-        import pybloom_async.read.reader  # noqa: F401
+        import pybloom_async.read.reader
+        import pybloom_async.rows.api  # noqa: F401
 
         for extra in chosen.instrument:
             __import__(extra)
@@ -45,6 +47,17 @@ def main(argv: list[str]) -> None:
         from fuzz import readerfuzz
 
         readerfuzz.bases()
+    elif chosen.name == "lookup":
+        from fuzz import lookupfuzz
+
+        lookupfuzz.bases()
+    expected = os.environ.get("PYBLOOM_ASYNC_EXPECT_NATIVE")
+    if expected:  # a sanitised run (fuzz/run.py): the sanitised C core, or nothing
+        from pybloom_async._native import _cffi
+
+        loaded = Path(_cffi.__file__).resolve()
+        if not str(loaded).startswith(str(Path(expected).resolve())):
+            raise SystemExit(f"expected the C core from {expected}, loaded {loaded}")
     atheris.Setup([argv[0], *argv[2:]], chosen.run)
     atheris.Fuzz()
 

@@ -13,7 +13,11 @@ corpus, saves crashing inputs to ``fuzz/artifacts/<target>/`` and the fuzzer's o
 ``fuzz/logs/<target>.log``. All four are gitignored. Python targets run under atheris
 (``fuzz/harness.py``); C targets are built with clang (``-fsanitize=fuzzer,address,
 undefined``) into ``build/fuzz/`` and skipped with a note when clang or its libFuzzer
-runtime is missing.
+runtime is missing. A Python target marked ``sanitized`` (all of them with
+``--sanitize``) runs with a copy of the package in ``build/fuzz/asan-package/`` whose C
+core clang built with ASan + UBSan (and libFuzzer's coverage hooks), atheris's ASan
+runtime preloaded: a memory error in the C core under Python, or an abort in pyarrow's
+C++, is a crash like any other.
 
 The exit status is 1 when any target crashed (or its fuzzer failed), else 0.
 """
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -52,6 +57,8 @@ C_FLAGS = [
     f"-I{REPO / 'csrc' / 'vendor' / 'xxhash'}",
     f"-I{REPO / 'csrc' / 'core'}",
 ]
+SAN_FLAGS = "-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all"
+SAN_PACKAGE = BUILD / "asan-package"
 ARTIFACT_PREFIXES = ("crash-", "timeout-", "oom-", "leak-", "slow-unit-")
 STATUS_RE = re.compile(
     r"^#(\d+)\s+(\w+)\s+cov: (\d+) ft: (\d+) corp: (\d+)/(\S+).*?(?:exec/s: (\d+))?"
@@ -116,6 +123,57 @@ def build_c(t: CTarget) -> Path | None:
     return out
 
 
+def sanitized_package() -> tuple[Path, Path] | None:
+    """This tree's package with its C core built by clang with ASan + UBSan, and atheris's
+    ASan runtime to preload; None when clang or that runtime is missing.
+
+    The Python files are copied on every run; the C core is built again when a C source
+    is newer than it.
+    """
+    clang = shutil.which(os.environ.get("CLANG", "clang"))
+    spec = importlib.util.find_spec("atheris")
+    if clang is None or spec is None or spec.origin is None:
+        return None
+    runtime = Path(spec.origin).parent.parent / "asan_with_fuzzer.so"
+    if not runtime.exists():
+        return None
+    native = SAN_PACKAGE / "pybloom_async" / "_native"
+    shutil.copytree(
+        REPO / "pybloom_async",
+        SAN_PACKAGE / "pybloom_async",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("_cffi*.so", "__pycache__"),
+    )
+    built = list(native.glob("_cffi*.so"))
+    inputs = [*CORE_SOURCES, *(REPO / "csrc").rglob("*.h"), REPO / "csrc" / "build_native.py"]
+    newest = max(p.stat().st_mtime for p in inputs)
+    if built and built[0].stat().st_mtime >= newest:
+        return SAN_PACKAGE, runtime
+    flags = f"{SAN_FLAGS} -fno-omit-frame-pointer -g -O1"
+    env = dict(os.environ, CC=clang, PYBLOOM_ASYNC_CFLAGS=flags, PYBLOOM_ASYNC_LDFLAGS=SAN_FLAGS)
+    command = [sys.executable, "setup.py", "-q", "build_ext", "--force"]
+    command += ["--build-lib", str(SAN_PACKAGE), "--build-temp", str(BUILD / "asan-tmp")]
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"building the sanitised C core failed:\n{proc.stderr}")
+    return SAN_PACKAGE, runtime
+
+
+def sanitized_env(package: Path, runtime: Path) -> dict[str, str]:
+    """The environment of a Python target run with the sanitised package."""
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = str(runtime)
+    # pyarrow's allocations are seen too: no leak report (the interpreter keeps objects to
+    # its end), a small quarantine (RSS stays under the runner's limit).
+    env["ASAN_OPTIONS"] = "detect_leaks=0:allocator_may_return_null=1:quarantine_size_mb=64"
+    env["UBSAN_OPTIONS"] = "print_stacktrace=1"
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(package), str(REPO), env.get("PYTHONPATH")) if p
+    )
+    env["PYBLOOM_ASYNC_EXPECT_NATIVE"] = str(package)
+    return env
+
+
 def parse_log(text: str, result: Result) -> None:
     """Fill executions and coverage from libFuzzer's status lines and final stats."""
     for line in text.splitlines():
@@ -133,6 +191,7 @@ def run_target(name: str, seconds: int, args: argparse.Namespace) -> Result:
     """Fuzz one target for ``seconds``; returns its figures."""
     t = TARGETS[name]
     result = Result(name, t.kind, float(seconds))
+    env: dict[str, str] | None = None  # None: this process's
     if isinstance(t, CTarget):
         binary = build_c(t)
         if binary is None:
@@ -142,6 +201,12 @@ def run_target(name: str, seconds: int, args: argparse.Namespace) -> Result:
     else:
         assert isinstance(t, PyTarget)
         command = [sys.executable, str(FUZZ / "harness.py"), name]
+        if t.sanitized or args.sanitize:
+            found = sanitized_package()
+            if found is None:
+                result.skipped = "clang or atheris's ASan runtime not found (sanitised run)"
+                return result
+            env = sanitized_env(*found)
     seeds, result.seeds = write_seeds(name)
     corpus = FUZZ / "corpus" / name
     artifacts = FUZZ / "artifacts" / name
@@ -171,6 +236,7 @@ def run_target(name: str, seconds: int, args: argparse.Namespace) -> Result:
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=REPO,
+            env=env,
             check=False,
             # A hung harness must not hang CI: libFuzzer stops itself at max_total_time,
             # this is the backstop.
@@ -200,6 +266,11 @@ def main(argv: list[str] | None = None) -> int:
         "--seed",
         type=int,
         help="libFuzzer's random seed (default: a new one each run); CI's smoke run fixes it",
+    )
+    parser.add_argument(
+        "--sanitize",
+        action="store_true",
+        help="run every Python target with the C core built with ASan + UBSan",
     )
     parser.add_argument("--summary", type=Path, help="write the results as JSON here")
     parser.add_argument("--list", action="store_true", help="list the targets and exit")

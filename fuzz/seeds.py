@@ -187,6 +187,25 @@ def reader_scripts() -> Iterator[tuple[str, bytes]]:
         )
 
 
+def lookup_scripts() -> Iterator[tuple[str, bytes]]:
+    """Seeds of ``lookup``: each base file untouched under each flag, and damaged in a size
+    statistic's definition-level histogram (one entry of two: pyarrow's C++ metadata
+    refuses it) and in one byte."""
+    import struct
+
+    from . import lookupfuzz
+
+    for i, base in enumerate(lookupfuzz.bases()):
+        for flags in (0, 4, 8, 16):
+            yield f"base{i}-{flags}", lookupfuzz.encode(i, flags=flags)
+        (n,) = struct.unpack("<I", base[-8:-4])
+        footer = base[len(base) - 8 - n : -8]
+        at = footer.find(bytes.fromhex("192600c801"))  # [0, n] as a list of two i64
+        if at >= 0:
+            yield f"base{i}-histogram", lookupfuzz.encode(i, [(1, at + 1, 0x16), (2, at + 2, 0)])
+        yield f"base{i}-byte", lookupfuzz.encode(i, [(0, n // 2, 3)])
+
+
 def paimon_indexes() -> Iterator[tuple[str, bytes]]:
     """Seeds of ``paimon_index``: containers written by the package, with real filters."""
     from pybloom_async.paimon.container import write_paimon_file_index

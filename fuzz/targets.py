@@ -47,6 +47,9 @@ class PyTarget:
     instrument: tuple[str, ...] = ()
     #: libFuzzer's -max_len: the largest input tried.
     max_len: int = 4096
+    #: Run with the C core built with ASan + UBSan (``fuzz/run.py``), always: for targets
+    #: that drive the C core and pyarrow's C++ together (others: with ``--sanitize``).
+    sanitized: bool = False
     kind: str = field(default="python", init=False)
 
 
@@ -67,14 +70,20 @@ TARGETS: dict[str, PyTarget | CTarget] = {}
 
 
 def target(
-    name: str, *, seeds: SeedFn, instrument: tuple[str, ...] = (), max_len: int = 4096
+    name: str,
+    *,
+    seeds: SeedFn,
+    instrument: tuple[str, ...] = (),
+    max_len: int = 4096,
+    sanitized: bool = False,
 ) -> Callable[[Callable[[bytes], None]], Callable[[bytes], None]]:
     """Register a Python fuzz target (decorator)."""
 
     def register(fn: Callable[[bytes], None]) -> Callable[[bytes], None]:
         if name in TARGETS:
             raise ValueError(f"fuzz target {name!r} is registered twice")
-        TARGETS[name] = PyTarget(name, fn, seeds, ("pybloom_async", *instrument), max_len)
+        instrumented = ("pybloom_async", *instrument)
+        TARGETS[name] = PyTarget(name, fn, seeds, instrumented, max_len, sanitized)
         return fn
 
     return register
@@ -364,6 +373,20 @@ def fuzz_reader(data: bytes) -> None:
     from .readerfuzz import check_reader
 
     check_reader(data)
+
+
+@target("lookup", seeds=seeds.lookup_scripts, max_len=512, sanitized=True)
+def fuzz_lookup(data: bytes) -> None:
+    """``lookup`` on real files whose footer a script damages: pyarrow decodes the footer
+    and the row groups kept, the page index is read, rows are matched.
+
+    See ``fuzz/lookupfuzz.py`` for the script and the properties (the file's error or a
+    skip, never an abort; every row returned matches). Runs with the C core built with
+    ASan + UBSan (see ``fuzz/run.py``).
+    """
+    from .lookupfuzz import check_lookup
+
+    check_lookup(data)
 
 
 # --------------------------------------------------------------------------- lake index

@@ -1,4 +1,5 @@
-"""Checks of what public entry points are given: counts, limits, sizes, rates, durations.
+"""Checks of what public entry points are given: counts, limits, sizes, rates, durations,
+the locations of files.
 
 Every concurrency, limit, size, false-positive rate and timeout a caller passes is
 checked here, once, where it enters the library, so that a bad value fails with one
@@ -20,18 +21,21 @@ from __future__ import annotations
 
 import inspect
 import numbers
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, ParamSpec, TypeVar, cast
 
 from .errors import InvalidArgumentError, MissingDependencyError, PyBloomError
 
 __all__ = [
     "integer",
+    "path_text",
     "positive_int",
     "probability",
     "require_pyarrow",
     "same_arguments_as",
     "seconds",
+    "sources_list",
 ]
 
 _P = ParamSpec("_P")
@@ -194,3 +198,46 @@ def require_pyarrow(purpose: str) -> Any:
             message = f"pyarrow is needed to {purpose} but cannot be imported: {exc}"
         raise MissingDependencyError(message) from None
     return pyarrow
+
+
+def path_text(name: str, value: object) -> str:
+    """The text of a path or URL given as a string or an ``os.PathLike`` of one.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Anything else (bytes, a number, None, a PathLike of bytes).
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        text = os.fspath(value)
+        if isinstance(text, str):
+            return text
+    raise InvalidArgumentError(
+        f"{name} must be a path or URL string (or an os.PathLike of one), not {_kind(value)}"
+    )
+
+
+def sources_list(name: str, value: object) -> list[Any]:
+    """The files and folders a multi-file entry point is given, as a list: one path or URL
+    (a string or an ``os.PathLike``), or an iterable of them (each checked where it is
+    read, :func:`path_text`).
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not a path, URL or iterable of them (bytes, a number, None).
+    """
+    if isinstance(value, (str, os.PathLike)):
+        return [value]
+    if isinstance(value, (bytes, bytearray, memoryview)) or not isinstance(value, Iterable):
+        raise InvalidArgumentError(
+            f"{name} must be a path or URL, or a list of them, not {_kind(value)}"
+        )
+    return list(value)
+
+
+def _kind(value: object) -> str:
+    """What a value of the wrong kind is, for the message (its type, not its content)."""
+    return "None" if value is None else type(value).__name__

@@ -168,6 +168,10 @@ class Parser:
 
     def values(self) -> tuple[Any, ...]:
         self.take("lparen", "'(' after IN")
+        closing = self.peek()
+        if closing is not None and closing.kind == "rparen":  # IN (): no value, as DuckDB
+            self.i += 1
+            return ()
         values = [self.literal()]
         while (t := self.peek()) is not None and t.kind == "comma":
             self.i += 1

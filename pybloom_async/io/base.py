@@ -29,7 +29,7 @@ from typing import TypeVar
 
 import obstore.exceptions as obstore_errors
 
-from ..checks import integer
+from ..checks import integer, path_text
 from ..errors import InvalidArgumentError, PyBloomError, SourceError, SourceNotFoundError
 from .identity import SourceIdentity
 
@@ -119,8 +119,16 @@ _HTTP_KINDS = {
 
 
 def location_text(location: str | os.PathLike[str] | FileInfo) -> str:
-    """The path or URL a file is given by: a :class:`FileInfo`'s ``path``, or the text."""
-    return location.path if isinstance(location, FileInfo) else os.fspath(location)
+    """The path or URL a file is given by: a :class:`FileInfo`'s ``path``, or the text.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not a path or URL (bytes, a number, None).
+    """
+    if isinstance(location, str):
+        return location
+    return location.path if isinstance(location, FileInfo) else path_text("location", location)
 
 
 def shorten(text: str, limit: int) -> str:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from typing import Protocol, TypeVar
 
+from ..checks import sources_list
 from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from .address import parse_address
 from .base import FileInfo, SourceStats, location_text
@@ -76,9 +77,9 @@ def stream_paths(
     """
     if isinstance(paths, FileStream):
         return paths
-    if isinstance(paths, (str, os.PathLike, FileInfo)):
+    if isinstance(paths, FileInfo):
         paths = [paths]
-    return FileStream(_stream(list(paths), reader, unreadable, folders))
+    return FileStream(_stream(sources_list("sources", paths), reader, unreadable, folders))
 
 
 async def _stream(
@@ -93,7 +94,7 @@ async def _stream(
             if seen.named(p.path):
                 yield p
             continue
-        text = os.fspath(p)
+        text = location_text(p)
         local = "://" not in text
         if (
             text.lower().endswith(".parquet")

@@ -25,7 +25,7 @@ import anyio.to_thread
 import numpy as np
 
 from .._native import check, ffi, lib
-from ..checks import integer, probability, require_pyarrow
+from ..checks import integer, path_text, probability, require_pyarrow
 from ..core.filter import SplitBlockBloomFilter, optimal_num_bytes
 from ..core.stripes import BLOCK_BYTES, fold_to
 from ..errors import InvalidArgumentError, PredicateError, PyBloomError, SourceError
@@ -505,7 +505,7 @@ async def build_lake_index(
         opts = dataclasses.replace(opts, config=ReaderConfig(footer_read_bytes=FOLD_FOOTER_READ))
     async with open_run(opts, default_concurrency=max(2, cpus)) as run_:
         ctx = BuildContext(
-            root=os.fspath(root), reader=run_.reader, columns=wanted,
+            root=path_text("root", root), reader=run_.reader, columns=wanted,
             fpp=probability("fpp", fpp), ndv=ndv, mode=mode,
             cpu=anyio.CapacityLimiter(cpus), strict=opts.strict, table=table,
         )  # fmt: skip

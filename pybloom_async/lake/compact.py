@@ -10,6 +10,7 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
+from ..checks import path_text
 from ..errors import ParquetFormatError, SourceNotFoundError
 from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options
@@ -170,7 +171,7 @@ async def compact_lake_index(
     SourceError
         A segment cannot be read, written or removed.
     """
-    text = os.fspath(root)
+    text = path_text("root", root)
     result = LakeCompaction()
     async with open_run(run_options(run, keywords, "compact_lake_index")) as r:
         rdr = r.reader

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..checks import path_text
 from ..errors import ParquetFormatError, PyBloomError
 from ..parquet import ColumnDescriptor
 from ..parquet.logical import logical_text, parse_logical
@@ -59,7 +60,7 @@ _CRC = struct.Struct("<I")
 
 def lake_dir(root: str | os.PathLike[str]) -> str:
     """The folder (or prefix) holding the lake index of the files under ``root``."""
-    text = os.fspath(root)
+    text = path_text("root", root)
     return text.rstrip("/") + "/" + LAKE_DIR + "/"
 
 

@@ -197,6 +197,11 @@ class ColumnChunk:
         offset = self._details().file_offset
         return offset if offset is not None else 0
 
+    @property
+    def has_offset_index(self) -> bool:
+        """Whether the writer recorded an offset index (the page index) for the chunk."""
+        return self._details().offset_index_offset is not None
+
     def __repr__(self) -> str:
         return (
             f"ColumnChunk(row_group={self._row_group}, path={self.path!r}, "

@@ -7,6 +7,7 @@ from typing import Any
 from thrift.Thrift import TType
 
 from ..errors import EncryptedFileError, ParquetFormatError
+from ..types import PhysicalType
 from . import thrift_specs as wire
 from .elements import Statistics
 from .schema import ColumnDescriptor
@@ -77,7 +78,7 @@ _CHUNK_ARGS = wire.decode_args(
 # The rest of a chunk.
 _DETAILS_ARGS = wire.decode_args(
     wire.ColumnChunk,
-    ("file_path", "file_offset", "meta_data"),
+    ("file_path", "file_offset", "meta_data", "offset_index_offset"),
     meta_data=wire.decode_args(
         wire.ColumnMetaData,
         (
@@ -89,6 +90,7 @@ _DETAILS_ARGS = wire.decode_args(
             "index_page_offset",
             "dictionary_page_offset",
             "encoding_stats",
+            "size_statistics",
         ),
     ),
 )
@@ -185,6 +187,35 @@ def check_details(
                 f"({chunk_place(group, column)})",
                 path=path,
             )
+    if md.size_statistics is not None:
+        _check_size_statistics(md.size_statistics, group, column, path)
+
+
+def _check_size_statistics(
+    sizes: wire.SizeStatistics, group: int, column: ColumnDescriptor, path: str | None
+) -> None:
+    """A chunk's size statistics as pyarrow checks them when it builds the chunk's metadata
+    (some of its accessors then end the process instead of raising): a level histogram has
+    one entry per level, unencoded byte sizes belong to BYTE_ARRAY columns."""
+    for name, histogram, levels in (
+        ("repetition", sizes.repetition_level_histogram, column.max_repetition_level + 1),
+        ("definition", sizes.definition_level_histogram, column.max_definition_level + 1),
+    ):
+        if histogram and len(histogram) != levels:
+            raise ParquetFormatError(
+                f"the size statistics' {name}-level histogram has {len(histogram)} entries, "
+                f"not {levels} ({chunk_place(group, column)})",
+                path=path,
+            )
+    if (
+        sizes.unencoded_byte_array_data_bytes is not None
+        and column.physical_type != PhysicalType.BYTE_ARRAY
+    ):
+        raise ParquetFormatError(
+            "the size statistics give unencoded BYTE_ARRAY sizes for a "
+            f"{column.physical_type.name} column ({chunk_place(group, column)})",
+            path=path,
+        )
 
 
 def chunk_place(group: int, column: ColumnDescriptor) -> str:

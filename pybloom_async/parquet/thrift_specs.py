@@ -52,6 +52,7 @@ __all__ = [
     "PageLocation",
     "RowGroup",
     "SchemaElement",
+    "SizeStatistics",
     "Statistics",
     "TimeType",
     "TimeUnit",
@@ -258,8 +259,16 @@ class PageEncodingStats(_Struct):
     count: int | None = None
 
 
+class SizeStatistics(_Struct):
+    """``struct SizeStatistics``: a chunk's unencoded sizes and level histograms."""
+
+    unencoded_byte_array_data_bytes: int | None = None
+    repetition_level_histogram: list[int] | None = None
+    definition_level_histogram: list[int] | None = None
+
+
 class ColumnMetaData(_Struct):
-    """``struct ColumnMetaData`` (without its key/value metadata and size statistics)."""
+    """``struct ColumnMetaData`` (without its key/value metadata and geospatial statistics)."""
 
     type: int | None = None
     encodings: list[int] | None = None
@@ -275,6 +284,7 @@ class ColumnMetaData(_Struct):
     encoding_stats: list[PageEncodingStats] | None = None
     bloom_filter_offset: int | None = None
     bloom_filter_length: int | None = None
+    size_statistics: SizeStatistics | None = None
 
 
 class ColumnChunk(_Struct):
@@ -437,6 +447,12 @@ _spec(
     (3, TType.I32, "count", None),
 )
 _spec(
+    SizeStatistics,
+    (1, TType.I64, "unencoded_byte_array_data_bytes", None),
+    (2, TType.LIST, "repetition_level_histogram", _list_of(TType.I64)),
+    (3, TType.LIST, "definition_level_histogram", _list_of(TType.I64)),
+)
+_spec(
     ColumnMetaData,
     (1, TType.I32, "type", None),
     (2, TType.LIST, "encodings", _list_of(TType.I32)),
@@ -453,6 +469,7 @@ _spec(
     (13, TType.LIST, "encoding_stats", _list_of(TType.STRUCT, _struct(PageEncodingStats))),
     (14, TType.I64, "bloom_filter_offset", None),
     (15, TType.I32, "bloom_filter_length", None),
+    (16, TType.STRUCT, "size_statistics", _struct(SizeStatistics)),
 )
 _spec(
     ColumnChunk,

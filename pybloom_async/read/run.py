@@ -68,7 +68,8 @@ class RunOptions:
         its fields: endpoint, region, credentials, allow_http, ...); by default obstore
         reads the standard environment variables.
     stats:
-        Counts requests and bytes.
+        Counts requests and bytes (given with ``reader``: this run's, which the reader's
+        own stats count too).
     config:
         Reader limits and tuning (:class:`~pybloom_async.ReaderConfig`).
     reader:
@@ -212,6 +213,40 @@ class Run:
             return await work(file)
 
 
+class _BothStats(SourceStats):
+    """Counts that go to two SourceStats: a run's (``stats=``) and its reader's own."""
+
+    def __init__(self, first: SourceStats, second: SourceStats) -> None:
+        super().__init__()
+        self._pair = (first, second)
+
+    def add_reads(self, requests: int, nbytes: int) -> None:
+        for stats in self._pair:
+            stats.add_reads(requests, nbytes)
+
+    def add_metadata(self, requests: int = 1) -> None:
+        for stats in self._pair:
+            stats.add_metadata(requests)
+
+
+class _CountedReader(BloomReader):
+    """A caller's reader for one run given ``stats=`` too: the same reader (its instance
+    dictionary is the caller's reader's, so the cache, limiters and learned suffix are one),
+    whose requests in this run are counted in the run's ``stats`` as well as in its own.
+    Other runs of that reader, at the same time, count in its own stats only."""
+
+    __slots__ = ("_counted",)
+
+    def __init__(self, reader: BloomReader, stats: SourceStats) -> None:
+        self.__dict__ = reader.__dict__  # one state, shared with the caller's reader
+        self._counted = _BothStats(reader.__dict__["stats"], stats)
+
+    @property
+    def stats(self) -> SourceStats:  # type: ignore[override]  # read-only: the reader's own is kept
+        """The run's counts and the reader's own at once."""
+        return self._counted
+
+
 def release_thread_memory() -> None:
     """Hand back what pyarrow's allocator keeps for the calling thread (its default pool,
     mimalloc, keeps freed pages per thread until that thread calls into it again: a lane's
@@ -268,6 +303,8 @@ async def open_run(
         stats=opts.stats,
         max_files=max_files,
     )
+    if opts.reader is not None and opts.stats is not None and opts.stats is not rdr.stats:
+        rdr = _CountedReader(rdr, opts.stats)
     wanted = default_concurrency if opts.concurrency is None else opts.concurrency
     limit = files_at_once(wanted, rdr.config)
     try:

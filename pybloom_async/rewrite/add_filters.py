@@ -63,7 +63,14 @@ import anyio
 import anyio.to_thread
 import numpy as np
 
-from ..checks import integer, positive_int, probability, require_pyarrow, same_arguments_as
+from ..checks import (
+    integer,
+    path_text,
+    positive_int,
+    probability,
+    require_pyarrow,
+    same_arguments_as,
+)
 from ..core.filter import DEFAULT_MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, optimal_num_bytes
 from ..errors import (
     InvalidArgumentError,
@@ -336,9 +343,9 @@ def _job(
                 "out= applies to a file: a table's new files go next to the old ones"
             )
         return _Job("", None, "", spec, table=path)
-    display = os.fspath(path)
+    display = path_text("path", path)
     where = parse_address(display)
-    target = display if out is None else os.fspath(out)
+    target = display if out is None else path_text("out", out)
     parse_address(target)  # a malformed destination fails before any work
     local = where.path if where.kind == "file" else None
     return _Job(display, local, target, spec, absent_ok=not require_columns)

@@ -218,13 +218,34 @@ _ARROW_KEY = "ARROW:schema"
 
 
 def _pyarrow_metadata(footer: Footer) -> Any:
-    """pyarrow's own decode of the footer (what its reader needs to decode data)."""
+    """pyarrow's own decode of the footer (what its reader needs to decode data).
+
+    Only pyarrow calls that raise are made on it: opening a reader with it, its schema, and
+    reading row groups. ``FileMetaData.row_group`` and ``RowGroupMetaData.column`` are
+    never called: they build pyarrow's C++ metadata classes, whose checks (a level
+    histogram's length, for one) end the process on a hostile footer instead of raising.
+    Our own decoder checks those fields before (:meth:`FileMetaData.load`), so that such a
+    file is refused with a clear message before any row is read.
+    """
     try:
         return pq.read_metadata(pa.BufferReader(footer_bytes(footer)))
-    except (OSError, pa.ArrowException) as exc:
-        raise ParquetFormatError(
-            f"pyarrow cannot read the footer: {exc}", path=footer.path
-        ) from None
+    except _PYARROW_ERRORS as exc:
+        raise _unreadable(exc, footer) from None
+
+
+#: What pyarrow raises on a footer it cannot read: its own errors, and UnicodeDecodeError
+#: for a column name that is not UTF-8 (its Python layer decodes the names).
+_PYARROW_ERRORS = (OSError, pa.ArrowException, UnicodeDecodeError)
+
+
+def _unreadable(exc: BaseException, footer: Footer) -> ParquetFormatError:
+    """The file's error for what pyarrow raised reading its footer."""
+    if isinstance(exc, UnicodeDecodeError):
+        return ParquetFormatError(
+            f"pyarrow cannot read the footer: a column name is not UTF-8 ({exc})",
+            path=footer.path,
+        )
+    return ParquetFormatError(f"pyarrow cannot read the footer: {exc}", path=footer.path)
 
 
 def _arrow_schema(footer: Footer, md: Any | None) -> Any:
@@ -251,10 +272,8 @@ def _arrow_schema(footer: Footer, md: Any | None) -> Any:
                 FetchedFile(footer.file_size, HeldBytes(), footer.path), metadata=md
             )
             found = found.schema_arrow
-        except (OSError, pa.ArrowException) as exc:
-            raise ParquetFormatError(
-                f"pyarrow cannot read the footer: {exc}", path=footer.path
-            ) from None
+        except _PYARROW_ERRORS as exc:
+            raise _unreadable(exc, footer) from None
         if key is not None:
             if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
                 _ARROW_SCHEMAS.clear()
@@ -282,19 +301,18 @@ def describe(
     Raises
     ------
     ParquetFormatError
-        pyarrow cannot read the footer.
+        The footer is damaged (a row group is read from it), or pyarrow cannot read it.
     """
     groups = footer.metadata.row_groups
     kept = [g for g in kept if groups[g].num_rows != 0]
+    if kept:
+        # Every field pyarrow's reader checks is checked here first (see _pyarrow_metadata).
+        footer.metadata.load()
     md = _pyarrow_metadata(footer) if kept else None
     arrow_schema = _arrow_schema(footer, md)
     pages = None
-    use = page_index and md is not None and kept[0] < md.num_row_groups
-    first = md.row_group(kept[0]) if use and md is not None else None
     # Files without a page index (pyarrow's default) skip the second footer decode.
-    if first is not None and any(
-        first.column(i).has_offset_index for i in range(first.num_columns)
-    ):
+    if page_index and kept and any(c.has_offset_index for c in groups[kept[0]].columns):
         metadata = footer_bytes(footer)[:-8]
         bounds = footer.location
         pages = file_page_index(

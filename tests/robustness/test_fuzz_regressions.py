@@ -83,6 +83,11 @@ CRASHES = [
     # FileMetaData.num_rows still says 600; pruning gives no verdict (no row group), as
     # for an empty file. The harness expected a verdict.
     ("reader", bytes.fromhex("2f0301a27a847a7a7a7a7a720003b400")),
+    # lookup: a size statistic's definition-level histogram of one entry where the column
+    # has two levels (in the third base file, as pyarrow 26 writes it); pyarrow's
+    # RowGroupMetaData.column aborted the process. test_hostile_footers.py replays the
+    # same damage on a file of its own, whatever pyarrow writes.
+    ("lookup", bytes.fromhex("0201bd001602be0000")),
     # c_header: a valid header announcing 2^27 bytes, after unknown fields; its encoding
     # is 19 bytes, where the harness (and the C header's comment) said 18 at most.
     (

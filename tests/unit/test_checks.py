@@ -79,3 +79,29 @@ def test_prune_sync_shows_prune_s_arguments() -> None:
     assert parameters == inspect.signature(pba.prune).parameters
     assert {"use_index", "row_groups", "run", "on_file"} <= set(parameters)
     assert parameters["keywords"].kind is inspect.Parameter.VAR_KEYWORD
+
+
+#: Every public entry point that takes files, called with the file argument replaced.
+_TAKING_FILES: dict[str, Any] = {
+    "prune_sync": lambda s: pba.prune_sync(s, pba.col("id") == 1),
+    "prune_with_index_sync": lambda s: pba.prune_with_index_sync(s, pba.col("id") == 1),
+    "lookup_sync": lambda s: pba.lookup_sync(s, pba.col("id") == 1),
+    "pruned_dataset_sync": lambda s: pba.pruned_dataset_sync(s, pba.col("id") == 1),
+    "build_index_sync": lambda s: pba.build_index_sync(s, ["id"]),
+    "read_footer_sync": pba.read_footer_sync,
+    "read_bloom_filters_sync": pba.read_bloom_filters_sync,
+    "probe_sync": lambda s: pba.probe_sync(s, "id", 1),
+    "add_bloom_filters_sync": lambda s: pba.add_bloom_filters_sync(s, "id"),
+    "build_lake_index_sync": lambda s: pba.build_lake_index_sync(s, ["id"]),
+    "compact_lake_index_sync": pba.compact_lake_index_sync,
+}
+
+
+@pytest.mark.parametrize("bad", [5, b"a.parquet", None, [b"a.parquet"], [5]], ids=repr)
+@pytest.mark.parametrize("entry", sorted(_TAKING_FILES))
+def test_files_of_the_wrong_kind_are_invalid_arguments(entry: str, bad: Any) -> None:
+    """An int, bytes or None where files are wanted: InvalidArgumentError, not TypeError."""
+    if isinstance(bad, list) and entry in ("read_footer_sync", "read_bloom_filters_sync"):
+        bad = bad[0]  # one location: no list
+    with pytest.raises(InvalidArgumentError, match="must be a path or URL"):
+        _TAKING_FILES[entry](bad)

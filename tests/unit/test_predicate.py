@@ -118,7 +118,7 @@ def test_nan_and_inf_literals() -> None:
         ("id = ", "expected a value"),
         ("id = 1 AND", "expected a column name"),
         ("id = 1 junk", "unexpected 'junk'"),
-        ("id IN ()", "expected a value"),
+        ("id IN (,)", "expected a value"),
         ("id IN (1, 2", "expected ',' or '\\)'"),
         ("id = 'unterminated", "unexpected character"),
         ("b = X'0'", "odd number"),
@@ -191,6 +191,15 @@ def test_to_text_reads_back_exactly() -> None:
     assert parse_predicate(long.to_text()) == long
     assert parse_predicate("x = -Infinity") == (col("x") == float("-inf"))
     assert parse_predicate("x = +inf") == (col("x") == float("inf"))
+
+
+def test_an_empty_in_list_reads_back() -> None:
+    """``x IN ()`` and ``x NOT IN ()``, as to_text writes them and DuckDB reads them."""
+    for p in (col("x").isin([]), ~col("x").isin([]), col("x").isin([]) | (col("y") == 1)):
+        assert parse_predicate(p.to_text()) == p
+    assert parse_predicate("x IN ( )") == col("x").isin([])
+    with pytest.raises(PredicateError, match="expected a value"):
+        parse_predicate("x IN (1, )")
 
 
 @pytest.mark.parametrize(

@@ -326,6 +326,31 @@ def _set(path: str, value: Any) -> Callable[[wire.FileMetaData], None]:
         (_set("schema.0.num_children", 3), ParquetFormatError, "only 2 schema elements follow"),
         (_set("schema.0.num_children", 1), ParquetFormatError, "follow the root"),
         (_set("schema.1.type", 11), ParquetFormatError, "unknown physical type 11"),
+        # Size statistics pyarrow's reader refuses (its metadata accessors end the process)
+        (
+            _set(
+                "row_groups.0.columns.1.meta_data.size_statistics",
+                wire.SizeStatistics(definition_level_histogram=[1, 2, 3]),
+            ),
+            ParquetFormatError,
+            r"definition-level histogram has 3 entries, not 2 \(row group 0, column 'name'\)",
+        ),
+        (
+            _set(
+                "row_groups.0.columns.0.meta_data.size_statistics",
+                wire.SizeStatistics(repetition_level_histogram=[10, 0]),
+            ),
+            ParquetFormatError,
+            "repetition-level histogram has 2 entries, not 1",
+        ),
+        (
+            _set(
+                "row_groups.0.columns.0.meta_data.size_statistics",
+                wire.SizeStatistics(unencoded_byte_array_data_bytes=8),
+            ),
+            ParquetFormatError,
+            "unencoded BYTE_ARRAY sizes for a INT64 column",
+        ),
     ],
 )
 def test_decode_rejects_inconsistent_footers(
@@ -339,6 +364,20 @@ def test_decode_rejects_inconsistent_footers(
     with pytest.raises(error, match=message) as info:
         decode(encode(meta), decoder)
     assert "crafted.parquet" in str(info.value)
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_size_statistics_as_writers_record_them_are_accepted(decoder: Decoder) -> None:
+    meta = two_column_meta()
+    meta.row_groups[0].columns[1].meta_data.size_statistics = wire.SizeStatistics(
+        unencoded_byte_array_data_bytes=40,
+        repetition_level_histogram=[],
+        definition_level_histogram=[2, 8],
+    )
+    meta.row_groups[0].columns[0].meta_data.size_statistics = wire.SizeStatistics(
+        definition_level_histogram=[10]
+    )
+    assert decode(encode(meta), decoder).row_groups[0].columns[1].codec == CompressionCodec.SNAPPY
 
 
 class _StringRowCount(wire.FileMetaData):

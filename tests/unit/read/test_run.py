@@ -204,3 +204,23 @@ async def test_an_unexpected_error_is_raised_as_itself(streamed: bool) -> None:
         await for_each(items, work, 4)
     with pytest.raises(ValueError, match="unexpected"):
         await for_each(stream() if streamed else list(range(10)), work, 4, on_result=print)
+
+
+@pytest.mark.anyio
+async def test_stats_beside_a_reader_count_the_runs_requests(tmp_path: Path) -> None:
+    """stats= with reader=: the run's requests are counted in both (they stayed at 0)."""
+    from pybloom_async import col, lookup, prune
+
+    paths = _lake(tmp_path, 2)
+    reader = BloomReader(max_files=0)
+    counted = SourceStats()
+    await prune(paths, col("id") == 5, reader=reader, stats=counted)
+    assert counted.requests > 0 and counted.metadata_requests > 0
+    own = reader.stats
+    assert (counted.requests, counted.bytes_read) == (own.requests, own.bytes_read)
+    again = SourceStats()
+    table = await lookup(paths, col("id") == 5, reader=reader, stats=again)
+    assert table.num_rows == 1 and again.requests > 0
+    assert reader.stats.requests == counted.requests + again.requests
+    async with open_run(RunOptions(reader=reader, stats=reader.stats)) as run:
+        assert run.reader is reader  # its own stats: nothing to add
