@@ -61,6 +61,7 @@ from ..lake.prune import files_kept_by_lake_index, lake_segments_at
 from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
+from ..read.ranges import HeldBytes
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, table_kind
@@ -112,10 +113,15 @@ class FileRows:
 
 
 async def _plan(
-    file: OpenedFile, compiled: CompiledPredicate | None, job: Job, rows: RowsOf | None
+    file: OpenedFile,
+    compiled: CompiledPredicate | None,
+    job: Job,
+    rows: RowsOf | None,
+    tail: bool,
 ) -> FilePlan:
     """The footer read once, the row groups pruned (``compiled`` None: every row matches,
-    every row group is kept), what reading the rows needs kept."""
+    every row group is kept), what reading the rows needs kept (``tail``: the data bytes
+    the footer's read brought, for rows read right after)."""
     from .plan import describe
 
     footer = await file.footer()
@@ -128,7 +134,7 @@ async def _plan(
         kept = every
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
-    return describe(where, footer, kept, job.page_index, rows)
+    return describe(where, footer, kept, job.page_index, rows, tail)
 
 
 async def read_one_file(
@@ -144,10 +150,11 @@ async def read_one_file(
     compiled = parts.decide(location).compiled if parts is not None else None
 
     async def work(file: OpenedFile) -> FileRows:
-        plan = await _plan(file, compiled, job, partition)
+        plan = await _plan(file, compiled, job, partition, rows)
         found = FileRows(plan)
         if rows and plan.kept:
             found.tables = [t async for t in file_tables(file.source, plan, job)]
+            plan.held = HeldBytes()  # read: its bytes go now, not with the whole lookup
         return found
 
     try:

@@ -287,6 +287,7 @@ def describe(
     kept: list[int],
     page_index: bool = False,
     rows: RowsOf | None = None,
+    tail: bool = False,
 ) -> FilePlan:
     """What reading the rows of the kept row groups needs, from the footer already read.
 
@@ -296,7 +297,9 @@ def describe(
     (pyarrow writes one for an empty table, its chunks at offset 0). With ``page_index``,
     the places of the file's page index are read too (see :mod:`.pages`), and the index
     bytes the footer's tail already holds are kept. ``rows`` says what its partition
-    folders make of the file's rows.
+    folders make of the file's rows. With ``tail`` (rows read right after, in the same
+    per-file step), the kept chunks' bytes the tail holds are kept too: bounded by the tail,
+    and only while the file is read.
 
     Raises
     ------
@@ -334,7 +337,8 @@ def describe(
         plan.where, plan.every_row = rows.where, rows.every_row
         plan.partition, plan.partition_fields = dict(rows.values), tuple(rows.fields)
     if kept:
-        plan.held = HeldBytes([*_tail_data(plan, footer), *(pages.held if pages else ())])
+        data = _tail_data(plan, footer) if tail else []
+        plan.held = HeldBytes([*data, *(pages.held if pages else ())])
     return plan
 
 

@@ -1,0 +1,43 @@
+"""The footer's tail serves a file's rows only while the file is read: a plan keeps the
+kept chunks' bytes the tail holds when asked (rows read right after), never otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pybloom_async import read_footer_sync
+from pybloom_async.rows.plan import chunk_range, describe
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+def _small(path: Path) -> Path:
+    table = pa.table({"id": pa.array(range(600), pa.int64()), "s": [f"v{i}" for i in range(600)]})
+    pq.write_table(table, path, row_group_size=200)
+    return path
+
+
+def test_a_plan_for_rows_read_now_holds_the_tails_chunk_bytes(tmp_path: Path) -> None:
+    path = _small(tmp_path / "f.parquet")
+    footer = read_footer_sync(str(path))
+    assert footer.tail_start == 0  # the whole small file came with the footer's read
+    plan = describe(str(path), footer, [0, 2], tail=True)
+    data = path.read_bytes()
+    for group in (0, 2):
+        for leaf in (0, 1):
+            start, end = chunk_range(plan, group, leaf)
+            assert plan.held.read(start, end) == data[start:end]
+    # Row group 1 was pruned: its bytes are not kept.
+    start, end = chunk_range(plan, 1, 0)
+    assert plan.held.read(start, end) is None
+
+
+def test_a_plan_kept_for_later_holds_no_data(tmp_path: Path) -> None:
+    """Plans made for later (streamed batches, datasets) would hold a tail per file."""
+    path = _small(tmp_path / "f.parquet")
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, [0, 1, 2])
+    assert plan.held.ranges() == []
