@@ -29,5 +29,6 @@ FIXED_SPARK = (5, 0)
 
 def plans_shared(version: tuple[int, ...]) -> bool:
     """Whether Spark ``version`` shares one read plan between the uses of a DataFrame
-    (4.1 up to 5.0): there, pushed filters must not prune."""
+    (every version before 5.0 that has the API, 4.1 to 4.3 so far): there, pushed
+    filters must not prune."""
     return tuple(version[:2]) < FIXED_SPARK

@@ -38,7 +38,7 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
         True (default): on Spark >= 5.0, set ``spark.sql.python.filterPushdown.enabled=true``
         on the session, so that Spark's ``.where(...)`` filters reach the pruning. False:
         leave the setting as it is; when it is off, only the ``where`` option prunes, and
-        a warning says so. Spark 4.1 to 4.3: the setting is left alone, whatever this says.
+        a warning says so. On Spark 4.1 to 4.3 the setting is left as it is either way.
 
     Raises
     ------
