@@ -126,7 +126,8 @@ def test_every_use_of_one_dataframe_gives_sparks_rows(
             wrong.append(f"{name}: {(ours or lines)[0][:200]}")
             continue
         if got != expected:
-            wrong.append(f"{name}: {len(got)} rows, spark.read.parquet {len(expected)}")
+            shown = f"{len(got)} rows {got[:2]}, spark.read.parquet {len(expected)} {expected[:2]}"
+            wrong.append(f"{name}: {shown}")
     assert not wrong, "\n".join(wrong)
     assert df.count() == truth.count() > 3000
 
