@@ -5,13 +5,17 @@ Install the ``spark`` extra. The data source (PySpark >= 4.1)::
     import pybloom_async.spark
 
     pybloom_async.spark.register(spark)
-    rows = spark.read.format("pybloom").load("s3://lake/events/").where("user_id = 42")
+    events = spark.read.format("pybloom").option("where", "user_id = 42")
+    rows = events.load("s3://lake/events/")
 
-Spark's filters that the Bloom filters can answer are pushed down; the driver prunes (by
-the lake index when the root has one, else by each file's own filters) and each task reads
-only the row groups kept. The jobs run the rest of the pipeline on the executors: writer
-options that make Spark write filters, pruning, lookups, sidecar and lake-wide indexes,
-and adding filters to an existing lake; they work with older PySpark too.
+The ``where`` option prunes, and so do Spark's own ``.where(...)`` filters that the Bloom
+filters can answer on Spark >= 5.0 (Spark 4.1 to 4.3 share one read plan between every use
+of a loaded DataFrame, so there Spark evaluates its filters itself, exactly, and only the
+option prunes: one load per query); the driver prunes (by the lake index when the root has
+one, else by each file's own filters) and each task reads only the row groups kept. The
+jobs run the rest of the pipeline on the executors: writer options that make Spark write
+filters, pruning, lookups, sidecar and lake-wide indexes, and adding filters to an
+existing lake; they work with older PySpark too.
 
 The executors must import this package: install it where their Python runs and point
 ``PYSPARK_PYTHON`` at that interpreter. PySpark is imported only by the functions that

@@ -8,7 +8,8 @@
 * Types: Arrow result columns as Spark's Parquet reader types them (unsigned widened,
   views and large types narrowed, INT96 as instants), and a clear error for the rest.
 * Tasks: cut in file order, at most the split size, a large file split at row groups.
-* Options: parsed and checked; an old PySpark refused in one line; the plan guard.
+* Options: parsed and checked; an old PySpark refused in one line; on Spark 4.1-4.3 no
+  pushed filter taken, the where option prunes.
 * Planning and reading without Spark: the rows equal the local lookup's.
 * The old import path warns and still works.
 """
@@ -44,7 +45,7 @@ from pybloom_async import (  # noqa: E402
     lookup_sync,
 )
 from pybloom_async.apps.spark.common import require_data_source_api  # noqa: E402
-from pybloom_async.apps.spark.plan_guard import claim_plan  # noqa: E402
+from pybloom_async.apps.spark.plan_guard import plans_shared  # noqa: E402
 from pybloom_async.apps.spark.pushdown import pushable, split_filters  # noqa: E402
 from pybloom_async.apps.spark.reading import read_task  # noqa: E402
 from pybloom_async.apps.spark.scan import (  # noqa: E402
@@ -372,14 +373,34 @@ def test_old_pyspark_is_refused_in_one_line() -> None:
     require_data_source_api((4, 1))
 
 
-def test_plan_guard(tmp_path: Path) -> None:
-    claim_plan("r1", "id = 1", "4.3", str(tmp_path))
-    claim_plan("r1", "id = 1", "4.3", str(tmp_path))  # explain() then collect()
-    claim_plan("r2", "", "4.3", str(tmp_path))
-    with pytest.raises(InvalidArgumentError, match="load it again"):
-        claim_plan("r1", "id = 2", "4.3", str(tmp_path))
-    with pytest.raises(InvalidArgumentError, match="SPARK-58551"):
-        claim_plan("r2", "id = 2", "4.3", str(tmp_path))
+def test_pushed_filters_prune_only_where_spark_keeps_plans_apart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark 4.1-4.3 hand one plan to every use of a DataFrame: Spark's filters all go
+    back to Spark there, and the where option (the DataFrame's own) prunes."""
+    from pyspark.sql.datasource import EqualTo
+
+    from pybloom_async.apps.spark import source as module
+
+    assert plans_shared((4, 1)) and plans_shared((4, 3)) and not plans_shared((5, 0))
+    root = str(_lake(tmp_path / "lake"))
+    plain = module.PybloomDataSource({"path": root})
+    schema = plain.schema()
+
+    def groups(data_source: Any, filters: list[Any]) -> tuple[list[Any], int]:
+        reader = data_source.reader(schema)
+        kept = list(reader.pushFilters(filters))
+        parts = reader.partitions()
+        return kept, sum(len(r.plan.kept) for p in parts for r in p.value.reads)
+
+    key = [EqualTo(("id",), 1500)]
+    for version in [(4, 1), (4, 3)]:
+        monkeypatch.setattr(module, "pyspark_version", lambda v=version: v)
+        assert groups(plain, key) == (key, 12)  # every row group of the 3 files
+        by_option = module.PybloomDataSource({"path": root, "where": "id = 1500"})
+        assert groups(by_option, key) == (key, 1)
+    monkeypatch.setattr(module, "pyspark_version", lambda: (5, 0))
+    assert groups(plain, key) == ([], 1)
 
 
 def _lake(root: Path) -> Path:

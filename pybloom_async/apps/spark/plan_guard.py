@@ -1,79 +1,34 @@
-"""A guard against a Spark bug: one read plan shared by every scan of a data source's relation.
+"""Why Spark 4.1 to 4.3 get no pushed filters: one read plan shared by every use of a DataFrame.
 
-Spark 4.1 to 4.3 keep the read plan made with a query's pushed filters on the relation
-(``PythonDataSourceV2``), not on the scan, and hand it to every later scan of that
-DataFrame: a second query with other filters, the other side of a self-join or union, or a
-query with no filter Spark can push then reads the first query's row groups and returns too
-few rows. The fix (the plan scoped to its scan) comes with SPARK-58551, in Spark 5.0.
+These Spark versions keep the read plan (partitions and read function) that the last
+filter pushdown made on the relation (``PythonDataSourceV2``), not on the scan, and hand
+it to every later scan of the DataFrame that runs no pushdown of its own: a second query
+with other filters, an unfiltered count, the other side of a self-join or union, a
+``cache()``. Such a scan runs no Python code of ours, so nothing here can see it happen;
+and the planner cannot tell which query it plans for (no execution id reaches it, and
+``explain()`` plans before any exists). A plan made from Spark's pushed filters would then
+be read by queries it was not made for, and return too few rows. Spark 5.0 keeps the plan
+on its scan (SPARK-58551).
 
-Each relation gets an id when its data source is first pickled (all its plans see the same
-one), and each plan records its predicate in a file of the driver's temporary folder (every
-plan of a query runs in a Python process of the driver). A relation planned again with
-another predicate fails with :data:`REUSE_ERROR`; the same predicate again (``explain()``
-then ``collect()``) plans the same row groups and passes. A later query with no filter Spark
-can push runs no Python at all and cannot be caught here: load a DataFrame for each query.
+So on those versions the data source takes none of Spark's filters: it hands them all
+back, Spark evaluates them on the rows read, and the plan depends only on the DataFrame's
+own definition (its sources and options, the ``where`` option included). Every plan of a
+DataFrame is then the same plan, and every use of it reads the right row groups. What
+prunes there is the ``where`` option, given per query
+(``spark.read.format("pybloom").option("where", ...).load(path)``), or
+``lookup_on_spark``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
-import time
-from pathlib import Path
-
-from ...errors import InvalidArgumentError
-
-__all__ = ["FIXED_SPARK", "REUSE_ERROR", "claim_plan", "guard_needed"]
+__all__ = ["FIXED_SPARK", "plans_shared"]
 
 #: The first Spark whose Python data source scans keep their own read plan (SPARK-58551).
 FIXED_SPARK = (5, 0)
-REUSE_ERROR = (
-    "this pybloom DataFrame was already planned with other filters, and Spark {version} "
-    "shares one read plan between all the queries and scans of a DataFrame loaded once "
-    "(fixed in Spark 5.0, SPARK-58551): its rows would be wrong; load it again "
-    "(spark.read.format('pybloom').load(...)) for each query, and for each side of a join "
-    "or union"
-)
-_FOLDER = "pybloom-spark-plans"
-_KEEP_SECONDS = 7 * 24 * 3600
 
 
-def guard_needed(version: tuple[int, int]) -> bool:
-    """Whether Spark ``version`` shares read plans between scans (4.1 up to 5.0)."""
-    return version < FIXED_SPARK
-
-
-def _sweep(folder: Path) -> None:
-    """Forget relations planned more than a week ago (their files are a few bytes each)."""
-    cutoff = time.time() - _KEEP_SECONDS
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(folder):
-            with contextlib.suppress(OSError):
-                if entry.stat().st_mtime < cutoff:
-                    os.unlink(entry.path)
-
-
-def claim_plan(relation: str, predicate: str, version: str, folder: str | None = None) -> None:
-    """Record that ``relation`` is planned with ``predicate`` (its full text, "" for none).
-
-    Raises
-    ------
-    InvalidArgumentError
-        The relation was planned before with another predicate (see the module docs).
-    """
-    where = Path(folder or tempfile.gettempdir()) / _FOLDER
-    where.mkdir(parents=True, exist_ok=True)
-    path = where / relation
-    data = predicate.encode()
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        if path.read_bytes() != data:
-            raise InvalidArgumentError(REUSE_ERROR.format(version=version)) from None
-        return
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-    _sweep(where)
+def plans_shared(version: tuple[int, ...]) -> bool:
+    """Whether Spark ``version`` shares one read plan between the uses of a DataFrame
+    (every version before 5.0 that has the API, 4.1 to 4.3 so far): there, pushed
+    filters must not prune."""
+    return tuple(version[:2]) < FIXED_SPARK

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ...errors import InvalidArgumentError
 from .common import require_data_source_api
+from .plan_guard import plans_shared
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -22,18 +23,22 @@ PUSHDOWN_SETTING = "spark.sql.python.filterPushdown.enabled"
 def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     """Register the ``pybloom`` data source with ``spark``.
 
-    Then ``spark.read.format("pybloom").load(path).where(...)`` reads only the row groups
-    the Bloom filters (and the lake index, when the root has one) keep.
+    Then ``spark.read.format("pybloom").option("where", ...).load(path)`` reads only the
+    row groups the Bloom filters (and the lake index, when the root has one) keep, and so
+    does ``.where(...)`` on Spark >= 5.0. Spark 4.1 to 4.3 share one read plan between
+    every use of a loaded DataFrame (:mod:`.plan_guard`): there Spark's filters are not
+    pushed (Spark evaluates them on the rows read, exactly), only the ``where`` option
+    prunes, and a warning says so.
 
     Parameters
     ----------
     spark:
         The session (classic or Spark Connect; PySpark and Spark >= 4.1).
     filter_pushdown:
-        True (default): set ``spark.sql.python.filterPushdown.enabled=true`` on the
-        session, so that Spark's ``.where(...)`` filters reach the pruning. False: leave
-        the setting as it is; when it is off, only the ``where`` option prunes, and a
-        warning says so.
+        True (default): on Spark >= 5.0, set ``spark.sql.python.filterPushdown.enabled=true``
+        on the session, so that Spark's ``.where(...)`` filters reach the pruning. False:
+        leave the setting as it is; when it is off, only the ``where`` option prunes, and
+        a warning says so. On Spark 4.1 to 4.3 the setting is left as it is either way.
 
     Raises
     ------
@@ -51,12 +56,20 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
         )
     from .source import PybloomDataSource, PybloomDataSourceWithoutPushdown
 
-    if filter_pushdown:
+    shared = plans_shared(version)
+    if filter_pushdown and not shared:
         spark.conf.set(PUSHDOWN_SETTING, "true")
         pushing = True
     else:
-        pushing = str(spark.conf.get(PUSHDOWN_SETTING, "false")).lower() == "true"
-    if not pushing:
+        pushing = not shared and str(spark.conf.get(PUSHDOWN_SETTING, "false")).lower() == "true"
+    if shared:
+        log.warning(
+            "Spark %s shares one read plan between all the uses of a DataFrame: its .where() "
+            "filters are not pushed to the pybloom data source (Spark evaluates them), only "
+            "its where option prunes (.option('where', ...), one load per query)",
+            spark.version,
+        )
+    elif not pushing:
         log.warning(
             "%s is false: Spark's filters do not reach the pybloom data source, only its "
             "where option prunes (.option('where', ...)); set it to true to push .where()",

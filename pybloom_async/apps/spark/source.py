@@ -5,11 +5,14 @@ Where each part runs:
 * ``schema()`` (when the DataFrame is made, in a Python process of the driver): every
   file's footer is read and the rows' schema follows the rule lookups follow
   (:func:`.scan.file_schema`); a table's comes from its library;
-* ``pushFilters`` and ``partitions()`` (when a query is planned, on the driver): the filters
-  Spark pushes that mean exactly what the predicate means (:mod:`.pushdown`) are taken and
-  ANDed with the ``where`` option; the others go back to Spark, which evaluates them on
-  the rows read. The files are then pruned (the lake index first when the root has one)
-  and cut into tasks (:func:`.scan.plan_read`);
+* ``pushFilters`` and ``partitions()`` (when a query is planned, on the driver): on Spark
+  >= 5.0 the filters Spark pushes that mean exactly what the predicate means
+  (:mod:`.pushdown`) are taken and ANDed with the ``where`` option; the others go back to
+  Spark, which evaluates them on the rows read. On Spark 4.1 to 4.3, which share one read
+  plan between every use of a loaded DataFrame (:mod:`.plan_guard`), every filter goes
+  back to Spark and only the ``where`` option, part of the DataFrame's own definition,
+  prunes. The files are then pruned (the lake index first when the root has one) and cut
+  into tasks (:func:`.scan.plan_read`);
 * ``read(partition)`` (a Spark task, on an executor): the task's row groups, as Arrow
   batches of the schema (:func:`.reading.read_task`).
 
@@ -19,7 +22,6 @@ This module imports ``pyspark.sql.datasource`` and is imported by
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -29,7 +31,7 @@ from pyspark.sql.types import StructType
 from ...errors import PredicateError
 from ...predicate import Predicate, iter_leaves
 from .common import pyspark_version, run_sync
-from .plan_guard import claim_plan, guard_needed
+from .plan_guard import plans_shared
 from .pushdown import conjunction, split_filters
 from .reading import read_task
 from .scan import ReadTask, file_schema, plan_read, split_tasks
@@ -62,10 +64,9 @@ def _check_columns(where: Predicate, schema: StructType) -> None:
 class _Reader(DataSourceReader):
     """Plans on the driver (``partitions``), reads on the executors (``read``)."""
 
-    def __init__(self, source: SourceOptions, schema: StructType, relation: str | None) -> None:
+    def __init__(self, source: SourceOptions, schema: StructType) -> None:
         self.source = source
         self.schema = schema
-        self.relation = relation
         self.pushed: list[Predicate] = []
         if source.where is not None:
             _check_columns(source.where, schema)
@@ -78,10 +79,6 @@ class _Reader(DataSourceReader):
     def partitions(self) -> list[InputPartition]:
         source = self.source
         where = self.where()
-        version = pyspark_version()
-        if self.relation is not None and guard_needed(version):
-            text = "" if where is None else where.to_text()
-            claim_plan(self.relation, text, ".".join(map(str, version)))
         rows = batch_schema(self.schema)
         if source.table is not None:
             ref = table_ref(source.table, source.sources, source.version, source.settings.options)
@@ -104,29 +101,24 @@ class _Reader(DataSourceReader):
 
 class _PushdownReader(_Reader):
     def pushFilters(self, filters: list[Any]) -> Iterable[Any]:
+        if plans_shared(pyspark_version()):
+            # Spark would hand the plan made of these filters to other queries of this
+            # DataFrame (see .plan_guard): Spark evaluates them all, nothing is taken.
+            return filters
         taken, kept = split_filters(filters, self.schema)
         self.pushed.extend(taken)
         return kept
 
 
 class PybloomDataSource(DataSource):
-    """``spark.read.format("pybloom").load(path)``: Bloom-pruned reads, Spark's filters
-    pushed down (``spark.sql.python.filterPushdown.enabled``)."""
+    """``spark.read.format("pybloom").load(path)``: Bloom-pruned reads by the ``where``
+    option, and on Spark >= 5.0 by Spark's filters pushed down
+    (``spark.sql.python.filterPushdown.enabled``; on 4.1 to 4.3 Spark evaluates them all
+    itself, see :mod:`.plan_guard`)."""
 
     @classmethod
     def name(cls) -> str:
         return NAME
-
-    def __getstate__(self) -> dict[str, Any]:
-        # Spark pickles the data source once per loaded DataFrame and every plan of it
-        # unpickles those bytes: the id names the relation for the plan guard.
-        state = dict(self.__dict__)
-        state.setdefault("relation", uuid.uuid4().hex)
-        return state
-
-    def _relation(self) -> str | None:
-        found = self.__dict__.get("relation")
-        return found if isinstance(found, str) else None
 
     def schema(self) -> StructType:
         source = SourceOptions.parse(self.options)
@@ -139,12 +131,13 @@ class PybloomDataSource(DataSource):
         return spark_schema(arrow, int96)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return _PushdownReader(SourceOptions.parse(self.options), schema, self._relation())
+        return _PushdownReader(SourceOptions.parse(self.options), schema)
 
 
 class PybloomDataSourceWithoutPushdown(PybloomDataSource):
-    """The data source for sessions whose filter pushdown is off: only the ``where`` option
-    prunes (Spark refuses a reader that pushes filters when the setting is off)."""
+    """The data source for sessions whose filter pushdown is off, and for Spark 4.1 to 4.3
+    (:mod:`.plan_guard`): only the ``where`` option prunes (Spark refuses a reader that
+    pushes filters when the setting is off)."""
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return _Reader(SourceOptions.parse(self.options), schema, self._relation())
+        return _Reader(SourceOptions.parse(self.options), schema)
