@@ -8,10 +8,10 @@ Install the ``spark`` extra. The data source (PySpark >= 4.1)::
     events = spark.read.format("pybloom").option("where", "user_id = 42")
     rows = events.load("s3://lake/events/")
 
-The ``where`` option prunes, and so do Spark's own ``.where(...)`` filters that the Bloom
-filters can answer on Spark >= 5.0 (Spark 4.1 to 4.3 share one read plan between every use
-of a loaded DataFrame, so there Spark evaluates its filters itself, exactly, and only the
-option prunes: one load per query); the driver prunes (by the lake index when the root has
+The ``where`` option prunes; Spark's own ``.where(...)`` filters do not (Spark 4.1 to 4.3
+share one read plan between every use of a loaded DataFrame, and no later Spark has been
+shown not to: Spark evaluates its filters itself, exactly, and only the option prunes, one
+load per query, or ``lookup_on_spark``); the driver prunes (by the lake index when the root has
 one, else by each file's own filters) and each task reads only the row groups kept. The
 jobs run the rest of the pipeline on the executors: writer options that make Spark write
 filters, pruning, lookups, sidecar and lake-wide indexes, and adding filters to an

@@ -7,10 +7,12 @@ with other filters, an unfiltered count, the other side of a self-join or union,
 ``cache()``. Such a scan runs no Python code of ours, so nothing here can see it happen;
 and the planner cannot tell which query it plans for (no execution id reaches it, and
 ``explain()`` plans before any exists). A plan made from Spark's pushed filters would then
-be read by queries it was not made for, and return too few rows. Spark 5.0 keeps the plan
-on its scan (SPARK-58551).
+be read by queries it was not made for, and return too few rows. No Spark release has been
+shown here to keep the plan on its scan: pushed filters prune only on a version listed in
+:data:`PER_SCAN_PLANS`, which a version joins once the reuse matrix
+(``tests/integration/test_spark_source_reuse.py``) passes on it with pushdown on.
 
-So on those versions the data source takes none of Spark's filters: it hands them all
+So on every other version the data source takes none of Spark's filters: it hands them all
 back, Spark evaluates them on the rows read, and the plan depends only on the DataFrame's
 own definition (its sources and options, the ``where`` option included). Every plan of a
 DataFrame is then the same plan, and every use of it reads the right row groups. What
@@ -21,14 +23,15 @@ prunes there is the ``where`` option, given per query
 
 from __future__ import annotations
 
-__all__ = ["FIXED_SPARK", "plans_shared"]
+__all__ = ["PER_SCAN_PLANS", "plans_shared"]
 
-#: The first Spark whose Python data source scans keep their own read plan (SPARK-58551).
-FIXED_SPARK = (5, 0)
+#: The Spark versions (major, minor) shown to keep each scan's read plan on the scan, so
+#: that Spark's pushed filters may prune: none yet (4.1 to 4.3 share it; later releases are
+#: untested).
+PER_SCAN_PLANS: frozenset[tuple[int, int]] = frozenset()
 
 
 def plans_shared(version: tuple[int, ...]) -> bool:
-    """Whether Spark ``version`` shares one read plan between the uses of a DataFrame
-    (every version before 5.0 that has the API, 4.1 to 4.3 so far): there, pushed
-    filters must not prune."""
-    return tuple(version[:2]) < FIXED_SPARK
+    """Whether Spark ``version`` may share one read plan between the uses of a DataFrame
+    (every version not in :data:`PER_SCAN_PLANS`): there, pushed filters must not prune."""
+    return (version[0], version[1]) not in PER_SCAN_PLANS

@@ -24,21 +24,23 @@ def register(spark: SparkSession, *, filter_pushdown: bool = True) -> None:
     """Register the ``pybloom`` data source with ``spark``.
 
     Then ``spark.read.format("pybloom").option("where", ...).load(path)`` reads only the
-    row groups the Bloom filters (and the lake index, when the root has one) keep, and so
-    does ``.where(...)`` on Spark >= 5.0. Spark 4.1 to 4.3 share one read plan between
-    every use of a loaded DataFrame (:mod:`.plan_guard`): there Spark's filters are not
-    pushed (Spark evaluates them on the rows read, exactly), only the ``where`` option
-    prunes, and a warning says so.
+    row groups the Bloom filters (and the lake index, when the root has one) keep. Spark
+    4.1 to 4.3 share one read plan between every use of a loaded DataFrame, and no later
+    Spark has been shown not to (:mod:`.plan_guard`): Spark's ``.where(...)`` filters are
+    then not pushed (Spark evaluates them on the rows read, exactly), only the ``where``
+    option prunes, and a warning says so.
 
     Parameters
     ----------
     spark:
         The session (classic or Spark Connect; PySpark and Spark >= 4.1).
     filter_pushdown:
-        True (default): on Spark >= 5.0, set ``spark.sql.python.filterPushdown.enabled=true``
-        on the session, so that Spark's ``.where(...)`` filters reach the pruning. False:
-        leave the setting as it is; when it is off, only the ``where`` option prunes, and
-        a warning says so. On Spark 4.1 to 4.3 the setting is left as it is either way.
+        True (default): on a Spark shown to keep each scan's read plan
+        (:data:`.plan_guard.PER_SCAN_PLANS`, none yet), set
+        ``spark.sql.python.filterPushdown.enabled=true`` on the session, so that Spark's
+        ``.where(...)`` filters reach the pruning. False: leave the setting as it is; when
+        it is off, only the ``where`` option prunes, and a warning says so. On every other
+        Spark the setting is left as it is either way.
 
     Raises
     ------

@@ -5,13 +5,14 @@ Where each part runs:
 * ``schema()`` (when the DataFrame is made, in a Python process of the driver): every
   file's footer is read and the rows' schema follows the rule lookups follow
   (:func:`.scan.file_schema`); a table's comes from its library;
-* ``pushFilters`` and ``partitions()`` (when a query is planned, on the driver): on Spark
-  >= 5.0 the filters Spark pushes that mean exactly what the predicate means
+* ``pushFilters`` and ``partitions()`` (when a query is planned, on the driver): on a
+  Spark shown to keep each scan's read plan (:data:`.plan_guard.PER_SCAN_PLANS`, none
+  yet) the filters Spark pushes that mean exactly what the predicate means
   (:mod:`.pushdown`) are taken and ANDed with the ``where`` option; the others go back to
-  Spark, which evaluates them on the rows read. On Spark 4.1 to 4.3, which share one read
-  plan between every use of a loaded DataFrame (:mod:`.plan_guard`), every filter goes
-  back to Spark and only the ``where`` option, part of the DataFrame's own definition,
-  prunes. The files are then pruned (the lake index first when the root has one) and cut
+  Spark, which evaluates them on the rows read. On every other Spark (4.1 to 4.3 share one
+  read plan between every use of a loaded DataFrame: :mod:`.plan_guard`), every filter
+  goes back to Spark and only the ``where`` option, part of the DataFrame's own
+  definition, prunes. The files are then pruned (the lake index first when the root has one) and cut
   into tasks (:func:`.scan.plan_read`);
 * ``read(partition)`` (a Spark task, on an executor): the task's row groups, as Arrow
   batches of the schema (:func:`.reading.read_task`).
@@ -112,9 +113,8 @@ class _PushdownReader(_Reader):
 
 class PybloomDataSource(DataSource):
     """``spark.read.format("pybloom").load(path)``: Bloom-pruned reads by the ``where``
-    option, and on Spark >= 5.0 by Spark's filters pushed down
-    (``spark.sql.python.filterPushdown.enabled``; on 4.1 to 4.3 Spark evaluates them all
-    itself, see :mod:`.plan_guard`)."""
+    option; Spark's filters are pushed down only on a Spark shown to keep each scan's plan
+    (none yet: Spark evaluates them all itself, see :mod:`.plan_guard`)."""
 
     @classmethod
     def name(cls) -> str:
