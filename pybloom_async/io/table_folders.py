@@ -247,8 +247,8 @@ class TableGuard:
 
     def _has_iceberg_metadata(self, f: _Folder) -> bool:
         if f.base is None:
-            return _local_iceberg_metadata(f.path) and os.path.isdir(
-                os.path.join(f.path, ICEBERG_DATA)
+            return os.path.isdir(os.path.join(f.path, ICEBERG_DATA)) and _local_iceberg_metadata(
+                f.path
             )
         # Version files (00001-<uuid>.metadata.json, v1.metadata.json) sort among the
         # first keys: one page of the listing tells.

@@ -109,6 +109,8 @@ def _python_refuses(target: Path | str, match: str, **options: Any) -> None:
     with pytest.raises(InvalidArgumentError, match=match):
         pba.lookup_sync(given, WHERE, **options)
     with pytest.raises(InvalidArgumentError, match=match):
+        pba.lookup_sync(given, WHERE, on_error="skip", **options)  # no file to skip: refused
+    with pytest.raises(InvalidArgumentError, match=match):
         pba.prune_sync(given, WHERE, **options)
     with pytest.raises(InvalidArgumentError, match=match):
         pba.pruned_dataset_sync(given, WHERE, **options)
