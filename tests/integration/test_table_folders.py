@@ -228,3 +228,20 @@ def test_delta_tables_on_s3_are_refused(s3_server: Any, tmp_path: Path) -> None:
         with pytest.raises(InvalidArgumentError, match=f"Delta table {lake}/t "):
             pba.prune_sync(target, WHERE, options=s3_server.options)
     assert pba.lookup_sync(lake + "/a/", WHERE, options=s3_server.options).num_rows == 1
+
+
+def test_an_iceberg_layout_on_s3_is_refused(s3_server: Any, tmp_path: Path) -> None:
+    """A table's data/ sorts before its metadata/: its files are refused all the same."""
+    base = f"iceberg-{tmp_path.name}/lake"
+    sink = pa.BufferOutputStream()
+    pq.write_table(_chunk(0, 10), sink)
+    data = sink.getvalue().to_pybytes()
+    s3_server.put(f"{base}/a/plain.parquet", data)
+    s3_server.put(f"{base}/ice/data/00000-0-x.parquet", data)
+    s3_server.put(f"{base}/ice/metadata/00001-x.metadata.json", b"{}")
+    table = s3_server.url(f"{base}/ice")
+    for target in (s3_server.url(base), table, table + "/data/", table + "/data/00000-0-x.parquet"):
+        with pytest.raises(InvalidArgumentError, match=f"Iceberg table at {table} "):
+            pba.lookup_sync(target, WHERE, options=s3_server.options)
+    assert pba.lookup_sync(s3_server.url(base + "/a/"), WHERE, options=s3_server.options)\
+        .num_rows == 1  # fmt: skip
