@@ -102,7 +102,10 @@ async def _stream(
         local = "://" not in text
         if tables is not None:  # the folders above (the listing sees those below)
             try:
-                await to_worker(tables.check, text)
+                if local:
+                    tables.check(text)  # stat calls, once per folder (as isfile below)
+                else:
+                    await to_worker(tables.check, text)  # LISTs, once per folder
             except SourceError as exc:
                 # A folder above could not be listed: a store that allows reads but not
                 # lists shows no table, and reading the path says what else is wrong; one
