@@ -215,7 +215,8 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
             raise InvalidArgumentError("--out takes a single PATH (a file, not a directory)")
         check_out("--out", args.out, store_options(args))
     reader = BloomReader(options=store_options(args), max_files=0)
-    files, unreadable = await expand_inputs(args.paths, reader, args.strict)
+    # Table files are listed, then refused by the guard below with what rewriting would do.
+    files, unreadable = await expand_inputs(args.paths, reader, args.strict, table_files=True)
     if args.out is not None and len(files) + len(unreadable) != 1:
         raise InvalidArgumentError("--out takes a single PATH (a file, not a directory)")
     done: list[tuple[str, AddFiltersResult | None, PyBloomError | None]] = [

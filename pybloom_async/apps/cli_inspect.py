@@ -160,7 +160,8 @@ async def cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     stats = SourceStats()
     reader = make_reader(args, stats)
     check = ColumnCheck(list(dict.fromkeys(args.columns))) if args.columns else None
-    files, unreadable = await expand_inputs(args.paths, reader)
+    # inspect describes files as they are: a table's files too.
+    files, unreadable = await expand_inputs(args.paths, reader, table_files=True)
     rows = [_file_row(exc.path or "", None, Rule.UNREADABLE.value, str(exc)) for exc in unreadable]
     with Progress(sys.stderr) as progress:
         for done, location in enumerate(files, 1):

@@ -71,11 +71,15 @@ def required_columns(args: argparse.Namespace) -> list[str]:
 
 
 async def expand_inputs(
-    paths: Sequence[str], reader: BloomReader, strict: bool = False
+    paths: Sequence[str], reader: BloomReader, strict: bool = False, table_files: bool = False
 ) -> tuple[list[str | FileInfo], list[SourceError]]:
-    """The files to read, and the inputs that named none (or could not be listed)."""
+    """The files to read, and the inputs that named none (or could not be listed).
+
+    A path in a Delta or Iceberg table, or holding one, is refused unless ``table_files``
+    (see :func:`pybloom_async.io.files.expand_paths`).
+    """
     unreadable: list[SourceError] = []
-    files = await expand_paths(paths, reader, unreadable=unreadable)
+    files = await expand_paths(paths, reader, unreadable=unreadable, table_files=table_files)
     log.info("%s listed from %s", plural_s(len(files), "file"), plural_s(len(paths), "input"))
     if strict and unreadable:
         raise unreadable[0]

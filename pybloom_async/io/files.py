@@ -15,11 +15,13 @@ from typing import Protocol, TypeVar
 
 from ..checks import sources_list
 from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
+from ..tasks.loops import to_worker
 from .address import parse_address
-from .base import FileInfo, SourceStats, location_text
+from .base import FileInfo, SourceStats, gave_no_answer, location_text
 from .listing import is_listed, iter_parquet_files, walk_order
 from .partitions import FolderFilter
 from .store import StoreOptions
+from .table_folders import TableGuard
 
 __all__ = [
     "INLINE_MAX_FILES",
@@ -65,6 +67,7 @@ def stream_paths(
     *,
     unreadable: Callable[[SourceError], None] | None = None,
     folders: FolderFilter | None = None,
+    table_files: bool = False,
 ) -> FileStream:
     """:func:`expand_paths`, file by file as the listings go; a FileStream is returned as is.
 
@@ -79,7 +82,8 @@ def stream_paths(
         return paths
     if isinstance(paths, FileInfo):
         paths = [paths]
-    return FileStream(_stream(sources_list("sources", paths), reader, unreadable, folders))
+    tables = None if table_files else TableGuard(reader.options)
+    return FileStream(_stream(sources_list("sources", paths), reader, unreadable, folders, tables))
 
 
 async def _stream(
@@ -87,15 +91,30 @@ async def _stream(
     reader: StoreAccess,
     unreadable: Callable[[SourceError], None] | None,
     folders: FolderFilter | None,
+    tables: TableGuard | None,
 ) -> AsyncIterator[str | FileInfo]:
     seen = _Seen()
     for p in paths:
-        if isinstance(p, FileInfo):
+        if isinstance(p, FileInfo):  # listed, or a table's own file
             if seen.named(p.path):
                 yield p
             continue
         text = location_text(p)
         local = "://" not in text
+        if tables is not None:  # the folders above (the listing sees those below)
+            try:
+                if local:
+                    tables.check(text)  # stat calls, once per folder (as isfile below)
+                else:
+                    await to_worker(tables.check, text)  # LISTs, once per folder
+            except SourceError as exc:
+                # A folder above could not be listed: a store that allows reads but not
+                # lists shows no table, and reading the path says what else is wrong; one
+                # that does not answer is not asked again where its errors are collected.
+                if unreadable is not None and gave_no_answer(exc):
+                    exc.with_context(path=text)
+                    unreadable(exc)
+                    continue
         if (
             text.lower().endswith(".parquet")
             and not text.endswith("/")
@@ -116,6 +135,7 @@ async def _stream(
                 limiter=None,
                 identities=False,
                 folders=folders,
+                tables=tables,
             )
             async with aclosing(listing):  # a stream closed early lets its listing go
                 async for file in listing:
@@ -220,6 +240,7 @@ async def expand_paths(
     *,
     unreadable: list[SourceError] | None = None,
     folders: FolderFilter | None = None,
+    table_files: bool = False,
 ) -> list[str | FileInfo]:
     """Files named directly stay as they are; directories and prefixes become their files.
 
@@ -243,6 +264,11 @@ async def expand_paths(
         ``key=value`` folders not to list (see
         :func:`pybloom_async.io.listing.list_parquet_files`); a directory or prefix
         whose files all lie below such folders names no file, which is no error.
+    table_files:
+        Read the files of Delta and Iceberg tables as plain files (to describe them as
+        they are). By default a path in a table's folder, or a directory or prefix that
+        holds one, is refused: only the table's log or manifests say which of its
+        files are live (see :mod:`pybloom_async.io.table_folders`).
 
     Raises
     ------
@@ -251,10 +277,13 @@ async def expand_paths(
     SourceError
         Without ``unreadable``: listing failed.
     InvalidArgumentError
-        A location is not a valid path or URL.
+        A location is not a valid path or URL; or it lies in a Delta or Iceberg table,
+        or holds one (without ``table_files``).
     """
     record = unreadable.append if unreadable is not None else None
-    stream = stream_paths(paths, reader, unreadable=record, folders=folders)
+    stream = stream_paths(
+        paths, reader, unreadable=record, folders=folders, table_files=table_files
+    )
     try:
         return [f async for f in stream]
     finally:

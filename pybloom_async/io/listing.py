@@ -23,6 +23,7 @@ from .base import FileInfo, SourceStats, map_errors, unreachable_reason
 from .identity import local_identity, meta_identity
 from .partitions import FolderFilter, PairCache, PartitionedFile, folder_pair
 from .store import StoreOptions, cached_store, check_applicable, resolve_options
+from .table_folders import DELTA_LOG, PrefixTables, TableGuard
 
 __all__ = [
     "PAGE_SIZE",
@@ -83,12 +84,15 @@ def _listed(path: str, size: int, identity: Any, pairs: tuple[Any, ...]) -> File
 
 class _Folders:
     """The ``key=value`` folders below the root: their pairs (shared by a folder's files),
-    and the caller's filter of folders not to list."""
+    and the caller's filter of folders not to list; ``tables``: tables below are refused."""
 
-    def __init__(self, keep: FolderFilter | None, sep: str) -> None:
+    def __init__(
+        self, keep: FolderFilter | None, sep: str, tables: TableGuard | None = None
+    ) -> None:
         self.keep = keep
         self.sep = sep
         self.cache = PairCache()
+        self.tables = tables
 
     def pairs(self, folder: str) -> tuple[Any, ...]:
         return self.cache.get(folder, self.sep)
@@ -104,7 +108,7 @@ class _Folders:
 
 
 def _walk_local(
-    top: str, identities: bool, folders: _Folders, relative: str = ""
+    top: str, identities: bool, folders: _Folders, relative: str = "", given: str = ""
 ) -> Iterator[FileInfo]:
     """The Parquet files under ``top`` in walk order; one directory's names held at a time.
 
@@ -114,6 +118,7 @@ def _walk_local(
     """
     files: list[str] = []
     dirs: list[str] = []
+    delta_log = False
     with os.scandir(top) as entries:
         for entry in entries:
             try:
@@ -121,10 +126,13 @@ def _walk_local(
             except OSError:
                 is_dir = False
             if is_dir:
+                delta_log = delta_log or entry.name == DELTA_LOG
                 if not _is_hidden(entry.name) and not entry.is_symlink():
                     dirs.append(entry.name)
             elif _is_parquet(entry.name):
                 files.append(entry.name)
+    if folders.tables is not None:  # a table's folder is refused before any file of it
+        folders.tables.walked(top, delta_log, dirs, given)
     files.sort()
     dirs.sort()
     pairs = folders.pairs(relative)
@@ -145,18 +153,18 @@ def _walk_local(
     for name in dirs:
         below = os.path.join(relative, name) if relative else name
         if not folders.skipped(below):
-            yield from _walk_local(os.path.join(top, name), identities, folders, below)
+            yield from _walk_local(os.path.join(top, name), identities, folders, below, given)
 
 
 def _local_pages(
-    path: str, identities: bool, keep: FolderFilter | None
+    path: str, identities: bool, keep: FolderFilter | None, tables: TableGuard | None = None
 ) -> Generator[list[FileInfo], None, None]:
     st = os.stat(path)
     if not stat.S_ISDIR(st.st_mode):
         identity = local_identity(path, st)
         yield [FileInfo(path, st.st_size, identity.etag, identity.mtime)]
         return
-    walk = _walk_local(path, identities, _Folders(keep, os.sep))
+    walk = _walk_local(path, identities, _Folders(keep, os.sep, tables), given=path)
     while page := list(itertools.islice(walk, _LOCAL_CHUNK)):
         yield page
 
@@ -174,7 +182,13 @@ class _StorePages:
     page. ``anything`` says whether any object at all was seen.
     """
 
-    def __init__(self, store: ObjectStore, loc: Address, keep: FolderFilter | None) -> None:
+    def __init__(
+        self,
+        store: ObjectStore,
+        loc: Address,
+        keep: FolderFilter | None,
+        tables: TableGuard | None = None,
+    ) -> None:
         self.display = loc.display
         self.store = store
         self.prefix = loc.key.rstrip("/")
@@ -182,6 +196,7 @@ class _StorePages:
         self.anything = False
         self.pool: ThreadPoolExecutor | None = None
         self.folders = _Folders(keep, "/")
+        self.tables = None if tables is None else PrefixTables(tables, loc, self.prefix)
 
     def files(self, page: list[Mapping[str, Any]]) -> list[FileInfo]:
         out = []
@@ -190,7 +205,10 @@ class _StorePages:
             key = meta["path"]
             relative = key[len(self.prefix) :].lstrip("/") if self.prefix else key
             parts = relative.split("/")
-            if is_listed(parts) and not self._ruled_out(parts):
+            listed = is_listed(parts) and not self._ruled_out(parts)
+            if self.tables is not None:  # keys come in key order here (see pages)
+                self.tables.see(parts, listed)
+            if listed:
                 # The URL keeps the scheme and authority it was listed with (s3a://,
                 # abfss://container@account...) and reads back as this key: it reopens
                 # the same object with the same store.
@@ -213,9 +231,9 @@ class _StorePages:
         stream = self._stream(self.prefix)
         first = next(stream, [])
         if not self.ordered:
-            found = self.files(first) + [f for page in stream for f in self.files(page)]
-            found.sort(key=lambda f: f.path)
-            yield found
+            every = first + [meta for page in stream for meta in page]
+            every.sort(key=lambda meta: str(meta["path"]))
+            yield self.files(every)
             return
         cut = len(self.prefix) + 1 if self.prefix else 0
         nested = [m for m in first if "/" in m["path"][cut:]]
@@ -287,6 +305,7 @@ async def iter_parquet_files(
     limiter: CapacityLimiter | None = None,
     identities: bool = True,
     folders: FolderFilter | None = None,
+    tables: TableGuard | None = None,
     **option_values: object,
 ) -> AsyncGenerator[FileInfo, None]:
     """:func:`list_parquet_files`, file by file as the listing goes (the same order and errors).
@@ -296,14 +315,15 @@ async def iter_parquet_files(
     ``PARTITIONS_AHEAD``). Object stores that list in key order (S3, GCS, Azure)
     hand each page over as it comes; a prefix whose first page lies in subfolders
     (hive partitions) has them listed concurrently. A listing over plain HTTP
-    (WebDAV) is collected and sorted first. An error may come after some files.
+    (WebDAV) is collected and sorted first. An error may come after some files. With
+    ``tables``, a table below is refused before its files come (:mod:`.table_folders`).
     """
     loc = parse_address(location)
     resolved = resolve_options(options, option_values)
     check_applicable(loc, resolved)
     counter = stats if stats is not None else SourceStats()
     if loc.kind == "file":
-        walk = _local_pages(loc.path, identities, folders)  # in worker threads, page by page
+        walk = _local_pages(loc.path, identities, folders, tables)  # in worker threads
         try:
             while True:
                 with map_errors(loc.display, "listing"):
@@ -331,7 +351,7 @@ async def iter_parquet_files(
             identity = meta_identity(loc.display, meta)
             yield FileInfo(loc.display, identity.size, identity.etag, identity.mtime)
             return
-    lister = _StorePages(store, loc, folders)
+    lister = _StorePages(store, loc, folders, tables)
     pages = lister.pages()
     try:
         while True:
@@ -367,6 +387,7 @@ async def list_parquet_files(
     limiter: CapacityLimiter | None = None,
     identities: bool = True,
     folders: FolderFilter | None = None,
+    tables: TableGuard | None = None,
     **option_values: object,
 ) -> list[FileInfo]:
     """Expand a file, directory or object-store prefix into its Parquet files, sorted by path.
@@ -392,6 +413,9 @@ async def list_parquet_files(
         it lies in: False skips it and everything below it (a local directory is not
         entered; a store's top-level folder is not listed, deeper ones' files are left
         out as they come).
+    tables:
+        Refuse a Delta or Iceberg table below the location (its files are no plain
+        files; :mod:`pybloom_async.io.table_folders`), with this guard's message.
 
     Raises
     ------
@@ -400,7 +424,7 @@ async def list_parquet_files(
     SourceError
         Listing failed (plain HTTP servers cannot list: name the files instead).
     InvalidArgumentError
-        As :func:`open_source`.
+        As :func:`open_source`; with ``tables``, a table below.
     """
     return [
         f
@@ -411,6 +435,7 @@ async def list_parquet_files(
             limiter=limiter,
             identities=identities,
             folders=folders,
+            tables=tables,
             **option_values,
         )
     ]

@@ -187,7 +187,8 @@ def add_bloom_filters_on_spark(
         text = location_text(path)
         if not text.lower().endswith(".parquet"):
             guard.check(text, folder=True)
-    files = unique_files(list_files(paths, store))
+    # Listed as they are; the guard refuses a table's files with what rewriting would do.
+    files = unique_files(list_files(paths, store, table_files=True))
     guard.check_all(location_text(f) for f in files)
     task = _AddTask(names, ndv, float(fpp), int(max_bytes), bool(replace), store, bool(strict))
     schema = add_filters_schema()

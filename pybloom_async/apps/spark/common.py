@@ -78,13 +78,18 @@ def store_options(options: OptionsArg) -> StoreOptions | None:
     return BloomReader(options=options, max_files=0).options
 
 
-def list_files(paths: PathsArg, options: StoreOptions | None) -> list[str | FileInfo]:
+def list_files(
+    paths: PathsArg, options: StoreOptions | None, table_files: bool = False
+) -> list[str | FileInfo]:
     """Directories and prefixes become their files (on the driver, before anything ships).
+
+    ``table_files``: as for :func:`pybloom_async.io.files.expand_paths`.
 
     Raises
     ------
     InvalidArgumentError
-        ``paths`` is not a path, a URL or a list of them.
+        ``paths`` is not a path, a URL or a list of them; or (without ``table_files``) a
+        path lies in a Delta or Iceberg table's folder, or holds one.
     SourceNotFoundError, SourceError
         A directory or prefix cannot be listed.
     """
@@ -96,7 +101,8 @@ def list_files(paths: PathsArg, options: StoreOptions | None) -> list[str | File
         )
 
     async def expand() -> list[str | FileInfo]:
-        return await expand_paths(paths, BloomReader(options=options, max_files=0))
+        reader = BloomReader(options=options, max_files=0)
+        return await expand_paths(paths, reader, table_files=table_files)
 
     return run_sync(expand)
 
