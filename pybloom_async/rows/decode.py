@@ -11,13 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ParquetFormatError, PyBloomError
 from ..predicate import iter_leaves
 from ..read.ranges import HeldBytes
+from .arrow import bool_array, constant_bools
 from .match import computable, evaluate, leaf_array
 from .pages import GroupPages, decode_group, held_reader
 from .plan import FileMatch, FilePlan, Job, TableFile, read_columns, row_numbers, rows_where
@@ -155,7 +154,7 @@ def row_mask(table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: 
     data file (``positions``: each row's ordinal in the file) where the row is live."""
     where = rows_where(plan, job)
     if where is None:  # a scan, or its partition values make the predicate TRUE for every row
-        mask = pa.array(np.ones(table.num_rows, dtype=bool))
+        mask = constant_bools(table.num_rows, True)
     else:
         schema = plan.schema
         arrays = {}
@@ -169,7 +168,7 @@ def row_mask(table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: 
         # Deleted rows are dropped from the matches (none: the deletes are not needed).
         live = match.table.live(table, positions)
         if live is not None:
-            mask = pc.and_kleene(mask, pa.array(live))
+            mask = pc.and_kleene(mask, bool_array(live))
     return mask
 
 

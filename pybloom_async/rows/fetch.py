@@ -23,6 +23,7 @@ from ..io.store import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
+from .arrow import int64_array
 from .decode import (
     ReadColumns,
     decode_pages_of,
@@ -353,7 +354,7 @@ def _other_rows(hit: _Hit, plan: FilePlan, job: Job, columns: ReadColumns, held:
             meta = plan.pyarrow_metadata
             pf = pq.ParquetFile(FetchedFile(size, held, plan.path), metadata=meta)
             read = computable(pf.read_row_group(hit.group, columns=whole, use_threads=False))
-            read = read.take(pa.array(hit.matched))
+            read = read.take(int64_array(hit.matched))
             parts.update(zip(read.column_names, read.columns, strict=True))
         table = hit.first
         for name in columns.rest:  # top-level names (the predicate's leaves are first)

@@ -59,6 +59,7 @@ from ..predicate import (
 from ..predicate_normal import normal_form
 from ..pruning.leaves import encode_literal
 from ..types import PhysicalType
+from .arrow import NULL_BOOL, TRUE, arrow_values, constant_bools
 from .ranges import Bound, range_bound
 
 __all__ = ["Leaves", "ValueSets", "computable", "evaluate", "leaf_array"]
@@ -241,8 +242,8 @@ def _value_set(
     storage = _int_storage(arrow_type)
     try:
         if storage is not None:
-            return pa.array(found, type=storage).view(arrow_type)
-        return pa.array(found, type=arrow_type)
+            return arrow_values(found, storage).view(arrow_type)
+        return arrow_values(found, arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
         raise UnsupportedTypeError(
             f"the literals cannot be compared with a {arrow_type} column: {exc}", column=path
@@ -309,13 +310,11 @@ def _nulls_unknown(data: Any, mask: Any) -> Any:
     """``mask`` where ``data`` has a value, NULL (unknown) where it is NULL."""
     if data.null_count == 0:
         return mask
-    return pc.if_else(pc.is_valid(data), mask, pa.scalar(None, pa.bool_()))
+    return pc.if_else(pc.is_valid(data), mask, NULL_BOOL)
 
 
 def _constant(n: int, value: bool | None) -> pa.Array:
-    if value is None:
-        return pa.nulls(n, pa.bool_())
-    return pa.array(np.full(n, value, dtype=bool))
+    return constant_bools(n, value)
 
 
 def _missing_mask(test: Predicate, n: int) -> pa.Array:
@@ -367,7 +366,7 @@ def _test_mask(
         return hits  # <=> v: false for a NULL
     if any(v is None for v in values):
         # = NULL is unknown; a list holding NULL is true on a match, else unknown.
-        return pc.if_else(hits, True, pa.scalar(None, pa.bool_()))
+        return pc.if_else(hits, TRUE, NULL_BOOL)
     return _nulls_unknown(data, hits)
 
 

@@ -36,6 +36,7 @@ from ..parquet import ColumnDescriptor, LogicalKind, NeverPrunes
 from ..parquet.order import Unordered
 from ..pruning.leaves import order_literal
 from ..types import PhysicalType
+from .arrow import NULL_BOOL, arrow_scalar, constant_bools
 
 __all__ = ["Bound", "range_bound"]
 
@@ -57,10 +58,10 @@ class Bound:
     def apply(self, data: Any) -> Any:
         """The three-valued truth of the comparison for each value of ``data``."""
         if self.op is None:
-            mask = pa.array(np.full(len(data), self.constant, dtype=bool))
+            mask = constant_bools(len(data), self.constant)
             if data.null_count == 0:
                 return mask
-            return pc.if_else(pc.is_valid(data), mask, pa.scalar(None, pa.bool_()))
+            return pc.if_else(pc.is_valid(data), mask, NULL_BOOL)
         values = data if self.view is None else data.cast(self.view)
         return _COMPARE[self.op](values, self.scalar)
 
@@ -95,7 +96,7 @@ def range_bound(value: Any, op: str, desc: ColumnDescriptor, data: Any) -> Bound
     ):
         if not isinstance(place, bytes):
             raise _mismatch(desc, t)
-        return Bound(op, pa.scalar(place, pa.large_binary()), pa.large_binary())
+        return Bound(op, arrow_scalar(place, pa.large_binary()), pa.large_binary())
     if isinstance(place, bytes):
         raise _mismatch(desc, t)
     if pa.types.is_boolean(t):
@@ -184,7 +185,7 @@ def _int_bound(place: Any, op: str, storage: Any, view: Any) -> Bound:
     rule = _clamp(_integral(place, op), int(info.min), int(info.max))
     if isinstance(rule, bool):
         return Bound(None, constant=rule)
-    return Bound(rule[0], pa.scalar(rule[1], storage), view)
+    return Bound(rule[0], arrow_scalar(rule[1], storage), view)
 
 
 def _decimal_bound(place: Any, op: str, t: Any) -> Bound:
@@ -194,13 +195,13 @@ def _decimal_bound(place: Any, op: str, t: Any) -> Bound:
         return Bound(None, constant=rule)
     from decimal import Decimal
 
-    return Bound(rule[0], pa.scalar(Decimal(f"{rule[1]}E-{t.scale}"), t))
+    return Bound(rule[0], arrow_scalar(Decimal(f"{rule[1]}E-{t.scale}"), t))
 
 
 def _float_bound(place: Any, op: str, t: Any) -> Bound:
     dtype = np.float32 if t.bit_width == 32 else np.float64
     if isinstance(place, float) and (math.isinf(place) or float(dtype(place)) == place):
-        return Bound(op, pa.scalar(place, t))
+        return Bound(op, arrow_scalar(place, t))
     exact = Fraction(place)
     largest = Fraction(float(np.finfo(dtype).max))
     if exact > largest:
@@ -210,10 +211,10 @@ def _float_bound(place: Any, op: str, t: Any) -> Bound:
     else:
         near = dtype(float(exact))
         if Fraction(float(near)) == exact:
-            return Bound(op, pa.scalar(float(near), t))
+            return Bound(op, arrow_scalar(float(near), t))
         while Fraction(float(near)) > exact:
             near = np.nextafter(near, dtype(-np.inf))
         lower, upper = float(near), float(np.nextafter(near, dtype(np.inf)))
     if op in ("<", "<="):
-        return Bound("<=", pa.scalar(lower, t))
-    return Bound(">=", pa.scalar(upper, t))
+        return Bound("<=", arrow_scalar(lower, t))
+    return Bound(">=", arrow_scalar(upper, t))

@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from ..errors import PredicateError, SchemaMismatchError
 from ..predicate import Predicate, iter_leaves
+from .arrow import arrow_scalar
 from .plan import FilePlan, columns_of, has_column, top_level
 
 __all__ = ["check_predicate_columns", "conform", "result_schema", "union_names"]
@@ -238,7 +239,7 @@ def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
     mine = {f.name: f for f in plan.partition_fields}
     for field in schema:
         if field.name in plan.partition:
-            value = pa.scalar(plan.partition[field.name], type=mine[field.name].type)
+            value = arrow_scalar(plan.partition[field.name], mine[field.name].type)
             out.append(pa.repeat(value, rows.num_rows))
         elif field.name in rows.column_names and field.name in plan.arrow_schema.names:
             out.append(rows.column(field.name))
