@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from ..errors import PyBloomError, SourceError
 from ..io.base import ByteSource
@@ -46,12 +45,12 @@ from .pages import (
     select_group,
 )
 from .plan import (
-    FetchedFile,
     FileMatch,
     FilePlan,
     Job,
     chunk_range,
     file_match,
+    row_group_reader,
     rows_where,
 )
 
@@ -201,7 +200,6 @@ async def _in_one_phase(
     ``max_fetch_bytes``; the other columns decoded only where a row matches."""
     leaf_indexes = columns.leaves
     selected = await _select_pages(source, plan, job, columns.names, leaf_indexes) or {}
-    size = plan.footer_location.file_size
     for groups in _fetch_groups(plan, leaf_indexes, job.max_fetch_bytes):
         wanted = []
         for g in groups:
@@ -211,7 +209,7 @@ async def _in_one_phase(
             else:
                 wanted.extend(chunk_range(plan, g, leaf) for leaf in leaf_indexes)
         held = await _fetch(source, job, wanted, plan.held)
-        pf = pq.ParquetFile(FetchedFile(size, held, plan.path), metadata=plan.pyarrow_metadata)
+        pf = row_group_reader(plan, held)
         for group in groups:
             try:
                 pages = selected.get(group)
@@ -224,9 +222,7 @@ async def _in_one_phase(
                     except WholeChunks:  # the pages did not decode as indexed: whole chunks
                         chunks = [chunk_range(plan, group, x) for x in leaf_indexes]
                         whole = await _fetch(source, job, chunks, held)
-                        group_pf = pq.ParquetFile(
-                            FetchedFile(size, whole, plan.path), metadata=plan.pyarrow_metadata
-                        )
+                        group_pf = row_group_reader(plan, whole)
                 if table is None:
                     table = await to_worker(
                         decode_row_group, group_pf, plan, group, columns, job, match
@@ -276,9 +272,7 @@ def _first_rows(
             )
             rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
         else:
-            size = plan.footer_location.file_size
-            meta = plan.pyarrow_metadata
-            pf = pq.ParquetFile(FetchedFile(size, held, plan.path), metadata=meta)
+            pf = row_group_reader(plan, held)
             table = pf.read_row_group(group, columns=columns.first, use_threads=False)
             rows = None
         table = computable(table)
@@ -350,9 +344,7 @@ def _other_rows(hit: _Hit, plan: FilePlan, job: Job, columns: ReadColumns, held:
             parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
         whole = _whole(columns, paged)
         if whole:
-            size = plan.footer_location.file_size
-            meta = plan.pyarrow_metadata
-            pf = pq.ParquetFile(FetchedFile(size, held, plan.path), metadata=meta)
+            pf = row_group_reader(plan, held)
             read = computable(pf.read_row_group(hit.group, columns=whole, use_threads=False))
             read = read.take(int64_array(hit.matched))
             parts.update(zip(read.column_names, read.columns, strict=True))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,7 @@ __all__ = [
     "has_column",
     "partition_fields",
     "read_columns",
+    "row_group_reader",
     "row_numbers",
     "rows_of",
     "rows_where",
@@ -160,7 +162,37 @@ def chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
             row_group=group,
             column=chunk.path,
         )
+    if _padded(plan.metadata.created_by):
+        end = min(end + _DICTIONARY_PADDING, plan.footer_location.file_size)
     return start, end
+
+
+#: parquet-mr before 1.2.9 left the dictionary page header out of a chunk's size, and Arrow
+#: reads up to this many bytes more of each chunk of its files (PARQUET-816, IMPALA-694).
+_DICTIONARY_PADDING = 100
+_PARQUET_MR = re.compile(r"parquet-mr(?: version (\d+)\.(\d+)\.(\d+))?(?:[ (-]|$)")
+
+
+def _padded(created_by: str | None) -> bool:
+    """Whether Arrow reads a chunk's bytes padded: the writer is parquet-mr before 1.2.9,
+    or parquet-mr without a version (which Arrow reads as 0.0.0)."""
+    found = _PARQUET_MR.match(created_by or "")
+    if found is None:
+        return False
+    version = tuple(int(x) for x in found.groups()) if found.group(1) else (0, 0, 0)
+    return version < (1, 2, 9)
+
+
+def row_group_reader(plan: FilePlan, held: HeldBytes) -> Any:
+    """pyarrow's reader of the file's fetched bytes, with the footer it already decoded.
+
+    Without pre-buffering: pyarrow then reads each column chunk it decodes as it is
+    (:func:`chunk_range`), where pre-buffering would coalesce the chunks of a row group over
+    the holes between them, bytes of other columns never fetched."""
+    size = plan.footer_location.file_size
+    return pq.ParquetFile(
+        FetchedFile(size, held, plan.path), metadata=plan.pyarrow_metadata, pre_buffer=False
+    )
 
 
 def top_level(plan: FilePlan) -> list[str]:

@@ -13,10 +13,11 @@ import random
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import pytest
 
-from pybloom_async import SourceStats, col, lookup_sync, prune_sync
+from pybloom_async import SourceStats, col, lookup_batches, lookup_sync, prune_sync
 from pybloom_async.read.fetch import ReaderConfig
 from pybloom_async.read.plan import PlanConfig
 from pybloom_async.rows import fetch
@@ -260,3 +261,47 @@ def test_s3_a_lookup_keeping_every_row_group_reads_each_byte_once(
                       options=s3_server.options)  # fmt: skip
     assert got.to_pylist() == _expected(table)
     assert stats.bytes_read <= 1.1 * path.stat().st_size, stats
+
+
+def test_streamed_batches_of_a_projection_that_skips_a_column(tmp_path: Path) -> None:
+    """Phase two decodes the other columns from their own chunks only: pyarrow must not
+    coalesce them over a column never fetched (c1 lies between c0 and c3, unread)."""
+    path = tmp_path / "skip.parquet"
+    table = pa.table({
+        "c0": pa.array([b"\x01" * 16] * 3, pa.binary(16)),
+        "c1": pa.array([b"\x02" * 16] * 3, pa.binary(16)),
+        "c2": pa.array([1, 2, 3], pa.int64()),
+        "c3": pa.array([7, 8, 9], pa.int64()),
+    })  # fmt: skip
+    pq.write_table(table, path)
+    saved = fetch.TWO_PHASE_MIN_BYTES
+    fetch.TWO_PHASE_MIN_BYTES = 0
+    try:
+
+        async def batches() -> list[Any]:
+            found = lookup_batches(str(path), "c2 > 1", columns=["c2", "c0", "c3"])
+            return [b async for b in found]
+
+        got = pa.Table.from_batches(anyio.run(batches))
+    finally:
+        fetch.TWO_PHASE_MIN_BYTES = saved
+    assert got.to_pylist() == [
+        {"c2": 2, "c0": b"\x01" * 16, "c3": 8},
+        {"c2": 3, "c0": b"\x01" * 16, "c3": 9},
+    ]
+
+
+@pytest.mark.parametrize("two_phases", [True, False])
+def test_chunks_of_an_early_parquet_mr_writer(parquet_testing: Path, two_phases: bool) -> None:
+    """parquet-mr before 1.2.9 left the dictionary page header out of a chunk's size (the
+    file says "parquet-mr", no version): pyarrow reads 100 bytes more of each chunk, and
+    those are fetched too (the lookup failed: "bytes ... were not fetched")."""
+    path = parquet_testing / "data" / "nation.dict-malformed.parquet"
+    saved = fetch.TWO_PHASE_MIN_BYTES
+    fetch.TWO_PHASE_MIN_BYTES = 0 if two_phases else 1 << 62
+    try:
+        got = lookup_sync(str(path), col("nation_key") == 3, page_index=False)
+    finally:
+        fetch.TWO_PHASE_MIN_BYTES = saved
+    want = pq.read_table(path).filter(pc.equal(pq.read_table(path)["nation_key"], 3))
+    assert got.to_pylist() == want.to_pylist() and got.num_rows == 1
