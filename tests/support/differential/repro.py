@@ -281,7 +281,8 @@ def _call_code(case: Case, check: str) -> list[str]:
     if args.two_phase is not None and check.startswith(("lookup", "lake_lookup")):
         forced = "0" if args.two_phase else "1 << 62"
         plain = replace(case, lookup=replace(args, two_phase=None))
-        forcing = f"pba.rows.fetch.TWO_PHASE_MIN_BYTES = {forced}  # the two-phase fetch forced"
+        forcing = (f"import pybloom_async.rows.fetch as fetch; fetch.TWO_PHASE_MIN_BYTES = {forced}"
+                   "  # the two-phase fetch forced")  # fmt: skip
         return [forcing, *_call_code(plain, check)]
     if check.startswith("prune") or check == "prune_async":
         return [f"print([v for v in pba.prune_sync(sources, {where}{given}) if not v.kept])"]
