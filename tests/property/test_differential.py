@@ -71,7 +71,7 @@ def test_entry_points_agree_with_the_oracle(seed: int, tmp_path: Path) -> None:
 KNOWN_BUG_SEEDS: dict[str, int] = {
     "column-in-later-partitions": 33,
     "empty-answer-schema": 28,
-    "hive-repeated-key-typed": 586,
+    "hive-repeated-key": 586,
     "iceberg-field-id": 22,
     "iceberg-float-promotion": 56,
     "lake-index-columns": 432,

@@ -53,6 +53,11 @@ class Failure:
 # ---- the text form ---------------------------------------------------------------------------
 
 
+def wanted_columns(case: Case) -> list[str]:
+    """The predicate's columns and the columns asked (they decide which footers count)."""
+    return [*columns_of(case.predicate), *(case.lookup.columns or ())]
+
+
 def partitioning_of(case: Case) -> dict[str, Any]:
     """The ``partitioning=`` keyword of the case's calls (none: the default, inferred)."""
     given = case.lookup.partitioning
@@ -292,7 +297,7 @@ def _lookup_names(ctx: Context, lake: Lake) -> list[str]:
     pruned_dataset)."""
     if ctx.case.lookup.columns is not None:
         return list(ctx.case.lookup.columns)
-    return lake.names()
+    return lake.names(wanted_columns(ctx.case))
 
 
 def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = False) -> list[Failure]:
@@ -440,7 +445,7 @@ def _dataset(ctx: Context, check: str, engine: str) -> list[Failure]:
     except Exception as exc:
         return [failure_of(check, exc)]
     failures = []
-    union = lake.names()
+    union = lake.names(wanted_columns(case))
     if sorted(ds.schema.names) != sorted(union):
         failures.append(Failure(check, "the dataset's columns are not the files' columns",
                                 f"expected {union}, got {ds.schema.names}"))  # fmt: skip

@@ -2,8 +2,9 @@
 
 A folder is ``((key, value or None), ...)``, outermost first, the values as written before
 escaping (None: ``__HIVE_DEFAULT_PARTITION__``). A key met twice on one path keeps its
-innermost value; types are inferred from the values the files listed have, or given
-(``partitioning={...}``: then only the keys named are partition columns).
+outermost value (as DuckDB and pyarrow read it); types are inferred from the values the
+files listed have, or given (``partitioning={...}``: then only the keys named are partition
+columns).
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ GIVEN_TYPES = {
 }  # fmt: skip
 
 
-def innermost(folder: Folder, given: Mapping[str, Any] | None = None) -> dict[str, str | None]:
-    """Each partition key's value on the path: the innermost when a key is met twice (in
+def key_values(folder: Folder, given: Mapping[str, Any] | None = None) -> dict[str, str | None]:
+    """Each partition key's value on the path: the outermost when a key is met twice (in
     the order first met); with types given, only the keys named."""
     out: dict[str, str | None] = {}
     for key, value in folder:
-        if given is None or key in given:
+        if (given is None or key in given) and key not in out:
             out[key] = value
     return out
 
@@ -75,12 +76,12 @@ def folder_types(
 ) -> dict[str, pa.DataType]:
     """Each partition column's type: given (``partitioning={...}``: the keys named, in that
     order), else over every file listed, in the order first met: the one type all its
-    (innermost) values have, else string (a column of NULLs only: string)."""
+    (outermost) values have, else string (a column of NULLs only: string)."""
     if given is not None:
         return {key: GIVEN_TYPES[name] for key, name in given.items()}
     seen: dict[str, set[pa.DataType]] = {}
     for folder in folders:
-        for key, text in innermost(folder).items():
+        for key, text in key_values(folder).items():
             found = seen.setdefault(key, set())
             if text is not None:
                 found.add(_value_type(text))
@@ -88,7 +89,7 @@ def folder_types(
 
 
 def folder_values(folder: Folder, types: Mapping[str, pa.DataType]) -> dict[str, Any]:
-    """The file's partition values (the innermost of a key met twice; the keys of ``types``
+    """The file's partition values (the outermost of a key met twice; the keys of ``types``
     only), each by its column's type: the folder names written, parsed by
     ``pyarrow.dataset.HivePartitioning`` (``__HIVE_DEFAULT_PARTITION__``: None). A file
     above the folders (or without a key) holds None there."""
@@ -96,7 +97,7 @@ def folder_values(folder: Folder, types: Mapping[str, pa.DataType]) -> dict[str,
 
     from .write import folder_name
 
-    values = innermost(folder, types)
+    values = key_values(folder, types)
     keys = list(values)
     if not keys:
         return {}

@@ -40,8 +40,9 @@ from .spec import Case, FileSpec
 
 #: name -> the bug, as it shows. Delete a line as its fix merges.
 KNOWN: dict[str, str] = {
-    "hive-repeated-key-typed": "issue 29 item 5: a key met twice on a path (a=1/a=2) with "
-    "partitioning= types given: the folder filter rules out a=1 before the inner a=2 is seen",
+    "hive-repeated-key": "issue 29 item 5: a key met twice on a path (a=1/a=2): the docs keep "
+    "the outermost value (as DuckDB and pyarrow); the innermost is read, and with partitioning= "
+    "types the folder filter rules out a=1 before the inner a=2 is seen",
     "prune-typed-file-above-folders": "found by the wider search: with partitioning= types "
     "given, prune raises PredicateError ('no file read has this column') on a partition "
     "column when the files left are above the folders (lookup reads them as NULL there)",
@@ -326,19 +327,19 @@ def _lake_build_zero_row(case: Case) -> tuple[Case, bool]:
     return _without(case, LAKE_INDEX_CHECKS | {"sidecar"}) if risky else (case, False)
 
 
-def _hive_repeated_key_typed(case: Case) -> tuple[Case, bool]:
-    """A key met twice on a path, with the partition types given: the outer value dropped."""
-    if case.lookup.partitioning is None or not any(_repeated(f.folder) for f in case.files):
+def _hive_repeated_key(case: Case) -> tuple[Case, bool]:
+    """A key met twice on a path: the inner value dropped."""
+    if not any(_repeated(f.folder) for f in case.files):
         return case, False
-    return _map_files(case, lambda f: replace(f, folder=_innermost(f.folder))), True
+    return _map_files(case, lambda f: replace(f, folder=_outermost(f.folder))), True
 
 
 def _repeated(folder: tuple[tuple[str, str | None], ...]) -> bool:
     return len({k for k, _ in folder}) < len(folder)
 
 
-def _innermost(folder: tuple[tuple[str, str | None], ...]) -> tuple[tuple[str, str | None], ...]:
-    return tuple(kv for j, kv in enumerate(folder) if all(k != kv[0] for k, _ in folder[j + 1 :]))
+def _outermost(folder: tuple[tuple[str, str | None], ...]) -> tuple[tuple[str, str | None], ...]:
+    return tuple(kv for j, kv in enumerate(folder) if all(k != kv[0] for k, _ in folder[:j]))
 
 
 def _prune_typed_file_above_folders(case: Case) -> tuple[Case, bool]:
@@ -481,7 +482,7 @@ GATES: dict[str, Callable[[Case], tuple[Case, bool]]] = {
     "lake_build_zero_row": _lake_build_zero_row,
     "table_dataset_empty": _checked_at_run_time,
     "mixed-writers": _mixed_writers,  # before the folders' gates: it takes columns out
-    "hive-repeated-key-typed": _hive_repeated_key_typed,
+    "hive-repeated-key": _hive_repeated_key,
     "prune-typed-file-above-folders": _prune_typed_file_above_folders,
     "column-in-later-partitions": _column_in_later_partitions,
     "empty-answer-schema": _empty_answer_schema,

@@ -54,11 +54,18 @@ class Lake:
         """Every valid Parquet file listed, its folders ruling it out or not."""
         return [self.facts[p] for p in self.order if p in self.facts]
 
-    def names(self) -> list[str]:
+    def names(self, wanted: Sequence[str] = ()) -> list[str]:
         """The result's default columns: the files' own (first seen), then the partition
-        columns (first met in the listing). The files read; when their folders rule out
-        every file, the files listed (an empty answer has the schema of a full one)."""
-        files = self.readable or self.listed
+        columns (first met in the listing). The files read; the files listed when their
+        folders rule out every file (an empty answer has the files' columns), or when a
+        column ``wanted`` (of the predicate, or asked) is in none of the files read."""
+        files = self.readable
+        unknown = any(
+            c not in self.folder_types and not any(f.has(c) or c in f.top_level for f in files)
+            for c in wanted
+        )  # fmt: skip
+        if not files or unknown:
+            files = self.listed
         own = [n for f in files for n in f.top_level if n not in self.folder_types]
         return list(dict.fromkeys(own)) + list(self.folder_types)
 

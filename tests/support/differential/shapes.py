@@ -50,7 +50,7 @@ def widen_hive(
     case: Case, keys: Sequence[str], kinds: dict[str, str], values: dict[str, tuple[str, ...]]
 ) -> Case:
     """A hive case made wider: folder names escaped as pyarrow writes them, a key met twice
-    on a path (an outer value the inner one overrides), the partition types given, and
+    on a path (an inner value the outer one overrides), the partition types given, and
     columns that later partitions gained, asked for where the folders leave only files
     without them (``c IS NULL AND key = ...``)."""
     rng = random.Random(case.seed * 7919 + 41)
@@ -61,8 +61,8 @@ def widen_hive(
         folder = spec.folder
         if folder and repeat and rng.random() < 0.6:
             key = rng.choice([k for k, _ in folder])
-            outer = None if rng.random() < 0.1 else rng.choice(values[kinds[key]])
-            folder = ((key, outer), *folder)  # outermost first: the inner value wins
+            again = None if rng.random() < 0.1 else rng.choice(values[kinds[key]])
+            folder = (*folder, (key, again))  # outermost first: the first value wins
         files.append(replace(spec, folder=folder, escape=escape))
     case = replace(case, files=tuple(files))
     if rng.random() < 0.4:
@@ -97,7 +97,7 @@ def _later_partitions(rng: random.Random, case: Case, kinds: dict[str, str]) -> 
     if not without:
         return case
     spec = rng.choice(without)
-    inner = {k: v for k, v in spec.folder}  # the innermost value of each key
+    inner = dict(reversed(spec.folder))  # the outermost value of each key
     key = rng.choice(sorted(k for k, v in inner.items() if v is not None))
     value = inner[key]
     assert value is not None
