@@ -15,6 +15,7 @@ from typing import Any
 
 from pybloom_async.predicate import And, IsNull, Or, Predicate, col
 
+from . import gates
 from .kinds import KINDS, leaves
 from .spec import Case, ColumnData, FileSpec
 
@@ -153,7 +154,11 @@ def mix_writers(case: Case) -> Case:
         leaf = col(name) == KINDS[arrow_kind].literal(rng, stored)
     combine = And.of if rng.random() < 0.6 else Or.of
     predicate = leaf if rng.random() < 0.4 else combine(leaf, case.predicate)
-    return replace(case, files=tuple(files), predicate=predicate)
+    case = replace(case, files=tuple(files), predicate=predicate)
+    present = {c.name for f in case.files if f.layout != "garbage" for c in f.columns}
+    if case.index and any(c.split(".")[0] not in present for c in case.index.columns):
+        case = replace(case, index=None, checks=gates.LAKE_CHECKS)  # an indexed column is gone
+    return case
 
 
 __all__ = ["GIVEN_TYPE", "MIXED_WRITERS", "evolved", "mix_writers", "widen_hive"]
