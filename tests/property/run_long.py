@@ -23,6 +23,9 @@ import traceback
 from collections import defaultdict
 from pathlib import Path
 
+# The tree this script lies in, before any installed copy of the package (as pytest's rootdir
+# comes first), then tests/ for the support package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from support.differential import (

@@ -159,3 +159,25 @@ def test_the_reproduction_is_a_script_that_runs(
     assert namespace["where"].to_text() == case.predicate.to_text()
     written = {p.name for p in tmp_path.glob("*/lake/*.parquet")}
     assert written >= {f.name for f in case.files} - {case.files[case.index.target].name}
+
+
+def test_folders_keep_the_outermost_value_and_read_escapes_as_writers_write_them() -> None:
+    import pyarrow as pa
+    from support.differential.evolution import shortest_float32
+    from support.differential.folders import folder_types, folder_values, ruled_out_by_folder
+    from support.differential.write import folder_name
+
+    twice = (("a", "1"), ("a", "2"))
+    types = folder_types([twice, (("a", "3"),)])
+    assert types == {"a": pa.int64()}
+    assert folder_values(twice, types) == {"a": 1}  # as DuckDB and pyarrow read it
+    assert ruled_out_by_folder(col("a") == 2, twice, types)
+    assert not ruled_out_by_folder(col("a") == 1, twice, types)
+    # Given types: only the keys named are partition columns, the outermost value still wins.
+    given = folder_types([(("a", "007"), ("b", "x"), ("a", "1"))], {"a": "string"})
+    assert folder_values((("a", "007"), ("b", "x"), ("a", "1")), given) == {"a": "007"}
+    odd = "x%y/ü =z"
+    assert folder_name("k", odd, "uri") == "k=x%25y%2F%C3%BC%20%3Dz"  # pyarrow's escaping
+    assert folder_name("k", odd) == "k=x%25y%2Fü %3Dz"  # Hive's: spaces and ü as they are
+    assert folder_values((("k", odd),), {"k": pa.string()}) == {"k": odd}
+    assert shortest_float32(0.10000000149011612) == 0.1

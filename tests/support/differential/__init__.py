@@ -1,10 +1,12 @@
 """A seeded differential test of every entry point against a pyarrow full-scan oracle.
 
-``generate_case(seed)`` draws a lake (files of many column kinds, writers and layouts), a
-predicate and the calls to make; ``run_case`` writes it and checks every entry point
-against the oracle; ``explain`` cuts a failing case down and prints it as a standalone
-reproduction. The bounded test is tests/property/test_differential.py, the long run
-tests/property/run_long.py.
+``generate_case(seed)`` draws a lake (files of many column kinds, writers and layouts; see
+``shapes`` for hive folders with repeated keys, escaped values and given types, columns that
+later partitions gained, and mixed writers) or a Delta or Iceberg table (``evolution`` for an
+Iceberg schema evolved by field id), a predicate and the calls to make; ``run_case`` writes
+it and checks every entry point against the oracle; ``explain`` cuts a failing case down and
+prints it as a standalone reproduction. The bounded test is
+tests/property/test_differential.py, the long run tests/property/run_long.py.
 
 Test modules import this before pytest could rewrite its asserts (it has none that
 matter: failures are returned as data), hence: PYTEST_DONT_REWRITE.

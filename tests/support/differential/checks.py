@@ -12,7 +12,7 @@ import os
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -25,21 +25,17 @@ from pybloom_async.predicate import Predicate, parse_predicate
 from pybloom_async.rows import fetch
 
 from . import gates, sql
+from .lake import Lake, expected_error, open_lake
 from .oracle import (
     FileFacts,
     LiteralTypeError,
     canonical_rows,
-    check_folder_literals,
     columns_of,
     evaluate,
     expected_rows,
-    folder_types,
-    read_file,
-    ruled_out_by_folder,
-    with_folders,
 )
 from .spec import Case
-from .write import source_names, write_lake
+from .write import write_lake
 
 
 @dataclass(frozen=True)
@@ -54,69 +50,18 @@ class Failure:
         return f"[{self.check}] {self.summary}" + (f"\n{self.detail}" if self.detail else "")
 
 
-@dataclass
-class Lake:
-    """The lake as it is on disk now: what the entry points get, what the oracle read."""
-
-    root: Path
-    paths: list[Path]
-    sources: Any
-    order: list[str]  # files in the order a reader reads them, each once
-    facts: dict[str, FileFacts] = field(default_factory=dict)
-    garbage: list[str] = field(default_factory=list)
-    #: Hive partition columns of the files listed (their types, in the order first met),
-    #: the files their folder values rule out (never opened), and whether a literal is
-    #: not of a partition column's type.
-    folder_types: dict[str, Any] = field(default_factory=dict)
-    ruled_out: set[str] = field(default_factory=set)
-    folder_error: bool = False
-
-    @property
-    def readable(self) -> list[FileFacts]:
-        """The files read: valid Parquet, not ruled out by their folders."""
-        return [self.facts[p] for p in self.order if p in self.facts and p not in self.ruled_out]
-
-    @property
-    def unreadable(self) -> list[str]:
-        """The files that are not Parquet and are opened (not ruled out by their folders)."""
-        return [p for p in self.garbage if p not in self.ruled_out]
-
-    def names(self) -> list[str]:
-        """The result's default columns: the files' own (first seen), then the partition
-        columns (first met in the listing)."""
-        own = [n for f in self.readable for n in f.top_level if n not in self.folder_types]
-        return list(dict.fromkeys(own)) + list(self.folder_types)
-
-
-def open_lake(case: Case, root: Path, paths: Sequence[Path], sources: Any = None) -> Lake:
-    given, order = source_names(case, root, paths)
-    lake = Lake(root, list(paths), given if sources is None else sources, order)
-    wanted = columns_of(case.predicate)
-    # Partition folders count when the files are listed from the directory.
-    listed = case.sources in ("dir", "dir_and_file")
-    folders = {str(root / s.relative): s.folder for s in case.files} if listed else {}
-    lake.folder_types = folder_types(folders.get(path, ()) for path in order)
-    try:
-        check_folder_literals(case.predicate, lake.folder_types)
-    except LiteralTypeError:
-        lake.folder_error = True
-    for path in order:
-        folder = folders.get(path, ())
-        try:
-            if folder and ruled_out_by_folder(case.predicate, folder, lake.folder_types):
-                lake.ruled_out.add(path)
-        except LiteralTypeError:
-            lake.folder_error = True
-        try:
-            facts = read_file(path, wanted)
-        except (pa.ArrowInvalid, OSError):
-            lake.garbage.append(path)
-            continue
-        lake.facts[path] = with_folders(facts, folder, lake.folder_types, wanted)
-    return lake
-
-
 # ---- the text form ---------------------------------------------------------------------------
+
+
+def wanted_columns(case: Case) -> list[str]:
+    """The predicate's columns and the columns asked (they decide which footers count)."""
+    return [*columns_of(case.predicate), *(case.lookup.columns or ())]
+
+
+def partitioning_of(case: Case) -> dict[str, Any]:
+    """The ``partitioning=`` keyword of the case's calls (none: the default, inferred)."""
+    given = case.lookup.partitioning
+    return {} if given is None else {"partitioning": dict(given)}
 
 
 def text_value(value: Any) -> Any:
@@ -181,24 +126,6 @@ def failure_of(check: str, exc: BaseException) -> Failure:
     return Failure(
         check, f"raised {type(exc).__name__}: {exc}"[:400], f"at {where}" if where else ""
     )
-
-
-def expected_error(case: Case, lake: Lake, predicate: Predicate) -> str | None:
-    """The error the documentation promises for this lake and predicate, if any: a column
-    no file read has (with at least one file read) or a literal not of its column's type."""
-    if lake.folder_error:
-        return "PredicateError"
-    if not lake.readable:
-        return None
-    for column in columns_of(predicate):
-        if column not in lake.folder_types and not any(f.has(column) for f in lake.readable):
-            return "PredicateError"
-    for facts in lake.readable:
-        try:
-            evaluate(predicate, facts)
-        except LiteralTypeError:
-            return "PredicateError"
-    return None
 
 
 def _group_counts(facts: FileFacts, predicate: Predicate) -> list[int]:
@@ -318,6 +245,7 @@ def prune_on(
     )
     expected = expected_error(ctx.case, lake, predicate)
     asynchronous = kwargs.pop("asynchronous", False)
+    kwargs.update(partitioning_of(ctx.case))
     sources = lake.sources
 
     def call() -> list[pba.Verdict]:
@@ -369,7 +297,7 @@ def _lookup_names(ctx: Context, lake: Lake) -> list[str]:
     pruned_dataset)."""
     if ctx.case.lookup.columns is not None:
         return list(ctx.case.lookup.columns)
-    return lake.names()
+    return lake.names(wanted_columns(ctx.case))
 
 
 def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = False) -> list[Failure]:
@@ -377,7 +305,7 @@ def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = Fals
     where: Predicate | str = case.predicate.to_text() if text else case.predicate
     predicate = text_predicate(case.predicate) if text else case.predicate
     args = case.lookup
-    kwargs: dict[str, Any] = {"page_index": args.page_index}
+    kwargs: dict[str, Any] = {"page_index": args.page_index, **partitioning_of(case)}
     if args.columns is not None:
         kwargs["columns"] = list(args.columns)
     if args.max_fetch_bytes is not None:
@@ -390,8 +318,7 @@ def lookup_on(ctx: Context, check: str, lake: Lake, mode: str, text: bool = Fals
     names = _lookup_names(ctx, lake)
     expected_err = expected_error(case, lake, predicate)
     if lake.readable and any(
-        n not in lake.folder_types and all(n not in f.top_level for f in lake.readable)
-        for n in names
+        n not in lake.folder_types and all(n not in f.top_level for f in lake.listed) for n in names
     ):
         expected_err = "PredicateError"  # a projected column no file has
 
@@ -507,7 +434,7 @@ def _dataset(ctx: Context, check: str, engine: str) -> list[Failure]:
     expected_err = expected_error(case, lake, case.predicate)
 
     def call() -> Any:
-        return pba.pruned_dataset_sync(lake.sources, case.predicate)
+        return pba.pruned_dataset_sync(lake.sources, case.predicate, **partitioning_of(case))
 
     if expected_err:
         return _expect_error(check, expected_err, call)
@@ -518,7 +445,7 @@ def _dataset(ctx: Context, check: str, engine: str) -> list[Failure]:
     except Exception as exc:
         return [failure_of(check, exc)]
     failures = []
-    union = lake.names()
+    union = lake.names(wanted_columns(case))
     if sorted(ds.schema.names) != sorted(union):
         failures.append(Failure(check, "the dataset's columns are not the files' columns",
                                 f"expected {union}, got {ds.schema.names}"))  # fmt: skip

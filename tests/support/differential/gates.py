@@ -39,7 +39,28 @@ from .kinds import KINDS, leaf_kind
 from .spec import Case, FileSpec
 
 #: name -> the bug, as it shows. Delete a line as its fix merges.
-KNOWN: dict[str, str] = {}
+KNOWN: dict[str, str] = {
+    "hive-repeated-key": "issue 29 item 5: a key met twice on a path (a=1/a=2): the docs keep "
+    "the outermost value (as DuckDB and pyarrow); the innermost is read, and with partitioning= "
+    "types the folder filter rules out a=1 before the inner a=2 is seen",
+    "prune-typed-file-above-folders": "found by the wider search: with partitioning= types "
+    "given, prune raises PredicateError ('no file read has this column') on a partition "
+    "column when the files left are above the folders (lookup reads them as NULL there)",
+    "column-in-later-partitions": "issue 29 item 7: a column only the files the folders rule "
+    "out have raises PredicateError ('no file read has this column') instead of reading NULL",
+    "empty-answer-schema": "issue 29 item 11: folders rule out every file: the empty answer "
+    "(lookup, pruned_dataset) has only the partition columns",
+    "mixed-writers": "issue 29 item 9: one column written by pyarrow and DuckDB (fixed_size_"
+    "binary vs binary, a zoned timestamp vs UTC, time32 vs time64) raises SchemaMismatchError",
+    "lake-index-columns": "issue 29 item 8: a lake index with columns= given changes the "
+    "answer's types (files it rules out are not opened, so no promotion)",
+    "iceberg-field-id": "issue 29 item 3: an Iceberg column renamed, or dropped and re-added "
+    "under its name, is matched by name in the old files: rows lost or made up",
+    "iceberg-float-promotion": "issue 29 item 4: an Iceberg float promoted to double is compared "
+    "by the old file's float32, not the table's double",
+    "table-folder-as-path": "issue 29 item 2: a Delta or Iceberg table's folder given as a plain "
+    "path is read as plain files (deleted rows come back) instead of as the table or refused",
+}
 
 
 def _from_environment() -> frozenset[str]:
@@ -187,7 +208,11 @@ def _has_in_null(p: Predicate) -> bool:
 LOOKUP_CHECKS = frozenset({"lookup_sync", "lookup_async", "lookup_batches", "lookup_text",
                            "lake_lookup", "table_lookup"})  # fmt: skip
 TEXT_CHECKS = frozenset({"prune_text", "lookup_text", "text_round_trip"})
-LAKE_INDEX_CHECKS = frozenset({"lake", "lake_lookup"})
+LAKE_CHECKS = frozenset({
+    "prune", "prune_async", "prune_text", "lookup_sync", "lookup_async", "lookup_batches",
+    "lookup_text", "dataset_pyarrow", "dataset_duckdb", "text_round_trip",
+})  # fmt: skip
+LAKE_INDEX_CHECKS = frozenset({"lake", "lake_lookup", "lake_lookup_same"})
 
 
 def _without(case: Case, checks: frozenset[str]) -> tuple[Case, bool]:
@@ -302,6 +327,140 @@ def _lake_build_zero_row(case: Case) -> tuple[Case, bool]:
     return _without(case, LAKE_INDEX_CHECKS | {"sidecar"}) if risky else (case, False)
 
 
+def _hive_repeated_key(case: Case) -> tuple[Case, bool]:
+    """A key met twice on a path: the inner value dropped."""
+    if not any(_repeated(f.folder) for f in case.files):
+        return case, False
+    return _map_files(case, lambda f: replace(f, folder=_outermost(f.folder))), True
+
+
+def _repeated(folder: tuple[tuple[str, str | None], ...]) -> bool:
+    return len({k for k, _ in folder}) < len(folder)
+
+
+def _outermost(folder: tuple[tuple[str, str | None], ...]) -> tuple[tuple[str, str | None], ...]:
+    return tuple(kv for j, kv in enumerate(folder) if all(k != kv[0] for k, _ in folder[:j]))
+
+
+def _prune_typed_file_above_folders(case: Case) -> tuple[Case, bool]:
+    """Partition types given and a file above the folders: prune not asked."""
+    typed = case.lookup.partitioning is not None and case.sources in ("dir", "dir_and_file")
+    above = any(not f.folder and f.layout != "garbage" for f in case.files)
+    if not typed or not above or not any(f.folder for f in case.files):
+        return case, False
+    return _without(case, frozenset({"prune", "prune_async", "prune_text"}))
+
+
+def _folder_split(case: Case) -> tuple[list[FileSpec], list[FileSpec]] | None:
+    """A listed hive lake's Parquet files: those its folders leave, those they rule out
+    (None: not listed from its directory, or a literal not of a partition column's type)."""
+    from .folders import folder_types, ruled_out_by_folder
+    from .oracle import LiteralTypeError
+
+    if case.sources not in ("dir", "dir_and_file") or not any(f.folder for f in case.files):
+        return None
+    files = [f for f in case.files if f.layout != "garbage"]
+    given = dict(case.lookup.partitioning) if case.lookup.partitioning is not None else None
+    types = folder_types((f.folder for f in case.files), given)
+    read: list[FileSpec] = []
+    out: list[FileSpec] = []
+    try:
+        for f in files:
+            ruled = bool(f.folder) and ruled_out_by_folder(case.predicate, f.folder, types)
+            (out if ruled else read).append(f)
+    except LiteralTypeError:
+        return None
+    return read, out
+
+
+def _column_in_later_partitions(case: Case) -> tuple[Case, bool]:
+    """A column (of the predicate, or asked) that only files the folders rule out have."""
+    split = _folder_split(case)
+    if split is None or not split[0] or not split[1]:
+        return case, False
+    read, out = split
+    names = [*(leaf.column.split(".")[0] for leaf in leaves_of(case.predicate)),
+             *(case.lookup.columns or ())]  # fmt: skip
+    partition = {k for f in case.files for k, _ in f.folder}
+    later = [
+        n for n in names
+        if n not in partition and not any(c.name == n for f in read for c in f.columns)
+        and any(c.name == n for f in out for c in f.columns)
+    ]  # fmt: skip
+    return _without(case, LAKE_CHECKS - {"text_round_trip"}) if later else (case, False)
+
+
+def _empty_answer_schema(case: Case) -> tuple[Case, bool]:
+    """Folders that rule out every file: an empty lookup or dataset."""
+    split = _folder_split(case)
+    if split is None or split[0] or not split[1]:
+        return case, False
+    return _without(case, LOOKUP_CHECKS | {"dataset_pyarrow", "dataset_duckdb"})
+
+
+def _mixed_writers(case: Case) -> tuple[Case, bool]:
+    """A DuckDB file with a column that some file has in a type DuckDB stores another way:
+    the column left out of it (as the generator does by default)."""
+
+    files = _lake_after_index(case)
+    odd = {c.name for f in files for c in f.columns if "duckdb" not in KINDS[c.kind].writers}
+
+    def plain(f: FileSpec) -> FileSpec:
+        if f.writer != "duckdb":
+            return f
+        kept = tuple(c for c in f.columns if c.name not in odd)
+        if kept or not f.columns:
+            return replace(f, columns=kept)
+        return replace(f, writer="pyarrow", options=(("row_group_size", 64),))  # none left
+
+    changed = _map_files(case, plain)
+    return changed, changed.files != case.files
+
+
+def _lake_index_columns(case: Case) -> tuple[Case, bool]:
+    """A lake index with ``columns=`` over a column whose type may differ between files (its
+    kinds differ, or both writers wrote it)."""
+    if case.lookup.columns is None or "lake_lookup_same" not in case.checks:
+        return case, False
+    kinds: dict[str, set[str]] = {}
+    for f in _lake_after_index(case):
+        for c in f.columns:  # DuckDB reads back some kinds as others (decimal64: decimal128)
+            kinds.setdefault(c.name, set()).add(f"{c.kind}@{f.writer}")
+    if not any(len(k) > 1 for k in kinds.values()):
+        return case, False
+    return _without(case, frozenset({"lake_lookup_same"}))
+
+
+def _iceberg_field_id(case: Case) -> tuple[Case, bool]:
+    """An Iceberg column renamed, or dropped and re-added: neither step taken."""
+    plan = case.table
+    if plan is None or not {"rename", "drop_readd"} & set(plan.evolve):
+        return case, False
+    renamed = plan.evolved[0]
+    evolve = tuple(s for s in plan.evolve if s not in ("rename", "drop_readd"))
+    plan = replace(plan, evolve=evolve, evolved=("", ""))
+
+    def back(path: str) -> str:
+        head, dot, tail = path.partition(".")
+        return f"{renamed}{dot}{tail}" if renamed and head == f"{renamed}_r" else path
+
+    return replace(case, table=plan, predicate=map_columns(case.predicate, back)), True
+
+
+def _iceberg_float_promotion(case: Case) -> tuple[Case, bool]:
+    """An Iceberg float promoted to double: left a float."""
+    plan = case.table
+    if plan is None or "promote_float" not in plan.evolve:
+        return case, False
+    evolve = tuple(s for s in plan.evolve if s != "promote_float")
+    return replace(case, table=replace(plan, evolve=evolve)), True
+
+
+def _table_folder_as_path(case: Case) -> tuple[Case, bool]:
+    """A Delta or Iceberg table's folder given as a plain path: not asked."""
+    return _without(case, frozenset({"table_folder"}))
+
+
 def _checked_at_run_time(case: Case) -> tuple[Case, bool]:
     return case, False  # see skip_table_dataset
 
@@ -322,6 +481,15 @@ GATES: dict[str, Callable[[Case], tuple[Case, bool]]] = {
     "lake_zero_row_groups": _lake_zero_row_groups,
     "lake_build_zero_row": _lake_build_zero_row,
     "table_dataset_empty": _checked_at_run_time,
+    "mixed-writers": _mixed_writers,  # before the folders' gates: it takes columns out
+    "hive-repeated-key": _hive_repeated_key,
+    "prune-typed-file-above-folders": _prune_typed_file_above_folders,
+    "column-in-later-partitions": _column_in_later_partitions,
+    "empty-answer-schema": _empty_answer_schema,
+    "lake-index-columns": _lake_index_columns,
+    "iceberg-field-id": _iceberg_field_id,
+    "iceberg-float-promotion": _iceberg_float_promotion,
+    "table-folder-as-path": _table_folder_as_path,
 }
 assert set(KNOWN) <= set(GATES), "every known bug needs its gate"
 

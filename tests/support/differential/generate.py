@@ -24,7 +24,9 @@ from typing import Any
 from pybloom_async.predicate import And, In, Not, Or, Predicate, col
 
 from . import gates
+from .evolution import evolve
 from .kinds import KINDS, Kind, leaf_kind, leaves, round_float
+from .shapes import evolved, mix_writers, widen_hive
 from .spec import Case, ColumnData, FileSpec, IndexPlan, LookupArgs, TablePlan
 
 Pick = Callable[[random.Random], Any]
@@ -87,12 +89,11 @@ INDEX_STATES = {
 }  # fmt: skip
 FAMILIES = {"lake": 0.84, "delta": 0.08, "iceberg": 0.08}
 #: Every check a lake case can run (a table case runs ``TABLE_CHECKS``).
-LAKE_CHECKS = frozenset({
-    "prune", "prune_async", "prune_text", "lookup_sync", "lookup_async", "lookup_batches",
-    "lookup_text", "dataset_pyarrow", "dataset_duckdb", "text_round_trip",
-})  # fmt: skip
-INDEX_CHECKS = frozenset({"sidecar", "lake", "lake_lookup"})
-TABLE_CHECKS = frozenset({"table_prune", "table_lookup", "table_dataset", "table_lake"})
+LAKE_CHECKS = gates.LAKE_CHECKS
+INDEX_CHECKS = frozenset({"sidecar", "lake", "lake_lookup", "lake_lookup_same"})
+TABLE_CHECKS = frozenset(
+    {"table_prune", "table_lookup", "table_dataset", "table_lake", "table_folder"}
+)
 #: Kinds a Delta table may be partitioned by.
 PARTITION_KINDS = frozenset(
     {"int8", "int16", "int32", "int64", "string", "large_string", "date32", "bool"}
@@ -322,7 +323,7 @@ def _lake_columns(rng: random.Random, family: str) -> list[LakeColumn]:
     def allowed(kind: str) -> bool:
         return family == "lake" or family in KINDS[kind].tables
 
-    candidates = sorted(k for k in KINDS if allowed(k))
+    candidates = sorted(k for k in KINDS if allowed(k) and KINDS[k].drawn)
     columns: list[LakeColumn] = []
     used: set[str] = set()
     for i in range(rng.randint(1, 5)):
@@ -404,7 +405,7 @@ def generate_case(
         case = _shaped(case, random.Random(seed * 7919 + 11))
     else:
         case = replace(case, checks=TABLE_CHECKS, table=_table_plan(rng, family, case))
-        case = _aimed_at_deletes(seed, case)
+        case = evolve(_aimed_at_deletes(seed, case))
         # Drawn from a generator of its own: the table's lookups in one or two phases.
         two = random.Random(seed * 7919 + 23).choice([None, True, False])
         case = replace(case, lookup=replace(case.lookup, two_phase=two))
@@ -432,12 +433,13 @@ def _aimed_at_deletes(seed: int, case: Case) -> Case:
 
 
 def _shaped(case: Case, rng: random.Random) -> Case:
-    """The lake given its shape (see ``SHAPES``); two_phase drawn too."""
+    """The lake given its shape (see ``SHAPES``); two_phase drawn too; now and then a
+    column both writers write, each its way (``shapes.mix_writers``)."""
     lookup = replace(case.lookup, two_phase=rng.choice([None, None, True, False]))
-    case = replace(case, lookup=lookup)
+    case = mix_writers(replace(case, lookup=lookup))
     shape = choose(rng, SHAPES)
     if shape == "evolving" and len(case.files) > 1:
-        case = replace(case, files=_evolved(rng, case.files), shape="evolving")
+        case = replace(case, files=evolved(rng, case.files), shape="evolving")
         present = {c.name for f in case.files if f.layout != "garbage" for c in f.columns}
         if case.index and any(c.split(".")[0] not in present for c in case.index.columns):
             case = replace(case, index=None, checks=LAKE_CHECKS)  # an indexed column is gone
@@ -445,19 +447,6 @@ def _shaped(case: Case, rng: random.Random) -> Case:
     if shape == "hive":
         return _hive(rng, case)
     return case
-
-
-def _evolved(rng: random.Random, files: Sequence[FileSpec]) -> tuple[FileSpec, ...]:
-    """Each column from a file on: the files before it lack it (at least one column kept)."""
-    names = list(dict.fromkeys(c.name for f in files for c in f.columns))
-    since = {name: rng.randrange(len(files)) for name in names}
-    if names:
-        since[names[0]] = 0
-    out = []
-    for i, spec in enumerate(files):
-        kept = tuple(c for c in spec.columns if since[c.name] <= i) or spec.columns[:1]
-        out.append(replace(spec, columns=kept) if spec.columns else spec)
-    return tuple(out)
 
 
 def _hive(rng: random.Random, case: Case) -> Case:
@@ -492,10 +481,11 @@ def _hive(rng: random.Random, case: Case) -> Case:
             leaf = _partition_leaf(rng, key, kinds[key])
             combine = And.of if rng.random() < 0.7 else Or.of
             predicate = leaf if rng.random() < 0.1 else combine(leaf, predicate)
-    return replace(
+    case = replace(
         case, files=tuple(files), predicate=predicate, sources="dir", index=None,
         checks=LAKE_CHECKS, shape="hive",
     )  # fmt: skip
+    return widen_hive(case, keys, kinds, PARTITION_VALUES)
 
 
 def _partition_leaf(rng: random.Random, key: str, kind: str) -> Predicate:

@@ -8,13 +8,16 @@ indexed column must get its index (the docs: every type but BOOLEAN can be index
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pybloom_async as pba
 
-from .checks import Context, Failure, Lake, failure_of, lookup_on, open_lake, prune_on
+from .checks import Context, Failure, Lake, failure_of, lookup_on, open_lake, prune_on, two_phase
+from .oracle import canonical_rows
 from .write import change_lake
 
 
@@ -49,7 +52,7 @@ def _build(ctx: Context, checks: set[str]) -> tuple[list[Failure], bool, bool]:
         except Exception as exc:
             failures.append(failure_of("sidecar_build", exc))
             sidecar = False
-    lake_index = bool(checks & {"lake", "lake_lookup"})
+    lake_index = bool(checks & {"lake", "lake_lookup", "lake_lookup_same"})
     for mode in plan.lake_modes if lake_index else ():
         try:
             built = pba.build_lake_index_sync(str(lake.root), columns, mode=mode)
@@ -65,7 +68,9 @@ def run_index_checks(ctx: Context, paths: Sequence[Path], checks: set[str]) -> l
     case = ctx.case
     plan = case.index
     assert plan is not None
+    before = set(os.listdir(ctx.lake.root))
     failures, sidecar, lake_index = _build(ctx, checks)
+    built = sorted(set(os.listdir(ctx.lake.root)) - before)  # the indexes' own entries
     now = change_lake(case, ctx.lake.root, paths)
     if sidecar:
         after = open_lake(case, ctx.lake.root, now)
@@ -82,4 +87,50 @@ def run_index_checks(ctx: Context, paths: Sequence[Path], checks: set[str]) -> l
         )  # fmt: skip
     if lake_index and "lake_lookup" in checks:
         failures += lookup_on(ctx, "lake_lookup", listed, "sync")
+    if lake_index and "lake_lookup_same" in checks:
+        failures += _same_without_index(ctx, listed, built)
     return failures
+
+
+def _answer(ctx: Context, lake: Lake) -> tuple[Any, Any, str | None]:
+    """lookup's columns and types, its rows, or the error it raised."""
+    args = ctx.case.lookup
+    kwargs: dict[str, Any] = {"page_index": args.page_index}
+    if args.columns is not None:
+        kwargs["columns"] = list(args.columns)
+    if lake.garbage:
+        kwargs["on_error"] = "skip"
+    try:
+        with two_phase(args.two_phase):
+            got = pba.lookup_sync(lake.sources, ctx.case.predicate, **kwargs)
+    except pba.PyBloomError as exc:
+        return None, None, type(exc).__name__
+    except Exception as exc:
+        return None, None, f"{type(exc).__name__}: {exc}"[:200]
+    schema = [(f.name, str(f.type)) for f in got.schema]
+    return schema, canonical_rows(got, got.column_names), None
+
+
+def _same_without_index(ctx: Context, lake: Lake, built: Sequence[str]) -> list[Failure]:
+    """The index never changes the answer: lookup through the lake index gives the columns,
+    types, rows and error of lookup with the indexes moved out of the lake."""
+    with_index = _answer(ctx, lake)
+    aside = lake.root.parent / "indexes-aside"
+    aside.mkdir(exist_ok=True)
+    for name in built:
+        shutil.move(lake.root / name, aside / name)
+    try:
+        without = _answer(ctx, lake)
+    finally:
+        for name in built:
+            shutil.move(aside / name, lake.root / name)
+    if with_index == without:
+        return []
+    labels = ("columns and types", "rows", "error")
+    what = next(label for label, a, b in zip(labels, with_index, without, strict=True) if a != b)
+    pairs = zip(labels, with_index, without, strict=True)
+    detail = "\n".join(
+        f"  {label}: with the index {str(a)[:300]}, without {str(b)[:300]}"
+        for label, a, b in pairs if a != b
+    )  # fmt: skip
+    return [Failure("lake_lookup_same", f"the lake index changes the answer's {what}", detail)]

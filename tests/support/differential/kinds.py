@@ -56,6 +56,7 @@ class Kind:
     bloom: bool = True  # pyarrow writes a filter for it
     indexable: bool = True  # the sidecar and lake indexes take it
     children: tuple[tuple[str, str], ...] = ()  # struct: (child name, child kind)
+    drawn: bool = True  # a lake column may be drawn of it (else: only a shape adds it)
 
     def array(self, values: Sequence[Any]) -> pa.Array:
         """The Arrow array of stored values (None: null)."""
@@ -325,6 +326,7 @@ KINDS: dict[str, Kind] = {}
 _DUCKDB_CHANGES = (
     pa.binary(4), pa.binary(16), pa.timestamp("s"), pa.timestamp("ms", tz="UTC"),
     pa.timestamp("ns", tz="+05:30"), pa.timestamp("us", tz="Europe/Paris"), pa.time32("ms"),
+    pa.timestamp("us", tz="Europe/Berlin"),
 )  # fmt: skip
 
 
@@ -426,6 +428,7 @@ for _name, _unit, _zone, _tables in [
     ("ts_us_utc", "us", "UTC", _DELTA_ICEBERG),
     ("ts_ns_tz", "ns", "+05:30", frozenset()),
     ("ts_us_paris", "us", "Europe/Paris", frozenset()),
+    ("ts_us_berlin", "us", "Europe/Berlin", frozenset()),  # mixed writers only (shapes.py)
 ]:
     _add(
         Kind(
@@ -436,6 +439,7 @@ for _name, _unit, _zone, _tables in [
                 dt.datetime(1970, 1, 1, 0, 0, 0, 1, tzinfo=UTC if _zone else None),
             ),
             tables=_tables, writers=_writers_of(pa.timestamp(_unit, tz=_zone)),
+            drawn=_name != "ts_us_berlin",
         )
     )  # fmt: skip
 for _name, _t, _unit, _tables in [

@@ -228,7 +228,7 @@ def _write_code(spec: FileSpec, target: str | None = None) -> list[str]:
 
 
 def _sources_code(case: Case) -> str:
-    names = [f"str(d / {s.name!r})" for s in case.files]
+    names = [f"str(d / {s.relative!r})" for s in case.files]
     if case.sources == "dir":
         return "sources = str(d)"
     if case.sources == "dir_and_file":
@@ -274,18 +274,22 @@ def _call_code(case: Case, check: str) -> list[str]:
         kwargs += f", columns={list(args.columns)!r}"
     if args.max_fetch_bytes is not None:
         kwargs += f", max_fetch_bytes={args.max_fetch_bytes}"
+    if args.partitioning is not None:
+        kwargs += f", partitioning={dict(args.partitioning)!r}"
+    given = "" if args.partitioning is None else f", partitioning={dict(args.partitioning)!r}"
     where = "text" if check.endswith("_text") else "where"
     if args.two_phase is not None and check.startswith(("lookup", "lake_lookup")):
         forced = "0" if args.two_phase else "1 << 62"
         plain = replace(case, lookup=replace(args, two_phase=None))
-        forcing = f"pba.rows.fetch.TWO_PHASE_MIN_BYTES = {forced}  # the two-phase fetch forced"
+        forcing = (f"import pybloom_async.rows.fetch as fetch; fetch.TWO_PHASE_MIN_BYTES = {forced}"
+                   "  # the two-phase fetch forced")  # fmt: skip
         return [forcing, *_call_code(plain, check)]
     if check.startswith("prune") or check == "prune_async":
-        return [f"print([v for v in pba.prune_sync(sources, {where}) if not v.kept])"]
+        return [f"print([v for v in pba.prune_sync(sources, {where}{given}) if not v.kept])"]
     if check.startswith("lookup"):
         return [f"print(pba.lookup_sync(sources, {where}, {kwargs}).to_pylist())"]
     if check.startswith("dataset"):
-        return ["ds = pba.pruned_dataset_sync(sources, where)",
+        return [f"ds = pba.pruned_dataset_sync(sources, where{given})",
                 "print(ds.schema, ds.to_table().to_pylist())"]  # fmt: skip
     if check == "text_round_trip":
         return ["print(pba.parse_predicate(text))"]
@@ -308,6 +312,11 @@ def _call_code(case: Case, check: str) -> list[str]:
                      f"row_groups={plan.lake_row_groups}) if not v.kept])")  # fmt: skip
     elif check == "lake_lookup":
         lines.append(f"print(pba.lookup_sync(str(d), where, {kwargs}).to_pylist())")
+    elif check == "lake_lookup_same":
+        lines += [f"with_index = pba.lookup_sync(str(d), where, {kwargs})",
+                  "os.rename(d / '_bloom_index', d.parent / 'aside')  # the indexes moved out",
+                  f"without = pba.lookup_sync(str(d), where, {kwargs})",
+                  "print(with_index.schema, without.schema, with_index == without)"]  # fmt: skip
     return lines
 
 
@@ -347,6 +356,8 @@ def describe(case: Case) -> str:
         f"seed {case.seed} ({case.family}, {case.shape}, sources={case.sources}, "
         f"gated={list(case.gated)}, two_phase={case.lookup.two_phase})"
     ]
+    if case.lookup.partitioning is not None:
+        parts.append(f"  partitioning={dict(case.lookup.partitioning)}")
     for spec in case.files:
         kinds = ", ".join(f"{c.name}:{c.kind}" for c in spec.columns)
         parts.append(

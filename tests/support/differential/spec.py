@@ -39,13 +39,17 @@ class FileSpec:
     #: Hive partition folders the file lies below, outermost first: ``((key, value or
     #: None), ...)``; None is ``__HIVE_DEFAULT_PARTITION__``.
     folder: tuple[tuple[str, str | None], ...] = ()
+    #: How its folder names are escaped: ``hive`` (as Hive and Spark do) or ``uri`` (as
+    #: pyarrow's ``write_to_dataset`` does).
+    escape: str = "hive"
 
     @property
     def relative(self) -> str:
-        """Where the file lies below the lake's root (its folders escaped as Hive does)."""
+        """Where the file lies below the lake's root (its folders escaped by its writer)."""
         from .write import folder_name
 
-        return "/".join([*(folder_name(k, v) for k, v in self.folder), self.name])
+        names = (folder_name(k, v, self.escape) for k, v in self.folder)
+        return "/".join([*names, self.name])
 
     @property
     def num_rows(self) -> int:
@@ -69,6 +73,8 @@ class LookupArgs:
     backend: str = "asyncio"
     #: The rows' two-phase fetch: None as the product decides, True always, False never.
     two_phase: bool | None = None
+    #: Partition types given (``partitioning={key: type}``); None: inferred (``"hive"``).
+    partitioning: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,10 @@ class TablePlan:
     delete_value: Any = None
     compact: bool = False
     back: int = 0
+    #: Iceberg only: the schema's steps between the first half of the appends and the rest
+    #: (see ``evolution.STEPS``), and the columns renamed and dropped then re-added ('': none).
+    evolve: tuple[str, ...] = ()
+    evolved: tuple[str, str] = ("", "")
 
 
 @dataclass(frozen=True)

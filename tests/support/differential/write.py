@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,10 +20,14 @@ GARBAGE = b"PAR1 this is not a Parquet file at all PAR1"
 _HIVE_ESCAPED = set("\"#%'*/:=?\\\x7f{[]^")
 
 
-def folder_name(key: str, value: str | None) -> str:
-    """``key=value`` as Hive and Spark write it (NULL: ``__HIVE_DEFAULT_PARTITION__``)."""
+def folder_name(key: str, value: str | None, style: str = "hive") -> str:
+    """``key=value`` as Hive and Spark write it (NULL: ``__HIVE_DEFAULT_PARTITION__``), or
+    with ``style="uri"`` as pyarrow's ``write_to_dataset`` does (every byte but letters,
+    digits and ``_.-~`` percent-encoded, UTF-8 first: ``ü`` is ``%C3%BC``, a space ``%20``)."""
 
     def escape(text: str) -> str:
+        if style == "uri":
+            return quote(text, safe="")
         return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPED or ord(c) < 0x20 else c for c in text)
 
     return f"{escape(key)}={'__HIVE_DEFAULT_PARTITION__' if value is None else escape(value)}"
