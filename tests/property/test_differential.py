@@ -68,22 +68,21 @@ def test_entry_points_agree_with_the_oracle(seed: int, tmp_path: Path) -> None:
 # gates.KNOWN and of this table, and the bounded run above covers that ground again.
 # Seeds found by ``run_long.py --find-known-seeds 2000``; a change to the generator may move
 # them (an xfail turning into a pass says so): find them again.
-KNOWN_BUG_SEEDS: dict[str, int] = {
-    "column-in-later-partitions": 33,
-    "empty-answer-schema": 28,
-    "hive-repeated-key": 586,
-    "iceberg-field-id": 22,
-    "iceberg-float-promotion": 56,
-    "lake-index-columns": 432,
-    "mixed-writers": 69,
-    "prune-typed-file-above-folders": 315,
-    "table-folder-as-path": 0,
-}
+KNOWN_BUG_SEEDS: dict[str, int] = {}
 
 #: Seeds whose cases showed a bug now fixed, kept as regressions (each with every gate of
 #: its bug open, whatever range the bounded run covers). After a change to the generator,
 #: a seed whose case no longer meets its bug's gate is replaced by the first that does.
 FIXED_BUG_SEEDS: dict[str, int] = {
+    "column_in_later_partitions": 33,  # issue 29 item 7
+    "empty_answer_schema": 28,  # item 11
+    "hive_repeated_key": 586,  # item 5
+    "iceberg_field_id": 22,  # item 3
+    "iceberg_float_promotion": 56,  # item 4
+    "lake_index_columns": 432,  # item 8
+    "mixed_writers": 69,  # item 9
+    "prune_typed_file_above_folders": 315,  # found by the wider search
+    "table_folder_as_path": 0,  # item 2
     "delta_empty_partition": 813,  # the first seed whose Delta table has a partition value ''
     "in_null_page_index": 17,
     "keyword_column": 16,

@@ -39,28 +39,7 @@ from .kinds import KINDS, leaf_kind
 from .spec import Case, FileSpec
 
 #: name -> the bug, as it shows. Delete a line as its fix merges.
-KNOWN: dict[str, str] = {
-    "hive-repeated-key": "issue 29 item 5: a key met twice on a path (a=1/a=2): the docs keep "
-    "the outermost value (as DuckDB and pyarrow); the innermost is read, and with partitioning= "
-    "types the folder filter rules out a=1 before the inner a=2 is seen",
-    "prune-typed-file-above-folders": "found by the wider search: with partitioning= types "
-    "given, prune raises PredicateError ('no file read has this column') on a partition "
-    "column when the files left are above the folders (lookup reads them as NULL there)",
-    "column-in-later-partitions": "issue 29 item 7: a column only the files the folders rule "
-    "out have raises PredicateError ('no file read has this column') instead of reading NULL",
-    "empty-answer-schema": "issue 29 item 11: folders rule out every file: the empty answer "
-    "(lookup, pruned_dataset) has only the partition columns",
-    "mixed-writers": "issue 29 item 9: one column written by pyarrow and DuckDB (fixed_size_"
-    "binary vs binary, a zoned timestamp vs UTC, time32 vs time64) raises SchemaMismatchError",
-    "lake-index-columns": "issue 29 item 8: a lake index with columns= given changes the "
-    "answer's types (files it rules out are not opened, so no promotion)",
-    "iceberg-field-id": "issue 29 item 3: an Iceberg column renamed, or dropped and re-added "
-    "under its name, is matched by name in the old files: rows lost or made up",
-    "iceberg-float-promotion": "issue 29 item 4: an Iceberg float promoted to double is compared "
-    "by the old file's float32, not the table's double",
-    "table-folder-as-path": "issue 29 item 2: a Delta or Iceberg table's folder given as a plain "
-    "path is read as plain files (deleted rows come back) instead of as the table or refused",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _from_environment() -> frozenset[str]:
