@@ -7,9 +7,10 @@ back the rows the table deleted; rewritten in place, a file breaks the table. So
 plain path is refused when it lies in a table, or when its listing holds one:
 
 * a folder holding ``_delta_log/`` is a Delta table;
-* a folder whose ``metadata/`` holds a ``*.metadata.json`` is an Iceberg table
-  when the file lies under its ``data/`` (where Iceberg writers put data files);
-  a folder given or listed itself is one when it also has ``data/``.
+* a folder whose ``metadata/`` holds a ``*.metadata.json`` is an Iceberg table:
+  looked for in a folder given or listed itself (its data files may lie elsewhere,
+  added from another place), and above a file that lies under a ``data/`` folder
+  (where Iceberg writers put data files).
 
 Locally that is a few ``stat`` calls per folder above a path; a listing sees the
 folders below it anyway (:meth:`TableGuard.walked`). On an object store each folder
@@ -208,11 +209,7 @@ class TableGuard:
         found = None
         if delta_log:
             found = TableFolder("delta", folder)
-        elif (
-            ICEBERG_METADATA in subfolders
-            and ICEBERG_DATA in subfolders
-            and _local_iceberg_metadata(folder)
-        ):
+        elif ICEBERG_METADATA in subfolders and _local_iceberg_metadata(folder):
             found = TableFolder("iceberg", folder)
         if found is not None:
             inside = os.path.abspath(given) == os.path.abspath(folder)
@@ -247,9 +244,7 @@ class TableGuard:
 
     def _has_iceberg_metadata(self, f: _Folder) -> bool:
         if f.base is None:
-            return os.path.isdir(os.path.join(f.path, ICEBERG_DATA)) and _local_iceberg_metadata(
-                f.path
-            )
+            return _local_iceberg_metadata(f.path)
         # Version files (00001-<uuid>.metadata.json, v1.metadata.json) sort among the
         # first keys: one page of the listing tells.
         return any(k.endswith(".metadata.json") for k in self._first_page(f, ICEBERG_METADATA))

@@ -191,6 +191,25 @@ def test_python_refuses_an_iceberg_tables_folder(iceberg_root: Path, given: str)
     _python_refuses(target[given], rf"Iceberg table at {iceberg_root} .*pyiceberg")
 
 
+@pytest.mark.parametrize("given", ["root", "parent"])
+def test_an_iceberg_table_whose_files_lie_elsewhere_is_refused(tmp_path: Path, given: str) -> None:
+    """A table of files added from another folder has no data/ of its own: its metadata/
+    says what it is (read as plain files, its folder gave an empty answer, exit 0)."""
+    elsewhere = tmp_path / "files"
+    elsewhere.mkdir()
+    pq.write_table(_chunk(0, 10), elsewhere / "f.parquet")
+    catalog = SqlCatalog(
+        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
+    )
+    catalog.create_namespace("ns")
+    table = catalog.create_table("ns.t", schema=_chunk(0, 1).schema)
+    table.add_files([str(elsewhere / "f.parquet")])
+    root = Path(table.location().removeprefix("file://"))
+    assert not (root / "data").exists()
+    target = {"root": root, "parent": root.parent}[given]
+    _python_refuses(target, rf"Iceberg table at {root} .*pyiceberg")
+
+
 @pytest.mark.parametrize("given", ["root", "file", "parent"])
 def test_cli_refuses_an_iceberg_tables_folder(iceberg_root: Path, given: str) -> None:
     target = {"root": iceberg_root, "file": _a_file(iceberg_root / "data"),
