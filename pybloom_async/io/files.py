@@ -82,7 +82,7 @@ def stream_paths(
         return paths
     if isinstance(paths, FileInfo):
         paths = [paths]
-    tables = None if table_files else TableGuard(reader.options)
+    tables = None if table_files else TableGuard(reader.options, reader.stats)
     return FileStream(_stream(sources_list("sources", paths), reader, unreadable, folders, tables))
 
 

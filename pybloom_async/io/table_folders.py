@@ -35,7 +35,7 @@ import obstore
 
 from ..errors import InvalidArgumentError
 from .address import Address, parse_address
-from .base import map_errors
+from .base import SourceStats, map_errors
 from .store import StoreOptions, cached_store
 
 __all__ = ["DELTA_LOG", "PrefixTables", "TableFolder", "TableGuard"]
@@ -123,8 +123,11 @@ class TableGuard:
     more of what it would have done).
     """
 
-    def __init__(self, options: StoreOptions | None = None) -> None:
+    def __init__(
+        self, options: StoreOptions | None = None, stats: SourceStats | None = None
+    ) -> None:
         self.options = options or StoreOptions()
+        self.stats = stats  # its LISTs are counted there (metadata requests), if given
         self._delta: dict[tuple[str, str, str], bool] = {}
         self._iceberg: dict[tuple[str, str, str], bool] = {}
         # A local file's answer is its folder's: (folder, given as or named a data/ folder).
@@ -258,6 +261,8 @@ class TableGuard:
             page: Sequence[Mapping[str, Any]] = next(
                 iter(obstore.list(store, prefix, chunk_size=size)), []
             )
+        if self.stats is not None:
+            self.stats.add_metadata()
         return [str(meta["path"]) for meta in page]
 
 
