@@ -110,11 +110,17 @@ async def _stream(
             except SourceError as exc:
                 # A folder above could not be listed: a store that allows reads but not
                 # lists shows no table, and reading the path says what else is wrong; one
-                # that does not answer is not asked again where its errors are collected.
-                if unreadable is not None and gave_no_answer(exc):
-                    exc.with_context(path=text)
-                    unreadable(exc)
-                    continue
+                # that does not answer is not asked again (its error is the path's).
+                if gave_no_answer(exc):
+                    error = type(exc)(exc.message, path=text)  # the path's error, not the LIST's
+                    if unreadable is not None:
+                        unreadable(error)
+                        continue
+                    if "timed out" in exc.message:
+                        # Asked again, it would time out again: the run fails within one
+                        # request's time. (A refused connection fails fast: the path's own
+                        # read then says what is wrong, as a kept file where it may.)
+                        raise error from None
         if (
             text.lower().endswith(".parquet")
             and not text.endswith("/")

@@ -108,8 +108,11 @@ def _store_folders(loc: Address) -> Iterator[_Folder]:
 
 
 def _local_iceberg_metadata(folder: str) -> bool:
+    metadata = os.path.join(folder, ICEBERG_METADATA)
+    if not os.path.isdir(metadata):  # a stat: most folders have none
+        return False
     try:
-        with os.scandir(os.path.join(folder, ICEBERG_METADATA)) as entries:
+        with os.scandir(metadata) as entries:
             return any(e.name.endswith(".metadata.json") for e in entries)
     except OSError:
         return False

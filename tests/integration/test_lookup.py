@@ -24,6 +24,7 @@ from typing import Any
 import anyio
 import pytest
 from support.predicates import ALL_FORMS, random_predicate, truth
+from support.servers import table_guard_lists
 
 from pybloom_async import (
     EventLoopError,
@@ -664,7 +665,9 @@ def test_s3_request_counts(tmp_path: Path, s3_server: Any) -> None:
     stats = SourceStats()
     got = lookup_sync(url, where, columns=["id", "name"], options=s3_server.options, stats=stats)
     assert got.to_pylist() == [{"id": 5, "name": "n5"}, {"id": 2390, "name": "n2390"}]
-    assert stats.metadata_requests == 2  # the LIST, and the LIST of the lake index folder
+    # The LIST, the LIST of the lake index folder, those for a table above the prefix, and
+    # one of the prefix's _delta_log/ (its files' names, 0.parquet..., sort before it).
+    assert stats.metadata_requests == 2 + table_guard_lists(url) + 1
     assert stats.requests == pruning.requests, (stats, pruning)
 
 

@@ -132,6 +132,17 @@ def start(name: str, argv: list[str], workdir: Path, port: int, probe: str = "/"
 # --------------------------------------------------------------------------- S3 (moto)
 
 
+def table_guard_lists(location: str) -> int:
+    """The LISTs a run makes to find a Delta or Iceberg table above an object-store
+    ``location``: one per folder above it, the bucket's root included (a prefix's own folder
+    is seen by its listing; files of one folder share the folders' answers)."""
+    rest = location.split("://", 1)[1]
+    key = rest.split("/", 1)[1] if "/" in rest else ""
+    if not key:
+        return 0
+    return key.count("/") + (0 if key.endswith("/") else 1)
+
+
 @dataclass
 class S3Server:
     """A moto S3 endpoint with one bucket; credentials are accepted, not checked."""
