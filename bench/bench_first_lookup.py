@@ -1,10 +1,12 @@
 """What a process's first lookup costs beyond a later one (issue 31: at most 0.05 s more).
 
 Each run is a fresh process (pandas installed, as most users have it): ``import
-pybloom_async`` before the clock, as the engines are timed after their import; then the
-first lookup, then a second one of another key, each timed. pyarrow imports pandas on its
-first conversion of a Python value (apache/arrow issue 34994); the lookup path builds its
-Arrow values from buffers instead (``rows/arrow.py``). Medians of ``--runs`` processes.
+pybloom_async`` before the clock, as the engines are timed after their import (and, in the
+``arrow`` variant, ``pyarrow.parquet`` and ``pyarrow.compute``, as a script that uses
+pyarrow has them); then the first lookup, then a second one of another key, each timed.
+pyarrow imports pandas on its first conversion of a Python value (apache/arrow issue
+34994); the lookup path builds its Arrow values from buffers instead (``rows/arrow.py``).
+Medians of ``--runs`` processes.
 
     .venv/bin/python bench/bench_first_lookup.py --runs 7 --json-out bench/results/first-lookup.json
 """
@@ -26,7 +28,9 @@ CHILD = r"""
 import json, sys, time
 import pybloom_async
 from pybloom_async import lookup_sync
-root, first, second = sys.argv[1:4]
+root, first, second, arrow = sys.argv[1:5]
+if arrow == "1":  # a script that uses pyarrow has imported it (not pandas)
+    import pyarrow.compute, pyarrow.parquet
 t0 = time.perf_counter(); a = lookup_sync(root, first); t1 = time.perf_counter()
 b = lookup_sync(root, second); t2 = time.perf_counter()
 print(json.dumps({"first_s": t1 - t0, "second_s": t2 - t1, "rows": [a.num_rows, b.num_rows],
@@ -71,12 +75,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_lake(root)
-        for name, (first, second) in QUERIES.items():
+        for variant, (name, (first, second)) in [
+            (v, q) for v in ("bare", "arrow") for q in QUERIES.items()
+        ]:
             runs = []
             for _ in range(args.runs):
-                out = subprocess.run([args.python, "-c", CHILD, str(root), first, second],
-                                     check=True, capture_output=True, text=True).stdout  # fmt: skip
+                argv = [
+                    args.python,
+                    "-c",
+                    CHILD,
+                    str(root),
+                    first,
+                    second,
+                    str(int(variant == "arrow")),
+                ]
+                out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
                 runs.append(json.loads(out.strip().splitlines()[-1]))
+            name = f"{name} ({variant})"
             first_s = statistics.median(r["first_s"] for r in runs)
             second_s = statistics.median(r["second_s"] for r in runs)
             extra = statistics.median(r["first_s"] - r["second_s"] for r in runs)
