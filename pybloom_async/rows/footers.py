@@ -18,7 +18,7 @@ A footer that cannot be read is left out: it holds no row of the answer.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import PyBloomError
@@ -52,19 +52,15 @@ async def footer_plan(run: Run, location: Location, parts: PartitionPredicate) -
 
 
 def _wanting(
-    plans: Sequence[FilePlan],
-    columns: Sequence[str] | None,
-    where: Predicate | None,
-    folders: Collection[str],
+    plans: Sequence[FilePlan], columns: Sequence[str] | None, where: Predicate | None
 ) -> bool:
     """Whether the files read leave the answer's columns unknown: none was read, or a column
-    asked or in the predicate is in none of them (nor a partition column: ``folders``, the
-    keys the folders give, whose values the folders say)."""
+    asked or in the predicate is in none of them."""
     from .plan import columns_of, has_column
 
     if not plans:
         return True
-    names = {str(f.name) for plan in plans for f in columns_of(plan)} | set(folders)
+    names = {str(f.name) for plan in plans for f in columns_of(plan)}
     if columns is not None and any(c not in names for c in columns):
         return True
     leaves = dict.fromkeys(leaf.column for leaf in iter_leaves(where)) if where is not None else {}
@@ -83,8 +79,7 @@ async def with_ruled_out(
     unknown (see the module), the footers of the files the partition folders ruled out
     (of ``every`` file listed), in the listing's order.
     """
-    folders = set(parts.keys) | set(parts.partitioning.types or {} if parts.partitioning else {})
-    if not parts.active or not _wanting(plans, columns, where, folders):
+    if not parts.active or not _wanting(plans, columns, where):
         return list(plans)
     listed = await every()
     unread = parts.ruled_out_of(listed)

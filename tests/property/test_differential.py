@@ -83,9 +83,6 @@ FIXED_BUG_SEEDS: dict[str, int] = {
     "mixed_writers": 69,  # item 9
     "prune_typed_file_above_folders": 315,  # found by the wider search
     "table_folder_as_path": 0,  # item 2
-    # Partition columns in the predicate made the ruled-out files' footers be read, and
-    # their columns join the answer (found by the long run after the fixes).
-    "partition_columns_known": 900226,
     "delta_empty_partition": 813,  # the first seed whose Delta table has a partition value ''
     "in_null_page_index": 17,
     "keyword_column": 16,
