@@ -99,7 +99,10 @@ def _later_partitions(rng: random.Random, case: Case, kinds: dict[str, str]) -> 
         return case
     spec = rng.choice(without)
     inner = dict(reversed(spec.folder))  # the outermost value of each key
-    key = rng.choice(sorted(k for k, v in inner.items() if v is not None))
+    keys = sorted(k for k, v in inner.items() if v is not None)
+    if not keys:  # every key's outermost value is NULL (a repeated key's inner one is not)
+        return case
+    key = rng.choice(keys)
     value = inner[key]
     assert value is not None
     literal: Any = int(value) if kinds.get(key) == "int" and value.lstrip("-").isdigit() else value
