@@ -271,9 +271,10 @@ async def dataset_from_files(
     options = resolve_options(run.reader.options, {})
     systems = _filesystems(files, options)
     kept = await for_each(list(files), lambda f: _decide(run, f, parts), run.limit, run.progress)
-    plans = [entry.plan for entry in kept if entry.plan is not None]
-    if every is not None:
-        plans = await with_ruled_out(run, plans, every, parts, None, predicate)
+    read = [entry.plan for entry in kept if entry.plan is not None]
+    plans = read
+    if every is not None:  # footers read for the schema only: no file of the dataset
+        plans = await with_ruled_out(run, read, every, parts, None, predicate)
     folders = partition_fields(parts) if parts.active else ()
     if table is None:
         check_predicate_columns(predicate, plans, [f.name for f in folders])
@@ -281,7 +282,7 @@ async def dataset_from_files(
         await to_worker(_refuse_deletes, table, kept)
     if table is not None:
         schema = arrow_schema(table, table.top_level)
-    elif not plans and kept:
+    elif not read and kept:
         # No footer could be read: there is no schema to give the engine, and an empty one
         # would read no column at all.
         first = kept[0]
