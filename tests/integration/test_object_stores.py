@@ -282,7 +282,11 @@ def test_request_counts(
         assert prune_sync(location, where, options=remote.options, stats=stats) == verdicts
         start = DEFAULT_READER_CONFIG.adaptive_start
         one_read = [p.stat().st_size - first_filter_offset(p) <= start for p in files]
-        assert stats.requests == sum(1 if one else 2 for one in one_read), (one_read, stats)
+        # Files read at once start from that size; a file whose read starts after another's
+        # footer came back starts from the size learned from it, which may hold its filters
+        # too (the order depends on the machine's load): never more requests, one at least.
+        most = sum(1 if one else 2 for one in one_read)
+        assert len(files) <= stats.requests <= most, (one_read, stats)
 
 
 def first_filter_offset(path: Path) -> int:
