@@ -313,17 +313,13 @@ def _nulls_unknown(data: Any, mask: Any) -> Any:
     return pc.if_else(pc.is_valid(data), mask, NULL_BOOL)
 
 
-def _constant(n: int, value: bool | None) -> pa.Array:
-    return constant_bools(n, value)
-
-
 def _missing_mask(test: Predicate, n: int) -> pa.Array:
     """A leaf's truth where every value is NULL (a column the file lacks, or of type null)."""
     if isinstance(test, Eq) and test.null_safe:
-        return _constant(n, test.value is None)  # IS NULL true; <=> v false
+        return constant_bools(n, test.value is None)  # IS NULL true; <=> v false
     if isinstance(test, IsNotNull):
-        return _constant(n, False)
-    return _constant(n, None)
+        return constant_bools(n, False)
+    return constant_bools(n, None)
 
 
 def _test_mask(
@@ -341,7 +337,7 @@ def _test_mask(
         out = None
         for part, (value, op) in enumerate(ends):
             if value is None:
-                mask: Any = _constant(len(data), None)  # a comparison with NULL: unknown
+                mask: Any = constant_bools(len(data), None)  # a comparison with NULL: unknown
             else:
                 mask = leaves.bound(leaf, part, value, op, desc, data).apply(data)
             out = mask if out is None else pc.and_kleene(out, mask)
@@ -360,7 +356,7 @@ def _test_mask(
     hits = (
         pc.is_in(data, value_set=value_set, skip_nulls=True)
         if len(value_set)
-        else _constant(len(data), False)
+        else constant_bools(len(data), False)
     )
     if isinstance(test, Eq) and test.null_safe:
         return hits  # <=> v: false for a NULL
