@@ -24,6 +24,7 @@ __all__ = [
     "bool_array",
     "constant_bools",
     "int64_array",
+    "numpy_of",
 ]
 
 _NUMPY: dict[pa.DataType, Any] = {
@@ -58,6 +59,20 @@ def int64_array(values: Any) -> pa.Array:
     """An int64 array of a numpy array's integers (row numbers)."""
     data = np.ascontiguousarray(values, dtype=np.int64)
     return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
+def numpy_of(values: pa.Array) -> Any:
+    """A fixed-width array without NULLs as a numpy view of its buffer (``to_numpy`` imports
+    pandas, where it is installed, on a process's first call)."""
+    dtype = _NUMPY.get(values.type)
+    if dtype is None or values.null_count:
+        raise TypeError(f"not a fixed-width array without nulls: {values.type}")
+    return np.frombuffer(
+        values.buffers()[1],
+        dtype=dtype,
+        count=len(values),
+        offset=values.offset * np.dtype(dtype).itemsize,
+    )
 
 
 def _binary(raw: Sequence[bytes], arrow_type: pa.DataType) -> pa.Array | None:

@@ -22,7 +22,7 @@ from ..io.store import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
-from .arrow import int64_array
+from .arrow import int64_array, numpy_of
 from .decode import (
     ReadColumns,
     decode_pages_of,
@@ -277,11 +277,13 @@ def _first_rows(
             rows = None
         table = computable(table)
         positions = match.positions(group, rows if rows is not None else range(table.num_rows))
-        mask = pc.fill_null(row_mask(table, plan, job, match, positions), False)
-        matched = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+        # Where the mask is TRUE (NULL is not), as row numbers of the decoded table: Arrow's
+        # own, since a boolean array's to_numpy imports pandas (rows.arrow).
+        taken = pc.indices_nonzero(row_mask(table, plan, job, match, positions))
+        matched = numpy_of(taken)
         if not matched.size:
             return None
-        return _Hit(group, table.filter(mask), matched if rows is None else rows[matched])
+        return _Hit(group, table.take(taken), matched if rows is None else rows[matched])
     except WholeChunks:
         raise
     except (PyBloomError, OSError, pa.ArrowException) as exc:

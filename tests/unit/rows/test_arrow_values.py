@@ -4,6 +4,7 @@ pyarrow import no pandas (where it is installed: the first lookup would pay for 
 from __future__ import annotations
 
 import datetime
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -80,9 +81,12 @@ def test_a_lookup_imports_no_pandas(tmp_path: Path) -> None:
         folder = tmp_path / f"dt={day}"
         folder.mkdir()
         n = 3000
+        # "blob" (2.4 MB a file, incompressible) makes the lookups read in two phases.
+        rng = random.Random(n)
+        blob = pa.array([rng.randbytes(400).hex() for _ in range(n)])
         table = pa.Table.from_arrays(
             [pa.array(np.arange(n)), pa.array([f"k{i}" for i in range(n)]),
-             pa.array(np.linspace(0, 1, n))], names=["id", "s", "f"])  # fmt: skip
+             pa.array(np.linspace(0, 1, n)), blob], names=["id", "s", "f", "blob"])  # fmt: skip
         pq.write_table(table, folder / "f.parquet", row_group_size=1000)
     out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], check=True,
                          capture_output=True, text=True).stdout  # fmt: skip
