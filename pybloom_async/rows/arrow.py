@@ -25,6 +25,7 @@ __all__ = [
     "constant_bools",
     "int64_array",
     "numpy_of",
+    "rows_at",
 ]
 
 _NUMPY: dict[pa.DataType, Any] = {
@@ -73,6 +74,17 @@ def numpy_of(values: pa.Array) -> Any:
         count=len(values),
         offset=values.offset * np.dtype(dtype).itemsize,
     )
+
+
+def rows_at(table: pa.Table, indices: Any) -> pa.Table:
+    """The rows of ``table`` at ``indices`` (an Arrow or numpy integer array). A table without
+    columns keeps the count (Arrow's ``take`` gives it no row at all): a file that has none
+    of the columns read still has its rows."""
+    if not table.num_columns:
+        return table.slice(0, len(indices))
+    if isinstance(indices, np.ndarray):
+        indices = int64_array(indices)
+    return table.take(indices)
 
 
 def _binary(raw: Sequence[bytes], arrow_type: pa.DataType) -> pa.Array | None:

@@ -11,23 +11,26 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow.compute as pc
 
 from ..errors import ParquetFormatError, PyBloomError
 from ..predicate import iter_leaves
 from ..read.ranges import HeldBytes
-from .arrow import bool_array, constant_bools
+from .arrow import bool_array, constant_bools, int64_array, numpy_of, rows_at
 from .match import computable, evaluate, leaf_array
 from .pages import GroupPages, decode_group, held_reader
 from .plan import FileMatch, FilePlan, Job, TableFile, read_columns, row_numbers, rows_where
 from .schema import conform
 
 __all__ = [
+    "Matches",
     "ReadColumns",
     "decode_pages_of",
-    "decode_row_group",
+    "decode_row_groups",
     "format_error",
     "leaves_of",
+    "match_row_groups",
     "matching",
     "read_columns_of",
     "row_mask",
@@ -72,23 +75,85 @@ def read_columns_of(plan: FilePlan, job: Job, table: TableFile | None = None) ->
     return ReadColumns(names, leaves, first, leaves_of(plan, first), rest, leaves_of(plan, rest))
 
 
-def decode_row_group(
-    pf: Any, plan: FilePlan, group: int, columns: ReadColumns, job: Job, match: FileMatch
-) -> Any:
-    """Decode one row group, keep the rows where the predicate holds, shape them as the result.
+@dataclass(frozen=True)
+class Matches:
+    """Row groups' predicate columns decoded together (in order) and matched: the matching
+    rows (``table``), where each lies among the row groups' rows (``taken``, ascending), and
+    where each row group starts among them (``starts``, one more than the row groups)."""
 
-    The predicate's columns are decoded first and the others only when a row matches: a
-    row group kept by a filter's false positive (about 1 in 100 per probed value) costs
-    the decode of its predicate columns only.
+    groups: Sequence[int]
+    table: Any
+    taken: Any
+    starts: Any
+
+    def of(self) -> Any:
+        """Each match's place in :attr:`groups`."""
+        return np.searchsorted(self.starts, self.taken, side="right") - 1
+
+    def per_group(self) -> list[tuple[int, Any, Any]]:
+        """Per row group with a match: the row group, its matches' rows in ``table`` (a
+        slice), and their row numbers in the row group."""
+        if not self.taken.size:
+            return []
+        of = self.of()
+        bounds = np.flatnonzero(np.diff(of)) + 1
+        found = []
+        lows, highs = np.concatenate(([0], bounds)), np.concatenate((bounds, [len(of)]))
+        for lo, hi in zip(lows, highs, strict=True):
+            i = int(of[lo])
+            rows = self.taken[lo:hi] - self.starts[i]
+            found.append((self.groups[i], self.table.slice(int(lo), int(hi - lo)), rows))
+        return found
+
+
+def match_row_groups(
+    pf: Any, plan: FilePlan, groups: Sequence[int], columns: ReadColumns, job: Job, match: FileMatch
+) -> Matches:
+    """Row groups' predicate columns decoded in one call (not one per row group: the reader,
+    the predicate's arrays and the mask are made once) and the predicate evaluated on them."""
+    table = computable(pf.read_row_groups(groups, columns=columns.first, use_threads=False))
+    sizes = [pf.metadata.row_group(g).num_rows for g in groups]
+    starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+    positions = None
+    if match.table is not None:
+        positions = np.concatenate(
+            [match.positions(g, np.arange(n)) for g, n in zip(groups, sizes, strict=True)]
+        )
+    taken = numpy_of(pc.indices_nonzero(row_mask(table, plan, job, match, positions)))
+    return Matches(groups, rows_at(table, taken), taken, starts)
+
+
+def decode_row_groups(
+    pf: Any, plan: FilePlan, groups: Sequence[int], columns: ReadColumns, job: Job, match: FileMatch
+) -> Any:
+    """Decode row groups (in order), keep the rows where the predicate holds, shape them as
+    the result: one table.
+
+    The predicate's columns are decoded first (:func:`match_row_groups`), and the others
+    only of the row groups that hold a matching row: a row group kept by a filter's false
+    positive (about 1 in 100 per probed value) costs the decode of its predicate columns
+    only.
     """
     rest = columns.rest
-
-    def others() -> Any:
-        return pf.read_row_group(group, columns=rest, use_threads=False) if rest else None
-
-    table = pf.read_row_group(group, columns=columns.first, use_threads=False)
-    positions = match.positions(group, range(table.num_rows))
-    return matching(table, plan, job, match, others, positions)
+    if rows_where(plan, job) is None and match.table is None:  # a scan, or partition values
+        table = computable(pf.read_row_groups(groups, columns=columns.first, use_threads=False))
+        if rest:
+            more = pf.read_row_groups(groups, columns=rest, use_threads=False)
+            table = _joined(table, computable(more))
+        return shaped(table, plan, job)
+    found = match_row_groups(pf, plan, groups, columns, job, match)
+    table = found.table
+    if rest and found.taken.size:
+        # The matches' row groups decoded, and where each match lies in their rows.
+        of = found.of()
+        hit = np.unique(of)
+        sizes = np.diff(found.starts)
+        hit_starts = np.zeros(len(groups), dtype=np.int64)
+        hit_starts[hit] = np.concatenate(([0], np.cumsum(sizes[hit])[:-1]))
+        more = pf.read_row_groups([groups[i] for i in hit], columns=rest, use_threads=False)
+        at = found.taken - found.starts[of] + hit_starts[of]
+        table = _joined(table, computable(more).take(int64_array(at)))
+    return shaped(table, plan, job)
 
 
 def decode_pages_of(
@@ -98,7 +163,7 @@ def decode_pages_of(
     match: FileMatch,
     held: HeldBytes,
 ) -> Any:
-    """:func:`decode_row_group` for a row group read through its page index (the rows of
+    """:func:`decode_row_groups` for a row group read through its page index (the rows of
     ``selected.rows``, in order)."""
     assert plan.page_index is not None
     table = decode_group(

@@ -22,13 +22,14 @@ from ..io.store import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
-from .arrow import int64_array, numpy_of
+from .arrow import int64_array, numpy_of, rows_at
 from .decode import (
     ReadColumns,
     decode_pages_of,
-    decode_row_group,
+    decode_row_groups,
     format_error,
     leaves_of,
+    match_row_groups,
     read_columns_of,
     row_mask,
     shaped,
@@ -210,26 +211,41 @@ async def _in_one_phase(
                 wanted.extend(chunk_range(plan, g, leaf) for leaf in leaf_indexes)
         held = await _fetch(source, job, wanted, plan.held)
         pf = row_group_reader(plan, held)
+        whole: list[int] = []  # row groups read as whole chunks, decoded together
         for group in groups:
+            pages = selected.get(group)
+            if pages is None:
+                whole.append(group)
+                continue
+            if whole:
+                yield await _decoded(pf, plan, whole, columns, job, match)
+                whole = []
+            if not pages.rows:
+                continue  # no page may hold a match
             try:
-                pages = selected.get(group)
-                group_pf, table = pf, None
-                if pages is not None:
-                    if not pages.rows:
-                        continue  # no page may hold a match
-                    try:
-                        table = await to_worker(decode_pages_of, pages, plan, job, match, held)
-                    except WholeChunks:  # the pages did not decode as indexed: whole chunks
-                        chunks = [chunk_range(plan, group, x) for x in leaf_indexes]
-                        whole = await _fetch(source, job, chunks, held)
-                        group_pf = row_group_reader(plan, whole)
-                if table is None:
-                    table = await to_worker(
-                        decode_row_group, group_pf, plan, group, columns, job, match
-                    )
+                yield await to_worker(decode_pages_of, pages, plan, job, match, held)
+            except WholeChunks:  # the pages did not decode as indexed: whole chunks
+                chunks = [chunk_range(plan, group, x) for x in leaf_indexes]
+                group_pf = row_group_reader(plan, await _fetch(source, job, chunks, held))
+                yield await _decoded(group_pf, plan, [group], columns, job, match)
             except (PyBloomError, OSError, pa.ArrowException) as exc:
                 raise format_error(exc, plan, group) from None
-            yield table
+        if whole:
+            yield await _decoded(pf, plan, whole, columns, job, match)
+
+
+async def _decoded(
+    pf: Any, plan: FilePlan, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
+) -> Any:
+    """:func:`~.decode.decode_row_groups` in a worker; an error names the row group that
+    fails (each decoded alone to find it)."""
+    try:
+        return await to_worker(decode_row_groups, pf, plan, groups, columns, job, match)
+    except (PyBloomError, OSError, pa.ArrowException) as exc:
+        if len(groups) > 1:
+            for group in groups:
+                await _decoded(pf, plan, [group], columns, job, match)
+        raise format_error(exc, plan, groups[0]) from None
 
 
 # ---- two phases ------------------------------------------------------------------------
@@ -247,7 +263,7 @@ class _Hit:
 
 
 def _first_rows(
-    pages: GroupPages | None,
+    pages: GroupPages,
     held: HeldBytes,
     plan: FilePlan,
     group: int,
@@ -255,35 +271,29 @@ def _first_rows(
     job: Job,
     match: FileMatch,
 ) -> _Hit | None:
-    """Phase one of a row group: its predicate columns decoded (from ``pages``, the pages
-    that may match, or whole chunks) and matched (None: no row matches). Row groups decode
-    in threads at once: each reads through a file object of its own (one position each).
+    """Phase one of a row group read through its page index: its predicate columns decoded
+    from ``pages`` (the pages that may match) and matched (None: no row matches).
 
     Raises
     ------
     WholeChunks
         The pages did not decode as indexed.
     """
+    assert plan.page_index is not None
     try:
-        if pages is not None:
-            assert plan.page_index is not None
-            table = decode_group(
-                pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
-            )
-            rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
-        else:
-            pf = row_group_reader(plan, held)
-            table = pf.read_row_group(group, columns=columns.first, use_threads=False)
-            rows = None
+        table = decode_group(
+            pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
+        )
+        rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
         table = computable(table)
-        positions = match.positions(group, rows if rows is not None else range(table.num_rows))
+        positions = match.positions(group, rows)
         # Where the mask is TRUE (NULL is not), as row numbers of the decoded table: Arrow's
         # own, since a boolean array's to_numpy imports pandas (rows.arrow).
         taken = pc.indices_nonzero(row_mask(table, plan, job, match, positions))
         matched = numpy_of(taken)
         if not matched.size:
             return None
-        return _Hit(group, table.take(taken), matched if rows is None else rows[matched])
+        return _Hit(group, rows_at(table, taken), rows[matched])
     except WholeChunks:
         raise
     except (PyBloomError, OSError, pa.ArrowException) as exc:
@@ -427,15 +437,40 @@ async def _phase_one(
 
     async def one(group: int) -> _Hit | None:
         try:
-            pages = selected.get(group)
+            pages = selected[group]
             return await to_worker(_first_rows, pages, held, plan, group, columns, job, match)
         except WholeChunks:
             ranges = [chunk_range(plan, group, leaf) for leaf in columns.first_leaves]
             whole = await _fetch(source, job, ranges, held)
-            return await to_worker(_first_rows, None, whole, plan, group, columns, job, match)
+            return await to_worker(_whole_first_rows, whole, plan, [group], columns, job, match)
 
-    found = await gather(one, [(g,) for g in groups])
-    return [hit for hit in found if hit is not None]
+    paged = [g for g in groups if g in selected]
+    whole = [g for g in groups if g not in selected]
+    found = await gather(one, [(g,) for g in paged])
+    if whole:  # decoded together: one call for the row groups read as whole chunks
+        found += await to_worker(_whole_first_rows, held, plan, whole, columns, job, match)
+    return sorted((hit for hit in found if hit is not None), key=lambda hit: hit.group)
+
+
+def _whole_first_rows(
+    held: HeldBytes,
+    plan: FilePlan,
+    groups: list[int],
+    columns: ReadColumns,
+    job: Job,
+    match: FileMatch,
+) -> list[_Hit]:
+    """Phase one of row groups read as whole chunks, decoded in one call: those with a
+    match. An error names the row group that fails (each decoded alone to find it)."""
+    pf = row_group_reader(plan, held)
+    try:
+        found = match_row_groups(pf, plan, groups, columns, job, match)
+    except (PyBloomError, OSError, pa.ArrowException) as exc:
+        if len(groups) > 1:
+            for group in groups:
+                _whole_first_rows(held, plan, [group], columns, job, match)
+        raise format_error(exc, plan, groups[0]) from None
+    return [_Hit(group, rows, matched) for group, rows, matched in found.per_group()]
 
 
 def _hit_batches(

@@ -396,20 +396,22 @@ def test_a_row_group_without_a_match_decodes_only_the_predicate_columns(
     table = pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids]})
     path = tmp_path / "nofilter.parquet"
     pq.write_table(table, path, row_group_size=GROUP)
-    decoded: list[list[str]] = []
-    real = pq.ParquetFile.read_row_group
+    decoded: list[tuple[list[int], list[str]]] = []
+    real = pq.ParquetFile.read_row_groups
 
-    def spy(self: Any, i: int, columns: Any = None, **kwargs: Any) -> Any:
-        decoded.append(list(columns))
-        return real(self, i, columns=columns, **kwargs)
+    def spy(self: Any, groups: Any, columns: Any = None, **kwargs: Any) -> Any:
+        decoded.append((list(groups), list(columns)))
+        return real(self, groups, columns=columns, **kwargs)
 
-    monkeypatch.setattr(pq.ParquetFile, "read_row_group", spy)
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
     assert lookup_sync(str(path), col("id") == 401).num_rows == 0
-    assert decoded == [["id"]] * (len(ids) // GROUP)
+    every = list(range(len(ids) // GROUP))
+    assert decoded == [(every, ["id"])]  # every row group's predicate column, in one call
     decoded.clear()
     got = lookup_sync(str(path), col("id").isin([400, 401]), columns=["name", "id"])
     assert got.to_pylist() == [{"name": "n400", "id": 400}]
-    assert sorted(decoded).count(["name"]) == 1  # only the row group holding 400
+    holding = ids.index(400) // GROUP
+    assert decoded == [(every, ["id"]), ([holding], ["name"])]  # only the one holding 400
 
 
 def test_caller_reader_keeps_the_footers(tmp_path: Path) -> None:
