@@ -214,7 +214,8 @@ def listed_partitions(
     partitioning = settings.folders()
     if partitioning is None:
         return None
-    parts = PartitionPredicate(CompiledPredicate(_NO_PREDICATE if where is None else where), partitioning)
+    compiled = CompiledPredicate(_NO_PREDICATE if where is None else where)
+    parts = PartitionPredicate(compiled, partitioning)
     parts.settle(listed)
     return parts
 

@@ -4,7 +4,8 @@ Where each part runs:
 
 * ``schema()`` (when the DataFrame is made, in a Python process of the driver): every
   file's footer is read and the rows' schema follows the rule lookups follow
-  (:func:`.scan.file_schema`); a table's comes from its library;
+  (:func:`.scan.file_schema`), ``key=value`` folders as its last columns (the
+  ``partitioning`` option); a table's comes from its library;
 * ``pushFilters`` and ``partitions()`` (when a query is planned, on the driver): on a
   Spark shown to keep each scan's read plan (:data:`.plan_guard.PER_SCAN_PLANS`, none
   yet) the filters Spark pushes that mean exactly what the predicate means
