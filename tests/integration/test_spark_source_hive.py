@@ -40,7 +40,9 @@ from pybloom_async.apps.spark.scan import (  # noqa: E402
     file_schema,
     plan_read,
 )
+from pybloom_async.apps.spark.source_options import SourceOptions  # noqa: E402
 from pybloom_async.apps.spark.spark_types import spark_arrow_schema  # noqa: E402
+from pybloom_async.errors import InvalidArgumentError, SchemaMismatchError  # noqa: E402
 from pybloom_async.predicate import parse_predicate  # noqa: E402
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -295,3 +297,24 @@ def test_a_file_the_driver_cannot_read_keeps_its_folder(pyarrow_lake: Path, tmp_
         theirs = pq.read_table(pa.BufferReader(good)).to_pylist()
         mine = [r for r in got if r["id"] in {t["id"] for t in theirs}]
         assert mine and {r["dt"] for r in mine} == {dt.date(2024, 1, 2)}, where
+
+
+def test_partitioning_and_traceback_options_checked(pyarrow_lake: Path) -> None:
+    def parse(**options: str) -> SourceOptions:
+        return SourceOptions.parse({"path": str(pyarrow_lake), **options})
+
+    assert parse().settings.partitioning == "hive" and parse().traceback is False
+    assert parse(partitioning="None").settings.partitioning is None
+    assert parse(partitioning='{"dt": "date"}').settings.partitioning == {"dt": "date"}
+    assert parse(traceback="TRUE").traceback is True
+    for bad in ("maybe", "{}", "[1]", '{"dt": 5}', '{"dt": "datetime"}'):
+        with pytest.raises(InvalidArgumentError):
+            parse(partitioning=bad)
+    with pytest.raises(InvalidArgumentError, match="partition columns are its own"):
+        parse(table="delta", partitioning="none")
+    with pytest.raises(InvalidArgumentError, match="option traceback must be true or false"):
+        parse(traceback="1")
+    # A folder value that is not of the type given fails the schema, naming the file.
+    settings = ReadSettings(partitioning={"dt": "int32"})
+    with pytest.raises(SchemaMismatchError, match="'2024-01-01' of 'dt' is not a int32"):
+        anyio.run(file_schema, str(pyarrow_lake), settings)

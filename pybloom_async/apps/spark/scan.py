@@ -254,9 +254,10 @@ async def file_schema(
         parts = listed_partitions(listed, settings)
 
         async def one(location: str | FileInfo) -> FilePlan | None:
+            rows = scan_rows(parts, location)  # a value not of its type given: raised
             try:
                 footer = await run.with_file(location, OpenedFile.footer)
-                return describe(location, footer, [], rows=scan_rows(parts, location))
+                return describe(location, footer, [], rows=rows)
             except PyBloomError as exc:
                 if settings.strict:
                     raise exc.with_context(path=FileRead(location).path) from None
