@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pyspark")
 
+from pybloom_async.apps.spark.one_line import HIDE_VARIABLE, one_line  # noqa: E402
 from pybloom_async.apps.spark.reading import read_task  # noqa: E402
 from pybloom_async.apps.spark.scan import (  # noqa: E402
     ReadSettings,
@@ -318,3 +320,21 @@ def test_partitioning_and_traceback_options_checked(pyarrow_lake: Path) -> None:
     settings = ReadSettings(partitioning={"dt": "int32"})
     with pytest.raises(SchemaMismatchError, match="'2024-01-01' of 'dt' is not a int32"):
         anyio.run(file_schema, str(pyarrow_lake), settings)
+
+
+def test_one_line_only_for_our_errors_in_a_spark_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variable is set only in a Spark worker, for our errors, unless the traceback is
+    asked for; the caller's own process (lookup_on_spark's planning) is left alone."""
+    monkeypatch.delenv(HIDE_VARIABLE, raising=False)
+    monkeypatch.delenv("SPARK_PYTHON_RUNTIME", raising=False)
+
+    def fail(error: Exception, traceback: bool = False) -> bool:
+        with pytest.raises(type(error)), one_line(traceback):
+            raise error
+        return os.environ.pop(HIDE_VARIABLE, None) == "1"
+
+    assert not fail(InvalidArgumentError("bad"))  # not in a worker
+    monkeypatch.setenv("SPARK_PYTHON_RUNTIME", "PYTHON_WORKER")
+    assert not fail(KeyError("a bug keeps its traceback"))
+    assert not fail(InvalidArgumentError("bad"), traceback=True)
+    assert fail(InvalidArgumentError("bad"))
