@@ -17,6 +17,10 @@ jobs run the rest of the pipeline on the executors: writer options that make Spa
 filters, pruning, lookups, sidecar and lake-wide indexes, and adding filters to an
 existing lake; they work with older PySpark too.
 
+``key=value`` folders below the path are columns, as for the local lookup (the
+``partitioning`` option and argument), and an error of ours reaches the user as its one
+line inside Spark's exception (the ``traceback`` option and argument keep its traceback).
+
 The executors must import this package: install it where their Python runs and point
 ``PYSPARK_PYTHON`` at that interpreter. PySpark is imported only by the functions that
 need it, so importing this module works without it.

@@ -6,6 +6,9 @@ the same files, lake index, pruning, result schema and errors); the kept row gro
 into tasks (:func:`.scan.split_tasks`) and each executor reads its task's column chunks
 (:mod:`.reading`). The DataFrame comes from ``mapInArrow`` over one row per task, so it
 works on every PySpark with it (3.3 and later), without the Python Data Source API.
+``key=value`` folders are columns as for the local lookup (``partitioning``): each file's
+values travel with its plan and are filled in by the task. An error of ours in a task
+reaches the user as its one line inside Spark's exception (:mod:`.one_line`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ...read.fetch import ReaderConfig
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES, Sources, plan_lookup
 from ...tables import table_kind
 from .common import OptionsArg, check_concurrency, run_sync, spark_context, store_options
+from .one_line import one_line_rows
 from .reading import read_task
 from .scan import (
     DEFAULT_MAX_PARTITION_BYTES,
@@ -45,14 +49,15 @@ class _Tasks:
     """What ``mapInArrow`` runs: the task whose number each input row holds."""
 
     tasks: tuple[ReadTask, ...]
+    traceback: bool = False
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
         for batch in batches:
             for number in batch.column(0).to_pylist():
-                yield from read_task(self.tasks[int(number)])
+                yield from one_line_rows(read_task(self.tasks[int(number)]), self.traceback)
 
 
-# Long because: the docstring documents every parameter and error (36 lines); the code is 46.
+# Long because: the docstring documents every parameter and error (44 lines); the code is 47.
 def lookup_on_spark(
     spark: SparkSession,
     sources: Sources,
@@ -62,11 +67,13 @@ def lookup_on_spark(
     on_error: Literal["raise", "skip"] = "raise",
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
+    partitioning: Any = "hive",
     options: OptionsArg = None,
     concurrency: int | None = None,
     config: ReaderConfig | None = None,
     max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES,
     num_partitions: int | None = None,
+    traceback: bool = False,
 ) -> DataFrame:
     """The rows of ``sources`` that satisfy ``where``, exactly, as a DataFrame read by the
     executors: the rows of :func:`pybloom_async.lookup`, in the same order.
@@ -84,9 +91,10 @@ def lookup_on_spark(
     ----------
     spark:
         A classic SparkSession.
-    sources, where, columns, on_error, max_fetch_bytes, page_index:
+    sources, where, columns, on_error, max_fetch_bytes, page_index, partitioning:
         As for :func:`pybloom_async.lookup` (a Delta or Iceberg table is not taken here:
-        read it with the ``pybloom`` data source's ``table`` option).
+        read it with the ``pybloom`` data source's ``table`` option): ``key=value`` folders
+        are columns by default, typed by the local rule.
     options, concurrency, config:
         Object-store options, files read at once (on the driver and within each task),
         reader limits; as for :func:`pybloom_async.spark.prune_on_spark`.
@@ -94,6 +102,10 @@ def lookup_on_spark(
         Kept row-group bytes per Spark task, at most.
     num_partitions:
         Tasks to spread a large read over, at least (default: the context's parallelism).
+    traceback:
+        True: an error of ours in a task reaches the user with its Python traceback
+        (default: its one line inside Spark's exception). An error on the driver is raised
+        here, as it is.
 
     Raises
     ------
@@ -111,6 +123,8 @@ def lookup_on_spark(
         )
     if config is not None and not isinstance(config, ReaderConfig):
         raise InvalidArgumentError(f"config must be a ReaderConfig, not {type(config).__name__}")
+    if not isinstance(traceback, bool):
+        raise InvalidArgumentError("traceback must be True or False", value=traceback)
     settings = ReadSettings(
         options=store_options(options),
         config=config,
@@ -118,6 +132,7 @@ def lookup_on_spark(
         on_error=on_error,
         max_fetch_bytes=max_fetch_bytes,
         page_index=page_index,
+        partitioning=partitioning,
     )
     context = spark_context(spark)
     skipped: list[PyBloomError] = []
@@ -131,7 +146,7 @@ def lookup_on_spark(
             skipped=skipped,
             max_fetch_bytes=max_fetch_bytes,
             page_index=page_index,
-            partitioning=None,  # key=value folders are plain folders on Spark (as its scan)
+            partitioning=partitioning,
             run=settings.run(),
         )
 
@@ -148,6 +163,6 @@ def lookup_on_spark(
     tasks = split_tasks(reads, positive_int("max_partition_bytes", max_partition_bytes), least)
     if not tasks:
         return spark.createDataFrame([], struct)
-    work = _Tasks(tuple(ReadTask(tuple(t), job, settings) for t in tasks))
+    work = _Tasks(tuple(ReadTask(tuple(t), job, settings) for t in tasks), traceback)
     numbers = spark.range(len(tasks), numPartitions=len(tasks))
     return numbers.mapInArrow(work, struct)

@@ -8,7 +8,8 @@ predicate is evaluated on the data and the rows are cast to the task's schema
 (:func:`pybloom_async.rows.fetch.file_tables`). The file must be the version the driver
 planned (same size, modification time, ETag...): a file replaced since fails its read
 rather than mixing versions. A file the driver could not read is read here in one pass:
-footer, pruning, rows.
+footer, pruning, rows. A file's partition values (``key=value`` folders) come with its
+plan, or with its read when the driver could not read it, and fill its partition columns.
 
 Files are read ``concurrency`` at a time (default 8) and their rows handed to Spark in
 file order, one window of files at a time, so a task holds at most the matching rows of
@@ -42,16 +43,20 @@ _UNREADABLE = (SourceError, ParquetFormatError)
 
 
 async def _plan_here(file: OpenedFile, read: FileRead, job: Job) -> FilePlan:
-    """The plan of a file the driver could not read: its footer, its row groups pruned."""
+    """The plan of a file the driver could not read: its footer, its row groups pruned by
+    what its partition folders leave of the predicate (their values filled in its rows)."""
     footer = await file.footer()
     everything = list(range(len(footer.metadata.row_groups)))
     kept = everything
-    if job.where is not None:
+    where, rows = job.where, read.rows
+    if rows is not None:  # as rows.plan.rows_where decides it for a file planned
+        where = None if rows.every_row else (rows.where if rows.where is not None else where)
+    if where is not None:
         try:
-            kept = (await prune_opened(file, CompiledPredicate(job.where), strict=False)).kept
+            kept = (await prune_opened(file, CompiledPredicate(where), strict=False)).kept
         except _UNREADABLE:
             pass  # its filters cannot be read: every row group is read
-    return describe(read.location, footer, kept, job.page_index)
+    return describe(read.location, footer, kept, job.page_index, rows)
 
 
 async def _read_one(run: Run, read: FileRead, task: ReadTask) -> list[Any]:

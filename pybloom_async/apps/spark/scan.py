@@ -8,6 +8,13 @@ cut into tasks (:class:`ReadTask`) of at most ``max_partition_bytes`` of kept ro
 each, in file order, a large file's row groups split between tasks; the executors read
 them (:mod:`.reading`).
 
+``key=value`` folders are columns as for the local lookup (``ReadSettings.partitioning``,
+its ``partitioning`` argument): their types come from every value listed
+(:meth:`~pybloom_async.pruning.partitions.PartitionPredicate.settle`, the one rule), they
+are columns of the schema (:func:`file_schema`), a predicate on them rules out the files of
+other folders before any is opened, and each file's values travel with its plan, for the
+executor to fill in.
+
 The footers travel with the tasks (each file's :class:`~pybloom_async.rows.plan.FilePlan`),
 so an executor reads nothing but the kept row groups' column chunks. A file the driver
 cannot read is not dropped: its task reads it whole on an executor, which fails the job
@@ -27,13 +34,16 @@ import pyarrow as pa
 from ...errors import InvalidArgumentError, PyBloomError
 from ...io.base import FileInfo, SourceStats, location_text
 from ...io.files import expand_paths
+from ...io.partitions import Partitioning
 from ...io.store import StoreOptions
-from ...predicate import Predicate
+from ...predicate import IsNotNull, Predicate
+from ...pruning.api import CompiledPredicate
+from ...pruning.partitions import PartitionPredicate
 from ...read.fetch import ReaderConfig
 from ...read.reader import OpenedFile
 from ...read.run import RunOptions, open_run
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES, plan_lookup
-from ...rows.plan import FilePlan, Job, describe
+from ...rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows_of
 from ...rows.schema import result_schema
 from ...tasks.workers import for_each
 from ...types import PhysicalType
@@ -46,7 +56,9 @@ __all__ = [
     "ReadTask",
     "file_schema",
     "int96_columns",
+    "listed_partitions",
     "plan_read",
+    "scan_rows",
     "split_tasks",
 ]
 
@@ -64,7 +76,9 @@ class ReadSettings:
     ``options``: object-store options (credentials travel with them: prefer the
     executors' own environment on shared clusters); ``strict``: a file the driver cannot
     read fails the plan; ``on_error``: what an executor does with a file it cannot read
-    (``"raise"``: fail the job naming it; ``"skip"``: leave it out, logged).
+    (``"raise"``: fail the job naming it; ``"skip"``: leave it out, logged);
+    ``partitioning``: what ``key=value`` folders are, as lookup's argument of that name
+    (``"hive"``, None, or the partition columns' types).
     """
 
     options: StoreOptions | None = None
@@ -74,6 +88,17 @@ class ReadSettings:
     on_error: str = "raise"
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
     page_index: bool = True
+    partitioning: Any = "hive"
+
+    def folders(self) -> Partitioning | None:
+        """What ``key=value`` folders are (None: plain folders).
+
+        Raises
+        ------
+        InvalidArgumentError
+            ``partitioning`` is not one of the forms lookup takes.
+        """
+        return Partitioning.of(self.partitioning)
 
     def run(self, stats: SourceStats | None = None) -> RunOptions:
         """The run options of these settings."""
@@ -85,10 +110,12 @@ class ReadSettings:
 @dataclass(frozen=True)
 class FileRead:
     """One file's part of a task: its plan (the footer read on the driver, the row groups to
-    read), or only its location when the driver could not read it (read whole, then)."""
+    read), or only its location when the driver could not read it (read whole, then), with
+    what its partition folders make of its rows (``rows``; None: it has none)."""
 
     location: str | FileInfo
     plan: FilePlan | None = None
+    rows: RowsOf | None = None
 
     @property
     def path(self) -> str:
@@ -173,11 +200,42 @@ def int96_columns(plans: Sequence[FilePlan]) -> frozenset[str]:
     )
 
 
+#: PartitionPredicate decides a predicate's leaves on partition columns, and settles the
+#: columns' types from a listing; a read with no predicate asks only the latter (its types,
+#: and each file's values), so this predicate, never decided, is all it holds.
+_NO_PREDICATE = IsNotNull("*")
+
+
+def listed_partitions(
+    listed: Sequence[str | FileInfo], settings: ReadSettings, where: Predicate | None = None
+) -> PartitionPredicate | None:
+    """The partition columns of the files ``listed``, typed by the local lookup's rule (None:
+    folders are plain folders); ``where``, the predicate its files are decided by."""
+    partitioning = settings.folders()
+    if partitioning is None:
+        return None
+    compiled = CompiledPredicate(_NO_PREDICATE if where is None else where)
+    parts = PartitionPredicate(compiled, partitioning)
+    parts.settle(listed)
+    return parts
+
+
+def scan_rows(parts: PartitionPredicate | None, location: str | FileInfo) -> RowsOf | None:
+    """What a file's partition folders give its rows in a read with no predicate: their
+    values and Arrow fields (None: it has no partition folder)."""
+    if parts is None or not parts.pairs(location):
+        return None
+    values = parts.values(location, location_text(location))
+    fields = {f.name: f for f in partition_fields(parts)}
+    return RowsOf(values=values, fields=[fields[key] for key in values])
+
+
 async def file_schema(
     sources: str | Sequence[str | FileInfo], settings: ReadSettings
 ) -> tuple[pa.Schema, frozenset[str]]:
     """The schema of the rows of ``sources`` (the rule lookups follow,
-    :func:`pybloom_async.rows.schema.result_schema`, over every file) and its INT96 columns.
+    :func:`pybloom_async.rows.schema.result_schema`, over every file, its partition columns
+    last) and its INT96 columns.
 
     Every footer is read (once, concurrently); one that cannot be read is left out, or
     raised with ``strict``.
@@ -185,19 +243,21 @@ async def file_schema(
     Raises
     ------
     InvalidArgumentError
-        No file can be read: there is no schema to give.
+        No file can be read: there is no schema to give; or ``partitioning`` is invalid.
     SchemaMismatchError
-        Two files' types do not unify.
+        Two files' types do not unify, or a folder's value is not of the type given.
     SourceNotFoundError, SourceError
         A directory or prefix cannot be listed.
     """
     async with open_run(settings.run()) as run:
         listed = await expand_paths(sources, run.reader)
+        parts = listed_partitions(listed, settings)
 
         async def one(location: str | FileInfo) -> FilePlan | None:
+            rows = scan_rows(parts, location)  # a value not of its type given: raised
             try:
                 footer = await run.with_file(location, OpenedFile.footer)
-                return describe(location, footer, [])
+                return describe(location, footer, [], rows=rows)
             except PyBloomError as exc:
                 if settings.strict:
                     raise exc.with_context(path=FileRead(location).path) from None
@@ -213,7 +273,7 @@ async def file_schema(
             f"{what} can be read under {sources!r}, so there is no schema to read them by: "
             "give one (.schema(...))"
         )
-    schema, _ = result_schema(plans, None)
+    schema, _ = result_schema(plans, None, partition_fields(parts) if parts else ())
     return schema, int96_columns(plans)
 
 
@@ -249,16 +309,40 @@ async def plan_read(
         skipped=skipped,
         max_fetch_bytes=settings.max_fetch_bytes,
         page_index=settings.page_index,
-        # key=value folders stay plain folders here, as in the scan and in the plans an
-        # executor makes of a file the driver could not read.
-        partitioning=None,
+        partitioning=settings.partitioning,
         run=run,
     )
     if skipped and settings.strict:
         raise skipped[0]
     reads = [FileRead(p.location, p) for p in planned.files if p.kept]
-    reads += [FileRead(e.path) for e in skipped if e.path]
+    unread = [e.path for e in skipped if e.path]
+    if unread:
+        reads += await _unplanned(sources, where, unread, settings, run)
     return reads, planned.job
+
+
+async def _unplanned(
+    sources: str | Sequence[str | FileInfo],
+    where: Predicate,
+    paths: list[str],
+    settings: ReadSettings,
+    options: RunOptions,
+) -> list[FileRead]:
+    """The files the driver could not read, for the executors to read whole, each with what
+    its partition folders make of its rows (the files are listed again for their folders:
+    only when a file could not be read)."""
+    if settings.folders() is None:
+        return [FileRead(path) for path in paths]
+    async with open_run(options) as run:
+        listed = await expand_paths(sources, run.reader, unreadable=[])
+    parts = listed_partitions(listed, settings, where)
+    assert parts is not None
+    found = {location_text(f): f for f in listed}
+    reads = []
+    for path in paths:
+        location = found.get(path, path)
+        reads.append(FileRead(location, rows=rows_of(parts, location)))
+    return reads
 
 
 async def _scan(
@@ -270,21 +354,24 @@ async def _scan(
     """Every row group of every file: no predicate to prune by."""
     async with open_run(options) as run:
         listed = await expand_paths(sources, run.reader)
+        parts = listed_partitions(listed, settings)
 
         async def one(location: str | FileInfo) -> FileRead:
+            rows = scan_rows(parts, location)
             try:
                 footer = await run.with_file(location, OpenedFile.footer)
             except PyBloomError as exc:
                 if settings.strict:
                     raise exc.with_context(path=FileRead(location).path) from None
-                return FileRead(location)
+                return FileRead(location, rows=rows)
             finally:
                 run.done(location)
             everything = list(range(len(footer.metadata.row_groups)))
-            return FileRead(location, describe(location, footer, everything, False))
+            return FileRead(location, describe(location, footer, everything, False, rows))
 
         reads = await for_each(listed, one, run.limit)
         merging = run.reader.config.plan
     names = list(schema.names)
-    job = Job(None, names, settings.max_fetch_bytes, False, merging=merging)
+    folders = partition_fields(parts) if parts else ()
+    job = Job(None, names, settings.max_fetch_bytes, False, merging=merging, folders=folders)
     return [r for r in reads if r.plan is None or r.plan.kept], job.shaped(schema, names)

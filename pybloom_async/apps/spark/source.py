@@ -4,7 +4,8 @@ Where each part runs:
 
 * ``schema()`` (when the DataFrame is made, in a Python process of the driver): every
   file's footer is read and the rows' schema follows the rule lookups follow
-  (:func:`.scan.file_schema`); a table's comes from its library;
+  (:func:`.scan.file_schema`), ``key=value`` folders as its last columns (the
+  ``partitioning`` option); a table's comes from its library;
 * ``pushFilters`` and ``partitions()`` (when a query is planned, on the driver): on a
   Spark shown to keep each scan's read plan (:data:`.plan_guard.PER_SCAN_PLANS`, none
   yet) the filters Spark pushes that mean exactly what the predicate means
@@ -16,6 +17,9 @@ Where each part runs:
   into tasks (:func:`.scan.plan_read`);
 * ``read(partition)`` (a Spark task, on an executor): the task's row groups, as Arrow
   batches of the schema (:func:`.reading.read_task`).
+
+Our errors, in each of them, reach the user as their one line inside Spark's exception
+(:mod:`.one_line`; the ``traceback`` option keeps the Python traceback).
 
 This module imports ``pyspark.sql.datasource`` and is imported by
 :func:`pybloom_async.spark.register` once the PySpark version is checked.
@@ -32,6 +36,7 @@ from pyspark.sql.types import StructType
 from ...errors import PredicateError
 from ...predicate import Predicate, iter_leaves
 from .common import pyspark_version, run_sync
+from .one_line import asks_traceback, one_line, one_line_rows
 from .plan_guard import plans_shared
 from .pushdown import conjunction, split_filters
 from .reading import read_task
@@ -78,6 +83,10 @@ class _Reader(DataSourceReader):
         return conjunction([*self.pushed, *own])
 
     def partitions(self) -> list[InputPartition]:
+        with one_line(self.source.traceback):
+            return self._partitions()
+
+    def _partitions(self) -> list[InputPartition]:
         source = self.source
         where = self.where()
         rows = batch_schema(self.schema)
@@ -94,10 +103,10 @@ class _Reader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[Any]:
         task = partition.value
         if isinstance(task, TableTask):
-            return read_table_task(task)
+            return one_line_rows(read_table_task(task), self.source.traceback)
         if not isinstance(task, ReadTask):
             return iter(())  # no task at all: Spark reads one empty partition
-        return read_task(task)
+        return one_line_rows(read_task(task), self.source.traceback)
 
 
 class _PushdownReader(_Reader):
@@ -106,7 +115,8 @@ class _PushdownReader(_Reader):
             # Spark would hand the plan made of these filters to other queries of this
             # DataFrame (see .plan_guard): Spark evaluates them all, nothing is taken.
             return filters
-        taken, kept = split_filters(filters, self.schema)
+        with one_line(self.source.traceback):
+            taken, kept = split_filters(filters, self.schema)
         self.pushed.extend(taken)
         return kept
 
@@ -121,6 +131,10 @@ class PybloomDataSource(DataSource):
         return NAME
 
     def schema(self) -> StructType:
+        with one_line(asks_traceback(self.options)):
+            return self._schema()
+
+    def _schema(self) -> StructType:
         source = SourceOptions.parse(self.options)
         store = source.settings.options
         if source.table is not None:
@@ -131,7 +145,8 @@ class PybloomDataSource(DataSource):
         return spark_schema(arrow, int96)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return _PushdownReader(SourceOptions.parse(self.options), schema)
+        with one_line(asks_traceback(self.options)):
+            return _PushdownReader(SourceOptions.parse(self.options), schema)
 
 
 class PybloomDataSourceWithoutPushdown(PybloomDataSource):
@@ -140,4 +155,5 @@ class PybloomDataSourceWithoutPushdown(PybloomDataSource):
     pushes filters when the setting is off)."""
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return _Reader(SourceOptions.parse(self.options), schema)
+        with one_line(asks_traceback(self.options)):
+            return _Reader(SourceOptions.parse(self.options), schema)

@@ -17,6 +17,12 @@ prefix, files, or a table: see ``table``):
 ``concurrency``              files read at once, on the driver and within a task
 ``max_fetch_bytes``          column-chunk bytes fetched for one file at once (256 MiB)
 ``page_index``               ``false``: read whole column chunks, not the pages that may match
+``partitioning``             what ``key=value`` folders are, as lookup's argument: ``hive``
+                             (default: columns, types inferred), ``none`` (plain folders), or
+                             the partition columns' types as a JSON object
+                             (``{"dt": "date", "hr": "int32"}``); not with ``table``
+``traceback``                ``true``: our errors reach the user with their Python traceback
+                             (default: their one line, inside Spark's exception)
 ``store.<field>``            an object-store option (:class:`~pybloom_async.StoreOptions`:
                              ``store.endpoint``, ``store.region``, ``store.allow_http``...);
                              ``store.extra.<key>`` goes to its ``extra_config``
@@ -35,6 +41,7 @@ from typing import Any
 
 from ...checks import positive_int
 from ...errors import InvalidArgumentError
+from ...io.partitions import Partitioning
 from ...io.store import StoreOptions, as_store_options
 from ...predicate import Predicate, parse_predicate
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES
@@ -57,6 +64,8 @@ _KNOWN = frozenset(
         "concurrency",
         "max_fetch_bytes",
         "page_index",
+        "partitioning",
+        "traceback",
     }
 )
 _STORE = "store."
@@ -133,6 +142,25 @@ def _sources(options: Mapping[str, str]) -> str | list[str]:
     return path
 
 
+def _partitioning(text: str | None) -> Any:
+    """The ``partitioning`` option as lookup's argument of that name (checked)."""
+    if text is None or text.strip().lower() == "hive":
+        return "hive"
+    if text.strip().lower() == "none":
+        return None
+    try:
+        spec = json.loads(text)
+    except ValueError:
+        spec = None
+    if not isinstance(spec, dict) or not spec:
+        raise InvalidArgumentError(
+            "option partitioning must be hive, none, or the partition columns' types as a "
+            f'JSON object ({{"dt": "date"}}), not {text!r}'
+        )
+    Partitioning.of(spec)  # an unknown type fails here, naming the types
+    return spec
+
+
 @dataclass(frozen=True)
 class SourceOptions:
     """One read's options, checked (on the driver; pickled to the executors with the tasks)."""
@@ -144,6 +172,7 @@ class SourceOptions:
     settings: ReadSettings
     max_partition_bytes: int
     min_partitions: int
+    traceback: bool = False
 
     @classmethod
     def parse(cls, options: Mapping[str, str]) -> SourceOptions:
@@ -175,6 +204,11 @@ class SourceOptions:
         if on_error not in ("raise", "skip"):
             raise InvalidArgumentError(f"option on_error must be raise or skip, not {on_error!r}")
         concurrency = options.get("concurrency")
+        partitioning = options.get("partitioning")
+        if partitioning is not None and table is not None:
+            raise InvalidArgumentError(
+                "option partitioning applies to files; a table's partition columns are its own"
+            )
         settings = ReadSettings(
             options=_store_options(options),
             concurrency=None if concurrency is None else _count("concurrency", concurrency),
@@ -184,6 +218,7 @@ class SourceOptions:
                 "max_fetch_bytes", options.get("max_fetch_bytes", str(DEFAULT_MAX_FETCH_BYTES))
             ),
             page_index=_flag("page_index", options.get("page_index", "true")),
+            partitioning=_partitioning(partitioning),
         )
         partitions = options.get("min_partitions", str(os.cpu_count() or 1))
         return cls(
@@ -197,6 +232,7 @@ class SourceOptions:
                 options.get("max_partition_bytes", str(DEFAULT_MAX_PARTITION_BYTES)),
             ),
             min_partitions=_count("min_partitions", partitions),
+            traceback=_flag("traceback", options.get("traceback", "false")),
         )
 
 
