@@ -151,7 +151,14 @@ async def for_each(
                     await closing()
     if failure:
         raise failure[0]
-    return results
+    # worker -> take -> start_worker -> worker: the closures refer to one another, a cycle
+    # only the cyclic collector frees. The results leave it in a list of their own, so
+    # that they (a lookup's footers, plans and rows) are freed as soon as the caller lets
+    # go: left to the collector, its full passes over them cost a lookup up to a fifth of
+    # its time.
+    out = results.copy()
+    results.clear()
+    return out
 
 
 _END = object()
