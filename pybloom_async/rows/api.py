@@ -59,6 +59,7 @@ from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths, few_local_files
 from ..lake.prune import files_kept_by_lake_index, lake_segments_at
 from ..predicate import Predicate
+from ..predicate_normal import normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.ranges import HeldBytes
@@ -122,7 +123,8 @@ async def _plan(
     """The footer read once, the row groups pruned (``compiled`` None: every row matches,
     every row group is kept), what reading the rows needs kept (``tail``: the data bytes
     the footer's read brought, for rows read right after)."""
-    from .plan import describe
+    from .narrow import narrowed_where
+    from .plan import describe, rows_where
 
     footer = await file.footer()
     every = list(range(len(footer.metadata.row_groups)))
@@ -134,7 +136,11 @@ async def _plan(
         kept = every
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
-    return describe(where, footer, kept, job.page_index, rows, tail)
+    plan = describe(where, footer, kept, job.page_index, rows, tail)
+    matched = rows_where(plan, job)
+    if compiled is not None and matched is not None and plan.kept:
+        plan.where = await narrowed_where(file, plan, normal_form(matched))
+    return plan
 
 
 async def read_one_file(
