@@ -435,10 +435,11 @@ async def _phase_one(
     """The row groups of one batch with a match, decoded at once; a row group whose pages
     do not decode as indexed is read again from its whole chunks (the bytes not held)."""
 
-    async def one(group: int) -> _Hit | None:
+    async def one(group: int) -> list[_Hit]:
         try:
             pages = selected[group]
-            return await to_worker(_first_rows, pages, held, plan, group, columns, job, match)
+            hit = await to_worker(_first_rows, pages, held, plan, group, columns, job, match)
+            return [] if hit is None else [hit]
         except WholeChunks:
             ranges = [chunk_range(plan, group, leaf) for leaf in columns.first_leaves]
             whole = await _fetch(source, job, ranges, held)
@@ -446,10 +447,10 @@ async def _phase_one(
 
     paged = [g for g in groups if g in selected]
     whole = [g for g in groups if g not in selected]
-    found = await gather(one, [(g,) for g in paged])
+    found = [hit for hits in await gather(one, [(g,) for g in paged]) for hit in hits]
     if whole:  # decoded together: one call for the row groups read as whole chunks
         found += await to_worker(_whole_first_rows, held, plan, whole, columns, job, match)
-    return sorted((hit for hit in found if hit is not None), key=lambda hit: hit.group)
+    return sorted(found, key=lambda hit: hit.group)
 
 
 def _whole_first_rows(

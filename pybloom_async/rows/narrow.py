@@ -33,7 +33,7 @@ _INTS = {PhysicalType.INT32: np.int32, PhysicalType.INT64: np.int64}
 async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> Predicate:
     """``where`` (in normal form) with each plain IN list over a column of ``file`` cut to
     the values its kept row groups' filters may hold (the filters pruning read: cached)."""
-    lists = [p for p in _leaves(where) if _plain(p, plan) is not None]
+    lists = [p for p in _leaves(where) if isinstance(p, In) and _plain(p, plan) is not None]
     if not lists or not plan.kept:
         return where
     columns = sorted({p.column for p in lists})
@@ -46,10 +46,10 @@ async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> 
         if any(r is None or r.state is not FilterState.OK or r.filter is None for r in reads):
             continue  # a kept row group without its filter: every value may be there
         hashes = hash_values(np.array(p.values, dtype=dtype), desc.physical_type)
-        may = np.zeros(len(p.values), dtype=bool)
+        may = np.zeros(len(p.values), dtype=np.bool_)
         for read in reads:
             assert read is not None and read.filter is not None
-            may |= read.filter.check_hashes(hashes)
+            may = may | read.filter.check_hashes(hashes)
         if not may.all():
             cut[id(p)] = In(p.column, tuple(v for v, m in zip(p.values, may, strict=True) if m))
     return _replaced(where, cut) if cut else where

@@ -432,6 +432,23 @@ def test_pages_that_need_a_dictionary_never_read_wrongly(tmp_path: Path) -> None
     assert with_pages.requests > whole.requests  # the second read, of whole chunks
 
 
+def test_pages_that_need_a_dictionary_in_a_two_phase_read(tmp_path: Path) -> None:
+    # The same, where the other columns come to more than TWO_PHASE_MIN_BYTES: the predicate
+    # columns' pages fail in phase one, and that row group's whole chunks are decoded.
+    path = tmp_path / "dict.parquet"
+    n = 20_000
+    rng = random.Random(3)
+    words = [f"w{i % 50:03d}" for i in range(n)]
+    blob = [rng.randbytes(40).hex() for _ in range(n)]  # 1.6 MB, incompressible
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "s": words, "blob": blob})
+    pq.write_table(table, path, write_page_index=True, data_page_size=1024)
+    _claim_plain_pages(path)
+    whole_file = ReaderConfig(footer_read_bytes=path.stat().st_size)  # the index in the tail
+    where = (col("id") == 17_777) & (col("s") == "w027")
+    got = lookup_sync(str(path), where, config=whole_file)
+    assert _rows(got) == [{"id": 17_777, "s": "w027", "blob": blob[17_777]}]
+
+
 _T0 = dt.datetime(2024, 3, 1, 12, 0, 0)
 #: Arrow types whose pages are decoded from one-column files: the Arrow schema each file
 #: stores must give back the column's type exactly.
