@@ -405,15 +405,17 @@ async def lookup_batches(
     run: RunOptions | None = None,
     **keywords: Unpack[RunKeywords],
 ) -> AsyncGenerator[pa.RecordBatch, None]:
-    """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, row group by row group.
+    """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, in file and row-group order.
 
     For results too large to hold at once: files are read one after another,
     and at most ``max_fetch_bytes`` of one file's column chunks (or one row
     group) are in memory. Every footer is read (and every file pruned) before
     the first batch, so that the batches share one schema; a file with kept row
-    groups is then opened a second time for its rows (its version checked). Row
-    groups without a matching row give no batch. With ``on_error="skip"``, a file
-    that fails after some of its batches were yielded is skipped from there on.
+    groups is then opened a second time for its rows (its version checked). A file's row
+    groups are decoded a bounded run at a time (``rows.decode.DECODE_BATCH_BYTES`` of the
+    columns read, uncompressed); row groups without a matching row give no batch. With
+    ``on_error="skip"``, a file that fails after some of its batches were yielded is
+    skipped from there on.
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """

@@ -24,8 +24,10 @@ from .plan import FileMatch, FilePlan, Job, TableFile, read_columns, row_numbers
 from .schema import conform
 
 __all__ = [
+    "DECODE_BATCH_BYTES",
     "Matches",
     "ReadColumns",
+    "decode_batches",
     "decode_pages_of",
     "decode_row_groups",
     "format_error",
@@ -73,6 +75,28 @@ def read_columns_of(plan: FilePlan, job: Job, table: TableFile | None = None) ->
     rest = [c for c in names if c not in first]
 
     return ReadColumns(names, leaves, first, leaves_of(plan, first), rest, leaves_of(plan, rest))
+
+
+#: Row groups decoded in one call come to at most this many bytes of the columns decoded,
+#: uncompressed (a row group above it is decoded alone): the per-call cost (the reader, the
+#: predicate's arrays, the mask) is paid once for many small row groups, and what is
+#: decoded at once stays bounded by this, not by the bytes fetched (``max_fetch_bytes``).
+DECODE_BATCH_BYTES = 16 << 20
+
+
+def decode_batches(plan: FilePlan, groups: Sequence[int], leaves: Sequence[int]) -> list[list[int]]:
+    """``groups`` (in order) in runs decoded together (see :data:`DECODE_BATCH_BYTES`)."""
+    runs: list[list[int]] = []
+    size = 0
+    for group in groups:
+        columns = plan.metadata.row_groups[group].columns
+        need = sum(columns[leaf].total_uncompressed_size for leaf in leaves)
+        if not runs or size + need > DECODE_BATCH_BYTES:
+            runs.append([])
+            size = 0
+        runs[-1].append(group)
+        size += need
+    return runs
 
 
 @dataclass(frozen=True)

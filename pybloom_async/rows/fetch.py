@@ -25,6 +25,7 @@ from ..tasks.workers import gather
 from .arrow import int64_array, numpy_of, rows_at
 from .decode import (
     ReadColumns,
+    decode_batches,
     decode_pages_of,
     decode_row_groups,
     format_error,
@@ -157,8 +158,9 @@ async def _select_pages(
 
 
 async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGenerator[Any, None]:
-    """The matching rows of one file, one table per kept row group (none without a match),
-    read from ``source``: the file as it was when its footer was read.
+    """The matching rows of one file, in tables of a run of kept row groups each (in order;
+    a run without a match may give an empty one), read from ``source``: the file as it was
+    when its footer was read.
 
     When the kept row groups' other columns (not the predicate's) come to
     :data:`TWO_PHASE_MIN_BYTES` or more, the predicate's columns are fetched first, and
@@ -218,7 +220,8 @@ async def _in_one_phase(
                 whole.append(group)
                 continue
             if whole:
-                yield await _decoded(pf, plan, whole, columns, job, match)
+                async for table in _decoded(pf, plan, whole, columns, job, match):
+                    yield table
                 whole = []
             if not pages.rows:
                 continue  # no page may hold a match
@@ -227,24 +230,33 @@ async def _in_one_phase(
             except WholeChunks:  # the pages did not decode as indexed: whole chunks
                 chunks = [chunk_range(plan, group, x) for x in leaf_indexes]
                 group_pf = row_group_reader(plan, await _fetch(source, job, chunks, held))
-                yield await _decoded(group_pf, plan, [group], columns, job, match)
+                yield await _decoded_run(group_pf, plan, [group], columns, job, match)
             except (PyBloomError, OSError, pa.ArrowException) as exc:
                 raise format_error(exc, plan, group) from None
         if whole:
-            yield await _decoded(pf, plan, whole, columns, job, match)
+            async for table in _decoded(pf, plan, whole, columns, job, match):
+                yield table
 
 
 async def _decoded(
     pf: Any, plan: FilePlan, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
+) -> AsyncGenerator[Any, None]:
+    """:func:`~.decode.decode_row_groups` in a worker, a bounded run of row groups at a time
+    (:func:`~.decode.decode_batches`); an error names the row group that fails (each
+    decoded alone to find it)."""
+    for run in decode_batches(plan, groups, columns.leaves):
+        yield await _decoded_run(pf, plan, run, columns, job, match)
+
+
+async def _decoded_run(
+    pf: Any, plan: FilePlan, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
 ) -> Any:
-    """:func:`~.decode.decode_row_groups` in a worker; an error names the row group that
-    fails (each decoded alone to find it)."""
     try:
         return await to_worker(decode_row_groups, pf, plan, groups, columns, job, match)
     except (PyBloomError, OSError, pa.ArrowException) as exc:
         if len(groups) > 1:
             for group in groups:
-                await _decoded(pf, plan, [group], columns, job, match)
+                await _decoded_run(pf, plan, [group], columns, job, match)
         raise format_error(exc, plan, groups[0]) from None
 
 
@@ -448,8 +460,9 @@ async def _phase_one(
     paged = [g for g in groups if g in selected]
     whole = [g for g in groups if g not in selected]
     found = [hit for hits in await gather(one, [(g,) for g in paged]) for hit in hits]
-    if whole:  # decoded together: one call for the row groups read as whole chunks
-        found += await to_worker(_whole_first_rows, held, plan, whole, columns, job, match)
+    # The row groups read as whole chunks: decoded together, a bounded run at a time.
+    for run in decode_batches(plan, whole, columns.first_leaves):
+        found += await to_worker(_whole_first_rows, held, plan, run, columns, job, match)
     return sorted(found, key=lambda hit: hit.group)
 
 

@@ -414,6 +414,38 @@ def test_a_row_group_without_a_match_decodes_only_the_predicate_columns(
     assert decoded == [(every, ["id"]), ([holding], ["name"])]  # only the one holding 400
 
 
+def test_row_groups_are_decoded_together_within_a_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's row groups are decoded in runs of at most DECODE_BATCH_BYTES of the columns
+    decoded (uncompressed), not all at once: memory follows the bound, not the fetch."""
+    from pybloom_async.rows import decode
+
+    ids = list(range(0, 800, 2))
+    random.Random(5).shuffle(ids)
+    table = pa.table({"id": pa.array(ids, pa.int64()), "name": [f"n{i}" for i in ids]})
+    path = tmp_path / "runs.parquet"
+    pq.write_table(table, path, row_group_size=GROUP)
+    every = list(range(len(ids) // GROUP))
+    runs: list[list[int]] = []
+    real = pq.ParquetFile.read_row_groups
+
+    def spy(self: Any, groups: Any, columns: Any = None, **kwargs: Any) -> Any:
+        if columns == ["id"]:
+            runs.append(list(groups))
+        return real(self, groups, columns=columns, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
+    md = pq.ParquetFile(path).metadata
+    # Both columns are decoded (one request, one phase): two row groups' worth of them.
+    bound = sum(md.row_group(g).column(c).total_uncompressed_size for g in (0, 1) for c in (0, 1))
+    monkeypatch.setattr(decode, "DECODE_BATCH_BYTES", bound)
+    got = lookup_sync(str(path), col("id").isin([400, 402, 4]), columns=["name", "id"])
+    assert sorted(got.column("id").to_pylist()) == [4, 400, 402]
+    assert runs[0] == [0, 1] and 2 <= len(runs) < len(every), runs
+    assert [g for run in runs for g in run] == every
+
+
 def test_caller_reader_keeps_the_footers(tmp_path: Path) -> None:
     from pybloom_async import BloomReader
 
