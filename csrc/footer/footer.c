@@ -29,7 +29,8 @@ enum {
     CT_LIST = 9,
     CT_SET = 10,
     CT_MAP = 11,
-    CT_STRUCT = 12
+    CT_STRUCT = 12,
+    CT_UUID = 13 /* 16 bytes (thrift 0.25 reads and skips it) */
 };
 
 /* thrift's decoder stops at depth 64. */
@@ -157,7 +158,7 @@ static int read_field_header(reader *r, int *last_id, int *type, int *id)
         *id = (int)v;
     }
     *last_id = *id;
-    return *type > CT_STRUCT ? PBA_FOOTER_ERR_MALFORMED : PBA_FOOTER_OK;
+    return *type > CT_UUID ? PBA_FOOTER_ERR_MALFORMED : PBA_FOOTER_OK;
 }
 
 static int skip(reader *r, int type, int depth);
@@ -204,11 +205,14 @@ static int skip(reader *r, int type, int depth)
     case CT_I64:
         return read_int(r, 10, 64, &v);
     case CT_DOUBLE:
-        if ((size_t)(r->end - r->p) < 8) {
+    case CT_UUID: {
+        const size_t width = type == CT_DOUBLE ? 8 : 16;
+        if ((size_t)(r->end - r->p) < width) {
             return PBA_FOOTER_ERR_TRUNCATED;
         }
-        r->p += 8;
+        r->p += width;
         return PBA_FOOTER_OK;
+    }
     case CT_BINARY: {
         uint64_t off, len;
         return read_binary(r, &off, &len);
@@ -223,7 +227,7 @@ static int skip(reader *r, int type, int depth)
         if (n == 0) {
             return PBA_FOOTER_OK;
         }
-        if (elem == CT_STOP || elem > CT_STRUCT) {
+        if (elem == CT_STOP || elem > CT_UUID) {
             return PBA_FOOTER_ERR_MALFORMED;
         }
         if (elem == CT_TRUE || elem == CT_FALSE) {
@@ -250,7 +254,7 @@ static int skip(reader *r, int type, int depth)
         }
         const uint8_t b = *r->p++;
         int kt = b >> 4, vt = b & 0x0f;
-        if (kt == CT_STOP || kt > CT_STRUCT || vt == CT_STOP || vt > CT_STRUCT) {
+        if (kt == CT_STOP || kt > CT_UUID || vt == CT_STOP || vt > CT_UUID) {
             return PBA_FOOTER_ERR_MALFORMED;
         }
         kt = (kt == CT_TRUE || kt == CT_FALSE) ? CT_BYTE : kt;
