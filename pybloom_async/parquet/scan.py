@@ -17,6 +17,7 @@ decoder (:meth:`.metadata.FileMetaData.chunks_of` does), which names the field a
 
 from __future__ import annotations
 
+import struct
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,28 +26,126 @@ from typing import Any
 from .._native import check, ffi, lib
 from ..errors import PyBloomError
 from .elements import Statistics
+from .passes import UNSET, Unset
 from .schema import Schema
 
 __all__ = ["FooterScan", "ScannedChunk", "scan_footer"]
 
 
-@dataclass(frozen=True, slots=True)
-class ScannedChunk:
-    """One wanted column chunk as the scanner read it (None: not in the footer)."""
+# The presence bits of a chunk's fields (pba_footer_chunk.present).
+_FC_TYPE = lib.PBA_FC_TYPE
+_FC_CODEC = lib.PBA_FC_CODEC
+_FC_BLOOM_FILTER_LENGTH = lib.PBA_FC_BLOOM_FILTER_LENGTH
+_FC_OFFSET_INDEX_LENGTH = lib.PBA_FC_OFFSET_INDEX_LENGTH
+_FC_COLUMN_INDEX_LENGTH = lib.PBA_FC_COLUMN_INDEX_LENGTH
+_FC_NUM_VALUES = lib.PBA_FC_NUM_VALUES
+_FC_TOTAL_COMPRESSED_SIZE = lib.PBA_FC_TOTAL_COMPRESSED_SIZE
+_FC_DATA_PAGE_OFFSET = lib.PBA_FC_DATA_PAGE_OFFSET
+_FC_DICTIONARY_PAGE_OFFSET = lib.PBA_FC_DICTIONARY_PAGE_OFFSET
+_FC_BLOOM_FILTER_OFFSET = lib.PBA_FC_BLOOM_FILTER_OFFSET
+_FC_OFFSET_INDEX_OFFSET = lib.PBA_FC_OFFSET_INDEX_OFFSET
+_FC_COLUMN_INDEX_OFFSET = lib.PBA_FC_COLUMN_INDEX_OFFSET
 
-    physical_type: int | None
-    num_values: int | None
-    statistics: Statistics | None
-    bloom_filter_offset: int | None
-    bloom_filter_length: int | None
-    codec: int | None
-    total_compressed_size: int | None
-    data_page_offset: int | None
-    dictionary_page_offset: int | None
-    offset_index_offset: int | None
-    offset_index_length: int | None
-    column_index_offset: int | None
-    column_index_length: int | None
+
+class ScannedChunk:
+    """One wanted column chunk as the scanner read it; a field the footer lacks is None.
+
+    The fields are made from the scanner's record when read (pruning reads a few).
+    """
+
+    __slots__ = ("_c", "_data", "_statistics")
+
+    def __init__(self, record: tuple[int, ...], data: bytes) -> None:
+        self._c = record
+        self._data = data
+        self._statistics: Statistics | Unset | None = UNSET
+
+    @property
+    def physical_type(self) -> int | None:
+        c = self._c
+        return c[1] if c[0] & _FC_TYPE else None
+
+    @property
+    def codec(self) -> int | None:
+        c = self._c
+        return c[2] if c[0] & _FC_CODEC else None
+
+    @property
+    def bloom_filter_length(self) -> int | None:
+        c = self._c
+        return c[3] if c[0] & _FC_BLOOM_FILTER_LENGTH else None
+
+    @property
+    def offset_index_length(self) -> int | None:
+        c = self._c
+        return c[4] if c[0] & _FC_OFFSET_INDEX_LENGTH else None
+
+    @property
+    def column_index_length(self) -> int | None:
+        c = self._c
+        return c[5] if c[0] & _FC_COLUMN_INDEX_LENGTH else None
+
+    @property
+    def num_values(self) -> int | None:
+        c = self._c
+        return c[6] if c[0] & _FC_NUM_VALUES else None
+
+    @property
+    def total_compressed_size(self) -> int | None:
+        c = self._c
+        return c[7] if c[0] & _FC_TOTAL_COMPRESSED_SIZE else None
+
+    @property
+    def data_page_offset(self) -> int | None:
+        c = self._c
+        return c[8] if c[0] & _FC_DATA_PAGE_OFFSET else None
+
+    @property
+    def dictionary_page_offset(self) -> int | None:
+        c = self._c
+        return c[9] if c[0] & _FC_DICTIONARY_PAGE_OFFSET else None
+
+    @property
+    def bloom_filter_offset(self) -> int | None:
+        c = self._c
+        return c[10] if c[0] & _FC_BLOOM_FILTER_OFFSET else None
+
+    @property
+    def offset_index_offset(self) -> int | None:
+        c = self._c
+        return c[11] if c[0] & _FC_OFFSET_INDEX_OFFSET else None
+
+    @property
+    def column_index_offset(self) -> int | None:
+        c = self._c
+        return c[12] if c[0] & _FC_COLUMN_INDEX_OFFSET else None
+
+    @property
+    def statistics(self) -> Statistics | None:
+        """Built as the decoder builds it: only the fields found (so they compare equal)."""
+        found = self._statistics
+        if isinstance(found, Unset):
+            found = self._statistics = self._make_statistics()
+        return found
+
+    def _make_statistics(self) -> Statistics | None:
+        c = self._c
+        present = c[0]
+        if not present & _STATISTICS:
+            return None
+        fields: dict[str, Any] = {}
+        for bit, name, at in _STAT_BYTES:
+            if present & bit:
+                start = c[at]
+                fields[name] = self._data[start : start + c[at + 1]]
+        for bit, name, at in _STAT_NUMBERS:
+            if present & bit:
+                fields[name] = bool(c[at]) if bit & _EXACT else c[at]
+        return Statistics(**fields)
+
+    def __repr__(self) -> str:
+        names = ("physical_type", "num_values", "statistics", "bloom_filter_offset")
+        return f"ScannedChunk({', '.join(f'{n}={getattr(self, n)!r}' for n in names)}, ...)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,60 +197,87 @@ def _leaves_of(schema: Schema, raw_paths: Sequence[Sequence[bytes]]) -> _Leaves:
     return found
 
 
-_PRESENT = [
-    (lib.PBA_FC_MAX, "max", "max_off", "max_len"),
-    (lib.PBA_FC_MIN, "min", "min_off", "min_len"),
-    (lib.PBA_FC_MAX_VALUE, "max_value", "max_value_off", "max_value_len"),
-    (lib.PBA_FC_MIN_VALUE, "min_value", "min_value_off", "min_value_len"),
-]
-_NUMBERS = [
-    (lib.PBA_FC_NULL_COUNT, "null_count"),
-    (lib.PBA_FC_DISTINCT_COUNT, "distinct_count"),
-    (lib.PBA_FC_NAN_COUNT, "nan_count"),
-]
+#: pba_footer_chunk as the C compiler lays it out (no padding: checked below), unpacked in
+#: one call per chunk: reading a cffi struct's fields one by one costs ten times as much.
+_CHUNK = struct.Struct("=I5i10q8Q2i")
+assert _CHUNK.size == ffi.sizeof("pba_footer_chunk"), "pba_footer_chunk layout changed"
+# The statistics' fields: (presence bit, name, position in the record of the number, or of
+# the offset followed by the length).
+_STAT_BYTES = (
+    (lib.PBA_FC_MAX, "max", 16),
+    (lib.PBA_FC_MIN, "min", 18),
+    (lib.PBA_FC_MAX_VALUE, "max_value", 20),
+    (lib.PBA_FC_MIN_VALUE, "min_value", 22),
+)
+_STAT_NUMBERS = (
+    (lib.PBA_FC_NULL_COUNT, "null_count", 13),
+    (lib.PBA_FC_DISTINCT_COUNT, "distinct_count", 14),
+    (lib.PBA_FC_NAN_COUNT, "nan_count", 15),
+    (lib.PBA_FC_IS_MAX_VALUE_EXACT, "is_max_value_exact", 24),
+    (lib.PBA_FC_IS_MIN_VALUE_EXACT, "is_min_value_exact", 25),
+)
+_STATISTICS = lib.PBA_FC_STATISTICS
+_EXACT = lib.PBA_FC_IS_MAX_VALUE_EXACT | lib.PBA_FC_IS_MIN_VALUE_EXACT
+#: pba_footer_group: num_rows, has_num_rows, num_columns.
+_GROUP = struct.Struct("=qii")
+assert _GROUP.size == ffi.sizeof("pba_footer_group"), "pba_footer_group layout changed"
 
 
-def _statistics(c: Any, data: bytes) -> Statistics | None:
-    present = c.present
-    if not present & lib.PBA_FC_STATISTICS:
-        return None
-    # Only the fields found are given, as the decoder builds the class (they compare equal).
-    fields: dict[str, Any] = {}
-    for bit, name, off, length in _PRESENT:
-        if present & bit:
-            start = getattr(c, off)
-            fields[name] = data[start : start + getattr(c, length)]
-    for bit, name in _NUMBERS:
-        if present & bit:
-            fields[name] = getattr(c, name)
-    if present & lib.PBA_FC_IS_MAX_VALUE_EXACT:
-        fields["is_max_value_exact"] = bool(c.is_max_value_exact)
-    if present & lib.PBA_FC_IS_MIN_VALUE_EXACT:
-        fields["is_min_value_exact"] = bool(c.is_min_value_exact)
-    return Statistics(**fields)
+class _Scratch(threading.local):
+    """Each thread's scan arguments and output arrays, kept between scans (making them
+    costs more than a small footer's scan); arrays above _KEEP_BYTES are not kept."""
+
+    def __init__(self) -> None:
+        self.scan = ffi.new("pba_footer_scan *")
+        self.leaves: _Leaves | None = None
+        self.wanted: Any = None
+        self.wanted_cap = 0
+        self.groups: Any = None
+        self.chunks: Any = None
+        self.groups_cap = 0
+        self.chunks_cap = 0
 
 
-def _chunk(c: Any, data: bytes) -> ScannedChunk:
-    p = c.present
+_KEEP_BYTES = 1 << 20
+_scratch = _Scratch()
 
-    def opt(bit: int, value: int) -> int | None:
-        return value if p & bit else None
 
-    return ScannedChunk(
-        physical_type=opt(lib.PBA_FC_TYPE, c.physical_type),
-        num_values=opt(lib.PBA_FC_NUM_VALUES, c.num_values),
-        statistics=_statistics(c, data),
-        bloom_filter_offset=opt(lib.PBA_FC_BLOOM_FILTER_OFFSET, c.bloom_filter_offset),
-        bloom_filter_length=opt(lib.PBA_FC_BLOOM_FILTER_LENGTH, c.bloom_filter_length),
-        codec=opt(lib.PBA_FC_CODEC, c.codec),
-        total_compressed_size=opt(lib.PBA_FC_TOTAL_COMPRESSED_SIZE, c.total_compressed_size),
-        data_page_offset=opt(lib.PBA_FC_DATA_PAGE_OFFSET, c.data_page_offset),
-        dictionary_page_offset=opt(lib.PBA_FC_DICTIONARY_PAGE_OFFSET, c.dictionary_page_offset),
-        offset_index_offset=opt(lib.PBA_FC_OFFSET_INDEX_OFFSET, c.offset_index_offset),
-        offset_index_length=opt(lib.PBA_FC_OFFSET_INDEX_LENGTH, c.offset_index_length),
-        column_index_offset=opt(lib.PBA_FC_COLUMN_INDEX_OFFSET, c.column_index_offset),
-        column_index_length=opt(lib.PBA_FC_COLUMN_INDEX_LENGTH, c.column_index_length),
-    )
+def _run(data: bytes, leaves: _Leaves, wanted: Sequence[int], groups: int) -> tuple[Any, ...]:
+    """One scan with this thread's arguments and arrays (made larger when the footer holds
+    more row groups than ``groups``): the scan struct, the status, the output arrays."""
+    mine = _scratch
+    scan = mine.scan
+    if mine.leaves is not leaves:
+        mine.leaves = leaves
+        scan.leaf_types = leaves.types
+        scan.leaf_paths = leaves.paths
+        scan.leaf_paths_len = len(leaves.paths)
+        scan.leaf_path_offsets = leaves.offsets
+        scan.n_leaves = leaves.count
+    width = len(wanted)
+    if width > mine.wanted_cap:
+        mine.wanted = scan.wanted = ffi.new("uint32_t[]", width)
+        mine.wanted_cap = width
+    for k, leaf in enumerate(wanted):
+        mine.wanted[k] = leaf
+    scan.n_wanted = width
+    buf = ffi.from_buffer(data)
+    while True:
+        cap = max(groups, 1)
+        if cap > mine.groups_cap or cap * width > mine.chunks_cap:
+            out_groups = ffi.new("pba_footer_group[]", cap)
+            out_chunks = ffi.new("pba_footer_chunk[]", max(cap * width, 1))
+            if cap * max(width, 1) * _CHUNK.size <= _KEEP_BYTES:
+                mine.groups, mine.chunks = out_groups, out_chunks
+                mine.groups_cap, mine.chunks_cap = cap, max(cap * width, 1)
+        else:
+            out_groups, out_chunks = mine.groups, mine.chunks
+        scan.groups, scan.chunks = out_groups, out_chunks
+        scan.groups_cap = cap
+        rc = lib.pba_footer_scan_run(buf, len(data), scan)
+        if rc != lib.PBA_FOOTER_ERR_CAPACITY or scan.n_groups <= groups:
+            return scan, rc, out_groups, out_chunks
+        groups = scan.n_groups
 
 
 def scan_footer(
@@ -187,42 +313,23 @@ def scan_footer(
     EncryptedFileError
         The file or one of its chunks is encrypted.
     """
-    leaves = _leaves_of(schema, raw_paths)
-    want = list(wanted)
-    scan = ffi.new("pba_footer_scan *")
-    scan.leaf_types = leaves.types
-    scan.leaf_paths = leaves.paths
-    scan.leaf_paths_len = len(leaves.paths)
-    scan.leaf_path_offsets = leaves.offsets
-    scan.n_leaves = leaves.count
-    wanted_c = ffi.new("uint32_t[]", want or [0])
-    scan.wanted = wanted_c
-    scan.n_wanted = len(want)
-    for _ in range(2):
-        cap = max(groups, 1)
-        out_groups = ffi.new("pba_footer_group[]", cap)
-        out_chunks = ffi.new("pba_footer_chunk[]", cap * max(len(want), 1))
-        scan.groups = out_groups
-        scan.chunks = out_chunks
-        scan.groups_cap = cap
-        rc = lib.pba_footer_scan_run(ffi.from_buffer(data), len(data), scan)
-        if rc != lib.PBA_FOOTER_ERR_CAPACITY:
-            break
-        groups = scan.n_groups
-    try:
-        check(rc, "malformed footer (FileMetaData)")
-    except PyBloomError as exc:
+    scan, rc, out_groups, out_chunks = _run(data, _leaves_of(schema, raw_paths), wanted, groups)
+    if rc != lib.PBA_FOOTER_OK:
         group, column = scan.fail_group, scan.fail_column
         where: dict[str, Any] = {}
         if 0 <= column < len(schema.columns):
             where = {"row_group": group, "column": schema.columns[column].path}
-        raise exc.with_context(path=path, **where) from None
+        try:
+            check(rc, "malformed footer (FileMetaData)")
+        except PyBloomError as exc:
+            raise exc.with_context(path=path, **where) from None
+    width = len(wanted)
     n = scan.n_groups
-    width = len(want)
     num_rows = tuple(
-        out_groups[g].num_rows if out_groups[g].has_num_rows else None for g in range(n)
+        rows if has else None
+        for rows, has, _ in _GROUP.iter_unpack(ffi.buffer(out_groups, n * _GROUP.size))
     )
-    chunks = tuple(
-        tuple(_chunk(out_chunks[g * width + k], data) for k in range(width)) for g in range(n)
-    )
+    records = _CHUNK.iter_unpack(ffi.buffer(out_chunks, n * width * _CHUNK.size))
+    made = [ScannedChunk(c, data) for c in records]
+    chunks = tuple(tuple(made[g * width : (g + 1) * width]) for g in range(n))
     return FooterScan(num_rows, chunks, scan.schema_elements, scan.schema_leaves)

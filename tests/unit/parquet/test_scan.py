@@ -237,3 +237,83 @@ def test_uuid_fields_are_skipped() -> None:
     footer = _footer(_good_chunks())
     crafted = footer[:-1] + b"\x0d\x28" + bytes(range(16)) + b"\x00"
     assert agree(crafted) == "read"
+
+
+# ---- FileMetaData.chunks_of: the scanned chunks in the model -------------------------------
+
+
+def _meta(data: bytes) -> Any:
+    return decode_file_metadata_with(data, "t.parquet", THRIFT_DECODER, lazy=True)
+
+
+def test_chunks_of_equals_the_decoded_chunks(pyarrow_files: Any) -> None:
+    footer = footer_of(pyarrow_files.files[0].read_bytes())
+    meta = _meta(footer)
+    leaves = len(meta.schema.columns)
+    wanted = (0, leaves // 2, leaves - 1)
+    scanned = meta.chunks_of(wanted)
+    decoded = _meta(footer).row_groups
+    assert [g.index for g in scanned] == [g.index for g in decoded]
+    for group, full in zip(scanned, decoded, strict=True):
+        assert group.num_rows == full.num_rows
+        assert sorted(group.columns) == sorted(set(wanted))
+        for i, chunk in group.columns.items():
+            other = full.columns[i]
+            assert chunk == other and chunk.column == other.column
+            assert chunk.statistics == other.statistics
+            assert chunk.num_values == other.num_values
+            assert chunk.bloom_filter_offset == other.bloom_filter_offset
+            assert chunk.bloom_filter_length == other.bloom_filter_length
+            assert chunk.data_page_offset == other.data_page_offset  # details: decoded
+    assert meta.chunks_of(reversed(wanted)) is scanned  # kept per set of leaves
+
+
+def test_chunks_of_raises_as_the_decoder_for_any_bad_chunk() -> None:
+    # Column b's chunk is bad; a's alone is asked for: the footer is refused all the same,
+    # with the decoder's own message, as RowGroup.columns refuses it.
+    data = _footer([_chunk("a"), _chunk("b", PhysicalType.BYTE_ARRAY, num_values=-1)])
+    with pytest.raises(ParquetFormatError) as decoded:
+        _meta(data).row_groups[0].columns  # noqa: B018
+    with pytest.raises(ParquetFormatError) as scanned:
+        _meta(data).chunks_of([0])
+    assert str(scanned.value) == str(decoded.value)
+
+
+def test_chunks_of_takes_the_decoders_chunks_where_the_scanner_refuses() -> None:
+    # Names that are not UTF-8 are compared as decoded (U+FFFD) by the decoder, which
+    # accepts this footer; the scanner compares bytes and refuses it: the decoder's
+    # chunks are used.
+    schema = [
+        wire.SchemaElement(name=b"root", num_children=2),
+        wire.SchemaElement(name=b"\xff", type=PhysicalType.INT64, repetition_type=1),
+        wire.SchemaElement(name=b"b", type=PhysicalType.BYTE_ARRAY, repetition_type=1),
+    ]
+    chunks = [_chunk("a", path_in_schema=[b"\xfe"]), _good_chunks()[1]]
+    data = _footer(chunks, schema=schema)
+    assert agree(data) == "read-by-decoder"
+    meta = _meta(data)
+    group = meta.chunks_of([0, 1])[0]
+    assert group.columns[1].statistics == meta.row_groups[0].columns[1].statistics
+
+
+def test_pruning_builds_only_the_wanted_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pybloom_async import prune_sync
+    from pybloom_async.parquet import metadata
+
+    path = tmp_path / "t.parquet"
+    table = pa.table({"id": list(range(40)), "s": [str(i) for i in range(40)], "x": [1.0] * 40})
+    pq.write_table(table, path, row_group_size=10, bloom_filter_options={"id": {"ndv": 10}})
+    made: list[int] = []
+    init = metadata.ColumnChunk.__init__
+
+    def counting(self: Any, *args: Any) -> None:
+        made.append(args[1].index)
+        init(self, *args)
+
+    monkeypatch.setattr(metadata.ColumnChunk, "__init__", counting)
+    verdicts = prune_sync(str(path), "id = 13")
+    assert [v.kept for v in verdicts] == [False, True, False, False]
+    # One chunk per row group, of the predicate's column: the others are not decoded.
+    assert made == [0, 0, 0, 0]
