@@ -20,8 +20,7 @@ from __future__ import annotations
 import struct
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._native import check, ffi, lib
 from ..errors import PyBloomError
@@ -130,17 +129,19 @@ class ScannedChunk:
 
     def _make_statistics(self) -> Statistics | None:
         c = self._c
-        present = c[0]
-        if not present & _STATISTICS:
-            return None
+        plan = _STAT_PLANS.get(c[0])
+        if plan is None:
+            plan = _stat_plan(c[0])
+        if not plan:
+            return None if not c[0] & _STATISTICS else Statistics()
+        data = self._data
         fields: dict[str, Any] = {}
-        for bit, name, at in _STAT_BYTES:
-            if present & bit:
+        for name, at, kind in plan:
+            if kind == _BYTES:
                 start = c[at]
-                fields[name] = self._data[start : start + c[at + 1]]
-        for bit, name, at in _STAT_NUMBERS:
-            if present & bit:
-                fields[name] = bool(c[at]) if bit & _EXACT else c[at]
+                fields[name] = data[start : start + c[at + 1]]
+            else:
+                fields[name] = c[at] if kind == _INT else bool(c[at])
         return Statistics(**fields)
 
     def __repr__(self) -> str:
@@ -148,8 +149,7 @@ class ScannedChunk:
         return f"ScannedChunk({', '.join(f'{n}={getattr(self, n)!r}' for n in names)}, ...)"
 
 
-@dataclass(frozen=True, slots=True)
-class FooterScan:
+class FooterScan(NamedTuple):
     """What :func:`scan_footer` read: per row group its row count (None: absent) and its
     wanted chunks (in the order of ``wanted``); the schema's elements and leaves counted."""
 
@@ -218,14 +218,45 @@ _STAT_NUMBERS = (
 )
 _STATISTICS = lib.PBA_FC_STATISTICS
 _EXACT = lib.PBA_FC_IS_MAX_VALUE_EXACT | lib.PBA_FC_IS_MIN_VALUE_EXACT
+_BYTES, _INT, _BOOL = 0, 1, 2
+#: Per presence mask, the statistics' fields to read: (name, position, kind); empty when
+#: the chunk has no statistics (few masks occur: one per writer's habits).
+_STAT_PLANS: dict[int, tuple[tuple[str, int, int], ...]] = {}
+
+
+def _stat_plan(present: int) -> tuple[tuple[str, int, int], ...]:
+    plan: list[tuple[str, int, int]] = []
+    if present & _STATISTICS:
+        plan += [(name, at, _BYTES) for bit, name, at in _STAT_BYTES if present & bit]
+        plan += [
+            (name, at, _BOOL if bit & _EXACT else _INT)
+            for bit, name, at in _STAT_NUMBERS
+            if present & bit
+        ]
+    if len(_STAT_PLANS) < 4096:
+        _STAT_PLANS[present] = tuple(plan)
+    return tuple(plan)
+
+
 #: pba_footer_group: num_rows, has_num_rows, num_columns.
 _GROUP = struct.Struct("=qii")
 assert _GROUP.size == ffi.sizeof("pba_footer_group"), "pba_footer_group layout changed"
 
 
-class _Scratch(threading.local):
-    """Each thread's scan arguments and output arrays, kept between scans (making them
-    costs more than a small footer's scan); arrays above _KEEP_BYTES are not kept."""
+class _Scratch:
+    """A thread's scan arguments and output arrays, kept between scans (making them costs
+    more than a small footer's scan); arrays above _KEEP_BYTES are not kept."""
+
+    __slots__ = (
+        "chunks",
+        "chunks_cap",
+        "groups",
+        "groups_cap",
+        "leaves",
+        "scan",
+        "wanted",
+        "wanted_cap",
+    )
 
     def __init__(self) -> None:
         self.scan = ffi.new("pba_footer_scan *")
@@ -238,14 +269,19 @@ class _Scratch(threading.local):
         self.chunks_cap = 0
 
 
+class _PerThread(threading.local):
+    def __init__(self) -> None:
+        self.scratch = _Scratch()
+
+
 _KEEP_BYTES = 1 << 20
-_scratch = _Scratch()
+_per_thread = _PerThread()
 
 
 def _run(data: bytes, leaves: _Leaves, wanted: Sequence[int], groups: int) -> tuple[Any, ...]:
     """One scan with this thread's arguments and arrays (made larger when the footer holds
     more row groups than ``groups``): the scan struct, the status, the output arrays."""
-    mine = _scratch
+    mine = _per_thread.scratch
     scan = mine.scan
     if mine.leaves is not leaves:
         mine.leaves = leaves
