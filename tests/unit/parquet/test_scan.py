@@ -317,3 +317,21 @@ def test_pruning_builds_only_the_wanted_chunks(
     assert [v.kept for v in verdicts] == [False, True, False, False]
     # One chunk per row group, of the predicate's column: the others are not decoded.
     assert made == [0, 0, 0, 0]
+
+
+def test_a_refusal_names_the_file_and_the_chunk() -> None:
+    from pybloom_async._native import lib, status_text
+
+    data = _footer([_chunk("a"), _chunk("b", PhysicalType.BYTE_ARRAY, num_values=-1)])
+    head = wire.FileMetaData()
+    decode_struct(data, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
+    schema, raw_paths = schema_from_elements(head.schema, None)
+    with pytest.raises(ParquetFormatError, match="num_values is negative") as refused:
+        scan_footer(data, schema, raw_paths, [0], groups=1, path="x.parquet")
+    assert (refused.value.path, refused.value.row_group, refused.value.column) == (
+        "x.parquet",
+        0,
+        "b",
+    )
+    assert status_text(lib.PBA_FOOTER_ERR_DEPTH) == "structures are nested too deeply"
+    assert status_text(lib.PBA_PAIMON_ERR_ARG) == "invalid argument"
