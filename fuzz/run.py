@@ -45,7 +45,9 @@ from fuzz.targets import TARGETS, CTarget, PyTarget  # noqa: E402
 
 FUZZ = REPO / "fuzz"
 BUILD = REPO / "build" / "fuzz"
-CORE_SOURCES = sorted(p for c in ("core", "paimon") for p in (REPO / "csrc" / c).glob("*.c"))
+CORE_SOURCES = sorted(
+    p for c in ("core", "footer", "paimon") for p in (REPO / "csrc" / c).glob("*.c")
+)
 C_FLAGS = [
     "-g",
     "-O1",

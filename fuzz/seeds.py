@@ -274,3 +274,29 @@ def lake_segments() -> Iterator[tuple[str, bytes]]:
     yield "two-files", encode_segment(files, [(col, bytes(range(128)))])
     yield "no-columns", encode_segment(files[:1], [])
     yield "no-files", encode_segment([], [(col, b"")])
+
+
+def footer_scans_c() -> Iterator[tuple[str, bytes]]:
+    """Seeds of the C footer-scanner harness (``fuzz/c/footer.c``): each parquet-testing
+    footer behind the description of its own leaves (at most 15, names of at most 255
+    bytes, paths of at most 7 names), every leaf wanted and only the first."""
+    from pybloom_async.errors import PyBloomError
+    from pybloom_async.parquet import decode_file_metadata
+
+    for name, footer in footers():
+        try:
+            columns = decode_file_metadata(footer).schema.columns
+        except PyBloomError:
+            columns = ()
+        if len(columns) > 15:
+            continue
+        leaves = b""
+        for column in columns:
+            parts = [p.encode() for p in column.path_parts]
+            if len(parts) > 7 or any(len(p) > 255 for p in parts):
+                break
+            leaves += bytes([int(column.physical_type), len(parts)])
+            leaves += b"".join(bytes([len(p)]) + p for p in parts)
+        else:
+            for mask in (0xFF, 0x01):
+                yield f"{name}-{mask}", bytes([len(columns), mask]) + leaves + footer

@@ -3,12 +3,19 @@
 ``ffi`` and ``lib`` come from the module cffi generates from ``csrc/`` (``_cffi``, built
 by ``csrc/build_native.py``). Every C function reports failure as a negative status;
 :func:`check` is the one place a status becomes an exception, for every component (the
-core's codes from -1, Paimon's from -40).
+core's codes from -1, Paimon's from -40, the footer scanner's from -60).
 """
 
 from __future__ import annotations
 
-from ..errors import InvalidFilterError, PaimonIndexError, PyBloomError, ValueEncodingError
+from ..errors import (
+    EncryptedFileError,
+    InvalidFilterError,
+    PaimonIndexError,
+    ParquetFormatError,
+    PyBloomError,
+    ValueEncodingError,
+)
 from ._cffi import ffi, lib
 
 __all__ = ["check", "ffi", "header_error", "lib", "status_text"]
@@ -32,12 +39,24 @@ _ERRORS: dict[int, type[PyBloomError]] = {
     lib.PBA_PAIMON_ERR_GEOMETRY: PaimonIndexError,
     lib.PBA_PAIMON_ERR_SIZE: PaimonIndexError,
     lib.PBA_PAIMON_ERR_TRUNCATED: PaimonIndexError,
+    lib.PBA_FOOTER_ERR_TRUNCATED: ParquetFormatError,
+    lib.PBA_FOOTER_ERR_MALFORMED: ParquetFormatError,
+    lib.PBA_FOOTER_ERR_DEPTH: ParquetFormatError,
+    lib.PBA_FOOTER_ERR_MISSING: ParquetFormatError,
+    lib.PBA_FOOTER_ERR_ENCRYPTED: EncryptedFileError,
+    lib.PBA_FOOTER_ERR_SCHEMA: ParquetFormatError,
+    lib.PBA_FOOTER_ERR_NEGATIVE: ParquetFormatError,
 }
 
 
 def status_text(code: int) -> str:
     """The C core's one-line description of a status."""
-    describe = lib.pba_paimon_strerror if code <= lib.PBA_PAIMON_ERR_ARG else lib.pba_strerror
+    if code <= lib.PBA_FOOTER_ERR_ARG:
+        describe = lib.pba_footer_strerror
+    elif code <= lib.PBA_PAIMON_ERR_ARG:
+        describe = lib.pba_paimon_strerror
+    else:
+        describe = lib.pba_strerror
     return str(ffi.string(describe(code)).decode("ascii"))
 
 

@@ -14,7 +14,7 @@ from .elements import CompressionCodec, Encoding, KeyValue, PageEncodingStats, P
 from .encoded import CannotMatch, Encoded, NeverPrunes, Probe, WithNanoseconds
 from .flat import FlatColumn, FlatFooter, decode_flat_footer
 from .logical import ConvertedType, LogicalKind, LogicalType, TimeUnit
-from .metadata import ColumnChunk, FileMetaData, RowGroup
+from .metadata import ColumnChunk, FileMetaData, GroupChunks, RowGroup
 from .pages import DATA_PAGE, PageHeader, PageHeaderReader, decode_page_header
 from .schema import MAX_SCHEMA_DEPTH, ColumnDescriptor, Repetition, Schema, SchemaNode, build_schema
 from .tail import (
@@ -49,6 +49,7 @@ __all__ = [
     "FlatColumn",
     "FlatFooter",
     "FooterBounds",
+    "GroupChunks",
     "KeyValue",
     "LogicalKind",
     "LogicalType",

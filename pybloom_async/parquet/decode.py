@@ -10,8 +10,9 @@ from typing import Any, Literal
 
 from ..errors import EncryptedFileError
 from . import thrift_specs as wire
-from .metadata import FileMetaData, FooterBytes
-from .passes import HEAD_AND_CHUNKS_PASS, HEAD_PASS
+from .footer_bytes import FooterBytes
+from .metadata import FileMetaData
+from .passes import HEAD_AND_CHUNKS_PASS, HEAD_AND_KEY_VALUES_PASS, HEAD_PASS
 from .schema import Schema, schema_from_elements
 from .thrift import THRIFT_DECODER, decode_struct, non_negative, require_field
 
@@ -60,16 +61,23 @@ def decode_file_metadata_with(
     *,
     lazy: bool = False,
     with_chunks: bool = False,
+    with_key_values: bool = False,
 ) -> FileMetaData:
     """:func:`decode_file_metadata` with the decoder chosen (the tests run both).
 
     Eager unless ``lazy``. ``with_chunks`` has the first pass read the column chunks
-    too, for callers about to read them (the reader, for pruning): one pass over the
+    and the key/value metadata too, for callers about to read them: one pass over the
     footer instead of two. They are validated on first access all the same.
+    ``with_key_values`` has it read the key/value metadata alone (the reader: pruning
+    reads the chunks it needs with :meth:`FileMetaData.chunks_of`, and a lookup's result
+    schema depends on the key/value metadata).
     """
     data = bytes(buf)
     head = wire.FileMetaData()
-    first = HEAD_AND_CHUNKS_PASS if with_chunks else HEAD_PASS
+    if with_chunks:
+        first = HEAD_AND_CHUNKS_PASS
+    else:
+        first = HEAD_AND_KEY_VALUES_PASS if with_key_values else HEAD_PASS
     decode_struct(data, head, first, what="footer (FileMetaData)", path=path, decoder=decoder)
     # The decoders only store values of the spec's types, so the checks below
     # see ints, bytes, lists and wire structs, never anything else.
@@ -93,6 +101,8 @@ def decode_file_metadata_with(
             non_negative(rows, "RowGroup.num_rows", path, where)
             require_field(group.total_byte_size, "RowGroup.total_byte_size", path, where=where)
     source = FooterBytes(data, path, decoder, len(groups), schema.columns)
+    if with_chunks or with_key_values:  # that pass read the key/value metadata
+        source.keep_key_values(head)
     meta = FileMetaData(source, head, schema, raw_paths, with_chunks)
     return meta if lazy else meta.load()
 

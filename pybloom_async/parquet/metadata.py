@@ -23,10 +23,9 @@ from exhausting the stack, and every exception it raises becomes a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
 
-from ..errors import ParquetFormatError
+from ..errors import ParquetFormatError, PyBloomError
 from ..types import PhysicalType
 from . import thrift_specs as wire
 from .elements import (
@@ -37,22 +36,16 @@ from .elements import (
     PageEncodingStats,
     Statistics,
 )
-from .passes import (
-    CHUNKS_PASS,
-    DETAILS_PASS,
-    KEY_VALUES_PASS,
-    UNSET,
-    Unset,
-    check_chunk,
-    check_details,
-    chunk_place,
-)
+from .footer_bytes import FooterBytes
+from .passes import CHUNKS_PASS, check_chunk
+from .scan import ScannedChunk, scan_footer
 from .schema import ColumnDescriptor, Schema
-from .thrift import decode_struct, lenient_text, require_field
+from .thrift import lenient_text
 
 __all__ = [
     "ColumnChunk",
     "FileMetaData",
+    "GroupChunks",
     "RowGroup",
 ]
 
@@ -71,7 +64,11 @@ class ColumnChunk:
     __slots__ = ("_column", "_md", "_row_group", "_source")
 
     def __init__(
-        self, row_group: int, column: ColumnDescriptor, md: wire.ColumnMetaData, source: FooterBytes
+        self,
+        row_group: int,
+        column: ColumnDescriptor,
+        md: wire.ColumnMetaData | ScannedChunk,
+        source: FooterBytes,
     ) -> None:
         self._row_group = row_group
         self._column = column
@@ -106,7 +103,7 @@ class ColumnChunk:
     @property
     def statistics(self) -> Statistics | None:
         """Min/max and null counts, if the writer recorded them."""
-        return self._md.statistics  # built as the Statistics class here (CHUNKS_PASS)
+        return self._md.statistics  # built as the Statistics class (CHUNKS_PASS, or the scan)
 
     @property
     def bloom_filter_offset(self) -> int | None:
@@ -294,6 +291,25 @@ class RowGroup:
         return hash((self._index, self._chunks.source.data))
 
 
+class GroupChunks:
+    """Some column chunks of one row group, by leaf index (:meth:`FileMetaData.chunks_of`)."""
+
+    __slots__ = ("columns", "index", "num_rows")
+
+    def __init__(self, index: int, num_rows: int, columns: Mapping[int, ColumnChunk]) -> None:
+        self.index = index  #: position of the row group in the file
+        self.num_rows = num_rows  #: rows in the row group
+        self.columns = columns  #: the chunks read, by leaf index
+
+    def __repr__(self) -> str:
+        leaves = list(self.columns)
+        return f"GroupChunks(index={self.index}, num_rows={self.num_rows}, leaves={leaves})"
+
+
+#: Sets of leaves whose chunks a footer keeps (:meth:`FileMetaData.chunks_of`).
+_MAX_CHUNK_SETS = 8
+
+
 class FileMetaData:
     """The decoded footer of one Parquet file.
 
@@ -308,6 +324,7 @@ class FileMetaData:
         "_created_by",
         "_num_rows",
         "_row_groups",
+        "_scans",
         "_schema",
         "_source",
         "_version",
@@ -327,12 +344,11 @@ class FileMetaData:
         self._schema = schema
         self._created_by = lenient_text(head.created_by)
         raw = head.row_groups if with_chunks else None
-        if with_chunks:  # that pass read the key/value metadata too
-            source.keep_key_values(head)
         chunks = self._chunks = ChunkTable(source, schema, raw_paths, raw)
         self._row_groups = tuple(
             RowGroup(index, group, chunks) for index, group in enumerate(head.row_groups or ())
         )
+        self._scans: dict[tuple[int, ...], tuple[GroupChunks, ...]] = {}
 
     @property
     def version(self) -> int:
@@ -388,6 +404,27 @@ class FileMetaData:
         index = self.schema.column(path).index
         return tuple(group[index] for group in self._chunks.get())
 
+    def chunks_of(self, indexes: Iterable[int]) -> tuple[GroupChunks, ...]:
+        """The chunks of the leaves ``indexes`` in every row group: what pruning reads.
+
+        Unless :attr:`RowGroup.columns` was read already, the C footer scanner
+        (:mod:`.scan`) reads them without decoding the others; they are equal to those
+        of :attr:`RowGroup.columns`, and every chunk of the footer is checked all the same.
+        A footer the scanner refuses is decoded, and raises as :attr:`RowGroup.columns`.
+
+        Raises
+        ------
+        ParquetFormatError, EncryptedFileError
+            The footer's column chunks are invalid.
+        """
+        key = tuple(sorted(set(indexes)))
+        found = self._scans.get(key)
+        if found is None:
+            if len(self._scans) >= _MAX_CHUNK_SETS:
+                self._scans.clear()
+            found = self._scans[key] = self._chunks.some(key, self._row_groups)
+        return found
+
     def load(self) -> FileMetaData:
         """Decode and validate every part still pending; returns ``self``.
 
@@ -416,105 +453,8 @@ class FileMetaData:
         return hash(self._source.data)
 
 
-# The lazily decoded parts hang off two helpers that hold no reference back to
-# the objects that use them: a footer is then freed by reference counting, not
-# left in a cycle for the garbage collector (thousands of footers a second in
-# a bulk prune). Two threads reading the same part for the first time both
-# decode it from the same bytes and either equal result stays; no lock (a lock
-# would also make footers unpicklable).
-
-
-class FooterBytes:
-    """A footer's bytes; decodes the column-chunk details and key/value metadata on demand."""
-
-    __slots__ = ("_details", "_key_values", "columns", "data", "decoder", "num_groups", "path")
-
-    def __init__(
-        self,
-        data: bytes,
-        path: str | None,
-        decoder: Literal["fastbinary", "python"],
-        num_groups: int,
-        columns: tuple[ColumnDescriptor, ...],
-    ) -> None:
-        self.data = data
-        self.path = path
-        self.decoder: Literal["fastbinary", "python"] = decoder
-        self.num_groups = num_groups
-        self.columns = columns
-        self._details: tuple[list[wire.ColumnChunk], ...] | None = None
-        self._key_values: tuple[KeyValue, ...] | Unset | None = UNSET
-
-    def decode(self, args: list[Any]) -> wire.FileMetaData:
-        """One pass of the decoder over the footer, reading what ``args`` name."""
-        raw = wire.FileMetaData()
-        decode_struct(
-            self.data, raw, args, what="footer (FileMetaData)", path=self.path, decoder=self.decoder
-        )
-        return raw
-
-    def groups(self, raw: wire.FileMetaData) -> list[wire.RowGroup]:
-        """The row groups of a later pass, checked against the first pass's count."""
-        groups = raw.row_groups or []
-        if len(groups) != self.num_groups:  # the same list read again: cannot differ
-            raise ParquetFormatError(
-                f"the footer's row groups changed between reads ({len(groups)} vs "
-                f"{self.num_groups})",
-                path=self.path,
-            )
-        return groups
-
-    def details(self) -> tuple[list[wire.ColumnChunk], ...]:
-        """Per row group, per column: the chunk fields pruning does not use, validated."""
-        found = self._details
-        if found is None:
-            found = self._details = self._decode_details()
-        return found
-
-    def _decode_details(self) -> tuple[list[wire.ColumnChunk], ...]:
-        out = []
-        columns = self.columns
-        for index, group in enumerate(self.groups(self.decode(DETAILS_PASS))):
-            chunks = group.columns or []
-            if len(chunks) != len(columns):  # checked in the chunks pass already
-                raise ParquetFormatError(
-                    f"row group {index} has {len(chunks)} column chunks but the schema has "
-                    f"{len(columns)} leaf columns",
-                    path=self.path,
-                )
-            for chunk, column in zip(chunks, columns, strict=True):
-                md = chunk.meta_data
-                if md is None:  # checked in the chunks pass already
-                    where = chunk_place(index, column)
-                    raise ParquetFormatError(
-                        f"column chunk has no meta_data ({where})", path=self.path
-                    )
-                check_details(md, index, column, self.path)
-            out.append(chunks)
-        return tuple(out)
-
-    def key_values(self) -> tuple[KeyValue, ...] | None:
-        """The key/value metadata (None when the footer has none), validated."""
-        found = self._key_values
-        if isinstance(found, Unset):
-            found = self.keep_key_values(self.decode(KEY_VALUES_PASS))
-        return found
-
-    def keep_key_values(self, raw: wire.FileMetaData) -> tuple[KeyValue, ...] | None:
-        """The key/value metadata of a pass that read them, validated and kept."""
-        path = self.path
-        found = self._key_values = (
-            None
-            if raw.key_value_metadata is None
-            else tuple(
-                KeyValue(
-                    key=lenient_text(require_field(item.key, "KeyValue.key", path)) or "",
-                    value=item.value,
-                )
-                for item in raw.key_value_metadata
-            )
-        )
-        return found
+# The column chunks, like the other lazily decoded parts (footer_bytes.py), hold no
+# reference back to the objects that use them.
 
 
 class ChunkTable:
@@ -543,6 +483,45 @@ class ChunkTable:
             found = self._chunks = self._decode()
             self._raw = None
         return found
+
+    def some(
+        self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
+    ) -> tuple[GroupChunks, ...]:
+        """The chunks of the leaves ``indexes``: scanned, unless decoded already or refused
+        by the scanner (then the decoder raises why, or reads them)."""
+        decoded = self._chunks
+        if decoded is None and self._raw is None:
+            try:
+                scanned = self._scanned(indexes, groups)
+            except PyBloomError:
+                scanned = None
+            if scanned is not None:
+                return scanned
+        decoded = self.get()
+        return tuple(
+            GroupChunks(g.index, g.num_rows, {i: decoded[g.index][i] for i in indexes})
+            for g in groups
+        )
+
+    def _scanned(
+        self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
+    ) -> tuple[GroupChunks, ...] | None:
+        source = self.source
+        columns = self.schema.columns
+        raw_paths = self.raw_paths
+        scan = scan_footer(
+            source.data, self.schema, raw_paths, indexes, groups=len(groups), path=source.path
+        )
+        if scan.schema_leaves != len(columns) or scan.num_rows != tuple(g.num_rows for g in groups):
+            return None  # read differently from the decoder's first pass: it decides
+        out = []
+        for group, chunks in zip(groups, scan.chunks, strict=True):
+            made = {
+                i: ColumnChunk(group.index, columns[i], c, source)
+                for i, c in zip(indexes, chunks, strict=True)
+            }
+            out.append(GroupChunks(group.index, group.num_rows, made))
+        return tuple(out)
 
     def _decode(self) -> tuple[tuple[ColumnChunk, ...], ...]:
         source = self.source

@@ -95,10 +95,15 @@ _DETAILS_ARGS = wire.decode_args(
     ),
 )
 HEAD_PASS = _over_chunks(_HEAD_FILE_FIELDS, _HEAD_GROUP_FIELDS, None)
-# The reader's one pass: what pruning needs, and the key/value metadata (a lookup's result
-# schema depends on it), so nothing decodes the footer again.
+# One pass for callers about to read every chunk: the head, the chunks and the key/value
+# metadata, so nothing decodes the footer again.
 HEAD_AND_CHUNKS_PASS = _over_chunks(
     (*_HEAD_FILE_FIELDS, "key_value_metadata"), (*_HEAD_GROUP_FIELDS, "columns"), _CHUNK_ARGS
+)
+# The reader's pass: the same without the chunks, which pruning reads with the footer
+# scanner (parquet/scan.py); the key/value metadata, as a lookup's result schema depends on it.
+HEAD_AND_KEY_VALUES_PASS = _over_chunks(
+    (*_HEAD_FILE_FIELDS, "key_value_metadata"), _HEAD_GROUP_FIELDS, None
 )
 CHUNKS_PASS = _over_chunks(("row_groups",), ("columns",), _CHUNK_ARGS)
 DETAILS_PASS = _over_chunks(("row_groups",), ("columns",), _DETAILS_ARGS)

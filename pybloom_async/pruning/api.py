@@ -39,9 +39,7 @@ from ..errors import (
 from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, expand_paths, few_local_files, stream_paths
 from ..io.partitions import Partitioning
-from ..parquet import (
-    Schema,
-)
+from ..parquet import GroupChunks, RowGroup, Schema
 from ..predicate import Eq, Predicate, as_predicate, iter_leaves
 from ..predicate_normal import normal_form
 from ..predicate_tokens import TextLiteral
@@ -223,7 +221,13 @@ async def prune_opened(file: OpenedFile, compiled: CompiledPredicate, strict: bo
                 raise PredicateError(
                     leaf.missing_reason or "no such column", path=path, column=leaf.column
                 )
-    row_groups = footer.metadata.row_groups
+    meta = footer.metadata
+    # The chunks of the predicate's columns (the footer scanner reads them, and checks every
+    # chunk); no chunk at all when the file has none of them, as before any was read.
+    indexes = {leaf.desc.index for leaf in leaves.values() if leaf.desc is not None}
+    row_groups: Sequence[RowGroup | GroupChunks] = (
+        meta.chunks_of(indexes) if indexes else meta.row_groups
+    )
     # Round 1 without filters: row groups the types and statistics already exclude need
     # no filter read at all; their outcome is final.
     decided: Decided = {}

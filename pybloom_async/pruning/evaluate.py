@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import InvalidFilterError
-from ..parquet import RowGroup
+from ..parquet import GroupChunks, RowGroup
 from ..predicate import And, Or, Predicate
 from ..read.fetch import BloomFilterRead, FilterKey, FilterState
 from ..types import PhysicalType
@@ -34,7 +34,7 @@ _UNDECIDED = Outcome(False, Rule.MAY_MATCH, "")
 Decided = dict[tuple[int, int], "Outcome | tuple[int, int]"]
 
 
-def _before_filter(leaf: Leaf, rg: RowGroup) -> Outcome | tuple[int, int]:
+def _before_filter(leaf: Leaf, rg: RowGroup | GroupChunks) -> Outcome | tuple[int, int]:
     """What decides a leaf without its filter, or the keys ``[lo, hi)`` left for the filter."""
     if leaf.desc is None:
         return Outcome(False, Rule.MISSING_COLUMN, f"{leaf.column}: {leaf.missing_reason}")
@@ -69,7 +69,7 @@ def _before_filter(leaf: Leaf, rg: RowGroup) -> Outcome | tuple[int, int]:
 
 def eval_leaf(
     leaf: Leaf,
-    rg: RowGroup,
+    rg: RowGroup | GroupChunks,
     filt: BloomFilterRead | object | None,
     strict: bool,
     path: str,
@@ -114,7 +114,7 @@ def eval_leaf(
 def evaluate(
     p: Predicate,
     leaves: Mapping[int, Leaf],
-    rg: RowGroup,
+    rg: RowGroup | GroupChunks,
     filters: Mapping[FilterKey, BloomFilterRead] | None,
     strict: bool,
     path: str,

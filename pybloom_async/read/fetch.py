@@ -244,10 +244,10 @@ async def read_footer_from(
     # checked: that would cost a request. The trailing magic, the footer
     # length, a strict thrift decode and the validation of every offset
     # against the file still stand between a damaged file and a wrong answer.
-    # Lazy, except that the one pass over the footer also reads the column chunks:
-    # every caller reads them next (they are validated on that first read).
+    # Lazy: the column chunks a caller needs are read by the footer scanner
+    # (FileMetaData.chunks_of), the rest only if some caller reads them.
     metadata = decode_file_metadata_with(
-        location.metadata_bytes(tail), path, THRIFT_DECODER, lazy=True, with_chunks=True
+        location.metadata_bytes(tail), path, THRIFT_DECODER, lazy=True, with_key_values=True
     )
     identity = await source.identity()
     return Footer(path, metadata, location, bytes(tail), identity)
@@ -259,8 +259,9 @@ def first_needed_byte(footer: Footer) -> int:
     Offsets outside the data are ignored (their filters are unusable anyway).
     """
     first = footer.location.metadata_offset
-    for group in footer.row_groups:
-        for chunk in group.columns:
+    meta = footer.metadata
+    for group in meta.chunks_of(range(len(meta.schema.columns))):
+        for chunk in group.columns.values():
             offset = chunk.bloom_filter_offset
             if offset is not None and 0 <= offset < first:
                 first = offset
@@ -287,8 +288,10 @@ def wanted_filters(
                 )
     paths = [(i, meta.schema.columns[i].path) for i in indexes]
     wanted = []
+    # Every chunk is checked as soon as one is read, whichever are read (none without groups).
+    scanned = meta.chunks_of(indexes) if groups else ()
     for g in groups:
-        chunks = meta.row_groups[g].columns
+        chunks = scanned[g].columns
         for i, path in paths:
             chunk = chunks[i]
             wanted.append(((g, path), chunk.bloom_filter_offset, chunk.bloom_filter_length))

@@ -1,0 +1,158 @@
+/*
+ * pybloom_async_footer.h: the footer scanner, what pruning reads of a Parquet footer.
+ *
+ * A Parquet file's FileMetaData is thrift compact bytes. Pruning needs of it, per row
+ * group, the row count and, for the few columns a predicate names, each chunk's
+ * statistics and where its Bloom filter lies. pba_footer_scan() reads exactly that in one
+ * pass, with no allocation and no Python: what it reports is written into the caller's
+ * arrays, and the statistics' bytes are given as offsets into the input buffer.
+ *
+ * Every column chunk of the footer, wanted or not, is checked as the package's footer
+ * decoder checks it: it has meta_data and no crypto_metadata, its type, path_in_schema
+ * and num_values are present, its type and path are those of the schema leaf at its
+ * position, num_values is not negative, and each row group has one chunk per leaf. The
+ * decoding follows thrift's own compact decoder (thrift >= 0.25): a field whose wire type
+ * is not the spec's is skipped as unknown, an integer varint is at most 3, 5 or 10 bytes
+ * for i16, i32 and i64 and keeps the bits of its width, a non-empty list of the wrong
+ * element type is malformed, nesting stops at depth 64.
+ *
+ * The input is untrusted: every read is bounded by `len`, every length by the bytes
+ * left, recursion by the depth limit; a malformed footer gives a negative status, never
+ * a read outside the buffer, and nothing is allocated. A successful scan's values may
+ * still be anything the file says (offsets past the file, for instance): the caller
+ * checks them as it would the decoder's.
+ *
+ * Thread safety: no state; concurrent calls on different outputs are safe.
+ */
+#ifndef PYBLOOM_ASYNC_FOOTER_H
+#define PYBLOOM_ASYNC_FOOTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes of the footer scanner: 0 (PBA_OK) or one of these, from -60. */
+enum {
+    PBA_FOOTER_OK = 0,
+    PBA_FOOTER_ERR_ARG = -60,       /* null pointer, a wanted leaf out of order or range */
+    PBA_FOOTER_ERR_TRUNCATED = -61, /* the footer ends in the middle of a value */
+    PBA_FOOTER_ERR_MALFORMED = -62, /* not valid thrift compact for a FileMetaData */
+    PBA_FOOTER_ERR_DEPTH = -63,     /* structures nested deeper than 64 */
+    PBA_FOOTER_ERR_CAPACITY = -64,  /* more row groups than the output arrays hold */
+    PBA_FOOTER_ERR_MISSING = -65,   /* a required field is absent */
+    PBA_FOOTER_ERR_ENCRYPTED = -66, /* the file or a column chunk is encrypted */
+    PBA_FOOTER_ERR_SCHEMA = -67,    /* chunks do not match the schema's leaves */
+    PBA_FOOTER_ERR_NEGATIVE = -68   /* num_values is negative */
+};
+
+/* Which fields of a chunk the footer holds (pba_footer_chunk.present). */
+#define PBA_FC_TYPE 0x1u
+#define PBA_FC_CODEC 0x2u
+#define PBA_FC_NUM_VALUES 0x4u
+#define PBA_FC_TOTAL_COMPRESSED_SIZE 0x8u
+#define PBA_FC_DATA_PAGE_OFFSET 0x10u
+#define PBA_FC_DICTIONARY_PAGE_OFFSET 0x20u
+#define PBA_FC_BLOOM_FILTER_OFFSET 0x40u
+#define PBA_FC_BLOOM_FILTER_LENGTH 0x80u
+#define PBA_FC_OFFSET_INDEX_OFFSET 0x100u
+#define PBA_FC_OFFSET_INDEX_LENGTH 0x200u
+#define PBA_FC_COLUMN_INDEX_OFFSET 0x400u
+#define PBA_FC_COLUMN_INDEX_LENGTH 0x800u
+#define PBA_FC_STATISTICS 0x1000u
+#define PBA_FC_MAX 0x2000u
+#define PBA_FC_MIN 0x4000u
+#define PBA_FC_NULL_COUNT 0x8000u
+#define PBA_FC_DISTINCT_COUNT 0x10000u
+#define PBA_FC_MAX_VALUE 0x20000u
+#define PBA_FC_MIN_VALUE 0x40000u
+#define PBA_FC_IS_MAX_VALUE_EXACT 0x80000u
+#define PBA_FC_IS_MIN_VALUE_EXACT 0x100000u
+#define PBA_FC_NAN_COUNT 0x200000u
+
+/* One wanted column chunk. A field is meaningful only when its PBA_FC_* bit is set in
+ * `present`. Byte strings (the statistics' min/max) are `*_off`, `*_len` in the input
+ * buffer. */
+typedef struct {
+    uint32_t present;
+    int32_t physical_type;       /* ColumnMetaData.type */
+    int32_t codec;               /* ColumnMetaData.codec */
+    int32_t bloom_filter_length; /* ColumnMetaData.bloom_filter_length */
+    int32_t offset_index_length; /* ColumnChunk.offset_index_length */
+    int32_t column_index_length; /* ColumnChunk.column_index_length */
+    int64_t num_values;
+    int64_t total_compressed_size;
+    int64_t data_page_offset;
+    int64_t dictionary_page_offset;
+    int64_t bloom_filter_offset;
+    int64_t offset_index_offset; /* ColumnChunk.offset_index_offset */
+    int64_t column_index_offset; /* ColumnChunk.column_index_offset */
+    int64_t null_count;          /* Statistics.* from here on */
+    int64_t distinct_count;
+    int64_t nan_count;
+    uint64_t max_off, max_len;             /* the deprecated max and min */
+    uint64_t min_off, min_len;
+    uint64_t max_value_off, max_value_len; /* max_value and min_value */
+    uint64_t min_value_off, min_value_len;
+    int32_t is_max_value_exact; /* 0 or 1 */
+    int32_t is_min_value_exact;
+} pba_footer_chunk;
+
+/* One row group. */
+typedef struct {
+    int64_t num_rows;     /* RowGroup.num_rows */
+    int32_t has_num_rows; /* 1 when the footer holds it */
+    int32_t num_columns;  /* chunks in RowGroup.columns */
+} pba_footer_group;
+
+/*
+ * The inputs and outputs of one scan.
+ *
+ * In: the schema's leaves (n_leaves of them, from the caller's decode of the schema):
+ * `leaf_types[i]` is leaf i's physical type, and leaf_paths[leaf_path_offsets[i] ..
+ * leaf_path_offsets[i + 1]) its path, each name as a 4-byte little-endian length then
+ * its bytes (leaf_path_offsets has n_leaves + 1 entries, ascending, within
+ * leaf_paths_len). The leaves wanted: n_wanted distinct leaf indexes in ascending order.
+ * The outputs: `groups` has room for groups_cap row groups and `chunks` for
+ * groups_cap * n_wanted chunks; row group g's k-th wanted chunk is
+ * chunks[g * n_wanted + k].
+ *
+ * Out: n_groups, the row groups the footer holds (also on PBA_FOOTER_ERR_CAPACITY, so a
+ * first call with groups_cap 0 tells how many), schema_elements and schema_leaves (typed
+ * elements past the root without children: the schema's leaf count, for the caller to
+ * compare with its own), and on a chunk error fail_group / fail_column, the chunk's place
+ * (-1 when the error is not a chunk's).
+ */
+typedef struct {
+    const int32_t *leaf_types;
+    const uint8_t *leaf_paths;
+    size_t leaf_paths_len;
+    const uint64_t *leaf_path_offsets;
+    size_t n_leaves;
+    const uint32_t *wanted;
+    size_t n_wanted;
+    pba_footer_group *groups;
+    pba_footer_chunk *chunks;
+    size_t groups_cap;
+    size_t n_groups;
+    size_t schema_elements;
+    size_t schema_leaves;
+    int64_t fail_group;
+    int64_t fail_column;
+} pba_footer_scan;
+
+/* Scan the FileMetaData in buf[0..len) (bytes after its end are ignored). Returns
+ * PBA_FOOTER_OK or a negative PBA_FOOTER_ERR_*. Reads nothing outside buf, writes only
+ * the outputs, allocates nothing. */
+int pba_footer_scan_run(const uint8_t *buf, size_t len, pba_footer_scan *scan);
+
+/* Human-readable text for a PBA_FOOTER_* status. */
+const char *pba_footer_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PYBLOOM_ASYNC_FOOTER_H */

@@ -1,0 +1,371 @@
+"""The footer scanner: what pruning reads of a footer, for a few columns, in one C call.
+
+:func:`.decode.decode_file_metadata` builds the typed model of a footer; its column chunks
+(one Python object per chunk, every row group) are most of a small footer's decode. Pruning
+reads of them only the chunks of the predicate's columns: their statistics, value counts
+and where their Bloom filters lie. :func:`scan_footer` reads exactly that with the C
+scanner (``csrc/footer/footer.c``), the GIL released, and makes the Python objects of
+the wanted chunks only.
+
+The scanner checks every chunk of the footer as the Python decoder does (meta_data present,
+not encrypted, path and type those of the schema leaf at its position, num_values not
+negative, one chunk per leaf) and reads the bytes as thrift's decoder reads them, so that
+where it accepts a footer its values are the decoder's (``tests/unit/parquet/test_scan.py``
+compares them on every file of the corpus). Where it refuses one, the caller may ask the
+decoder (:meth:`.metadata.FileMetaData.chunks_of` does), which names the field at fault.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from .._native import check, ffi, lib
+from ..errors import PyBloomError
+from .elements import Statistics
+from .passes import UNSET, Unset
+from .schema import Schema
+
+__all__ = ["FooterScan", "ScannedChunk", "scan_footer"]
+
+
+# The presence bits of a chunk's fields (pba_footer_chunk.present).
+_FC_TYPE = lib.PBA_FC_TYPE
+_FC_CODEC = lib.PBA_FC_CODEC
+_FC_BLOOM_FILTER_LENGTH = lib.PBA_FC_BLOOM_FILTER_LENGTH
+_FC_OFFSET_INDEX_LENGTH = lib.PBA_FC_OFFSET_INDEX_LENGTH
+_FC_COLUMN_INDEX_LENGTH = lib.PBA_FC_COLUMN_INDEX_LENGTH
+_FC_NUM_VALUES = lib.PBA_FC_NUM_VALUES
+_FC_TOTAL_COMPRESSED_SIZE = lib.PBA_FC_TOTAL_COMPRESSED_SIZE
+_FC_DATA_PAGE_OFFSET = lib.PBA_FC_DATA_PAGE_OFFSET
+_FC_DICTIONARY_PAGE_OFFSET = lib.PBA_FC_DICTIONARY_PAGE_OFFSET
+_FC_BLOOM_FILTER_OFFSET = lib.PBA_FC_BLOOM_FILTER_OFFSET
+_FC_OFFSET_INDEX_OFFSET = lib.PBA_FC_OFFSET_INDEX_OFFSET
+_FC_COLUMN_INDEX_OFFSET = lib.PBA_FC_COLUMN_INDEX_OFFSET
+
+
+class ScannedChunk:
+    """One wanted column chunk as the scanner read it; a field the footer lacks is None.
+
+    The fields are made from the scanner's record when read (pruning reads a few).
+    """
+
+    __slots__ = ("_c", "_data", "_statistics")
+
+    def __init__(self, record: tuple[int, ...], data: bytes) -> None:
+        self._c = record
+        self._data = data
+        self._statistics: Statistics | Unset | None = UNSET
+
+    @property
+    def physical_type(self) -> int | None:
+        c = self._c
+        return c[1] if c[0] & _FC_TYPE else None
+
+    @property
+    def codec(self) -> int | None:
+        c = self._c
+        return c[2] if c[0] & _FC_CODEC else None
+
+    @property
+    def bloom_filter_length(self) -> int | None:
+        c = self._c
+        return c[3] if c[0] & _FC_BLOOM_FILTER_LENGTH else None
+
+    @property
+    def offset_index_length(self) -> int | None:
+        c = self._c
+        return c[4] if c[0] & _FC_OFFSET_INDEX_LENGTH else None
+
+    @property
+    def column_index_length(self) -> int | None:
+        c = self._c
+        return c[5] if c[0] & _FC_COLUMN_INDEX_LENGTH else None
+
+    @property
+    def num_values(self) -> int | None:
+        c = self._c
+        return c[6] if c[0] & _FC_NUM_VALUES else None
+
+    @property
+    def total_compressed_size(self) -> int | None:
+        c = self._c
+        return c[7] if c[0] & _FC_TOTAL_COMPRESSED_SIZE else None
+
+    @property
+    def data_page_offset(self) -> int | None:
+        c = self._c
+        return c[8] if c[0] & _FC_DATA_PAGE_OFFSET else None
+
+    @property
+    def dictionary_page_offset(self) -> int | None:
+        c = self._c
+        return c[9] if c[0] & _FC_DICTIONARY_PAGE_OFFSET else None
+
+    @property
+    def bloom_filter_offset(self) -> int | None:
+        c = self._c
+        return c[10] if c[0] & _FC_BLOOM_FILTER_OFFSET else None
+
+    @property
+    def offset_index_offset(self) -> int | None:
+        c = self._c
+        return c[11] if c[0] & _FC_OFFSET_INDEX_OFFSET else None
+
+    @property
+    def column_index_offset(self) -> int | None:
+        c = self._c
+        return c[12] if c[0] & _FC_COLUMN_INDEX_OFFSET else None
+
+    @property
+    def statistics(self) -> Statistics | None:
+        """Built as the decoder builds it: only the fields found (so they compare equal)."""
+        found = self._statistics
+        if isinstance(found, Unset):
+            found = self._statistics = self._make_statistics()
+        return found
+
+    def _make_statistics(self) -> Statistics | None:
+        c = self._c
+        plan = _STAT_PLANS.get(c[0])
+        if plan is None:
+            plan = _stat_plan(c[0])
+        if not plan:
+            return None if not c[0] & _STATISTICS else Statistics()
+        data = self._data
+        fields: dict[str, Any] = {}
+        for name, at, kind in plan:
+            if kind == _BYTES:
+                start = c[at]
+                fields[name] = data[start : start + c[at + 1]]
+            else:
+                fields[name] = c[at] if kind == _INT else bool(c[at])
+        return Statistics(**fields)
+
+    def __repr__(self) -> str:
+        names = ("physical_type", "num_values", "statistics", "bloom_filter_offset")
+        return f"ScannedChunk({', '.join(f'{n}={getattr(self, n)!r}' for n in names)}, ...)"
+
+
+class FooterScan(NamedTuple):
+    """What :func:`scan_footer` read: per row group its row count (None: absent) and its
+    wanted chunks (in the order of ``wanted``); the schema's elements and leaves counted."""
+
+    num_rows: tuple[int | None, ...]
+    chunks: tuple[tuple[ScannedChunk, ...], ...]
+    schema_elements: int
+    schema_leaves: int
+
+
+class _Leaves:
+    """A schema's leaves as the scanner takes them (kept per schema: built once)."""
+
+    __slots__ = ("count", "offsets", "paths", "types")
+
+    def __init__(self, schema: Schema, raw_paths: Sequence[Sequence[bytes]]) -> None:
+        blob = bytearray()
+        offsets = [0]
+        for names in raw_paths:
+            for name in names:
+                blob += len(name).to_bytes(4, "little")
+                blob += name
+            offsets.append(len(blob))
+        self.count = len(schema.columns)
+        self.types = ffi.new("int32_t[]", [int(c.physical_type) for c in schema.columns] or [0])
+        self.paths = ffi.new("uint8_t[]", bytes(blob) or b"\0")
+        self.offsets = ffi.new("uint64_t[]", offsets)
+
+
+#: Leaves kept per schema fingerprint (schemas the decoder shares between footers).
+_MAX_KEPT = 256
+_kept: dict[int, _Leaves] = {}
+_kept_lock = threading.Lock()
+
+
+def _leaves_of(schema: Schema, raw_paths: Sequence[Sequence[bytes]]) -> _Leaves:
+    key = schema.fingerprint
+    found = _kept.get(key) if key is not None else None
+    if found is None:
+        found = _Leaves(schema, raw_paths)
+        if key is not None:
+            with _kept_lock:
+                if len(_kept) >= _MAX_KEPT:
+                    _kept.clear()
+                _kept[key] = found
+    return found
+
+
+#: pba_footer_chunk as the C compiler lays it out (no padding: checked below), unpacked in
+#: one call per chunk: reading a cffi struct's fields one by one costs ten times as much.
+_CHUNK = struct.Struct("=I5i10q8Q2i")
+assert _CHUNK.size == ffi.sizeof("pba_footer_chunk"), "pba_footer_chunk layout changed"
+# The statistics' fields: (presence bit, name, position in the record of the number, or of
+# the offset followed by the length).
+_STAT_BYTES = (
+    (lib.PBA_FC_MAX, "max", 16),
+    (lib.PBA_FC_MIN, "min", 18),
+    (lib.PBA_FC_MAX_VALUE, "max_value", 20),
+    (lib.PBA_FC_MIN_VALUE, "min_value", 22),
+)
+_STAT_NUMBERS = (
+    (lib.PBA_FC_NULL_COUNT, "null_count", 13),
+    (lib.PBA_FC_DISTINCT_COUNT, "distinct_count", 14),
+    (lib.PBA_FC_NAN_COUNT, "nan_count", 15),
+    (lib.PBA_FC_IS_MAX_VALUE_EXACT, "is_max_value_exact", 24),
+    (lib.PBA_FC_IS_MIN_VALUE_EXACT, "is_min_value_exact", 25),
+)
+_STATISTICS = lib.PBA_FC_STATISTICS
+_EXACT = lib.PBA_FC_IS_MAX_VALUE_EXACT | lib.PBA_FC_IS_MIN_VALUE_EXACT
+_BYTES, _INT, _BOOL = 0, 1, 2
+#: Per presence mask, the statistics' fields to read: (name, position, kind); empty when
+#: the chunk has no statistics (few masks occur: one per writer's habits).
+_STAT_PLANS: dict[int, tuple[tuple[str, int, int], ...]] = {}
+
+
+def _stat_plan(present: int) -> tuple[tuple[str, int, int], ...]:
+    plan: list[tuple[str, int, int]] = []
+    if present & _STATISTICS:
+        plan += [(name, at, _BYTES) for bit, name, at in _STAT_BYTES if present & bit]
+        plan += [
+            (name, at, _BOOL if bit & _EXACT else _INT)
+            for bit, name, at in _STAT_NUMBERS
+            if present & bit
+        ]
+    if len(_STAT_PLANS) < 4096:
+        _STAT_PLANS[present] = tuple(plan)
+    return tuple(plan)
+
+
+#: pba_footer_group: num_rows, has_num_rows, num_columns.
+_GROUP = struct.Struct("=qii")
+assert _GROUP.size == ffi.sizeof("pba_footer_group"), "pba_footer_group layout changed"
+
+
+class _Scratch:
+    """A thread's scan arguments and output arrays, kept between scans (making them costs
+    more than a small footer's scan); arrays above _KEEP_BYTES are not kept."""
+
+    __slots__ = (
+        "chunks",
+        "chunks_cap",
+        "groups",
+        "groups_cap",
+        "leaves",
+        "scan",
+        "wanted",
+        "wanted_cap",
+    )
+
+    def __init__(self) -> None:
+        self.scan = ffi.new("pba_footer_scan *")
+        self.leaves: _Leaves | None = None
+        self.wanted: Any = None
+        self.wanted_cap = 0
+        self.groups: Any = None
+        self.chunks: Any = None
+        self.groups_cap = 0
+        self.chunks_cap = 0
+
+
+class _PerThread(threading.local):
+    def __init__(self) -> None:
+        self.scratch = _Scratch()
+
+
+_KEEP_BYTES = 1 << 20
+_per_thread = _PerThread()
+
+
+def _run(data: bytes, leaves: _Leaves, wanted: Sequence[int], groups: int) -> tuple[Any, ...]:
+    """One scan with this thread's arguments and arrays (made larger when the footer holds
+    more row groups than ``groups``): the scan struct, the status, the output arrays."""
+    mine = _per_thread.scratch
+    scan = mine.scan
+    if mine.leaves is not leaves:
+        mine.leaves = leaves
+        scan.leaf_types = leaves.types
+        scan.leaf_paths = leaves.paths
+        scan.leaf_paths_len = len(leaves.paths)
+        scan.leaf_path_offsets = leaves.offsets
+        scan.n_leaves = leaves.count
+    width = len(wanted)
+    if width > mine.wanted_cap:
+        mine.wanted = scan.wanted = ffi.new("uint32_t[]", width)
+        mine.wanted_cap = width
+    for k, leaf in enumerate(wanted):
+        mine.wanted[k] = leaf
+    scan.n_wanted = width
+    buf = ffi.from_buffer(data)
+    while True:
+        cap = max(groups, 1)
+        if cap > mine.groups_cap or cap * width > mine.chunks_cap:
+            out_groups = ffi.new("pba_footer_group[]", cap)
+            out_chunks = ffi.new("pba_footer_chunk[]", max(cap * width, 1))
+            if cap * max(width, 1) * _CHUNK.size <= _KEEP_BYTES:
+                mine.groups, mine.chunks = out_groups, out_chunks
+                mine.groups_cap, mine.chunks_cap = cap, max(cap * width, 1)
+        else:
+            out_groups, out_chunks = mine.groups, mine.chunks
+        scan.groups, scan.chunks = out_groups, out_chunks
+        scan.groups_cap = cap
+        rc = lib.pba_footer_scan_run(buf, len(data), scan)
+        if rc != lib.PBA_FOOTER_ERR_CAPACITY or scan.n_groups <= groups:
+            return scan, rc, out_groups, out_chunks
+        groups = scan.n_groups
+
+
+def scan_footer(
+    data: bytes,
+    schema: Schema,
+    raw_paths: Sequence[Sequence[bytes]],
+    wanted: Sequence[int],
+    *,
+    groups: int = 0,
+    path: str | None = None,
+) -> FooterScan:
+    """Scan the FileMetaData ``data`` for the chunks of the leaves ``wanted``.
+
+    Parameters
+    ----------
+    data:
+        Exactly the FileMetaData bytes (trailing bytes after its end are ignored).
+    schema, raw_paths:
+        The footer's schema as the decoder built it, and each leaf's path as the raw name
+        bytes (:func:`.schema.schema_from_elements`): every chunk is checked against them.
+    wanted:
+        Leaf indexes, distinct and ascending.
+    groups:
+        The row groups expected (room is made for as many; more cost a second call).
+    path:
+        The file's name, for errors.
+
+    Raises
+    ------
+    ParquetFormatError
+        The scanner refused the footer (the decoder says more precisely why); the row
+        group and column index of the chunk at fault, when it was a chunk's.
+    EncryptedFileError
+        The file or one of its chunks is encrypted.
+    """
+    scan, rc, out_groups, out_chunks = _run(data, _leaves_of(schema, raw_paths), wanted, groups)
+    if rc != lib.PBA_FOOTER_OK:
+        group, column = scan.fail_group, scan.fail_column
+        where: dict[str, Any] = {}
+        if 0 <= column < len(schema.columns):
+            where = {"row_group": group, "column": schema.columns[column].path}
+        try:
+            check(rc, "malformed footer (FileMetaData)")
+        except PyBloomError as exc:
+            raise exc.with_context(path=path, **where) from None
+    width = len(wanted)
+    n = scan.n_groups
+    num_rows = tuple(
+        rows if has else None
+        for rows, has, _ in _GROUP.iter_unpack(ffi.buffer(out_groups, n * _GROUP.size))
+    )
+    records = _CHUNK.iter_unpack(ffi.buffer(out_chunks, n * width * _CHUNK.size))
+    made = [ScannedChunk(c, data) for c in records]
+    chunks = tuple(tuple(made[g * width : (g + 1) * width]) for g in range(n))
+    return FooterScan(num_rows, chunks, scan.schema_elements, scan.schema_leaves)

@@ -1,0 +1,337 @@
+"""The footer scanner (pybloom_async.parquet.scan, csrc/footer) agrees with the decoder.
+
+On every footer here (the parquet-testing corpus read in place, files pyarrow and DuckDB
+write, crafted and mutated ones) the scanner either refuses the footer where the Python
+decoder refuses it, with the same error class, or reads exactly the values the decoder
+reads: row counts, each chunk's type, value count, statistics, filter and page-index
+places, codec and sizes.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from thrift.protocol.TCompactProtocol import TCompactProtocol
+from thrift.transport.TTransport import TMemoryBuffer
+
+from pybloom_async.errors import EncryptedFileError, ParquetFormatError
+from pybloom_async.parquet import THRIFT_DECODER, parse_footer_tail
+from pybloom_async.parquet import thrift_specs as wire
+from pybloom_async.parquet.decode import decode_file_metadata_with
+from pybloom_async.parquet.scan import scan_footer
+from pybloom_async.parquet.schema import schema_from_elements
+from pybloom_async.parquet.thrift import decode_struct
+from pybloom_async.types import PhysicalType
+
+#: The agreement property, shared with the fuzz target that explores it (fuzz/targets.py).
+targets = pytest.importorskip("fuzz.targets")
+_SCHEMA_PASS = wire.decode_args(wire.FileMetaData, ("schema",))
+
+
+def footer_of(data: bytes) -> bytes:
+    location = parse_footer_tail(data, len(data))
+    return bytes(location.metadata_bytes(data))
+
+
+def encode(obj: Any) -> bytes:
+    buf = TMemoryBuffer()
+    obj.write(TCompactProtocol(buf))
+    return bytes(buf.getvalue())
+
+
+def agree(data: bytes, path: str = "t.parquet") -> str:
+    return str(targets.scan_agrees(data, path))
+
+
+# ---- the corpus ------------------------------------------------------------------------
+
+
+def test_agrees_on_parquet_testing(parquet_testing: Path) -> None:
+    files = sorted((parquet_testing / "data").rglob("*.parquet"))
+    files += sorted((parquet_testing / "bad_data").glob("*.parquet"))
+    outcomes: dict[str, int] = {}
+    for path in files:
+        data = path.read_bytes()
+        try:
+            footer = footer_of(data)
+        except ParquetFormatError:
+            continue
+        outcome = agree(footer, path.name)
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    assert outcomes.get("read", 0) > 50, outcomes
+
+
+def test_agrees_on_engines_files(pyarrow_files: Any, duckdb_files: Any) -> None:
+    for path in (*pyarrow_files.files, *duckdb_files.files):
+        assert agree(footer_of(path.read_bytes()), path.name) == "read"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"write_statistics": False},
+        {"write_page_index": True},
+        {"compression": "none", "use_dictionary": False},
+        {"bloom_filter_options": {"s": {"ndv": 10}}, "row_group_size": 3},
+        {"store_schema": False, "data_page_version": "2.0"},
+    ],
+)
+def test_agrees_on_pyarrow_layouts(tmp_path: Path, options: dict[str, Any]) -> None:
+    table = pa.table(
+        {
+            "i": pa.array([1, None, 3, 4, 5, 6, 7], pa.int64()),
+            "s": ["b", "a", None, "z" * 100, "é", "", "q"],
+            "f": [1.5, float("nan"), None, -0.0, 2.0, 3.0, 4.0],
+            "l": [[1, 2], None, [], [3], [None], [4, 5, 6], [7]],
+            "st": [{"x": i, "y": str(i)} for i in range(7)],
+            "b": [True, False, None, True, True, False, True],
+            "d": pa.array([b"\xff" * 40] * 7, pa.binary(40)),
+        }
+    )
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, **options)
+    assert agree(footer_of(path.read_bytes())) == "read"
+
+
+# ---- crafted and mutated footers ----------------------------------------------------------
+
+
+def _chunk(name: str, ptype: int = PhysicalType.INT64, **md: Any) -> wire.ColumnChunk:
+    fields: dict[str, Any] = dict(
+        type=ptype,
+        encodings=[0],
+        path_in_schema=[name.encode()],
+        codec=1,
+        num_values=10,
+        total_uncompressed_size=100,
+        total_compressed_size=80,
+        data_page_offset=4,
+    )
+    fields.update(md)
+    return wire.ColumnChunk(file_offset=0, meta_data=wire.ColumnMetaData(**fields))
+
+
+def _footer(chunks: list[wire.ColumnChunk], **overrides: Any) -> bytes:
+    fields: dict[str, Any] = dict(
+        version=2,
+        schema=[
+            wire.SchemaElement(name=b"root", num_children=2),
+            wire.SchemaElement(name=b"a", type=PhysicalType.INT64, repetition_type=1),
+            wire.SchemaElement(name=b"b", type=PhysicalType.BYTE_ARRAY, repetition_type=1),
+        ],
+        num_rows=10,
+        row_groups=[wire.RowGroup(columns=chunks, total_byte_size=200, num_rows=10)],
+    )
+    fields.update(overrides)
+    return encode(wire.FileMetaData(**fields))
+
+
+def _good_chunks() -> list[wire.ColumnChunk]:
+    stats = wire.Statistics(min_value=b"a", max_value=b"z", null_count=2, is_max_value_exact=False)
+    return [
+        _chunk("a", bloom_filter_offset=500, bloom_filter_length=48),
+        _chunk("b", PhysicalType.BYTE_ARRAY, statistics=stats, dictionary_page_offset=4),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("chunks", "error"),
+    [
+        (_good_chunks(), None),
+        ([_chunk("a"), _chunk("c", PhysicalType.BYTE_ARRAY)], ParquetFormatError),  # path
+        ([_chunk("a"), _chunk("b")], ParquetFormatError),  # type
+        ([_chunk("a")], ParquetFormatError),  # one chunk short
+        ([_chunk("a"), _chunk("b", PhysicalType.BYTE_ARRAY, num_values=-1)], ParquetFormatError),
+        ([_chunk("a"), wire.ColumnChunk(file_offset=0)], ParquetFormatError),  # no meta_data
+        (
+            [_chunk("a"), _chunk("b", PhysicalType.BYTE_ARRAY, path_in_schema=None)],
+            ParquetFormatError,
+        ),
+        (
+            [
+                _chunk("a"),
+                wire.ColumnChunk(
+                    meta_data=_chunk("b", PhysicalType.BYTE_ARRAY).meta_data,
+                    crypto_metadata=wire.Empty(),
+                ),
+            ],
+            EncryptedFileError,
+        ),
+    ],
+)
+def test_crafted_chunks(chunks: list[wire.ColumnChunk], error: type[Exception] | None) -> None:
+    data = _footer(chunks)
+    assert agree(data) == ("read" if error is None else "refused")
+    if error is not None:
+        meta = decode_file_metadata_with(data, None, THRIFT_DECODER, lazy=True)
+        with pytest.raises(error):
+            meta.row_groups[0].columns  # noqa: B018 - the decoder's own verdict
+
+
+def test_statistics_read_from_the_footer() -> None:
+    data = _footer(_good_chunks())
+    meta = decode_file_metadata_with(data, None, THRIFT_DECODER, lazy=True)
+    head = wire.FileMetaData()
+    decode_struct(data, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
+    schema, raw_paths = schema_from_elements(head.schema, None)
+    scan = scan_footer(data, schema, raw_paths, [1], groups=1)
+    stats = scan.chunks[0][0].statistics
+    assert stats is not None
+    assert (stats.min_value, stats.max_value, stats.null_count) == (b"a", b"z", 2)
+    assert stats.is_max_value_exact is False and stats.is_min_value_exact is None
+    assert scan.chunks[0][0].dictionary_page_offset == 4
+    assert scan.num_rows == (10,) and scan.schema_elements == 3
+    assert meta.row_groups[0].columns[1].statistics == stats
+
+
+def test_more_row_groups_than_expected() -> None:
+    groups = [
+        wire.RowGroup(columns=_good_chunks(), total_byte_size=1, num_rows=i) for i in range(5)
+    ]
+    data = _footer(_good_chunks(), row_groups=groups)
+    head = wire.FileMetaData()
+    decode_struct(data, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
+    schema, raw_paths = schema_from_elements(head.schema, None)
+    scan = scan_footer(data, schema, raw_paths, [0], groups=1)  # a second call makes room
+    assert scan.num_rows == (0, 1, 2, 3, 4)
+
+
+def test_truncations_and_mutations_agree() -> None:
+    """Every prefix of a footer, and random byte changes: the same verdict as the decoder."""
+    data = _footer(_good_chunks(), key_value_metadata=[wire.KeyValue(key=b"k", value=b"v")])
+    for end in range(len(data)):
+        agree(data[:end])
+    rng = random.Random(30)
+    outcomes: dict[str, int] = {}
+    for _ in range(1500):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        outcome = agree(bytes(mutated))
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    assert outcomes.get("read", 0) > 100 and outcomes.get("refused", 0) > 10, outcomes
+
+
+def test_deep_nesting_is_refused_not_a_crash() -> None:
+    # An unknown field (id 20) holding lists of lists 100 000 deep: refused at depth 64.
+    footer = _footer(_good_chunks())
+    crafted = footer[:-1] + b"\x09\x28" + b"\x19" * 100_000 + b"\x09" + b"\x00"
+    head = wire.FileMetaData()
+    decode_struct(footer, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
+    schema, raw_paths = schema_from_elements(head.schema, None)
+    with pytest.raises(ParquetFormatError, match="nested too deeply"):
+        scan_footer(crafted, schema, raw_paths, [0], groups=1)
+    assert agree(crafted) == "head"  # the decoder refuses it too
+
+
+def test_uuid_fields_are_skipped() -> None:
+    # thrift 0.25 reads compact type 13 (a UUID, 16 bytes): an unknown field of that type
+    # is skipped by the decoder, so the scanner skips it too (the fuzzer found the scanner
+    # refusing such a footer as malformed).
+    footer = _footer(_good_chunks())
+    crafted = footer[:-1] + b"\x0d\x28" + bytes(range(16)) + b"\x00"
+    assert agree(crafted) == "read"
+
+
+# ---- FileMetaData.chunks_of: the scanned chunks in the model -------------------------------
+
+
+def _meta(data: bytes) -> Any:
+    return decode_file_metadata_with(data, "t.parquet", THRIFT_DECODER, lazy=True)
+
+
+def test_chunks_of_equals_the_decoded_chunks(pyarrow_files: Any) -> None:
+    footer = footer_of(pyarrow_files.files[0].read_bytes())
+    meta = _meta(footer)
+    leaves = len(meta.schema.columns)
+    wanted = (0, leaves // 2, leaves - 1)
+    scanned = meta.chunks_of(wanted)
+    decoded = _meta(footer).row_groups
+    assert [g.index for g in scanned] == [g.index for g in decoded]
+    for group, full in zip(scanned, decoded, strict=True):
+        assert group.num_rows == full.num_rows
+        assert sorted(group.columns) == sorted(set(wanted))
+        for i, chunk in group.columns.items():
+            other = full.columns[i]
+            assert chunk == other and chunk.column == other.column
+            assert chunk.statistics == other.statistics
+            assert chunk.num_values == other.num_values
+            assert chunk.bloom_filter_offset == other.bloom_filter_offset
+            assert chunk.bloom_filter_length == other.bloom_filter_length
+            assert chunk.data_page_offset == other.data_page_offset  # details: decoded
+    assert meta.chunks_of(reversed(wanted)) is scanned  # kept per set of leaves
+
+
+def test_chunks_of_raises_as_the_decoder_for_any_bad_chunk() -> None:
+    # Column b's chunk is bad; a's alone is asked for: the footer is refused all the same,
+    # with the decoder's own message, as RowGroup.columns refuses it.
+    data = _footer([_chunk("a"), _chunk("b", PhysicalType.BYTE_ARRAY, num_values=-1)])
+    with pytest.raises(ParquetFormatError) as decoded:
+        _meta(data).row_groups[0].columns  # noqa: B018
+    with pytest.raises(ParquetFormatError) as scanned:
+        _meta(data).chunks_of([0])
+    assert str(scanned.value) == str(decoded.value)
+
+
+def test_chunks_of_takes_the_decoders_chunks_where_the_scanner_refuses() -> None:
+    # Names that are not UTF-8 are compared as decoded (U+FFFD) by the decoder, which
+    # accepts this footer; the scanner compares bytes and refuses it: the decoder's
+    # chunks are used.
+    schema = [
+        wire.SchemaElement(name=b"root", num_children=2),
+        wire.SchemaElement(name=b"\xff", type=PhysicalType.INT64, repetition_type=1),
+        wire.SchemaElement(name=b"b", type=PhysicalType.BYTE_ARRAY, repetition_type=1),
+    ]
+    chunks = [_chunk("a", path_in_schema=[b"\xfe"]), _good_chunks()[1]]
+    data = _footer(chunks, schema=schema)
+    assert agree(data) == "read-by-decoder"
+    meta = _meta(data)
+    group = meta.chunks_of([0, 1])[0]
+    assert group.columns[1].statistics == meta.row_groups[0].columns[1].statistics
+
+
+def test_pruning_builds_only_the_wanted_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pybloom_async import prune_sync
+    from pybloom_async.parquet import metadata
+
+    path = tmp_path / "t.parquet"
+    table = pa.table({"id": list(range(40)), "s": [str(i) for i in range(40)], "x": [1.0] * 40})
+    pq.write_table(table, path, row_group_size=10, bloom_filter_options={"id": {"ndv": 10}})
+    made: list[int] = []
+    init = metadata.ColumnChunk.__init__
+
+    def counting(self: Any, *args: Any) -> None:
+        made.append(args[1].index)
+        init(self, *args)
+
+    monkeypatch.setattr(metadata.ColumnChunk, "__init__", counting)
+    verdicts = prune_sync(str(path), "id = 13")
+    assert [v.kept for v in verdicts] == [False, True, False, False]
+    # One chunk per row group, of the predicate's column: the others are not decoded.
+    assert made == [0, 0, 0, 0]
+
+
+def test_a_refusal_names_the_file_and_the_chunk() -> None:
+    from pybloom_async._native import lib, status_text
+
+    data = _footer([_chunk("a"), _chunk("b", PhysicalType.BYTE_ARRAY, num_values=-1)])
+    head = wire.FileMetaData()
+    decode_struct(data, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
+    schema, raw_paths = schema_from_elements(head.schema, None)
+    with pytest.raises(ParquetFormatError, match="num_values is negative") as refused:
+        scan_footer(data, schema, raw_paths, [0], groups=1, path="x.parquet")
+    assert (refused.value.path, refused.value.row_group, refused.value.column) == (
+        "x.parquet",
+        0,
+        "b",
+    )
+    assert status_text(lib.PBA_FOOTER_ERR_DEPTH) == "structures are nested too deeply"
+    assert status_text(lib.PBA_PAIMON_ERR_ARG) == "invalid argument"
