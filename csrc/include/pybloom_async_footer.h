@@ -3,7 +3,7 @@
  *
  * A Parquet file's FileMetaData is thrift compact bytes. Pruning needs of it, per row
  * group, the row count and, for the few columns a predicate names, each chunk's
- * statistics and where its Bloom filter lies. pba_footer_scan() reads exactly that in one
+ * statistics and where its Bloom filter lies. pba_footer_scan_run() reads exactly that in one
  * pass, with no allocation and no Python: what it reports is written into the caller's
  * arrays, and the statistics' bytes are given as offsets into the input buffer.
  *

@@ -372,7 +372,9 @@ def test_hostile_counts_are_linear() -> None:
         build_schema(deep)
     wide = [group("r", 100_000)] + [leaf(f"c{i}", I32) for i in range(100_000)]
     assert len(build_schema(wide)) == 100_000
-    assert time.perf_counter() - started < 10
+    # A bound against quadratic work (hours at these sizes), not a timing: about 2 s on
+    # a quiet machine, it passed 10 s on a shared one under load.
+    assert time.perf_counter() - started < 60
 
 
 def test_column_descriptor_of() -> None:
