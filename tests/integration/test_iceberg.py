@@ -229,6 +229,40 @@ def test_cli_iceberg(table: Any, tmp_path: Path) -> None:
     )
 
 
+def test_cli_iceberg_empty_answer_resolves_the_table_once(
+    table: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty answer's schema came from a second lookup of the table (its manifests
+    read again): it comes from the first."""
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    import pybloom_async.rows.tables
+    from pybloom_async.apps.cli import main
+
+    for key, value in {
+        "TYPE": "sql", "URI": f"sqlite:///{tmp_path / 'catalog.db'}",
+        "WAREHOUSE": (tmp_path / "wh").as_uri(),
+    }.items():  # fmt: skip
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__TEST__{key}", value)
+    # pyiceberg reads its environment once, when first imported: read it again.
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    resolved: list[object] = []
+    resolve = pybloom_async.rows.tables.resolve_table
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        resolved.append(args[0])
+        return resolve(*args, **kwargs)
+
+    monkeypatch.setattr(pybloom_async.rows.tables, "resolve_table", counted)
+    out = tmp_path / "rows.parquet"
+    argv = ["lookup", "--iceberg", "test.ns.t", "-w", "id = 100000", "-f", "parquet"]
+    assert main([*argv, "--out", str(out), "-q"]) == 0
+    assert len(resolved) == 1
+    got = pq.read_table(out)
+    assert got.num_rows == 0 and got.schema == table.scan().to_arrow().schema
+
+
 def test_pruned_dataset_of_the_table(table: Any) -> None:
     polars = pytest.importorskip("polars")
     dataset = pba.pruned_dataset_sync(table, "p = 'a' AND id IN (120, 121)")
