@@ -442,4 +442,4 @@ def _summary_text(
     return f"{returned}; {unreadable_text(names, len(failed))}; {requests_text(stats)}"
 
 
-__all__ = ["cmd_lookup", "json_value"]
+__all__ = ["cmd_lookup"]

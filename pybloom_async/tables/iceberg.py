@@ -47,7 +47,6 @@ __all__ = [
     "data_location",
     "load_iceberg",
     "manifest_location",
-    "plan_tasks",
     "resolve_iceberg",
     "row_filter",
 ]
