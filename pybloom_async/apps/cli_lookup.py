@@ -32,8 +32,6 @@ from ..predicate import Predicate, parse_predicate
 from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run
 from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
-from ..rows.fetch import file_tables
-from ..rows.tables import table_batches
 from ..tables import TableSource
 from .cli_args import make_reader, partitioning, store_options
 from .cli_output import (
@@ -327,6 +325,8 @@ async def _table_tables(
     keywords: RunKeywords,
 ) -> AsyncGenerator[Any, None]:
     """A table's answer: its schema (an empty table), then its matching rows."""
+    from ..rows.tables import table_batches  # pyarrow: imported when a table is read
+
     async with open_run(RunOptions(**keywords)) as run:
         tables = table_batches(
             run, table, where, columns, on_error="raise", options=run.reader.options,
@@ -366,6 +366,8 @@ async def _plan_tables(
     one table per row group, each file read from the version planned. A file that fails
     now is added to ``skipped``, or raised without it (``--strict``)."""
     import pyarrow as pa
+
+    from ..rows.fetch import file_tables
 
     yield pa.schema(plan.job.schema).empty_table()
     for file_plan in plan.files:
