@@ -5,7 +5,7 @@ from __future__ import annotations
 from .errors import PredicateError
 from .predicate import COMPARISONS, ORDERING, And, Between, Compare, Eq, Not, Or, Predicate
 
-__all__ = ["negated_leaf", "normal_form"]
+__all__ = ["normal_form"]
 
 
 def normal_form(p: Predicate) -> Predicate:
@@ -30,11 +30,6 @@ def normal_form(p: Predicate) -> Predicate:
     # setdefault: threads racing on one predicate all get the first normal form stored.
     normal: Predicate = p.__dict__.setdefault("_normal", _push(p, negate=False))
     return normal
-
-
-def negated_leaf(p: Predicate) -> bool:
-    """Whether ``p`` is a ``Not`` that :func:`normal_form` keeps as one leaf."""
-    return isinstance(p, Not) and _keeps_not(p.child)
 
 
 def _keeps_not(child: Predicate) -> bool:

@@ -15,26 +15,28 @@ import argparse
 import datetime as dt
 import io
 import json
+import logging
 import math
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import ExitStack
 from typing import IO, Any, Literal, TextIO, cast
 
 from ..checks import positive_int
-from ..errors import InvalidArgumentError, PyBloomError
-from ..io.base import SourceStats, location_text
+from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, SourceError
+from ..io.base import SourceStats
 from ..io.sinks import write_atomic
 from ..predicate import Predicate, parse_predicate
 from ..read.reader import BloomReader
-from ..rows.api import lookup, lookup_batches
+from ..read.run import RunKeywords, RunOptions, open_run
+from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
+from ..tables import TableSource
 from .cli_args import make_reader, partitioning, store_options
 from .cli_output import (
     Progress,
     check_out,
-    expand_inputs,
     finish_run,
     plural_s,
     print_table,
@@ -43,6 +45,8 @@ from .cli_output import (
     unreadable_text,
 )
 from .cli_tables import open_table
+
+log = logging.getLogger(__name__)
 
 # ---- values ---------------------------------------------------------------------------
 
@@ -285,45 +289,103 @@ async def _read_rows(
     reader: BloomReader,
     writer: _Writer,
 ) -> tuple[int, list[PyBloomError], Any]:
-    """Write the rows; the files named, those that could not be read, an empty answer's schema."""
+    """Write the rows; the files named, those that could not be read, the answer's schema.
+
+    The inputs are listed once, by the lookup's own planning, and every file is planned
+    once: the answer's schema comes from that plan, and the rows are read from it (a
+    table's: its first, empty, table).
+    """
     skipped: list[PyBloomError] = []
-    schema = None
     table = await open_table(args)
     with Progress(sys.stderr) as progress:
-        files, unreadable = ([table], []) if table is not None else (
-            await expand_inputs(args.paths, reader, args.strict))  # fmt: skip
-        # A table's live files are all part of its answer: one unreadable fails the lookup.
-        skip = table is None and not args.strict
-        on_error: Literal["raise", "skip"] = "skip" if skip else "raise"
-        if files:
-            # One reader for the listing, the batches and (empty result) the schema: the
-            # footers and filters are read once.
-            batches = lookup_batches(
-                table if table is not None else files, where, columns, on_error=on_error,
-                skipped=skipped, reader=reader,
-                concurrency=args.concurrency, progress=progress,
-                page_index=not args.no_page_index, partitioning=partitioning(args),
-            )  # fmt: skip
-            try:
-                async for batch in batches:
-                    if limit is not None and writer.rows + batch.num_rows >= limit:
-                        writer.write(batch.slice(0, limit - writer.rows))
-                        break
-                    writer.write(batch)
-            finally:
-                await batches.aclose()
-            # No row: the result's schema, from the cached footers of the files read (a
-            # file that failed is not asked again).
-            failed_paths = {exc.path for exc in skipped}
-            read = [f for f in files if table is not None or location_text(f) not in failed_paths]
-            if writer.names is None and read:
-                empty = await lookup(
-                    table if table is not None else read, where, columns, on_error=on_error,
-                    reader=reader, concurrency=args.concurrency,
-                    partitioning=partitioning(args),
-                )  # fmt: skip
-                schema = empty.schema
-    return len(files) + len(unreadable), [*unreadable, *skipped], schema
+        keywords: RunKeywords = {
+            "reader": reader, "concurrency": args.concurrency, "progress": progress,
+        }  # fmt: skip
+        if table is not None:
+            # A table's live files are all part of its answer: one unreadable fails the lookup.
+            tables = _table_tables(table, where, columns, not args.no_page_index, keywords)
+            return 1, [], await _write(tables, limit, writer)
+        on_error: Literal["raise", "skip"] = "raise" if args.strict else "skip"
+        plan = await plan_lookup(
+            list(args.paths), where, columns, on_error=on_error, skipped=skipped,
+            page_index=not args.no_page_index, partitioning=partitioning(args), **keywords,
+        )  # fmt: skip
+        total = len(plan.files) + len(skipped)  # the files planned, and those that failed
+        log.info("%s listed from %s", plural_s(total, "file"), plural_s(len(args.paths), "input"))
+        rows = _plan_tables(plan, reader, skipped if not args.strict else None)
+        schema = await _write(rows, limit, writer)
+        return total, skipped, schema if plan.files else None  # no file read: no schema
+
+
+async def _table_tables(
+    table: TableSource,
+    where: Predicate,
+    columns: list[str] | None,
+    page_index: bool,
+    keywords: RunKeywords,
+) -> AsyncGenerator[Any, None]:
+    """A table's answer: its schema (an empty table), then its matching rows."""
+    from ..rows.tables import table_batches  # pyarrow: imported when a table is read
+
+    async with open_run(RunOptions(**keywords)) as run:
+        tables = table_batches(
+            run, table, where, columns, on_error="raise", options=run.reader.options,
+            max_fetch_bytes=DEFAULT_MAX_FETCH_BYTES, page_index=page_index, stream=True,
+        )  # fmt: skip
+        try:
+            async for found in tables:
+                yield found
+        finally:
+            await tables.aclose()
+
+
+async def _write(tables: AsyncGenerator[Any, None], limit: int | None, writer: _Writer) -> Any:
+    """Write the batches of ``tables`` (the first: empty, the answer's schema) up to the
+    limit; returns that schema."""
+    schema = None
+    try:
+        async for table in tables:
+            if schema is None:
+                schema = table.schema
+            for batch in table.to_batches():
+                if not batch.num_rows:
+                    continue
+                if limit is not None and writer.rows + batch.num_rows >= limit:
+                    writer.write(batch.slice(0, limit - writer.rows))
+                    return schema
+                writer.write(batch)
+    finally:
+        await tables.aclose()
+    return schema
+
+
+async def _plan_tables(
+    plan: LookupPlan, reader: BloomReader, skipped: list[PyBloomError] | None
+) -> AsyncGenerator[Any, None]:
+    """The answer's schema (an empty table), then the matching rows of the planned files,
+    one table per row group, each file read from the version planned. A file that fails
+    now is added to ``skipped``, or raised without it (``--strict``)."""
+    import pyarrow as pa
+
+    from ..rows.fetch import file_tables
+
+    yield pa.schema(plan.job.schema).empty_table()
+    for file_plan in plan.files:
+        if not file_plan.kept:
+            continue
+        try:
+            async with reader.opened(file_plan.location) as file:
+                tables = file_tables(file.source, file_plan, plan.job)
+                try:
+                    async for table in tables:
+                        yield table
+                finally:
+                    await tables.aclose()
+        except (SourceError, ParquetFormatError) as exc:
+            if skipped is None:
+                raise exc.with_context(path=file_plan.path) from None
+            log.warning("lookup skipped a file: %s", exc.with_context(path=file_plan.path))
+            skipped.append(exc)
 
 
 async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
@@ -382,4 +444,4 @@ def _summary_text(
     return f"{returned}; {unreadable_text(names, len(failed))}; {requests_text(stats)}"
 
 
-__all__ = ["cmd_lookup", "json_value"]
+__all__ = ["cmd_lookup"]

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from ..read.run import RunKeywords
 
-__all__ = ["INDEX_KINDS", "prune", "prune_sync"]
+__all__ = ["prune", "prune_sync"]
 
 #: The values ``use_index`` accepts.
 INDEX_KINDS = (None, "sidecar", "lake")

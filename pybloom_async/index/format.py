@@ -87,7 +87,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..checks import require_pyarrow
+from ..checks import path_text, require_pyarrow
 from ..core.filter import SplitBlockBloomFilter
 from ..errors import InvalidArgumentError
 from ..io.address import parse_address
@@ -155,7 +155,9 @@ def legacy_index_location(data_location: str | os.PathLike[str]) -> str:
 
 
 def _located(data_location: str | os.PathLike[str], suffix: str) -> str:
-    text = os.fspath(data_location)
+    text = path_text("data_location", data_location)
+    if not text:
+        raise InvalidArgumentError("data_location is empty: it names no file")
     if "://" in text:
         head, sep, name = text.rpartition("/")
         if not name or "://" not in head + sep or (head + sep).endswith("://"):

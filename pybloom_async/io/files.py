@@ -26,7 +26,6 @@ from .table_folders import TableGuard
 __all__ = [
     "INLINE_MAX_FILES",
     "FileStream",
-    "StoreAccess",
     "expand_paths",
     "few_local_files",
     "local_files",

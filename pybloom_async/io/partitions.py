@@ -41,7 +41,6 @@ from ..parquet.logical import LogicalKind, LogicalType, TimeUnit
 from .base import FileInfo
 
 __all__ = [
-    "HIVE_NULL",
     "STRING",
     "FolderFilter",
     "PairCache",

@@ -20,7 +20,6 @@ from ..core.stripes import block_indexes, check_stripe
 from ..errors import (
     IndexStaleError,
     InvalidArgumentError,
-    PredicateError,
     PyBloomError,
     SourceError,
 )
@@ -143,10 +142,9 @@ def _prepare(state: _SegmentState, leaves: Sequence[Predicate]) -> dict[tuple[in
         col = seg.column(leaf_column(p))
         if col is None:
             continue
-        try:
-            leaf = build_leaf(p, col.descriptor)
-        except PredicateError as exc:
-            raise exc.with_context(path=state.loaded.location) from None
+        # A literal of the wrong type: its error names the column, not this segment (a file
+        # of the index, not of the data).
+        leaf = build_leaf(p, col.descriptor)
         probe = state.probes[id(p)] = _Probe(leaf)
         if not leaf.needs_filter or n == 0:
             continue

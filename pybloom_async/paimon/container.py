@@ -14,12 +14,8 @@ from .filter import DEFAULT_FPP, DEFAULT_ITEMS, BloomFilter64
 from .types import INT32_MAX, U64_MASK
 
 __all__ = [
-    "BLOOM_FILTER_INDEX_TYPE",
     "FILE_INDEX_MAGIC",
-    "FILE_INDEX_VERSION",
     "PaimonFileIndex",
-    "PaimonIndexColumn",
-    "PaimonIndexEntry",
     "is_paimon_file_index",
     "paimon_bloom_filter_settings",
     "paimon_index_file_name",

@@ -50,7 +50,6 @@ __all__ = [
     "DEFAULT_PLAN_CONFIG",
     "MAGIC_BYTES",
     "MIN_FILTER_BYTES",
-    "MIN_HEADER_BYTES",
     "FilterStatus",
     "PlanConfig",
     "PlannedFilter",

@@ -95,11 +95,11 @@ Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
 
 @dataclass
 class _Kept:
-    """One file the dataset holds: its plan (None: kept whole, unread, for ``reason``)."""
+    """One file the dataset holds: its plan (None: kept whole, unread, for ``error``)."""
 
     location: str | FileInfo
     plan: FilePlan | None
-    reason: str = ""
+    error: PyBloomError | None = None
     partition: Mapping[str, Any] = field(default_factory=dict)  # kept whole: its folders'
 
 
@@ -124,7 +124,7 @@ async def _decide(run: Run, location: str | FileInfo, parts: PartitionPredicate)
         except ParquetFormatError as exc:
             if run.strict:
                 raise
-            return _Kept(location, None, str(exc))  # pyarrow cannot read it: the engine says so
+            return _Kept(location, None, exc)  # pyarrow cannot read it: the engine says so
 
     try:
         return await run.with_file(location, work)
@@ -134,8 +134,7 @@ async def _decide(run: Run, location: str | FileInfo, parts: PartitionPredicate)
         if run.strict:
             raise exc.with_context(path=location_text(location)) from None
         # Unreadable: kept whole, as pruning keeps it; the engine reports its error itself.
-        reason = f"file not pruned: {exc.with_context(path=location_text(location))}"
-        return _Kept(location, None, reason, rows.values if rows is not None else {})
+        return _Kept(location, None, exc, rows.values if rows is not None else {})
     finally:
         run.done(location)
 
@@ -285,10 +284,13 @@ async def dataset_from_files(
     elif not read and kept:
         # No footer could be read: there is no schema to give the engine, and an empty one
         # would read no column at all.
-        first = kept[0]
+        first, error = kept[0], kept[0].error
         raise SourceError(
-            f"no file could be read, so the dataset has no schema; the first: {first.reason}",
+            "no file could be read, so the dataset has no schema; the first: "
+            + (error.message if error is not None else "unread"),
             path=location_text(first.location),
+            row_group=error.row_group if error is not None else None,
+            column=error.column if error is not None else None,
         )
     else:
         schema = _schema(plans, folders) if plans else pa.schema(list(folders))

@@ -22,7 +22,7 @@ and the field.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -198,10 +198,10 @@ def result_schema(
                 seen[name] = (seen[name][0], _unify_field(seen[name], (plan.path, field), name))
     missing = [n for n in names if n not in seen]
     if missing and plans:
-        shown = ", ".join(str(f.name) for f in columns_of(plans[0])[:20])
+        shown = _files_have([str(f.name) for f in columns_of(plan)] for plan in plans)
         raise PredicateError(
             f"no file read has the column(s) {', '.join(map(repr, missing))} (columns are "
-            f"top-level names); the first file has: {shown}"
+            f"top-level names); {shown}"
         )
     fields = [
         seen[n][1].with_nullable(True) if n in seen else pa.field(n, pa.null()) for n in names
@@ -219,11 +219,28 @@ def check_predicate_columns(
         return
     for column in dict.fromkeys(leaf.column for leaf in iter_leaves(where)):
         if column not in folders and not any(has_column(plan, column) for plan in plans):
-            first = plans[0]
-            known = ", ".join([c.path for c in first.schema.columns[:20]] + list(first.partition))
-            raise PredicateError(
-                f"no file read has this column; the first file has: {known}", column=column
+            known = _files_have(
+                [c.path for c in plan.schema.columns] + list(plan.partition) for plan in plans
             )
+            raise PredicateError(f"no file read has this column; {known}", column=column)
+
+
+#: Columns an error lists before it gives their count.
+_SHOWN_COLUMNS = 20
+
+
+def _files_have(columns: Iterable[Sequence[str]]) -> str:
+    """``the file has: id, name`` or ``the 3 files have: id, a, b, ... (45 columns)``: the
+    union of the files' columns (each file's ``columns``), first seen first."""
+    names: dict[str, None] = {}
+    files = 0
+    for own in columns:
+        files += 1
+        names.update(dict.fromkeys(own))
+    shown = ", ".join(list(names)[:_SHOWN_COLUMNS])
+    if len(names) > _SHOWN_COLUMNS:
+        shown += f", ... ({len(names)} columns)"
+    return f"{'the file has' if files == 1 else f'the {files} files have'}: {shown}"
 
 
 def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:

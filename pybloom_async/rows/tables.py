@@ -57,7 +57,7 @@ from ..tables.deletes import (
     vector_deletes,
 )
 from ..tables.evolution import renamed_reason
-from ..tables.iceberg import data_location
+from ..tables.iceberg import arrow_schema_of, data_location
 from ..tasks.loops import to_worker
 from ..tasks.workers import for_each
 from .match import Leaves, ValueSets
@@ -294,7 +294,7 @@ def _decode_delete(table: TableFiles, delete: Any, data: bytes) -> Any:
             PuffinFile(raw)))  # fmt: skip
     if content == "EQUALITY_DELETES" and file_format == "PARQUET":
         schema = table.table.schema()
-        arrow = schema.as_arrow()
+        arrow = arrow_schema_of(schema)
         fields = []
         for field_id in delete.equality_ids or ():
             name = schema.find_column_name(field_id)

@@ -180,13 +180,16 @@ def resolve_table(
 
 
 def arrow_schema(table: TableFiles, columns: Sequence[str]) -> Any:
-    """The ``pyarrow.Schema`` of the table's top-level ``columns``, as its library reads them."""
+    """The ``pyarrow.Schema`` of the table's top-level ``columns``, as its library reads them
+    (an Iceberg table's: as pyiceberg's scan types them, :func:`.iceberg.arrow_schema_of`)."""
     if table.kind == "delta":
         import pyarrow as pa
 
         schema = pa.schema(table.table.schema().to_arrow())
     else:
-        schema = table.table.schema().as_arrow()
+        from .iceberg import arrow_schema_of
+
+        schema = arrow_schema_of(table.table.schema())
     return _select(schema, columns)
 
 

@@ -38,7 +38,6 @@ from .values import may_hold_for_value, may_hold_within, may_match
 
 __all__ = [
     "deletion_masks",
-    "delta_storage_options",
     "files_with_deletion_vectors",
     "has_deletion_vectors",
     "open_delta",

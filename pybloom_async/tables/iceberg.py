@@ -43,10 +43,10 @@ from .evolution import check_evolution
 from .values import leaf_parts, plain_values, range_ends
 
 __all__ = [
+    "arrow_schema_of",
     "data_location",
     "load_iceberg",
     "manifest_location",
-    "plan_tasks",
     "resolve_iceberg",
     "row_filter",
 ]
@@ -99,6 +99,40 @@ def load_iceberg(identifier: str) -> Any:
         missing = type(exc).__name__ in ("NoSuchTableError", "NoSuchNamespaceError")
         error = SourceNotFoundError if missing else SourceError
         raise error(f"cannot load the Iceberg table: {text}", path=identifier) from None
+
+
+def arrow_schema_of(schema: Any) -> Any:
+    """The ``pyarrow.Schema`` of a pyiceberg ``Schema`` as pyiceberg's scan gives its rows:
+    strings, binaries and lists in their 32-bit-offset types (``string``, ``binary``,
+    ``list``), as pyarrow reads a Parquet file whose writer stored no Arrow schema (Spark,
+    Flink, Trino), and no field-id metadata. pyiceberg's ``Schema.as_arrow`` gives the
+    ``large_`` types instead (its scan keeps those only for files written with them)."""
+    import pyarrow as pa
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    converted = schema_to_pyarrow(schema, include_field_ids=False)
+    return pa.schema([_small_field(f) for f in converted], metadata=converted.metadata)
+
+
+def _small_field(field: Any) -> Any:
+    return field.with_type(_small_type(field.type))
+
+
+def _small_type(t: Any) -> Any:
+    import pyarrow as pa
+
+    if pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_large_list(t) or pa.types.is_list(t):
+        return pa.list_(_small_field(t.value_field))
+    if pa.types.is_map(t):
+        key, item = _small_field(t.key_field), _small_field(t.item_field)
+        return pa.map_(key, item, keys_sorted=t.keys_sorted)
+    if pa.types.is_struct(t):
+        return pa.struct([_small_field(t.field(i)) for i in range(t.num_fields)])
+    return t
 
 
 def data_location(file_path: str) -> str:

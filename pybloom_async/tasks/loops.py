@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import inspect
 import sys
-from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextvars import ContextVar
 from typing import Any, ParamSpec, TypeVar
 
@@ -34,9 +34,7 @@ __all__ = [
     "call_soon_in_loop",
     "checkpoint",
     "inline",
-    "refuse_running_loop",
     "run_blocking",
-    "run_in_new_loop",
     "run_inline",
     "running_event_loop",
     "sync_twin",
@@ -164,18 +162,6 @@ def refuse_running_loop(caller: str, instead: str) -> None:
             f"{caller}() cannot run inside a running event loop ({library}; Jupyter runs "
             f"one): use `await {instead}(...)` instead"
         )
-
-
-def run_in_new_loop(main: Callable[[], Awaitable[T]], *, caller: str, instead: str) -> T:
-    """Run ``main()`` on a new event loop, for the ``*_sync`` functions.
-
-    Raises
-    ------
-    EventLoopError
-        As :func:`refuse_running_loop`; nothing is run.
-    """
-    refuse_running_loop(caller, instead)
-    return anyio.run(main)
 
 
 def sync_twin(

@@ -52,11 +52,11 @@ pq = pytest.importorskip("pyarrow.parquet")
 deltalake = pytest.importorskip("deltalake")
 duckdb = pytest.importorskip("duckdb")
 pytest.importorskip("pyiceberg")
-from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
 from pyiceberg.transforms import IdentityTransform  # noqa: E402
 from pyiceberg.types import LongType, NestedField, StringType  # noqa: E402
+from support.iceberg_catalog import sql_catalog  # noqa: E402
 
 ROWS = 400  # ids 0..399; p = 'a' below 200, 'b' above; appends of 100: one file each
 
@@ -117,12 +117,6 @@ def delta_path(tmp_path: Path) -> Path:
     return path
 
 
-def _catalog(tmp_path: Path) -> Any:
-    return SqlCatalog(
-        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
-    )
-
-
 ICEBERG_SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
     NestedField(2, "s", StringType(), required=False),
@@ -133,8 +127,7 @@ ICEBERG_SCHEMA = Schema(
 @pytest.fixture
 def iceberg_table(tmp_path: Path) -> Any:
     """Written by pyiceberg (two appends, partitioned by p), then a delete: files replaced."""
-    catalog = _catalog(tmp_path)
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(tmp_path)
     spec = PartitionSpec(PartitionField(3, 1000, IdentityTransform(), "p"))
     table = catalog.create_table("ns.t", schema=ICEBERG_SCHEMA, partition_spec=spec)
     with warnings.catch_warnings():
@@ -530,8 +523,7 @@ def _iceberg_files(table: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("partitioned", [True, False])
 def test_iceberg_filters_are_committed(tmp_path: Path, partitioned: bool) -> None:
-    catalog = _catalog(tmp_path)
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(tmp_path)
     spec = PartitionSpec(PartitionField(3, 1000, IdentityTransform(), "p"))
     table = catalog.create_table(
         "ns.t", schema=ICEBERG_SCHEMA, **({"partition_spec": spec} if partitioned else {})
@@ -584,7 +576,7 @@ def test_iceberg_conflicting_commit_fails_ours_cleanly(
     original = iceberg_commit.commit
 
     def concurrent_then_ours(*args: Any) -> None:
-        other = _catalog(tmp_path).load_table("ns.t")
+        other = sql_catalog(tmp_path).load_table("ns.t")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             other.delete("id = 7")
@@ -595,7 +587,7 @@ def test_iceberg_conflicting_commit_fails_ours_cleanly(
         pba.add_bloom_filters_sync(iceberg_table, ["id"])
     assert "\n" not in str(caught.value)
     assert _new_files(root) == []
-    after = _catalog(tmp_path).load_table("ns.t")
+    after = sql_catalog(tmp_path).load_table("ns.t")
     assert after.current_snapshot().parent_snapshot_id == read  # theirs only
     assert _rows(after.scan().to_arrow()) == [
         r for r in _rows(_chunk(0, ROWS)) if r["id"] not in (5, 7)
@@ -613,7 +605,7 @@ def test_cli_iceberg(iceberg_table: Any, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
     assert got["kind"] == "iceberg" and got["version"] is not None and got["files"]
-    after = _catalog(tmp_path).load_table("ns.t")
+    after = sql_catalog(tmp_path).load_table("ns.t")
     assert after.current_snapshot().snapshot_id == got["version"]
     assert _rows(after.scan().to_arrow()) == rows
     for argv in (["--iceberg", "test.ns.nope"], ["--iceberg", "nocatalog.ns.t"],

@@ -345,3 +345,44 @@ async def test_lookup_batches_reports_progress_per_file(lake: Path) -> None:
     ]
     assert sum(b.num_rows for b in batches) == 6
     assert calls == [(1, 2), (2, 2)]
+
+
+@pytest.mark.parametrize("where", ["id = 7", WHERE], ids=["empty", "rows"])
+def test_the_inputs_are_listed_once_and_each_file_planned_once(
+    lake: Path, tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command listed its inputs, then lookup_batches walked them again; with no row
+    it ran a whole lookup once more, only for the answer's schema."""
+    import io as text_io
+
+    import pybloom_async.io.files
+    import pybloom_async.rows.api
+    from pybloom_async.apps.cli import main
+
+    walks: list[object] = []
+    planned: list[object] = []
+    stream_paths = pybloom_async.io.files.stream_paths
+    read_one_file = pybloom_async.rows.api.read_one_file
+
+    def walked(*args: Any, **kwargs: Any) -> Any:
+        walks.append(args[0])
+        return stream_paths(*args, **kwargs)
+
+    async def planned_file(*args: Any, **kwargs: Any) -> Any:
+        planned.append(args[1])
+        return await read_one_file(*args, **kwargs)
+
+    monkeypatch.setattr(pybloom_async.io.files, "stream_paths", walked)
+    monkeypatch.setattr(pybloom_async.rows.api, "read_one_file", planned_file)
+    out = tmp_path / "rows.parquet"
+    code = main(["lookup", str(lake), "-w", where, "-f", "parquet", "--out", str(out), "-q"])
+    assert code == 0
+    assert len(walks) == 1 and len(planned) == 2  # two files, each planned once
+    got = pq.read_table(out)
+    want = pa.concat_tables([pq.read_table(lake / n) for n in ("a.parquet", "b.parquet")])
+    assert got.schema == want.schema  # an empty answer has the files' columns too
+    assert got.num_rows == (0 if where == "id = 7" else 6)
+    # The same through the table writer (the schema's names head an empty table).
+    buffer = text_io.StringIO()
+    assert main(["lookup", str(lake), "-w", "id = 7", "-q"], out=buffer) == 0
+    assert buffer.getvalue().splitlines()[0].split() == want.schema.names

@@ -19,12 +19,20 @@ from pybloom_async.tables import resolve_table
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pyiceberg")
-from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.expressions import In as IcebergIn  # noqa: E402
 from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
 from pyiceberg.transforms import IdentityTransform  # noqa: E402
-from pyiceberg.types import LongType, NestedField, StringType  # noqa: E402
+from pyiceberg.types import (  # noqa: E402
+    BinaryType,
+    ListType,
+    LongType,
+    MapType,
+    NestedField,
+    StringType,
+    StructType,
+)
+from support.iceberg_catalog import sql_catalog  # noqa: E402
 
 ROWS = 400
 
@@ -38,12 +46,6 @@ def _chunk(start: int, stop: int) -> Any:
     })  # fmt: skip
 
 
-def _catalog(tmp_path: Path) -> Any:
-    return SqlCatalog(
-        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
-    )
-
-
 SCHEMA = Schema(
     NestedField(1, "id", LongType(), required=False),
     NestedField(2, "s", StringType(), required=False),
@@ -55,8 +57,7 @@ SPEC = PartitionSpec(PartitionField(3, 1000, IdentityTransform(), "p"))
 @pytest.fixture
 def table(tmp_path: Path) -> Any:
     """Files with filters written by pyarrow, committed by pyiceberg's add_files."""
-    catalog = _catalog(tmp_path)
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(tmp_path)
     tbl = catalog.create_table("ns.t", schema=SCHEMA, partition_spec=SPEC)
     data = tmp_path / "data"
     data.mkdir()
@@ -142,8 +143,7 @@ def test_deleted_rows_and_replaced_files_are_never_read(table: Any, tmp_path: Pa
 
 
 def test_written_by_pyiceberg_itself(tmp_path: Path) -> None:
-    catalog = _catalog(tmp_path)
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(tmp_path)
     properties = {"write.parquet.bloom-filter-enabled.column.id": "true"}
     tbl = catalog.create_table("ns.w", schema=SCHEMA, properties=properties)
     with warnings.catch_warnings():
@@ -154,6 +154,35 @@ def test_written_by_pyiceberg_itself(tmp_path: Path) -> None:
     assert len(verdicts) == 1  # the manifests' bounds leave one file
     got = pba.lookup_sync(tbl, "id IN (42, 150)", columns=["s"])
     assert sorted(r["s"] for r in got.to_pylist()) == ["s150", "s42"]
+
+
+def test_types_are_pyicebergs_scans(tmp_path: Path) -> None:
+    """Strings, binaries, lists, maps and structs come back typed as pyiceberg's own scan
+    types them (the lookup gave large_string, large_binary and large_list, with field ids),
+    an empty answer and a pruned dataset too."""
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "s", StringType(), required=False),
+        NestedField(3, "b", BinaryType(), required=False),
+        NestedField(4, "l", ListType(5, StringType(), element_required=False), required=False),
+        NestedField(6, "m", MapType(7, StringType(), 8, BinaryType(), value_required=False),
+                    required=False),
+        NestedField(9, "st", StructType(NestedField(10, "a", StringType(), required=False)),
+                    required=False),
+    )  # fmt: skip
+    tbl = sql_catalog(tmp_path).create_table("ns.types", schema=schema)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pyiceberg 0.12 says it writes no filters yet
+        tbl.append(pa.table({
+            "id": pa.array([1, 2], pa.int64()), "s": ["a", "b"], "b": [b"x", b"y"],
+            "l": [["q"], ["r"]], "st": [{"a": "z"}, None],
+            "m": pa.array([[("k", b"v")], []], pa.map_(pa.string(), pa.binary())),
+        }))  # fmt: skip
+    expected = tbl.scan().to_arrow().schema
+    assert pa.types.is_string(expected.field("s").type)
+    for where in ("id = 1", "id = 7"):
+        assert pba.lookup_sync(tbl, where).schema.equals(expected, check_metadata=True)
+    assert pba.pruned_dataset_sync(tbl, "id = 1").schema.equals(expected, check_metadata=True)
 
 
 def test_mistakes_are_errors(table: Any) -> None:
@@ -200,6 +229,40 @@ def test_cli_iceberg(table: Any, tmp_path: Path) -> None:
     )
 
 
+def test_cli_iceberg_empty_answer_resolves_the_table_once(
+    table: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty answer's schema came from a second lookup of the table (its manifests
+    read again): it comes from the first."""
+    import pyiceberg.catalog
+    from pyiceberg.utils.config import Config
+
+    import pybloom_async.rows.tables
+    from pybloom_async.apps.cli import main
+
+    for key, value in {
+        "TYPE": "sql", "URI": f"sqlite:///{tmp_path / 'catalog.db'}",
+        "WAREHOUSE": (tmp_path / "wh").as_uri(),
+    }.items():  # fmt: skip
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__TEST__{key}", value)
+    # pyiceberg reads its environment once, when first imported: read it again.
+    monkeypatch.setattr(pyiceberg.catalog, "_ENV_CONFIG", Config())
+    resolved: list[object] = []
+    resolve = pybloom_async.rows.tables.resolve_table
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        resolved.append(args[0])
+        return resolve(*args, **kwargs)
+
+    monkeypatch.setattr(pybloom_async.rows.tables, "resolve_table", counted)
+    out = tmp_path / "rows.parquet"
+    argv = ["lookup", "--iceberg", "test.ns.t", "-w", "id = 100000", "-f", "parquet"]
+    assert main([*argv, "--out", str(out), "-q"]) == 0
+    assert len(resolved) == 1
+    got = pq.read_table(out)
+    assert got.num_rows == 0 and got.schema == table.scan().to_arrow().schema
+
+
 def test_pruned_dataset_of_the_table(table: Any) -> None:
     polars = pytest.importorskip("polars")
     dataset = pba.pruned_dataset_sync(table, "p = 'a' AND id IN (120, 121)")
@@ -215,7 +278,7 @@ def test_pruned_dataset_has_the_tables_schema_whatever_is_kept(table: Any, where
     duckdb = pytest.importorskip("duckdb")
     polars = pytest.importorskip("polars")
     dataset = pba.pruned_dataset_sync(table, where)
-    assert dataset.schema == table.schema().as_arrow()
+    assert dataset.schema.equals(table.scan().to_arrow().schema, check_metadata=True)
     con = duckdb.connect()
     con.register("t", dataset)
     got = con.sql(f"SELECT id, s, p FROM t WHERE {where}").to_arrow_table()

@@ -20,7 +20,6 @@ from pybloom_async.errors import UnsupportedTypeError
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pyiceberg")
-from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
 from pyiceberg.transforms import IdentityTransform  # noqa: E402
@@ -34,6 +33,7 @@ from pyiceberg.types import (  # noqa: E402
     NestedField,
     StringType,
 )
+from support.iceberg_catalog import sql_catalog  # noqa: E402
 from support.iceberg_deletes import (  # noqa: E402
     commit_delete_files,
     equality_delete_file,
@@ -43,11 +43,7 @@ from support.iceberg_deletes import (  # noqa: E402
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> Any:
-    found = SqlCatalog(
-        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
-    )
-    found.create_namespace("ns")
-    return found
+    return sql_catalog(tmp_path)
 
 
 def _append(table: Any, data: dict[str, Any]) -> None:

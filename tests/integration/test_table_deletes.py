@@ -22,7 +22,6 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 deltalake = pytest.importorskip("deltalake")
 pytest.importorskip("pyiceberg")
-from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat  # noqa: E402
 from pyiceberg.partitioning import PartitionField, PartitionSpec  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
@@ -30,6 +29,7 @@ from pyiceberg.transforms import IdentityTransform  # noqa: E402
 from pyiceberg.typedef import Record  # noqa: E402
 from pyiceberg.types import LongType, NestedField, StringType  # noqa: E402
 from support.delta_logs import commit_deletion_vector  # noqa: E402
+from support.iceberg_catalog import sql_catalog  # noqa: E402
 from support.iceberg_deletes import (  # noqa: E402
     commit_delete_files,
     equality_delete_file,
@@ -179,17 +179,9 @@ SCHEMA = Schema(
 )
 
 
-def _catalog(tmp_path: Path) -> Any:
-    catalog = SqlCatalog(
-        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
-    )
-    catalog.create_namespace("ns")
-    return catalog
-
-
 def _iceberg(tmp_path: Path, **kwargs: Any) -> Any:
     """A table whose one data file pyarrow wrote with 10 row groups and a page index."""
-    tbl = _catalog(tmp_path).create_table("ns.t", schema=SCHEMA, **kwargs)
+    tbl = sql_catalog(tmp_path).create_table("ns.t", schema=SCHEMA, **kwargs)
     path = tmp_path / "part-0.parquet"
     pq.write_table(_data(), path, row_group_size=100, data_page_size=200,
                    write_page_index=True, bloom_filter_options={"id": True, "s": True})  # fmt: skip
@@ -285,7 +277,7 @@ def test_equality_deletes_on_several_columns_and_nulls(
 
 def test_equality_deletes_of_another_partition_do_not_apply(tmp_path: Path) -> None:
     spec = PartitionSpec(PartitionField(3, 1000, IdentityTransform(), "k"))
-    tbl = _catalog(tmp_path).create_table("ns.t", schema=SCHEMA, partition_spec=spec)
+    tbl = sql_catalog(tmp_path).create_table("ns.t", schema=SCHEMA, partition_spec=spec)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         tbl.append(_data(0, 14))  # one file per k: k = id % 7
@@ -329,7 +321,7 @@ def test_a_delete_format_not_read_here_is_refused(tmp_path: Path) -> None:
 
 
 def test_columns_are_read_by_name_a_renamed_one_is_refused(tmp_path: Path) -> None:
-    tbl = _catalog(tmp_path).create_table("ns.t", schema=SCHEMA)
+    tbl = sql_catalog(tmp_path).create_table("ns.t", schema=SCHEMA)
     tbl.append(_data(0, 10))  # written by pyiceberg: field ids in the file
     with tbl.update_schema() as update:
         update.rename_column("s", "text")
@@ -346,7 +338,7 @@ def test_columns_are_read_by_name_a_renamed_one_is_refused(tmp_path: Path) -> No
 
 
 def test_a_delete_file_covering_many_files_is_read_once(tmp_path: Path) -> None:
-    tbl = _catalog(tmp_path).create_table("ns.t", schema=SCHEMA)
+    tbl = sql_catalog(tmp_path).create_table("ns.t", schema=SCHEMA)
     paths = []
     for i in range(4):
         path = tmp_path / f"part-{i}.parquet"

@@ -31,9 +31,9 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 deltalake = pytest.importorskip("deltalake")
 pytest.importorskip("pyiceberg")
-from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.schema import Schema  # noqa: E402
 from pyiceberg.types import LongType, NestedField, StringType  # noqa: E402
+from support.iceberg_catalog import sql_catalog  # noqa: E402
 
 WHERE = "user_id = 5"
 
@@ -66,10 +66,7 @@ def delta_root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def iceberg_root(tmp_path: Path) -> Path:
-    catalog = SqlCatalog(
-        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
-    )
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(tmp_path)
     schema = Schema(
         NestedField(1, "user_id", LongType(), required=False),
         NestedField(2, "name", StringType(), required=False),
@@ -198,10 +195,7 @@ def test_an_iceberg_table_whose_files_lie_elsewhere_is_refused(tmp_path: Path, g
     elsewhere = tmp_path / "files"
     elsewhere.mkdir()
     pq.write_table(_chunk(0, 10), elsewhere / "f.parquet")
-    catalog = SqlCatalog(
-        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
-    )
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(tmp_path)
     table = catalog.create_table("ns.t", schema=_chunk(0, 1).schema)
     table.add_files([str(elsewhere / "f.parquet")])
     root = Path(table.location().removeprefix("file://"))

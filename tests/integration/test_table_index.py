@@ -22,8 +22,8 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 deltalake = pytest.importorskip("deltalake")
 pytest.importorskip("pyiceberg")
-from pyiceberg.catalog.sql import SqlCatalog  # noqa: E402
 from pyiceberg.table.puffin import PuffinFile  # noqa: E402
+from support.iceberg_catalog import sql_catalog  # noqa: E402
 from support.iceberg_deletes import commit_delete_files, position_delete_file  # noqa: E402
 
 FILES = 8
@@ -40,20 +40,13 @@ def _chunk(f: int) -> Any:
     })  # fmt: skip
 
 
-def _catalog(tmp_path: Path) -> Any:
-    return SqlCatalog(
-        "test", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri()
-    )
-
-
 @pytest.fixture
 def iceberg(tmp_path: Path) -> Any:
     """Files written by pyarrow with filters (in a folder of their own), added by pyiceberg.
 
     Every file's ids interleave with the others' (``id % FILES`` is not the file), so the
     manifests' bounds keep every file and the index decides."""
-    catalog = _catalog(tmp_path)
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(tmp_path)
     data = tmp_path / "data"
     data.mkdir()
     uris = []
@@ -88,7 +81,7 @@ def test_iceberg_index_is_a_puffin_file_registered_in_the_snapshot(
     assert "/metadata/" in stats.statistics_path
     assert stats.blob_metadata == []  # pyiceberg 0.12 cannot load a type it does not know
     # The table still loads, in pyiceberg and in a fresh catalog.
-    again = _catalog(tmp_path).load_table("ns.t")
+    again = sql_catalog(tmp_path).load_table("ns.t")
     assert _stats_file(again).statistics_path == stats.statistics_path
     # A Puffin file by the spec: pyiceberg's own reader lists our blob and its properties.
     raw = Path(stats.statistics_path.removeprefix("file://")).read_bytes()

@@ -118,15 +118,14 @@ def _renamed(path: str, renamed: str | None) -> str:
 def make_evolved_iceberg(case: Case, root: Path) -> Any:
     """The table: the first half of the files appended, the schema evolved, the rest
     appended in the new schema."""
-    from pyiceberg.catalog.sql import SqlCatalog
     from pyiceberg.types import DoubleType, LongType
+
+    from support.iceberg_catalog import sql_catalog
 
     plan = case.table
     assert plan is not None
     renamed, readded = (name or None for name in plan.evolved)
-    catalog = SqlCatalog("diff", uri=f"sqlite:///{root / 'catalog.db'}",
-                         warehouse=(root / "warehouse").as_uri())  # fmt: skip
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(root, "diff", "warehouse")
     first = arrow_table(case.files[0])
     table = catalog.create_table("ns.t", schema=first.schema)
     half = len(case.files) // 2

@@ -105,11 +105,9 @@ def make_delta(case: Case, root: Path) -> Any:
 
 
 def make_iceberg(case: Case, root: Path) -> Any:
-    from pyiceberg.catalog.sql import SqlCatalog
+    from support.iceberg_catalog import sql_catalog
 
-    catalog = SqlCatalog("diff", uri=f"sqlite:///{root / 'catalog.db'}",
-                         warehouse=(root / "warehouse").as_uri())  # fmt: skip
-    catalog.create_namespace("ns")
+    catalog = sql_catalog(root, "diff", "warehouse")
     data = root / "data"
     data.mkdir()
     uris = []

@@ -191,12 +191,22 @@ def test_index_location(data: str, expected: str) -> None:
     assert legacy_index_location(data) == expected.removesuffix(".pbi") + ".parquet"
 
 
-@pytest.mark.parametrize("bad", ["d/", "s3://b/", "s3://b", "s3://"])
+@pytest.mark.parametrize("bad", ["d/", "s3://b/", "s3://b", "s3://", ""])
 def test_index_location_refuses_non_files(bad: str) -> None:
     with pytest.raises(InvalidArgumentError):
         index_location(bad)
     with pytest.raises(InvalidArgumentError):
         legacy_index_location(bad)
+
+
+@pytest.mark.parametrize("bad", [5, None, b"d/x.parquet"])
+def test_index_location_refuses_what_is_no_path(bad: object) -> None:
+    """A number, None or bytes raised Python's own TypeError from os.fspath."""
+    for locate in (index_location, legacy_index_location):
+        with pytest.raises(InvalidArgumentError, match="data_location must be a path or URL"):
+            locate(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="data_location is empty"):
+        index_location("")  # it said: "not a file path: it ends with a separator (file )"
 
 
 # --------------------------------------------------------------------------- the file format

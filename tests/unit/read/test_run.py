@@ -208,8 +208,9 @@ async def test_an_unexpected_error_is_raised_as_itself(streamed: bool) -> None:
 
 @pytest.mark.anyio
 async def test_stats_beside_a_reader_count_the_runs_requests(tmp_path: Path) -> None:
-    """stats= with reader=: the run's requests are counted in both (they stayed at 0)."""
-    from pybloom_async import col, lookup, prune
+    """stats= with reader=: the run's requests are counted in both (they stayed at 0), for
+    prune, lookup and pruned_dataset alike."""
+    from pybloom_async import col, lookup, prune, pruned_dataset
 
     paths = _lake(tmp_path, 2)
     reader = BloomReader(max_files=0)
@@ -222,5 +223,9 @@ async def test_stats_beside_a_reader_count_the_runs_requests(tmp_path: Path) -> 
     table = await lookup(paths, col("id") == 5, reader=reader, stats=again)
     assert table.num_rows == 1 and again.requests > 0
     assert reader.stats.requests == counted.requests + again.requests
+    dataset = SourceStats()
+    kept = await pruned_dataset(paths, col("id") == 5, reader=reader, stats=dataset)
+    assert kept.to_table().num_rows == 100 and dataset.requests > 0
+    assert reader.stats.requests == counted.requests + again.requests + dataset.requests
     async with open_run(RunOptions(reader=reader, stats=reader.stats)) as run:
         assert run.reader is reader  # its own stats: nothing to add
