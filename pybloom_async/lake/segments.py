@@ -7,7 +7,7 @@ import secrets
 import time
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
@@ -19,6 +19,7 @@ from ..io.base import map_errors
 from ..io.identity import SourceIdentity
 from ..io.sinks import write_atomic
 from ..io.store import StoreOptions, cached_store
+from ..read.ranges import HeldBytes
 from ..read.reader import BloomReader
 from .format import (
     TRAILER,
@@ -141,12 +142,15 @@ async def listed_or_reason(root: str, reader: BloomReader, strict: bool) -> list
 @dataclass(frozen=True)
 class LoadedSegment:
     """A segment's location, its identity (later reads are pinned to it) and its directory;
-    ``base``: where the segment starts in its object (a blob of a Puffin file)."""
+    ``base``: where the segment starts in its object (a blob of a Puffin file); ``held``:
+    bytes before the directory that its first read brought (segment offsets: the last
+    digest records, the schemas' usually)."""
 
     location: str
     identity: SourceIdentity
     segment: Segment
     base: int = 0
+    held: HeldBytes = field(default_factory=HeldBytes)
 
 
 async def read_segment(reader: BloomReader, location: str) -> LoadedSegment:
@@ -173,7 +177,8 @@ async def read_segment(reader: BloomReader, location: str) -> LoadedSegment:
     if len(packed) != length or offset + length + TRAILER.size != size:
         raise SourceError("the segment changed while it was being read", path=location)
     segment = decode_directory(packed, crc, offset, location)
-    return LoadedSegment(location, identity, segment)
+    held = HeldBytes([(start, tail[: offset - start])] if start < offset else [])
+    return LoadedSegment(location, identity, segment, 0, held)
 
 
 async def loaded_or_reason(reader: BloomReader, location: str, strict: bool) -> LoadedSegment | str:

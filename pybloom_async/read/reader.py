@@ -265,14 +265,17 @@ class BloomReader:
                 if cached:
                     self._cached_bytes += read.filter.num_bytes
 
-    def opened(self, location: Location) -> OpenedFile:
+    def opened(self, location: Location, footer: Footer | None = None) -> OpenedFile:
         """One file opened once for its footer and then its filters (``async with``).
 
         What :meth:`footer` and :meth:`footer_and_filters` do, from one source: a caller that
         needs the footer before it knows which filters to ask for (pruning) opens the file,
-        and finds its store client, once instead of twice.
+        and finds its store client, once instead of twice. ``footer``: the file's footer as
+        kept elsewhere (a lake index's digest), for the version its identity names: used with
+        no read when the file is that version (a local file's opening says; a store's reads
+        are pinned to it), else the footer is read.
         """
-        return OpenedFile(self, location)
+        return OpenedFile(self, location, footer)
 
     async def footer(self, location: Location) -> Footer:
         """The footer of one file (from the cache when it is fresh).
@@ -286,6 +289,20 @@ class BloomReader:
         """
         async with self.opened(location) as file:
             return await file.footer()
+
+    async def _given(self, source: ByteSource, known: Footer) -> _Entry | None:
+        """An entry for a footer kept elsewhere, when the file is the version it names."""
+        identity = dataclasses.replace(known.identity, path=source.path)
+        if source.local:
+            # The opening's fstat, in the form a footer read records (its tag holds the
+            # inode, times and size).
+            now = await source.identity()
+            if (now.size, now.etag) != (identity.size, identity.etag):
+                return None
+            identity = now
+        else:
+            source.assume_identity(identity)
+        return _Entry(dataclasses.replace(known, path=source.path, identity=identity))
 
     async def _entry(self, source: ByteSource) -> _Entry:
         key = source.path
@@ -371,13 +388,14 @@ class OpenedFile:
     cache as in :meth:`BloomReader.footer_and_filters`.
     """
 
-    __slots__ = ("_entry", "_location", "_reader", "_source")
+    __slots__ = ("_entry", "_known", "_location", "_reader", "_source")
 
-    def __init__(self, reader: BloomReader, location: Location) -> None:
+    def __init__(self, reader: BloomReader, location: Location, known: Footer | None) -> None:
         self._reader = reader
         self._location = location
         self._source: ByteSource | None = None
         self._entry: _Entry | None = None
+        self._known = known
 
     @property
     def location(self) -> Location:
@@ -403,7 +421,11 @@ class OpenedFile:
         """The file's footer (see :meth:`BloomReader.footer`)."""
         if self._entry is None:
             assert self._source is not None, "use OpenedFile in 'async with'"
-            self._entry = await self._reader._entry(self._source)
+            known, self._known = self._known, None
+            if known is not None:
+                self._entry = await self._reader._given(self._source, known)
+            if self._entry is None:
+                self._entry = await self._reader._entry(self._source)
         return self._entry.footer
 
     async def filters(
