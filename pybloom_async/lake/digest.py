@@ -41,7 +41,7 @@ from ..tasks.workers import gather
 from .format import Digest, DigestRecords, digest_record, record_metadata
 from .material import FileMaterial
 from .prune import IndexEntry, verdicts_from_segments
-from .segments import LoadedSegment, loaded_or_reason, relative_names
+from .segments import LoadedSegment, kept_or_loaded, relative_names
 
 __all__ = [
     "LakeFiles",
@@ -131,12 +131,18 @@ class LakeFiles:
     probed: set[str] = field(default_factory=set)
 
 
+#: The digest bytes a segment keeps for later lookups, at most (its first read's, and the
+#: records read since); beyond, records are read again.
+MAX_HELD_BYTES = 64 * 1024 * 1024
+
+
 async def _records(
     reader: BloomReader, loaded: LoadedSegment, spans: Sequence[tuple[int, int]]
 ) -> list[bytes | None]:
-    """The records at ``spans`` of a segment: from the bytes its first read brought, the
-    rest in one merged read (None for each, when that read fails)."""
-    held = loaded.held
+    """The records at ``spans`` of a segment: from the bytes it holds (its first read's, and
+    the records read before), the rest in one merged read (None for each, when that read
+    fails)."""
+    held = loaded.memo.get("held", loaded.held)
     missing = [s for s in spans if held.read(*s) is None]
     if missing:
         plan = reader.config.plan
@@ -149,6 +155,8 @@ async def _records(
         except PyBloomError:
             return [held.read(*s) for s in spans]
         held = held.plus((a, piece) for (a, _), piece in zip(ranges, pieces, strict=True))
+        if sum(b - a for a, b in held.ranges()) <= MAX_HELD_BYTES:
+            loaded.memo["held"] = held
     return [held.read(*s) for s in spans]
 
 
@@ -159,38 +167,6 @@ def _decoded(record: bytes | None, identity: SourceIdentity, where: str) -> Foot
         return footer_from_metadata(record_metadata(record, where), identity)
     except PyBloomError:
         return None  # its footer is read from the file, as without a digest
-
-
-async def _segment_footers(
-    reader: BloomReader,
-    loaded: LoadedSegment,
-    digest: Digest,
-    kept: Sequence[tuple[str, IndexEntry]],
-    ruled_out: Sequence[tuple[str, IndexEntry]],
-    out: LakeFiles,
-) -> None:
-    """The footers one segment's digest gives: the kept files', the ruled-out files' schemas."""
-    files = [(p, e, span) for p, e in kept if (span := digest.files[e.number]) is not None]
-    wanted = sorted({n for _, e in ruled_out if (n := digest.schema_of[e.number]) is not None})
-    spans = [span for _, _, span in files] + [digest.schemas[n] for n in wanted]
-    records = await _records(reader, loaded, spans)
-    for (path, entry, _), record in zip(files, records[: len(files)], strict=True):
-        footer = _decoded(record, entry.identity, loaded.location)
-        if footer is not None:
-            out.footers[path] = footer
-    by_schema = {}
-    for n, record in zip(wanted, records[len(files) :], strict=True):
-        footer = _schema_footer(record, loaded.location)
-        if footer is not None:
-            by_schema[n] = footer
-    for path, entry in ruled_out:
-        number = digest.schema_of[entry.number]
-        found = None if number is None else by_schema.get(number)
-        if found is not None:
-            # Named for the ruled-out file, and its version: only its schema is used.
-            out.schemas[path] = dataclasses.replace(
-                found, path=entry.identity.path, identity=entry.identity
-            )
 
 
 def _schema_footer(record: bytes | None, where: str) -> Footer | None:
@@ -207,20 +183,70 @@ def _schema_footer(record: bytes | None, where: str) -> Footer | None:
         return None
 
 
+async def _segment_footers(
+    reader: BloomReader,
+    loaded: LoadedSegment,
+    digest: Digest,
+    kept: Sequence[tuple[str, IndexEntry]],
+    ruled_out: Sequence[tuple[str, IndexEntry]],
+    out: LakeFiles,
+) -> None:
+    """The footers one segment's digest gives: the kept files', the ruled-out files' schemas.
+
+    Each record is decoded once per segment loaded (``LoadedSegment.memo``: a long-lived
+    reader keeps them, up to ``max_files`` of them); a record that cannot be used is not
+    asked again."""
+    memo = loaded.memo
+    files = [
+        (e.number, e.identity, span)
+        for _, e in kept
+        if ("file", e.number) not in memo and (span := digest.files[e.number]) is not None
+    ]
+    numbers = {digest.schema_of[e.number] for _, e in ruled_out}
+    wanted = sorted(n for n in numbers if n is not None and ("schema", n) not in memo)
+    spans = [span for _, _, span in files] + [digest.schemas[n] for n in wanted]
+    records = await _records(reader, loaded, spans) if spans else []
+    decoded = {}
+    for (number, identity, _), record in zip(files, records[: len(files)], strict=True):
+        decoded[number] = _decoded(record, identity, loaded.location)
+        if len(memo) < reader.max_files:
+            memo[("file", number)] = decoded[number]
+    for n, record in zip(wanted, records[len(files) :], strict=True):
+        memo[("schema", n)] = _schema_footer(record, loaded.location)
+    for path, entry in kept:
+        found = decoded.get(entry.number) or memo.get(("file", entry.number))
+        if found is not None:
+            out.footers[path] = _as(found, entry.identity)
+    for path, entry in ruled_out:
+        schema = digest.schema_of[entry.number]
+        found = None if schema is None else memo.get(("schema", schema))
+        if found is not None:
+            # Named for the ruled-out file, and its version: only its schema is used.
+            out.schemas[path] = _as(found, entry.identity)
+
+
+def _as(footer: Footer, identity: SourceIdentity) -> Footer:
+    """A footer kept in the segment's memo, for the file and version ``identity`` names."""
+    if footer.identity == identity:
+        return footer
+    return dataclasses.replace(footer, path=identity.path, identity=identity)
+
+
 async def lake_lookup_files(
     reader: BloomReader,
     root: str | os.PathLike[str],
     files: Sequence[str | FileInfo],
     where: Predicate,
-    segments: Sequence[str],
+    segments: Sequence[FileInfo],
 ) -> LakeFiles:
     """``files`` less those the lake index under ``root`` rules out (its ``segments``, as
-    listed), and what its digest says of them (see :class:`LakeFiles`)."""
+    listed), and what its digest says of them (see :class:`LakeFiles`). The segments the
+    reader kept are used with no request while they are the version listed."""
     if not segments or not files:
         return LakeFiles(list(files))
     text = os.fspath(root)
     async with open_run(RunOptions(reader=reader)) as run:
-        loaded = await gather(loaded_or_reason, [(reader, loc, False) for loc in segments])
+        loaded = await gather(kept_or_loaded, [(reader, listed) for listed in segments])
         names = relative_names(text, [location_text(f) for f in files])
         entries: list[IndexEntry | None] = []
         verdicts = await verdicts_from_segments(

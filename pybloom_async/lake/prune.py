@@ -43,8 +43,8 @@ from ..types import PhysicalType
 from .format import LakeFile, stripe_crc_ok
 from .segments import (
     LoadedSegment,
-    list_segments,
     listed_or_reason,
+    listed_segments,
     loaded_or_reason,
     relative_names,
 )
@@ -530,12 +530,13 @@ async def _row_groups(
     return out
 
 
-async def lake_segments_at(sources: Any, reader: BloomReader) -> list[str]:
+async def lake_segments_at(sources: Any, reader: BloomReader) -> list[FileInfo]:
     """The lake index segments under ``sources`` ([] when there are none or cannot be).
 
     Only when ``sources`` is one directory or prefix (not a file); an index folder
     that cannot be listed counts as none: every file is then read, as without one.
-    Costs one listing, which callers run beside the listing of the files.
+    Costs one listing, which callers run beside the listing of the files; none while the
+    reader kept one younger than its ``max_age``.
     """
     if not isinstance(sources, (str, os.PathLike)):
         return []
@@ -543,7 +544,7 @@ async def lake_segments_at(sources: Any, reader: BloomReader) -> list[str]:
     if root.lower().endswith(".parquet"):
         return []
     try:
-        return await list_segments(root, reader)
+        return await listed_segments(root, reader, kept=True)
     except SourceError:
         return []
 

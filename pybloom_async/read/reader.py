@@ -28,8 +28,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection, Hashable, Mapping
+from typing import Any, NamedTuple
 
 import anyio
 
@@ -71,6 +71,12 @@ class _Entry:
         self.filter_bytes = 0
 
 
+class _Kept(NamedTuple):
+    version: Hashable
+    value: Any
+    at: float
+
+
 class BloomReader:
     """Reads footers and filters, with bounded in-memory caches for long-lived services.
 
@@ -82,6 +88,9 @@ class BloomReader:
     to its ETag); an older one costs one HEAD to confirm the object is
     unchanged, else it is dropped and read again. Pass ``max_age=0`` to check
     every time.
+
+    It also keeps what callers derive from whole objects (:meth:`keep`): a lake index's
+    segments, each with its version, and its segment listing for ``max_age`` seconds.
 
     With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
     default), the reader learns from every object-store file it reads how large
@@ -128,6 +137,8 @@ class BloomReader:
         self.max_filter_bytes = integer("max_filter_bytes", max_filter_bytes, minimum=0)
         self.max_age = seconds("max_age", max_age, allow_zero=True)
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
+        # What is derived from whole objects (a lake index's listing and segments), by key.
+        self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
         self._cached_bytes = 0
         # Files of one run are read in several worker threads at once (one per local file):
         # the cache's bookkeeping is done under this lock, never across a read.
@@ -214,6 +225,34 @@ class BloomReader:
             if key in self._cache:
                 self._cache.move_to_end(key)
         return entry
+
+    def kept(self, key: Hashable, version: Hashable = None) -> Any:
+        """A value :meth:`keep` kept under ``key`` (None: none, or no longer valid): with a
+        ``version``, only when kept for that version of its object; without, only while
+        younger than ``max_age`` (a listing)."""
+        with self._lock:
+            found = self._kept.get(key)
+            if found is None:
+                return None
+            if version is None:
+                if time.monotonic() - found.at >= self.max_age:
+                    return None
+            elif found.version != version:
+                return None
+            self._kept.move_to_end(key)
+            return found.value
+
+    def keep(self, key: Hashable, version: Hashable, value: Any) -> None:
+        """Keep ``value``, derived from the object ``version`` names (None: trusted for
+        ``max_age``), for :meth:`kept`; at most ``max_files`` values (least recently used
+        dropped first), none when ``max_files`` is 0."""
+        if self.max_files <= 0:
+            return
+        with self._lock:
+            self._kept[key] = _Kept(version, value, time.monotonic())
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.max_files:
+                self._kept.popitem(last=False)
 
     def forget(self, location: Location) -> None:
         """Drop one file's cached footer and filters (the next read fetches them again)."""
@@ -375,9 +414,10 @@ class BloomReader:
         return filters
 
     def clear(self) -> None:
-        """Forget every cached footer and filter."""
+        """Forget every cached footer and filter, and every value kept."""
         with self._lock:
             self._cache.clear()
+            self._kept.clear()
             self._cached_bytes = 0
 
 

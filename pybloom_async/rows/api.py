@@ -231,7 +231,7 @@ async def _files(
             return await expand_paths(sources, rdr, unreadable=listing_errors, folders=folders)
         return await expand_paths(sources, rdr, folders=folders)
 
-    async def segments() -> list[str]:
+    async def segments() -> list[FileInfo]:
         return await lake_segments_at(sources, rdr)
 
     # The files and the lake index's segments are listed at once: one round trip.

@@ -14,6 +14,7 @@ from support.servers import table_guard_lists
 
 from pybloom_async import build_lake_index_sync, lookup_sync, prune_sync
 from pybloom_async.io.base import SourceStats
+from pybloom_async.read.reader import BloomReader
 
 FILES = 60
 
@@ -69,3 +70,33 @@ def test_a_point_lookup_over_60_files_reads_no_footer(
         # of so small a lake), one stripe, and each kept file's chunks.
         assert stats.metadata_requests == 2 + guard
         assert stats.requests == 2 + reads, where
+
+
+@pytest.mark.servers
+def test_a_warm_reader_pays_nothing_for_the_index_but_the_stripe(s3_server: Any) -> None:
+    rng = np.random.default_rng(8)
+    keys = []
+    for i in range(20):
+        ids = rng.integers(0, 2**62, 100)
+        s3_server.put(f"digest-warm/part-{i:03}.parquet", _pyarrow(ids, i))
+        keys.append(ids)
+    root = s3_server.url("digest-warm/")
+    opts = s3_server.options
+    build_lake_index_sync(root, ["id"], options=opts)
+    guard = table_guard_lists(root)
+    for max_age in (60.0, 0.0):
+        reader = BloomReader(options=opts, max_age=max_age)
+        first = SourceStats()
+        got = lookup_sync(root, f"id = {int(keys[3][0])}", reader=reader, stats=first)
+        assert got.num_rows == 1 and first.requests >= 3  # the directory, a stripe, the row
+        for i in (5, 11):
+            key = int(keys[i][1])
+            kept = prune_sync(root, f"id = {key}", use_index="lake", row_groups=False, options=opts)
+            stats = SourceStats()
+            got = lookup_sync(root, f"id = {key}", reader=reader, stats=stats)
+            assert got.column("id").to_pylist() == [key]
+            # The data listing (and the table check); the segment listing only once the
+            # kept one is older than max_age (its ETag then confirms the directory kept).
+            assert stats.metadata_requests == 1 + guard + (max_age == 0)
+            # The stripe and the kept files' rows: nothing more for the index.
+            assert stats.requests == 1 + sum(v.kept for v in kept)

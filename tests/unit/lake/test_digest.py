@@ -243,3 +243,48 @@ def test_duckdb_files(tmp_path: Path, footer_reads: list[str]) -> None:
     for x, y in zip(before, after, strict=True):
         assert x.equals(y)
     assert [t.num_rows for t in after] == [1, 0, 2]
+
+
+def test_a_warm_reader_keeps_the_parsed_index(
+    lake: Any, footer_reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its segments, their digests and decoded footers, checked by each segment's version;
+    a listing kept for max_age: a segment written since is seen after it, one removed
+    since costs its files their index, never a row."""
+    from pybloom_async.lake import segments
+
+    root, keys = lake
+    reads: list[str] = []
+    original = segments.read_segment
+
+    async def counted(reader: Any, location: str) -> Any:
+        reads.append(location)
+        return await original(reader, location)
+
+    monkeypatch.setattr(segments, "read_segment", counted)
+    build_lake_index_sync(str(root), ["id"])
+    reader = BloomReader()
+    footer_reads.clear()
+    for i in (2, 8, 2):
+        key = int(keys[i][5])
+        assert lookup_sync(str(root), f"id = {key}", reader=reader).column("id").to_pylist() == [
+            key
+        ]
+    assert len(reads) == 1 and footer_reads == []
+    # A file replaced and indexed again: a new segment, not seen while the listing is kept;
+    # the file is stale in the old one, so read with its own footer.
+    _write(root / "f02.parquet", np.arange(7, 7 + ROWS))
+    build_lake_index_sync(str(root), ["id"], files=[str(root / "f02.parquet")])
+    footer_reads.clear()
+    assert lookup_sync(str(root), "id = 20", reader=reader).column("s").to_pylist() == ["k20"]
+    assert [Path(p).name for p in footer_reads] == ["f02.parquet"]
+    fresh = BloomReader(max_age=0)
+    footer_reads.clear()
+    assert lookup_sync(str(root), "id = 20", reader=fresh).column("s").to_pylist() == ["k20"]
+    assert footer_reads == []
+    # Compacted: the kept listing names segments removed since; their files are read as
+    # files in no segment are.
+    compact_lake_index_sync(str(root))
+    key = int(keys[8][5])
+    assert lookup_sync(str(root), f"id = {key}", reader=reader).column("id").to_pylist() == [key]
+    assert lookup_sync(str(root), "id = 20", reader=fresh).column("s").to_pylist() == ["k20"]
