@@ -121,7 +121,8 @@ def test_iceberg_index_is_found_with_no_listing(
     import pybloom_async.lake.segments
 
     for module in (pybloom_async.lake.prune, pybloom_async.lake.segments):
-        monkeypatch.setattr(module, "list_segments", no_listing)
+        monkeypatch.setattr(module, "listed_segments", no_listing)
+    monkeypatch.setattr(pybloom_async.lake.segments, "list_segments", no_listing)
     key = 3 * FILES + 5  # in part-5 only
     stats = SourceStats()
     verdicts = pba.prune_sync(iceberg, f"id = {key}", use_index="lake", row_groups=False,
