@@ -32,7 +32,7 @@ from ..errors import PyBloomError
 from ..io.base import FileInfo, location_text
 from ..io.identity import SourceIdentity
 from ..predicate import Predicate
-from ..pruning.verdicts import Rule
+from ..pruning.verdicts import Rule, Verdict
 from ..read.fetch import Footer, footer_from_metadata
 from ..read.ranges import merge_ranges
 from ..read.reader import BloomReader
@@ -47,6 +47,7 @@ __all__ = [
     "LakeFiles",
     "digest_records",
     "footer_digest",
+    "lake_files",
     "lake_lookup_files",
 ]
 
@@ -253,6 +254,17 @@ async def lake_lookup_files(
             run, files, names, loaded, where, row_groups=False, require_columns=False,
             entries=entries,
         )  # fmt: skip
+    return await lake_files(reader, files, verdicts, entries)
+
+
+async def lake_files(
+    reader: BloomReader,
+    files: Sequence[str | FileInfo],
+    verdicts: Sequence[Verdict],
+    entries: Sequence[IndexEntry | None],
+) -> LakeFiles:
+    """The files the verdicts keep, and what the digests of the entries that decided them
+    give (see :class:`LakeFiles`)."""
     out = LakeFiles([f for f, v in zip(files, verdicts, strict=True) if v.kept])
     by_segment: dict[int, tuple[LoadedSegment, list[Any], list[Any]]] = {}
     for f, v, entry in zip(files, verdicts, entries, strict=True):

@@ -336,7 +336,8 @@ class BloomReader:
             # The opening's fstat, in the form a footer read records (its tag holds the
             # inode, times and size).
             now = await source.identity()
-            if (now.size, now.etag) != (identity.size, identity.etag):
+            # A table's file is known by its size (never rewritten under its name).
+            if now.size != identity.size or identity.etag not in (None, now.etag):
                 return None
             identity = now
         else:
