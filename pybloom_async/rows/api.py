@@ -34,7 +34,8 @@ binary, instants in two time zones UTC ones. Anything else is a
 :class:`~pybloom_async.errors.SchemaMismatchError` naming the two files and the field.
 The files read for the schema are those the partition folders keep, those a lake index
 rules out included, and the others where the files read leave it unknown
-(:mod:`pybloom_async.rows.footers`).
+(:mod:`pybloom_async.rows.footers`). A lake index's footer digest gives the footers of the
+files it covers and finds fresh (:mod:`pybloom_async.lake.digest`): none of theirs is read.
 
 A file that lacks a predicate column holds nulls there: ``x = 1`` matches none
 of its rows, ``x <=> NULL`` all of them.
@@ -164,7 +165,7 @@ async def read_one_file(
 
     path = location_text(location)
     footer = lake.footers.get(path) if lake is not None else None
-    probed = footer is not None and lake is not None and path in lake.probed
+    probed = lake is not None and footer is not None and path in lake.probed
 
     async def work(file: OpenedFile) -> FileRows:
         plan = await _plan(file, compiled, job, partition, rows, probed)
