@@ -260,7 +260,13 @@ def page_indexes() -> Iterator[tuple[str, bytes]]:
 
 def lake_segments() -> Iterator[tuple[str, bytes]]:
     """Seeds of ``lake_segment``: lake index segments written by the package."""
-    from pybloom_async.lake.format import LakeColumn, LakeFile, encode_segment
+    from pybloom_async.lake.format import (
+        DigestRecords,
+        LakeColumn,
+        LakeFile,
+        digest_record,
+        encode_segment,
+    )
     from pybloom_async.parquet import ColumnDescriptor
     from pybloom_async.parquet.logical import LogicalKind, LogicalType
     from pybloom_async.types import PhysicalType
@@ -274,6 +280,9 @@ def lake_segments() -> Iterator[tuple[str, bytes]]:
     yield "two-files", encode_segment(files, [(col, bytes(range(128)))])
     yield "no-columns", encode_segment(files[:1], [])
     yield "no-files", encode_segment([], [(col, b"")])
+    record = digest_record(b"\x15\x02\x19\x1c\x00")
+    digest = DigestRecords([(record, 0), None], [digest_record(b"\x15\x04\x00")])
+    yield "digest", encode_segment(files, [(col, bytes(range(128)))], digest=digest)
 
 
 def footer_scans_c() -> Iterator[tuple[str, bytes]]:

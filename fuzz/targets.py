@@ -507,17 +507,19 @@ def fuzz_lookup(data: bytes) -> None:
 
 @target("lake_segment", seeds=seeds.lake_segments, max_len=8192)
 def fuzz_lake_segment(data: bytes) -> None:
-    """Lake index segments: trailer, directory and stripe CRCs.
+    """Lake index segments: trailer, directory, stripe CRCs and the footer digest.
 
-    Properties: only ParquetFormatError is raised; every column's stripes lie between the
-    magic and the directory; a decoded segment re-encodes (with its stripes) to one that
-    decodes the same.
+    Properties: only ParquetFormatError is raised; every column's stripes and every digest
+    record lie between the magic and the directory; a decoded segment re-encodes (with its
+    stripes and records) to one that decodes the same.
     """
     from pybloom_async.errors import ParquetFormatError
     from pybloom_async.lake.format import (
+        DigestRecords,
         decode_directory,
         decode_trailer,
         encode_segment,
+        record_metadata,
         stripe_crc_ok,
     )
 
@@ -539,11 +541,28 @@ def fuzz_lake_segment(data: bytes) -> None:
         )
         assert first <= last
         sections.append((col, raw))
-    again = encode_segment(seg.files, sections)
+    records = None
+    digest = seg.digest
+    if digest is not None:
+        for a, b in [*filter(None, digest.files), *digest.schemas]:
+            assert 8 <= a < b <= offset
+            try:
+                record_metadata(data[a:b], "fuzz")
+            except ParquetFormatError:
+                pass
+        records = DigestRecords(
+            [
+                None if span is None or number is None else (data[span[0] : span[1]], number)
+                for span, number in zip(digest.files, digest.schema_of, strict=True)
+            ],
+            [data[a:b] for a, b in digest.schemas],
+        )
+    again = encode_segment(seg.files, sections, digest=records)
     o2, l2, c2 = decode_trailer(again, len(again), "again")
     seg2 = decode_directory(again[o2 : o2 + l2], c2, o2, "again")
     assert seg2.files == seg.files
     assert [c.descriptor for c in seg2.columns] == [c.descriptor for c in seg.columns]
+    assert seg2.digest == seg.digest
 
 
 # --------------------------------------------------------------------------- Paimon

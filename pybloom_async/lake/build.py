@@ -41,6 +41,7 @@ from ..tables import TableSource, resolve_table, table_kind, table_root
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from ..types import PhysicalType
+from .digest import digest_records, footer_digest
 from .format import LakeColumn, LakeFile, encode_segment
 from .material import BuildContext, ColumnMaterial, FileMaterial
 from .segments import relative_name, write_segment
@@ -220,7 +221,8 @@ async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMateri
                     reads = await file.filters(present)
         if meta.num_rows < 0:
             raise SourceError("the footer has a negative row count", path=path)
-        f = FileMaterial(location, path, name, identity, meta.num_rows, {})
+        digest = footer_digest(footer, identity, ctx.table is not None)
+        f = FileMaterial(location, path, name, identity, meta.num_rows, {}, digest)
         need_values: list[ColumnMaterial] = []
         for column in ctx.columns:
             desc = _descriptor(meta, column)
@@ -360,7 +362,7 @@ def encode_class(
                  f.identity.ctime_ns)
         for f in files
     ]  # fmt: skip
-    return encode_segment(entries, parts, table)
+    return encode_segment(entries, parts, table, digest_records(files))
 
 
 def check_present(files: Sequence[FileMaterial], columns: Sequence[str]) -> None:

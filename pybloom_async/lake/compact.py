@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import anyio
 import anyio.to_thread
@@ -15,7 +15,14 @@ from ..errors import ParquetFormatError, SourceNotFoundError
 from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options
 from ..tasks.loops import sync_twin
-from .format import LakeColumn, LakeFile, Segment, encode_segment, stripe_crc_ok
+from .format import (
+    DigestRecords,
+    LakeColumn,
+    LakeFile,
+    Segment,
+    encode_segment,
+    stripe_crc_ok,
+)
 from .segments import (
     LoadedSegment,
     delete_segments,
@@ -91,14 +98,40 @@ def _why_left(loaded: LoadedSegment, everything: list[LoadedSegment]) -> tuple[s
     return f"the only segment of its size class: {_shape_text(loaded.segment)}", False
 
 
-async def _stripes(reader: BloomReader, loaded: LoadedSegment) -> list[np.ndarray[Any, Any]]:
-    """Every column's bitset as a (blocks, files, 32) array, each stripe's CRC checked."""
+class _Read(NamedTuple):
+    """A segment's bitsets, each column's a (blocks, files, 32) array, and its digest's
+    records: each file's (None: none) with its schema number, and each schema's."""
+
+    bits: list[np.ndarray[Any, Any]]
+    records: list[tuple[bytes, int] | None]
+    schemas: list[bytes]
+
+
+async def _stripes(reader: BloomReader, loaded: LoadedSegment) -> _Read:
+    """Every column's bitset, each stripe's CRC checked, and the digest's records."""
     seg = loaded.segment
     n = len(seg.files)
+    digest = seg.digest
+    spans = [] if digest is None else [*filter(None, digest.files), *digest.schemas]
     async with reader.open(loaded.location) as source:
         source.assume_identity(loaded.identity)
         ranges = [c.stripe_range(b, n) for c in seg.columns for b in range(c.num_blocks)]
-        whole = await source.read_range(0, ranges[-1][1]) if ranges else b""
+        end = max((e for _, e in [*ranges, *spans]), default=0)
+        whole = await source.read_range(0, end) if end else b""
+    records: list[tuple[bytes, int] | None] = [None] * n
+    schemas: list[bytes] = []
+    if digest is not None:
+        for i, (span, schema) in enumerate(zip(digest.files, digest.schema_of, strict=True)):
+            record = whole[span[0] : span[1]] if span is not None else b""
+            if schema is not None and stripe_crc_ok(record):  # a damaged one is left out
+                records[i] = (record, schema)
+        schemas = [whole[a:b] for a, b in digest.schemas]
+    return _Read(_bitsets(loaded, whole), records, schemas)
+
+
+def _bitsets(loaded: LoadedSegment, whole: bytes) -> list[np.ndarray[Any, Any]]:
+    seg = loaded.segment
+    n = len(seg.files)
     out = []
     for col in seg.columns:
         rows = []
@@ -115,7 +148,25 @@ async def _stripes(reader: BloomReader, loaded: LoadedSegment) -> list[np.ndarra
     return out
 
 
-def _merge(group: list[LoadedSegment], bits: list[list[np.ndarray[Any, Any]]]) -> bytes:
+def _digest(reads: list[_Read], order: list[tuple[str, tuple[int, int]]]) -> DigestRecords | None:
+    """The merged digest: each file's record kept, the schemas of the records kept."""
+    schemas: list[bytes] = []
+    numbers: dict[tuple[int, int], int] = {}
+    files: list[tuple[bytes, int] | None] = []
+    for _, (s, f) in order:
+        found = reads[s].records[f]
+        if found is None:
+            files.append(None)
+            continue
+        record, schema = found
+        if (s, schema) not in numbers:
+            numbers[(s, schema)] = len(schemas)
+            schemas.append(reads[s].schemas[schema])
+        files.append((record, numbers[(s, schema)]))
+    return DigestRecords(files, schemas) if schemas else None
+
+
+def _merge(group: list[LoadedSegment], reads: list[_Read]) -> bytes:
     """One segment from several of one shape; a file in several keeps its newest entry."""
     newest: dict[str, tuple[int, int]] = {}
     for s_no, loaded in enumerate(group):  # oldest first
@@ -123,6 +174,7 @@ def _merge(group: list[LoadedSegment], bits: list[list[np.ndarray[Any, Any]]]) -
             newest[entry.name] = (s_no, f_no)
     order = sorted(newest.items())
     files: list[LakeFile] = [group[s].segment.files[f] for _, (s, f) in order]
+    bits = [r.bits for r in reads]
     columns = []
     for c_no, first in enumerate(group[0].segment.columns):
         picked = [bits[s][c_no][:, f, :] for _, (s, f) in order]
@@ -146,7 +198,7 @@ def _merge(group: list[LoadedSegment], bits: list[list[np.ndarray[Any, Any]]]) -
         )
         columns.append((col, np.ascontiguousarray(merged, dtype=np.uint8).tobytes()))
     # A table's segments: the merged one covers the newest version the group covered.
-    return encode_segment(files, columns, group[-1].segment.table)
+    return encode_segment(files, columns, group[-1].segment.table, _digest(reads, order))
 
 
 async def compact_lake_index(

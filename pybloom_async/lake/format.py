@@ -5,12 +5,15 @@ The layout is documented in ``docs/lake-index.md`` (the reference); in short::
     magic       8 bytes  b"PBLAKE1\\n"
     sections    per indexed column, B stripes; stripe b is block b of file 0 .. N-1
                 (N * 32 bytes) followed by the CRC-32 of those bytes (4 bytes, LE)
-    directory   zlib-compressed UTF-8 JSON (files, columns, offsets)
+    digest      (version 2) per file, then per distinct schema, a record: the footer's
+                FileMetaData bytes zlib-compressed, then their CRC-32 (4 bytes, LE)
+    directory   zlib-compressed UTF-8 JSON (files, columns, offsets, the records' lengths)
     trailer     28 bytes: directory offset u64, directory length u32, directory CRC-32 u32,
                 format version u16, flags u16 (0), magic b"PBLAKE1\\n"
 
-One suffix read returns the trailer and (usually) the directory; one ranged
-read of ``N * 32 + 4`` bytes returns a stripe and its CRC.
+One suffix read returns the trailer and (usually) the directory and the schema records;
+one ranged read of ``N * 32 + 4`` bytes returns a stripe and its CRC; the digest records
+of the files a lookup reads come in one more (merged) read.
 """
 
 from __future__ import annotations
@@ -36,19 +39,29 @@ __all__ = [
     "LAKE_DIR",
     "MAGIC",
     "MAX_DIRECTORY_BYTES",
+    "MAX_RECORD_BYTES",
+    "READ_VERSIONS",
     "TRAILER",
+    "Digest",
+    "DigestRecords",
     "LakeColumn",
     "LakeFile",
     "Segment",
     "decode_directory",
     "decode_trailer",
+    "digest_record",
     "encode_segment",
     "lake_dir",
+    "record_metadata",
     "stripe_crc_ok",
 ]
 
 FORMAT_NAME = "pybloom-async lake index"
-FORMAT_VERSION = 1
+#: The version written: 2 adds the footer digest (version 1 segments are still read).
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)
+#: A digest record inflates to at most this (a larger footer is left out of the digest).
+MAX_RECORD_BYTES = 64 * 1024 * 1024
 MAGIC = b"PBLAKE1\n"
 #: Where the segments of a lake rooted at ``root`` live: ``<root>/_bloom_index/_lake.v1/``.
 LAKE_DIR = "_bloom_index/_lake.v1"
@@ -107,6 +120,53 @@ class LakeColumn:
 
 
 @dataclass(frozen=True)
+class Digest:
+    """Where a segment's footer digest lies: each file's record (``[start, end)`` in the
+    segment; None: not recorded) and schema number, and each distinct schema's record."""
+
+    files: tuple[tuple[int, int] | None, ...]
+    schema_of: tuple[int | None, ...]
+    schemas: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class DigestRecords:
+    """What :func:`encode_segment` writes as the digest: per file its record
+    (:func:`digest_record`) and schema number, or None; the distinct schemas' records."""
+
+    files: Sequence[tuple[bytes, int] | None]
+    schemas: Sequence[bytes]
+
+
+def digest_record(metadata: bytes | memoryview) -> bytes:
+    """A digest record: a footer's FileMetaData bytes compressed, then their CRC-32."""
+    packed = zlib.compress(bytes(metadata), 6)
+    return packed + _CRC.pack(zlib.crc32(packed))
+
+
+def record_metadata(record: bytes, path: str) -> bytes:
+    """The FileMetaData bytes of a digest record, its CRC checked.
+
+    Raises
+    ------
+    ParquetFormatError
+        The record fails its CRC, or does not inflate within :data:`MAX_RECORD_BYTES`.
+    """
+    if not stripe_crc_ok(record):
+        raise ParquetFormatError("a lake index digest record fails its CRC", path=path)
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(record[: -_CRC.size], MAX_RECORD_BYTES)
+    except zlib.error as exc:
+        raise ParquetFormatError(
+            f"a lake index digest record is unreadable: {exc}", path=path
+        ) from None
+    if inflater.unconsumed_tail or not inflater.eof:
+        raise ParquetFormatError("a lake index digest record is truncated or too large", path=path)
+    return raw
+
+
+@dataclass(frozen=True)
 class Segment:
     """A decoded segment directory (the bitsets stay in the object)."""
 
@@ -116,6 +176,8 @@ class Segment:
     #: A table's index: what it covers (``{"format": "delta", "version": 12}``,
     #: ``{"format": "iceberg", "snapshot-id": ...}``); None for a plain lake.
     table: Mapping[str, Any] | None = None
+    #: The footer digest (format version 2); None: the files' footers are read.
+    digest: Digest | None = None
 
     def column(self, path: str) -> LakeColumn | None:
         """The indexed column of this dotted path, or None."""
@@ -129,12 +191,15 @@ def encode_segment(
     files: Sequence[LakeFile],
     columns: Sequence[tuple[LakeColumn, bytes | bytearray | memoryview]],
     table: Mapping[str, Any] | None = None,
+    digest: DigestRecords | None = None,
 ) -> bytes:
     """The segment object: ``columns`` pairs each column with its block-major bitset;
-    ``table``: what a table's index covers (recorded in the directory).
+    ``table``: what a table's index covers (recorded in the directory); ``digest``: the
+    files' footers (None: a segment whose readers read the footers).
 
     The columns' ``offset`` is ignored and recomputed. Raises ValueError when a
-    bitset is not ``num_blocks * len(files) * 32`` bytes.
+    bitset is not ``num_blocks * len(files) * 32`` bytes, or the digest does not list
+    every file or names a schema it lacks.
     """
     n = len(files)
     parts: list[bytes | memoryview] = [MAGIC]
@@ -151,6 +216,23 @@ def encode_segment(
             parts.append(piece)
             parts.append(_CRC.pack(zlib.crc32(piece)))
         at += col.num_blocks * (stripe + _CRC.size)
+    described_digest = None
+    if digest is not None:
+        if len(digest.files) != n:
+            raise ValueError(f"a digest of {len(digest.files)} files for {n}")
+        listed: list[list[int] | None] = []
+        for item in digest.files:
+            if item is None:
+                listed.append(None)
+                continue
+            record, schema = item
+            if not 0 <= schema < len(digest.schemas):
+                raise ValueError(f"schema {schema} is not in the digest")
+            parts.append(record)
+            listed.append([len(record), schema])
+        parts.extend(digest.schemas)
+        described_digest = {"files": listed, "schemas": [len(r) for r in digest.schemas]}
+        at += sum(len(r) for r, _ in filter(None, digest.files)) + sum(map(len, digest.schemas))
     directory = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
@@ -160,6 +242,8 @@ def encode_segment(
     }
     if table is not None:
         directory["table"] = dict(table)
+    if described_digest is not None:
+        directory["digest"] = described_digest
     if any(f.inode is not None for f in files):
         # A key of its own: readers that predate it read "files" as they always did.
         directory["local_files"] = [
@@ -201,7 +285,7 @@ def decode_trailer(tail: bytes, object_size: int, path: str) -> tuple[int, int, 
     offset, length, crc, version, _flags, magic = TRAILER.unpack(tail[-TRAILER.size :])
     if magic != MAGIC:
         raise ParquetFormatError("not a lake index segment (bad magic)", path=path)
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS:
         raise ParquetFormatError(f"lake index version {version} is not supported", path=path)
     if length > MAX_DIRECTORY_BYTES:
         raise ParquetFormatError(
@@ -263,8 +347,9 @@ def _opt(value: Any, kind: type) -> Any:
 
 
 def _segment_of(doc: Any, data_offset: int, path: str) -> Segment:
-    if doc.get("format") != FORMAT_NAME or doc.get("version") != FORMAT_VERSION:
-        raise ParquetFormatError("not a version 1 lake index directory", path=path)
+    written = doc.get("version")
+    if doc.get("format") != FORMAT_NAME or written not in READ_VERSIONS:
+        raise ParquetFormatError("not a version 1 or 2 lake index directory", path=path)
     files = []
     for entry in doc["files"]:
         name, size, etag, mtime, rows = entry
@@ -311,6 +396,10 @@ def _segment_of(doc: Any, data_offset: int, path: str) -> Segment:
         if type(fpp) is not float or not 0.0 < fpp < 1.0:
             raise ValueError(f"bad fpp {fpp!r}")
         columns.append(LakeColumn(desc, blocks, _int(c["ndv"]), fpp, offset, uncovered, folded))
+    described = doc.get("digest") if written >= 2 else None
+    digest = None
+    if described is not None:
+        digest, at = _digest_of(described, n, at)
     if at != data_offset:
         raise ParquetFormatError(
             f"the sections end at {at}, the directory starts at {data_offset}", path=path
@@ -321,4 +410,34 @@ def _segment_of(doc: Any, data_offset: int, path: str) -> Segment:
         and all(type(k) is str and type(v) in (str, int) for k, v in table.items())
     ):
         raise ValueError(f"bad table {table!r}")
-    return Segment(tuple(files), tuple(columns), str(doc.get("created_by", "")), table)
+    created_by = str(doc.get("created_by", ""))
+    return Segment(tuple(files), tuple(columns), created_by, table, digest)
+
+
+def _digest_of(described: Any, n: int, start: int) -> tuple[Digest, int]:
+    """The digest's records placed from ``start`` (where the sections end): the files',
+    then the schemas'; and where they end."""
+    listed, schema_lengths = described["files"], described["schemas"]
+    if type(listed) is not list or len(listed) != n or type(schema_lengths) is not list:
+        raise ValueError("the digest does not list every file")
+    at = start
+    files: list[tuple[int, int] | None] = []
+    schema_of: list[int | None] = []
+    for item in listed:
+        if item is None:
+            files.append(None)
+            schema_of.append(None)
+            continue
+        length, schema = item
+        _int(length, _CRC.size + 1)
+        if _int(schema) >= len(schema_lengths):
+            raise ValueError(f"digest schema {schema} is out of range")
+        files.append((at, at + length))
+        schema_of.append(schema)
+        at += length
+    schemas = []
+    for length in schema_lengths:
+        _int(length, _CRC.size + 1)
+        schemas.append((at, at + length))
+        at += length
+    return Digest(tuple(files), tuple(schema_of), tuple(schemas)), at

@@ -5,7 +5,7 @@ decide and encode segments from."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,8 @@ class FileMaterial:
     identity: SourceIdentity
     num_rows: int
     columns: dict[str, ColumnMaterial | str]  # column -> material, or why it is uncovered
+    #: Its footer's digest record and schema key (``lake/digest.py``); None: not recorded.
+    digest: tuple[bytes, Hashable | None] | None = None
 
     @property
     def want(self) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -42,8 +42,8 @@ from ..types import PhysicalType
 from .format import LakeFile, stripe_crc_ok
 from .segments import (
     LoadedSegment,
-    list_segments,
     listed_or_reason,
+    listed_segments,
     loaded_or_reason,
     relative_names,
 )
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
 
 __all__ = [
-    "files_kept_by_lake_index",
+    "IndexEntry",
     "lake_segments_at",
     "prune_with_lake_index",
     "prune_with_lake_index_sync",
@@ -71,6 +71,15 @@ class _Probe:
 
     leaf: Leaf
     may: np.ndarray[Any, Any] | None = None  # None: no stripe needed (decided by the leaf)
+
+
+class IndexEntry(NamedTuple):
+    """The directory entry that decided a file: its segment, its number there, and the
+    file's version now (the entry's, as the stale check found)."""
+
+    loaded: LoadedSegment
+    number: int
+    identity: SourceIdentity
 
 
 @dataclass
@@ -308,14 +317,17 @@ async def _file_verdicts(
     reader: BloomReader,
     strict: bool,
     immutable: bool = False,
+    entries: list[IndexEntry | None] | None = None,
 ) -> list[Verdict]:
     """One file-level verdict per listed file, in order; ``names``: each file's name in the
     directories (None: outside the index). ``immutable``: a table's files (listed by the
-    table with their sizes), compared by size alone, with no stat."""
-    entries: dict[str, list[tuple[int, int]]] = {}
+    table with their sizes), compared by size alone, with no stat. ``entries``, if given,
+    gets per file the entry that decided it (None: the index did not speak for it)."""
+    sink = entries
+    entries_of: dict[str, list[tuple[int, int]]] = {}
     for s_no, state in enumerate(states):  # oldest first
         for f_no, entry in enumerate(state.loaded.segment.files):
-            entries.setdefault(entry.name, []).append((s_no, f_no))
+            entries_of.setdefault(entry.name, []).append((s_no, f_no))
     paths = [location_text(loc) for loc in files]
     identities: list[SourceIdentity | None]
     if immutable:
@@ -332,7 +344,9 @@ async def _file_verdicts(
     decided = [_segment_outcomes(where, state, leaves) for state in states]
     out = []
     for path, name, now in zip(paths, names, identities, strict=True):
-        candidates = entries.get(name, []) if name is not None else []
+        if sink is not None:
+            sink.append(None)
+        candidates = entries_of.get(name, []) if name is not None else []
         if not candidates:
             out.append(Verdict(path, None, None, True, missing_why, Rule.NO_INDEX))
             continue
@@ -352,6 +366,8 @@ async def _file_verdicts(
         outcomes, inverse = decided[found[0]]
         o = outcomes[inverse[found[1]]]
         out.append(Verdict(path, None, entry.num_rows, not o.excluded, o.reason, o.rule))
+        if sink is not None and now is not None:
+            sink[-1] = IndexEntry(state.loaded, found[1], now)
     return out
 
 
@@ -445,6 +461,7 @@ async def verdicts_from_segments(
     require_columns: bool,
     immutable: bool = False,
     index_verdicts: VerdictSink | None = None,
+    entries: list[IndexEntry | None] | None = None,
 ) -> list[Verdict]:
     """The verdicts of ``files`` from the segments already loaded (a lake's, or a table's).
 
@@ -452,7 +469,8 @@ async def verdicts_from_segments(
     ``loaded`` the segments, or why one could not be read (its files are then kept).
     The stripes the predicate's keys probe are read (one ranged read each, at once), each
     file is decided, and with ``row_groups`` the kept files' row groups are pruned by their
-    in-file filters. ``immutable``: a table's files, compared by size alone.
+    in-file filters. ``immutable``: a table's files, compared by size alone. ``entries``, if
+    given, gets per file the entry that decided it, fresh (None: the index did not).
 
     Raises
     ------
@@ -471,7 +489,9 @@ async def verdicts_from_segments(
     for state in states:
         if strict and state.damaged is not None:
             raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)
-    decided = await _file_verdicts(names, files, states, damaged, normal, rdr, strict, immutable)
+    decided = await _file_verdicts(
+        names, files, states, damaged, normal, rdr, strict, immutable, entries
+    )
     if index_verdicts is not None:
         for verdict in decided:
             index_verdicts.append(verdict)
@@ -508,12 +528,13 @@ async def _row_groups(
     return out
 
 
-async def lake_segments_at(sources: Any, reader: BloomReader) -> list[str]:
+async def lake_segments_at(sources: Any, reader: BloomReader) -> list[FileInfo]:
     """The lake index segments under ``sources`` ([] when there are none or cannot be).
 
     Only when ``sources`` is one directory or prefix (not a file); an index folder
     that cannot be listed counts as none: every file is then read, as without one.
-    Costs one listing, which callers run beside the listing of the files.
+    Costs one listing, which callers run beside the listing of the files; none while the
+    reader kept one younger than its ``max_age``.
     """
     if not isinstance(sources, (str, os.PathLike)):
         return []
@@ -521,33 +542,9 @@ async def lake_segments_at(sources: Any, reader: BloomReader) -> list[str]:
     if root.lower().endswith(".parquet"):
         return []
     try:
-        return await list_segments(root, reader)
+        return await listed_segments(root, reader, kept=True)
     except SourceError:
         return []
-
-
-async def files_kept_by_lake_index(
-    sources: Any,
-    files: Sequence[str | FileInfo],
-    where: Predicate,
-    reader: BloomReader,
-    segments: Sequence[str],
-) -> list[str | FileInfo]:
-    """``files`` without those the lake index under ``sources`` rules out.
-
-    ``segments`` are :func:`lake_segments_at`'s; with none, ``files`` as they are.
-    """
-    if not segments or not files:
-        return list(files)
-    verdicts = await prune_with_lake_index(
-        os.fspath(sources),
-        where,
-        run=RunOptions(reader=reader),
-        files=files,
-        row_groups=False,
-        require_columns=False,
-    )
-    return [f for f, v in zip(files, verdicts, strict=True) if v.kept]
 
 
 prune_with_lake_index_sync = sync_twin(prune_with_lake_index)

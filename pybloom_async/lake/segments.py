@@ -7,7 +7,8 @@ import secrets
 import time
 import urllib.parse
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -15,10 +16,11 @@ import obstore
 
 from ..errors import PyBloomError, SourceError
 from ..io.address import parse_address
-from ..io.base import map_errors
-from ..io.identity import SourceIdentity
+from ..io.base import FileInfo, map_errors
+from ..io.identity import SourceIdentity, stat_identity
 from ..io.sinks import write_atomic
 from ..io.store import StoreOptions, cached_store
+from ..read.ranges import HeldBytes
 from ..read.reader import BloomReader
 from .format import (
     TRAILER,
@@ -32,8 +34,10 @@ __all__ = [
     "SUFFIX_BYTES",
     "LoadedSegment",
     "delete_segments",
+    "kept_or_loaded",
     "list_segments",
     "listed_or_reason",
+    "listed_segments",
     "loaded_or_reason",
     "new_segment_name",
     "read_segment",
@@ -84,15 +88,15 @@ def relative_names(root: str, locations: Sequence[str]) -> list[str | None]:
     return out
 
 
-def _list_local(folder: str) -> list[str]:
+def _list_local(folder: str) -> list[FileInfo]:
     try:
         names = os.listdir(folder)
     except FileNotFoundError:
         return []
-    return [os.path.join(folder, n) for n in names if n.endswith(SEGMENT_SUFFIX)]
+    return [FileInfo(os.path.join(folder, n), 0) for n in names if n.endswith(SEGMENT_SUFFIX)]
 
 
-def _list_store_segments(folder: str, options: StoreOptions | None) -> list[str]:
+def _list_store_segments(folder: str, options: StoreOptions | None) -> list[FileInfo]:
     loc = parse_address(folder)
     store = cached_store(loc, options or StoreOptions())
     parts = urllib.parse.urlsplit(loc.display)
@@ -102,8 +106,38 @@ def _list_store_segments(folder: str, options: StoreOptions | None) -> list[str]
         for meta in chunk:
             key = meta["path"]
             if key.endswith(SEGMENT_SUFFIX) and "/" not in key[len(loc.key) :].lstrip("/"):
-                out.append(base + key)
+                out.append(FileInfo(base + key, meta["size"], meta.get("e_tag")))
     return out
+
+
+async def listed_segments(root: str, reader: BloomReader, kept: bool = False) -> list[FileInfo]:
+    """The segments of the lake under ``root``, oldest first ([] when none), with the size
+    and ETag the listing gave (none for local files). ``kept``: a listing the reader kept
+    is used while younger than its ``max_age`` (a new segment is then not seen for as long:
+    its files are read as files in no segment are).
+
+    Raises
+    ------
+    SourceError
+        The listing failed (a missing index folder is not an error).
+    """
+    folder = lake_dir(root)
+    key = ("lake index listing", folder)
+    if kept and (found := reader.kept(key)) is not None:
+        return list(found)
+    loc = parse_address(folder)
+    with map_errors(loc.display, "listing the lake index"):
+        if loc.kind == "file":
+            found = await anyio.to_thread.run_sync(_list_local, loc.path)
+        elif loc.kind == "http":
+            raise SourceError("plain HTTP cannot list: the lake index needs a listing", path=folder)
+        else:
+            found = await anyio.to_thread.run_sync(_list_store_segments, folder, reader.options)
+    reader.stats.add_metadata()
+    found = sorted(found, key=lambda f: f.path.rsplit("/", 1)[-1])
+    if kept:
+        reader.keep(key, None, tuple(found))
+    return found
 
 
 async def list_segments(root: str, reader: BloomReader) -> list[str]:
@@ -114,17 +148,7 @@ async def list_segments(root: str, reader: BloomReader) -> list[str]:
     SourceError
         The listing failed (a missing index folder is not an error).
     """
-    folder = lake_dir(root)
-    loc = parse_address(folder)
-    with map_errors(loc.display, "listing the lake index"):
-        if loc.kind == "file":
-            found = await anyio.to_thread.run_sync(_list_local, loc.path)
-        elif loc.kind == "http":
-            raise SourceError("plain HTTP cannot list: the lake index needs a listing", path=folder)
-        else:
-            found = await anyio.to_thread.run_sync(_list_store_segments, folder, reader.options)
-    reader.stats.add_metadata()
-    return sorted(found, key=lambda p: p.rsplit("/", 1)[-1])
+    return [f.path for f in await listed_segments(root, reader)]
 
 
 async def listed_or_reason(root: str, reader: BloomReader, strict: bool) -> list[str] | str:
@@ -138,15 +162,21 @@ async def listed_or_reason(root: str, reader: BloomReader, strict: bool) -> list
         return f"the lake index folder cannot be listed: {exc}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LoadedSegment:
     """A segment's location, its identity (later reads are pinned to it) and its directory;
-    ``base``: where the segment starts in its object (a blob of a Puffin file)."""
+    ``base``: where the segment starts in its object (a blob of a Puffin file); ``held``:
+    bytes before the directory that its first read brought (segment offsets: the last
+    digest records, the schemas' usually)."""
 
     location: str
     identity: SourceIdentity
     segment: Segment
     base: int = 0
+    held: HeldBytes = field(default_factory=HeldBytes)
+    #: What lookups derived from it (its digest's records read, footers decoded): kept
+    #: with it by a long-lived reader.
+    memo: dict[Any, Any] = field(default_factory=dict)
 
 
 async def read_segment(reader: BloomReader, location: str) -> LoadedSegment:
@@ -173,7 +203,8 @@ async def read_segment(reader: BloomReader, location: str) -> LoadedSegment:
     if len(packed) != length or offset + length + TRAILER.size != size:
         raise SourceError("the segment changed while it was being read", path=location)
     segment = decode_directory(packed, crc, offset, location)
-    return LoadedSegment(location, identity, segment)
+    held = HeldBytes([(start, tail[: offset - start])] if start < offset else [])
+    return LoadedSegment(location, identity, segment, 0, held)
 
 
 async def loaded_or_reason(reader: BloomReader, location: str, strict: bool) -> LoadedSegment | str:
@@ -185,6 +216,33 @@ async def loaded_or_reason(reader: BloomReader, location: str, strict: bool) -> 
         if strict:
             raise
         return str(exc)
+
+
+async def kept_or_loaded(reader: BloomReader, listed: FileInfo) -> LoadedSegment | str:
+    """A listed segment as the reader kept it, when it is the same version (the ETag and
+    size of its listing on a store, a stat of a local file): no request; else
+    :func:`loaded_or_reason`, and kept."""
+    key = ("lake index segment", listed.path)
+    try:
+        version = await _version(reader, listed)
+    except OSError:
+        version = None
+    if version is not None and (found := reader.kept(key, version)) is not None:
+        return found  # type: ignore[no-any-return]
+    loaded = await loaded_or_reason(reader, listed.path, False)
+    if isinstance(loaded, LoadedSegment):
+        reader.keep(key, (loaded.identity.size, loaded.identity.etag), loaded)
+    return loaded
+
+
+async def _version(reader: BloomReader, listed: FileInfo) -> tuple[int, str] | None:
+    """The listed segment's size and tag now (None: unknown)."""
+    loc = parse_address(listed.path)
+    if loc.kind == "file":
+        identity = await anyio.to_thread.run_sync(stat_identity, loc.path)
+        reader.stats.add_metadata()
+        return identity.size, identity.etag or ""
+    return None if listed.etag is None else (listed.size, listed.etag)
 
 
 async def read_segment_in(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PyBloomError, SourceError
 from ..io.base import FileInfo
@@ -54,6 +54,9 @@ from .segments import (
 )
 from .segments import relative_names as relative_to_root
 
+if TYPE_CHECKING:
+    from .digest import LakeFiles
+
 __all__ = [
     "BLOB_TYPE",
     "STATS_PREFIX",
@@ -62,6 +65,7 @@ __all__ = [
     "prune_table_with_lake_index",
     "register_iceberg_index",
     "table_index_info",
+    "table_lake_files",
 ]
 
 #: The Puffin blob type of a lake index segment.
@@ -287,18 +291,26 @@ async def prune_table_with_lake_index(
     return hand_over_by_file(out, on_file)
 
 
+async def table_lake_files(run: Run, table: TableFiles, where: Predicate) -> LakeFiles:
+    """The table's files less those its lake index rules out (all of them without one), with
+    the footers its digest gives of them (``lake/digest.py``)."""
+    from .digest import LakeFiles, lake_files
+    from .prune import IndexEntry, verdicts_from_segments
+
+    loaded = await _loaded(run, table)
+    if loaded is None or not table.files:
+        return LakeFiles(list(table.files))
+    names = index_names(table, [f.path for f in table.files])
+    entries: list[IndexEntry | None] = []
+    verdicts = await verdicts_from_segments(
+        run, table.files, names, loaded, where, row_groups=False, require_columns=False,
+        immutable=True, entries=entries,
+    )  # fmt: skip
+    return await lake_files(run.reader, table.files, verdicts, entries)
+
+
 async def files_kept_by_table_index(
     run: Run, table: TableFiles, where: Predicate
 ) -> list[FileInfo]:
     """The table's files less those its lake index rules out (all of them without one)."""
-    from .prune import verdicts_from_segments
-
-    loaded = await _loaded(run, table)
-    if loaded is None or not table.files:
-        return list(table.files)
-    names = index_names(table, [f.path for f in table.files])
-    verdicts = await verdicts_from_segments(
-        run, table.files, names, loaded, where, row_groups=False, require_columns=False,
-        immutable=True,
-    )  # fmt: skip
-    return [f for f, v in zip(table.files, verdicts, strict=True) if v.kept]
+    return [f for f in (await table_lake_files(run, table, where)).kept if isinstance(f, FileInfo)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import enum
 import os
+import struct
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from ..parquet import (
     parse_footer_tail,
 )
 from ..parquet.decode import decode_file_metadata_with
-from ..parquet.tail import check_leading_magic
+from ..parquet.tail import MAGIC, check_leading_magic
 from ..parquet.thrift import THRIFT_DECODER
 from .bitset_plan import plan_bitset_reads
 from .plan import (
@@ -40,6 +41,7 @@ __all__ = [
     "BloomFilterRead",
     "Footer",
     "ReaderConfig",
+    "footer_from_metadata",
 ]
 
 
@@ -246,11 +248,31 @@ async def read_footer_from(
     # against the file still stand between a damaged file and a wrong answer.
     # Lazy: the column chunks a caller needs are read by the footer scanner
     # (FileMetaData.chunks_of), the rest only if some caller reads them.
+    identity = await source.identity()
+    return _decoded(path, tail, location, identity)
+
+
+def _decoded(path: str, tail: bytes, location: FooterBounds, identity: SourceIdentity) -> Footer:
     metadata = decode_file_metadata_with(
         location.metadata_bytes(tail), path, THRIFT_DECODER, lazy=True, with_key_values=True
     )
-    identity = await source.identity()
     return Footer(path, metadata, location, bytes(tail), identity)
+
+
+def footer_from_metadata(metadata: bytes, identity: SourceIdentity) -> Footer:
+    """The footer of the file ``identity`` names from its FileMetaData bytes kept elsewhere
+    (a lake index's digest), decoded and checked as a footer read from the file is; its
+    :attr:`Footer.tail` is the file's last bytes from the FileMetaData on.
+
+    Raises
+    ------
+    ParquetFormatError
+        The bytes do not decode, or do not fit a file of that size.
+    """
+    path = identity.path
+    tail = bytes(metadata) + struct.pack("<I", len(metadata)) + MAGIC
+    location = parse_footer_tail(tail, identity.size, path=path)
+    return _decoded(path, tail, location, identity)
 
 
 def first_needed_byte(footer: Footer) -> int:

@@ -28,8 +28,8 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Collection, Hashable, Mapping
+from typing import Any, NamedTuple
 
 import anyio
 
@@ -71,6 +71,12 @@ class _Entry:
         self.filter_bytes = 0
 
 
+class _Kept(NamedTuple):
+    version: Hashable
+    value: Any
+    at: float
+
+
 class BloomReader:
     """Reads footers and filters, with bounded in-memory caches for long-lived services.
 
@@ -82,6 +88,9 @@ class BloomReader:
     to its ETag); an older one costs one HEAD to confirm the object is
     unchanged, else it is dropped and read again. Pass ``max_age=0`` to check
     every time.
+
+    It also keeps what callers derive from whole objects (:meth:`keep`): a lake index's
+    segments, each with its version, and its segment listing for ``max_age`` seconds.
 
     With the adaptive suffix (``ReaderConfig.footer_read_bytes=None``, the
     default), the reader learns from every object-store file it reads how large
@@ -128,6 +137,8 @@ class BloomReader:
         self.max_filter_bytes = integer("max_filter_bytes", max_filter_bytes, minimum=0)
         self.max_age = seconds("max_age", max_age, allow_zero=True)
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
+        # What is derived from whole objects (a lake index's listing and segments), by key.
+        self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
         self._cached_bytes = 0
         # Files of one run are read in several worker threads at once (one per local file):
         # the cache's bookkeeping is done under this lock, never across a read.
@@ -215,6 +226,34 @@ class BloomReader:
                 self._cache.move_to_end(key)
         return entry
 
+    def kept(self, key: Hashable, version: Hashable = None) -> Any:
+        """A value :meth:`keep` kept under ``key`` (None: none, or no longer valid): with a
+        ``version``, only when kept for that version of its object; without, only while
+        younger than ``max_age`` (a listing)."""
+        with self._lock:
+            found = self._kept.get(key)
+            if found is None:
+                return None
+            if version is None:
+                if time.monotonic() - found.at >= self.max_age:
+                    return None
+            elif found.version != version:
+                return None
+            self._kept.move_to_end(key)
+            return found.value
+
+    def keep(self, key: Hashable, version: Hashable, value: Any) -> None:
+        """Keep ``value``, derived from the object ``version`` names (None: trusted for
+        ``max_age``), for :meth:`kept`; at most ``max_files`` values (least recently used
+        dropped first), none when ``max_files`` is 0."""
+        if self.max_files <= 0:
+            return
+        with self._lock:
+            self._kept[key] = _Kept(version, value, time.monotonic())
+            self._kept.move_to_end(key)
+            while len(self._kept) > self.max_files:
+                self._kept.popitem(last=False)
+
     def forget(self, location: Location) -> None:
         """Drop one file's cached footer and filters (the next read fetches them again)."""
         # The cache key is the source's own path, the address's display form: found
@@ -265,14 +304,17 @@ class BloomReader:
                 if cached:
                     self._cached_bytes += read.filter.num_bytes
 
-    def opened(self, location: Location) -> OpenedFile:
+    def opened(self, location: Location, footer: Footer | None = None) -> OpenedFile:
         """One file opened once for its footer and then its filters (``async with``).
 
         What :meth:`footer` and :meth:`footer_and_filters` do, from one source: a caller that
         needs the footer before it knows which filters to ask for (pruning) opens the file,
-        and finds its store client, once instead of twice.
+        and finds its store client, once instead of twice. ``footer``: the file's footer as
+        kept elsewhere (a lake index's digest), for the version its identity names: used with
+        no read when the file is that version (a local file's opening says; a store's reads
+        are pinned to it), else the footer is read.
         """
-        return OpenedFile(self, location)
+        return OpenedFile(self, location, footer)
 
     async def footer(self, location: Location) -> Footer:
         """The footer of one file (from the cache when it is fresh).
@@ -286,6 +328,21 @@ class BloomReader:
         """
         async with self.opened(location) as file:
             return await file.footer()
+
+    async def _given(self, source: ByteSource, known: Footer) -> _Entry | None:
+        """An entry for a footer kept elsewhere, when the file is the version it names."""
+        identity = dataclasses.replace(known.identity, path=source.path)
+        if source.local:
+            # The opening's fstat, in the form a footer read records (its tag holds the
+            # inode, times and size).
+            now = await source.identity()
+            # A table's file is known by its size (never rewritten under its name).
+            if now.size != identity.size or identity.etag not in (None, now.etag):
+                return None
+            identity = now
+        else:
+            source.assume_identity(identity)
+        return _Entry(dataclasses.replace(known, path=source.path, identity=identity))
 
     async def _entry(self, source: ByteSource) -> _Entry:
         key = source.path
@@ -358,9 +415,10 @@ class BloomReader:
         return filters
 
     def clear(self) -> None:
-        """Forget every cached footer and filter."""
+        """Forget every cached footer and filter, and every value kept."""
         with self._lock:
             self._cache.clear()
+            self._kept.clear()
             self._cached_bytes = 0
 
 
@@ -371,13 +429,14 @@ class OpenedFile:
     cache as in :meth:`BloomReader.footer_and_filters`.
     """
 
-    __slots__ = ("_entry", "_location", "_reader", "_source")
+    __slots__ = ("_entry", "_known", "_location", "_reader", "_source")
 
-    def __init__(self, reader: BloomReader, location: Location) -> None:
+    def __init__(self, reader: BloomReader, location: Location, known: Footer | None) -> None:
         self._reader = reader
         self._location = location
         self._source: ByteSource | None = None
         self._entry: _Entry | None = None
+        self._known = known
 
     @property
     def location(self) -> Location:
@@ -403,7 +462,11 @@ class OpenedFile:
         """The file's footer (see :meth:`BloomReader.footer`)."""
         if self._entry is None:
             assert self._source is not None, "use OpenedFile in 'async with'"
-            self._entry = await self._reader._entry(self._source)
+            known, self._known = self._known, None
+            if known is not None:
+                self._entry = await self._reader._given(self._source, known)
+            if self._entry is None:
+                self._entry = await self._reader._entry(self._source)
         return self._entry.footer
 
     async def filters(

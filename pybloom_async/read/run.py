@@ -183,16 +183,20 @@ class Run:
             self.reader.forget(location)
 
     async def with_file(
-        self, location: Location, work: Callable[[OpenedFile], Coroutine[Any, Any, T]]
+        self,
+        location: Location,
+        work: Callable[[OpenedFile], Coroutine[Any, Any, T]],
+        footer: Footer | None = None,
     ) -> T:
         """``work`` on the file, opened once: the one way a run reaches a file.
 
         A local file's work runs inline in a thread of the run's lane (its reads block that
         thread; the lane's threads take file after file without waiting for the event
         loop), so a file costs one hand-off however many reads it makes; an object store's
-        runs here, its reads concurrent. Running inline already, it runs here.
+        runs here, its reads concurrent. Running inline already, it runs here. ``footer``:
+        the file's footer kept elsewhere (see :meth:`BloomReader.opened`).
         """
-        return await self.near(location, self._opened, location, work)
+        return await self.near(location, self._opened, location, work, footer)
 
     async def near(
         self,
@@ -207,9 +211,12 @@ class Run:
         return await function(*args)
 
     async def _opened(
-        self, location: Location, work: Callable[[OpenedFile], Coroutine[Any, Any, T]]
+        self,
+        location: Location,
+        work: Callable[[OpenedFile], Coroutine[Any, Any, T]],
+        footer: Footer | None,
     ) -> T:
-        async with self.reader.opened(location) as file:
+        async with self.reader.opened(location, footer) as file:
             return await work(file)
 
 

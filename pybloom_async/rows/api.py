@@ -34,7 +34,8 @@ binary, instants in two time zones UTC ones. Anything else is a
 :class:`~pybloom_async.errors.SchemaMismatchError` naming the two files and the field.
 The files read for the schema are those the partition folders keep, those a lake index
 rules out included, and the others where the files read leave it unknown
-(:mod:`pybloom_async.rows.footers`).
+(:mod:`pybloom_async.rows.footers`). A lake index's footer digest gives the footers of the
+files it covers and finds fresh (:mod:`pybloom_async.lake.digest`): none of theirs is read.
 
 A file that lacks a predicate column holds nulls there: ``x = 1`` matches none
 of its rows, ``x <=> NULL`` all of them.
@@ -57,7 +58,8 @@ from ..errors import (
 )
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths, few_local_files
-from ..lake.prune import files_kept_by_lake_index, lake_segments_at
+from ..lake.digest import LakeFiles, lake_lookup_files
+from ..lake.prune import lake_segments_at
 from ..predicate import Predicate
 from ..predicate_normal import normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
@@ -119,15 +121,21 @@ async def _plan(
     job: Job,
     rows: RowsOf | None,
     tail: bool,
+    probed: bool = False,
 ) -> FilePlan:
     """The footer read once, the row groups pruned (``compiled`` None: every row matches,
     every row group is kept), what reading the rows needs kept (``tail``: the data bytes
-    the footer's read brought, for rows read right after)."""
+    the footer's read brought, for rows read right after). ``probed``: the lake index found
+    that the file may hold every key: a file of one row group is read without its filter
+    (the index asked that of its file filter; a filter read would cost a request more)."""
     from .narrow import narrowed_where
     from .plan import describe, rows_where
 
     footer = await file.footer()
-    every = list(range(len(footer.metadata.row_groups)))
+    groups = footer.metadata.row_groups
+    every = list(range(len(groups)))
+    if probed and sum(1 for g in groups if g.num_rows) <= 1:
+        compiled = None
     try:
         kept = every if compiled is None else (await prune_opened(file, compiled, False)).kept
     except _SKIPPABLE:
@@ -144,19 +152,29 @@ async def _plan(
 
 
 async def read_one_file(
-    run: Run, location: str | FileInfo, parts: PartitionPredicate | None, job: Job, rows: bool
+    run: Run,
+    location: str | FileInfo,
+    parts: PartitionPredicate | None,
+    job: Job,
+    rows: bool,
+    lake: LakeFiles | None = None,
 ) -> FileRows:
     """One file, in one pass (one worker-thread call for a local file): pruned, and with
     ``rows`` its matching rows read. The one per-file pass of lookups, a table's data files
-    included (``rows/tables.py``). ``parts`` None: no predicate (every row group is read)."""
+    included (``rows/tables.py``). ``parts`` None: no predicate (every row group is read).
+    ``lake``: what a lake index says of the files (its footer from the index's digest)."""
     from .fetch import file_tables
     from .plan import rows_of
 
     partition = rows_of(parts, location) if parts is not None else None
     compiled = parts.decide(location).compiled if parts is not None else None
 
+    path = location_text(location)
+    footer = lake.footers.get(path) if lake is not None else None
+    probed = lake is not None and footer is not None and path in lake.probed
+
     async def work(file: OpenedFile) -> FileRows:
-        plan = await _plan(file, compiled, job, partition, rows)
+        plan = await _plan(file, compiled, job, partition, rows, probed)
         found = FileRows(plan)
         if rows and plan.kept:
             found.tables = [t async for t in file_tables(file.source, plan, job)]
@@ -164,7 +182,7 @@ async def read_one_file(
         return found
 
     try:
-        return await run.with_file(location, work)
+        return await run.with_file(location, work, footer)
     finally:
         run.done(location)
 
@@ -206,11 +224,11 @@ async def _files(
     args: LookupArguments,
     skipped: list[PyBloomError] | None,
     parts: PartitionPredicate,
-) -> tuple[list[str | FileInfo], list[str | FileInfo], Callable[[], Awaitable[list[Any]]]]:
+) -> tuple[list[str | FileInfo], LakeFiles, Callable[[], Awaitable[list[Any]]]]:
     """The files listed (with the lake index's segments at once) less those their partition
-    values rule out, and those to read: less those the lake index rules out too. Then how
-    to have every file listed, those the folders ruled out too (a folder the listing
-    skipped is listed then)."""
+    values rule out, and those to read: less those the lake index rules out too (with what
+    its digest gives of them). Then how to have every file listed, those the folders ruled
+    out too (a folder the listing skipped is listed then)."""
     rdr = base.reader
     listing_errors: list[SourceError] = []
     folders = parts.folder_filter()
@@ -220,7 +238,7 @@ async def _files(
             return await expand_paths(sources, rdr, unreadable=listing_errors, folders=folders)
         return await expand_paths(sources, rdr, folders=folders)
 
-    async def segments() -> list[str]:
+    async def segments() -> list[FileInfo]:
         return await lake_segments_at(sources, rdr)
 
     # The files and the lake index's segments are listed at once: one round trip.
@@ -236,7 +254,8 @@ async def _files(
         return await expand_paths(sources, rdr, unreadable=[])
 
     found = parts.kept_list(found)
-    kept = await files_kept_by_lake_index(sources, found, args.predicate, rdr, lake)
+    root = sources if isinstance(sources, (str, os.PathLike)) else ""
+    kept = await lake_lookup_files(rdr, root, found, args.predicate, lake)
     return found, kept, every
 
 
@@ -263,7 +282,8 @@ async def _read_files(
     from .plan import partition_fields
 
     parts = PartitionPredicate(CompiledPredicate(args.predicate), args.partitioning)
-    listed, files, every = await _files(base, sources, args, skipped, parts)
+    listed, lake, every = await _files(base, sources, args, skipped, parts)
+    files = lake.kept
     job = dataclasses.replace(job, folders=partition_fields(parts))
     kept = {location_text(f) for f in files}
     # The files a lake index rules out count for the result's schema: their footers are
@@ -271,11 +291,12 @@ async def _read_files(
     eager = shaping and len(kept) < len(listed)
 
     async def one(location: str | FileInfo) -> FileRows | None:
-        if location_text(location) not in kept:
-            plan = await footer_plan(base, location, parts)
+        path = location_text(location)
+        if path not in kept:
+            plan = await footer_plan(base, location, parts, lake.schemas.get(path))
             return None if plan is None else FileRows(plan, schema_only=True)
         try:
-            return await read_one_file(base, location, parts, job, rows)
+            return await read_one_file(base, location, parts, job, rows, lake)
         except _SKIPPABLE as exc:
             if not args.skip:
                 raise exc.with_context(path=location_text(location)) from None

@@ -5,7 +5,8 @@ The result's columns and types must not depend on which files hold matching rows
 
 * the files a lake index rules out count as read: their footers are read beside the other
   files' work (one read each; no filter, no data), whether ``columns`` is given or not, so
-  that the types are promoted, and conflicting ones refused, as without the index;
+  that the types are promoted, and conflicting ones refused, as without the index; where
+  the index holds a digest of its files' footers, their schemas come from it (no read);
 * the files their partition folders rule out are never opened, unless the files read cannot
   say what the answer is made of: when every file was ruled out (the answer would have the
   partition columns only), or a column asked or in the predicate is in none of the files
@@ -25,6 +26,7 @@ from ..errors import PyBloomError
 from ..io.base import FileInfo, location_text
 from ..predicate import Predicate, iter_leaves
 from ..pruning.partitions import PartitionPredicate
+from ..read.fetch import Footer
 from ..read.reader import OpenedFile
 from ..read.run import Run
 from ..tasks.workers import for_each
@@ -37,18 +39,24 @@ __all__ = ["footer_plan", "with_ruled_out"]
 Location = str | FileInfo
 
 
-async def footer_plan(run: Run, location: Location, parts: PartitionPredicate) -> FilePlan | None:
+async def footer_plan(
+    run: Run, location: Location, parts: PartitionPredicate, schema: Footer | None = None
+) -> FilePlan | None:
     """A file read for the result's schema only: its footer, no row group kept (None:
-    unreadable; it holds no row of the answer, and a column it alone has stays unknown)."""
+    unreadable; it holds no row of the answer, and a column it alone has stays unknown).
+    ``schema``: a footer of its schema from a lake index's digest (then nothing is read)."""
     from .plan import describe, rows_of
 
     try:
+        if schema is not None:
+            return describe(location, schema, [], rows=rows_of(parts, location))
         footer = await run.with_file(location, OpenedFile.footer)
         return describe(location, footer, [], rows=rows_of(parts, location))
     except PyBloomError:
         return None
     finally:
-        run.done(location)
+        if schema is None:
+            run.done(location)
 
 
 def _wanting(

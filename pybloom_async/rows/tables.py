@@ -42,6 +42,7 @@ from ..errors import (
 )
 from ..io.base import FileInfo, location_text
 from ..io.store import StoreOptions
+from ..lake.digest import LakeFiles
 from ..parquet import MAGIC, ColumnDescriptor, Schema, decode_file_metadata
 from ..predicate import Predicate, iter_leaves
 from ..pruning.api import CompiledPredicate
@@ -488,11 +489,11 @@ async def table_batches(
         )
     store = as_store_options(options)
     table = await to_worker(resolve_table, source, where, store)
-    from ..lake.tables import files_kept_by_table_index
+    from ..lake.tables import table_lake_files
 
     rows = table_rows(
         base, table, where, columns, max_fetch_bytes=max_fetch_bytes, page_index=page_index,
-        stream=stream, files=lambda: files_kept_by_table_index(base, table, where),
+        stream=stream, files=lambda: table_lake_files(base, table, where),
     )  # fmt: skip
     try:
         async for found in rows:
@@ -511,12 +512,13 @@ async def table_rows(
     max_fetch_bytes: int,
     page_index: bool,
     stream: bool,
-    files: Callable[[], Awaitable[Sequence[FileInfo]]],
+    files: Callable[[], Awaitable[Sequence[FileInfo] | LakeFiles]],
 ) -> AsyncGenerator[Any, None]:
-    """The rows of the table's ``files`` (awaited after the first table) that satisfy
-    ``where`` (None: every live row), as ``pyarrow.Table`` s, the first an empty one with
-    the result's schema: each file through the one per-file pass of lookups, its deletes
-    applied and the columns the table keeps outside it filled in (the module's steps 2-4).
+    """The rows of the table's ``files`` (awaited after the first table; with a lake index's
+    word on them, their footers from its digest) that satisfy ``where`` (None: every live
+    row), as ``pyarrow.Table`` s, the first an empty one with the result's schema: each file
+    through the one per-file pass of lookups, its deletes applied and the columns the table
+    keeps outside it filled in (the module's steps 2-4).
 
     Raises
     ------
@@ -534,21 +536,23 @@ async def table_rows(
     read_schema = arrow_schema(table, names)
     result = pa.schema([read_schema.field(c) for c in (columns or table.top_level)])
     yield result.empty_table()
-    kept = await files()
+    given = await files()
+    lake = given if isinstance(given, LakeFiles) else None
+    kept = list(given) if not isinstance(given, LakeFiles) else given.kept
     if not kept:
         return
-    reading = await to_worker(_prepare, table, base.reader, {f.path for f in kept}, names)
+    reading = await to_worker(_prepare, table, base.reader, {location_text(f) for f in kept}, names)
     job = Job(
         where, names, max_fetch_bytes, page_index, merging=base.reader.config.plan,
         table_file=reading.table_file,
     )  # fmt: skip
     parts = None if where is None else PartitionPredicate(CompiledPredicate(where), None)
 
-    async def one(location: FileInfo) -> Any:
+    async def one(location: str | FileInfo) -> Any:
         try:
-            return await read_one_file(base, location, parts, job, not stream)
+            return await read_one_file(base, location, parts, job, not stream, lake)
         except PyBloomError as exc:
-            raise exc.with_context(path=location.path) from None
+            raise exc.with_context(path=location_text(location)) from None
 
     def shaped(rows: Any, plan: FilePlan) -> Any:
         path = location_text(plan.location)

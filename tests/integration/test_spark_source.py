@@ -274,7 +274,9 @@ def test_lookup_on_spark_equals_local(session: Any, spark_files: WrittenFiles) -
     assert lookup_on_spark(session, root, "id = -1").collect() == []
 
 
-def test_lake_index_on_spark(session: Any, spark_files: WrittenFiles, tmp_path: Path) -> None:
+def test_lake_index_on_spark(
+    session: Any, spark_files: WrittenFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pybloom_async.apps.spark.scan import ReadSettings, file_schema, plan_read
     from pybloom_async.apps.spark.spark_types import spark_arrow_schema
     from pybloom_async.io.base import SourceStats
@@ -320,6 +322,23 @@ def test_lake_index_on_spark(session: Any, spark_files: WrittenFiles, tmp_path: 
     assert without.requests >= 2 * 6 > stats.requests - 2
     ours = session.read.format("pybloom").load(str(lake)).where(where)
     assert rows(ours) == rows(session.read.parquet(str(lake)).where(where)) and rows(ours)
+    # A lookup over parquet-java's files (several row groups, page indexes): their footers
+    # come from the index's digest, none is read.
+    from pybloom_async.read.reader import BloomReader
+
+    footer_reads: list[str] = []
+    original = BloomReader._read_footer
+
+    async def counted(self: BloomReader, source: Any) -> Any:
+        footer_reads.append(source.path)
+        return await original(self, source)
+
+    monkeypatch.setattr(BloomReader, "_read_footer", counted)
+    got = lookup_sync(str(lake), where, columns=["id", "c_string"])
+    spark_rows = session.read.parquet(str(lake)).where(where).select("id", "c_string")
+    mine = sorted((r["id"], r["c_string"]) for r in got.to_pylist())
+    assert mine == sorted((r["id"], r["c_string"]) for r in spark_rows.collect())
+    assert got.num_rows >= 3 and footer_reads == []
 
 
 def test_add_filters_on_spark(session: Any, tmp_path: Path) -> None:

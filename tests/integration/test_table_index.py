@@ -114,7 +114,8 @@ def test_iceberg_index_is_found_with_no_listing(
     import pybloom_async.lake.segments
 
     for module in (pybloom_async.lake.prune, pybloom_async.lake.segments):
-        monkeypatch.setattr(module, "list_segments", no_listing)
+        monkeypatch.setattr(module, "listed_segments", no_listing)
+    monkeypatch.setattr(pybloom_async.lake.segments, "list_segments", no_listing)
     key = 3 * FILES + 5  # in part-5 only
     stats = SourceStats()
     verdicts = pba.prune_sync(iceberg, f"id = {key}", use_index="lake", row_groups=False,
@@ -295,3 +296,44 @@ def test_a_copied_table_keeps_its_index(tmp_path: Path) -> None:
     stats = SourceStats()
     assert pba.lookup_sync(dt, "id = 13", stats=stats).column("id").to_pylist() == [13]
     assert stats.requests <= 1 + 1 + 2 + 2  # directory, stripe, and the kept files
+
+
+@pytest.fixture
+def footer_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths whose footer a reader reads from the file."""
+    from pybloom_async.read.reader import BloomReader
+
+    seen: list[str] = []
+    original = BloomReader._read_footer
+
+    async def counted(self: BloomReader, source: Any) -> Any:
+        seen.append(source.path)
+        return await original(self, source)
+
+    monkeypatch.setattr(BloomReader, "_read_footer", counted)
+    return seen
+
+
+def test_table_lookups_take_the_kept_files_footers_from_the_digest(
+    iceberg: Any, tmp_path: Path, footer_reads: list[str]
+) -> None:
+    """Iceberg (its Puffin file) and Delta (its segments): no footer of an indexed file is
+    read, a file added after the index is read with its own."""
+    key = 3 * FILES + 5
+    want = pba.lookup_sync(iceberg, f"id IN ({key}, 100000)")
+    pba.build_lake_index_sync(iceberg, ["id"])
+    footer_reads.clear()
+    assert pba.lookup_sync(iceberg, f"id IN ({key}, 100000)").equals(want)
+    assert footer_reads == []
+    dt = _delta(tmp_path / "t")
+    want = pba.lookup_sync(dt, f"id = {key}")
+    pba.build_lake_index_sync(dt, ["id"])
+    footer_reads.clear()
+    assert pba.lookup_sync(dt, f"id = {key}").equals(want) and want.num_rows == 1
+    assert footer_reads == []
+    deltalake.write_deltalake(tmp_path / "t", pa.table({"id": pa.array([key], pa.int64())}),
+                              mode="append")  # fmt: skip
+    dt = deltalake.DeltaTable(tmp_path / "t")
+    footer_reads.clear()
+    assert pba.lookup_sync(dt, f"id = {key}").column("id").to_pylist() == [key, key]
+    assert len(footer_reads) == 1  # the file appended after the index

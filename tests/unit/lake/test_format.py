@@ -5,20 +5,25 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pybloom_async.errors import ParquetFormatError
 from pybloom_async.lake.format import (
+    FORMAT_VERSION,
     MAGIC,
     TRAILER,
+    DigestRecords,
     LakeColumn,
     LakeFile,
     Segment,
     decode_directory,
     decode_trailer,
+    digest_record,
     encode_segment,
+    record_metadata,
     stripe_crc_ok,
 )
 from pybloom_async.parquet import ColumnDescriptor
@@ -67,13 +72,15 @@ def test_round_trip() -> None:
     assert stripe_crc_ok(data[start:end])
 
 
-def _with_directory(data: bytes, change: Callable[[dict[str, Any]], None]) -> bytes:
+def _with_directory(
+    data: bytes, change: Callable[[dict[str, Any]], None], version: int = 1
+) -> bytes:
     """The segment with its directory's JSON changed (CRC and trailer made good)."""
     offset, packed, _ = _directory(data)
     doc = json.loads(zlib.decompress(packed))
     change(doc)
     packed = zlib.compress(json.dumps(doc).encode())
-    trailer = TRAILER.pack(offset, len(packed), zlib.crc32(packed), 1, 0, MAGIC)
+    trailer = TRAILER.pack(offset, len(packed), zlib.crc32(packed), version, 0, MAGIC)
     return data[:offset] + packed + trailer
 
 
@@ -143,3 +150,42 @@ def test_a_directory_above_the_cap_is_refused_before_it_is_read() -> None:
     trailer = TRAILER.pack(8, length, 0, 1, 0, MAGIC)
     with pytest.raises(ParquetFormatError, match="above the limit"):
         decode_trailer(trailer, 8 + length + TRAILER.size, "seg")
+
+
+def _with_digest() -> bytes:
+    desc = ColumnDescriptor(0, ("id",), PhysicalType.INT64, None, 0, None)
+    col = LakeColumn(desc, 1, 10, 0.01, 0, frozenset(), frozenset())
+    records = [digest_record(b"footer of a"), digest_record(b"footer of b")]
+    digest = DigestRecords([(records[0], 0), None], [records[1]])
+    return encode_segment(FILES, [(col, bytes(64))], digest=digest)
+
+
+def test_the_digest_lies_between_the_sections_and_the_directory() -> None:
+    data = _with_digest()
+    seg = _decoded(data)
+    assert seg.digest is not None
+    (first, none), (schema,) = seg.digest.files, seg.digest.schemas
+    assert none is None and seg.digest.schema_of == (0, None)
+    assert first[0] == 8 + 2 * 32 + 4 and first[1] == schema[0]
+    assert schema[1] == decode_trailer(data, len(data), "seg")[0]
+    assert record_metadata(data[first[0] : first[1]], "seg") == b"footer of a"
+    assert record_metadata(data[schema[0] : schema[1]], "seg") == b"footer of b"
+    damaged = bytearray(data[first[0] : first[1]])
+    damaged[2] ^= 0x08
+    with pytest.raises(ParquetFormatError, match="CRC"):
+        record_metadata(bytes(damaged), "seg")
+    for bad in ([[10, 1], None], [[2, 0], None], [None], "x"):
+        with pytest.raises(ParquetFormatError, match="malformed"):
+            _decoded(_with_directory(data, lambda d, b=bad: d["digest"].update(files=b), 2))
+
+
+def test_a_segment_of_format_version_1_is_read() -> None:
+    """Written by the builder before the digest (three files f0..f2 of 10 ids): read with no
+    digest, so its files' footers are read."""
+    data = (Path(__file__).parent / "data" / "segment-v1.pbl").read_bytes()
+    assert decode_trailer(data, len(data), "seg")[0] == 8 + 3 * 32 + 4
+    seg = _decoded(data)
+    assert seg.digest is None
+    assert [f.name for f in seg.files] == ["f0.parquet", "f1.parquet", "f2.parquet"]
+    assert [c.path for c in seg.columns] == ["id"]
+    assert FORMAT_VERSION == 2
