@@ -24,7 +24,7 @@ from ...read.fetch import ReaderConfig
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES, Sources, plan_lookup
 from ...tables import table_kind
 from .common import OptionsArg, check_concurrency, run_sync, spark_context, store_options
-from .one_line import one_line_rows
+from .one_line import check_traceback, one_line_rows
 from .reading import read_task
 from .scan import (
     DEFAULT_MAX_PARTITION_BYTES,
@@ -123,8 +123,7 @@ def lookup_on_spark(
         )
     if config is not None and not isinstance(config, ReaderConfig):
         raise InvalidArgumentError(f"config must be a ReaderConfig, not {type(config).__name__}")
-    if not isinstance(traceback, bool):
-        raise InvalidArgumentError("traceback must be True or False", value=traceback)
+    check_traceback(traceback)
     settings = ReadSettings(
         options=store_options(options),
         config=config,

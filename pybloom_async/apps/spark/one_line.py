@@ -28,9 +28,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TypeVar
 
-from ...errors import PyBloomError
+from ...errors import InvalidArgumentError, PyBloomError
 
-__all__ = ["HIDE_VARIABLE", "TRACEBACK_OPTION", "asks_traceback", "one_line", "one_line_rows"]
+__all__ = [
+    "HIDE_VARIABLE",
+    "TRACEBACK_OPTION",
+    "asks_traceback",
+    "check_traceback",
+    "one_line",
+    "one_line_rows",
+]
 
 T = TypeVar("T")
 
@@ -48,6 +55,19 @@ def asks_traceback(options: Mapping[str, str]) -> bool:
         if key.lower() == TRACEBACK_OPTION:
             return str(text).strip().lower() == "true"
     return False
+
+
+def check_traceback(traceback: object) -> bool:
+    """The ``traceback`` argument of the Spark jobs, checked: True or False.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Anything else.
+    """
+    if not isinstance(traceback, bool):
+        raise InvalidArgumentError("traceback must be True or False", value=traceback)
+    return traceback
 
 
 @contextmanager
