@@ -327,6 +327,36 @@ def test_tasks_keep_file_order_and_split_large_files(tmp_path: Path) -> None:
     assert whole > 3 * OPEN_COST_BYTES
 
 
+def test_tasks_balanced_by_the_bytes_each_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's size is its kept row groups' chunk bytes of the columns read: one row group
+    large in the column read (``id``) takes a task alone, the small ones (large only in a
+    column not read, ``blob``) share the others."""
+    from pybloom_async.apps.spark import scan
+    from pybloom_async.rows.api import plan_lookup
+
+    monkeypatch.setattr(scan, "OPEN_COST_BYTES", 64 * 1024)  # the data scaled down 64x
+    rng = np.random.default_rng(7)
+    path = tmp_path / "f.parquet"
+    sizes = [32_000] + [4_000] * 8
+    with pq.ParquetWriter(
+        path, pa.schema({"id": pa.int64(), "blob": pa.binary()}), compression="none"
+    ) as w:
+        for rows in sizes:
+            blob = [b""] * rows if rows > 4_000 else [rng.bytes(64) for _ in range(rows)]
+            ids = pa.array(rng.integers(0, 2**62, rows), pa.int64())
+            w.write_table(pa.table({"id": ids, "blob": pa.array(blob, pa.binary())}))
+    planned = anyio.run(lambda: plan_lookup(str(path), "id >= 0", ["id"]))
+    reads = [FileRead(p.location, p) for p in planned.files]
+    tasks = split_tasks(reads, 10**12, 2, planned.job)
+    groups = [[g for r in t for g in r.plan.kept] for t in tasks]  # type: ignore[union-attr]
+    assert groups[0] == [0] and len(groups) >= 3, groups  # the large one alone
+    assert sorted(g for t in groups for g in t) == list(range(len(sizes)))
+    read = [sum(scan.group_bytes(r.plan, planned.job).values()) for t in tasks for r in t]  # type: ignore[arg-type]
+    assert max(read[1:]) <= read[0], read
+
+
 def test_options_are_parsed_and_checked() -> None:
     got = SourceOptions.parse(
         {

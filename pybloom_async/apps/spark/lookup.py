@@ -99,7 +99,8 @@ def lookup_on_spark(
         Object-store options, files read at once (on the driver and within each task),
         reader limits; as for :func:`pybloom_async.spark.prune_on_spark`.
     max_partition_bytes:
-        Kept row-group bytes per Spark task, at most.
+        Bytes to read per Spark task, at most: the kept row groups' column chunks of the
+        columns read (a single row group larger than it is a task alone).
     num_partitions:
         Tasks to spread a large read over, at least (default: the context's parallelism).
     traceback:
@@ -159,7 +160,8 @@ def lookup_on_spark(
         least = int(context.defaultParallelism)
     else:
         least = positive_int("num_partitions", num_partitions)
-    tasks = split_tasks(reads, positive_int("max_partition_bytes", max_partition_bytes), least)
+    limit = positive_int("max_partition_bytes", max_partition_bytes)
+    tasks = split_tasks(reads, limit, least, job)
     if not tasks:
         return spark.createDataFrame([], struct)
     work = _Tasks(tuple(ReadTask(tuple(t), job, settings) for t in tasks), traceback)

@@ -97,7 +97,7 @@ class _Reader(DataSourceReader):
             return [InputPartition(t) for t in tables]
         refuse_table_folder(source.sources, source.settings.options)  # a schema given
         reads, job = run_sync(plan_read, source.sources, where, rows, source.settings)
-        tasks = split_tasks(reads, source.max_partition_bytes, source.min_partitions)
+        tasks = split_tasks(reads, source.max_partition_bytes, source.min_partitions, job)
         return [InputPartition(ReadTask(tuple(t), job, source.settings)) for t in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
