@@ -436,6 +436,64 @@ def test_pushed_filters_prune_only_where_spark_keeps_plans_apart(
     assert groups(plain, key) == ([], 1)
 
 
+def _counted(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every run of the driver's planning counts its requests in one SourceStats."""
+    from pybloom_async.io.base import SourceStats
+
+    stats = SourceStats()
+    run = ReadSettings.run
+    monkeypatch.setattr(ReadSettings, "run", lambda self, _=None: run(self, stats))
+    return stats
+
+
+def _shipped_plan(options: dict[str, str], stats: Any) -> tuple[Any, Any, list[Any], int]:
+    """What Spark does on the driver: schema(), the data source pickled to the planning
+    worker, reader(schema), the read function (the reader) pickled, partitions(); the
+    driver's reads counted; then the tasks' rows."""
+    import pickle
+
+    from pybloom_async.apps.spark import source as module
+
+    data_source = module.PybloomDataSourceWithoutPushdown(options)
+    schema = data_source.schema()
+    shipped = pickle.dumps(data_source)
+    planning = pickle.loads(shipped)
+    reader = planning.reader(schema)
+    assert pickle.loads(pickle.dumps(reader)).planned is None  # the footers stay behind
+    assert "_planned" not in pickle.loads(pickle.dumps(planning)).__dict__
+    parts = reader.partitions()
+    planning = stats.requests
+    rows = [r for p in parts for b in reader.read(p) for r in b.to_pylist()]
+    return pickle.loads(shipped), schema, rows, planning
+
+
+@pytest.mark.parametrize("where", [None, "id IN (5, 1500, 2999)"])
+def test_the_driver_reads_each_footer_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str | None
+) -> None:
+    """schema() plans the read from the footers it reads; partitions() takes that plan
+    while the files are the ones it was made of (one read per file in all), and plans
+    again when one was replaced."""
+    root = _lake(tmp_path / "lake")
+    stats = _counted(monkeypatch)
+    options = {"path": str(root)} | ({"where": where} if where else {})
+    shipped, schema, got, reads = _shipped_plan(options, stats)
+    assert reads == 3, stats  # one read per file: footer (and filters) at once
+    predicate = parse_predicate(where) if where else None
+    expected = pq.read_table(root) if predicate is None else lookup_sync(str(root), predicate)
+    assert [r["id"] for r in got] == expected.column("id").to_pylist()
+    # A file replaced since schema(): noticed, planned again from its new footer.
+    table = pq.read_table(root / "p1.parquet")
+    pq.write_table(table.slice(0, 600), root / "p1.parquet", row_group_size=250)
+    reader = shipped.reader(schema)  # a later query: the same pickled data source
+    stats.reset()
+    parts = reader.partitions()
+    assert stats.requests >= 1  # its footer read again
+    again = [r["id"] for p in parts for b in reader.read(p) for r in b.to_pylist()]
+    expected = pq.read_table(root) if predicate is None else lookup_sync(str(root), predicate)
+    assert again == expected.column("id").to_pylist()
+
+
 def _lake(root: Path) -> Path:
     root.mkdir()
     for i in range(3):

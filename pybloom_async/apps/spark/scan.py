@@ -40,6 +40,7 @@ from ...predicate import IsNotNull, Predicate
 from ...pruning.api import CompiledPredicate
 from ...pruning.partitions import PartitionPredicate
 from ...read.fetch import ReaderConfig
+from ...read.plan import PlanConfig
 from ...read.reader import OpenedFile
 from ...read.run import RunOptions, open_run
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES, plan_lookup
@@ -51,6 +52,7 @@ from ...types import PhysicalType
 
 __all__ = [
     "DEFAULT_MAX_PARTITION_BYTES",
+    "NO_PREDICATE",
     "OPEN_COST_BYTES",
     "FileRead",
     "ReadSettings",
@@ -59,7 +61,10 @@ __all__ = [
     "group_bytes",
     "int96_columns",
     "listed_partitions",
+    "no_schema",
     "plan_read",
+    "scan_files",
+    "scan_job",
     "scan_rows",
     "split_tasks",
 ]
@@ -226,7 +231,7 @@ def int96_columns(plans: Sequence[FilePlan]) -> frozenset[str]:
 #: PartitionPredicate decides a predicate's leaves on partition columns, and settles the
 #: columns' types from a listing; a read with no predicate asks only the latter (its types,
 #: and each file's values), so this predicate, never decided, is all it holds.
-_NO_PREDICATE = IsNotNull("*")
+NO_PREDICATE = IsNotNull("*")
 
 
 def listed_partitions(
@@ -237,10 +242,23 @@ def listed_partitions(
     partitioning = settings.folders()
     if partitioning is None:
         return None
-    compiled = CompiledPredicate(_NO_PREDICATE if where is None else where)
+    compiled = CompiledPredicate(NO_PREDICATE if where is None else where)
     parts = PartitionPredicate(compiled, partitioning)
     parts.settle(listed)
     return parts
+
+
+def no_schema(
+    sources: object, files: int, first: PyBloomError | None = None
+) -> InvalidArgumentError:
+    """The error of a read none of whose ``files`` footers could be read (``first``: the
+    first reason, where known)."""
+    what = "no Parquet file" if not files else f"none of the {files} files"
+    why = f" ({first})" if first is not None else ""
+    return InvalidArgumentError(
+        f"{what} can be read under {sources!r}{why}, so there is no schema to read them by: "
+        "give one (.schema(...))"
+    )
 
 
 def scan_rows(parts: PartitionPredicate | None, location: str | FileInfo) -> RowsOf | None:
@@ -291,11 +309,7 @@ async def file_schema(
         found = await for_each(listed, one, run.limit)
     plans = [p for p in found if p is not None]
     if not plans:
-        what = "no Parquet file" if not listed else f"none of the {len(listed)} files"
-        raise InvalidArgumentError(
-            f"{what} can be read under {sources!r}, so there is no schema to read them by: "
-            "give one (.schema(...))"
-        )
+        raise no_schema(sources, len(listed))
     schema, _ = result_schema(plans, None, partition_fields(parts) if parts else ())
     return schema, int96_columns(plans)
 
@@ -368,13 +382,12 @@ async def _unplanned(
     return reads
 
 
-async def _scan(
-    sources: str | Sequence[str | FileInfo],
-    schema: pa.Schema,
-    settings: ReadSettings,
-    options: RunOptions,
-) -> tuple[list[FileRead], Job]:
-    """Every row group of every file: no predicate to prune by."""
+async def scan_files(
+    sources: str | Sequence[str | FileInfo], settings: ReadSettings, options: RunOptions
+) -> tuple[list[FileRead], PartitionPredicate | None, PlanConfig]:
+    """Every file listed, each footer read once, every row group kept (a read with no
+    predicate); a file the driver cannot read has no plan (raised with ``strict``). Also
+    the partition columns and how the reader merges ranges."""
     async with open_run(options) as run:
         listed = await expand_paths(sources, run.reader)
         parts = listed_partitions(listed, settings)
@@ -393,8 +406,29 @@ async def _scan(
             return FileRead(location, describe(location, footer, everything, False, rows))
 
         reads = await for_each(listed, one, run.limit)
-        merging = run.reader.config.plan
+        return reads, parts, run.reader.config.plan
+
+
+def scan_job(
+    schema: pa.Schema,
+    settings: ReadSettings,
+    parts: PartitionPredicate | None,
+    merging: PlanConfig,
+) -> Job:
+    """The job of a read with no predicate, shaped to ``schema``."""
     names = list(schema.names)
     folders = partition_fields(parts) if parts else ()
     job = Job(None, names, settings.max_fetch_bytes, False, merging=merging, folders=folders)
-    return [r for r in reads if r.plan is None or r.plan.kept], job.shaped(schema, names)
+    return job.shaped(schema, names)
+
+
+async def _scan(
+    sources: str | Sequence[str | FileInfo],
+    schema: pa.Schema,
+    settings: ReadSettings,
+    options: RunOptions,
+) -> tuple[list[FileRead], Job]:
+    """Every row group of every file: no predicate to prune by."""
+    reads, parts, merging = await scan_files(sources, settings, options)
+    job = scan_job(schema, settings, parts, merging)
+    return [r for r in reads if r.plan is None or r.plan.kept], job
