@@ -327,6 +327,8 @@ def test_one_line_only_for_our_errors_in_a_spark_worker(monkeypatch: pytest.Monk
     asked for; the caller's own process (lookup_on_spark's planning) is left alone."""
     monkeypatch.delenv(HIDE_VARIABLE, raising=False)
     monkeypatch.delenv("SPARK_PYTHON_RUNTIME", raising=False)
+    for factory in ("SECRET", "PORT", "SOCK_PATH"):
+        monkeypatch.delenv(f"PYTHON_WORKER_FACTORY_{factory}", raising=False)
 
     def fail(error: Exception, traceback: bool = False) -> bool:
         with pytest.raises(type(error)), one_line(traceback):
@@ -338,6 +340,12 @@ def test_one_line_only_for_our_errors_in_a_spark_worker(monkeypatch: pytest.Monk
     assert not fail(KeyError("a bug keeps its traceback"))
     assert not fail(InvalidArgumentError("bad"), traceback=True)
     assert fail(InvalidArgumentError("bad"))
+    # Spark 4.1 sets no SPARK_PYTHON_RUNTIME: its workers have their factory's secret.
+    monkeypatch.delenv("SPARK_PYTHON_RUNTIME")
+    assert not fail(InvalidArgumentError("bad"))
+    monkeypatch.setenv("PYTHON_WORKER_FACTORY_SECRET", "s")
+    assert fail(InvalidArgumentError("bad"))
+    assert not fail(InvalidArgumentError("bad"), traceback=True)
 
 
 def test_schema_reads_only_the_folders_the_where_option_keeps(

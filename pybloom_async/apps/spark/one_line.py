@@ -35,6 +35,7 @@ __all__ = [
     "TRACEBACK_OPTION",
     "asks_traceback",
     "check_traceback",
+    "in_spark_worker",
     "one_line",
     "one_line_rows",
 ]
@@ -45,7 +46,20 @@ T = TypeVar("T")
 TRACEBACK_OPTION = "traceback"
 #: The variable PySpark's worker reads to report an error by its last line only.
 HIDE_VARIABLE = "SPARK_HIDE_TRACEBACK"
-_RUNTIME = "SPARK_PYTHON_RUNTIME"  # "PYTHON_WORKER" in every Python worker Spark starts
+_RUNTIME = "SPARK_PYTHON_RUNTIME"  # "PYTHON_WORKER" in every Python worker Spark 4.2+ starts
+#: What every Python worker of Spark 4.1 has of its factory (how it connects back to the
+#: JVM); Spark 4.1 does not set SPARK_PYTHON_RUNTIME.
+_FACTORY = (
+    "PYTHON_WORKER_FACTORY_SECRET",
+    "PYTHON_WORKER_FACTORY_PORT",
+    "PYTHON_WORKER_FACTORY_SOCK_PATH",
+)
+
+
+def in_spark_worker() -> bool:
+    """Whether this process is a Python worker Spark started (not the user's own)."""
+    environ = os.environ
+    return environ.get(_RUNTIME) == "PYTHON_WORKER" or any(k in environ for k in _FACTORY)
 
 
 def asks_traceback(options: Mapping[str, str]) -> bool:
@@ -77,7 +91,7 @@ def one_line(traceback: bool) -> Iterator[None]:
     try:
         yield
     except PyBloomError:
-        if not traceback and os.environ.get(_RUNTIME) == "PYTHON_WORKER":
+        if not traceback and in_spark_worker():
             os.environ[HIDE_VARIABLE] = "1"
         raise
 
