@@ -128,8 +128,8 @@ def spark_schema(schema: pa.Schema, int96: Collection[str] = ()) -> StructType:
 
     arrow = spark_arrow_schema(schema, int96)
     # A timestamp without a time zone is Spark's TIMESTAMP_NTZ, as its Parquet reader types
-    # it: PySpark 4.3 converts it so by default, 4.1 and 4.2 only when asked (else TIMESTAMP,
-    # an instant, shown shifted by the session's time zone).
+    # it: PySpark 4.2 and later convert it so by default, 4.1 only when asked (else
+    # TIMESTAMP, an instant, shown shifted by the session's time zone).
     keywords: dict[str, Any] = {}
     if "prefer_timestamp_ntz" in inspect.signature(from_arrow_schema).parameters:
         keywords["prefer_timestamp_ntz"] = True
