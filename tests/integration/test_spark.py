@@ -658,3 +658,49 @@ def test_sidecar_index_on_spark(
     # statistics), garbage cannot be read (kept).
     verdicts = prune_on_spark(spark_session, str(lake), col("id") == b_row["id"], use_index=True)
     assert surviving_files(verdicts) == [str(lake / "b.parquet"), str(lake / "garbage.parquet")]
+
+
+# --------------------------------------------------------------------------- one-line errors
+
+TRACEBACK = "Traceback (most recent call last)"
+
+
+@spark
+def test_job_errors_reach_the_user_in_one_line(spark_session: Any, tmp_path: Path) -> None:
+    """An error of ours in a task of prune_on_spark, the index builds or add_filters
+    reaches the user as its one line inside Spark's exception; ``traceback=True`` keeps
+    the Python traceback."""
+    from pybloom_async.spark import (
+        add_bloom_filters_on_spark,
+        build_index_on_spark,
+        build_lake_index_on_spark,
+    )
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    pa = pytest.importorskip("pyarrow")
+    pq.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64())}), lake / "a.parquet")
+    (lake / "garbage.parquet").write_bytes(b"not a parquet file, only text" * 10)
+    jobs = {
+        "prune_on_spark": lambda tb: prune_on_spark(
+            spark_session, str(lake), "id = 2", strict=True, num_partitions=1, traceback=tb
+        ).collect(),
+        "build_index_on_spark": lambda tb: build_index_on_spark(
+            spark_session, str(lake), ["id"], strict=True, num_partitions=1, traceback=tb
+        ).collect(),
+        "build_lake_index_on_spark": lambda tb: build_lake_index_on_spark(
+            spark_session, str(lake), ["id"], strict=True, num_partitions=1, traceback=tb
+        ),
+        "add_bloom_filters_on_spark": lambda tb: add_bloom_filters_on_spark(
+            spark_session, str(lake), ["id"], strict=True, num_partitions=1, traceback=tb
+        ).collect(),
+    }
+    for name, job in jobs.items():
+        for traceback in (False, True):
+            with pytest.raises(Exception, match=r"garbage\.parquet") as info:
+                job(traceback)
+            text = str(info.value)
+            assert "pybloom_async.errors" in text, (name, text[-2000:])
+            assert (TRACEBACK in text) is traceback, (name, traceback, text[-2000:])
+        with pytest.raises(InvalidArgumentError, match="traceback must be True or False"):
+            job("yes")

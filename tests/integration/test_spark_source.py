@@ -229,7 +229,7 @@ def test_mistakes_fail_in_one_line(session: Any, spark_files: WrittenFiles) -> N
     with pytest.raises(Exception, match=r"PredicateError: .*'abc'.*c_date") as info:
         load().option("where", "c_date = 'abc'").load(root).collect()
     assert "pybloom_async.errors" in str(info.value)
-    with pytest.raises(Exception, match="no such column"):
+    with pytest.raises(Exception, match="no file read has this column"):
         load().option("where", "nope = 1").load(root).collect()
     with pytest.raises(Exception, match="unknown option 'wher'"):
         load().option("wher", "id = 1").load(root).collect()

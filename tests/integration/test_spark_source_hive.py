@@ -200,7 +200,7 @@ def _mistakes(session: Any, root: Path, bad: Path) -> list[tuple[Any, str]]:
         (lambda o: load(**o).option("where", "id = 'abc'").load(str(root)).collect(),
          r"PredicateError: 'abc' is not a value of this column"),
         (lambda o: load(**o).option("where", "nope = 1").load(str(root)).collect(),
-         "PredicateError: no such column"),
+         "PredicateError: no file read has this column"),
         (lambda o: load(**o).option("strict", "true").load(str(bad)).where("id = 1").collect(),
          r"ParquetFormatError: not a Parquet file.*garbage\.parquet"),
         # Kept on the driver: the task that reads it fails.
@@ -327,6 +327,8 @@ def test_one_line_only_for_our_errors_in_a_spark_worker(monkeypatch: pytest.Monk
     asked for; the caller's own process (lookup_on_spark's planning) is left alone."""
     monkeypatch.delenv(HIDE_VARIABLE, raising=False)
     monkeypatch.delenv("SPARK_PYTHON_RUNTIME", raising=False)
+    for factory in ("SECRET", "PORT", "SOCK_PATH"):
+        monkeypatch.delenv(f"PYTHON_WORKER_FACTORY_{factory}", raising=False)
 
     def fail(error: Exception, traceback: bool = False) -> bool:
         with pytest.raises(type(error)), one_line(traceback):
@@ -338,3 +340,48 @@ def test_one_line_only_for_our_errors_in_a_spark_worker(monkeypatch: pytest.Monk
     assert not fail(KeyError("a bug keeps its traceback"))
     assert not fail(InvalidArgumentError("bad"), traceback=True)
     assert fail(InvalidArgumentError("bad"))
+    # Spark 4.1 sets no SPARK_PYTHON_RUNTIME: its workers have their factory's secret.
+    monkeypatch.delenv("SPARK_PYTHON_RUNTIME")
+    assert not fail(InvalidArgumentError("bad"))
+    monkeypatch.setenv("PYTHON_WORKER_FACTORY_SECRET", "s")
+    assert fail(InvalidArgumentError("bad"))
+    assert not fail(InvalidArgumentError("bad"), traceback=True)
+
+
+def test_schema_reads_only_the_folders_the_where_option_keeps(
+    pyarrow_lake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the where option the schema is the local lookup's: the files of folders it
+    rules out are not opened (one read per file of the folder kept, the plan made from the
+    same reads), unless no file kept has a column of the predicate (then theirs are read,
+    as the lookup reads them)."""
+    import pickle
+
+    from pybloom_async.apps.spark import source as module
+    from pybloom_async.io.base import SourceStats
+
+    root = tmp_path / "lake"
+    shutil.copytree(pyarrow_lake, root)
+    for other in (root / "dt=2024-01-01").glob("*.parquet"):
+        other.write_bytes(b"not parquet" * 10)  # never opened: its folder rules it out
+    stats = SourceStats()
+    run = ReadSettings.run
+    monkeypatch.setattr(ReadSettings, "run", lambda self, _=None: run(self, stats))
+    where = "dt = '2024-01-03' AND id > 10"
+    data_source = module.PybloomDataSourceWithoutPushdown({"path": str(root), "where": where})
+    schema = data_source.schema()
+    reader = pickle.loads(pickle.dumps(data_source)).reader(schema)
+    parts = reader.partitions()
+    assert stats.requests == 2, stats  # the two files of dt=2024-01-03, each read once
+    got = [r for p in parts for b in reader.read(p) for r in b.to_pylist()]
+    expected = lookup_sync(str(root), where)
+    assert schema.names == expected.column_names == ["id", "v", "dt"]
+    assert sorted(r["id"] for r in got) == sorted(expected.column("id").to_pylist())
+    # A column only the files of another folder have: their footers are read for the
+    # schema, as the lookup reads them (and the answer is empty, as the lookup's).
+    extra = root / "dt=2024-01-02" / "extra.parquet"
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64()), "x": pa.array([5])}), extra)
+    where = "dt = '2024-01-03' AND x = 5"
+    wide = module.PybloomDataSourceWithoutPushdown({"path": str(root), "where": where})
+    assert wide.schema().names == lookup_sync(str(root), where).column_names
+    assert "x" in wide.schema().names

@@ -327,6 +327,36 @@ def test_tasks_keep_file_order_and_split_large_files(tmp_path: Path) -> None:
     assert whole > 3 * OPEN_COST_BYTES
 
 
+def test_tasks_balanced_by_the_bytes_each_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's size is its kept row groups' chunk bytes of the columns read: one row group
+    large in the column read (``id``) takes a task alone, the small ones (large only in a
+    column not read, ``blob``) share the others."""
+    from pybloom_async.apps.spark import scan
+    from pybloom_async.rows.api import plan_lookup
+
+    monkeypatch.setattr(scan, "OPEN_COST_BYTES", 64 * 1024)  # the data scaled down 64x
+    rng = np.random.default_rng(7)
+    path = tmp_path / "f.parquet"
+    sizes = [32_000] + [4_000] * 8
+    with pq.ParquetWriter(
+        path, pa.schema({"id": pa.int64(), "blob": pa.binary()}), compression="none"
+    ) as w:
+        for rows in sizes:
+            blob = [b""] * rows if rows > 4_000 else [rng.bytes(64) for _ in range(rows)]
+            ids = pa.array(rng.integers(0, 2**62, rows), pa.int64())
+            w.write_table(pa.table({"id": ids, "blob": pa.array(blob, pa.binary())}))
+    planned = anyio.run(lambda: plan_lookup(str(path), "id >= 0", ["id"]))
+    reads = [FileRead(p.location, p) for p in planned.files]
+    tasks = split_tasks(reads, 10**12, 2, planned.job)
+    groups = [[g for r in t for g in r.plan.kept] for t in tasks]  # type: ignore[union-attr]
+    assert groups[0] == [0] and len(groups) >= 3, groups  # the large one alone
+    assert sorted(g for t in groups for g in t) == list(range(len(sizes)))
+    read = [sum(scan.group_bytes(r.plan, planned.job).values()) for t in tasks for r in t]  # type: ignore[arg-type]
+    assert max(read[1:]) <= read[0], read
+
+
 def test_options_are_parsed_and_checked() -> None:
     got = SourceOptions.parse(
         {
@@ -404,6 +434,64 @@ def test_pushed_filters_prune_only_where_spark_keeps_plans_apart(
     monkeypatch.setattr(plan_guard, "PER_SCAN_PLANS", frozenset({(5, 0)}))
     monkeypatch.setattr(module, "pyspark_version", lambda: (5, 0))
     assert groups(plain, key) == ([], 1)
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Every run of the driver's planning counts its requests in one SourceStats."""
+    from pybloom_async.io.base import SourceStats
+
+    stats = SourceStats()
+    run = ReadSettings.run
+    monkeypatch.setattr(ReadSettings, "run", lambda self, _=None: run(self, stats))
+    return stats
+
+
+def _shipped_plan(options: dict[str, str], stats: Any) -> tuple[Any, Any, list[Any], int]:
+    """What Spark does on the driver: schema(), the data source pickled to the planning
+    worker, reader(schema), the read function (the reader) pickled, partitions(); the
+    driver's reads counted; then the tasks' rows."""
+    import pickle
+
+    from pybloom_async.apps.spark import source as module
+
+    data_source = module.PybloomDataSourceWithoutPushdown(options)
+    schema = data_source.schema()
+    shipped = pickle.dumps(data_source)
+    planning = pickle.loads(shipped)
+    reader = planning.reader(schema)
+    assert pickle.loads(pickle.dumps(reader)).planned is None  # the footers stay behind
+    assert "_planned" not in pickle.loads(pickle.dumps(planning)).__dict__
+    parts = reader.partitions()
+    planning = stats.requests
+    rows = [r for p in parts for b in reader.read(p) for r in b.to_pylist()]
+    return pickle.loads(shipped), schema, rows, planning
+
+
+@pytest.mark.parametrize("where", [None, "id IN (5, 1500, 2999)"])
+def test_the_driver_reads_each_footer_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str | None
+) -> None:
+    """schema() plans the read from the footers it reads; partitions() takes that plan
+    while the files are the ones it was made of (one read per file in all), and plans
+    again when one was replaced."""
+    root = _lake(tmp_path / "lake")
+    stats = _counted(monkeypatch)
+    options = {"path": str(root)} | ({"where": where} if where else {})
+    shipped, schema, got, reads = _shipped_plan(options, stats)
+    assert reads == 3, stats  # one read per file: footer (and filters) at once
+    predicate = parse_predicate(where) if where else None
+    expected = pq.read_table(root) if predicate is None else lookup_sync(str(root), predicate)
+    assert [r["id"] for r in got] == expected.column("id").to_pylist()
+    # A file replaced since schema(): noticed, planned again from its new footer.
+    table = pq.read_table(root / "p1.parquet")
+    pq.write_table(table.slice(0, 600), root / "p1.parquet", row_group_size=250)
+    reader = shipped.reader(schema)  # a later query: the same pickled data source
+    stats.reset()
+    parts = reader.partitions()
+    assert stats.requests >= 1  # its footer read again
+    again = [r["id"] for p in parts for b in reader.read(p) for r in b.to_pylist()]
+    expected = pq.read_table(root) if predicate is None else lookup_sync(str(root), predicate)
+    assert again == expected.column("id").to_pylist()
 
 
 def _lake(root: Path) -> Path:

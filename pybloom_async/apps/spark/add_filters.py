@@ -32,6 +32,7 @@ from .common import (
     store_options,
     unique_files,
 )
+from .one_line import check_traceback, one_line_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -83,6 +84,7 @@ class _AddTask:
     replace: bool
     options: StoreOptions | None
     strict: bool
+    traceback: bool = False
 
     def _one(self, location: str | FileInfo) -> AddRow:
         path = location_text(location)
@@ -101,6 +103,9 @@ class _AddTask:
         )  # fmt: skip
 
     def __call__(self, items: Iterable[str | FileInfo]) -> Iterator[AddRow]:
+        return one_line_rows(self._rows(items), self.traceback)
+
+    def _rows(self, items: Iterable[str | FileInfo]) -> Iterator[AddRow]:
         # One guard for the partition: each folder is looked at once for all its files.
         with shared_guard(TableGuard(self.options)):
             for location in items:
@@ -137,6 +142,7 @@ def add_bloom_filters_on_spark(
     options: OptionsArg = None,
     strict: bool = False,
     num_partitions: int | None = None,
+    traceback: bool = False,
 ) -> DataFrame:
     """Add a Bloom filter per row group to the named columns of every file, on the executors.
 
@@ -160,6 +166,10 @@ def add_bloom_filters_on_spark(
         in its row's ``error``.
     num_partitions:
         Tasks to spread the files over (default: the context's parallelism).
+    traceback:
+        True: an error of ours in a task (with ``strict``) reaches the user with its
+        Python traceback (default: its one line inside Spark's exception,
+        :mod:`.one_line`).
 
     Returns
     -------
@@ -190,7 +200,10 @@ def add_bloom_filters_on_spark(
     # Listed as they are; the guard refuses a table's files with what rewriting would do.
     files = unique_files(list_files(paths, store, table_files=True))
     guard.check_all(location_text(f) for f in files)
-    task = _AddTask(names, ndv, float(fpp), int(max_bytes), bool(replace), store, bool(strict))
+    task = _AddTask(
+        names, ndv, float(fpp), int(max_bytes), bool(replace), store, bool(strict),
+        check_traceback(traceback),
+    )  # fmt: skip
     schema = add_filters_schema()
     if not files:
         return spark.createDataFrame([], schema)

@@ -23,6 +23,7 @@ from .common import (
     store_options,
     unique_files,
 )
+from .one_line import check_traceback, one_line_rows
 from .writer_options import check_column
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class _IndexTask:
     options: StoreOptions | None
     strict: bool
     concurrency: int | None
+    traceback: bool = False
 
     async def _build(self, files: list[str | FileInfo]) -> list[BuildRow]:
         from ...index.build import build_index
@@ -82,9 +84,12 @@ class _IndexTask:
         return [_build_row(b.to_dict()) for b in built]
 
     def __call__(self, items: Iterable[str | FileInfo]) -> Iterator[BuildRow]:
+        return one_line_rows(self._rows(items), self.traceback)
+
+    def _rows(self, items: Iterable[str | FileInfo]) -> Iterator[BuildRow]:
         files = list(items)
         if not files:
-            return iter(())
+            return
         try:
             rows = anyio.run(self._build, files)
         except Exception:
@@ -99,7 +104,7 @@ class _IndexTask:
                     rows.append(
                         (location_text(location), None, list(self.columns), None, None, reason)
                     )
-        return iter(rows)
+        yield from rows
 
 
 def _build_row(d: Mapping[str, Any]) -> BuildRow:
@@ -113,6 +118,7 @@ def _build_row(d: Mapping[str, Any]) -> BuildRow:
     )
 
 
+# Long because: the docstring documents every parameter and error (42 lines); the code is 30.
 def build_index_on_spark(
     spark: SparkSession,
     paths: PathsArg,
@@ -124,6 +130,7 @@ def build_index_on_spark(
     strict: bool = False,
     num_partitions: int | None = None,
     concurrency: int | None = None,
+    traceback: bool = False,
 ) -> DataFrame:
     """Build the sidecar index of every file on the executors.
 
@@ -149,6 +156,10 @@ def build_index_on_spark(
         it in its row's ``error``.
     concurrency:
         Files indexed at once within each partition (default: the executor's CPUs).
+    traceback:
+        True: an error of ours in a task (with ``strict``) reaches the user with its
+        Python traceback (default: its one line inside Spark's exception,
+        :mod:`.one_line`).
 
     Returns
     -------
@@ -183,7 +194,9 @@ def build_index_on_spark(
         await build_index([], list(names), fpp=fpp, ndv=sizes, concurrency=limit)
 
     run_sync(validate)
-    task = _IndexTask(names, float(fpp), sizes, store, bool(strict), limit)
+    task = _IndexTask(
+        names, float(fpp), sizes, store, bool(strict), limit, check_traceback(traceback)
+    )
     files = unique_files(list_files(paths, store))
     schema = index_build_schema()
     if not files:

@@ -47,6 +47,7 @@ from .common import (
     store_options,
     unique_files,
 )
+from .one_line import check_traceback, one_line_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -110,6 +111,7 @@ class _PruneTask:
     concurrency: int | None
     config: ReaderConfig | None
     use_index: bool
+    traceback: bool = False
 
     async def _prune(self, files: list[str | FileInfo]) -> list[Verdict]:
         if self.use_index:
@@ -135,9 +137,12 @@ class _PruneTask:
         )
 
     def __call__(self, items: Iterable[str | FileInfo]) -> Iterator[VerdictRow]:
+        return one_line_rows(self._rows(items), self.traceback)
+
+    def _rows(self, items: Iterable[str | FileInfo]) -> Iterator[VerdictRow]:
         files = list(items)
         if not files:
-            return iter(())
+            return
         try:
             verdicts = anyio.run(self._prune, files)
         except Exception:
@@ -147,7 +152,7 @@ class _PruneTask:
             if self.strict:
                 raise
             verdicts = self._one_by_one(files)
-        return (_row(v) for v in verdicts)
+        yield from (_row(v) for v in verdicts)
 
     def _one_by_one(self, files: list[str | FileInfo]) -> list[Verdict]:
         out: list[Verdict] = []
@@ -177,6 +182,7 @@ def prune_on_spark(
     num_partitions: int | None = None,
     concurrency: int | None = None,
     config: ReaderConfig | None = None,
+    traceback: bool = False,
 ) -> DataFrame:
     """Decide on the executors which row groups (or files) may hold matching rows.
 
@@ -220,6 +226,10 @@ def prune_on_spark(
         Files read at once within each partition (default: the reader's, 64).
     config:
         Reader limits (:class:`~pybloom_async.read.reader.ReaderConfig`).
+    traceback:
+        True: an error of ours in a task (with ``strict``) reaches the user with its
+        Python traceback (default: its one line inside Spark's exception,
+        :mod:`.one_line`).
 
     Returns
     -------
@@ -241,8 +251,9 @@ def prune_on_spark(
     if config is not None and not isinstance(config, ReaderConfig):
         raise InvalidArgumentError(f"config must be a ReaderConfig, not {type(config).__name__}")
     task = _PruneTask(
-        predicate, store, bool(strict), check_concurrency(concurrency), config, bool(use_index)
-    )
+        predicate, store, bool(strict), check_concurrency(concurrency), config, bool(use_index),
+        check_traceback(traceback),
+    )  # fmt: skip
     files = list_files(paths, store)
     if use_index:
         files = unique_files(files)  # as prune_with_index does: each file once

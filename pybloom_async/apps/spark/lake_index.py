@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import numpy as np
@@ -66,11 +66,14 @@ from .common import (
     spark_context,
     store_options,
 )
+from .one_line import check_traceback, one_line_rows
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["build_lake_index_on_spark"]
+
+T = TypeVar("T")
 
 Surveyed = tuple[int, FileMaterial | str]
 #: Per file number: its identity as surveyed, and per column the bytes of its filter at the
@@ -90,6 +93,7 @@ class _Build:
     options: StoreOptions | None
     strict: bool
     concurrency: int | None
+    traceback: bool = False
 
     async def each(self, items: Sequence[Any], work: Any) -> list[Any]:
         config = (
@@ -107,6 +111,15 @@ class _Build:
             )  # fmt: skip
             return await for_each(list(items), lambda item: work(ctx, item), r.limit)
 
+    def rows(self, work: Callable[[], list[T]]) -> Iterator[T]:
+        """A task's rows: ``work``'s, done when the rows are first asked for, our errors in
+        one line (:mod:`.one_line`)."""
+
+        def run() -> Iterator[T]:
+            yield from work()
+
+        return one_line_rows(run(), self.traceback)
+
 
 @dataclass(frozen=True)
 class _Survey:
@@ -116,7 +129,7 @@ class _Survey:
         async def one(ctx: BuildContext, item: tuple[int, str | FileInfo]) -> Surveyed:
             return item[0], await survey_file(ctx, item[1])
 
-        return iter(anyio.run(self.build.each, list(items), one))
+        return self.build.rows(lambda: anyio.run(self.build.each, list(items), one))
 
 
 def _summary(row: Surveyed) -> Surveyed:
@@ -155,7 +168,7 @@ class _Filters:
             return number, out
 
         wanted = [r for r in rows if r[0] in self.decisions]
-        return iter(anyio.run(self.build.each, wanted, one))
+        return self.build.rows(lambda: anyio.run(self.build.each, wanted, one))
 
 
 def _decide(
@@ -195,6 +208,7 @@ def build_lake_index_on_spark(
     strict: bool = False,
     concurrency: int | None = None,
     num_partitions: int | None = None,
+    traceback: bool = False,
 ) -> LakeBuild:
     """Build the lake index of the Parquet files under ``root`` on the executors.
 
@@ -216,6 +230,9 @@ def build_lake_index_on_spark(
         ``LakeBuild.errors``.
     num_partitions:
         Tasks to spread the files over (default: the context's parallelism).
+    traceback:
+        True: an error of ours in a task reaches the user with its Python traceback
+        (default: its one line inside Spark's exception, :mod:`.one_line`).
 
     Returns
     -------
@@ -237,7 +254,7 @@ def build_lake_index_on_spark(
     sizes = dict(ndv) if isinstance(ndv, Mapping) else ndv
     build = _Build(
         "", wanted, probability("fpp", fpp), sizes, mode, store, bool(strict),
-        check_concurrency(concurrency),
+        check_concurrency(concurrency), check_traceback(traceback),
     )  # fmt: skip
     for column in wanted:  # as the local build checks them, before any work
         value = sizes.get(column) if isinstance(sizes, dict) else sizes

@@ -24,7 +24,7 @@ from ...read.fetch import ReaderConfig
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES, Sources, plan_lookup
 from ...tables import table_kind
 from .common import OptionsArg, check_concurrency, run_sync, spark_context, store_options
-from .one_line import one_line_rows
+from .one_line import check_traceback, one_line_rows
 from .reading import read_task
 from .scan import (
     DEFAULT_MAX_PARTITION_BYTES,
@@ -99,7 +99,8 @@ def lookup_on_spark(
         Object-store options, files read at once (on the driver and within each task),
         reader limits; as for :func:`pybloom_async.spark.prune_on_spark`.
     max_partition_bytes:
-        Kept row-group bytes per Spark task, at most.
+        Bytes to read per Spark task, at most: the kept row groups' column chunks of the
+        columns read (a single row group larger than it is a task alone).
     num_partitions:
         Tasks to spread a large read over, at least (default: the context's parallelism).
     traceback:
@@ -123,8 +124,7 @@ def lookup_on_spark(
         )
     if config is not None and not isinstance(config, ReaderConfig):
         raise InvalidArgumentError(f"config must be a ReaderConfig, not {type(config).__name__}")
-    if not isinstance(traceback, bool):
-        raise InvalidArgumentError("traceback must be True or False", value=traceback)
+    check_traceback(traceback)
     settings = ReadSettings(
         options=store_options(options),
         config=config,
@@ -160,7 +160,8 @@ def lookup_on_spark(
         least = int(context.defaultParallelism)
     else:
         least = positive_int("num_partitions", num_partitions)
-    tasks = split_tasks(reads, positive_int("max_partition_bytes", max_partition_bytes), least)
+    limit = positive_int("max_partition_bytes", max_partition_bytes)
+    tasks = split_tasks(reads, limit, least, job)
     if not tasks:
         return spark.createDataFrame([], struct)
     work = _Tasks(tuple(ReadTask(tuple(t), job, settings) for t in tasks), traceback)

@@ -28,9 +28,17 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TypeVar
 
-from ...errors import PyBloomError
+from ...errors import InvalidArgumentError, PyBloomError
 
-__all__ = ["HIDE_VARIABLE", "TRACEBACK_OPTION", "asks_traceback", "one_line", "one_line_rows"]
+__all__ = [
+    "HIDE_VARIABLE",
+    "TRACEBACK_OPTION",
+    "asks_traceback",
+    "check_traceback",
+    "in_spark_worker",
+    "one_line",
+    "one_line_rows",
+]
 
 T = TypeVar("T")
 
@@ -38,7 +46,20 @@ T = TypeVar("T")
 TRACEBACK_OPTION = "traceback"
 #: The variable PySpark's worker reads to report an error by its last line only.
 HIDE_VARIABLE = "SPARK_HIDE_TRACEBACK"
-_RUNTIME = "SPARK_PYTHON_RUNTIME"  # "PYTHON_WORKER" in every Python worker Spark starts
+_RUNTIME = "SPARK_PYTHON_RUNTIME"  # "PYTHON_WORKER" in every Python worker Spark 4.2+ starts
+#: What every Python worker of Spark 4.1 has of its factory (how it connects back to the
+#: JVM); Spark 4.1 does not set SPARK_PYTHON_RUNTIME.
+_FACTORY = (
+    "PYTHON_WORKER_FACTORY_SECRET",
+    "PYTHON_WORKER_FACTORY_PORT",
+    "PYTHON_WORKER_FACTORY_SOCK_PATH",
+)
+
+
+def in_spark_worker() -> bool:
+    """Whether this process is a Python worker Spark started (not the user's own)."""
+    environ = os.environ
+    return environ.get(_RUNTIME) == "PYTHON_WORKER" or any(k in environ for k in _FACTORY)
 
 
 def asks_traceback(options: Mapping[str, str]) -> bool:
@@ -50,6 +71,19 @@ def asks_traceback(options: Mapping[str, str]) -> bool:
     return False
 
 
+def check_traceback(traceback: object) -> bool:
+    """The ``traceback`` argument of the Spark jobs, checked: True or False.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Anything else.
+    """
+    if not isinstance(traceback, bool):
+        raise InvalidArgumentError("traceback must be True or False", value=traceback)
+    return traceback
+
+
 @contextmanager
 def one_line(traceback: bool) -> Iterator[None]:
     """Our errors raised inside reach the user in one line (see the module), unless
@@ -57,7 +91,7 @@ def one_line(traceback: bool) -> Iterator[None]:
     try:
         yield
     except PyBloomError:
-        if not traceback and os.environ.get(_RUNTIME) == "PYTHON_WORKER":
+        if not traceback and in_spark_worker():
             os.environ[HIDE_VARIABLE] = "1"
         raise
 

@@ -4,9 +4,9 @@ The driver does what :func:`pybloom_async.lookup` does before its first row
 (:func:`pybloom_async.rows.api.plan_lookup`): it lists the files while it lists the lake
 index's segments, lets the index rule files out, reads each remaining footer once and
 prunes its row groups by its in-file filters, all with the async reader. What is left is
-cut into tasks (:class:`ReadTask`) of at most ``max_partition_bytes`` of kept row groups
-each, in file order, a large file's row groups split between tasks; the executors read
-them (:mod:`.reading`).
+cut into tasks (:class:`ReadTask`) of at most ``max_partition_bytes`` of bytes to read
+each (the kept row groups' chunks of the columns read: :func:`group_bytes`), in file order,
+a large file's row groups split between tasks; the executors read them (:mod:`.reading`).
 
 ``key=value`` folders are columns as for the local lookup (``ReadSettings.partitioning``,
 its ``partitioning`` argument): their types come from every value listed
@@ -40,9 +40,11 @@ from ...predicate import IsNotNull, Predicate
 from ...pruning.api import CompiledPredicate
 from ...pruning.partitions import PartitionPredicate
 from ...read.fetch import ReaderConfig
+from ...read.plan import PlanConfig
 from ...read.reader import OpenedFile
 from ...read.run import RunOptions, open_run
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES, plan_lookup
+from ...rows.decode import read_columns_of
 from ...rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows_of
 from ...rows.schema import result_schema
 from ...tasks.workers import for_each
@@ -50,19 +52,24 @@ from ...types import PhysicalType
 
 __all__ = [
     "DEFAULT_MAX_PARTITION_BYTES",
+    "NO_PREDICATE",
     "OPEN_COST_BYTES",
     "FileRead",
     "ReadSettings",
     "ReadTask",
     "file_schema",
+    "group_bytes",
     "int96_columns",
     "listed_partitions",
+    "no_schema",
     "plan_read",
+    "scan_files",
+    "scan_job",
     "scan_rows",
     "split_tasks",
 ]
 
-#: Kept row-group bytes per Spark task, at most (Spark's ``spark.sql.files.maxPartitionBytes``).
+#: Bytes to read per Spark task, at most (Spark's ``spark.sql.files.maxPartitionBytes``).
 DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
 #: What opening a file costs, counted in bytes when tasks are cut (Spark's
 #: ``spark.sql.files.openCostInBytes``): many small pieces do not crowd into one task.
@@ -123,16 +130,32 @@ class FileRead:
         location = self.location
         return location_text(location)
 
-    def cost(self) -> int:
-        """Bytes this read costs a task: its row groups' compressed bytes and the open cost."""
+    def cost(self, job: Job | None = None) -> int:
+        """Bytes this read costs a task: the open cost, and the column chunks of the columns
+        ``job`` reads (None: every column) in its kept row groups (the whole file when the
+        driver could not read it)."""
         if self.plan is None:
             size = self.location.size if isinstance(self.location, FileInfo) else 0
             return OPEN_COST_BYTES + max(0, size or 0)
-        groups = self.plan.metadata.row_groups
-        return OPEN_COST_BYTES + sum(_group_bytes(groups[g]) for g in self.plan.kept)
+        return OPEN_COST_BYTES + sum(group_bytes(self.plan, job).values())
 
 
-def _group_bytes(group: Any) -> int:
+def group_bytes(plan: FilePlan, job: Job | None) -> dict[int, int]:
+    """Each kept row group's bytes to read: the compressed chunks of the columns ``job``
+    reads of the file, its predicate's and the result's (None: every column)."""
+    groups = plan.metadata.row_groups
+    if job is None:
+        return {g: _total_bytes(groups[g]) for g in plan.kept}
+    leaves = read_columns_of(plan, job).leaves
+    return {g: sum(_chunk_bytes(groups[g].columns[leaf]) for leaf in leaves) for g in plan.kept}
+
+
+def _chunk_bytes(chunk: Any) -> int:
+    size = chunk.total_compressed_size
+    return int(size) if size is not None and size > 0 else 0
+
+
+def _total_bytes(group: Any) -> int:
     compressed = group.total_compressed_size
     return int(compressed if compressed is not None and compressed > 0 else group.total_byte_size)
 
@@ -146,16 +169,17 @@ class ReadTask:
     settings: ReadSettings
 
 
-def _pieces(read: FileRead, split: int) -> list[FileRead]:
-    """A file's kept row groups in runs of at most ``split`` bytes (one run at least)."""
+def _pieces(read: FileRead, split: int, job: Job | None) -> list[FileRead]:
+    """A file's kept row groups in runs of at most ``split`` bytes to read (one run at
+    least)."""
     plan = read.plan
     if plan is None or len(plan.kept) < 2:
         return [read]
-    groups = plan.metadata.row_groups
+    sizes = group_bytes(plan, job)
     runs: list[list[int]] = [[]]
     size = OPEN_COST_BYTES
     for g in plan.kept:
-        need = _group_bytes(groups[g])
+        need = sizes[g]
         if runs[-1] and size + need > split:
             runs.append([])
             size = OPEN_COST_BYTES
@@ -163,31 +187,35 @@ def _pieces(read: FileRead, split: int) -> list[FileRead]:
         size += need
     if len(runs) == 1:
         return [read]
-    return [FileRead(read.location, dataclasses.replace(plan, kept=run)) for run in runs]
+    return [FileRead(read.location, dataclasses.replace(plan, kept=run), read.rows) for run in runs]
 
 
 def split_tasks(
-    reads: Sequence[FileRead], max_partition_bytes: int, min_partitions: int
+    reads: Sequence[FileRead],
+    max_partition_bytes: int,
+    min_partitions: int,
+    job: Job | None = None,
 ) -> list[list[FileRead]]:
-    """The reads cut into tasks, in order, as Spark cuts files into partitions.
+    """The reads cut into tasks, in order, as Spark cuts files into partitions, by the bytes
+    each reads: its kept row groups' chunks of the columns ``job`` reads (None: every
+    column), and the open cost of each file (:meth:`FileRead.cost`).
 
     A task holds at most ``min(max_partition_bytes, max(OPEN_COST_BYTES, total /
     min_partitions))`` bytes (Spark's ``FilePartition.maxSplitBytes``), a piece larger
     than that alone; a file's row groups are split between tasks at row-group bounds.
     """
-    total = sum(r.cost() for r in reads)
+    total = sum(r.cost(job) for r in reads)
     split = min(max_partition_bytes, max(OPEN_COST_BYTES, total // max(1, min_partitions)))
+    pieces = [(p, p.cost(job)) for read in reads for p in _pieces(read, split, job)]
     tasks: list[list[FileRead]] = []
     current: list[FileRead] = []
     size = 0
-    for read in reads:
-        for piece in _pieces(read, split):
-            cost = piece.cost()
-            if current and size + cost > split:
-                tasks.append(current)
-                current, size = [], 0
-            current.append(piece)
-            size += cost
+    for piece, cost in pieces:
+        if current and size + cost > split:
+            tasks.append(current)
+            current, size = [], 0
+        current.append(piece)
+        size += cost
     if current:
         tasks.append(current)
     return tasks
@@ -203,7 +231,7 @@ def int96_columns(plans: Sequence[FilePlan]) -> frozenset[str]:
 #: PartitionPredicate decides a predicate's leaves on partition columns, and settles the
 #: columns' types from a listing; a read with no predicate asks only the latter (its types,
 #: and each file's values), so this predicate, never decided, is all it holds.
-_NO_PREDICATE = IsNotNull("*")
+NO_PREDICATE = IsNotNull("*")
 
 
 def listed_partitions(
@@ -214,10 +242,23 @@ def listed_partitions(
     partitioning = settings.folders()
     if partitioning is None:
         return None
-    compiled = CompiledPredicate(_NO_PREDICATE if where is None else where)
+    compiled = CompiledPredicate(NO_PREDICATE if where is None else where)
     parts = PartitionPredicate(compiled, partitioning)
     parts.settle(listed)
     return parts
+
+
+def no_schema(
+    sources: object, files: int, first: PyBloomError | None = None
+) -> InvalidArgumentError:
+    """The error of a read none of whose ``files`` footers could be read (``first``: the
+    first reason, where known)."""
+    what = "no Parquet file" if not files else f"none of the {files} files"
+    why = f" ({first})" if first is not None else ""
+    return InvalidArgumentError(
+        f"{what} can be read under {sources!r}{why}, so there is no schema to read them by: "
+        "give one (.schema(...))"
+    )
 
 
 def scan_rows(parts: PartitionPredicate | None, location: str | FileInfo) -> RowsOf | None:
@@ -268,11 +309,7 @@ async def file_schema(
         found = await for_each(listed, one, run.limit)
     plans = [p for p in found if p is not None]
     if not plans:
-        what = "no Parquet file" if not listed else f"none of the {len(listed)} files"
-        raise InvalidArgumentError(
-            f"{what} can be read under {sources!r}, so there is no schema to read them by: "
-            "give one (.schema(...))"
-        )
+        raise no_schema(sources, len(listed))
     schema, _ = result_schema(plans, None, partition_fields(parts) if parts else ())
     return schema, int96_columns(plans)
 
@@ -345,13 +382,12 @@ async def _unplanned(
     return reads
 
 
-async def _scan(
-    sources: str | Sequence[str | FileInfo],
-    schema: pa.Schema,
-    settings: ReadSettings,
-    options: RunOptions,
-) -> tuple[list[FileRead], Job]:
-    """Every row group of every file: no predicate to prune by."""
+async def scan_files(
+    sources: str | Sequence[str | FileInfo], settings: ReadSettings, options: RunOptions
+) -> tuple[list[FileRead], PartitionPredicate | None, PlanConfig]:
+    """Every file listed, each footer read once, every row group kept (a read with no
+    predicate); a file the driver cannot read has no plan (raised with ``strict``). Also
+    the partition columns and how the reader merges ranges."""
     async with open_run(options) as run:
         listed = await expand_paths(sources, run.reader)
         parts = listed_partitions(listed, settings)
@@ -370,8 +406,29 @@ async def _scan(
             return FileRead(location, describe(location, footer, everything, False, rows))
 
         reads = await for_each(listed, one, run.limit)
-        merging = run.reader.config.plan
+        return reads, parts, run.reader.config.plan
+
+
+def scan_job(
+    schema: pa.Schema,
+    settings: ReadSettings,
+    parts: PartitionPredicate | None,
+    merging: PlanConfig,
+) -> Job:
+    """The job of a read with no predicate, shaped to ``schema``."""
     names = list(schema.names)
     folders = partition_fields(parts) if parts else ()
     job = Job(None, names, settings.max_fetch_bytes, False, merging=merging, folders=folders)
-    return [r for r in reads if r.plan is None or r.plan.kept], job.shaped(schema, names)
+    return job.shaped(schema, names)
+
+
+async def _scan(
+    sources: str | Sequence[str | FileInfo],
+    schema: pa.Schema,
+    settings: ReadSettings,
+    options: RunOptions,
+) -> tuple[list[FileRead], Job]:
+    """Every row group of every file: no predicate to prune by."""
+    reads, parts, merging = await scan_files(sources, settings, options)
+    job = scan_job(schema, settings, parts, merging)
+    return [r for r in reads if r.plan is None or r.plan.kept], job

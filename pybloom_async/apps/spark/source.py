@@ -2,10 +2,13 @@
 
 Where each part runs:
 
-* ``schema()`` (when the DataFrame is made, in a Python process of the driver): every
-  file's footer is read and the rows' schema follows the rule lookups follow
-  (:func:`.scan.file_schema`), ``key=value`` folders as its last columns (the
-  ``partitioning`` option); a table's comes from its library;
+* ``schema()`` (when the DataFrame is made, in a Python process of the driver): the read is
+  planned (:func:`.planned.plan_source`), each footer read once: the rows' schema follows
+  the rule lookups follow (with the ``where`` option, exactly the local lookup's, files
+  their ``key=value`` folders rule out left unopened where that rule allows), folders as
+  its last columns (the ``partitioning`` option); the plan is kept on the data source,
+  which Spark pickles and hands to the planning worker; a table's schema comes from its
+  library;
 * ``pushFilters`` and ``partitions()`` (when a query is planned, on the driver): on a
   Spark shown to keep each scan's read plan (:data:`.plan_guard.PER_SCAN_PLANS`, none
   yet) the filters Spark pushes that mean exactly what the predicate means
@@ -13,8 +16,11 @@ Where each part runs:
   Spark, which evaluates them on the rows read. On every other Spark (4.1 to 4.3 share one
   read plan between every use of a loaded DataFrame: :mod:`.plan_guard`), every filter
   goes back to Spark and only the ``where`` option, part of the DataFrame's own
-  definition, prunes. The files are then pruned (the lake index first when the root has one) and cut
-  into tasks (:func:`.scan.plan_read`);
+  definition, prunes. The plan ``schema()`` made is used while its files are unchanged
+  (:func:`.planned.still_current`: listed again, versions compared, no footer read); else
+  the files are pruned again (the lake index first when the root has one:
+  :func:`.scan.plan_read`). The kept row groups are cut into tasks by the bytes each
+  reads (:func:`.scan.split_tasks`);
 * ``read(partition)`` (a Spark task, on an executor): the task's row groups, as Arrow
   batches of the schema (:func:`.reading.read_task`).
 
@@ -35,12 +41,14 @@ from pyspark.sql.types import StructType
 
 from ...errors import PredicateError
 from ...predicate import Predicate, iter_leaves
+from ...rows.plan import Job
 from .common import pyspark_version, run_sync
 from .one_line import asks_traceback, one_line, one_line_rows
 from .plan_guard import plans_shared
+from .planned import SourcePlan, plan_source, still_current
 from .pushdown import conjunction, split_filters
 from .reading import read_task
-from .scan import ReadTask, file_schema, plan_read, split_tasks
+from .scan import FileRead, ReadTask, plan_read, split_tasks
 from .source_options import SourceOptions
 from .spark_types import batch_schema, spark_schema
 from .table_scan import (
@@ -68,14 +76,27 @@ def _check_columns(where: Predicate, schema: StructType) -> None:
 
 
 class _Reader(DataSourceReader):
-    """Plans on the driver (``partitions``), reads on the executors (``read``)."""
+    """Plans on the driver (``partitions``), reads on the executors (``read``).
 
-    def __init__(self, source: SourceOptions, schema: StructType) -> None:
+    ``planned``: the plan ``schema()`` made (:mod:`.planned`), used by ``partitions()``
+    while its files are unchanged; never pickled (Spark ships the reader to the executors
+    before it plans: the footers go with the tasks that read them, not with every task).
+    """
+
+    def __init__(
+        self, source: SourceOptions, schema: StructType, planned: SourcePlan | None = None
+    ) -> None:
         self.source = source
         self.schema = schema
         self.pushed: list[Predicate] = []
+        self.planned = planned
         if source.where is not None:
             _check_columns(source.where, schema)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["planned"] = None
+        return state
 
     def where(self) -> Predicate | None:
         """The predicate: the filters taken from Spark and the ``where`` option, ANDed."""
@@ -95,9 +116,21 @@ class _Reader(DataSourceReader):
             parts = source.max_partition_bytes, source.min_partitions
             tables = run_sync(plan_table, ref, where, rows, source.settings, *parts)
             return [InputPartition(t) for t in tables]
+        planned = self.planned
+        if (
+            planned is not None
+            and planned.where == where
+            and run_sync(still_current, planned, source.sources, source.settings)
+        ):
+            reads, job = list(planned.reads), planned.job.shaped(rows, list(rows.names))
+            return self._tasks(reads, job)
         refuse_table_folder(source.sources, source.settings.options)  # a schema given
         reads, job = run_sync(plan_read, source.sources, where, rows, source.settings)
-        tasks = split_tasks(reads, source.max_partition_bytes, source.min_partitions)
+        return self._tasks(reads, job)
+
+    def _tasks(self, reads: list[FileRead], job: Job) -> list[InputPartition]:
+        source = self.source
+        tasks = split_tasks(reads, source.max_partition_bytes, source.min_partitions, job)
         return [InputPartition(ReadTask(tuple(t), job, source.settings)) for t in tasks]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
@@ -141,12 +174,25 @@ class PybloomDataSource(DataSource):
             ref = table_ref(source.table, source.sources, source.version, store)
             return spark_schema(table_schema(ref))
         refuse_table_folder(source.sources, store)
-        arrow, int96 = run_sync(file_schema, source.sources, source.settings)
-        return spark_schema(arrow, int96)
+        planned = run_sync(plan_source, source.sources, source.where, source.settings)
+        schema = spark_schema(planned.schema, planned.int96)
+        # Kept for reader(): Spark hands this object, pickled, to the planning worker.
+        self._planned = (schema.json(), planned)
+        return schema
+
+    def _plan_for(self, schema: StructType) -> SourcePlan | None:
+        """The plan schema() made, if ``schema`` is the one it gave; taken off this object,
+        which Spark pickles again into the read function of every task."""
+        kept = self.__dict__.pop("_planned", None)
+        if kept is None or kept[0] != schema.json():
+            return None
+        planned: SourcePlan = kept[1]
+        return planned
 
     def reader(self, schema: StructType) -> DataSourceReader:
         with one_line(asks_traceback(self.options)):
-            return _PushdownReader(SourceOptions.parse(self.options), schema)
+            source = SourceOptions.parse(self.options)
+            return _PushdownReader(source, schema, self._plan_for(schema))
 
 
 class PybloomDataSourceWithoutPushdown(PybloomDataSource):
@@ -156,4 +202,5 @@ class PybloomDataSourceWithoutPushdown(PybloomDataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         with one_line(asks_traceback(self.options)):
-            return _Reader(SourceOptions.parse(self.options), schema)
+            source = SourceOptions.parse(self.options)
+            return _Reader(source, schema, self._plan_for(schema))

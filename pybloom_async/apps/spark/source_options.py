@@ -12,7 +12,7 @@ prefix, files, or a table: see ``table``):
 ``strict``                   ``true``: a file the driver cannot read fails the query at once
 ``on_error``                 ``raise`` (default) or ``skip``: what an executor does with a
                              file it cannot read
-``max_partition_bytes``      kept row-group bytes per Spark task (128 MiB)
+``max_partition_bytes``      bytes to read per Spark task (128 MiB)
 ``min_partitions``           tasks to spread a large read over, at least (the driver's CPUs)
 ``concurrency``              files read at once, on the driver and within a task
 ``max_fetch_bytes``          column-chunk bytes fetched for one file at once (256 MiB)

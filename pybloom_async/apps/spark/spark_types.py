@@ -122,11 +122,19 @@ def spark_schema(schema: pa.Schema, int96: Collection[str] = ()) -> StructType:
         A column's type has no Spark type (naming the column), or none in the PySpark
         installed (TIME before 4.1).
     """
+    import inspect
+
     from pyspark.sql.pandas.types import from_arrow_schema
 
     arrow = spark_arrow_schema(schema, int96)
+    # A timestamp without a time zone is Spark's TIMESTAMP_NTZ, as its Parquet reader types
+    # it: PySpark 4.2 and later convert it so by default, 4.1 only when asked (else
+    # TIMESTAMP, an instant, shown shifted by the session's time zone).
+    keywords: dict[str, Any] = {}
+    if "prefer_timestamp_ntz" in inspect.signature(from_arrow_schema).parameters:
+        keywords["prefer_timestamp_ntz"] = True
     try:
-        return from_arrow_schema(arrow)
+        return from_arrow_schema(arrow, **keywords)
     except Exception as exc:  # PySparkTypeError: a type this PySpark lacks
         raise UnsupportedTypeError(f"this PySpark cannot hold the result's types: {exc}") from None
 
