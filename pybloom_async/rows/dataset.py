@@ -44,6 +44,7 @@ fragment cannot carry a row mask): :func:`pybloom_async.lookup` applies them.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -299,7 +300,52 @@ async def dataset_from_files(
         parse_address(os.curdir), options
     )
     fragments = _fragments(kept, systems, table, schema if parts.active else None)
-    return pads.FileSystemDataset(fragments, schema, pads.ParquetFileFormat(), default)
+    dataset = pads.FileSystemDataset(fragments, schema, pads.ParquetFileFormat(), default)
+    virtual = {f.name for f in folders} | set(table.partition_columns if table else ())
+    return _counted(dataset, schema, virtual)
+
+
+def _counted(dataset: Any, schema: Any, virtual: set[str]) -> Any:
+    """``dataset`` filtered by a test that holds for every row, of a column the files store
+    (the first of ``schema`` not in ``virtual``), as a :func:`counted_dataset_class`.
+
+    pyarrow (26) counts a Parquet fragment's rows from its file's footer when no filter
+    names a column (``Dataset.count_rows``, ``Scanner.count_rows``,
+    ``Scanner.from_dataset``): the row groups a fragment leaves out are counted too. With
+    a filter naming a stored column it counts the rows it reads, exactly (one naming a
+    partition column would be settled by the fragment's partition values).
+    """
+    import pyarrow.compute as pc
+
+    stored = [f.name for f in schema if f.name not in virtual]
+    if not stored:
+        return dataset  # files of no column: there is no column to name
+    column = pc.field(stored[0])
+    fragments = list(dataset.get_fragments())
+    counted = counted_dataset_class()(fragments, schema, dataset.format, dataset.filesystem)
+    counted = counted.filter(column.is_valid() | column.is_null())
+    counted.kept = (fragments, dataset)
+    return counted
+
+
+@functools.cache
+def counted_dataset_class() -> Any:
+    """pyarrow's ``FileSystemDataset`` whose fragments can be had although it is filtered
+    (:func:`_counted`): DataFusion reads a dataset by its fragments, and pyarrow refuses
+    them for a filtered dataset."""
+    import pyarrow.dataset as pads
+
+    class PrunedDataset(pads.FileSystemDataset):  # type: ignore[misc]
+        #: The fragments, and the same dataset unfiltered (which selects them by a filter).
+        kept: Any = None
+
+        def get_fragments(self, filter: Any = None) -> Any:
+            if self.kept is None:
+                return super().get_fragments(filter=filter)
+            fragments, unfiltered = self.kept
+            return iter(fragments) if filter is None else unfiltered.get_fragments(filter)
+
+    return PrunedDataset
 
 
 _DOC_PARAMETERS = """

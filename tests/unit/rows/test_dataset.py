@@ -208,3 +208,25 @@ def test_a_damaged_filter_keeps_its_row_group(tmp_path: Path) -> None:
     assert _fragments(ds) == {"a.parquet": [v.row_group for v in verdicts if v.kept]}
     with pytest.raises(InvalidFilterError):
         pruned_dataset_sync(str(path), "name = 'n5000'", strict=True)
+
+
+@pytest.mark.parametrize("hive", [False, True])
+def test_counts_are_the_kept_row_groups_rows(tmp_path: Path, hive: bool) -> None:
+    """pyarrow's own counts (Dataset.count_rows, Scanner.count_rows) take a fragment's rows
+    from its file's footer unless a filter names a stored column: the dataset counts only
+    the rows of the row groups it keeps, as its scan reads them."""
+    folder = tmp_path / "dt=2024-01-01" if hive else tmp_path
+    folder.mkdir(exist_ok=True)
+    table = pa.table({"id": pa.array(range(400), pa.int64()), "s": [f"s{i}" for i in range(400)]})
+    pq.write_table(table, folder / "a.parquet", row_group_size=GROUP,
+                   bloom_filter_options={"id": True})  # fmt: skip
+    dataset = pruned_dataset_sync(str(tmp_path), "id = 150")
+    assert dataset.to_table().num_rows == GROUP
+    assert dataset.count_rows() == GROUP
+    assert dataset.scanner().count_rows() == GROUP
+    assert pa.dataset.Scanner.from_dataset(dataset).count_rows() == GROUP
+    assert len(list(dataset.get_fragments())) == 1  # (DataFusion reads them)
+    assert dataset.scanner(columns=["s"]).to_table().num_rows == GROUP
+    assert dataset.count_rows(filter=pa.compute.field("id") < 150) == 50
+    if hive:
+        assert dataset.to_table().column("dt").unique().to_pylist()[0].isoformat() == "2024-01-01"
