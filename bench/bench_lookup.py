@@ -34,6 +34,9 @@ predicate's columns first, however small its other columns; the default,
 the default list: the same, with byte ranges merged across holes of at most 64 KiB
 instead of 1 MiB, so that phase one does not read the other columns lying between two
 row groups' predicate chunks),
+``ours-lake`` and ``ours-lake-warm`` (not in the default list: a copy of the lake, a
+prefix or a folder of links, with a lake index on ``id`` built once, read cold and by a
+warm ``BloomReader``),
 ``duckdb`` (1.4.4 with ``duckdb-ext-httpfs`` in
 ``bench/.venv-duckdb``, made by ``make bench-lookup-env``: DuckDB 2.x cannot load httpfs
 here), ``datafusion`` (``bloom_filter_on_read``), ``polars`` (``scan_parquet``),
@@ -106,6 +109,9 @@ ENGINES = (
 )
 # Not in the default list: ours with settings that are not the defaults (see the worker).
 EXTRA_ENGINES = ("ours-tuned", "ours-2phase", "ours-lean")
+# Ours over a copy of the lake with a lake index on ``id`` (built once per target): the
+# index's own prefix or folder, so that the other engines read the lake without it.
+LAKE_ENGINES = ("ours-lake", "ours-lake-warm")
 QUERIES = ("present", "absent", "in100", "and2", "and_range", "in1000")
 SCORE_SPAN = 10_000  # the width of and_range's score range (scores are 0 .. 100,002)
 DUCKDB_PYTHON = BENCH / ".venv-duckdb" / "bin" / "python"
@@ -179,6 +185,39 @@ def make_iceberg(folder: Path, files: Sequence[str], props: dict[str, str]) -> d
     return {"iceberg_db": str(db), "iceberg_warehouse": f"file://{folder}/warehouse"}
 
 
+# ---- the indexed copy -------------------------------------------------------------------
+
+
+def build_index(root: str, options: dict[str, Any] | None = None) -> None:
+    """The lake index on ``id`` under ``root`` (its ``_bloom_index/``), from the values."""
+    from pybloom_async import build_lake_index_sync
+
+    build_lake_index_sync(root, ["id"], options=options)
+
+
+def indexed_local(lake: Path, files: Sequence[Path]) -> Path:
+    """A folder of links to the lake's files, with a lake index on ``id``, made once."""
+    folder = lake.with_name(lake.name + "-indexed")
+    if not (folder / "_bloom_index").exists():
+        folder.mkdir(exist_ok=True)
+        for path in files:
+            link = folder / path.name
+            if not link.exists():
+                link.symlink_to(path.resolve())
+        build_index(str(folder))
+    return folder
+
+
+def s3_options(endpoint: str) -> dict[str, Any]:
+    return {
+        "endpoint": endpoint,
+        "region": REGION,
+        "access_key_id": ACCESS_KEY,
+        "secret_access_key": SECRET_KEY,
+        "allow_http": True,
+    }
+
+
 # ---- one run --------------------------------------------------------------------------
 
 
@@ -198,6 +237,9 @@ def run_once(engine: str, spec: dict[str, Any], timeout: float) -> dict[str, Any
     spec["tuned"] = engine.endswith("-tuned")
     spec["two_phase"] = engine.endswith("-2phase")
     spec["lean"] = engine.endswith("-lean")
+    if engine in LAKE_ENGINES:  # the indexed copy
+        key = "prefix" if spec["kind"] == "s3" else "local_dir"
+        spec[key] = spec["indexed"]
     if engine in ("ours-delta", "ours-iceberg"):
         spec["table"] = engine.split("-")[1]
     python = str(DUCKDB_PYTHON) if engine == "duckdb" else sys.executable
@@ -328,6 +370,8 @@ LABELS = {
     "ours-tuned": "pybloom-async, not the defaults: 512 KiB suffix, 1,024 files at once",
     "ours-2phase": "pybloom-async, not the defaults: every file in two phases",
     "ours-lean": "pybloom-async, not the defaults: two phases, 64 KiB merge holes",
+    "ours-lake": "pybloom-async `lookup`, a lake index on `id` (cold process)",
+    "ours-lake-warm": "pybloom-async, a lake index, warm `BloomReader`",
 }
 ENGINES_ONLY = ("duckdb", "datafusion", "polars", "pyarrow", "delta", "iceberg")
 
@@ -397,8 +441,8 @@ def main() -> None:
     args.engines = args.engines.split(",")
     args.queries = args.queries.split(",")
     for name in args.engines:
-        if name not in ENGINES + EXTRA_ENGINES:
-            known = ", ".join(ENGINES + EXTRA_ENGINES)
+        if name not in ENGINES + EXTRA_ENGINES + LAKE_ENGINES:
+            known = ", ".join(ENGINES + EXTRA_ENGINES + LAKE_ENGINES)
             parser.error(f"unknown engine {name!r}; choose from {known}")
     for name in args.queries:
         if name not in QUERIES:
@@ -424,6 +468,8 @@ def main() -> None:
         if ICEBERG & set(args.engines):
             ice = make_iceberg(work / "local", [str(p) for p in files], {})
         spec = {"kind": "local", "local_dir": str(lake), "delta_uri": str(lake)} | ice
+        if set(LAKE_ENGINES) & set(args.engines):
+            spec["indexed"] = str(indexed_local(lake, files))
         spec |= {"iceberg_table": ICEBERG_TABLE, "warm_ids": queries["warm_ids"]["ids"]}
         results["local"] = bench_target("local", spec, queries, args)
         print_table("local", results["local"])
@@ -449,6 +495,10 @@ def main() -> None:
                 "s3.region": REGION,
             }
             uris = [f"s3://{BUCKET}/{prefix}{p.name}" for p in files]
+            indexed = f"lake{args.files}-indexed/"
+            if set(LAKE_ENGINES) & set(args.engines):
+                upload(endpoint, files, indexed)
+                build_index(f"s3://{BUCKET}/{indexed}", s3_options(endpoint))
             ice = {}
             if ICEBERG & set(args.engines):
                 ice = make_iceberg(work / "s3", uris, s3_props)
@@ -461,6 +511,7 @@ def main() -> None:
                 "delta_uri": delta_uri,
                 "iceberg_table": ICEBERG_TABLE,
                 "warm_ids": queries["warm_ids"]["ids"],
+                "indexed": indexed,
             } | ice
             results["s3"] = bench_target("s3", spec, queries, args)
             print_table("s3", results["s3"])
