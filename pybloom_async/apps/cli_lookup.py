@@ -306,8 +306,11 @@ async def _read_rows(
             tables = _table_tables(table, where, columns, not args.no_page_index, keywords)
             return 1, [], await _write(tables, limit, writer)
         on_error: Literal["raise", "skip"] = "raise" if args.strict else "skip"
+        # One PATH goes as the library's lookup takes it, so that the lake index under it
+        # answers as it does there; several are a list (no index root).
+        paths = args.paths[0] if len(args.paths) == 1 else list(args.paths)
         plan = await plan_lookup(
-            list(args.paths), where, columns, on_error=on_error, skipped=skipped,
+            paths, where, columns, on_error=on_error, skipped=skipped,
             page_index=not args.no_page_index, partitioning=partitioning(args), **keywords,
         )  # fmt: skip
         total = len(plan.files) + len(skipped)  # the files planned, and those that failed

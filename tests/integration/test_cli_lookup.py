@@ -386,3 +386,26 @@ def test_the_inputs_are_listed_once_and_each_file_planned_once(
     buffer = text_io.StringIO()
     assert main(["lookup", str(lake), "-w", "id = 7", "-q"], out=buffer) == 0
     assert buffer.getvalue().splitlines()[0].split() == want.schema.names
+
+
+def test_one_path_uses_its_lake_index(tmp_path: Path) -> None:
+    """The command's lookup of one PATH is the library's: the lake index under it rules out
+    the files it can, whose footers are then never read (only their schemas, from the
+    index's digest)."""
+    from pybloom_async import build_lake_index_sync
+
+    for i in range(6):
+        table = pa.table({"id": pa.array(range(1000 * i, 1000 * i + 500), pa.int64())})
+        pq.write_table(table, tmp_path / f"f{i}.parquet")
+
+    def requests(stderr: str) -> int:
+        return int(stderr.split("; ")[-1].split(" request")[0].replace(",", ""))
+
+    args = ("lookup", "--where", "id = 2017", "--format", "json")
+    before = cli(*args[:1], str(tmp_path), *args[1:])
+    assert before.returncode == 0, before.stderr
+    build_lake_index_sync(str(tmp_path), ["id"])
+    after = cli(*args[:1], str(tmp_path), *args[1:])
+    assert after.returncode == 0, after.stderr
+    assert json.loads(after.stdout) == json.loads(before.stdout) == [{"id": 2017}]
+    assert requests(after.stderr) < requests(before.stderr) - 3, (before.stderr, after.stderr)
