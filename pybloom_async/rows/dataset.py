@@ -306,44 +306,44 @@ async def dataset_from_files(
 
 
 def _counted(dataset: Any, schema: Any, virtual: set[str]) -> Any:
-    """``dataset`` filtered by a test that holds for every row, of a column the files store
-    (the first of ``schema`` not in ``virtual``), as a :func:`counted_dataset_class`.
-
-    pyarrow (26) counts a Parquet fragment's rows from its file's footer when no filter
-    names a column (``Dataset.count_rows``, ``Scanner.count_rows``,
-    ``Scanner.from_dataset``): the row groups a fragment leaves out are counted too. With
-    a filter naming a stored column it counts the rows it reads, exactly (one naming a
-    partition column would be settled by the fragment's partition values).
-    """
+    """``dataset`` as a :func:`counted_dataset_class`: its ``count_rows`` counts the rows of
+    the row groups it keeps, by a test true for every row of a column the files store (the
+    first of ``schema`` not in ``virtual``: a partition column's test would be settled by
+    the fragment's partition values)."""
     import pyarrow.compute as pc
 
     stored = [f.name for f in schema if f.name not in virtual]
     if not stored:
         return dataset  # files of no column: there is no column to name
+    counted = counted_dataset_class()(
+        list(dataset.get_fragments()), schema, dataset.format, dataset.filesystem
+    )
     column = pc.field(stored[0])
-    fragments = list(dataset.get_fragments())
-    counted = counted_dataset_class()(fragments, schema, dataset.format, dataset.filesystem)
-    counted = counted.filter(column.is_valid() | column.is_null())
-    counted.kept = (fragments, dataset)
+    counted.every_row = column.is_valid() | column.is_null()
     return counted
 
 
 @functools.cache
 def counted_dataset_class() -> Any:
-    """pyarrow's ``FileSystemDataset`` whose fragments can be had although it is filtered
-    (:func:`_counted`): DataFusion reads a dataset by its fragments, and pyarrow refuses
-    them for a filtered dataset."""
+    """pyarrow's ``FileSystemDataset`` whose ``count_rows`` counts the rows it keeps.
+
+    pyarrow (26) counts a Parquet fragment's rows from its file's footer when no filter
+    names a column: the row groups the fragment leaves out are counted too. Given a test
+    that names a column, it counts the rows it reads. Only the count takes that test:
+    a filter on the dataset itself would make every scan filter its batches, which pyarrow
+    cannot do for every type (string_view, for one).
+    """
     import pyarrow.dataset as pads
 
     class PrunedDataset(pads.FileSystemDataset):  # type: ignore[misc]
-        #: The fragments, and the same dataset unfiltered (which selects them by a filter).
-        kept: Any = None
+        #: A test true for every row, of a column the files store.
+        every_row: Any = None
 
-        def get_fragments(self, filter: Any = None) -> Any:
-            if self.kept is None:
-                return super().get_fragments(filter=filter)
-            fragments, unfiltered = self.kept
-            return iter(fragments) if filter is None else unfiltered.get_fragments(filter)
+        def count_rows(self, **kwargs: Any) -> int:
+            if self.every_row is not None:
+                given = kwargs.get("filter")
+                kwargs["filter"] = self.every_row if given is None else given & self.every_row
+            return int(super().count_rows(**kwargs))
 
     return PrunedDataset
 
