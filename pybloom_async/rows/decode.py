@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import ParquetFormatError, PyBloomError
@@ -33,7 +34,9 @@ __all__ = [
     "format_error",
     "leaves_of",
     "match_row_groups",
+    "matched_rows",
     "matching",
+    "named_failure",
     "read_columns_of",
     "row_mask",
     "shaped",
@@ -143,8 +146,36 @@ def match_row_groups(
         positions = np.concatenate(
             [match.positions(g, np.arange(n)) for g, n in zip(groups, sizes, strict=True)]
         )
+    rows, taken = matched_rows(table, plan, job, match, positions)
+    return Matches(groups, rows, taken, starts)
+
+
+def matched_rows(
+    table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: Any = None
+) -> tuple[Any, Any]:
+    """The rows of a decoded (computable) table where the predicate is TRUE (NULL is not),
+    and their row numbers in it: Arrow's own ``indices_nonzero``, read as a numpy view
+    (a boolean array's ``to_numpy`` imports pandas, see :mod:`.arrow`)."""
     taken = numpy_of(pc.indices_nonzero(row_mask(table, plan, job, match, positions)))
-    return Matches(groups, rows_at(table, taken), taken, starts)
+    return rows_at(table, taken), taken
+
+
+def named_failure(decode: Callable[[list[int]], Any], plan: FilePlan, groups: list[int]) -> Any:
+    """``decode(groups)``; when it fails, the error names the row group that fails: each is
+    decoded alone to find it (the first, if none fails alone).
+
+    Raises
+    ------
+    PyBloomError
+        A row group cannot be decoded (naming it).
+    """
+    try:
+        return decode(groups)
+    except (PyBloomError, OSError, pa.ArrowException) as exc:
+        if len(groups) > 1:
+            for group in groups:
+                named_failure(decode, plan, [group])
+        raise format_error(exc, plan, groups[0]) from None
 
 
 def decode_row_groups(

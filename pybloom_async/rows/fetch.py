@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import PyBloomError, SourceError
 from ..io.base import ByteSource
@@ -22,8 +21,9 @@ from ..io.store import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
-from .arrow import int64_array, numpy_of, rows_at
+from .arrow import int64_array
 from .decode import (
+    Matches,
     ReadColumns,
     decode_batches,
     decode_pages_of,
@@ -31,8 +31,9 @@ from .decode import (
     format_error,
     leaves_of,
     match_row_groups,
+    matched_rows,
+    named_failure,
     read_columns_of,
-    row_mask,
     shaped,
     where_columns,
 )
@@ -251,13 +252,10 @@ async def _decoded(
 async def _decoded_run(
     pf: Any, plan: FilePlan, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
 ) -> Any:
-    try:
-        return await to_worker(decode_row_groups, pf, plan, groups, columns, job, match)
-    except (PyBloomError, OSError, pa.ArrowException) as exc:
-        if len(groups) > 1:
-            for group in groups:
-                await _decoded_run(pf, plan, [group], columns, job, match)
-        raise format_error(exc, plan, groups[0]) from None
+    def decode(run: list[int]) -> Any:
+        return decode_row_groups(pf, plan, run, columns, job, match)
+
+    return await to_worker(named_failure, decode, plan, groups)
 
 
 # ---- two phases ------------------------------------------------------------------------
@@ -298,14 +296,10 @@ def _first_rows(
         )
         rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
         table = computable(table)
-        positions = match.positions(group, rows)
-        # Where the mask is TRUE (NULL is not), as row numbers of the decoded table: Arrow's
-        # own, since a boolean array's to_numpy imports pandas (rows.arrow).
-        taken = pc.indices_nonzero(row_mask(table, plan, job, match, positions))
-        matched = numpy_of(taken)
+        found, matched = matched_rows(table, plan, job, match, match.positions(group, rows))
         if not matched.size:
             return None
-        return _Hit(group, rows_at(table, taken), rows[matched])
+        return _Hit(group, found, rows[matched])
     except WholeChunks:
         raise
     except (PyBloomError, OSError, pa.ArrowException) as exc:
@@ -477,13 +471,11 @@ def _whole_first_rows(
     """Phase one of row groups read as whole chunks, decoded in one call: those with a
     match. An error names the row group that fails (each decoded alone to find it)."""
     pf = row_group_reader(plan, held)
-    try:
-        found = match_row_groups(pf, plan, groups, columns, job, match)
-    except (PyBloomError, OSError, pa.ArrowException) as exc:
-        if len(groups) > 1:
-            for group in groups:
-                _whole_first_rows(held, plan, [group], columns, job, match)
-        raise format_error(exc, plan, groups[0]) from None
+
+    def decode(run: list[int]) -> Matches:
+        return match_row_groups(pf, plan, run, columns, job, match)
+
+    found: Matches = named_failure(decode, plan, groups)
     return [_Hit(group, rows, matched) for group, rows, matched in found.per_group()]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.hashing import hash_values
-from ..predicate import And, In, Or, Predicate
+from ..predicate import And, In, Or, Predicate, iter_leaves
 from ..predicate_normal import normal_form
 from ..read.fetch import FilterState
 from ..read.reader import OpenedFile
@@ -33,7 +33,7 @@ _INTS = {PhysicalType.INT32: np.int32, PhysicalType.INT64: np.int64}
 async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> Predicate:
     """``where`` (in normal form) with each plain IN list over a column of ``file`` cut to
     the values its kept row groups' filters may hold (the filters pruning read: cached)."""
-    lists = [p for p in _leaves(where) if isinstance(p, In) and _plain(p, plan) is not None]
+    lists = [p for p in iter_leaves(where) if isinstance(p, In) and _plain(p, plan) is not None]
     if not lists or not plan.kept:
         return where
     columns = sorted({p.column for p in lists})
@@ -53,12 +53,6 @@ async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> 
         if not may.all():
             cut[id(p)] = In(p.column, tuple(v for v, m in zip(p.values, may, strict=True) if m))
     return _replaced(where, cut) if cut else where
-
-
-def _leaves(p: Predicate) -> list[Predicate]:
-    if isinstance(p, (And, Or)):
-        return [leaf for c in p.children for leaf in _leaves(c)]
-    return [p]
 
 
 def _plain(p: Predicate, plan: FilePlan) -> Any:
