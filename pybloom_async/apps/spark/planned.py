@@ -33,7 +33,6 @@ from ...predicate import Predicate
 from ...pruning.api import CompiledPredicate
 from ...pruning.partitions import PartitionPredicate
 from ...read.run import open_run
-from ...rows.api import plan_lookup
 from ...rows.plan import Job, partition_fields
 from ...rows.schema import result_schema
 from ...tasks.workers import for_each
@@ -43,6 +42,7 @@ from .scan import (
     ReadSettings,
     int96_columns,
     no_schema,
+    planned_lookup,
     scan_files,
     scan_job,
 )
@@ -100,19 +100,7 @@ async def plan_source(
         reads = [r for r in found if r.plan is None or r.plan.kept]
         unread = frozenset(r.path for r in found if r.plan is None)
     else:
-        skipped: list[PyBloomError] = []
-        planned = await plan_lookup(
-            sources,
-            where,
-            on_error="skip",
-            skipped=skipped,
-            max_fetch_bytes=settings.max_fetch_bytes,
-            page_index=settings.page_index,
-            partitioning=settings.partitioning,
-            run=run,
-        )
-        if skipped and settings.strict:
-            raise skipped[0]
+        planned, skipped = await planned_lookup(sources, where, settings, run)
         plans = planned.files
         job, schema = planned.job, planned.job.schema
         folders = {f.name for f in job.folders}

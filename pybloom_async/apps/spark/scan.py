@@ -43,7 +43,7 @@ from ...read.fetch import ReaderConfig
 from ...read.plan import PlanConfig
 from ...read.reader import OpenedFile
 from ...read.run import RunOptions, open_run
-from ...rows.api import DEFAULT_MAX_FETCH_BYTES, plan_lookup
+from ...rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
 from ...rows.decode import read_columns_of
 from ...rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows_of
 from ...rows.schema import result_schema
@@ -63,6 +63,7 @@ __all__ = [
     "listed_partitions",
     "no_schema",
     "plan_read",
+    "planned_lookup",
     "scan_files",
     "scan_job",
     "scan_rows",
@@ -314,6 +315,38 @@ async def file_schema(
     return schema, int96_columns(plans)
 
 
+async def planned_lookup(
+    sources: str | Sequence[str | FileInfo],
+    where: Predicate,
+    settings: ReadSettings,
+    run: RunOptions,
+    schema: Any = None,
+) -> tuple[LookupPlan, list[PyBloomError]]:
+    """The local lookup's plan for the source's settings (files the driver cannot read are
+    skipped and returned), or with ``strict`` the first such file's error.
+
+    Raises
+    ------
+    PyBloomError
+        With ``strict``, the first file the driver cannot read (named).
+    """
+    skipped: list[PyBloomError] = []
+    planned = await plan_lookup(
+        sources,
+        where,
+        schema=schema,
+        on_error="skip",
+        skipped=skipped,
+        max_fetch_bytes=settings.max_fetch_bytes,
+        page_index=settings.page_index,
+        partitioning=settings.partitioning,
+        run=run,
+    )
+    if skipped and settings.strict:
+        raise skipped[0]
+    return planned, skipped
+
+
 async def plan_read(
     sources: str | Sequence[str | FileInfo],
     where: Predicate | None,
@@ -337,20 +370,7 @@ async def plan_read(
     run = settings.run(stats)
     if where is None:
         return await _scan(sources, schema, settings, run)
-    skipped: list[PyBloomError] = []
-    planned = await plan_lookup(
-        sources,
-        where,
-        schema=schema,
-        on_error="skip",
-        skipped=skipped,
-        max_fetch_bytes=settings.max_fetch_bytes,
-        page_index=settings.page_index,
-        partitioning=settings.partitioning,
-        run=run,
-    )
-    if skipped and settings.strict:
-        raise skipped[0]
+    planned, skipped = await planned_lookup(sources, where, settings, run, schema)
     reads = [FileRead(p.location, p) for p in planned.files if p.kept]
     unread = [e.path for e in skipped if e.path]
     if unread:
