@@ -37,6 +37,7 @@ from .decode import (
     shaped,
     where_columns,
 )
+from .dictionary import dictionary_kept
 from .match import computable
 from .pages import (
     GroupPages,
@@ -221,7 +222,7 @@ async def _in_one_phase(
                 whole.append(group)
                 continue
             if whole:
-                async for table in _decoded(pf, plan, whole, columns, job, match):
+                async for table in _decoded(pf, held, plan, whole, columns, job, match):
                     yield table
                 whole = []
             if not pages.rows:
@@ -235,16 +236,23 @@ async def _in_one_phase(
             except (PyBloomError, OSError, pa.ArrowException) as exc:
                 raise format_error(exc, plan, group) from None
         if whole:
-            async for table in _decoded(pf, plan, whole, columns, job, match):
+            async for table in _decoded(pf, held, plan, whole, columns, job, match):
                 yield table
 
 
 async def _decoded(
-    pf: Any, plan: FilePlan, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
+    pf: Any,
+    held: HeldBytes,
+    plan: FilePlan,
+    groups: list[int],
+    columns: ReadColumns,
+    job: Job,
+    match: FileMatch,
 ) -> AsyncGenerator[Any, None]:
     """:func:`~.decode.decode_row_groups` in a worker, a bounded run of row groups at a time
-    (:func:`~.decode.decode_batches`); an error names the row group that fails (each
-    decoded alone to find it)."""
+    (:func:`~.decode.decode_batches`), less those their dictionaries rule out (``held``:
+    their bytes); an error names the row group that fails (each decoded alone to find it)."""
+    groups = await to_worker(dictionary_kept, plan, job, held, groups)
     for run in decode_batches(plan, groups, columns.leaves):
         yield await _decoded_run(pf, plan, run, columns, job, match)
 
@@ -454,7 +462,9 @@ async def _phase_one(
     paged = [g for g in groups if g in selected]
     whole = [g for g in groups if g not in selected]
     found = [hit for hits in await gather(one, [(g,) for g in paged]) for hit in hits]
-    # The row groups read as whole chunks: decoded together, a bounded run at a time.
+    # The row groups read as whole chunks, less those their dictionaries rule out: decoded
+    # together, a bounded run at a time.
+    whole = await to_worker(dictionary_kept, plan, job, held, whole)
     for run in decode_batches(plan, whole, columns.first_leaves):
         found += await to_worker(_whole_first_rows, held, plan, run, columns, job, match)
     return sorted(found, key=lambda hit: hit.group)

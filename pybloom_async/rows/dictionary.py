@@ -1,0 +1,210 @@
+"""Row groups ruled out by their dictionaries, before their rows are decoded.
+
+A Bloom filter keeps a row group by false positive about once in a hundred probes, so an
+``IN`` list of 100 keys keeps most row groups that hold none of them. When every data page
+of a column chunk is dictionary-encoded, its dictionary page holds every value the chunk
+has, exactly: a row group whose dictionary holds none of an equality's values has no row
+where the equality is TRUE (parquet-java's ``DictionaryFilter`` prunes the same way).
+
+The dictionary is the first page of the chunk, so it is among the bytes already fetched to
+decode the predicate's columns: checking it costs its decompression and one hash per
+entry, no request. Its entries are hashed as the Bloom filter's writer hashed them (XXH64
+of the PLAIN bytes) and compared with the hashes of the equality's literals, every encoding
+of each (:func:`~pybloom_async.pruning.leaves.build_leaf`): a value present always matches
+one, so no row group with a match is ruled out. Two different values of equal hash keep
+the row group: it is then decoded as before.
+
+Only what is certain is used: a chunk whose page encodings are not recorded as all
+dictionary-encoded, of a physical type not read here (BYTE_ARRAY, INT96, BOOLEAN), of a
+repeated column, with a codec pyarrow cannot decompress, or whose dictionary page does not
+read back as the footer says, keeps its row group. So does every comparison but a plain
+equality (``=``, ``<=>`` of a value, ``IN``), and any predicate the normal form's AND and OR
+do not let the equalities decide (:func:`~pybloom_async.pruning.evaluate.combine`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..core.hashing import hash_values
+from ..errors import PyBloomError
+from ..parquet import ColumnChunk
+from ..parquet.elements import CompressionCodec, Encoding, PageType
+from ..parquet.pages import decode_page_header
+from ..parquet.schema import ColumnDescriptor
+from ..predicate import Predicate
+from ..predicate_normal import normal_form
+from ..pruning.bounds import Outcome
+from ..pruning.evaluate import combine, leaves_of
+from ..pruning.leaves import Leaf, build_leaf, leaf_column
+from ..pruning.verdicts import Rule
+from ..read.ranges import HeldBytes
+from ..types import PhysicalType
+from .plan import FilePlan, Job, chunk_range, rows_where
+
+__all__ = ["dictionary_kept"]
+
+#: How each fixed-width physical type read here is hashed: its PLAIN bytes as they are,
+#: read as integers of their width (a float's bits, -0.0 and NaN's payload included, as the
+#: writer hashed them), or FIXED_LEN_BYTE_ARRAY's as bytes.
+_WIDTHS: dict[PhysicalType, tuple[np.dtype[Any], PhysicalType]] = {
+    PhysicalType.INT32: (np.dtype("<i4"), PhysicalType.INT32),
+    PhysicalType.INT64: (np.dtype("<i8"), PhysicalType.INT64),
+    PhysicalType.FLOAT: (np.dtype("<i4"), PhysicalType.INT32),
+    PhysicalType.DOUBLE: (np.dtype("<i8"), PhysicalType.INT64),
+}
+
+#: pyarrow's names of the codecs a dictionary page is decompressed with (LZ4 is Hadoop's
+#: framing, LZO has no codec in pyarrow: those chunks keep their row groups).
+_CODECS: dict[int, str] = {
+    CompressionCodec.SNAPPY: "snappy",
+    CompressionCodec.GZIP: "gzip",
+    CompressionCodec.BROTLI: "brotli",
+    CompressionCodec.ZSTD: "zstd",
+    CompressionCodec.LZ4_RAW: "lz4_raw",
+}
+
+_DATA_PAGES = (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)
+_DICTIONARY = (Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
+#: A dictionary page's header comes within this many bytes of the chunk's start.
+_HEADER_BYTES = 1024
+#: A leaf the dictionary does not decide, and one no row of the row group makes TRUE.
+_KEPT = Outcome(False, Rule.MAY_MATCH, "")
+_OUT = Outcome(True, Rule.MAY_MATCH, "")
+
+
+def dictionary_kept(plan: FilePlan, job: Job, held: HeldBytes, groups: Sequence[int]) -> list[int]:
+    """``groups`` (in order) less those whose dictionaries show that no row can match.
+
+    ``held``: the fetched bytes the predicate's columns are decoded from (a chunk whose
+    bytes are not all held keeps its row group). Never raises for what the bytes hold:
+    a dictionary that cannot be read keeps its row group, and decoding it says why.
+    """
+    where = rows_where(plan, job)
+    if where is None:
+        return list(groups)
+    normal = normal_form(where)
+    leaves = _equalities(normal, plan)
+    if not leaves:
+        return list(groups)
+    kept = []
+    for group in groups:
+        cache: dict[int, Any] = {}
+
+        def decide(p: Predicate, group: int = group, cache: dict[int, Any] = cache) -> Outcome:
+            leaf = leaves.get(id(p))
+            if leaf is None or leaf.desc is None:
+                return _KEPT
+            index = leaf.desc.index
+            if index not in cache:
+                cache[index] = _dictionary_hashes(plan, held, group, leaf.desc)
+            hashes = cache[index]
+            if hashes is None or _any_in(leaf.hashes, hashes):
+                return _KEPT
+            return _OUT
+
+        if not combine(normal, decide, (Rule.MAY_MATCH,)).excluded:
+            kept.append(group)
+    return kept
+
+
+def _equalities(normal: Predicate, plan: FilePlan) -> dict[int, Leaf]:
+    """The plain equalities of ``normal`` over columns the dictionary can decide, by ``id``."""
+    found: dict[int, Leaf] = {}
+    schema = plan.schema
+    for p in leaves_of(normal):
+        column = leaf_column(p)
+        if column not in schema:
+            continue
+        desc = schema.column(column)
+        if _width(desc) is None or desc.max_repetition_level != 0:
+            continue
+        try:
+            leaf = build_leaf(p, desc)
+        except PyBloomError:
+            continue  # the row decode reports a literal of the wrong type
+        if leaf.needs_filter:
+            found[id(p)] = leaf
+    return found
+
+
+def _width(desc: ColumnDescriptor) -> tuple[np.dtype[Any], PhysicalType] | None:
+    """numpy's type of one PLAIN value of the column, and the type it is hashed as (None:
+    not read here)."""
+    if desc.physical_type is PhysicalType.FIXED_LEN_BYTE_ARRAY:
+        width = desc.type_length
+        if width is None or width <= 0:
+            return None
+        return np.dtype(f"V{width}"), PhysicalType.FIXED_LEN_BYTE_ARRAY
+    return _WIDTHS.get(desc.physical_type)
+
+
+def all_dictionary(chunk: ColumnChunk) -> bool:
+    """Whether the footer records every data page of the chunk as dictionary-encoded."""
+    stats = chunk.encoding_stats
+    if stats:
+        data = [s for s in stats if s.page_type in _DATA_PAGES and s.count > 0]
+        return all(s.encoding in _DICTIONARY for s in data)
+    # No page statistics: only the old writers' list, whose PLAIN_DICTIONARY (not PLAIN)
+    # names the dictionary page, says so; with PLAIN listed a data page may be PLAIN.
+    encodings = set(chunk.encodings)
+    plain = {Encoding.PLAIN_DICTIONARY, Encoding.RLE, Encoding.BIT_PACKED}
+    return Encoding.PLAIN_DICTIONARY in encodings and encodings <= plain
+
+
+def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor) -> Any:
+    """The hashes of every value of the chunk's dictionary (None: not known exactly)."""
+    chunk = plan.metadata.row_groups[group].columns[desc.index]
+    width = _width(desc)
+    codec = chunk.codec
+    if width is None or not all_dictionary(chunk):
+        return None
+    if codec != CompressionCodec.UNCOMPRESSED and codec not in _CODECS:
+        return None
+    try:
+        start, end = chunk_range(plan, group, desc.index)
+        head = held.read(start, min(end, start + _HEADER_BYTES))
+        if head is None:
+            head = held.read(start, end)
+        if head is None:
+            return None
+        header = decode_page_header(head, path=plan.path, column=desc.path)
+    except PyBloomError:
+        return None
+    size, raw_size = header.compressed_page_size, header.uncompressed_page_size
+    if header.type != PageType.DICTIONARY_PAGE or size is None or raw_size is None:
+        return None
+    body = start + header.header_length
+    if not 0 <= size <= end - body or not 0 <= raw_size <= chunk.total_uncompressed_size:
+        return None
+    dtype, hashed_as = width
+    if raw_size % dtype.itemsize:
+        return None
+    data = held.read(body, body + size)
+    if data is None:
+        return None
+    if codec != CompressionCodec.UNCOMPRESSED:
+        try:
+            data = pa.decompress(data, raw_size, codec=_CODECS[codec], asbytes=True)
+        except (pa.ArrowException, ValueError):
+            return None
+    if len(data) != raw_size:
+        return None
+    values = np.frombuffer(data, dtype=dtype)
+    return hash_values(values, hashed_as, desc.type_length)
+
+
+def _any_in(probes: Any, hashes: Any) -> bool:
+    """Whether any of ``probes`` (few) is among ``hashes`` (a dictionary's: many)."""
+    if not len(probes) or not len(hashes):
+        return False
+    if len(probes) <= 16:
+        return any(bool((hashes == h).any()) for h in probes.tolist())
+    ordered = np.sort(probes)
+    at = np.searchsorted(ordered, hashes)
+    np.minimum(at, len(ordered) - 1, out=at)
+    return bool((ordered[at] == hashes).any())

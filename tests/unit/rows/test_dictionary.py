@@ -1,0 +1,144 @@
+"""Row groups ruled out by their dictionaries before their rows are decoded: the same rows,
+fewer row groups decoded, and nothing ruled out that the dictionary does not prove."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pybloom_async import ParquetFormatError, lookup_sync
+from pybloom_async.rows import decode, dictionary
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture
+def decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The row groups whose predicate columns were decoded."""
+    seen: list[int] = []
+    real = decode.match_row_groups
+
+    def spy(pf: Any, plan: Any, groups: Any, *args: Any) -> Any:
+        seen.extend(groups)
+        return real(pf, plan, groups, *args)
+
+    monkeypatch.setattr(decode, "match_row_groups", spy)
+    return seen
+
+
+def _interleaved(n: int, groups: int) -> list[int]:
+    """Values whose row groups' min/max all overlap: statistics rule nothing out."""
+    return [(i % groups) * 1_000 + i // groups for i in range(n)] + [0, 10**6]
+
+
+def _write(path: Path, columns: dict[str, Any], rows: int = 100, **kwargs: Any) -> None:
+    pq.write_table(pa.table(columns), path, row_group_size=rows, **kwargs)
+
+
+def test_an_absent_key_decodes_no_row_group_when_there_is_no_filter(
+    tmp_path: Path, decoded: list[int]
+) -> None:
+    """No filter, statistics that overlap: before, every row group was decoded."""
+    ids = _interleaved(398, 4)
+    _write(tmp_path / "a.parquet", {"id": pa.array(ids, pa.int64()), "s": [str(i) for i in ids]})
+    assert lookup_sync(str(tmp_path / "a.parquet"), "id IN (500, 1500, 2500)").num_rows == 0
+    assert decoded == []
+    got = lookup_sync(str(tmp_path / "a.parquet"), "id IN (2062, 2500)")
+    assert got.to_pylist() == [{"id": 2062, "s": "2062"}]
+    assert decoded == [2]  # only the row group whose dictionary holds 2062 (row 250)
+
+
+def test_the_rows_are_the_same_with_and_without_dictionaries(tmp_path: Path) -> None:
+    ints = _interleaved(398, 4)
+    values = [float(v) for v in ints]
+    values[5] = -0.0
+    values[397] = float("nan")  # a row no query below matches (NaN is not equal to NaN)
+    table = {
+        "i32": pa.array(ints, pa.int32()),
+        "f64": pa.array(values, pa.float64()),
+        "f32": pa.array(values, pa.float32()),
+        "fixed": pa.array([v.to_bytes(4, "little") for v in ints], pa.binary(4)),
+        "s": [str(i) for i in range(400)],
+    }
+    _write(tmp_path / "dict.parquet", table)
+    _write(tmp_path / "plain.parquet", table, use_dictionary=False)
+    for where in [
+        "f64 = 0.0",
+        "f64 = -0.0",
+        "f32 IN (0.0, 1001.0, 77.5)",
+        "i32 IN (1003, 3004) AND s != '9'",
+        "i32 = 2001 OR f64 = 3002.0",
+        "NOT (i32 != 1003)",
+        "f64 IN (2500.0) OR s = '17'",
+        "fixed = X'eb030000'",
+        "i32 = 1003 AND f64 IS NOT NULL",
+    ]:
+        with_dictionaries = lookup_sync(str(tmp_path / "dict.parquet"), where)
+        plain = lookup_sync(str(tmp_path / "plain.parquet"), where)
+        assert with_dictionaries.to_pylist() == plain.to_pylist(), where
+        assert with_dictionaries.num_rows > 0, where
+
+
+def test_a_chunk_whose_pages_fell_back_to_plain_keeps_its_row_groups(
+    tmp_path: Path, decoded: list[int]
+) -> None:
+    """The writer's dictionary grew too large: later pages are PLAIN, and their values are
+    in no dictionary."""
+    ids = list(range(20_000))
+    _write(
+        tmp_path / "a.parquet",
+        {"id": pa.array(ids, pa.int64())},
+        rows=20_000,
+        dictionary_pagesize_limit=1024,
+        data_page_size=1024,
+    )
+    md = pq.ParquetFile(tmp_path / "a.parquet").metadata.row_group(0).column(0)
+    assert "PLAIN" in md.encodings and md.has_dictionary_page
+    assert lookup_sync(str(tmp_path / "a.parquet"), "id = 19999").num_rows == 1
+    assert decoded == [0]
+
+
+def test_strings_and_comparisons_other_than_equality_are_not_decided(
+    tmp_path: Path, decoded: list[int]
+) -> None:
+    ids = _interleaved(398, 4)
+    _write(tmp_path / "a.parquet", {"id": pa.array(ids, pa.int64()), "s": [str(i) for i in ids]})
+    assert lookup_sync(str(tmp_path / "a.parquet"), "s = '1003x'").num_rows == 0
+    assert decoded  # what the statistics keep is decoded: strings' dictionaries are not read
+    decoded.clear()
+    assert lookup_sync(str(tmp_path / "a.parquet"), "id != 1003 AND id = 7777").num_rows == 0
+    assert decoded == []  # the equality alone rules every row group out
+    assert lookup_sync(str(tmp_path / "a.parquet"), "id != 1003 OR id = 7777").num_rows == 399
+    assert sorted(decoded) == [0, 1, 2, 3]
+
+
+def test_encodings_without_page_statistics() -> None:
+    """Old writers' lists: only PLAIN_DICTIONARY with RLE or BIT_PACKED is certain."""
+
+    class Chunk:
+        encoding_stats = None
+
+        def __init__(self, encodings: tuple[int, ...]) -> None:
+            self.encodings = encodings
+
+    assert dictionary.all_dictionary(Chunk((2, 3, 4)))  # type: ignore[arg-type]
+    assert not dictionary.all_dictionary(Chunk((0, 3, 8)))  # type: ignore[arg-type]
+    assert not dictionary.all_dictionary(Chunk((0, 2, 3)))  # type: ignore[arg-type]
+    assert not dictionary.all_dictionary(Chunk((3,)))  # type: ignore[arg-type]
+
+
+def test_a_damaged_dictionary_keeps_its_row_group(tmp_path: Path, decoded: list[int]) -> None:
+    """A dictionary page whose header does not read is not trusted: its row group is
+    decoded, and the decode says what is wrong."""
+    path = tmp_path / "a.parquet"
+    _write(path, {"id": pa.array(range(0, 200, 2), pa.int64())}, compression="snappy")
+    start = pq.ParquetFile(path).metadata.row_group(0).column(0).dictionary_page_offset
+    data = bytearray(path.read_bytes())
+    data[start : start + 3] = b"\xff\xff\xff"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ParquetFormatError, match="row group 0"):
+        lookup_sync(str(path), "id = 51", strict=True)
+    assert decoded == [0]
