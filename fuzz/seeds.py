@@ -127,6 +127,17 @@ def columns_c() -> Iterator[tuple[str, bytes]]:
             yield f"type{ptype}-flags{flags}", bytes([ptype, flags, 4, 8, 0]) + bytes(range(96))
 
 
+def plain_runs_c() -> Iterator[tuple[str, bytes]]:
+    """Seeds of the C PLAIN BYTE_ARRAY harness (see ``fuzz/c/plain.c``): the room for
+    hashes, then a run of length-prefixed values (whole, cut short, or too long)."""
+    values = [b"", b"a", b"user-17", bytes(range(40))]
+    run = b"".join(len(v).to_bytes(4, "little") + v for v in values)
+    for room in (255, 4, 3, 0):
+        yield f"room{room}", bytes([room]) + run
+    yield "cut", bytes([255]) + run[:-3]
+    yield "long", bytes([255]) + (1 << 30).to_bytes(4, "little") + b"xyz"
+
+
 def stripes_c() -> Iterator[tuple[str, bytes]]:
     """Seeds of the C stripe harness (see ``fuzz/c/stripe.c`` for the layout)."""
     # flags, n (u16), hash (u64), then the stripe bytes; bit 5 of flags inserts the hash into

@@ -511,6 +511,34 @@ static void hash_range(const pba_column *col, size_t start, size_t count, uint64
     }
 }
 
+int pba_hash_plain_byte_array(const uint8_t *data, size_t len, uint64_t *out, size_t max_out,
+                              size_t *n_out)
+{
+    if (n_out == NULL || (data == NULL && len != 0) || (out == NULL && max_out != 0)) {
+        return PBA_ERR_ARG;
+    }
+    size_t at = 0;
+    size_t count = 0;
+    while (at < len) {
+        if (len - at < 4) {
+            return PBA_ERR_OFFSETS;
+        }
+        const uint32_t n = (uint32_t)data[at] | (uint32_t)data[at + 1] << 8 |
+                           (uint32_t)data[at + 2] << 16 | (uint32_t)data[at + 3] << 24;
+        at += 4;
+        if (n > len - at) {
+            return PBA_ERR_OFFSETS;
+        }
+        if (count == max_out) {
+            return PBA_ERR_SIZE;
+        }
+        out[count++] = XXH64(data + at, n, 0);
+        at += n;
+    }
+    *n_out = count;
+    return PBA_OK;
+}
+
 size_t pba_column_count_valid(const pba_column *col)
 {
     if (col == NULL) {

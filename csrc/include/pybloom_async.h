@@ -152,6 +152,16 @@ size_t pba_column_count_valid(const pba_column *col);
 /* Hashes of the non-null values of `col`, in order, into `out` (room for
  * pba_column_count_valid(col) values); *n_out receives that count. */
 int pba_hash_column(const pba_column *col, uint64_t *out, size_t *n_out);
+/* Hashes of the values of a PLAIN-encoded BYTE_ARRAY run (a dictionary page's
+ * body: each value a 4-byte little-endian length, then that many bytes), in
+ * order, as a writer hashes them into its filter: XXH64 of each value's bytes.
+ * Reads the `len` bytes of `data`; `out` has room for `max_out` hashes and
+ * *n_out receives their count (a run of `len` bytes holds at most len / 4).
+ * Every length is checked before its bytes are read: PBA_ERR_OFFSETS when a
+ * length or its value runs past the data, PBA_ERR_SIZE when more than
+ * `max_out` values are found. */
+int pba_hash_plain_byte_array(const uint8_t *data, size_t len, uint64_t *out, size_t max_out,
+                              size_t *n_out);
 /* Hash every non-null value and insert it. */
 int pba_sbbf_insert_column(uint8_t *bitset, size_t num_bytes, const pba_column *col);
 /* out[i] = 1 when value i may be in the filter; 0 for nulls. */

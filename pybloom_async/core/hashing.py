@@ -20,7 +20,7 @@ from .._native import check, ffi, lib
 from ..errors import UnsupportedTypeError, ValueEncodingError
 from ..types import PhysicalType
 
-__all__ = ["hash_values", "simd_backend", "xxh64"]
+__all__ = ["hash_plain_byte_arrays", "hash_values", "simd_backend", "xxh64"]
 
 HashArray = npt.NDArray[np.uint64]
 
@@ -102,6 +102,28 @@ def hash_values(
     if not parts:
         return np.empty(0, dtype=np.uint64)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def hash_plain_byte_arrays(data: bytes | memoryview) -> HashArray:
+    """The hashes of a PLAIN-encoded BYTE_ARRAY run (each value a 4-byte little-endian
+    length, then its bytes: a dictionary page's body), one per value, as a writer hashes
+    them into its filter.
+
+    Raises
+    ------
+    ValueEncodingError
+        A length runs past the data.
+    """
+    size = len(data)
+    out = np.empty(max(size // 4, 1), dtype=np.uint64)  # a value takes 4 bytes at least
+    written = ffi.new("size_t *")
+    buf = ffi.from_buffer(data)
+    check(
+        lib.pba_hash_plain_byte_array(
+            buf, size, ffi.from_buffer("uint64_t[]", out), size // 4, written
+        )
+    )
+    return out[: written[0]]
 
 
 @dataclass

@@ -15,7 +15,7 @@ one, so no row group with a match is ruled out. Two different values of equal ha
 the row group: it is then decoded as before.
 
 Only what is certain is used: a chunk whose page encodings are not recorded as all
-dictionary-encoded, of a physical type not read here (BYTE_ARRAY, INT96, BOOLEAN), of a
+dictionary-encoded, of a physical type not read here (INT96, BOOLEAN), of a
 repeated column, with a codec pyarrow cannot decompress, or whose dictionary page does not
 read back as the footer says, keeps its row group. So does every comparison but a plain
 equality (``=``, ``<=>`` of a value, ``IN``), and any predicate the normal form's AND and OR
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..core.hashing import hash_values
+from ..core.hashing import hash_plain_byte_arrays, hash_values
 from ..errors import PyBloomError
 from ..parquet import ColumnChunk
 from ..parquet.elements import CompressionCodec, Encoding, PageType
@@ -70,6 +70,8 @@ _CODECS: dict[int, str] = {
 
 _DATA_PAGES = (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)
 _DICTIONARY = (Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
+#: A dictionary larger than this, uncompressed, is not read here (its row group is decoded).
+MAX_DICTIONARY_BYTES = 64 << 20
 #: A dictionary page's header comes within this many bytes of the chunk's start.
 _HEADER_BYTES = 1024
 #: A leaf the dictionary does not decide, and one no row of the row group makes TRUE.
@@ -133,8 +135,10 @@ def _equalities(normal: Predicate, plan: FilePlan) -> dict[int, Leaf]:
 
 
 def _width(desc: ColumnDescriptor) -> tuple[np.dtype[Any], PhysicalType] | None:
-    """numpy's type of one PLAIN value of the column, and the type it is hashed as (None:
-    not read here)."""
+    """numpy's type of one PLAIN value of the column, and the type it is hashed as
+    (BYTE_ARRAY: bytes, each with its length; None: not read here)."""
+    if desc.physical_type is PhysicalType.BYTE_ARRAY:
+        return np.dtype("u1"), PhysicalType.BYTE_ARRAY
     if desc.physical_type is PhysicalType.FIXED_LEN_BYTE_ARRAY:
         width = desc.type_length
         if width is None or width <= 0:
@@ -181,6 +185,8 @@ def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: Column
     body = start + header.header_length
     if not 0 <= size <= end - body or not 0 <= raw_size <= chunk.total_uncompressed_size:
         return None
+    if raw_size > MAX_DICTIONARY_BYTES:
+        return None
     dtype, hashed_as = width
     if raw_size % dtype.itemsize:
         return None
@@ -194,8 +200,12 @@ def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: Column
             return None
     if len(data) != raw_size:
         return None
-    values = np.frombuffer(data, dtype=dtype)
-    return hash_values(values, hashed_as, desc.type_length)
+    if hashed_as is PhysicalType.BYTE_ARRAY:
+        try:
+            return hash_plain_byte_arrays(data)
+        except PyBloomError:
+            return None  # a length runs past the page: the decode says what is wrong
+    return hash_values(np.frombuffer(data, dtype=dtype), hashed_as, desc.type_length)
 
 
 def _any_in(probes: Any, hashes: Any) -> bool:

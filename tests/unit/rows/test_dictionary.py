@@ -62,6 +62,7 @@ def test_the_rows_are_the_same_with_and_without_dictionaries(tmp_path: Path) -> 
         "f32": pa.array(values, pa.float32()),
         "fixed": pa.array([v.to_bytes(4, "little") for v in ints], pa.binary(4)),
         "s": [str(i) for i in range(400)],
+        "b": pa.array([None if i % 7 == 0 else f"k{v}".encode() for i, v in enumerate(ints)]),
     }
     _write(tmp_path / "dict.parquet", table)
     _write(tmp_path / "plain.parquet", table, use_dictionary=False)
@@ -75,6 +76,9 @@ def test_the_rows_are_the_same_with_and_without_dictionaries(tmp_path: Path) -> 
         "f64 IN (2500.0) OR s = '17'",
         "fixed = X'eb030000'",
         "i32 = 1003 AND f64 IS NOT NULL",
+        "b IN (X'6b32303632', X'6b31303031', X'00')",
+        "s = '17' OR b = X'6b33303035'",
+        "b = X'6b31303033' OR b IS NULL",
     ]:
         with_dictionaries = lookup_sync(str(tmp_path / "dict.parquet"), where)
         plain = lookup_sync(str(tmp_path / "plain.parquet"), where)
@@ -101,18 +105,23 @@ def test_a_chunk_whose_pages_fell_back_to_plain_keeps_its_row_groups(
     assert decoded == [0]
 
 
-def test_strings_and_comparisons_other_than_equality_are_not_decided(
+def test_strings_are_decided_and_other_comparisons_are_not(
     tmp_path: Path, decoded: list[int]
 ) -> None:
     ids = _interleaved(398, 4)
     _write(tmp_path / "a.parquet", {"id": pa.array(ids, pa.int64()), "s": [str(i) for i in ids]})
-    assert lookup_sync(str(tmp_path / "a.parquet"), "s = '1003x'").num_rows == 0
-    assert decoded  # what the statistics keep is decoded: strings' dictionaries are not read
+    assert lookup_sync(str(tmp_path / "a.parquet"), "s IN ('1003x', '', 'zz')").num_rows == 0
+    assert decoded == []
+    assert lookup_sync(str(tmp_path / "a.parquet"), "s = '2062'").num_rows == 1
+    assert decoded == [2]
     decoded.clear()
     assert lookup_sync(str(tmp_path / "a.parquet"), "id != 1003 AND id = 7777").num_rows == 0
     assert decoded == []  # the equality alone rules every row group out
     assert lookup_sync(str(tmp_path / "a.parquet"), "id != 1003 OR id = 7777").num_rows == 399
     assert sorted(decoded) == [0, 1, 2, 3]
+    decoded.clear()
+    assert lookup_sync(str(tmp_path / "a.parquet"), "s > '2062' AND s < '2063'").num_rows == 0
+    assert decoded  # a range: the dictionary does not decide it
 
 
 def test_encodings_without_page_statistics() -> None:
@@ -142,3 +151,16 @@ def test_a_damaged_dictionary_keeps_its_row_group(tmp_path: Path, decoded: list[
     with pytest.raises(ParquetFormatError, match="row group 0"):
         lookup_sync(str(path), "id = 51", strict=True)
     assert decoded == [0]
+
+
+def test_plain_byte_arrays_are_hashed_as_a_writer_hashes_them() -> None:
+    from pybloom_async.core.hashing import hash_plain_byte_arrays, hash_values
+    from pybloom_async.errors import ValueEncodingError
+
+    values = [b"", b"a", b"user-17", bytes(range(200))]
+    run = b"".join(len(v).to_bytes(4, "little") + v for v in values)
+    assert hash_plain_byte_arrays(run).tolist() == hash_values(values, "BYTE_ARRAY").tolist()
+    assert hash_plain_byte_arrays(b"").tolist() == []
+    for cut in (run[:-1], run + b"\x01\x00"):
+        with pytest.raises(ValueEncodingError):
+            hash_plain_byte_arrays(cut)
