@@ -24,6 +24,13 @@ handshake charged, a fresh proxy and client per run). Figures per method: median
 time over ``--runs`` (>= 5), requests after the listing (``SourceStats``: reads +
 metadata - the listing), bytes read.
 
+``--scale 1000,10000`` (section ``scale``) measures a **lookup** of one present key with
+default columns over lakes of those sizes (files of ``--rows`` ids, one row group each),
+the lake index built from values at ``--scale-fpp`` per file (its footer digest included):
+every request counted (``SourceStats``: listing pages, the index's LIST, directory,
+stripe, the rows), with the digest's size against the lake's and the index's. A covered
+fresh file's footer comes from the digest: no footer is read.
+
 ``--big N`` adds the 100,000-file figure without 100,000 objects: a synthetic segment for
 N files (random bitsets, B = 8) is PUT, and the files are given as a table's file list
 (``files=``, their sizes and ETags as in the directory), so nothing lists them; the figure
@@ -56,10 +63,24 @@ from bench_reader import ACCESS_KEY, BUCKET, REGION, SECRET_KEY, moto_server, s3
 from latency_proxy import start_subprocess
 from record import Recorder, load_average
 
-from pybloom_async import SplitBlockBloomFilter, build_index, build_lake_index, col, prune
+from pybloom_async import (
+    SplitBlockBloomFilter,
+    build_index,
+    build_lake_index,
+    col,
+    lookup,
+    prune,
+)
 from pybloom_async.io.base import FileInfo, SourceStats
 from pybloom_async.io.store import clear_store_cache
-from pybloom_async.lake.format import LAKE_DIR, LakeColumn, LakeFile, encode_segment
+from pybloom_async.lake.format import (
+    LAKE_DIR,
+    LakeColumn,
+    LakeFile,
+    decode_directory,
+    decode_trailer,
+    encode_segment,
+)
 from pybloom_async.parquet import ColumnDescriptor
 from pybloom_async.types import PhysicalType
 
@@ -235,6 +256,72 @@ def section_big(args: argparse.Namespace, endpoint: str, direct: dict[str, Any])
     return {"files": n, "segment_bytes": len(segment), "lake": median_of(runs)}
 
 
+def lookup_key(root: str, key: int, options: dict[str, Any]) -> dict[str, Any]:
+    """One point lookup with default columns; every request it made."""
+    stats = SourceStats()
+    rows, wall = timed(lambda: lookup(root, col("id") == key, options=options, stats=stats))
+    if key not in rows.column("id").to_pylist():
+        raise RuntimeError(f"lookup of {key} lost its row")
+    return {
+        "wall_s": wall,
+        "requests": stats.requests,
+        "metadata_requests": stats.metadata_requests,
+        "bytes_read": stats.bytes_read,
+    }
+
+
+def digest_bytes(store: Any, keys: list[str]) -> int:
+    """The footer digest's bytes in the segments ``keys`` (file records and schema table)."""
+    total = 0
+    for key in keys:
+        data = bytes(obstore.get(store, key).bytes())
+        offset, length, crc = decode_trailer(data, len(data), key)
+        digest = decode_directory(data[offset : offset + length], crc, offset, key).digest
+        if digest is not None:
+            spans = [r for r in digest.files if r is not None] + list(digest.schemas)
+            total += sum(end - start for start, end in spans)
+    return total
+
+
+def section_scale(args: argparse.Namespace, endpoint: str, direct: dict[str, Any]) -> Any:
+    """A point lookup's requests as the lake grows, with the lake index and its digest."""
+    out: dict[str, Any] = {}
+    for n in (int(x) for x in args.scale.split(",")):
+        rng = np.random.default_rng(n)
+        keys = [rng.integers(0, 2**62, args.rows) for _ in range(n)]
+        prefix = f"scale{n}/"
+        items = [(f"{prefix}part-{i:05}.parquet", parquet_bytes(k)) for i, k in enumerate(keys)]
+        upload(endpoint, items)
+        root = f"s3://{BUCKET}/{prefix}"
+        built, build_s = timed(
+            lambda root=root: build_lake_index(root, ["id"], fpp=args.scale_fpp, options=direct)
+        )
+        if built.errors:
+            raise RuntimeError(f"lake build: {built.errors}")
+        store = s3_store(endpoint)
+        listed = [o for page in obstore.list(store, prefix + LAKE_DIR) for o in page]
+        index_bytes = sum(o["size"] for o in listed)
+        digest = digest_bytes(store, [o["path"] for o in listed])
+        runs = []
+        for r in range(args.runs):
+            f = int(rng.integers(0, n))
+            key = int(keys[f][r % args.rows])
+            runs.append(through_proxy(
+                endpoint, direct, args.delay_ms, lambda o, k=key, root=root: lookup_key(root, k, o)
+            ))  # fmt: skip
+        lake_bytes = sum(len(b) for _, b in items)
+        out[str(n)] = {
+            "files": n, "fpp": args.scale_fpp, "build_s": build_s, "lake_bytes": lake_bytes,
+            "index_bytes": index_bytes, "digest_bytes": digest,
+            "lookup": median_of(runs),
+        }  # fmt: skip
+        r = out[str(n)]["lookup"]
+        print(f"# {n:,} files: lookup {r['requests'] + r['metadata_requests']:.0f} requests "
+              f"({r['metadata_requests']:.0f} metadata), {r['wall_s']:.3f} s; index "
+              f"{index_bytes:,} B, digest {digest:,} B, lake {lake_bytes:,} B")  # fmt: skip
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=1000)
@@ -245,7 +332,9 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=0)
     parser.add_argument("--build-files", type=int, default=20)
     parser.add_argument("--build-rows", type=int, default=50_000)
-    parser.add_argument("--sections", default="build,files", help="build, files (and --big)")
+    parser.add_argument("--scale", default="1000,10000", help="lake sizes of section scale")
+    parser.add_argument("--scale-fpp", type=float, default=0.0001)
+    parser.add_argument("--sections", default="build,files", help="build, files, scale (and --big)")
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
     recorder = Recorder("lake", **vars(args) | {"json_out": str(args.json_out)})
@@ -261,6 +350,8 @@ def main() -> None:
             results["files"] = section_files(args, endpoint, direct)
         if args.big:
             results["big"] = section_big(args, endpoint, direct)
+        if "scale" in args.sections:
+            results["scale"] = section_scale(args, endpoint, direct)
     print(f"\n## one key, {args.files} files on moto, {args.delay_ms:.0f} ms each way, median of "
           f"{args.runs} runs; load average {load_average()}")  # fmt: skip
     print("| method | requests after listing | wall s | bytes read | files kept |")
