@@ -25,8 +25,8 @@ from ..io.sinks import is_local
 from ..predicate import Predicate, as_predicate
 from ..predicate_normal import normal_form
 from ..pruning.api import CompiledPredicate, prune_files
-from ..pruning.bounds import decide, index_view
-from ..pruning.evaluate import Outcome, combine
+from ..pruning.bounds import index_view
+from ..pruning.evaluate import Outcome, before_membership, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf, leaf_column
 from ..pruning.verdicts import Rule, Verdict, VerdictSink
 from ..read.reader import BloomReader
@@ -58,24 +58,17 @@ def _eval_leaf(
 ) -> Outcome:
     if entry is None or leaf is None:
         return Outcome(False, Rule.NO_INDEX, f"{column} is not in the sidecar index")
-    if leaf.ordered or leaf.negated:
+    known = entry.null_count >= 0 and entry.descriptor.max_repetition_level == 0
+    shared = before_membership(
+        leaf,
         # No min/max here: the type's bounds and the null count decide, or the file stays.
-        out = decide(leaf, index_view(leaf, num_rows, entry.null_count))
-        return Outcome(True, Rule.SIDECAR_INDEX, out.reason) if out.excluded else out
-    if leaf.null_probe:
-        known = entry.null_count >= 0 and entry.descriptor.max_repetition_level == 0
-        if leaf.null_safe and known and entry.null_count == 0:
-            return Outcome(True, Rule.SIDECAR_INDEX, f"{column} has no nulls (sidecar index)")
-        if leaf.null_safe and known:
-            return Outcome(
-                False, Rule.MAY_MATCH, f"{column} has {entry.null_count} nulls (sidecar index)"
-            )
-        return Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes never prune")
-    if leaf.never_prunes is not None:
-        return Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
-    if not leaf.keys:
-        why = "; ".join(leaf.cannot) or "no value"
-        return Outcome(True, Rule.SIDECAR_INDEX, f"{column} cannot hold {why}")
+        lambda: index_view(leaf, num_rows, entry.null_count),
+        entry.null_count if known else None,
+        "sidecar index",
+        Rule.SIDECAR_INDEX,
+    )
+    if shared is not None:
+        return shared
     if entry.filter.count_hashes(leaf.hashes) == 0:
         return Outcome(True, Rule.SIDECAR_INDEX, f"{leaf.label}: excluded by the sidecar index")
     return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the sidecar index may contain it")

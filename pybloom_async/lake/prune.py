@@ -30,8 +30,8 @@ from ..io.identity import SourceIdentity, stat_identity, version_change
 from ..predicate import Predicate, as_predicate
 from ..predicate_normal import normal_form
 from ..pruning.api import CompiledPredicate, prune_file
-from ..pruning.bounds import decide, index_view
-from ..pruning.evaluate import Outcome, combine, leaves_of
+from ..pruning.bounds import index_view
+from ..pruning.evaluate import Outcome, before_membership, combine, leaves_of
 from ..pruning.leaves import Leaf, build_leaf, leaf_column
 from ..pruning.verdicts import Rule, Verdict, VerdictSink, hand_over_by_file
 from ..read.reader import BloomReader
@@ -234,17 +234,12 @@ def _outcome(
         if code == _UNCOVERED:
             return Outcome(False, Rule.NO_INDEX, f"{column} is not indexed for this file")
         leaf = probe.leaf
-        if leaf.ordered or leaf.negated:
-            # No min/max nor null counts here: only the type's bounds decide.
-            out = decide(leaf, index_view(leaf))
-            return Outcome(True, Rule.LAKE_INDEX, out.reason) if out.excluded else out
-        if leaf.null_probe:
-            return Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes are not indexed")
-        if leaf.never_prunes is not None:
-            return Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
-        if not leaf.keys:
-            why = "; ".join(leaf.cannot) or "no value"
-            return Outcome(True, Rule.LAKE_INDEX, f"{column} cannot hold {why}")
+        # No min/max nor null counts here: only the type's bounds decide.
+        shared = before_membership(
+            leaf, lambda: index_view(leaf), None, "lake index", Rule.LAKE_INDEX
+        )
+        if shared is not None:
+            return shared
         if code == _MAY:
             return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the lake index may contain it")
         if code == _EXCLUDED:

@@ -14,11 +14,20 @@ from ..parquet import GroupChunks, RowGroup
 from ..predicate import And, Or, Predicate
 from ..read.fetch import BloomFilterRead, FilterKey, FilterState
 from ..types import PhysicalType
-from .bounds import Outcome, chunk_view, decide, key_span, stats_bounds
+from .bounds import Outcome, View, chunk_view, decide, key_span, stats_bounds
 from .leaves import Leaf, leaf_column
 from .verdicts import Rule
 
-__all__ = ["Decided", "Outcome", "combine", "eval_leaf", "evaluate", "join_reasons", "leaves_of"]
+__all__ = [
+    "Decided",
+    "Outcome",
+    "before_membership",
+    "combine",
+    "eval_leaf",
+    "evaluate",
+    "join_reasons",
+    "leaves_of",
+]
 
 # ---- evaluation ------------------------------------------------------------------------
 
@@ -34,23 +43,48 @@ _UNDECIDED = Outcome(False, Rule.MAY_MATCH, "")
 Decided = dict[tuple[int, int], "Outcome | tuple[int, int]"]
 
 
+def before_membership(
+    leaf: Leaf, view: Callable[[], View], nulls: int | None, source: str, rule: Rule | None = None
+) -> Outcome | None:
+    """The leaf ladder every container shares (a row group's footer, a sidecar or lake
+    index, a dictionary): ordered or negated leaves decided by ``view`` (called only for
+    them), then NULL probes by the container's null count (``nulls``; None: not known),
+    then leaves that never prune, then literals the column cannot hold. None: the leaf is a
+    plain equality, left to the container's own membership test (its filter, index bits or
+    dictionary). ``source`` names the container in reasons; ``rule``, if given, is the rule
+    every exclusion here carries (an index's own), else each step's (statistics, nulls,
+    type)."""
+    if leaf.ordered or leaf.negated:
+        out = decide(leaf, view())
+        return Outcome(True, rule, out.reason) if rule is not None and out.excluded else out
+    if leaf.null_probe:
+        if leaf.null_safe and nulls == 0:
+            return Outcome(True, rule or Rule.NULLS, f"{leaf.column} has no nulls ({source})")
+        if leaf.null_safe and nulls is not None and nulls > 0:
+            return Outcome(False, Rule.MAY_MATCH, f"{leaf.column} has {nulls} nulls ({source})")
+        return Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes never prune")
+    if leaf.never_prunes is not None:
+        return Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
+    if not leaf.keys:
+        why = "; ".join(leaf.cannot) or "no value"
+        return Outcome(True, rule or Rule.TYPE, f"{leaf.column} cannot hold {why}")
+    return None
+
+
 def _before_filter(leaf: Leaf, rg: RowGroup | GroupChunks) -> Outcome | tuple[int, int]:
     """What decides a leaf without its filter, or the keys ``[lo, hi)`` left for the filter."""
     if leaf.desc is None:
         return Outcome(False, Rule.MISSING_COLUMN, f"{leaf.column}: {leaf.missing_reason}")
     chunk = rg.columns[leaf.desc.index]
     stats = chunk.statistics
-    if leaf.ordered or leaf.negated:
-        return decide(leaf, chunk_view(leaf, stats, chunk.num_values))
-    if leaf.null_probe:
-        if leaf.null_safe and stats is not None and stats.null_count == 0:
-            return Outcome(True, Rule.NULLS, f"{leaf.column} has no nulls (statistics)")
-        return Outcome(False, Rule.NEVER_PRUNES, f"{leaf.label}: NULL probes never prune")
-    if leaf.never_prunes is not None:
-        return Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
-    if not leaf.keys:
-        why = "; ".join(leaf.cannot) or "no value"
-        return Outcome(True, Rule.TYPE, f"{leaf.column} cannot hold {why}")
+    shared = before_membership(
+        leaf,
+        lambda: chunk_view(leaf, stats, chunk.num_values),
+        stats.null_count if stats is not None else None,
+        "statistics",
+    )
+    if shared is not None:
+        return shared
     if stats is None:
         return 0, len(leaf.keys)
     if (
