@@ -22,8 +22,7 @@ from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, stream_paths
 from ..io.identity import SourceIdentity, version_change
 from ..io.sinks import is_local
-from ..predicate import Predicate, as_predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, as_predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_files
 from ..pruning.bounds import decide, index_view
 from ..pruning.evaluate import Outcome, combine

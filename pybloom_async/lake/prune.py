@@ -27,8 +27,7 @@ from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, stat_identity, version_change
-from ..predicate import Predicate, as_predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, as_predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_file
 from ..pruning.bounds import decide, index_view
 from ..pruning.evaluate import Outcome, combine, leaves_of

@@ -33,10 +33,10 @@ from ..predicate import (
     NotIn,
     Or,
     Predicate,
+    TextLiteral,
     as_predicate,
+    normal_form,
 )
-from ..predicate_normal import normal_form
-from ..predicate_tokens import TextLiteral
 from ..pruning.leaves import literal_of
 from ..pruning.verdicts import Rule, Verdict
 from ..read.reader import BloomReader

@@ -1,7 +1,7 @@
 """Row-group pruning: which row groups (or files) may hold rows matching a predicate.
 
 The predicate is evaluated in its normal form (NOT pushed down to the leaves,
-:func:`pybloom_async.predicate_normal.normal_form`). For every file, each
+:func:`pybloom_async.predicate.normal_form`). For every file, each
 ``=`` / ``IN`` value is converted exactly to the column's physical type
 (:func:`pybloom_async.parquet.encode_value`) and hashed once, each range end
 placed exactly in the column's order (:mod:`pybloom_async.parquet.order`); then
@@ -40,9 +40,7 @@ from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, expand_paths, few_local_files, stream_paths
 from ..io.partitions import Partitioning
 from ..parquet import GroupChunks, RowGroup, Schema
-from ..predicate import Eq, Predicate, as_predicate, iter_leaves
-from ..predicate_normal import normal_form
-from ..predicate_tokens import TextLiteral
+from ..predicate import Eq, Predicate, TextLiteral, as_predicate, iter_leaves, normal_form
 from ..read.fetch import BloomFilterRead, FilterKey, Footer
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options

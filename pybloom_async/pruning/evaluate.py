@@ -148,7 +148,7 @@ def combine(
     kept_order: Sequence[Rule],
     excluded_rule: Rule | None = None,
 ) -> Outcome:
-    """The outcome of ``p``, a normal form (:func:`~pybloom_async.predicate_normal.
+    """The outcome of ``p``, a normal form (:func:`~pybloom_async.predicate.
     normal_form`), from its leaves' outcomes (``decide``): AND and OR.
 
     AND excludes with its first excluding part, else keeps with the first rule of

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..predicate_tokens import TextLiteral
+from ..predicate import TextLiteral
 
 __all__ = ["ProbeResult", "Rule", "Verdict", "VerdictSink", "hand_over_by_file"]
 

@@ -60,8 +60,7 @@ from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths, few_local_files
 from ..lake.digest import LakeFiles, lake_lookup_files
 from ..lake.prune import lake_segments_at
-from ..predicate import Predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.ranges import HeldBytes

@@ -55,8 +55,8 @@ from ..predicate import (
     NotIn,
     Or,
     Predicate,
+    normal_form,
 )
-from ..predicate_normal import normal_form
 from ..pruning.leaves import encode_literal
 from ..types import PhysicalType
 from .arrow import NULL_BOOL, TRUE, arrow_values, constant_bools

@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.hashing import hash_values
-from ..predicate import And, In, Or, Predicate, iter_leaves
-from ..predicate_normal import normal_form
+from ..predicate import And, In, Or, Predicate, iter_leaves, normal_form
 from ..read.fetch import FilterState
 from ..read.reader import OpenedFile
 from ..types import PhysicalType

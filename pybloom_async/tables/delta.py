@@ -31,8 +31,7 @@ from ..checks import require_pyarrow
 from ..errors import ParquetFormatError, SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
 from ..io.store import StoreOptions
-from ..predicate import Predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, normal_form
 from . import TableFiles, check_columns, import_extra
 from .values import may_hold_for_value, may_hold_within, may_match
 

@@ -36,8 +36,8 @@ from ..predicate import (
     NotIn,
     Or,
     Predicate,
+    normal_form,
 )
-from ..predicate_normal import normal_form
 from . import TableFiles, check_columns, import_extra
 from .evolution import check_evolution
 from .values import leaf_parts, plain_values, range_ends

@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import PredicateError
+from ..errors import PredicateError
 
 __all__ = [
     "TextLiteral",
