@@ -38,7 +38,6 @@ from ..errors import (
 )
 from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, expand_paths, few_local_files, stream_paths
-from ..io.partitions import Partitioning
 from ..parquet import GroupChunks, RowGroup, Schema
 from ..predicate import Eq, Predicate, TextLiteral, as_predicate, iter_leaves, normal_form
 from ..read.fetch import BloomFilterRead, FilterKey, Footer
@@ -49,6 +48,7 @@ from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import Leaf, LeafCache, prepare
+from .partition_types import Partitioning
 from .partitions import PartitionPredicate
 from .verdicts import ProbeResult, Rule, Verdict
 
@@ -333,7 +333,7 @@ async def prune(
     partitioning:
         ``key=value`` folders below a directory or prefix are columns of the
         files under them (``"hive"``, the default; the folder's value wins over a
-        column of that name in the file; see :mod:`pybloom_async.io.partitions`
+        column of that name in the file; see :mod:`pybloom_async.pruning.partition_types`
         for their types). The predicate's leaves on them are decided per file
         before it is opened: a file they rule out is never read and gets no
         verdict; a file where they alone make the predicate TRUE keeps every row

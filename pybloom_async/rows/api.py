@@ -379,7 +379,7 @@ _DOC_PARAMETERS = """
         ``__HIVE_DEFAULT_PARTITION__`` is NULL; the folder's value wins over a
         column of that name in the file). Their types are inferred from every
         value listed (int64, date32, timestamp[us], else string; see
-        :mod:`pybloom_async.io.partitions`), or given: a dict of column names
+        :mod:`pybloom_async.pruning.partition_types`), or given: a dict of column names
         to types (``{"dt": "date", "country": "string"}``, pyarrow types too)
         or a ``pyarrow.Schema``, which names the partition columns (then
         folders that cannot match are not even listed). Files whose folders

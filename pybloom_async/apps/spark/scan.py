@@ -34,10 +34,10 @@ import pyarrow as pa
 from ...errors import InvalidArgumentError, PyBloomError
 from ...io.base import FileInfo, SourceStats, location_text
 from ...io.files import expand_paths
-from ...io.partitions import Partitioning
 from ...io.store import StoreOptions
 from ...predicate import IsNotNull, Predicate
 from ...pruning.api import CompiledPredicate
+from ...pruning.partition_types import Partitioning
 from ...pruning.partitions import PartitionPredicate
 from ...read.fetch import ReaderConfig
 from ...read.plan import PlanConfig

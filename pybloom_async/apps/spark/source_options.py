@@ -41,9 +41,9 @@ from typing import Any
 
 from ...checks import positive_int
 from ...errors import InvalidArgumentError
-from ...io.partitions import Partitioning
 from ...io.store import StoreOptions, as_store_options
 from ...predicate import Predicate, parse_predicate
+from ...pruning.partition_types import Partitioning
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES
 from .scan import DEFAULT_MAX_PARTITION_BYTES, ReadSettings
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from ..checks import require_pyarrow
 from ..errors import InvalidArgumentError
-from .address import Address
-from .store import StoreOptions, allow_http, check_applicable
+from ..io.address import Address
+from ..io.store import StoreOptions, allow_http, check_applicable
 
 __all__ = ["arrow_filesystem", "arrow_path"]
 
