@@ -87,12 +87,11 @@ from .read.run import (
     read_footer_sync,
 )
 from .rewrite.add_filters import (
-    AddFiltersResult,
-    TableFiltersResult,
     add_bloom_filters,
     add_bloom_filters_async,
     add_bloom_filters_sync,
 )
+from .rewrite.results import AddFiltersResult, TableFiltersResult
 from .rows import lookup, lookup_batches, lookup_sync, pruned_dataset, pruned_dataset_sync
 from .types import PhysicalType
 from .version import __version__

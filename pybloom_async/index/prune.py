@@ -24,8 +24,8 @@ from ..io.identity import SourceIdentity, version_change
 from ..io.sinks import is_local
 from ..predicate import Predicate, as_predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_files
-from ..pruning.bounds import decide, index_view
-from ..pruning.evaluate import Outcome, combine
+from ..pruning.bounds import Outcome, decide, index_view
+from ..pruning.evaluate import combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf, leaf_column
 from ..pruning.verdicts import Rule, Verdict, VerdictSink
 from ..read.reader import BloomReader
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-
-__all__ = ["prune_with_index", "prune_with_index_sync"]
 
 
 # ---- pruning ----------------------------------------------------------------------------------

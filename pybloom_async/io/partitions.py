@@ -28,16 +28,6 @@ from dataclasses import dataclass
 
 from .base import FileInfo
 
-__all__ = [
-    "FolderFilter",
-    "PairCache",
-    "Pairs",
-    "PartitionedFile",
-    "folder_pair",
-    "pairs_of",
-    "partition_of",
-]
-
 #: The folder value Hive and Spark write for NULL.
 HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 

@@ -50,8 +50,6 @@ if TYPE_CHECKING:
 
     from ..read.run import RunKeywords
 
-__all__ = ["prune_paimon", "prune_paimon_sync"]
-
 
 # ---- Apache Paimon data files -------------------------------------------------------
 

@@ -10,33 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..errors import PredicateError
-from .tokens import TextLiteral, literal_text, quote_column
-
-__all__ = [
-    "COMPARISONS",
-    "ORDERING",
-    "And",
-    "Between",
-    "Compare",
-    "Comparison",
-    "Eq",
-    "In",
-    "IsNotNull",
-    "IsNull",
-    "Not",
-    "NotIn",
-    "Or",
-    "Predicate",
-    "TextLiteral",
-    "col",
-    "literal_text",
-]
-
-#: What the Python builders support, for error messages.
-PYTHON_FORMS = (
-    "predicates support ==, !=, <, <=, >, >=, eq_null_safe(), isin(), between(), "
-    "is_null() and is_not_null(), combined with & (AND), | (OR), ~ (NOT) and parentheses"
-)
+from .tokens import literal_text, quote_column
 
 #: The ordering operators of :class:`Compare`.
 ORDERING = ("<", "<=", ">", ">=")

@@ -5,8 +5,6 @@ from __future__ import annotations
 from ..errors import PredicateError
 from .model import COMPARISONS, ORDERING, And, Between, Compare, Eq, Not, Or, Predicate
 
-__all__ = ["normal_form"]
-
 
 def normal_form(p: Predicate) -> Predicate:
     """``p`` with every NOT pushed down to its comparisons: the form evaluators take.

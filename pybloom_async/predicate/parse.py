@@ -26,8 +26,6 @@ from .model import (
 )
 from .tokens import TEXT_FORMS, Token, quote_column, quoted_text, tokenize
 
-__all__ = ["Parser", "as_predicate", "parse_predicate"]
-
 #: What each comparison operator of the text form builds (``==`` is ``=``, ``<>`` is ``!=``).
 _OPERATORS = {"=": "=", "==": "=", "<=>": "<=>", "!=": "!=", "<>": "!=",
               "<": "<", "<=": "<=", ">": ">", ">=": ">="}  # fmt: skip

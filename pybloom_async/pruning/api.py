@@ -57,18 +57,6 @@ if TYPE_CHECKING:
 
     from ..read.run import RunKeywords
 
-__all__ = [
-    "CompiledPredicate",
-    "FilePruned",
-    "probe",
-    "probe_sync",
-    "prune",
-    "prune_file",
-    "prune_files",
-    "prune_opened",
-    "prune_sync",
-]
-
 
 #: The error on a column no file has lists at most this many of the files' columns...
 _SHOWN_COLUMNS = 20

@@ -18,8 +18,6 @@ from .bounds import Outcome, chunk_view, decide, key_span, stats_bounds
 from .leaves import Leaf, leaf_column
 from .verdicts import Rule
 
-__all__ = ["Decided", "Outcome", "combine", "eval_leaf", "evaluate", "join_reasons", "leaves_of"]
-
 # ---- evaluation ------------------------------------------------------------------------
 
 

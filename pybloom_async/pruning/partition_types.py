@@ -27,16 +27,6 @@ from ..io.partitions import Pairs
 from ..parquet import ColumnDescriptor
 from ..parquet.logical import LogicalKind, LogicalType, TimeUnit
 
-__all__ = [
-    "STRING",
-    "PartitionType",
-    "Partitioning",
-    "infer_type",
-    "partition_type",
-    "typed_value",
-    "value_type",
-]
-
 _INTEGERS = {f"{s}int{b}": (b, s == "") for b in (8, 16, 32, 64) for s in ("", "u")}
 _UNITS = {"s": None, "ms": TimeUnit.MILLIS, "us": TimeUnit.MICROS, "ns": TimeUnit.NANOS}
 _TIMESTAMP = re.compile(r"timestamp\[(s|ms|us|ns)(?:, tz=(.+))?\]")

@@ -63,8 +63,6 @@ from .verdicts import Rule, Verdict
 if TYPE_CHECKING:
     from .api import CompiledPredicate
 
-__all__ = ["FileDecision", "PartitionPredicate"]
-
 
 @dataclass(frozen=True)
 class FileDecision:

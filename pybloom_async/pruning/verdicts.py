@@ -9,8 +9,6 @@ from typing import Any, Protocol
 
 from ..predicate import TextLiteral
 
-__all__ = ["ProbeResult", "Rule", "Verdict", "VerdictSink", "hand_over_by_file"]
-
 
 class Rule(str, enum.Enum):
     """What decided a verdict."""

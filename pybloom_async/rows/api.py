@@ -79,16 +79,6 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
     from .plan import FilePlan, Job, RowsOf
 
-__all__ = [
-    "DEFAULT_MAX_FETCH_BYTES",
-    "FileRows",
-    "LookupPlan",
-    "lookup",
-    "lookup_batches",
-    "lookup_sync",
-    "plan_lookup",
-    "read_one_file",
-]
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,6 @@ from ..errors import InvalidArgumentError
 from ..predicate import Predicate, as_predicate
 from ..pruning.partition_types import Partitioning
 
-__all__ = ["LookupArguments", "check_arguments"]
-
 
 @dataclass(frozen=True)
 class LookupArguments:

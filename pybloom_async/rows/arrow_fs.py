@@ -29,8 +29,6 @@ from ..errors import InvalidArgumentError
 from ..io.address import Address
 from ..io.store import StoreOptions, allow_http, check_applicable
 
-__all__ = ["arrow_filesystem", "arrow_path"]
-
 # extra_config keys that have a pyarrow counterpart, per store: obstore key -> mapping.
 _S3_VIRTUAL_HOSTED = ("virtual_hosted_style_request", "aws_virtual_hosted_style_request")
 

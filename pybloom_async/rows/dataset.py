@@ -89,7 +89,6 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
     from .plan import FilePlan
 
-__all__ = ["dataset_from_files", "pruned_dataset", "pruned_dataset_sync"]
 
 Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
 

@@ -62,8 +62,6 @@ from ..types import PhysicalType
 from .arrow import NULL_BOOL, TRUE, arrow_values, constant_bools
 from .ranges import Bound, range_bound
 
-__all__ = ["Leaves", "ValueSets", "computable", "evaluate", "leaf_array"]
-
 _NANOS = {TimeUnit.MILLIS: 10**6, TimeUnit.MICROS: 10**3, TimeUnit.NANOS: 1}
 _ARROW_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 #: The Julian day of 1970-01-01 (INT96 timestamps: nanoseconds of the day, then the day).

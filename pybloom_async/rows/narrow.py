@@ -24,8 +24,6 @@ from ..read.reader import OpenedFile
 from ..types import PhysicalType
 from .plan import FilePlan
 
-__all__ = ["narrowed_where"]
-
 _INTS = {PhysicalType.INT32: np.int32, PhysicalType.INT64: np.int64}
 
 

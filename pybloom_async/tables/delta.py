@@ -35,15 +35,6 @@ from ..predicate import Predicate, normal_form
 from . import TableFiles, check_columns, import_extra
 from .values import may_hold_for_value, may_hold_within, may_match
 
-__all__ = [
-    "deletion_masks",
-    "files_with_deletion_vectors",
-    "has_deletion_vectors",
-    "open_delta",
-    "reopen",
-    "resolve_delta",
-]
-
 _INTEGERS = ("byte", "short", "integer", "long")
 _ORDERED = (*_INTEGERS, "date")
 #: Reader features whose tables the row path here reads exactly (column mapping is

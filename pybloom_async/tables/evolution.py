@@ -33,8 +33,6 @@ from ..parquet import Schema, decode_file_metadata, parse_footer_tail
 from ..predicate import Between, Compare, Eq, In, NotIn, Predicate, TextLiteral, iter_leaves
 from ..types import PhysicalType
 
-__all__ = ["check_evolution", "renamed_reason"]
-
 #: The suffix of a data file read first for its footer (a longer footer costs one more read).
 _TAIL_BYTES = 64 * 1024
 #: Footers read at once (pyiceberg's FileIO blocks; each read waits on storage).

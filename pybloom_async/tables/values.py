@@ -30,18 +30,6 @@ from ..predicate import (
     TextLiteral,
 )
 
-__all__ = [
-    "UNKNOWN",
-    "leaf_parts",
-    "leaf_values",
-    "may_hold_for_value",
-    "may_hold_within",
-    "may_match",
-    "plain_value",
-    "plain_values",
-    "range_ends",
-]
-
 
 class _Unknown:
     def __repr__(self) -> str:
