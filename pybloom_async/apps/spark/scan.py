@@ -50,26 +50,6 @@ from ...rows.schema import result_schema
 from ...tasks.workers import for_each
 from ...types import PhysicalType
 
-__all__ = [
-    "DEFAULT_MAX_PARTITION_BYTES",
-    "NO_PREDICATE",
-    "OPEN_COST_BYTES",
-    "FileRead",
-    "ReadSettings",
-    "ReadTask",
-    "file_schema",
-    "group_bytes",
-    "int96_columns",
-    "listed_partitions",
-    "no_schema",
-    "plan_read",
-    "planned_lookup",
-    "scan_files",
-    "scan_job",
-    "scan_rows",
-    "split_tasks",
-]
-
 #: Bytes to read per Spark task, at most (Spark's ``spark.sql.files.maxPartitionBytes``).
 DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024
 #: What opening a file costs, counted in bytes when tasks are cut (Spark's

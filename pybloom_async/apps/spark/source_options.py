@@ -47,8 +47,6 @@ from ...pruning.partition_types import Partitioning
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES
 from .scan import DEFAULT_MAX_PARTITION_BYTES, ReadSettings
 
-__all__ = ["TABLE_KINDS", "SourceOptions"]
-
 TABLE_KINDS = ("delta", "iceberg")
 _KNOWN = frozenset(
     {
