@@ -42,6 +42,7 @@ from .errors import (
     UnsupportedTypeError,
     ValueEncodingError,
 )
+from .exports import publish as _publish
 from .index.build import IndexBuild, build_index, build_index_sync
 from .index.format import index_location
 from .index.prune import prune_with_index, prune_with_index_sync
@@ -195,3 +196,6 @@ __all__ = [
     "write_paimon_file_index",
     "xxh64",
 ]
+
+# Each class and function is pickled, shown and documented as pybloom_async.<name>.
+_publish(globals(), __all__, __name__)

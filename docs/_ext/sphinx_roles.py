@@ -42,13 +42,17 @@ def _attribute(obj: object, name: str) -> tuple[bool, object]:
     ):
         return True, None
     if inspect.isclass(obj):
+        # The methods' source, not the class's: inspect finds a class by its __module__,
+        # the facade's for the classes it exports, and a method by its code's file.
         for cls in obj.__mro__:
-            try:
-                source = inspect.getsource(cls)
-            except (OSError, TypeError):
-                continue
-            if re.search(rf"self\.{re.escape(name)}\s*[:=]", source):
-                return True, None
+            for member in vars(cls).values():
+                function = getattr(member, "fget", None) or getattr(member, "__func__", member)
+                try:
+                    source = inspect.getsource(function)
+                except (OSError, TypeError):
+                    continue
+                if re.search(rf"self\.{re.escape(name)}\s*[:=]", source):
+                    return True, None
     return False, None
 
 

@@ -1,0 +1,23 @@
+"""The facades' names shown where users import them: ``pybloom_async.lookup``, not
+``pybloom_async.rows.api.lookup``, in reprs, tracebacks, pickles and the docs."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterable, Mapping
+
+
+def publish(namespace: Mapping[str, object], names: Iterable[str], module: str) -> None:
+    """Set the ``__module__`` of each class and function of ``names`` to ``module``.
+
+    ``namespace`` is the facade's (``module``'s) own, which binds each name to its
+    object: a pickle of the object names ``module`` and the object's ``__qualname__``,
+    and unpickling finds it there. So an object whose qualified name is not the name it
+    is exported under keeps its module, as does anything not defined in this package.
+    """
+    for name in names:
+        obj = namespace[name]
+        if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+            continue
+        if obj.__qualname__ == name and obj.__module__.startswith("pybloom_async."):
+            obj.__module__ = module
