@@ -20,4 +20,17 @@ def publish(namespace: Mapping[str, object], names: Iterable[str], module: str) 
         if not (inspect.isclass(obj) or inspect.isfunction(obj)):
             continue
         if obj.__qualname__ == name and obj.__module__.startswith("pybloom_async."):
-            obj.__module__ = module
+            _move(obj, obj.__module__, module)
+
+
+def _move(obj: object, old: str, new: str) -> None:
+    """``obj`` and what its class body defines (methods, properties, nested classes) moved
+    from ``old`` to ``new``: one module for a class and its members, as tools that read
+    them (the API reference's inspector) expect."""
+    obj.__module__ = new
+    if not inspect.isclass(obj):
+        return
+    for member in vars(obj).values():
+        inner = getattr(member, "fget", None) or getattr(member, "__func__", member)
+        if (inspect.isclass(inner) or inspect.isfunction(inner)) and inner.__module__ == old:
+            _move(inner, old, new)

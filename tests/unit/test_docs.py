@@ -140,6 +140,24 @@ def test_roles_in_docstrings_resolve() -> None:
     assert not wrong, "docstring roles that resolve to nothing:\n" + "\n".join(wrong)
 
 
+def test_parameters_documented_together_keep_their_own_types() -> None:
+    """``run, **keywords:`` documents two parameters: the reference gives each its own
+    annotation and default, where Griffe gives ``**keywords`` those of ``run``."""
+    griffe = pytest.importorskip("griffe")
+    extensions = griffe.load_extensions(str(ROLES))
+    api = griffe.load(
+        "pybloom_async.rows.api",
+        force_inspection=True,
+        extensions=extensions,
+        docstring_parser="numpy",
+    )
+    (section,) = [s for s in api["lookup"].docstring.parsed if s.kind.value == "parameters"]
+    table = {p.name: (str(p.annotation), p.value) for p in section.value}
+    assert table["run"] == ("RunOptions | None", "None")
+    assert table["**keywords"] == ("Unpack[RunKeywords]", "{}")
+    assert table["where"] == ("Predicate | str", None)  # required
+
+
 # ---- the tree in docs/architecture.md -------------------------------------------------
 
 
