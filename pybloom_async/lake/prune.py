@@ -537,4 +537,3 @@ async def lake_segments_at(sources: Any, reader: BloomReader) -> list[FileInfo]:
         return await listed_segments(root, reader, kept=True)
     except SourceError:
         return []
-
