@@ -14,6 +14,10 @@ def publish(namespace: Mapping[str, object], names: Iterable[str], module: str) 
     object: a pickle of the object names ``module`` and the object's ``__qualname__``,
     and unpickling finds it there. So an object whose qualified name is not the name it
     is exported under keeps its module, as does anything not defined in this package.
+
+    What finds a class through its module finds the facade: ``typing.get_type_hints``
+    of its string annotations needs the defining module's names (``vars(module)``), and
+    ``inspect.getsource`` of the class fails (of its methods, it works).
     """
     for name in names:
         obj = namespace[name]
