@@ -42,6 +42,7 @@ from .errors import (
     UnsupportedTypeError,
     ValueEncodingError,
 )
+from .exports import publish as _publish
 from .index.build import IndexBuild, build_index, build_index_sync
 from .index.format import index_location
 from .index.prune import prune_with_index, prune_with_index_sync
@@ -87,12 +88,11 @@ from .read.run import (
     read_footer_sync,
 )
 from .rewrite.add_filters import (
-    AddFiltersResult,
-    TableFiltersResult,
     add_bloom_filters,
     add_bloom_filters_async,
     add_bloom_filters_sync,
 )
+from .rewrite.results import AddFiltersResult, TableFiltersResult
 from .rows import lookup, lookup_batches, lookup_sync, pruned_dataset, pruned_dataset_sync
 from .types import PhysicalType
 from .version import __version__
@@ -196,3 +196,6 @@ __all__ = [
     "write_paimon_file_index",
     "xxh64",
 ]
+
+# Each class and function is pickled, shown and documented as pybloom_async.<name>.
+_publish(globals(), __all__, __name__)

@@ -27,17 +27,6 @@ from typing import Any, NoReturn, ParamSpec, TypeVar, cast
 
 from .errors import InvalidArgumentError, MissingDependencyError, PyBloomError
 
-__all__ = [
-    "integer",
-    "path_text",
-    "positive_int",
-    "probability",
-    "require_pyarrow",
-    "same_arguments_as",
-    "seconds",
-    "sources_list",
-]
-
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 

@@ -37,6 +37,7 @@ from .apps.spark.writer_options import (
     bloom_writer_options,
     writer_filter_bytes,
 )
+from .exports import publish as _publish
 
 __all__ = [
     "DEFAULT_WRITER_MAX_BYTES",
@@ -55,3 +56,6 @@ __all__ = [
     "verdict_schema",
     "writer_filter_bytes",
 ]
+
+# Each function is pickled, shown and documented as pybloom_async.spark.<name>.
+_publish(globals(), __all__, __name__)

@@ -26,8 +26,8 @@ from typing import Any
 # :role:`target`, :role:`~target`, :role:`title <target>`; a target may wrap over lines.
 ROLE = re.compile(r":(\w+):`([^`]+)`")
 FACADE = "pybloom_async"
-# Parameters documented together, numpydoc's "options, stats:" line.
-SHARED = re.compile(r"^\s+\w+(?:, \w+)+:\s*$", flags=re.M)
+# Parameters documented together, numpydoc's "options, stats:" line ("run, **keywords:").
+SHARED = re.compile(r"^[ \t]*\**\w+(?:, \**\w+)+:[ \t]*$", flags=re.M)
 
 
 def _attribute(obj: object, name: str) -> tuple[bool, object]:
@@ -42,13 +42,17 @@ def _attribute(obj: object, name: str) -> tuple[bool, object]:
     ):
         return True, None
     if inspect.isclass(obj):
+        # The methods' source, not the class's: inspect finds a class by its __module__,
+        # the facade's for the classes it exports, and a method by its code's file.
         for cls in obj.__mro__:
-            try:
-                source = inspect.getsource(cls)
-            except (OSError, TypeError):
-                continue
-            if re.search(rf"self\.{re.escape(name)}\s*[:=]", source):
-                return True, None
+            for member in vars(cls).values():
+                function = getattr(member, "fget", None) or getattr(member, "__func__", member)
+                try:
+                    source = inspect.getsource(function)
+                except (OSError, TypeError):
+                    continue
+                if re.search(rf"self\.{re.escape(name)}\s*[:=]", source):
+                    return True, None
     return False, None
 
 
@@ -243,10 +247,11 @@ else:
                 _own_annotations(obj)
 
     def _own_annotations(obj: Any) -> None:
-        """Each parameter documented with its own annotation.
+        """Each parameter documented with its own annotation and default.
 
-        The docstrings document related parameters together (``options, stats:``), as
-        numpydoc allows; Griffe gives all of them the first one's annotation.
+        The docstrings document related parameters together (``options, stats:``, ``run,
+        **keywords:``), as numpydoc allows; Griffe gives all of them the first one's
+        annotation and default (``**keywords`` would read ``RunOptions | None = None``).
         """
         try:
             signature = {p.name: p for p in obj.parameters}
@@ -256,6 +261,9 @@ else:
             if section.kind.value != "parameters":
                 continue
             for parameter in section.value:
-                own = signature.get(parameter.name)
-                if own is not None and own.annotation is not None:
+                own = signature.get(parameter.name.lstrip("*"))
+                if own is not None:
                     parameter.annotation = own.annotation
+                    # None reads "required": *args and **keywords default to none given.
+                    empty = {"variadic positional": "()", "variadic keyword": "{}"}
+                    parameter.value = empty.get(own.kind.value, own.default)

@@ -16,9 +16,8 @@ from ..errors import (
     PyBloomError,
     ValueEncodingError,
 )
-from ._cffi import ffi, lib
-
-__all__ = ["check", "ffi", "header_error", "lib", "status_text"]
+from ._cffi import ffi as ffi
+from ._cffi import lib as lib
 
 #: What a Bloom filter header status says, in the message of its InvalidFilterError.
 _HEADER = {

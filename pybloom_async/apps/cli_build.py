@@ -18,8 +18,9 @@ from ..errors import (
 from ..index.build import IndexBuild, build_index
 from ..io.base import FileInfo, SourceStats, gave_no_answer, location_text
 from ..read.reader import BloomReader
-from ..rewrite.add_filters import NOT_IN_FILE, AddFiltersResult, add_bloom_filters
+from ..rewrite.add_filters import NOT_IN_FILE, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard
+from ..rewrite.results import AddFiltersResult
 from .cli_args import EXIT_OK, store_options
 from .cli_output import (
     ColumnCheck,

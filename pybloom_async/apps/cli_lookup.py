@@ -445,6 +445,3 @@ def _summary_text(
         returned = f"{plural_s(rows, 'row')} found in {plural_s(total, 'file')}, none printed"
     names = [name for name, _ in failed]
     return f"{returned}; {unreadable_text(names, len(failed))}; {requests_text(stats)}"
-
-
-__all__ = ["cmd_lookup"]

@@ -15,8 +15,7 @@ from ..errors import (
 from ..io.base import SourceStats, location_text
 from ..paimon.files import prune_paimon
 from ..parquet import ColumnDescriptor, parse_text_value
-from ..predicate import Eq
-from ..predicate_tokens import TextLiteral
+from ..predicate import Eq, TextLiteral
 from ..pruning.api import probe
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader

@@ -93,6 +93,3 @@ async def open_named_table(args: argparse.Namespace, version: int | None) -> Tab
         raise InvalidArgumentError(
             f"--version {version} cannot be read: {exc.message}", path=args.delta
         ) from None
-
-
-__all__ = ["check_inputs", "open_named_table", "open_table"]

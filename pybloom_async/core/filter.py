@@ -21,8 +21,6 @@ from ..errors import (
 from ..types import PhysicalType
 from .hashing import iter_columns
 
-__all__ = ["DEFAULT_MAX_BYTES", "MIN_BYTES", "SplitBlockBloomFilter", "decode_header"]
-
 #: The smallest filter: one 32-byte block, the Parquet spec's minimum.
 MIN_BYTES = 32
 #: The default upper bound on a filter's size, as in parquet-java and Arrow.

@@ -20,8 +20,6 @@ from .._native import check, ffi, lib
 from ..errors import UnsupportedTypeError, ValueEncodingError
 from ..types import PhysicalType
 
-__all__ = ["hash_plain_byte_arrays", "hash_values", "simd_backend", "xxh64"]
-
 HashArray = npt.NDArray[np.uint64]
 
 _INT_RANGES = {

@@ -28,8 +28,6 @@ from .._native import check, ffi, lib
 from ..errors import FilterSizeError
 from .filter import MIN_BYTES, SplitBlockBloomFilter
 
-__all__ = ["BLOCK_BYTES", "block_indexes", "check_stripe", "fold_to"]
-
 #: Bytes in one SBBF block (eight 32-bit words).
 BLOCK_BYTES = 32
 

@@ -15,7 +15,6 @@ import numpy as np
 from ..checks import integer, positive_int, probability, require_pyarrow
 from ..core.filter import SplitBlockBloomFilter
 from ..errors import (
-    IndexStaleError,
     InvalidArgumentError,
     ParquetFormatError,
     PredicateError,
@@ -56,7 +55,6 @@ if TYPE_CHECKING:
 
     from ..read.run import RunKeywords
 
-__all__ = ["IndexBuild", "IndexStaleError", "build_index", "build_index_sync"]
 
 log = logging.getLogger(__name__)
 #: Object-store data files are read whole into memory to be indexed; larger

@@ -95,18 +95,6 @@ from ..parquet import ColumnDescriptor
 from ..parquet.logical import logical_text
 from ..version import __version__
 
-__all__ = [
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
-    "INDEX_DIR",
-    "MAX_INDEX_BYTES",
-    "IndexedColumn",
-    "SidecarIndex",
-    "encode_index",
-    "index_location",
-    "legacy_index_location",
-]
-
 #: The folder, next to the data files, that holds their indexes.
 INDEX_DIR = "_bloom_index"
 #: The value of the index's ``format`` column.

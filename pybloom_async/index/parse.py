@@ -43,9 +43,6 @@ from .format import (
     legacy_index_location,
 )
 
-__all__ = ["parse_index", "read_index", "read_index_data"]
-
-
 # ---- reading ----------------------------------------------------------------------------
 
 _TOP_FIELDS: dict[str, PhysicalType] = {

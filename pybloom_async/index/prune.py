@@ -22,11 +22,10 @@ from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, stream_paths
 from ..io.identity import SourceIdentity, version_change
 from ..io.sinks import is_local
-from ..predicate import Predicate, as_predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, as_predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_files
-from ..pruning.bounds import index_view
-from ..pruning.evaluate import Outcome, before_membership, combine
+from ..pruning.bounds import Outcome, index_view
+from ..pruning.evaluate import before_membership, combine
 from ..pruning.leaves import Leaf, LeafCache, build_leaf, leaf_column
 from ..pruning.verdicts import Rule, Verdict, VerdictSink
 from ..read.reader import BloomReader
@@ -46,8 +45,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-
-__all__ = ["prune_with_index", "prune_with_index_sync"]
 
 
 # ---- pruning ----------------------------------------------------------------------------------

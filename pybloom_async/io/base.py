@@ -33,8 +33,6 @@ from ..checks import integer, path_text
 from ..errors import InvalidArgumentError, PyBloomError, SourceError, SourceNotFoundError
 from .identity import SourceIdentity
 
-__all__ = ["ByteSource", "FileInfo", "SourceIdentity", "SourceStats", "location_text"]
-
 T = TypeVar("T")
 _S = TypeVar("_S", bound="ByteSource")
 # Each request and each foreign error in full, at DEBUG (the CLI's -vv).

@@ -7,8 +7,6 @@ import os
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-__all__ = ["ENV_PREFIX", "environment_read_once", "store_environment"]
-
 #: The prefix of the variables each store kind's client reads (obstore's ``from_env``).
 ENV_PREFIX = {"s3": "AWS", "gs": "GOOGLE", "az": "AZURE"}
 

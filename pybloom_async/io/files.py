@@ -23,16 +23,6 @@ from .partitions import FolderFilter
 from .store import StoreOptions
 from .table_folders import TableGuard
 
-__all__ = [
-    "INLINE_MAX_FILES",
-    "FileStream",
-    "expand_paths",
-    "few_local_files",
-    "local_files",
-    "once_each",
-    "stream_paths",
-]
-
 
 class StoreAccess(Protocol):
     """What listing needs of a reader: its store options and its request counters."""

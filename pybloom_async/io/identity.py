@@ -23,16 +23,6 @@ from typing import Any
 
 from ..errors import SourceError
 
-__all__ = [
-    "SourceIdentity",
-    "local_identity",
-    "meta_identity",
-    "mtime_ns",
-    "stat_identity",
-    "store_etag",
-    "version_change",
-]
-
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 
 

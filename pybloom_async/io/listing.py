@@ -25,15 +25,6 @@ from .partitions import FolderFilter, PairCache, PartitionedFile, folder_pair
 from .store import StoreOptions, cached_store, check_applicable, resolve_options
 from .table_folders import DELTA_LOG, PrefixTables, TableGuard
 
-__all__ = [
-    "PAGE_SIZE",
-    "PARTITIONS_AHEAD",
-    "is_listed",
-    "iter_parquet_files",
-    "list_parquet_files",
-    "walk_order",
-]
-
 #: Objects per LIST page (the most S3, GCS and Azure return in one).
 PAGE_SIZE = 1000
 #: Subfolders (hive partitions) of a prefix listed at once, ahead of the one being read:

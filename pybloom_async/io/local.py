@@ -23,9 +23,6 @@ from ..tasks.workers import gather
 from .base import ByteSource, SourceStats, map_errors
 from .identity import SourceIdentity, local_identity
 
-__all__ = ["BlockingLocalFileSource", "Descriptors", "LocalFileSource"]
-
-
 # --------------------------------------------------------------------------- local files
 
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from ..tasks.loops import checkpoint
-from .base import ByteSource, SourceIdentity, SourceStats
-
-__all__ = ["MemorySource"]
-
+from .base import ByteSource, SourceStats
+from .identity import SourceIdentity
 
 # --------------------------------------------------------------------------- memory
 

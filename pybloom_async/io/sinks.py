@@ -25,8 +25,6 @@ from .address import parse_address
 from .base import map_errors
 from .store import StoreOptions, cached_store, check_applicable
 
-__all__ = ["is_local", "remove_if_present", "temporary_name", "write_atomic", "write_local_atomic"]
-
 
 def is_local(location: str | os.PathLike[str]) -> bool:
     """True for a local path or ``file://`` URL."""

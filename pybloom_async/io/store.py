@@ -43,16 +43,6 @@ from .environment import ENV_PREFIX, store_environment
 from .identity import SourceIdentity, meta_identity
 from .local import BlockingLocalFileSource, LocalFileSource
 
-__all__ = [
-    "ObjectStoreSource",
-    "StoreOptions",
-    "allow_http",
-    "as_store_options",
-    "clear_store_cache",
-    "open_source",
-]
-
-
 # --------------------------------------------------------------------------- object stores
 
 

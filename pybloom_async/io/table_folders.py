@@ -38,8 +38,6 @@ from .address import Address, parse_address
 from .base import SourceStats, map_errors
 from .store import StoreOptions, cached_store
 
-__all__ = ["DELTA_LOG", "PrefixTables", "TableFolder", "TableGuard"]
-
 DELTA_LOG = "_delta_log"
 ICEBERG_METADATA = "metadata"
 ICEBERG_DATA = "data"

@@ -52,22 +52,6 @@ if TYPE_CHECKING:
 
     from ..read.run import RunKeywords
 
-__all__ = [
-    "CLASS_SPAN",
-    "LakeBuild",
-    "build_lake_index",
-    "build_lake_index_sync",
-    "check_columns",
-    "check_present",
-    "class_groups",
-    "encode_class",
-    "file_bloom",
-    "mark_fold_problems",
-    "ndv_of",
-    "record_outcome",
-    "settle_file",
-    "survey_file",
-]
 
 #: Files whose wanted block counts lie within this factor share a segment.
 CLASS_SPAN = 8

@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
     from ..read.run import RunKeywords
 
-__all__ = ["LakeCompaction", "compact_lake_index", "compact_lake_index_sync"]
-
 
 @dataclass
 class LakeCompaction:

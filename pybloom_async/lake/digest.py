@@ -43,14 +43,6 @@ from .material import FileMaterial
 from .prune import IndexEntry, verdicts_from_segments
 from .segments import LoadedSegment, kept_or_loaded, relative_names
 
-__all__ = [
-    "LakeFiles",
-    "digest_records",
-    "footer_digest",
-    "lake_files",
-    "lake_lookup_files",
-]
-
 #: Schema keys are numbers the footer decoder gives in one process: a key made in another
 #: (a Spark executor's survey) is made again here.
 _PROCESS = secrets.token_hex(8)

@@ -33,29 +33,6 @@ from ..parquet.logical import logical_text, parse_logical
 from ..types import PhysicalType
 from ..version import __version__
 
-__all__ = [
-    "FORMAT_NAME",
-    "FORMAT_VERSION",
-    "LAKE_DIR",
-    "MAGIC",
-    "MAX_DIRECTORY_BYTES",
-    "MAX_RECORD_BYTES",
-    "READ_VERSIONS",
-    "TRAILER",
-    "Digest",
-    "DigestRecords",
-    "LakeColumn",
-    "LakeFile",
-    "Segment",
-    "decode_directory",
-    "decode_trailer",
-    "digest_record",
-    "encode_segment",
-    "lake_dir",
-    "record_metadata",
-    "stripe_crc_ok",
-]
-
 FORMAT_NAME = "pybloom-async lake index"
 #: The version written: 2 adds the footer digest (version 1 segments are still read).
 FORMAT_VERSION = 2

@@ -19,8 +19,6 @@ from ..parquet import ColumnDescriptor
 from ..read.reader import BloomReader
 from ..tables import TableFiles
 
-__all__ = ["BuildContext", "ColumnMaterial", "FileMaterial"]
-
 
 @dataclass
 class ColumnMaterial:

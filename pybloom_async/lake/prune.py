@@ -27,16 +27,15 @@ from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, stat_identity, version_change
-from ..predicate import Predicate, as_predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, as_predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_file
-from ..pruning.bounds import index_view
-from ..pruning.evaluate import Outcome, before_membership, combine, leaves_of
+from ..pruning.bounds import Outcome, index_view
+from ..pruning.evaluate import before_membership, combine, leaves_of
 from ..pruning.leaves import Leaf, build_leaf, leaf_column
 from ..pruning.verdicts import Rule, Verdict, VerdictSink, hand_over_by_file
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run, run_options
-from ..tasks.loops import sync_twin, to_worker
+from ..tasks.loops import to_worker
 from ..tasks.workers import for_each, gather
 from ..types import PhysicalType
 from .format import LakeFile, stripe_crc_ok
@@ -53,13 +52,6 @@ if TYPE_CHECKING:
 
     from ..read.run import RunKeywords
 
-__all__ = [
-    "IndexEntry",
-    "lake_segments_at",
-    "prune_with_lake_index",
-    "prune_with_lake_index_sync",
-    "verdicts_from_segments",
-]
 
 #: Why a file stays, most telling first.
 _KEPT_ORDER = (Rule.STALE_INDEX, Rule.NO_INDEX, Rule.NEVER_PRUNES, Rule.MAY_MATCH)
@@ -540,6 +532,3 @@ async def lake_segments_at(sources: Any, reader: BloomReader) -> list[FileInfo]:
         return await listed_segments(root, reader, kept=True)
     except SourceError:
         return []
-
-
-prune_with_lake_index_sync = sync_twin(prune_with_lake_index)

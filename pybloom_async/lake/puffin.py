@@ -27,15 +27,6 @@ from typing import Any
 
 from ..errors import ParquetFormatError
 
-__all__ = [
-    "MAGIC",
-    "MAX_FOOTER_BYTES",
-    "PuffinBlob",
-    "decode_footer",
-    "encode_puffin",
-    "footer_bounds",
-]
-
 MAGIC = b"PFA1"
 _TAIL = struct.Struct("<iI4s")  # FooterPayloadSize, Flags, Magic
 #: Footers larger than this are refused before they are read (64 MiB).

@@ -30,23 +30,6 @@ from .format import (
     lake_dir,
 )
 
-__all__ = [
-    "SUFFIX_BYTES",
-    "LoadedSegment",
-    "delete_segments",
-    "kept_or_loaded",
-    "list_segments",
-    "listed_or_reason",
-    "listed_segments",
-    "loaded_or_reason",
-    "new_segment_name",
-    "read_segment",
-    "read_segment_in",
-    "relative_name",
-    "relative_names",
-    "write_segment",
-]
-
 #: The first read of a segment: its last 64 KiB, which hold the trailer and, up to
 #: about 1,500 files, the whole directory (one request); larger ones need one more.
 SUFFIX_BYTES = 64 * 1024

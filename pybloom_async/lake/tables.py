@@ -57,16 +57,6 @@ from .segments import relative_names as relative_to_root
 if TYPE_CHECKING:
     from .digest import LakeFiles
 
-__all__ = [
-    "BLOB_TYPE",
-    "STATS_PREFIX",
-    "files_kept_by_table_index",
-    "index_names",
-    "prune_table_with_lake_index",
-    "register_iceberg_index",
-    "table_index_info",
-    "table_lake_files",
-]
 
 #: The Puffin blob type of a lake index segment.
 BLOB_TYPE = "pybloom-async-lake-index-v1"

@@ -13,17 +13,6 @@ from ..errors import (
 from .filter import DEFAULT_FPP, DEFAULT_ITEMS, BloomFilter64
 from .types import INT32_MAX, U64_MASK
 
-__all__ = [
-    "FILE_INDEX_MAGIC",
-    "PaimonFileIndex",
-    "is_paimon_file_index",
-    "paimon_bloom_filter_settings",
-    "paimon_index_file_name",
-    "parse_paimon_file_index",
-    "read_paimon_file_index",
-    "write_paimon_file_index",
-]
-
 #: ``FileIndexFormat`` magic number, the first 8 bytes (big-endian) of a container.
 FILE_INDEX_MAGIC = 1493475289347502
 #: The only container version Paimon has defined.

@@ -33,10 +33,10 @@ from ..predicate import (
     NotIn,
     Or,
     Predicate,
+    TextLiteral,
     as_predicate,
+    normal_form,
 )
-from ..predicate_normal import normal_form
-from ..predicate_tokens import TextLiteral
 from ..pruning.leaves import literal_of
 from ..pruning.verdicts import Rule, Verdict
 from ..read.reader import BloomReader
@@ -49,8 +49,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-
-__all__ = ["prune_paimon", "prune_paimon_sync"]
 
 
 # ---- Apache Paimon data files -------------------------------------------------------

@@ -23,11 +23,6 @@ from .types import (
 )
 from .values import as_list, native_order, value_batches
 
-__all__ = [
-    "DEFAULT_FPP",
-    "DEFAULT_ITEMS",
-    "BloomFilter64",
-]
 #: Paimon's defaults for ``file-index.bloom-filter.<column>.items`` / ``.fpp``.
 DEFAULT_ITEMS = 1_000_000
 DEFAULT_FPP = 0.1

@@ -18,12 +18,6 @@ from .filter import BloomFilter64
 from .types import parse_paimon_type
 from .values import as_list, paimon_hash
 
-__all__ = [
-    "paimon_may_contain",
-    "paimon_prune",
-]
-
-
 # ---- pruning --------------------------------------------------------------------------------
 
 Verdict = tuple[bool, str]

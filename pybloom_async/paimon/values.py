@@ -23,9 +23,6 @@ from .types import (
     parse_paimon_type,
 )
 
-__all__ = [
-    "paimon_hash",
-]
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 _EPOCH_NAIVE = _dt.datetime(1970, 1, 1)
 _EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)

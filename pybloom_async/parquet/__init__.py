@@ -9,70 +9,40 @@ encodes probe values with :func:`encode_value`. Small files of a known layout
 
 from __future__ import annotations
 
-from .decode import decode_file_metadata
-from .elements import CompressionCodec, Encoding, KeyValue, PageEncodingStats, PageType, Statistics
-from .encoded import CannotMatch, Encoded, NeverPrunes, Probe, WithNanoseconds
-from .flat import FlatColumn, FlatFooter, decode_flat_footer
-from .logical import ConvertedType, LogicalKind, LogicalType, TimeUnit
-from .metadata import ColumnChunk, FileMetaData, GroupChunks, RowGroup
-from .pages import DATA_PAGE, PageHeader, PageHeaderReader, decode_page_header
-from .schema import MAX_SCHEMA_DEPTH, ColumnDescriptor, Repetition, Schema, SchemaNode, build_schema
-from .tail import (
-    ENCRYPTED_MAGIC,
-    MAGIC,
-    MIN_FILE_SIZE,
-    TRAILER_SIZE,
-    FooterBounds,
-    check_leading_magic,
-    parse_footer_tail,
-)
-from .text_values import parse_text_value
-from .thrift import THRIFT_DECODER
-from .values import encode_text, encode_value
-
-__all__ = [
-    "DATA_PAGE",
-    "ENCRYPTED_MAGIC",
-    "MAGIC",
-    "MAX_SCHEMA_DEPTH",
-    "MIN_FILE_SIZE",
-    "THRIFT_DECODER",
-    "TRAILER_SIZE",
-    "CannotMatch",
-    "ColumnChunk",
-    "ColumnDescriptor",
-    "CompressionCodec",
-    "ConvertedType",
-    "Encoded",
-    "Encoding",
-    "FileMetaData",
-    "FlatColumn",
-    "FlatFooter",
-    "FooterBounds",
-    "GroupChunks",
-    "KeyValue",
-    "LogicalKind",
-    "LogicalType",
-    "NeverPrunes",
-    "PageEncodingStats",
-    "PageHeader",
-    "PageHeaderReader",
-    "PageType",
-    "Probe",
-    "Repetition",
-    "RowGroup",
-    "Schema",
-    "SchemaNode",
-    "Statistics",
-    "TimeUnit",
-    "WithNanoseconds",
-    "build_schema",
-    "check_leading_magic",
-    "decode_file_metadata",
-    "decode_flat_footer",
-    "decode_page_header",
-    "encode_text",
-    "encode_value",
-    "parse_footer_tail",
-    "parse_text_value",
-]
+from .decode import decode_file_metadata as decode_file_metadata
+from .elements import CompressionCodec as CompressionCodec
+from .elements import Encoding as Encoding
+from .elements import PageType as PageType
+from .elements import Statistics as Statistics
+from .encoded import CannotMatch as CannotMatch
+from .encoded import Encoded as Encoded
+from .encoded import NeverPrunes as NeverPrunes
+from .encoded import Probe as Probe
+from .encoded import WithNanoseconds as WithNanoseconds
+from .flat import FlatColumn as FlatColumn
+from .flat import FlatFooter as FlatFooter
+from .flat import decode_flat_footer as decode_flat_footer
+from .logical import ConvertedType as ConvertedType
+from .logical import LogicalKind as LogicalKind
+from .logical import LogicalType as LogicalType
+from .logical import TimeUnit as TimeUnit
+from .metadata import ColumnChunk as ColumnChunk
+from .metadata import FileMetaData as FileMetaData
+from .metadata import GroupChunks as GroupChunks
+from .metadata import RowGroup as RowGroup
+from .pages import DATA_PAGE as DATA_PAGE
+from .pages import PageHeaderReader as PageHeaderReader
+from .pages import decode_page_header as decode_page_header
+from .schema import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
+from .schema import ColumnDescriptor as ColumnDescriptor
+from .schema import Repetition as Repetition
+from .schema import Schema as Schema
+from .schema import build_schema as build_schema
+from .tail import MAGIC as MAGIC
+from .tail import FooterBounds as FooterBounds
+from .tail import check_leading_magic as check_leading_magic
+from .tail import parse_footer_tail as parse_footer_tail
+from .text_values import parse_text_value as parse_text_value
+from .thrift import THRIFT_DECODER as THRIFT_DECODER
+from .values import encode_text as encode_text
+from .values import encode_value as encode_value

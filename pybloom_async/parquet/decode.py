@@ -16,10 +16,6 @@ from .passes import HEAD_AND_CHUNKS_PASS, HEAD_AND_KEY_VALUES_PASS, HEAD_PASS
 from .schema import Schema, schema_from_elements
 from .thrift import THRIFT_DECODER, decode_struct, non_negative, require_field
 
-__all__ = [
-    "decode_file_metadata",
-]
-
 
 def decode_file_metadata(
     buf: bytes | bytearray | memoryview, path: str | None = None, *, lazy: bool = True

@@ -7,15 +7,6 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-__all__ = [
-    "CompressionCodec",
-    "Encoding",
-    "KeyValue",
-    "PageEncodingStats",
-    "PageType",
-    "Statistics",
-]
-
 
 class Encoding(enum.IntEnum):
     """Page encodings (``Encoding`` in parquet.thrift)."""

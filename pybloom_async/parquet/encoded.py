@@ -19,14 +19,6 @@ from ..types import PhysicalType
 from .logical import LogicalKind, LogicalType
 from .schema import ColumnDescriptor
 
-__all__ = [
-    "CannotMatch",
-    "Encoded",
-    "NeverPrunes",
-    "Probe",
-    "WithNanoseconds",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class Probe:

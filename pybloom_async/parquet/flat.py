@@ -31,8 +31,6 @@ from . import thrift_specs as wire
 from .schema import MAX_SCHEMA_DEPTH, PHYSICAL_BY_NUMBER, REPETITION_BY_NUMBER, child_count
 from .thrift import THRIFT_DECODER, decode_struct, require_field
 
-__all__ = ["FlatColumn", "FlatFooter", "decode_flat_footer"]
-
 
 class FlatColumn(NamedTuple):
     """One leaf column and its chunk in the file's only row group, as stored."""

@@ -19,8 +19,6 @@ from .passes import DETAILS_PASS, KEY_VALUES_PASS, UNSET, Unset, check_details, 
 from .schema import ColumnDescriptor
 from .thrift import decode_struct, lenient_text, require_field
 
-__all__ = ["FooterBytes"]
-
 
 class FooterBytes:
     """A footer's bytes; decodes the column-chunk details and key/value metadata on demand."""

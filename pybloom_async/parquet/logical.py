@@ -9,15 +9,6 @@ from dataclasses import dataclass, field
 from ..errors import ParquetFormatError, UnsupportedTypeError
 from . import thrift_specs as wire
 
-__all__ = [
-    "ConvertedType",
-    "LogicalKind",
-    "LogicalType",
-    "TimeUnit",
-    "logical_text",
-    "parse_logical",
-]
-
 
 class ConvertedType(enum.IntEnum):
     """The legacy ``ConvertedType`` enum of parquet.thrift (superseded by ``LogicalType``)."""

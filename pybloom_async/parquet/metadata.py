@@ -42,13 +42,6 @@ from .scan import ScannedChunk, scan_footer
 from .schema import ColumnDescriptor, Schema
 from .thrift import lenient_text
 
-__all__ = [
-    "ColumnChunk",
-    "FileMetaData",
-    "GroupChunks",
-    "RowGroup",
-]
-
 
 class ColumnChunk:
     """One column of one row group, with what the planner needs to fetch its filter.

@@ -56,8 +56,6 @@ from .logical import LogicalKind, LogicalType
 from .schema import ColumnDescriptor
 from .temporal import date_position, int96_position, time_position, timestamp_position
 
-__all__ = ["Position", "Unordered", "domain_bounds", "position_of"]
-
 
 @dataclass(frozen=True, slots=True)
 class Unordered:

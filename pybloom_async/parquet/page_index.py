@@ -35,18 +35,6 @@ from . import thrift_specs as wire
 from .tail import MAGIC
 from .thrift import THRIFT_DECODER, decode_struct
 
-__all__ = [
-    "MAX_INDEX_BYTES",
-    "ChunkLayout",
-    "ColumnIndex",
-    "PageIndexFooter",
-    "PageSpan",
-    "decode_column_index",
-    "decode_offset_index",
-    "decode_page_index_footer",
-    "single_column_file",
-]
-
 #: Largest ColumnIndex or OffsetIndex read for one chunk (16 MiB): a few dozen bytes a
 #: page, so far more pages than any chunk has; a larger claimed length is a damaged file.
 MAX_INDEX_BYTES = 16 * 1024 * 1024

@@ -28,7 +28,6 @@ try:
 except ImportError:  # pragma: no cover - thrift built without its C extension (footer.py)
     _fastbinary = None
 
-__all__ = ["DATA_PAGE", "PageHeader", "PageHeaderReader", "decode_page_header"]
 
 #: ``PageType.DATA_PAGE`` of parquet.thrift.
 DATA_PAGE = 0

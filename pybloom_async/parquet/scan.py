@@ -28,9 +28,6 @@ from .elements import Statistics
 from .passes import UNSET, Unset
 from .schema import Schema
 
-__all__ = ["FooterScan", "ScannedChunk", "scan_footer"]
-
-
 # The presence bits of a chunk's fields (pba_footer_chunk.present).
 _FC_TYPE = lib.PBA_FC_TYPE
 _FC_CODEC = lib.PBA_FC_CODEC

@@ -21,15 +21,6 @@ from ..types import PhysicalType
 from . import thrift_specs as wire
 from .logical import LogicalType, logical_of_converted, resolve_logical
 
-__all__ = [
-    "MAX_SCHEMA_DEPTH",
-    "ColumnDescriptor",
-    "Repetition",
-    "Schema",
-    "SchemaNode",
-    "build_schema",
-]
-
 #: Deepest group nesting accepted. Real schemas stay far below it (a 3-level
 #: LIST adds two levels); the cap keeps a hostile footer from building paths
 #: whose total length grows with the square of its size, and keeps the

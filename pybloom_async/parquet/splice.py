@@ -35,8 +35,6 @@ from typing import NoReturn
 
 from ..errors import EncryptedFileError, InvalidArgumentError, ParquetFormatError
 
-__all__ = ["MAX_DEPTH", "splice_bloom_filter_locations"]
-
 #: Deepest nesting of structs and containers accepted (thrift's own decoder stops at 64).
 MAX_DEPTH = 64
 

@@ -7,16 +7,6 @@ from dataclasses import dataclass
 
 from ..errors import EncryptedFileError, InvalidArgumentError, ParquetFormatError
 
-__all__ = [
-    "ENCRYPTED_MAGIC",
-    "MAGIC",
-    "MIN_FILE_SIZE",
-    "TRAILER_SIZE",
-    "FooterBounds",
-    "check_leading_magic",
-    "parse_footer_tail",
-]
-
 MAGIC = b"PAR1"
 #: Trailing magic of files whose footer is encrypted (Parquet modular encryption).
 ENCRYPTED_MAGIC = b"PARE"

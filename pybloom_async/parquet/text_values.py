@@ -16,11 +16,6 @@ from .encoded import MAX_EXPONENT, UUID_TEXT, WithNanoseconds, literal_forms
 from .logical import LogicalKind
 from .schema import ColumnDescriptor
 
-__all__ = [
-    "parse_text_value",
-]
-
-
 # --- parse_text_value -----------------------------------------------------------
 
 _INT_TEXT = re.compile(r"[+-]?[0-9]+")

@@ -12,10 +12,6 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from ..errors import ParquetFormatError, PyBloomError
 
-__all__ = [
-    "THRIFT_DECODER",
-]
-
 try:
     from thrift.protocol import fastbinary as _fastbinary
 except ImportError:  # pragma: no cover - thrift built without its C extension

@@ -35,32 +35,6 @@ from typing import Any, ClassVar
 from thrift.protocol.TBase import TBase
 from thrift.Thrift import TType
 
-__all__ = [
-    "ColumnChunk",
-    "ColumnIndex",
-    "ColumnMetaData",
-    "DataPageHeader",
-    "DecimalType",
-    "Empty",
-    "FileMetaData",
-    "IntType",
-    "KeyValue",
-    "LogicalType",
-    "OffsetIndex",
-    "PageEncodingStats",
-    "PageHeader",
-    "PageLocation",
-    "RowGroup",
-    "SchemaElement",
-    "SizeStatistics",
-    "Statistics",
-    "TimeType",
-    "TimeUnit",
-    "Union",
-    "decode_args",
-    "list_of",
-]
-
 
 class _Struct(SimpleNamespace, TBase):  # type: ignore[misc]  # thrift has no type hints
     """Base of the wire structs: fields absent from the wire read as ``None``.

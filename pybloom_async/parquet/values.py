@@ -74,12 +74,6 @@ from .schema import ColumnDescriptor
 from .temporal import encode_date, encode_int96, encode_time, encode_timestamp
 from .text_values import parse_text_value
 
-__all__ = [
-    "encode_text",
-    "encode_value",
-]
-
-
 # --- encode_value -------------------------------------------------------------
 
 

@@ -1,7 +1,7 @@
 """Row-group pruning: which row groups (or files) may hold rows matching a predicate.
 
 The predicate is evaluated in its normal form (NOT pushed down to the leaves,
-:func:`pybloom_async.predicate_normal.normal_form`). For every file, each
+:func:`pybloom_async.predicate.normal_form`). For every file, each
 ``=`` / ``IN`` value is converted exactly to the column's physical type
 (:func:`pybloom_async.parquet.encode_value`) and hashed once, each range end
 placed exactly in the column's order (:mod:`pybloom_async.parquet.order`); then
@@ -38,11 +38,8 @@ from ..errors import (
 )
 from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, expand_paths, few_local_files, stream_paths
-from ..io.partitions import Partitioning
 from ..parquet import GroupChunks, RowGroup, Schema
-from ..predicate import Eq, Predicate, as_predicate, iter_leaves
-from ..predicate_normal import normal_form
-from ..predicate_tokens import TextLiteral
+from ..predicate import Eq, Predicate, TextLiteral, as_predicate, iter_leaves, normal_form
 from ..read.fetch import BloomFilterRead, FilterKey, Footer
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
@@ -51,6 +48,7 @@ from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import Leaf, LeafCache, prepare
+from .partition_types import Partitioning
 from .partitions import PartitionPredicate
 from .verdicts import ProbeResult, Rule, Verdict
 
@@ -58,18 +56,6 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-
-__all__ = [
-    "CompiledPredicate",
-    "FilePruned",
-    "probe",
-    "probe_sync",
-    "prune",
-    "prune_file",
-    "prune_files",
-    "prune_opened",
-    "prune_sync",
-]
 
 
 #: The error on a column no file has lists at most this many of the files' columns...
@@ -335,7 +321,7 @@ async def prune(
     partitioning:
         ``key=value`` folders below a directory or prefix are columns of the
         files under them (``"hive"``, the default; the folder's value wins over a
-        column of that name in the file; see :mod:`pybloom_async.io.partitions`
+        column of that name in the file; see :mod:`pybloom_async.pruning.partition_types`
         for their types). The predicate's leaves on them are decided per file
         before it is opened: a file they rule out is never read and gets no
         verdict; a file where they alone make the predicate TRUE keeps every row

@@ -31,18 +31,6 @@ from typing import Any, NamedTuple
 from .leaves import Leaf, binary_float, literal_sort_key
 from .verdicts import Rule
 
-__all__ = [
-    "Bounds",
-    "Outcome",
-    "View",
-    "bounds_of",
-    "chunk_view",
-    "decide",
-    "index_view",
-    "key_span",
-    "stats_bounds",
-]
-
 
 class Outcome(NamedTuple):
     excluded: bool

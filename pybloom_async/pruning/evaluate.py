@@ -18,17 +18,6 @@ from .bounds import Outcome, View, chunk_view, decide, key_span, stats_bounds
 from .leaves import Leaf, leaf_column
 from .verdicts import Rule
 
-__all__ = [
-    "Decided",
-    "Outcome",
-    "before_membership",
-    "combine",
-    "eval_leaf",
-    "evaluate",
-    "join_reasons",
-    "leaves_of",
-]
-
 # ---- evaluation ------------------------------------------------------------------------
 
 
@@ -182,7 +171,7 @@ def combine(
     kept_order: Sequence[Rule],
     excluded_rule: Rule | None = None,
 ) -> Outcome:
-    """The outcome of ``p``, a normal form (:func:`~pybloom_async.predicate_normal.
+    """The outcome of ``p``, a normal form (:func:`~pybloom_async.predicate.
     normal_form`), from its leaves' outcomes (``decide``): AND and OR.
 
     AND excludes with its first excluding part, else keeps with the first rule of

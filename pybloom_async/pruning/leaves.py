@@ -41,9 +41,9 @@ from ..predicate import (
     Not,
     NotIn,
     Predicate,
+    TextLiteral,
     literal_text,
 )
-from ..predicate_tokens import TextLiteral
 from ..read.fetch import Footer
 from ..types import PhysicalType
 from .verdicts import show
@@ -253,7 +253,7 @@ LeafCache = dict[tuple[int, ColumnDescriptor], "Leaf"]
 def prepare(p: Predicate, footer: Footer, cache: LeafCache | None = None) -> Leaf:
     """The leaf for one file; files whose column has the same type share one.
 
-    ``p`` is a leaf of a normal form (:func:`pybloom_async.predicate_normal.normal_form`).
+    ``p`` is a leaf of a normal form (:func:`pybloom_async.predicate.normal_form`).
     """
     column = leaf_column(p)
     try:
@@ -362,7 +362,7 @@ def leaf_column(p: Predicate) -> str:
 
 
 def build_leaf(p: Predicate, desc: ColumnDescriptor) -> Leaf:
-    """A normal form's leaf (:func:`pybloom_async.predicate_normal.normal_form`) for ``desc``.
+    """A normal form's leaf (:func:`pybloom_async.predicate.normal_form`) for ``desc``.
 
     Raises
     ------

@@ -41,17 +41,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PredicateError, PyBloomError, UnsupportedTypeError
 from ..io.base import FileInfo, location_text
 from ..io.files import FileStream
-from ..io.partitions import (
-    STRING,
-    FolderFilter,
-    Pairs,
-    Partitioning,
-    PartitionType,
-    infer_type,
-    partition_of,
-    typed_value,
-    value_type,
-)
+from ..io.partitions import FolderFilter, Pairs, partition_of
 from ..parquet import NeverPrunes, Probe
 from ..parquet.values import encode_value
 from ..predicate import And, Between, Compare, Eq, In, IsNotNull, Not, NotIn, Or, Predicate
@@ -60,12 +50,18 @@ from ..read.run import Run
 from ..tasks.workers import for_each
 from .bounds import View, bounds_of, decide
 from .leaves import build_leaf, encode_literal, leaf_column
+from .partition_types import (
+    STRING,
+    Partitioning,
+    PartitionType,
+    infer_type,
+    typed_value,
+    value_type,
+)
 from .verdicts import Rule, Verdict
 
 if TYPE_CHECKING:
     from .api import CompiledPredicate
-
-__all__ = ["FileDecision", "PartitionPredicate"]
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..predicate_tokens import TextLiteral
-
-__all__ = ["ProbeResult", "Rule", "Verdict", "VerdictSink", "hand_over_by_file"]
+from ..predicate import TextLiteral
 
 
 class Rule(str, enum.Enum):

@@ -11,13 +11,6 @@ from ..errors import InvalidArgumentError
 from .plan import BLOCK_BYTES, FilterStatus, PlanConfig, PlannedFilter, ReadPlan
 from .ranges import BufferLike, ByteRange, K, Piece, Span, attach_buffers, merge_checked
 
-__all__ = [
-    "BitsetPlan",
-    "HeaderInfo",
-    "ResolvedFilter",
-    "plan_bitset_reads",
-]
-
 
 class HeaderInfo(NamedTuple):
     """What the reader decoded from a filter's ``BloomFilterHeader``.

@@ -28,8 +28,6 @@ from ..parquet.logical import LogicalKind
 from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 
-__all__ = ["ColumnReader", "column_hashes", "leaf_values", "unsupported_reason"]
-
 _JULIAN_UNIX_EPOCH = 2_440_588
 _NANOS_PER_DAY = 86_400 * 1_000_000_000
 

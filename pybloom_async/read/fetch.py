@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from ..checks import integer, positive_int
 from ..core.filter import SplitBlockBloomFilter, decode_header
 from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError
-from ..io.base import ByteSource, SourceIdentity
+from ..io.base import ByteSource
+from ..io.identity import SourceIdentity
 from ..parquet import (
     FileMetaData,
     FooterBounds,
@@ -36,14 +37,6 @@ from .plan import (
     plan_filter_reads,
 )
 from .ranges import merge_ranges
-
-__all__ = [
-    "BloomFilterRead",
-    "Footer",
-    "ReaderConfig",
-    "footer_from_metadata",
-]
-
 
 #: A local file's first read, with the adaptive suffix: most footers fit, and a second read
 #: for a larger one costs microseconds (measured in ``bench/RESULTS.md``).

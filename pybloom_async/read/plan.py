@@ -45,18 +45,6 @@ from .ranges import (
     merge_checked,
 )
 
-__all__ = [
-    "BLOCK_BYTES",
-    "DEFAULT_PLAN_CONFIG",
-    "MAGIC_BYTES",
-    "MIN_FILTER_BYTES",
-    "FilterStatus",
-    "PlanConfig",
-    "PlannedFilter",
-    "ReadPlan",
-    "plan_filter_reads",
-]
-
 #: A Parquet file starts (and ends) with the 4-byte magic ``PAR1``; no filter starts inside it.
 MAGIC_BYTES = 4
 #: An SBBF block is eight 32-bit words (Parquet BloomFilter.md, "Split Block Bloom Filter").

@@ -9,16 +9,6 @@ from typing import NamedTuple, TypeAlias, TypeVar
 from ..checks import integer
 from ..errors import InvalidArgumentError, SourceError
 
-__all__ = [
-    "BufferLike",
-    "ByteRange",
-    "HeldBytes",
-    "Piece",
-    "Span",
-    "merge_ranges",
-    "plan_reads",
-]
-
 K = TypeVar("K")
 
 #: Any object the reader may hold fetched bytes in; all support the buffer protocol.

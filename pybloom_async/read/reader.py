@@ -53,11 +53,6 @@ from .fetch import (
 )
 from .suffix import SuffixLearner
 
-__all__ = [
-    "BloomReader",
-    "OpenedFile",
-]
-
 Location = str | os.PathLike[str] | FileInfo
 
 

@@ -36,17 +36,6 @@ from .reader import BloomReader, OpenedFile
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = [
-    "Run",
-    "RunKeywords",
-    "RunOptions",
-    "open_run",
-    "read_bloom_filters",
-    "read_bloom_filters_sync",
-    "read_footer",
-    "read_footer_sync",
-    "run_options",
-]
 
 T = TypeVar("T")
 Location = str | os.PathLike[str] | FileInfo

@@ -25,8 +25,6 @@ from collections import deque
 
 from ..checks import integer
 
-__all__ = ["SuffixLearner"]
-
 #: Distances kept: enough to see a run's usual layout, few enough to follow a change.
 WINDOW = 64
 #: Share of the recent files the proposal covers (the odd file farther away costs a

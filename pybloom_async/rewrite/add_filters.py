@@ -93,19 +93,6 @@ from .guard import guard_for
 from .results import AddFiltersResult, ChunkFilter, SkippedChunk, TableFiltersResult
 from .source import SourceFile, fetch_remote, open_local
 
-__all__ = [
-    "DEFAULT_ADD_MAX_BYTES",
-    "NOT_IN_FILE",
-    "AddFiltersResult",
-    "ChunkFilter",
-    "FilterSpec",
-    "SkippedChunk",
-    "TableFiltersResult",
-    "add_bloom_filters",
-    "add_bloom_filters_async",
-    "add_bloom_filters_sync",
-]
-
 #: Default cap on one filter's bitset, as parquet-java's ``parquet.bloom.filter.max.bytes``.
 DEFAULT_ADD_MAX_BYTES = 1024 * 1024
 # Chunks with fewer values get an exact distinct count (a sort of their hashes is cheap).

@@ -50,8 +50,6 @@ from .add_filters import FilterSpec
 from .results import AddFiltersResult, SkippedFile
 from .table_plan import Candidate, TablePlan, check_names, sibling
 
-__all__ = ["MARKER", "commit", "find_commit", "plan"]
-
 #: The commitInfo key holding the run's id: how a commit's outcome is found in the history.
 MARKER = "pybloomAsyncAddFilters"
 

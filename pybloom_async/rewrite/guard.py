@@ -21,8 +21,6 @@ from ..io import table_folders
 from ..io.store import StoreOptions
 from ..io.table_folders import DELTA_LOG, TableFolder
 
-__all__ = ["TableFolder", "TableGuard", "guard_for", "shared_guard"]
-
 
 class TableGuard(table_folders.TableGuard):
     """:class:`pybloom_async.io.table_folders.TableGuard` saying what rewriting would do."""

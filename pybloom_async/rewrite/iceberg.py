@@ -34,8 +34,6 @@ from .add_filters import FilterSpec
 from .results import AddFiltersResult, SkippedFile
 from .table_plan import Candidate, TablePlan, check_names, sibling
 
-__all__ = ["MARKER", "commit", "find_commit", "plan"]
-
 #: The snapshot summary property holding the run's id.
 MARKER = "pybloom-async.add-filters"
 

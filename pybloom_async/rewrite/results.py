@@ -6,14 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = [
-    "AddFiltersResult",
-    "ChunkFilter",
-    "SkippedChunk",
-    "SkippedFile",
-    "TableFiltersResult",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class ChunkFilter:

@@ -11,8 +11,6 @@ from typing import Any
 from ..errors import InvalidArgumentError
 from .results import SkippedFile
 
-__all__ = ["Candidate", "TablePlan", "check_names", "sibling"]
-
 # The suffix new files get; a file rewritten again (replace=True) gets a fresh one, not two.
 _SUFFIX = re.compile(r"\.bf-[0-9a-f]{16}$")
 _PARQUET = ".parquet"

@@ -51,8 +51,6 @@ from .results import AddFiltersResult, SkippedFile, TableFiltersResult
 from .source import fetch_remote, open_local
 from .table_plan import Candidate, TablePlan
 
-__all__ = ["add_filters_to_table"]
-
 log = logging.getLogger(__name__)
 
 

@@ -8,14 +8,8 @@ the decoded data with Arrow compute, with the literal rule the pruning uses;
 
 from __future__ import annotations
 
-from .api import DEFAULT_MAX_FETCH_BYTES, lookup, lookup_batches, lookup_sync
-from .dataset import pruned_dataset, pruned_dataset_sync
-
-__all__ = [
-    "DEFAULT_MAX_FETCH_BYTES",
-    "lookup",
-    "lookup_batches",
-    "lookup_sync",
-    "pruned_dataset",
-    "pruned_dataset_sync",
-]
+from .api import lookup as lookup
+from .api import lookup_batches as lookup_batches
+from .api import lookup_sync as lookup_sync
+from .dataset import pruned_dataset as pruned_dataset
+from .dataset import pruned_dataset_sync as pruned_dataset_sync

@@ -60,8 +60,7 @@ from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths, few_local_files
 from ..lake.digest import LakeFiles, lake_lookup_files
 from ..lake.prune import lake_segments_at
-from ..predicate import Predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.ranges import HeldBytes
@@ -80,16 +79,6 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
     from .plan import FilePlan, Job, RowsOf
 
-__all__ = [
-    "DEFAULT_MAX_FETCH_BYTES",
-    "FileRows",
-    "LookupPlan",
-    "lookup",
-    "lookup_batches",
-    "lookup_sync",
-    "plan_lookup",
-    "read_one_file",
-]
 
 log = logging.getLogger(__name__)
 
@@ -380,7 +369,7 @@ _DOC_PARAMETERS = """
         ``__HIVE_DEFAULT_PARTITION__`` is NULL; the folder's value wins over a
         column of that name in the file). Their types are inferred from every
         value listed (int64, date32, timestamp[us], else string; see
-        :mod:`pybloom_async.io.partitions`), or given: a dict of column names
+        :mod:`pybloom_async.pruning.partition_types`), or given: a dict of column names
         to types (``{"dt": "date", "country": "string"}``, pyarrow types too)
         or a ``pyarrow.Schema``, which names the partition columns (then
         folders that cannot match are not even listed). Files whose folders

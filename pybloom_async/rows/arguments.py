@@ -8,10 +8,8 @@ from dataclasses import dataclass
 
 from ..checks import positive_int, require_pyarrow
 from ..errors import InvalidArgumentError
-from ..io.partitions import Partitioning
 from ..predicate import Predicate, as_predicate
-
-__all__ = ["LookupArguments", "check_arguments"]
+from ..pruning.partition_types import Partitioning
 
 
 @dataclass(frozen=True)

@@ -16,18 +16,6 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-__all__ = [
-    "NULL_BOOL",
-    "TRUE",
-    "arrow_scalar",
-    "arrow_values",
-    "bool_array",
-    "constant_bools",
-    "int64_array",
-    "numpy_of",
-    "rows_at",
-]
-
 _NUMPY: dict[pa.DataType, Any] = {
     pa.int8(): np.int8,
     pa.int16(): np.int16,

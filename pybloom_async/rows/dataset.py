@@ -19,7 +19,7 @@ and DataFusion (``ctx.register_dataset``) scan it and read only those row groups
   typed as its library reads them), whichever files are kept: when statistics rule
   out every file, the engine still finds the user's columns and returns no row.
 * The fragments are read through pyarrow's filesystems, configured from the same
-  options as the reader (:mod:`pybloom_async.io.arrow_fs`): local files, S3, GCS
+  options as the reader (:mod:`pybloom_async.rows.arrow_fs`): local files, S3, GCS
   and Azure. pyarrow has no HTTP filesystem, so HTTP(S) URLs are refused.
 
 Rows come file by file, but within a file pyarrow may scan the kept row groups in
@@ -59,13 +59,12 @@ from ..errors import (
     UnsupportedTypeError,
 )
 from ..io.address import parse_address
-from ..io.arrow_fs import arrow_filesystem, arrow_path
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
-from ..io.partitions import Partitioning
 from ..io.store import StoreOptions, resolve_options
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import CompiledPredicate, prune_opened
+from ..pruning.partition_types import Partitioning
 from ..pruning.partitions import PartitionPredicate
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
@@ -80,6 +79,7 @@ from ..tables import (
 )
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
+from .arrow_fs import arrow_filesystem, arrow_path
 from .footers import with_ruled_out
 
 if TYPE_CHECKING:
@@ -89,7 +89,6 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
     from .plan import FilePlan
 
-__all__ = ["dataset_from_files", "pruned_dataset", "pruned_dataset_sync"]
 
 Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
 

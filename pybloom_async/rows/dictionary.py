@@ -36,8 +36,7 @@ from ..parquet import ColumnChunk
 from ..parquet.elements import CompressionCodec, Encoding, PageType
 from ..parquet.pages import decode_page_header
 from ..parquet.schema import ColumnDescriptor
-from ..predicate import Predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, normal_form
 from ..pruning.bounds import Outcome
 from ..pruning.evaluate import combine, leaves_of
 from ..pruning.leaves import Leaf, build_leaf, leaf_column
@@ -45,8 +44,6 @@ from ..pruning.verdicts import Rule
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
 from .plan import FilePlan, Job, chunk_range, rows_where
-
-__all__ = ["dictionary_kept"]
 
 #: How each fixed-width physical type read here is hashed: its PLAIN bytes as they are,
 #: read as integers of their width (a float's bits, -0.0 and NaN's payload included, as the

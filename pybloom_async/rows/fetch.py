@@ -58,8 +58,6 @@ from .plan import (
     rows_where,
 )
 
-__all__ = ["TWO_PHASE_MIN_BYTES", "file_tables"]
-
 #: A file's rows are read in two phases (its predicate's columns first, the others for the
 #: matching rows only) when the kept row groups' other columns come to this many bytes or
 #: more (1 MiB): below it, one request per file (no round trip added to a point lookup

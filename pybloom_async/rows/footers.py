@@ -34,7 +34,6 @@ from ..tasks.workers import for_each
 if TYPE_CHECKING:
     from .plan import FilePlan
 
-__all__ = ["footer_plan", "with_ruled_out"]
 
 Location = str | FileInfo
 

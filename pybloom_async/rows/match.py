@@ -55,14 +55,12 @@ from ..predicate import (
     NotIn,
     Or,
     Predicate,
+    normal_form,
 )
-from ..predicate_normal import normal_form
 from ..pruning.leaves import encode_literal
 from ..types import PhysicalType
 from .arrow import NULL_BOOL, TRUE, arrow_values, constant_bools
 from .ranges import Bound, range_bound
-
-__all__ = ["Leaves", "ValueSets", "computable", "evaluate", "leaf_array"]
 
 _NANOS = {TimeUnit.MILLIS: 10**6, TimeUnit.MICROS: 10**3, TimeUnit.NANOS: 1}
 _ARROW_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}

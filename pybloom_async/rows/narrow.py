@@ -18,14 +18,11 @@ from typing import Any
 import numpy as np
 
 from ..core.hashing import hash_values
-from ..predicate import And, In, Or, Predicate, iter_leaves
-from ..predicate_normal import normal_form
+from ..predicate import And, In, Or, Predicate, iter_leaves, normal_form
 from ..read.fetch import FilterState
 from ..read.reader import OpenedFile
 from ..types import PhysicalType
 from .plan import FilePlan
-
-__all__ = ["narrowed_where"]
 
 _INTS = {PhysicalType.INT32: np.int32, PhysicalType.INT64: np.int64}
 

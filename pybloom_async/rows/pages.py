@@ -54,8 +54,7 @@ from ..parquet.page_index import (
     decode_page_index_footer,
     single_column_file,
 )
-from ..predicate import And, In, Or, Predicate
-from ..predicate_normal import normal_form
+from ..predicate import And, In, Or, Predicate, normal_form
 from ..pruning.bounds import Bounds, View, bounds_of, decide
 from ..pruning.leaves import Leaf, binary_float, build_leaf, leaf_column, literal_sort_key
 from ..read.ranges import HeldBytes

@@ -33,28 +33,6 @@ from ..read.ranges import HeldBytes
 from .match import Leaves, ValueSets
 from .pages import FilePageIndex, file_page_index
 
-__all__ = [
-    "FetchedFile",
-    "FileMatch",
-    "FilePlan",
-    "Job",
-    "RowsOf",
-    "TableFile",
-    "chunk_range",
-    "columns_of",
-    "describe",
-    "file_match",
-    "footer_bytes",
-    "has_column",
-    "partition_fields",
-    "read_columns",
-    "row_group_reader",
-    "row_numbers",
-    "rows_of",
-    "rows_where",
-    "top_level",
-]
-
 
 class FetchedFile(io.RawIOBase):
     """A file whose only readable bytes are those fetched beforehand (:class:`HeldBytes`).

@@ -38,8 +38,6 @@ from ..pruning.leaves import order_literal
 from ..types import PhysicalType
 from .arrow import NULL_BOOL, arrow_scalar, constant_bools
 
-__all__ = ["Bound", "range_bound"]
-
 _ARROW_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _MILLIS_PER_DAY = 86_400_000
 _COMPARE = {"<=": pc.less_equal, ">=": pc.greater_equal, "<": pc.less, ">": pc.greater}

@@ -32,8 +32,6 @@ from ..predicate import Predicate, iter_leaves
 from .arrow import arrow_scalar
 from .plan import FilePlan, columns_of, has_column, top_level
 
-__all__ = ["check_predicate_columns", "conform", "result_schema", "union_names"]
-
 
 def _kind(t: Any) -> str:
     """The kind of an Arrow type within which types are promoted to one another."""

@@ -64,8 +64,6 @@ from ..tasks.workers import for_each
 from .match import Leaves, ValueSets
 from .plan import FilePlan, Job
 
-__all__ = ["parquet_schema", "read_columns_of", "table_batches", "table_rows"]
-
 T = TypeVar("T")
 
 

@@ -20,22 +20,9 @@ from typing import Any, TypeAlias
 
 from ..errors import InvalidArgumentError, MissingDependencyError, PredicateError
 from ..io.base import FileInfo
-from ..io.store import StoreOptions, as_store_options
+from ..io.store import StoreOptions
+from ..io.store import as_store_options as as_store_options
 from ..predicate import Predicate, iter_leaves
-
-__all__ = [
-    "TableFiles",
-    "TableSource",
-    "arrow_schema",
-    "as_store_options",
-    "check_columns",
-    "files_only_columns",
-    "files_with_deletes",
-    "import_extra",
-    "resolve_table",
-    "table_kind",
-    "table_root",
-]
 
 #: A ``deltalake.DeltaTable`` or a ``pyiceberg.table.Table``.
 TableSource: TypeAlias = Any

@@ -32,14 +32,6 @@ from typing import Any
 
 from ..errors import ParquetFormatError, UnsupportedTypeError
 
-__all__ = [
-    "EqualityDeletes",
-    "FileDeletes",
-    "equality_deletes",
-    "position_deletes",
-    "vector_deletes",
-]
-
 #: Delete files larger than this are refused before they are read whole (1 GiB).
 MAX_DELETE_FILE_BYTES = 1 << 30
 

@@ -31,19 +31,9 @@ from ..checks import require_pyarrow
 from ..errors import ParquetFormatError, SourceError, SourceNotFoundError, UnsupportedTypeError
 from ..io.base import FileInfo
 from ..io.store import StoreOptions
-from ..predicate import Predicate
-from ..predicate_normal import normal_form
+from ..predicate import Predicate, normal_form
 from . import TableFiles, check_columns, import_extra
 from .values import may_hold_for_value, may_hold_within, may_match
-
-__all__ = [
-    "deletion_masks",
-    "files_with_deletion_vectors",
-    "has_deletion_vectors",
-    "open_delta",
-    "reopen",
-    "resolve_delta",
-]
 
 _INTEGERS = ("byte", "short", "integer", "long")
 _ORDERED = (*_INTEGERS, "date")

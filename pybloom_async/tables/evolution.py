@@ -30,11 +30,8 @@ import numpy as np
 
 from ..errors import PyBloomError, SourceError, UnsupportedTypeError
 from ..parquet import Schema, decode_file_metadata, parse_footer_tail
-from ..predicate import Between, Compare, Eq, In, NotIn, Predicate, iter_leaves
-from ..predicate_tokens import TextLiteral
+from ..predicate import Between, Compare, Eq, In, NotIn, Predicate, TextLiteral, iter_leaves
 from ..types import PhysicalType
-
-__all__ = ["check_evolution", "renamed_reason"]
 
 #: The suffix of a data file read first for its footer (a longer footer costs one more read).
 _TAIL_BYTES = 64 * 1024

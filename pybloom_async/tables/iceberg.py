@@ -36,20 +36,11 @@ from ..predicate import (
     NotIn,
     Or,
     Predicate,
+    normal_form,
 )
-from ..predicate_normal import normal_form
 from . import TableFiles, check_columns, import_extra
 from .evolution import check_evolution
 from .values import leaf_parts, plain_values, range_ends
-
-__all__ = [
-    "arrow_schema_of",
-    "data_location",
-    "load_iceberg",
-    "manifest_location",
-    "resolve_iceberg",
-    "row_filter",
-]
 
 #: pyiceberg's primitive types by class name, as :func:`plain_value` names their kinds.
 _KINDS = {

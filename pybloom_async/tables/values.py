@@ -16,20 +16,19 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..predicate import And, Between, Compare, Eq, In, IsNotNull, Not, NotIn, Or, Predicate
-from ..predicate_tokens import TextLiteral
-
-__all__ = [
-    "UNKNOWN",
-    "leaf_parts",
-    "leaf_values",
-    "may_hold_for_value",
-    "may_hold_within",
-    "may_match",
-    "plain_value",
-    "plain_values",
-    "range_ends",
-]
+from ..predicate import (
+    And,
+    Between,
+    Compare,
+    Eq,
+    In,
+    IsNotNull,
+    Not,
+    NotIn,
+    Or,
+    Predicate,
+    TextLiteral,
+)
 
 
 class _Unknown:
@@ -92,7 +91,7 @@ def plain_value(value: Any, kind: str) -> Any:
 def may_match(where: Predicate, leaf_may_match: Callable[[Predicate], bool]) -> bool:
     """Whether ``where`` may hold for some row, given what each leaf may do.
 
-    ``where`` is a normal form (:func:`~pybloom_async.predicate_normal.normal_form`:
+    ``where`` is a normal form (:func:`~pybloom_async.predicate.normal_form`:
     NOT pushed down to its leaves); ``leaf_may_match`` answers False only when the leaf
     is certainly not TRUE for any row; AND then rules out when any part does, OR when
     every part does.

@@ -24,8 +24,6 @@ import anyio.abc
 
 from .loops import call_soon_in_loop
 
-__all__ = ["Lane", "open_lane"]
-
 T = TypeVar("T")
 
 

@@ -30,17 +30,6 @@ import anyio.to_thread
 
 from ..errors import EventLoopError
 
-__all__ = [
-    "call_soon_in_loop",
-    "checkpoint",
-    "inline",
-    "run_blocking",
-    "run_inline",
-    "running_event_loop",
-    "sync_twin",
-    "to_worker",
-]
-
 T = TypeVar("T")
 _P = ParamSpec("_P")
 

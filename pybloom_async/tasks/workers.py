@@ -15,8 +15,6 @@ import anyio.abc
 from ..errors import PyBloomError
 from .loops import inline
 
-__all__ = ["AHEAD_PER_WORKER", "for_each", "gather"]
-
 T = TypeVar("T")
 
 #: With ``on_result``, how many items past the oldest undelivered one may be started, per

@@ -140,6 +140,42 @@ def test_roles_in_docstrings_resolve() -> None:
     assert not wrong, "docstring roles that resolve to nothing:\n" + "\n".join(wrong)
 
 
+#: An import in a page's example: ``from pybloom_async.x import``, ``import pybloom_async.x``.
+EXAMPLE_IMPORT = re.compile(r"^\s*(?:from|import) (pybloom_async(?:\.\w+)*)", flags=re.M)
+
+
+def private_imports_in(text: str) -> list[str]:
+    """The modules an example imports that are not a facade (the layers are internal)."""
+    return [
+        m for m in EXAMPLE_IMPORT.findall(text) if m not in ("pybloom_async", "pybloom_async.spark")
+    ]
+
+
+def test_examples_import_from_the_public_path() -> None:
+    wrong = [f"{page.name}: {m}" for page in pages() for m in private_imports_in(page.read_text())]
+    assert not wrong, "examples import internal modules:\n" + "\n".join(wrong)
+    example = "from pybloom_async import col\nimport pybloom_async.spark\n  import pybloom_async.io"
+    assert private_imports_in(example) == ["pybloom_async.io"]
+
+
+def test_parameters_documented_together_keep_their_own_types() -> None:
+    """``run, **keywords:`` documents two parameters: the reference gives each its own
+    annotation and default, where Griffe gives ``**keywords`` those of ``run``."""
+    griffe = pytest.importorskip("griffe")
+    extensions = griffe.load_extensions(str(ROLES))
+    api = griffe.load(
+        "pybloom_async.rows.api",
+        force_inspection=True,
+        extensions=extensions,
+        docstring_parser="numpy",
+    )
+    (section,) = [s for s in api["lookup"].docstring.parsed if s.kind.value == "parameters"]
+    table = {p.name: (str(p.annotation), p.value) for p in section.value}
+    assert table["run"] == ("RunOptions | None", "None")
+    assert table["**keywords"] == ("Unpack[RunKeywords]", "{}")
+    assert table["where"] == ("Predicate | str", None)  # required
+
+
 # ---- the tree in docs/architecture.md -------------------------------------------------
 
 

@@ -121,6 +121,50 @@ def upward_imports(root: Path, ranks: dict[str, int]) -> list[str]:
     return wrong
 
 
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Each module's package-internal imports (lazy ones too), as the modules they load."""
+    modules = {module_name(p, root): p for p in sources(root)}
+    graph: dict[str, set[str]] = {}
+    for here, path in modules.items():
+        graph[here] = set()
+        for imp in imports(path, root):
+            # ``from .x import y`` loads ``x``, and ``x.y`` where ``y`` is a module.
+            loaded = [imp.target or "__init__"]
+            loaded += [f"{imp.target}.{n}" if imp.target else n for n in imp.names]
+            graph[here] |= {m for m in loaded if m in modules and m != here}
+    return graph
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """The import graph's cycles: its strongly connected components of two or more modules."""
+    graph = import_graph(root)
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        order[v] = low[v] = len(order)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in order:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], order[w])
+        if low[v] == order[v]:
+            component = [stack.pop()]
+            while component[-1] != v:
+                component.append(stack.pop())
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in order:
+            visit(v)
+    return sorted(cycles)
+
+
 def private_imports(root: Path) -> list[str]:
     wrong = []
     for path in sources(root):
@@ -172,6 +216,13 @@ def test_imports_point_down_only() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_no_import_cycle_spans_two_layers() -> None:
+    """A cycle stays inside one subpackage; the vocabulary's predicate package has none."""
+    wrong = [c for c in import_cycles(PACKAGE) if len({layer(m) for m in c}) > 1]
+    wrong += [c for c in import_cycles(PACKAGE) if layer(c[0]) == "predicate"]
+    assert not wrong, wrong
+
+
 def test_no_private_name_crosses_modules() -> None:
     wrong = private_imports(PACKAGE)
     assert not wrong, "\n".join(wrong)
@@ -210,6 +261,7 @@ def test_each_check_finds_what_it_looks_for(tmp_path: Path) -> None:
     ranks = {"errors": 0, "io": 4, "pruning": 6, "__init__": 11}
     assert upward_imports(root, ranks) == ["io/local.py:3: io (rank 4) imports pruning (rank 6)"]
     assert private_imports(root) == ["pruning/api.py:1: _open"]
+    assert import_cycles(root) == [["io.local", "pruning.api"]]
     assert list(long_files(root)) == ["pruning/api.py"]
     assert long_functions(root) == ["pruning/api.py:3: prune (86)"]
     assert [i.target for i in imports(root / "pruning" / "api.py", root)] == ["io.local"] * 2

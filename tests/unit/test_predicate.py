@@ -37,13 +37,13 @@ from pybloom_async.predicate import (
     NotIn,
     Or,
     Predicate,
+    TextLiteral,
     as_predicate,
     col,
     iter_leaves,
+    normal_form,
     parse_predicate,
 )
-from pybloom_async.predicate_normal import normal_form
-from pybloom_async.predicate_tokens import TextLiteral
 
 
 def test_builders() -> None:

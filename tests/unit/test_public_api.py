@@ -2,7 +2,11 @@
 
 ``pybloom_async.__all__`` is the public API (trio's ``_tests/test_exports.py`` idea):
 
+* the facades export exactly the names listed here, ``pybloom_async`` and
+  ``pybloom_async.spark`` (a name added or removed is a decision, made in this file too);
 * every name in it imports, and ``from pybloom_async import *`` gives exactly those;
+* each class and function says it lives where users import it (``__module__`` is the
+  facade), and is pickled by that path (Spark pickles settings, plans and predicates);
 * nothing else in the facade is public by accident (a name not starting with ``_`` is in
   ``__all__`` or is one of the package's own submodules);
 * every name is documented: a docstring of its own (``#:`` comment for constants) and a
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import pickle
 import re
 import typing
 from collections.abc import AsyncGenerator
@@ -57,6 +62,90 @@ def _roles() -> ModuleType:
 
 
 # ---- what is public -------------------------------------------------------------------
+
+#: The public API of ``pybloom_async``: one page of names.
+FACADE = [
+    "AddFiltersResult", "And", "Between", "BloomFilter64", "BloomFilterRead", "BloomReader",
+    "ColumnNotFoundError", "CommitConflictError", "Compare", "DEFAULT_MAX_BYTES",
+    "EncryptedFileError", "Eq", "EventLoopError", "FilterSizeError", "FilterState",
+    "FilterTooLargeError", "Footer", "In", "IndexBuild", "IndexStaleError",
+    "InvalidArgumentError", "InvalidFilterError", "IsNotNull", "IsNull", "LakeBuild",
+    "LakeCompaction", "MIN_BYTES", "MissingDependencyError", "Not", "NotIn", "Or",
+    "PaimonFileIndex", "PaimonIndexError", "ParquetFormatError", "PhysicalType", "Predicate",
+    "PredicateError", "ProbeResult", "PyBloomError", "ReaderConfig", "Rule", "RunOptions",
+    "SchemaMismatchError", "SourceError", "SourceNotFoundError", "SourceStats",
+    "SplitBlockBloomFilter", "StoreOptions", "TableFiltersResult", "UnsupportedTypeError",
+    "ValueEncodingError", "Verdict", "__version__", "add_bloom_filters",
+    "add_bloom_filters_async", "add_bloom_filters_sync", "build_index", "build_index_sync",
+    "build_lake_index", "build_lake_index_sync", "col", "compact_lake_index",
+    "compact_lake_index_sync", "decode_header", "hash_values", "index_location",
+    "is_paimon_file_index", "lookup", "lookup_batches", "lookup_sync", "optimal_num_bytes",
+    "paimon_hash", "paimon_may_contain", "paimon_prune", "parse_paimon_file_index",
+    "parse_predicate", "probe", "probe_sync", "prune", "prune_paimon", "prune_paimon_sync",
+    "prune_sync", "prune_with_index", "prune_with_index_sync", "pruned_dataset",
+    "pruned_dataset_sync", "read_bloom_filters", "read_bloom_filters_sync", "read_footer",
+    "read_footer_sync", "read_paimon_file_index", "simd_backend", "write_paimon_file_index",
+    "xxh64",
+]  # fmt: skip
+#: The public API of ``pybloom_async.spark``.
+SPARK = [
+    "DEFAULT_WRITER_MAX_BYTES", "PUSHDOWN_SETTING", "add_bloom_filters_on_spark",
+    "add_filters_schema", "bloom_writer_options", "build_index_on_spark",
+    "build_lake_index_on_spark", "index_build_schema", "lookup_on_spark", "prune_on_spark",
+    "read_surviving", "register", "surviving_files", "verdict_schema", "writer_filter_bytes",
+]  # fmt: skip
+
+
+def facades() -> list[ModuleType]:
+    import pybloom_async.spark
+
+    return [pybloom_async, pybloom_async.spark]
+
+
+def test_the_facades_export_exactly_the_listed_names() -> None:
+    import pybloom_async.spark
+
+    assert sorted(pybloom_async.__all__) == FACADE
+    assert sorted(pybloom_async.spark.__all__) == SPARK
+
+
+def test_each_public_name_lives_at_its_public_path() -> None:
+    """Reprs, tracebacks, pickles and the docs name ``pybloom_async.X``, not a layer."""
+    wrong = []
+    for facade in facades():
+        for name in facade.__all__:
+            obj = getattr(facade, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue  # constants and the version
+            if (obj.__module__, obj.__qualname__) != (facade.__name__, name):
+                wrong.append(f"{facade.__name__}.{name}: {obj.__module__}.{obj.__qualname__}")
+    assert wrong == []
+
+
+def test_public_classes_and_functions_pickle_by_their_public_path() -> None:
+    for facade in facades():
+        for name in facade.__all__:
+            obj = getattr(facade, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                assert pickle.loads(pickle.dumps(obj)) is obj, name
+                assert f"{facade.__name__}\n".encode() in pickle.dumps(obj, protocol=0), name
+
+
+def test_what_spark_ships_to_its_executors_pickles() -> None:
+    """Settings, options, predicates, verdicts and errors round trip through pickle."""
+    from pybloom_async.apps.spark.scan import ReadSettings
+
+    store = pybloom_async.StoreOptions(region="eu-west-1", allow_http=True, max_retries=2)
+    run = pybloom_async.RunOptions(strict=True, concurrency=4, options=store)
+    where = pybloom_async.parse_predicate("id = 1 AND (s IN ('a', 'b') OR NOT t < 2.5)")
+    rule = pybloom_async.Rule.BLOOM_FILTER
+    verdict = pybloom_async.Verdict("f.parquet", 0, 10, False, "absent", rule)
+    settings = ReadSettings(options=store, config=pybloom_async.ReaderConfig(), strict=True)
+    error = pybloom_async.SourceNotFoundError("no such file", path="s3://b/f.parquet")
+    for value in [store, run, where, verdict, settings, rule]:
+        assert pickle.loads(pickle.dumps(value)) == value
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is pybloom_async.SourceNotFoundError and str(copy) == str(error)
 
 
 def test_every_name_in_all_imports() -> None:
@@ -208,8 +297,8 @@ def returns(function: Any, model: Any = None) -> Any:
     import pyarrow
     import pyarrow.dataset
 
-    home = inspect.getmodule(model or function)
-    names = {**vars(home), "pa": pyarrow, "ds": pyarrow.dataset}
+    # Its module's names (not the facade's, which its __module__ names).
+    names = {**(model or function).__globals__, "pa": pyarrow, "ds": pyarrow.dataset}
     annotation = inspect.signature(function).return_annotation
     return eval(annotation, names) if isinstance(annotation, str) else annotation
 

@@ -23,8 +23,6 @@ _MOVED = {
     "verdict_schema": ".jobs",
 }
 
-__all__: list[str] = []
-
 
 def __getattr__(name: str) -> Any:
     module = _MOVED.get(name)

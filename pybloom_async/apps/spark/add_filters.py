@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["add_bloom_filters_on_spark", "add_filters_schema"]
 
 AddRow = tuple[str, bool | None, int | None, int | None, int | None, int | None, str | None]
 

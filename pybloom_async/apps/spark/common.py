@@ -25,20 +25,6 @@ from ...tasks.loops import running_event_loop
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = [
-    "DATA_SOURCE_PYSPARK",
-    "OptionsArg",
-    "PathsArg",
-    "check_concurrency",
-    "list_files",
-    "partition_count",
-    "pyspark_version",
-    "require_data_source_api",
-    "run_sync",
-    "spark_context",
-    "store_options",
-    "unique_files",
-]
 
 T = TypeVar("T")
 PathsArg = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]

@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["build_index_on_spark", "index_build_schema"]
-
 
 def index_build_schema() -> StructType:
     """The schema of :func:`build_index_on_spark`'s DataFrame.

@@ -53,13 +53,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = [
-    "prune_on_spark",
-    "read_surviving",
-    "surviving_files",
-    "verdict_schema",
-]
-
 
 # ---- schemas -------------------------------------------------------------------------
 

@@ -71,7 +71,6 @@ from .one_line import check_traceback, one_line_rows
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["build_lake_index_on_spark"]
 
 T = TypeVar("T")
 

@@ -39,7 +39,6 @@ from .spark_types import batch_schema, spark_schema
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["lookup_on_spark"]
 
 _LARGE_TYPES = "spark.sql.execution.arrow.useLargeVarTypes"
 

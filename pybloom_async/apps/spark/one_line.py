@@ -30,16 +30,6 @@ from typing import TypeVar
 
 from ...errors import InvalidArgumentError, PyBloomError
 
-__all__ = [
-    "HIDE_VARIABLE",
-    "TRACEBACK_OPTION",
-    "asks_traceback",
-    "check_traceback",
-    "in_spark_worker",
-    "one_line",
-    "one_line_rows",
-]
-
 T = TypeVar("T")
 
 #: The data source's option that keeps the Python traceback of our errors: ``true``.

@@ -23,8 +23,6 @@ prunes there is the ``where`` option, given per query
 
 from __future__ import annotations
 
-__all__ = ["PER_SCAN_PLANS", "plans_shared"]
-
 #: The Spark versions (major, minor) shown to keep each scan's read plan on the scan, so
 #: that Spark's pushed filters may prune: none yet (4.1 to 4.3 share it; later releases are
 #: untested).

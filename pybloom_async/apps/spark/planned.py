@@ -47,8 +47,6 @@ from .scan import (
     scan_job,
 )
 
-__all__ = ["SourcePlan", "plan_source", "same_version", "still_current"]
-
 Sources = str | Sequence[str | FileInfo]
 
 

@@ -62,7 +62,6 @@ from ...predicate import And, Compare, Eq, In, IsNotNull, IsNull, Not, Predicate
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType
 
-__all__ = ["column_type", "pushable", "split_filters"]
 
 #: Spark types whose comparisons are the predicate's: the literal Spark passes is of the
 #: column's type, and both sides compare and order it alike (floats: see _FLOATS).

@@ -33,8 +33,6 @@ from ...rows.plan import FilePlan, Job, describe
 from ...tasks.workers import for_each
 from .scan import FileRead, ReadTask
 
-__all__ = ["DEFAULT_TASK_CONCURRENCY", "read_task", "task_tables"]
-
 log = logging.getLogger(__name__)
 
 #: Files of one task read at once on an executor (and held until they are handed over).

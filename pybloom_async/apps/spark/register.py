@@ -12,7 +12,6 @@ from .plan_guard import plans_shared
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["PUSHDOWN_SETTING", "register"]
 
 log = logging.getLogger(__name__)
 

@@ -34,10 +34,10 @@ import pyarrow as pa
 from ...errors import InvalidArgumentError, PyBloomError
 from ...io.base import FileInfo, SourceStats, location_text
 from ...io.files import expand_paths
-from ...io.partitions import Partitioning
 from ...io.store import StoreOptions
 from ...predicate import IsNotNull, Predicate
 from ...pruning.api import CompiledPredicate
+from ...pruning.partition_types import Partitioning
 from ...pruning.partitions import PartitionPredicate
 from ...read.fetch import ReaderConfig
 from ...read.plan import PlanConfig
@@ -49,26 +49,6 @@ from ...rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows
 from ...rows.schema import result_schema
 from ...tasks.workers import for_each
 from ...types import PhysicalType
-
-__all__ = [
-    "DEFAULT_MAX_PARTITION_BYTES",
-    "NO_PREDICATE",
-    "OPEN_COST_BYTES",
-    "FileRead",
-    "ReadSettings",
-    "ReadTask",
-    "file_schema",
-    "group_bytes",
-    "int96_columns",
-    "listed_partitions",
-    "no_schema",
-    "plan_read",
-    "planned_lookup",
-    "scan_files",
-    "scan_job",
-    "scan_rows",
-    "split_tasks",
-]
 
 #: Bytes to read per Spark task, at most (Spark's ``spark.sql.files.maxPartitionBytes``).
 DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024

@@ -60,8 +60,6 @@ from .table_scan import (
     table_schema,
 )
 
-__all__ = ["NAME", "PybloomDataSource", "PybloomDataSourceWithoutPushdown"]
-
 #: The format name: ``spark.read.format("pybloom")``.
 NAME = "pybloom"
 

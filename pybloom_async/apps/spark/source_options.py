@@ -41,13 +41,12 @@ from typing import Any
 
 from ...checks import positive_int
 from ...errors import InvalidArgumentError
-from ...io.partitions import Partitioning
+from ...io import store as store_module
 from ...io.store import StoreOptions, as_store_options
 from ...predicate import Predicate, parse_predicate
+from ...pruning.partition_types import Partitioning
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES
 from .scan import DEFAULT_MAX_PARTITION_BYTES, ReadSettings
-
-__all__ = ["TABLE_KINDS", "SourceOptions"]
 
 TABLE_KINDS = ("delta", "iceberg")
 _KNOWN = frozenset(
@@ -89,7 +88,8 @@ def _count(name: str, text: str) -> int:
 
 def _store_value(field: dataclasses.Field[Any], text: str) -> Any:
     """A store option's text as its field's type (str, bool, int or float)."""
-    hint = typing.get_type_hints(StoreOptions).get(field.name, str)
+    # Its names are those of the module that defines it: the facade's (its __module__) lack some.
+    hint = typing.get_type_hints(StoreOptions, vars(store_module)).get(field.name, str)
     kinds = set(typing.get_args(hint)) or {hint}
     name = f"store.{field.name}"
     if bool in kinds:

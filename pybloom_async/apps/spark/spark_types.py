@@ -31,7 +31,6 @@ from ...errors import UnsupportedTypeError
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-__all__ = ["batch_schema", "spark_arrow_schema", "spark_schema"]
 
 _MAX_DECIMAL = 38
 _WIDER = {

@@ -40,16 +40,6 @@ from ...tasks.loops import to_worker
 from .reading import DEFAULT_TASK_CONCURRENCY
 from .scan import FileRead, ReadSettings, split_tasks
 
-__all__ = [
-    "TableRef",
-    "TableTask",
-    "plan_table",
-    "read_table_task",
-    "refuse_table_folder",
-    "table_ref",
-    "table_schema",
-]
-
 
 @dataclass(frozen=True)
 class TableRef:

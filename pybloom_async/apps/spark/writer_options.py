@@ -8,12 +8,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from ...checks import integer, probability
 from ...errors import InvalidArgumentError
 
-__all__ = [
-    "DEFAULT_WRITER_MAX_BYTES",
-    "bloom_writer_options",
-    "writer_filter_bytes",
-]
-
 # ---- writer options ------------------------------------------------------------------
 
 #: parquet-java's default ``parquet.bloom.filter.max.bytes``

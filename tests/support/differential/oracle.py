@@ -69,8 +69,8 @@ from pybloom_async.predicate import (
     NotIn,
     Or,
     Predicate,
+    TextLiteral,
 )
-from pybloom_async.predicate_tokens import TextLiteral
 
 __all__ = [
     "Domain",

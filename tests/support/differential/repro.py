@@ -334,7 +334,7 @@ def reproduction(case: Case, failure: Failure, known: frozenset[str]) -> str:
         "import pybloom_async as pba",
         "from pybloom_async.predicate import (And, Between, Compare, Eq, In, IsNotNull, "
         "IsNull, Not, NotIn, Or)",
-        "from pybloom_async.predicate_tokens import TextLiteral",
+        "from pybloom_async.predicate import TextLiteral",
         "nan, inf = math.nan, math.inf",
     ]
     if any(f.writer == "duckdb" for f in case.files):

@@ -58,10 +58,15 @@ from pybloom_async import (
 from pybloom_async.apps.cli import main
 from pybloom_async.core.filter import optimal_num_bytes
 from pybloom_async.core.hashing import hash_values
-from pybloom_async.errors import FilterTooLargeError, InvalidArgumentError, SourceError
+from pybloom_async.errors import (
+    FilterTooLargeError,
+    IndexStaleError,
+    InvalidArgumentError,
+    SourceError,
+)
 from pybloom_async.index import build as index_module
 from pybloom_async.index import parse as index_parse_module
-from pybloom_async.index.build import IndexStaleError, build_index, build_index_sync
+from pybloom_async.index.build import build_index, build_index_sync
 from pybloom_async.index.format import (
     FORMAT_NAME,
     IndexedColumn,

@@ -11,13 +11,11 @@ import pytest
 
 from pybloom_async.errors import InvalidArgumentError, SchemaMismatchError
 from pybloom_async.io.listing import list_parquet_files
-from pybloom_async.io.partitions import (
-    PartitionedFile,
+from pybloom_async.io.partitions import PartitionedFile, folder_pair, pairs_of
+from pybloom_async.pruning.partition_types import (
     Partitioning,
     PartitionType,
-    folder_pair,
     infer_type,
-    pairs_of,
     partition_type,
     typed_value,
 )

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from pybloom_async import PredicateError, col
-from pybloom_async.io.partitions import PartitionedFile, Partitioning
+from pybloom_async.io.partitions import PartitionedFile
 from pybloom_async.predicate import Predicate, parse_predicate
 from pybloom_async.pruning.api import CompiledPredicate
+from pybloom_async.pruning.partition_types import Partitioning
 from pybloom_async.pruning.partitions import PartitionPredicate
 
 

@@ -21,10 +21,10 @@ from pybloom_async.predicate import (
     Not,
     NotIn,
     Predicate,
+    TextLiteral,
+    normal_form,
     parse_predicate,
 )
-from pybloom_async.predicate_normal import normal_form
-from pybloom_async.predicate_tokens import TextLiteral
 from pybloom_async.tables import table_kind
 from pybloom_async.tables.values import (
     UNKNOWN,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import PredicateError
-from .predicate import (
+from ..errors import PredicateError
+from .model import (
     And,
     Between,
     Compare,
@@ -24,9 +24,7 @@ from .predicate import (
     Or,
     Predicate,
 )
-from .predicate_tokens import TEXT_FORMS, Token, quote_column, quoted_text, tokenize
-
-__all__ = ["Parser"]
+from .tokens import TEXT_FORMS, Token, quote_column, quoted_text, tokenize
 
 #: What each comparison operator of the text form builds (``==`` is ``=``, ``<>`` is ``!=``).
 _OPERATORS = {"=": "=", "==": "=", "<=>": "<=>", "!=": "!=", "<>": "!=",
@@ -214,3 +212,47 @@ class Parser:
                 f"text goes in single quotes: {quoted_text(tok.value)}",
             )
         raise self.error("expected a value", tok)
+
+
+def parse_predicate(text: str) -> Predicate:
+    """Parse ``"id = 42 AND (day >= '2024-05-01' OR name IS NULL)"``.
+
+    Grammar: OR of ANDs of NOTs of atoms (NOT binds tighter than AND, AND than
+    OR); an atom is ``column = value`` (or ``==``), ``column <=> value``,
+    ``column != value`` (or ``<>``), ``column < value`` (``<=``, ``>``, ``>=``),
+    ``column [NOT] IN (value, ...)``, ``column [NOT] BETWEEN value AND value``
+    (inclusive; its AND is not the boolean one), ``column IS [NOT] NULL``, or a
+    parenthesised predicate. Columns are dotted names, or quoted with backticks
+    or double quotes. Values: integers, decimals and floats (``-0.0``, ``1e3``,
+    ``NaN``, ``inf``), ``'strings'`` (``''`` escapes a quote; also dates,
+    timestamps and UUIDs, read by the column's type), ``X'00ff'`` or
+    ``0x00ff`` binary, ``TRUE``/``FALSE`` and ``NULL``. Keywords are
+    case-insensitive; ``NOT``, ``IS`` and ``BETWEEN`` remain usable as column
+    names where no keyword fits (``not = 1``). ``LIKE`` is not supported.
+
+    Values are read by each column's type when a file is pruned: a value that
+    is not one of the column's type (``'2024/01/05'`` or ``'abc'`` for a DATE
+    or an INT64 column, ``0x10`` for an INT64 column) is a
+    :class:`PredicateError` then, naming the file, column, value and the forms
+    the column takes; a well-formed value the column cannot hold (300 for an
+    INT(8) column) equals no row and orders by its exact value (see the module
+    docstring).
+
+    Raises
+    ------
+    PredicateError
+        The text does not follow the grammar; the message says where and what
+        is supported.
+    """
+    if not isinstance(text, str):
+        raise PredicateError(f"a predicate text must be a str, not {type(text).__name__}")
+    return Parser(text).parse()
+
+
+def as_predicate(where: Predicate | str) -> Predicate:
+    """Accept a predicate or its text form."""
+    if isinstance(where, Predicate):
+        return where
+    if isinstance(where, str):
+        return parse_predicate(where)
+    raise PredicateError(f"where must be a predicate or a str, not {type(where).__name__}")

@@ -26,10 +26,8 @@ from typing import Any
 
 from ..checks import require_pyarrow
 from ..errors import InvalidArgumentError
-from .address import Address
-from .store import StoreOptions, allow_http, check_applicable
-
-__all__ = ["arrow_filesystem", "arrow_path"]
+from ..io.address import Address
+from ..io.store import StoreOptions, allow_http, check_applicable
 
 # extra_config keys that have a pyarrow counterpart, per store: obstore key -> mapping.
 _S3_VIRTUAL_HOSTED = ("virtual_hosted_style_request", "aws_virtual_hosted_style_request")

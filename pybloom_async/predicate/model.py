@@ -1,61 +1,6 @@
-"""Predicates: comparisons of columns with literals, combined with AND, OR and NOT.
-
-Build them in Python::
-
-    from pybloom_async import col
-    where = (col("id") == 42) & col("email").isin(["a@x", "b@x"])
-    where = (col("user") == 7) & (col("day") >= date(2024, 5, 1))
-
-or parse the same thing from text, as the command line takes it::
-
-    parse_predicate("id = 42 AND email IN ('a@x', 'b@x')")
-    parse_predicate("user = 7 AND day >= '2024-05-01'")
-
-The comparisons: ``=``, null-safe ``<=>``, ``!=``, ``<``, ``<=``, ``>``, ``>=``,
-``[NOT] IN``, ``[NOT] BETWEEN`` (inclusive) and ``IS [NOT] NULL``.
-
-Literal values keep the form they were written in (an integer, an exact
-decimal, a string, ...) and are converted to each column's physical type only
-when a file is pruned, because the same name can have different types in
-different files. There the rule is:
-
-* a literal that is not a value of the column's type at all (text that does
-  not read as the type, ``'2024/01/05'`` for a DATE; a Python value of the
-  wrong kind, bytes or ``0x10`` for an integer column) is the user's mistake:
-  :class:`~pybloom_async.errors.PredicateError`, naming the file, the column,
-  the value and the forms the column takes, with or without ``strict``;
-* a well-formed value that the column cannot hold (300 for an INT(8) column,
-  1e39 for a FLOAT, 10 characters for a FIXED_LEN_BYTE_ARRAY(4), more decimal
-  places than the column's scale, a finer time than the column's unit) equals
-  no row, and orders by its exact value: ``int8_col < 300`` holds for every
-  non-null row, ``int8_col > 300`` for none, ``ts_ms < '2024-01-01T00:00:00.0005'``
-  for the rows up to ``00:00:00.000``.
-
-Numbers are taken exactly, except in FLOAT, DOUBLE and FLOAT16 columns, where
-a number means the nearest value of the type, as SQL reads a literal (``0.1``
-is the float nearest to one tenth; beyond the type's range, a number above
-every finite value and below infinity). A Python value means what the text
-form writes for it, so that ``p`` and ``parse_predicate(p.to_text())`` always
-agree: a ``float`` is the number it prints as (``0.1`` is one tenth, also in a
-DECIMAL column), and a ``str``, ``date``, ``time``, ``datetime`` or ``UUID`` is
-the quoted text of it, read by the column's type: ``col("d") == "2024-01-05"``
-probes that date in a DATE column, ``col("s") == date(2024, 1, 5)`` the text
-``'2024-01-05'`` in a STRING one.
-
-SQL's three-valued logic holds everywhere: a comparison with NULL (a NULL row,
-or a NULL literal) is unknown, never true; NOT of unknown is unknown; a row is
-returned only where the predicate is TRUE. So ``x != 1`` never matches a NULL
-``x`` and ``x NOT IN (1, NULL)`` matches nothing. ``x IS NULL`` (also written
-``x <=> NULL``) and ``x IS NOT NULL`` are true or false, never unknown.
-
-Floats compare as IEEE 754 numbers: ``-0.0 = 0.0``; NaN equals nothing, is
-neither below nor above anything (no ``=``, ``<``, ``BETWEEN``, ... matches a
-NaN row or a NaN literal) and is unequal to everything (``x != 1`` and
-``NOT (x < 1)`` match a NaN row).
-
-Predicates are not booleans: combine them with ``&`` (AND), ``|`` (OR) and
-``~`` (NOT), never with ``and``, ``or`` or ``not``, and parenthesise each
-comparison (``(col("a") == 1) | (col("b") < 2)``), as in numpy, pandas and polars.
+"""The predicates' model: comparisons of columns with literals, AND, OR and NOT, built
+in Python (``col``) and written as text (``to_text``); what they mean is the package's
+docstring (:mod:`pybloom_async.predicate`).
 """
 
 from __future__ import annotations
@@ -64,35 +9,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from .errors import PredicateError
-from .predicate_tokens import TextLiteral, literal_text, quote_column
-
-__all__ = [
-    "COMPARISONS",
-    "ORDERING",
-    "And",
-    "Between",
-    "Compare",
-    "Comparison",
-    "Eq",
-    "In",
-    "IsNotNull",
-    "IsNull",
-    "Not",
-    "NotIn",
-    "Or",
-    "Predicate",
-    "TextLiteral",
-    "col",
-    "literal_text",
-    "parse_predicate",
-]
-
-#: What the Python builders support, for error messages.
-PYTHON_FORMS = (
-    "predicates support ==, !=, <, <=, >, >=, eq_null_safe(), isin(), between(), "
-    "is_null() and is_not_null(), combined with & (AND), | (OR), ~ (NOT) and parentheses"
-)
+from ..errors import PredicateError
+from .tokens import literal_text, quote_column
 
 #: The ordering operators of :class:`Compare`.
 ORDERING = ("<", "<=", ">", ">=")
@@ -521,52 +439,6 @@ def col(path: str) -> ColumnRef:
 def _paren(p: Predicate, kind: type | tuple[type, ...], full: bool) -> str:
     text = p._render(full)
     return f"({text})" if isinstance(p, kind) else text
-
-
-def parse_predicate(text: str) -> Predicate:
-    """Parse ``"id = 42 AND (day >= '2024-05-01' OR name IS NULL)"``.
-
-    Grammar: OR of ANDs of NOTs of atoms (NOT binds tighter than AND, AND than
-    OR); an atom is ``column = value`` (or ``==``), ``column <=> value``,
-    ``column != value`` (or ``<>``), ``column < value`` (``<=``, ``>``, ``>=``),
-    ``column [NOT] IN (value, ...)``, ``column [NOT] BETWEEN value AND value``
-    (inclusive; its AND is not the boolean one), ``column IS [NOT] NULL``, or a
-    parenthesised predicate. Columns are dotted names, or quoted with backticks
-    or double quotes. Values: integers, decimals and floats (``-0.0``, ``1e3``,
-    ``NaN``, ``inf``), ``'strings'`` (``''`` escapes a quote; also dates,
-    timestamps and UUIDs, read by the column's type), ``X'00ff'`` or
-    ``0x00ff`` binary, ``TRUE``/``FALSE`` and ``NULL``. Keywords are
-    case-insensitive; ``NOT``, ``IS`` and ``BETWEEN`` remain usable as column
-    names where no keyword fits (``not = 1``). ``LIKE`` is not supported.
-
-    Values are read by each column's type when a file is pruned: a value that
-    is not one of the column's type (``'2024/01/05'`` or ``'abc'`` for a DATE
-    or an INT64 column, ``0x10`` for an INT64 column) is a
-    :class:`PredicateError` then, naming the file, column, value and the forms
-    the column takes; a well-formed value the column cannot hold (300 for an
-    INT(8) column) equals no row and orders by its exact value (see the module
-    docstring).
-
-    Raises
-    ------
-    PredicateError
-        The text does not follow the grammar; the message says where and what
-        is supported.
-    """
-    if not isinstance(text, str):
-        raise PredicateError(f"a predicate text must be a str, not {type(text).__name__}")
-    from .predicate_parse import Parser
-
-    return Parser(text).parse()
-
-
-def as_predicate(where: Predicate | str) -> Predicate:
-    """Accept a predicate or its text form."""
-    if isinstance(where, Predicate):
-        return where
-    if isinstance(where, str):
-        return parse_predicate(where)
-    raise PredicateError(f"where must be a predicate or a str, not {type(where).__name__}")
 
 
 def iter_leaves(p: Predicate) -> Iterator[Comparison]:

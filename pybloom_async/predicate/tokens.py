@@ -10,13 +10,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import PredicateError
+from ..errors import PredicateError
 
-__all__ = [
-    "TextLiteral",
-    "literal_text",
-    "quote_column",
-]
 TEXT_FORMS = (
     "supported: =, <=>, != (<>), <, <=, >, >=, [NOT] IN (...), [NOT] BETWEEN ... AND ..., "
     "IS [NOT] NULL, combined with NOT, AND, OR and parentheses"

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from .errors import PredicateError
-from .predicate import COMPARISONS, ORDERING, And, Between, Compare, Eq, Not, Or, Predicate
-
-__all__ = ["normal_form"]
+from ..errors import PredicateError
+from .model import COMPARISONS, ORDERING, And, Between, Compare, Eq, Not, Or, Predicate
 
 
 def normal_form(p: Predicate) -> Predicate:

@@ -9,14 +9,14 @@ import pytest
 
 from pybloom_async.errors import InvalidArgumentError
 from pybloom_async.io.address import parse_address
-from pybloom_async.io.arrow_fs import (
+from pybloom_async.io.store import StoreOptions
+from pybloom_async.rows.arrow_fs import (
     arrow_filesystem,
     arrow_path,
     azure_arguments,
     gcs_arguments,
     s3_arguments,
 )
-from pybloom_async.io.store import StoreOptions
 
 pafs = pytest.importorskip("pyarrow.fs")
 
