@@ -349,6 +349,12 @@ def hive(spark: Any, runs: int, results: dict[str, Any]) -> None:
         show(name, results[name])
 
 
+def _package() -> str:
+    import pybloom_async
+
+    return str(pybloom_async.__file__)
+
+
 SETS: dict[str, Callable[[Any, int, dict[str, Any]], None]] = {
     "spark2000": spark2000,
     "lake200": lake200,
@@ -363,6 +369,13 @@ def main(runs: int, sets: str = "spark2000", out: Path | None = None) -> None:
     pybloom_async.spark.register(spark)
     recorder = Recorder("spark_source", runs=runs, files=NUM_FILES, row_groups=ROW_GROUPS)
     results: dict[str, Any] = {"load_before": load_average(), "sets": sets.split(",")}
+    # The package measured, on the driver and in Spark's Python workers (a snapshot's, when
+    # run from one with PYTHONPATH set to it).
+    import pybloom_async
+
+    workers = spark.sparkContext.parallelize([0], 1).map(lambda _: _package()).collect()
+    results["package"] = {"driver": pybloom_async.__file__, "workers": workers[0]}
+    print("package", json.dumps(results["package"]), flush=True)
     for name in sets.split(","):
         SETS[name](spark, runs, results)
     results["load_after"] = load_average()
