@@ -349,12 +349,6 @@ def hive(spark: Any, runs: int, results: dict[str, Any]) -> None:
         show(name, results[name])
 
 
-def _package() -> str:
-    import pybloom_async
-
-    return str(pybloom_async.__file__)
-
-
 SETS: dict[str, Callable[[Any, int, dict[str, Any]], None]] = {
     "spark2000": spark2000,
     "lake200": lake200,
@@ -373,7 +367,8 @@ def main(runs: int, sets: str = "spark2000", out: Path | None = None) -> None:
     # run from one with PYTHONPATH set to it).
     import pybloom_async
 
-    workers = spark.sparkContext.parallelize([0], 1).map(lambda _: _package()).collect()
+    one = spark.sparkContext.parallelize([0], 1)
+    workers = one.map(lambda _: __import__("pybloom_async").__file__).collect()
     results["package"] = {"driver": pybloom_async.__file__, "workers": workers[0]}
     print("package", json.dumps(results["package"]), flush=True)
     for name in sets.split(","):
