@@ -237,7 +237,7 @@ def main() -> None:
     parser.add_argument(
         "--source-sets",
         default="spark2000",
-        help="with --source: the lakes, of spark2000,lake200,hive (bench_spark_source.py)",
+        help="with --source: the lakes, of spark2000,lake200,hive,floor (bench_spark_source.py)",
     )
     parser.add_argument("--json-out", type=Path, help="with --source: the results file")
     args = parser.parse_args()

@@ -13,7 +13,8 @@ Three lakes (``--source-sets``, each in the same JVM):
   (``lake-200-indexed``, made by ``bench_lookup.py``);
 * ``hive``: ``bench/bench_rows.py``'s lake (``bench/data/rows/hive-60-v1``: 30 ``dt=``
   folders of 2 files, a filter on ``user_id``, ``ts`` the file's day), a key AND a date
-  range: on the ``dt`` folders, and on the ``ts`` column.
+  range: on the ``dt`` folders, and on the ``ts`` column;
+* ``floor``: one file of 10 rows, one key: the fixed cost of a query.
 
 Queries, each on a DataFrame loaded anew (as a user's query would):
 
@@ -359,10 +360,26 @@ def hive(spark: Any, runs: int, results: dict[str, Any]) -> None:
         show(name, results[name])
 
 
+def floor(spark: Any, runs: int, results: dict[str, Any]) -> None:
+    """The fixed cost of a query: one file of 10 rows, one key."""
+    import tempfile
+
+    import pyarrow as pa
+
+    with tempfile.TemporaryDirectory() as folder:
+        table = pa.table({"id": pa.array(range(10), pa.int64())})
+        pq.write_table(table, f"{folder}/one.parquet", bloom_filter_options={"id": {"ndv": 10}})
+        query = Query(Path(folder), "id = 3", "id = 3")
+        compare(spark, query, 1)
+        results["floor"] = compare(spark, query, runs)
+        show("floor", results["floor"])
+
+
 SETS: dict[str, Callable[[Any, int, dict[str, Any]], None]] = {
     "spark2000": spark2000,
     "lake200": lake200,
     "hive": hive,
+    "floor": floor,
 }
 
 
