@@ -23,7 +23,8 @@ rounds of local, collect, survivors, interleaved so that all three see the same 
 checked against the local reader's.
 
 With ``--source``: the ``pybloom`` data source against ``spark.read.parquet`` on 2,000
-files (``bench_spark_source.py``).
+Spark-written files, the 200-file lake of ``bench_lookup.py`` and the hive lake of
+``bench_rows.py`` (``--source-sets spark2000,lake200,hive``; ``bench_spark_source.py``).
 
 Run::
 
@@ -233,11 +234,17 @@ def main() -> None:
         action="store_true",
         help="the pybloom data source against spark.read.parquet (bench_spark_source.py)",
     )
+    parser.add_argument(
+        "--source-sets",
+        default="spark2000",
+        help="with --source: the lakes, of spark2000,lake200,hive,floor (bench_spark_source.py)",
+    )
+    parser.add_argument("--json-out", type=Path, help="with --source: the results file")
     args = parser.parse_args()
     if args.source:
         import bench_spark_source
 
-        bench_spark_source.main(args.runs)
+        bench_spark_source.main(args.runs, args.source_sets, args.json_out)
         return
     if args.child:
         child(args.child, json.loads(args.child_sets), args.where, args.runs)

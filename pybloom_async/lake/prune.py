@@ -103,7 +103,7 @@ def _stat_all(paths: Sequence[str]) -> list[SourceIdentity | None]:
     return out
 
 
-async def _identities(
+async def file_identities(
     files: Sequence[str | FileInfo], stats: SourceStats
 ) -> list[SourceIdentity | None]:
     """Each file's version: local files by a stat, objects from the listing; None: unknown.
@@ -323,7 +323,7 @@ async def _file_verdicts(
             for f in files
         ]
     else:
-        identities = await _identities(files, reader.stats)
+        identities = await file_identities(files, reader.stats)
     missing_why = "not in the lake index" + (
         f" (unreadable segments: {'; '.join(damaged)[:300]})" if damaged else ""
     )

@@ -494,6 +494,40 @@ def test_the_driver_reads_each_footer_once(
     assert again == expected.column("id").to_pylist()
 
 
+def test_with_a_lake_index_the_driver_plans_once_in_three_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a lake index (its footer digest), schema() plans the read in three requests (the
+    segment, one stripe, the kept file's filters: its footer is the digest's); partitions()
+    takes that plan though the index ruled the other files out (not planned again), and a
+    later query plans again when a ruled-out file was replaced."""
+    from pybloom_async import build_lake_index_sync
+    from pybloom_async.apps.spark import source as module
+
+    root = _lake(tmp_path / "lake")
+    build_lake_index_sync(str(root), ["id"], fpp=0.001)
+    plans = []
+    plan_read = module.plan_read
+
+    async def counted_plan(*args: Any, **kwargs: Any) -> Any:
+        plans.append(args)
+        return await plan_read(*args, **kwargs)
+
+    monkeypatch.setattr(module, "plan_read", counted_plan)
+    stats = _counted(monkeypatch)
+    where = "id = 7"
+    shipped, schema, got, reads = _shipped_plan({"path": str(root), "where": where}, stats)
+    assert (reads, plans) == (3, []), stats
+    assert [r["id"] for r in got] == [7]
+    # A file the index ruled out, replaced by one holding a key: noticed, planned again.
+    table = pq.read_table(root / "p1.parquet")
+    ids = pa.array([7 if x == 1500 else x for x in table.column("id").to_pylist()], pa.int64())
+    pq.write_table(table.set_column(0, "id", ids), root / "p1.parquet", row_group_size=250)
+    reader = shipped.reader(schema)
+    again = [r["id"] for p in reader.partitions() for b in reader.read(p) for r in b.to_pylist()]
+    assert len(plans) == 1 and again == [7, 7]
+
+
 def _lake(root: Path) -> Path:
     root.mkdir()
     for i in range(3):

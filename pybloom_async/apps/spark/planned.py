@@ -14,8 +14,10 @@ With the ``where`` option the plan is :func:`pybloom_async.rows.api.plan_lookup`
 schema with it: the columns are the local lookup's (``docs/guides/lookups.md``, "Schemas
 across files"): the files the ``key=value`` folders rule out are not opened, unless the
 files read cannot say what the answer is made of (``rows/footers.py``), and those a lake
-index rules out are read for the schema only. Without it every file is read
-(:func:`.scan.scan_files`).
+index rules out are not read (their schemas come from the index's digest, or their footers
+are read for the schema only); their versions, taken before the index is consulted, are
+kept with the plan, so that ``partitions()`` takes it with no request while none of them
+changed. Without it every file is read (:func:`.scan.scan_files`).
 """
 
 from __future__ import annotations
@@ -29,10 +31,11 @@ from ...errors import PyBloomError
 from ...io.base import FileInfo, SourceStats, location_text
 from ...io.files import expand_paths
 from ...io.identity import SourceIdentity
+from ...lake.prune import file_identities
 from ...predicate import Predicate
 from ...pruning.api import CompiledPredicate
 from ...pruning.partitions import PartitionPredicate
-from ...read.run import open_run
+from ...read.run import Run, RunOptions, open_run
 from ...rows.plan import Job, partition_fields
 from ...rows.schema import result_schema
 from ...tasks.workers import for_each
@@ -55,8 +58,8 @@ class SourcePlan:
     """A read planned with its schema: the rows' Arrow schema (by the lookup's rule) and its
     INT96 columns, the predicate it was planned for, the files to read (kept row groups),
     the job they share (shaped to ``schema``), and the files it was made of: the version of
-    each one whose footer was read, and those the driver could not read (read whole by
-    their tasks)."""
+    each one (whose footer was read, or taken before a lake index ruled it out), and those
+    the driver could not read (read whole by their tasks)."""
 
     schema: pa.Schema
     int96: frozenset[str]
@@ -97,7 +100,13 @@ async def plan_source(
         job = scan_job(schema, settings, parts, merging)
         reads = [r for r in found if r.plan is None or r.plan.kept]
         unread = frozenset(r.path for r in found if r.plan is None)
+        versions = {p.path: p.identity for p in plans}
     else:
+        # The files' versions before they are planned: those a lake index rules out are
+        # not read, and the plan holds while they stay at this version (taken before the
+        # index is consulted: a file replaced meanwhile differs from it, and is planned
+        # again by the next query).
+        before = await _versions(sources, where, settings, run)
         planned, skipped = await planned_lookup(sources, where, settings, run)
         plans = planned.files
         job, schema = planned.job, planned.job.schema
@@ -106,15 +115,33 @@ async def plan_source(
             raise no_schema(sources, len(skipped), skipped[0] if skipped else None)
         reads = [FileRead(p.location, p) for p in plans if p.kept]
         unread = frozenset(e.path for e in skipped if e.path)
-    return SourcePlan(
-        schema,
-        int96_columns(plans),
-        where,
-        tuple(reads),
-        job,
-        {p.path: p.identity for p in plans},
-        unread,
-    )
+        versions = {path: v for path, v in before.items() if path not in unread}
+        versions.update({p.path: p.identity for p in plans})
+    return SourcePlan(schema, int96_columns(plans), where, tuple(reads), job, versions, unread)
+
+
+async def _listed(
+    sources: Sources, where: Predicate | None, settings: ReadSettings, run: Run
+) -> dict[str, str | FileInfo]:
+    """The files a plan for ``where`` is made of, by path: those listed that their
+    ``key=value`` folders keep (no footer read)."""
+    partitioning = settings.folders()
+    predicate = where if where is not None else NO_PREDICATE
+    parts = PartitionPredicate(CompiledPredicate(predicate), partitioning)
+    listed = await expand_paths(sources, run.reader, unreadable=[], folders=parts.folder_filter())
+    parts.settle(listed)
+    return {location_text(f): f for f in parts.kept_list(listed)}
+
+
+async def _versions(
+    sources: Sources, where: Predicate, settings: ReadSettings, options: RunOptions
+) -> dict[str, SourceIdentity]:
+    """The version of each file a plan for ``where`` is made of now, where known (a
+    ``stat`` of a local file, the listing's of an object)."""
+    async with open_run(options) as run:
+        listed = await _listed(sources, where, settings, run)
+        found = await file_identities(list(listed.values()), run.reader.stats)
+    return {path: v for path, v in zip(listed, found, strict=True) if v is not None}
 
 
 async def still_current(
@@ -123,25 +150,24 @@ async def still_current(
     """Whether ``plan`` is the plan of the files now: the same files listed (those their
     folders keep), each at the version read (no footer read: a ``stat`` of a local file,
     the listing's ETag of an object, a HEAD of an object named directly)."""
-    partitioning = settings.folders()
-    where = plan.where if plan.where is not None else NO_PREDICATE
-    parts = PartitionPredicate(CompiledPredicate(where), partitioning)
     async with open_run(settings.run(stats)) as run:
-        listed = await expand_paths(
-            sources, run.reader, unreadable=[], folders=parts.folder_filter()
-        )
-        parts.settle(listed)
-        now = {location_text(f): f for f in parts.kept_list(listed)}
+        now = await _listed(sources, plan.where, settings, run)
         if set(now) != set(plan.versions) | plan.unread:
             return False
 
-        async def same(path: str) -> bool:
+        paths = list(plan.versions)
+        found = await file_identities([now[p] for p in paths], run.reader.stats)
+
+        async def same(item: tuple[str, SourceIdentity | None]) -> bool:
+            path, identity = item
             try:
-                return same_version(plan.versions[path], await run.reader.identity(now[path]))
+                if identity is None:  # an object named directly: its HEAD
+                    identity = await run.reader.identity(now[path])
+                return same_version(plan.versions[path], identity)
             except PyBloomError:
                 return False
 
-        return all(await for_each(list(plan.versions), same, run.limit))
+        return all(await for_each(list(zip(paths, found, strict=True)), same, run.limit))
 
 
 def same_version(read: SourceIdentity, now: SourceIdentity) -> bool:
