@@ -20,7 +20,7 @@ from .core.filter import (
     optimal_num_bytes,
 )
 from .core.hashing import hash_values, simd_backend, xxh64
-from .dispatch.api import prune, prune_sync
+from .index_policy.api import prune, prune_sync
 from .errors import (
     ColumnNotFoundError,
     CommitConflictError,

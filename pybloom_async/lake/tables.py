@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PyBloomError, SourceError
+from ..errors import InvalidArgumentError, PyBloomError, SourceError
 from ..io.base import FileInfo
 from ..predicate import Predicate
 from ..pruning.verdicts import Verdict, hand_over_by_file
@@ -271,18 +271,29 @@ async def prune_table_with_lake_index(
     run: RunOptions,
     row_groups: bool,
     on_file: Callable[[list[Verdict]], None] | None = None,
+    required: bool = False,
 ) -> list[Verdict]:
     """The verdicts of the table's live files (after its first stage) from its lake index,
     then with ``row_groups`` the kept files' row groups by their in-file filters.
 
     Without an index every file is kept (``no_index``) and goes through its in-file
-    filters. ``on_file`` receives each file's verdicts (the result is then empty), as for
-    :func:`pybloom_async.prune`.
+    filters; with ``required`` that is an error. ``on_file`` receives each file's verdicts
+    (the result is then empty), as for :func:`pybloom_async.prune`.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``required`` and the table has no lake index.
     """
     from .prune import verdicts_from_segments
 
     async with open_run(run) as r:
         loaded = await _loaded(r, table)
+        if required and loaded is None:
+            raise InvalidArgumentError(
+                f"use_index='lake' but the {table.kind} table {table.name} has no lake index "
+                "(build one with build_lake_index, or use 'auto')"
+            )
         names = index_names(table, [f.path for f in table.files])
         out = await verdicts_from_segments(
             r, table.files, names, loaded or [], where, row_groups=row_groups,
