@@ -24,11 +24,23 @@ from typing import Any, Literal
 
 from ..errors import InvalidArgumentError
 from ..io.base import FileInfo
+from ..lake.digest import LakeFiles
 from ..lake.prune import lake_segments_at
 from ..lake.segments import listed_segments
+from ..lake.tables import table_lake_files
+from ..predicate import Predicate
 from ..read.reader import BloomReader
+from ..read.run import Run
+from ..tables import TableFiles
 
-__all__ = ["INDEX_CHOICES", "IndexChoice", "index_choice", "lake_root", "lake_segments_for"]
+__all__ = [
+    "INDEX_CHOICES",
+    "IndexChoice",
+    "index_choice",
+    "lake_root",
+    "lake_segments_for",
+    "table_files_for",
+]
 
 IndexChoice = Literal["auto", "lake", "sidecar", "none"]
 
@@ -116,3 +128,20 @@ def no_lake_index(root: str | None) -> InvalidArgumentError:
         "build_lake_index, or use 'auto')",
         path=root,
     )
+
+
+async def table_files_for(
+    choice: IndexChoice, run: Run, table: TableFiles, where: Predicate
+) -> LakeFiles:
+    """A Delta or Iceberg table's live files less those the lake index that belongs to it
+    rules out under ``choice`` (``"none"``: every one, no index read), with what its digest
+    gives of them.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``"lake"`` and the table has no lake index.
+    """
+    if choice == "none":
+        return LakeFiles(list(table.files))
+    return await table_lake_files(run, table, where, required=choice == "lake")

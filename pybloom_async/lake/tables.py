@@ -264,6 +264,13 @@ async def _loaded(run: Run, table: TableFiles) -> list[LoadedSegment | str] | No
     return await gather(loaded_or_reason, [(reader, loc, strict) for loc in locations])
 
 
+def _no_index(table: TableFiles) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"use_index='lake' but the {table.kind} table {table.name} has no lake index "
+        "(build one with build_lake_index, or use 'auto')"
+    )
+
+
 async def prune_table_with_lake_index(
     table: TableFiles,
     where: Predicate,
@@ -290,10 +297,7 @@ async def prune_table_with_lake_index(
     async with open_run(run) as r:
         loaded = await _loaded(r, table)
         if required and loaded is None:
-            raise InvalidArgumentError(
-                f"use_index='lake' but the {table.kind} table {table.name} has no lake index "
-                "(build one with build_lake_index, or use 'auto')"
-            )
+            raise _no_index(table)
         names = index_names(table, [f.path for f in table.files])
         out = await verdicts_from_segments(
             r, table.files, names, loaded or [], where, row_groups=row_groups,
@@ -302,13 +306,18 @@ async def prune_table_with_lake_index(
     return hand_over_by_file(out, on_file)
 
 
-async def table_lake_files(run: Run, table: TableFiles, where: Predicate) -> LakeFiles:
-    """The table's files less those its lake index rules out (all of them without one), with
-    the footers its digest gives of them (``lake/digest.py``)."""
+async def table_lake_files(
+    run: Run, table: TableFiles, where: Predicate, required: bool = False
+) -> LakeFiles:
+    """The table's files less those its lake index rules out (all of them without one, or
+    with ``required`` an error, as for :func:`prune_table_with_lake_index`), with the
+    footers its digest gives of them (``lake/digest.py``)."""
     from .digest import LakeFiles, lake_files
     from .prune import IndexEntry, verdicts_from_segments
 
     loaded = await _loaded(run, table)
+    if required and loaded is None:
+        raise _no_index(table)
     if loaded is None or not table.files:
         return LakeFiles(list(table.files))
     names = index_names(table, [f.path for f in table.files])

@@ -3,15 +3,26 @@ lookup_batches and plan_lookup share them)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..checks import positive_int, require_pyarrow
 from ..errors import InvalidArgumentError
+from ..index_policy.choice import IndexChoice, index_choice
 from ..io.partitions import Partitioning
 from ..predicate import Predicate, as_predicate
+from ..read.run import RunKeywords
 
-__all__ = ["LookupArguments", "check_arguments"]
+__all__ = ["LookupArguments", "LookupKeywords", "check_arguments"]
+
+
+class LookupKeywords(RunKeywords, total=False):
+    """The keyword arguments lookups take beside their own: the run's options
+    (:class:`~pybloom_async.RunOptions`), and ``use_index``, which index serves the run
+    (``"auto"``, the default; ``"lake"``; ``"none"``: see :mod:`pybloom_async.index_policy`)."""
+
+    use_index: IndexChoice | None
 
 
 @dataclass(frozen=True)
@@ -24,6 +35,7 @@ class LookupArguments:
     max_fetch_bytes: int
     page_index: bool
     partitioning: Partitioning | None
+    use_index: IndexChoice = "auto"
 
     @property
     def skip(self) -> bool:
@@ -38,8 +50,11 @@ def check_arguments(
     max_fetch_bytes: int,
     page_index: bool,
     partitioning: object,
+    keywords: MutableMapping[str, Any] | None = None,
 ) -> LookupArguments:
-    """lookup's arguments checked (pyarrow installed, each of the right kind).
+    """lookup's arguments checked (pyarrow installed, each of the right kind); ``keywords``:
+    the call's :class:`LookupKeywords`, whose ``use_index`` is taken out of them (the rest
+    are the run's options).
 
     Raises
     ------
@@ -66,4 +81,5 @@ def check_arguments(
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
         columns = list(columns)
     parts = Partitioning.of(partitioning)
-    return LookupArguments(predicate, columns, on_error, fetch_limit, page_index, parts)
+    use = index_choice(keywords.pop("use_index", "auto") if keywords else "auto", sidecar=False)
+    return LookupArguments(predicate, columns, on_error, fetch_limit, page_index, parts, use)
