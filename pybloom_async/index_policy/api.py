@@ -26,10 +26,11 @@ from ..predicate import Predicate, as_predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.api import prune as prune_in_files
 from ..pruning.partitions import PartitionPredicate
-from ..pruning.verdicts import Verdict, hand_over_by_file
+from ..pruning.verdicts import Verdict, VerdictSink, hand_over_by_file
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, files_only_columns, resolve_table, table_kind
 from ..tasks.loops import sync_twin, to_worker
+from ..tasks.workers import gather
 from .choice import IndexChoice, index_choice, lake_root, lake_segments_for, no_lake_index
 
 if TYPE_CHECKING:
@@ -56,8 +57,9 @@ async def prune(
     run: RunOptions | None = None,
     require_columns: bool = True,
     on_file: Callable[[list[Verdict]], None] | None = None,
-    files: Sequence[str | FileInfo] | None = None,
+    files: Sequence[str | FileInfo] | FileStream | None = None,
     partitioning: Any = "hive",
+    index_verdicts: VerdictSink | None = None,
     **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide which row groups (or files) may hold rows matching ``where``.
@@ -85,8 +87,12 @@ async def prune(
         False: file verdicts only (``row_group`` None; without an index found, every
         file is kept with rule ``no_index``); it needs an index (not ``"none"``).
     files:
-        With ``"auto"`` or ``"lake"``: the lake's files, instead of listing ``paths``
-        (which is then only the lake's root).
+        With ``"auto"`` or ``"lake"``: the lake's files (a list, or a
+        :class:`~pybloom_async.io.files.FileStream` read as it comes where no index
+        serves), instead of listing ``paths`` (which is then only the lake's root).
+    index_verdicts:
+        If given, the file verdicts of the index pass, when an index serves the run, are
+        appended to it (for reports): a list, or any object with ``append``.
 
     Raises
     ------
@@ -109,8 +115,8 @@ async def prune(
         return await _prune_table(paths, where, choice, opts, row_groups, on_file)
     if choice == "sidecar":
         return await prune_with_index(
-            paths, where, run=opts, row_groups=row_groups,
-            require_columns=require_columns, on_file=on_file,
+            paths, where, run=opts, row_groups=row_groups, require_columns=require_columns,
+            on_file=on_file, index_verdicts=index_verdicts,
         )  # fmt: skip
     if choice == "lake" and root is None:
         raise no_lake_index(None)
@@ -119,12 +125,13 @@ async def prune(
             "row_groups=False needs an index: one directory or prefix with its lake index, "
             "or use_index='sidecar'"
         )
+    lake = _Lake(choice, row_groups, require_columns, partitioning, index_verdicts)
     async with open_run(opts) as r:
-        segments = await lake_segments_for(choice, root, r.reader)
-        if segments or not row_groups:
-            lake = _Lake(opts, choice == "lake", row_groups, require_columns, partitioning)
-            verdicts = await lake.prune(r, root or "", segments, as_predicate(where), files)
-            return hand_over_by_file(verdicts, on_file)
+        if choice == "lake" or not row_groups:
+            # The index is needed, so are the files: both listed at once.
+            return hand_over_by_file(await lake.prune(r, root or "", where, files), on_file)
+        if await lake_segments_for(choice, root, r.reader):  # kept by the reader: no request
+            return hand_over_by_file(await lake.prune(r, root or "", where, files), on_file)
         # No lake index serves the run: the files' own filters, read as they are listed.
         given = dataclasses.replace(opts, reader=r.reader)
         return await prune_in_files(
@@ -159,40 +166,50 @@ async def _prune_table(
 
 @dataclass(frozen=True)
 class _Lake:
-    """The lake-index pass of a run: its files listed (partition folders decided), decided by
-    the index, then the kept files' row groups by their own filters."""
+    """The lake-index pass of a run: its files and the index listed at once (partition
+    folders decided), the files decided by the index, then the kept files' row groups by
+    their own filters."""
 
-    opts: RunOptions
-    required: bool  # "lake": the index's own errors raise under strict
+    choice: IndexChoice
     row_groups: bool
     require_columns: bool
     partitioning: Any
+    index_verdicts: VerdictSink | None
 
     async def prune(
         self,
         r: Run,
         root: str,
-        segments: Sequence[FileInfo],
-        predicate: Predicate,
-        files: Sequence[str | FileInfo] | None,
+        where: Predicate | str,
+        files: Sequence[str | FileInfo] | FileStream | None,
     ) -> list[Verdict]:
-        compiled = CompiledPredicate(predicate)
+        compiled = CompiledPredicate(where)
         parts = PartitionPredicate(compiled, Partitioning.of(self.partitioning))
-        listed = (
-            list(files)
-            if files is not None
-            else await expand_paths(root, r.reader, folders=parts.folder_filter())
-        )
+
+        async def listing() -> list[str | FileInfo]:
+            if isinstance(files, FileStream):
+                return [f async for f in files]
+            if files is not None:
+                return list(files)
+            return await expand_paths(root, r.reader, folders=parts.folder_filter())
+
+        async def segments() -> list[FileInfo]:
+            return await lake_segments_for(self.choice, root, r.reader)
+
+        listed, found = await gather(lambda step: step(), [(listing,), (segments,)])
         parts.settle(listed)
         parts.every = lambda: expand_paths(root, r.reader, unreadable=[])
         listed = parts.kept_list(listed)
-        if self.required:
-            decided = await verdicts_at(r, root, listed, compiled.predicate, segments)
+        if self.choice == "lake":
+            decided = await verdicts_at(r, root, listed, compiled.predicate, found)
         else:
             # Under "auto" the index only saves reads: a stale entry or a damaged segment
             # leaves the file to its own filters, strict or not.
             async with open_run(RunOptions(reader=r.reader)) as quiet:
-                decided = await verdicts_at(quiet, root, listed, compiled.predicate, segments)
+                decided = await verdicts_at(quiet, root, listed, compiled.predicate, found)
+        if self.index_verdicts is not None:
+            for verdict in decided:
+                self.index_verdicts.append(verdict)
         if not self.row_groups:
             return decided
         active = parts if parts.active else None
