@@ -74,7 +74,7 @@ def index_choice(
                 "not rows; use 'auto', 'lake' or 'none'",
                 value=value,
             )
-        return value  # type: ignore[return-value]
+        return value
     raise InvalidArgumentError(
         f"{name} must be one of 'auto', 'lake', 'sidecar', 'none' (or None), not {value!r}",
         value=value,

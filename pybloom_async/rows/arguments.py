@@ -3,9 +3,8 @@ lookup_batches and plan_lookup share them)."""
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from ..checks import positive_int, require_pyarrow
 from ..errors import InvalidArgumentError
@@ -50,7 +49,7 @@ def check_arguments(
     max_fetch_bytes: int,
     page_index: bool,
     partitioning: object,
-    keywords: MutableMapping[str, Any] | None = None,
+    keywords: LookupKeywords | None = None,
 ) -> LookupArguments:
     """lookup's arguments checked (pyarrow installed, each of the right kind); ``keywords``:
     the call's :class:`LookupKeywords`, whose ``use_index`` is taken out of them (the rest

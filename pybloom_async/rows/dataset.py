@@ -464,7 +464,9 @@ async def pruned_dataset(
             return await lake_segments_for(choice, sources, r.reader)
 
         # The files and the lake index's segments are listed at once: one round trip.
-        listed, found = await gather(lambda step: step(), [(listing,), (segments,)])
+        both = await gather(lambda step: step(), [(listing,), (segments,)])
+        listed: list[str | FileInfo] = both[0]
+        found: list[FileInfo] = both[1]
         parts.settle(listed)
 
         async def every() -> list[str | FileInfo]:
