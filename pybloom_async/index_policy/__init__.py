@@ -1,1 +1,1 @@
-"""One entry point over every index: prune with in-file filters, sidecar or lake indexes."""
+"""Which index serves a run: one policy for prune, lookups, datasets, the CLI and Spark."""
