@@ -292,17 +292,22 @@ async def prune_table_with_lake_index(
     InvalidArgumentError
         ``required`` and the table has no lake index.
     """
-    from .prune import verdicts_from_segments
+    from .prune import row_group_verdicts, verdicts_from_segments
 
-    async with open_run(run) as r:
-        loaded = await _loaded(r, table)
+    async with open_run(run) as r, open_run(RunOptions(reader=r.reader)) as quiet:
+        # Not required, the index only saves reads: its own errors leave the files to their
+        # filters, strict or not (docs/lake-index.md, "Which index serves a run").
+        index_run = r if required else quiet
+        loaded = await _loaded(index_run, table)
         if required and loaded is None:
             raise _no_index(table)
         names = index_names(table, [f.path for f in table.files])
         out = await verdicts_from_segments(
-            r, table.files, names, loaded or [], where, row_groups=row_groups,
+            index_run, table.files, names, loaded or [], where, row_groups=False,
             require_columns=False, immutable=True,
         )  # fmt: skip
+        if row_groups:
+            out = await row_group_verdicts(r, table.files, out, where, False)
     return hand_over_by_file(out, on_file)
 
 
