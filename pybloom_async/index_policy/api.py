@@ -130,8 +130,10 @@ async def prune(
         if choice == "lake" or not row_groups:
             # The index is needed, so are the files: both listed at once.
             return hand_over_by_file(await lake.prune(r, root or "", where, files), on_file)
-        if await lake_segments_for(choice, root, r.reader):  # kept by the reader: no request
-            return hand_over_by_file(await lake.prune(r, root or "", where, files), on_file)
+        # One listing of the index folder (none while a long-lived reader keeps it).
+        if found := await lake_segments_for(choice, root, r.reader):
+            verdicts = await lake.prune(r, root or "", where, files, found)
+            return hand_over_by_file(verdicts, on_file)
         # No lake index serves the run: the files' own filters, read as they are listed.
         given = dataclasses.replace(opts, reader=r.reader)
         return await prune_in_files(
@@ -182,6 +184,7 @@ class _Lake:
         root: str,
         where: Predicate | str,
         files: Sequence[str | FileInfo] | FileStream | None,
+        listed_segments: list[FileInfo] | None = None,
     ) -> list[Verdict]:
         compiled = CompiledPredicate(where)
         parts = PartitionPredicate(compiled, Partitioning.of(self.partitioning))
@@ -194,6 +197,8 @@ class _Lake:
             return await expand_paths(root, r.reader, folders=parts.folder_filter())
 
         async def segments() -> list[FileInfo]:
+            if listed_segments is not None:
+                return listed_segments
             return await lake_segments_for(self.choice, root, r.reader)
 
         listed, found = await gather(lambda step: step(), [(listing,), (segments,)])
