@@ -173,3 +173,26 @@ def test_cli_index_option(lake: Path) -> None:
     assert code == 0
     code, rows_auto = _cli("lookup", str(lake), "--where", where, "--format", "json")
     assert rows == rows_auto and len(rows) == 1
+
+
+def test_partition_folders_and_the_lake_index_together(tmp_path: Path) -> None:
+    """key=value folders are decided first (the files they rule out get no verdict, as
+    without the index); the index then rules out the others it can; rows and kept row
+    groups are those of the files' own filters."""
+    root = tmp_path / "hive"
+    rng = np.random.default_rng(5)
+    for day in ("2026-01-01", "2026-01-02"):
+        (root / f"dt={day}").mkdir(parents=True)
+        for i in range(3):
+            _write(root / f"dt={day}" / f"f{i}.parquet", rng.integers(0, 10**12, ROWS))
+    build_lake_index_sync(str(root), ["id"])
+    key = int(pq.read_table(root / "dt=2026-01-02" / "f1.parquet").column("id")[9].as_py())
+    for where in (f"dt = '2026-01-02' AND id = {key}", f"dt = '2026-01-01' OR id = {key}"):
+        auto = pba.prune_sync(str(root), where)
+        none = pba.prune_sync(str(root), where, use_index="none")
+        kept = sorted((v.file, v.row_group) for v in auto if v.kept)
+        assert kept == sorted((v.file, v.row_group) for v in none if v.kept), where
+        assert {v.file for v in auto} == {v.file for v in none}, where
+        rows = pba.lookup_sync(str(root), where)
+        assert rows.equals(pba.lookup_sync(str(root), where, use_index="none")), where
+    assert any(v.rule is Rule.LAKE_INDEX for v in pba.prune_sync(str(root), f"id = {key}"))
