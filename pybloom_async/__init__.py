@@ -20,7 +20,6 @@ from .core.filter import (
     optimal_num_bytes,
 )
 from .core.hashing import hash_values, simd_backend, xxh64
-from .dispatch.api import prune, prune_sync
 from .errors import (
     ColumnNotFoundError,
     CommitConflictError,
@@ -46,6 +45,7 @@ from .exports import publish as _publish
 from .index.build import IndexBuild, build_index, build_index_sync
 from .index.format import index_location
 from .index.prune import prune_with_index, prune_with_index_sync
+from .index_policy.api import prune, prune_sync
 from .io.base import SourceStats
 from .io.store import StoreOptions
 from .lake.build import LakeBuild, build_lake_index, build_lake_index_sync

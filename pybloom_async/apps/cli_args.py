@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from ..errors import InvalidArgumentError
+from ..index_policy.choice import INDEX_CHOICES, IndexChoice, index_choice
 from ..io.base import SourceStats
 from ..io.store import StoreOptions
 from ..read.fetch import ReaderConfig
@@ -152,6 +153,42 @@ def _partition_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="key=value folders are plain folders, not columns",
     )
+
+
+def _index_args(p: argparse.ArgumentParser, sidecar: bool) -> None:
+    """``--index`` (the one index policy, ``index_policy``), with ``prune``'s older flags."""
+    kinds = INDEX_CHOICES if sidecar else tuple(c for c in INDEX_CHOICES if c != "sidecar")
+    p.add_argument(
+        "--index",
+        choices=kinds,
+        help="which index serves the run: auto (default: the lake index under the one PATH, "
+        "_bloom_index/_lake.v1/, for the files it covers and finds fresh), lake (it must be "
+        "there)"
+        + (", sidecar (each file's _bloom_index/ first)" if sidecar else "")
+        + ", none (the files' own filters only)",
+    )
+    if sidecar:
+        p.add_argument("--use-index", action="store_true", help="the same as --index sidecar")
+        p.add_argument("--lake-index", action="store_true", help="the same as --index lake")
+
+
+def index_option(args: argparse.Namespace) -> IndexChoice:
+    """The ``--index`` asked for, its older spellings (``--use-index``, ``--lake-index``)
+    included.
+
+    Raises
+    ------
+    InvalidArgumentError
+        Two of them that disagree.
+    """
+    given = [args.index] if args.index is not None else []
+    given += ["sidecar"] if getattr(args, "use_index", False) else []
+    given += ["lake"] if getattr(args, "lake_index", False) else []
+    if len(set(given)) > 1:
+        raise InvalidArgumentError(
+            "give one of --index, --use-index (--index sidecar), --lake-index (--index lake)"
+        )
+    return index_choice(given[0] if given else "auto", name="--index")
 
 
 def partitioning(args: argparse.Namespace) -> str | dict[str, str] | None:
@@ -314,18 +351,7 @@ def _add_prune(sub: Any) -> None:
         help="PATHs are Apache Paimon data files (each with <file>.index) whose "
         "columns have these Paimon types, e.g. id=BIGINT,name=VARCHAR",
     )
-    p.add_argument(
-        "--use-index",
-        action="store_true",
-        help="skip files by their sidecar indexes (_bloom_index/) first, then prune the "
-        "row groups of the files kept",
-    )
-    p.add_argument(
-        "--lake-index",
-        action="store_true",
-        help="skip files by the lake index of the one PATH (_bloom_index/_lake.v1/) first, "
-        "then prune the row groups of the files kept",
-    )
+    _index_args(p, sidecar=True)
     _partition_args(p)
     _store_args(p)
 
@@ -480,6 +506,7 @@ def _add_lookup(sub: Any) -> None:
         help="read the kept row groups' whole column chunks, not only the pages a file's "
         "page index admits",
     )
+    _index_args(p, sidecar=False)
     _partition_args(p)
     _store_args(p)
 

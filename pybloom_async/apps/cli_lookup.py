@@ -26,6 +26,7 @@ from typing import IO, Any, Literal, TextIO, cast
 
 from ..checks import positive_int
 from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, SourceError
+from ..index_policy.choice import IndexChoice
 from ..io.base import SourceStats
 from ..io.sinks import write_atomic
 from ..predicate import Predicate, parse_predicate
@@ -33,7 +34,7 @@ from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run
 from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
 from ..tables import TableSource
-from .cli_args import make_reader, partitioning, store_options
+from .cli_args import index_option, make_reader, partitioning, store_options
 from .cli_output import (
     Progress,
     check_out,
@@ -303,7 +304,9 @@ async def _read_rows(
         }  # fmt: skip
         if table is not None:
             # A table's live files are all part of its answer: one unreadable fails the lookup.
-            tables = _table_tables(table, where, columns, not args.no_page_index, keywords)
+            tables = _table_tables(
+                table, where, columns, not args.no_page_index, keywords, index_option(args)
+            )
             return 1, [], await _write(tables, limit, writer)
         on_error: Literal["raise", "skip"] = "raise" if args.strict else "skip"
         # One PATH goes as the library's lookup takes it, so that the lake index under it
@@ -311,7 +314,8 @@ async def _read_rows(
         paths = args.paths[0] if len(args.paths) == 1 else list(args.paths)
         plan = await plan_lookup(
             paths, where, columns, on_error=on_error, skipped=skipped,
-            page_index=not args.no_page_index, partitioning=partitioning(args), **keywords,
+            page_index=not args.no_page_index, partitioning=partitioning(args),
+            use_index=index_option(args), **keywords,
         )  # fmt: skip
         total = len(plan.files) + len(skipped)  # the files planned, and those that failed
         log.info("%s listed from %s", plural_s(total, "file"), plural_s(len(args.paths), "input"))
@@ -326,6 +330,7 @@ async def _table_tables(
     columns: list[str] | None,
     page_index: bool,
     keywords: RunKeywords,
+    use_index: IndexChoice,
 ) -> AsyncGenerator[Any, None]:
     """A table's answer: its schema (an empty table), then its matching rows."""
     from ..rows.tables import table_batches  # pyarrow: imported when a table is read
@@ -334,6 +339,7 @@ async def _table_tables(
         tables = table_batches(
             run, table, where, columns, on_error="raise", options=run.reader.options,
             max_fetch_bytes=DEFAULT_MAX_FETCH_BYTES, page_index=page_index, stream=True,
+            use_index=use_index,
         )  # fmt: skip
         try:
             async for found in tables:

@@ -1,4 +1,5 @@
-"""The prune command: row groups and files a predicate keeps, from filters or sidecar indexes."""
+"""The prune command: row groups and files a predicate keeps, through the index the policy
+chooses (``--index``, :mod:`pybloom_async.index_policy`) and the files' own filters."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ from ..errors import (
     SourceError,
     SourceNotFoundError,
 )
-from ..index.prune import prune_with_index
+from ..index_policy.api import prune
+from ..index_policy.choice import lake_root
 from ..io.base import SourceStats
 from ..io.files import stream_paths
-from ..lake.prune import prune_with_lake_index
 from ..paimon.files import prune_paimon
 from ..predicate import parse_predicate
-from ..pruning.api import prune
 from ..pruning.verdicts import Rule, Verdict
-from .cli_args import NAMED, make_reader, partitioning, reader_config, store_options
+from .cli_args import (
+    NAMED,
+    index_option,
+    make_reader,
+    partitioning,
+    reader_config,
+    store_options,
+)
 from .cli_inspect import paimon_types
 from .cli_output import (
     Progress,
@@ -135,9 +142,8 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     where = parse_predicate(text_argument("--where", args.where))
     stats = SourceStats()
     tally = _Tally()
-    if args.use_index and args.lake_index:
-        raise InvalidArgumentError("give --use-index or --lake-index, not both")
-    index_tally = _IndexTally() if args.use_index or args.lake_index else None
+    choice = index_option(args)
+    index_tally = _IndexTally()  # what an index pass decided, when one serves the run
     rows: list[dict[str, Any]] = []  # the table's, which needs every row for its widths
     array = _JsonArray(out) if args.json and not args.summary else None
 
@@ -149,19 +155,16 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
             rows.extend(v.to_dict() for v in verdicts)
 
     table = await open_table(args)
-    if table is not None and index_tally is not None:
-        raise InvalidArgumentError(
-            "--use-index and --lake-index read indexes beside files: give PATH..., not a table"
-        )
     with Progress(sys.stderr) as progress:
+        common: dict[str, Any] = dict(
+            strict=args.strict, stats=stats, concurrency=args.concurrency, progress=progress,
+            on_file=take, use_index=choice, index_verdicts=index_tally,
+        )  # fmt: skip
         if table is not None:
-            await prune(
-                table, where, strict=args.strict, stats=stats, reader=make_reader(args, stats),
-                concurrency=args.concurrency, progress=progress, on_file=take,
-            )  # fmt: skip
+            await prune(table, where, reader=make_reader(args, stats), **common)
         elif args.paimon_types:
-            if index_tally is not None:
-                raise InvalidArgumentError("--use-index does not apply to Paimon data files")
+            if choice not in ("auto", "none"):
+                raise InvalidArgumentError(f"--index {choice} does not apply to Paimon data files")
             take(await prune_paimon(
                 args.paths, where, paimon_types(args.paimon_types), strict=args.strict,
                 reader=make_reader(args, stats), concurrency=args.concurrency,
@@ -175,39 +178,32 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
                     raise exc
                 take([Verdict(exc.path or "", None, None, True, str(exc), Rule.UNREADABLE)])
 
-            common: dict[str, Any] = dict(
-                strict=args.strict, options=store_options(args), stats=stats,
-                config=reader_config(args), concurrency=args.concurrency, progress=progress,
-                on_file=take,
-            )  # fmt: skip
-            if args.lake_index:
-                # The lake index answers for the listing of its root as a whole (it checks
-                # every listed file against its directory), so the root is listed there.
-                if len(args.paths) != 1:
-                    raise InvalidArgumentError("--lake-index takes one PATH: the lake's root")
-                try:
-                    await prune_with_lake_index(
-                        args.paths[0], where, index_verdicts=index_tally, **common
-                    )
-                except SourceNotFoundError as exc:
-                    if exc.path != args.paths[0]:
-                        raise
-                    # The root itself is not there: an input error, nothing was read.
-                    raise InvalidArgumentError(exc.message, path=exc.path) from None
-            else:
-                # The files are read as they are listed, and prune's own reader drops each
-                # file's footer and filters once it is decided; the verdicts are counted (and
-                # written) file by file: nothing is held per file.
-                files = progress.listing(stream_paths(args.paths, reader, unreadable=unreadable))
-                if index_tally is not None:
-                    await prune_with_index(files, where, index_verdicts=index_tally, **common)
-                else:
-                    await prune(files, where, partitioning=partitioning(args), **common)
-    summary = tally.summary(stats, index_tally)
+            # The files are read as they are listed, and prune's own reader drops each
+            # file's footer and filters once it is decided; the verdicts are counted (and
+            # written) file by file. One PATH is the root a lake index may lie under: where
+            # one serves, the policy takes the whole listing first (index_policy).
+            files = progress.listing(stream_paths(args.paths, reader, unreadable=unreadable))
+            one = args.paths[0] if len(args.paths) == 1 else None
+            root = lake_root(one) if choice in ("auto", "lake") else None
+            if choice == "lake" and root is None:
+                raise InvalidArgumentError("--index lake takes one PATH: the lake's root")
+            try:
+                await prune(
+                    files if root is None else root, where, files=None if root is None else files,
+                    partitioning=partitioning(args), options=store_options(args),
+                    config=reader_config(args), **common,
+                )  # fmt: skip
+            except SourceNotFoundError as exc:
+                if choice != "lake" or exc.path != root:
+                    raise
+                # The root itself is not there: an input error, nothing was read.
+                raise InvalidArgumentError(exc.message, path=exc.path) from None
+    indexed = choice in ("lake", "sidecar") or bool(index_tally.counts["files"])
+    summary = tally.summary(stats, index_tally if indexed else None)
     if array is not None:
         array.close()
     else:
-        _write_summary(args, out, summary, rows, index_tally is not None)
+        _write_summary(args, out, summary, rows, choice if indexed else None)
     return finish_run(tally.failed, summary["files"], "could not be read")
 
 
@@ -216,7 +212,7 @@ def _write_summary(
     out: TextIO,
     summary: dict[str, Any],
     rows: list[dict[str, Any]],
-    indexed: bool,
+    indexed: str | None,
 ) -> None:
     """The summary as JSON, or the table (unless ``--summary``) and the summary's lines."""
     if args.json:
@@ -224,9 +220,9 @@ def _write_summary(
         return
     if not args.summary:
         print_table(out, rows, ["file", "row_group", "num_rows", "kept", "rule", "reason"])
-    if indexed:
+    if indexed is not None:
         text = _index_summary_text(summary["sidecar_index"])
-        if args.lake_index:
+        if indexed != "sidecar":
             text = text.replace("sidecar indexes:", "lake index:", 1)
         out.write(text + "\n")
     out.write(_prune_summary_text(summary) + "\n")

@@ -40,8 +40,8 @@ from ..read.run import RunOptions, open_run
 from ..tasks.workers import gather
 from .format import Digest, DigestRecords, digest_record, record_metadata
 from .material import FileMaterial
-from .prune import IndexEntry, verdicts_from_segments
-from .segments import LoadedSegment, kept_or_loaded, relative_names
+from .prune import IndexEntry, verdicts_at
+from .segments import LoadedSegment
 
 #: Schema keys are numbers the footer decoder gives in one process: a key made in another
 #: (a Spark executor's survey) is made again here.
@@ -237,15 +237,9 @@ async def lake_lookup_files(
     reader kept are used with no request while they are the version listed."""
     if not segments or not files:
         return LakeFiles(list(files))
-    text = os.fspath(root)
     async with open_run(RunOptions(reader=reader)) as run:
-        loaded = await gather(kept_or_loaded, [(reader, listed) for listed in segments])
-        names = relative_names(text, [location_text(f) for f in files])
         entries: list[IndexEntry | None] = []
-        verdicts = await verdicts_from_segments(
-            run, files, names, loaded, where, row_groups=False, require_columns=False,
-            entries=entries,
-        )  # fmt: skip
+        verdicts = await verdicts_at(run, root, files, where, segments, entries)
     return await lake_files(reader, files, verdicts, entries)
 
 

@@ -32,6 +32,7 @@ from ..pruning.api import CompiledPredicate, prune_file
 from ..pruning.bounds import Outcome, index_view
 from ..pruning.evaluate import before_membership, combine, leaves_of
 from ..pruning.leaves import Leaf, build_leaf, leaf_column
+from ..pruning.partitions import PartitionPredicate
 from ..pruning.verdicts import Rule, Verdict, VerdictSink, hand_over_by_file
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run, run_options
@@ -41,6 +42,7 @@ from ..types import PhysicalType
 from .format import LakeFile, stripe_crc_ok
 from .segments import (
     LoadedSegment,
+    kept_or_loaded,
     listed_or_reason,
     listed_segments,
     loaded_or_reason,
@@ -486,28 +488,42 @@ async def verdicts_from_segments(
         run.progress(len(decided), len(decided))
     if not row_groups:
         return decided
-    return await _row_groups(run, files, decided, predicate, require_columns)
+    return await row_group_verdicts(run, files, decided, predicate, require_columns)
 
 
-async def _row_groups(
+async def row_group_verdicts(
     run: Run,
     found: Sequence[str | FileInfo],
     decided: Sequence[Verdict],
-    predicate: Predicate,
+    predicate: Predicate | CompiledPredicate,
     require_columns: bool,
+    partitions: PartitionPredicate | None = None,
 ) -> list[Verdict]:
     """The kept files' row-group verdicts in place of their file verdicts, in file order.
 
     A kept file without row groups keeps its file verdict, as in the sidecar-index pass.
+    ``partitions``: the files' ``key=value`` folders (settled), whose values decide their
+    leaves first, as in the in-file pass. Whether a predicate column exists is checked only
+    when every file was read (a file the index rules out holds the columns it indexes).
     """
     kept = [loc for loc, v in zip(found, decided, strict=True) if v.kept]
     if not kept:
         return list(decided)
-    compiled = CompiledPredicate(predicate)
-    per_file = iter(
-        await for_each(kept, lambda location: prune_file(run, location, compiled), run.limit)
-    )
+    compiled = predicate
+    if not isinstance(compiled, CompiledPredicate):
+        compiled = CompiledPredicate(compiled)
+
+    def one(location: str | FileInfo) -> Awaitable[list[Verdict]]:
+        if partitions is None:
+            return prune_file(run, location, compiled)
+        return partitions.prune_file(run, location, prune_file)
+
+    per_file = iter(await for_each(kept, one, run.limit))
+    if partitions is not None:
+        partitions.check_literals()
     if require_columns and len(kept) == len(found):
+        if partitions is not None:
+            await partitions.look_in_ruled_out(run)
         compiled.seen.check()
     out: list[Verdict] = []
     for v in decided:
@@ -532,3 +548,25 @@ async def lake_segments_at(sources: Any, reader: BloomReader) -> list[FileInfo]:
         return await listed_segments(root, reader, kept=True)
     except SourceError:
         return []
+
+
+async def verdicts_at(
+    run: Run,
+    root: str | os.PathLike[str],
+    files: Sequence[str | FileInfo],
+    where: Predicate,
+    segments: Sequence[FileInfo],
+    entries: list[IndexEntry | None] | None = None,
+) -> list[Verdict]:
+    """The file verdicts of ``files`` from the lake index under ``root`` (its ``segments``,
+    as listed), with no row group pruned: the index pass every entry point shares
+    (``index_policy/``). The segments the reader kept are used with no request while they
+    are the version listed; ``run.strict`` raises on a stale entry or a damaged segment.
+    ``entries`` as for :func:`verdicts_from_segments`."""
+    rdr = run.reader
+    loaded = await gather(kept_or_loaded, [(rdr, listed) for listed in segments])
+    names = relative_names(os.fspath(root), [location_text(f) for f in files])
+    return await verdicts_from_segments(
+        run, files, names, loaded, where, row_groups=False, require_columns=False,
+        entries=entries,
+    )  # fmt: skip

@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..errors import PyBloomError, SourceError
+from ..errors import InvalidArgumentError, PyBloomError, SourceError
 from ..io.base import FileInfo
 from ..predicate import Predicate
 from ..pruning.verdicts import Verdict, hand_over_by_file
@@ -254,6 +254,13 @@ async def _loaded(run: Run, table: TableFiles) -> list[LoadedSegment | str] | No
     return await gather(loaded_or_reason, [(reader, loc, strict) for loc in locations])
 
 
+def _no_index(table: TableFiles) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"use_index='lake' but the {table.kind} table {table.name} has no lake index "
+        "(build one with build_lake_index, or use 'auto')"
+    )
+
+
 async def prune_table_with_lake_index(
     table: TableFiles,
     where: Predicate,
@@ -261,33 +268,51 @@ async def prune_table_with_lake_index(
     run: RunOptions,
     row_groups: bool,
     on_file: Callable[[list[Verdict]], None] | None = None,
+    required: bool = False,
 ) -> list[Verdict]:
     """The verdicts of the table's live files (after its first stage) from its lake index,
     then with ``row_groups`` the kept files' row groups by their in-file filters.
 
     Without an index every file is kept (``no_index``) and goes through its in-file
-    filters. ``on_file`` receives each file's verdicts (the result is then empty), as for
-    :func:`pybloom_async.prune`.
-    """
-    from .prune import verdicts_from_segments
+    filters; with ``required`` that is an error. ``on_file`` receives each file's verdicts
+    (the result is then empty), as for :func:`pybloom_async.prune`.
 
-    async with open_run(run) as r:
-        loaded = await _loaded(r, table)
+    Raises
+    ------
+    InvalidArgumentError
+        ``required`` and the table has no lake index.
+    """
+    from .prune import row_group_verdicts, verdicts_from_segments
+
+    async with open_run(run) as r, open_run(RunOptions(reader=r.reader)) as quiet:
+        # Not required, the index only saves reads: its own errors leave the files to their
+        # filters, strict or not (docs/lake-index.md, "Which index serves a run").
+        index_run = r if required else quiet
+        loaded = await _loaded(index_run, table)
+        if required and loaded is None:
+            raise _no_index(table)
         names = index_names(table, [f.path for f in table.files])
         out = await verdicts_from_segments(
-            r, table.files, names, loaded or [], where, row_groups=row_groups,
+            index_run, table.files, names, loaded or [], where, row_groups=False,
             require_columns=False, immutable=True,
         )  # fmt: skip
+        if row_groups:
+            out = await row_group_verdicts(r, table.files, out, where, False)
     return hand_over_by_file(out, on_file)
 
 
-async def table_lake_files(run: Run, table: TableFiles, where: Predicate) -> LakeFiles:
-    """The table's files less those its lake index rules out (all of them without one), with
-    the footers its digest gives of them (``lake/digest.py``)."""
+async def table_lake_files(
+    run: Run, table: TableFiles, where: Predicate, required: bool = False
+) -> LakeFiles:
+    """The table's files less those its lake index rules out (all of them without one, or
+    with ``required`` an error, as for :func:`prune_table_with_lake_index`), with the
+    footers its digest gives of them (``lake/digest.py``)."""
     from .digest import LakeFiles, lake_files
     from .prune import IndexEntry, verdicts_from_segments
 
     loaded = await _loaded(run, table)
+    if required and loaded is None:
+        raise _no_index(table)
     if loaded is None or not table.files:
         return LakeFiles(list(table.files))
     names = index_names(table, [f.path for f in table.files])
@@ -297,10 +322,3 @@ async def table_lake_files(run: Run, table: TableFiles, where: Predicate) -> Lak
         immutable=True, entries=entries,
     )  # fmt: skip
     return await lake_files(run.reader, table.files, verdicts, entries)
-
-
-async def files_kept_by_table_index(
-    run: Run, table: TableFiles, where: Predicate
-) -> list[FileInfo]:
-    """The table's files less those its lake index rules out (all of them without one)."""
-    return [f for f in (await table_lake_files(run, table, where)).kept if isinstance(f, FileInfo)]

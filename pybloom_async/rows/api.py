@@ -56,10 +56,10 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
+from ..index_policy.choice import lake_root, lake_segments_for
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths, few_local_files
 from ..lake.digest import LakeFiles, lake_lookup_files
-from ..lake.prune import lake_segments_at
 from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
@@ -69,14 +69,13 @@ from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, table_kind
 from ..tasks.loops import sync_twin
 from ..tasks.workers import for_each, gather
-from .arguments import LookupArguments, check_arguments
+from .arguments import LookupArguments, LookupKeywords, check_arguments
 from .footers import footer_plan, with_ruled_out
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from typing_extensions import Unpack
 
-    from ..read.run import RunKeywords
     from .plan import FilePlan, Job, RowsOf
 
 
@@ -204,6 +203,7 @@ def _table_rows(base: Run, sources: Sources, args: LookupArguments, stream: bool
         max_fetch_bytes=args.max_fetch_bytes,
         page_index=args.page_index,
         stream=stream,
+        use_index=args.use_index,
     )
 
 
@@ -228,7 +228,7 @@ async def _files(
         return await expand_paths(sources, rdr, folders=folders)
 
     async def segments() -> list[FileInfo]:
-        return await lake_segments_at(sources, rdr)
+        return await lake_segments_for(args.use_index, sources, rdr)
 
     # The files and the lake index's segments are listed at once: one round trip.
     found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
@@ -243,8 +243,7 @@ async def _files(
         return await expand_paths(sources, rdr, unreadable=[])
 
     found = parts.kept_list(found)
-    root = sources if isinstance(sources, (str, os.PathLike)) else ""
-    kept = await lake_lookup_files(rdr, root, found, args.predicate, lake)
+    kept = await lake_lookup_files(rdr, lake_root(sources) or "", found, args.predicate, lake)
     return found, kept, every
 
 
@@ -381,7 +380,10 @@ _DOC_PARAMETERS = """
         (request counters), ``config`` (reader limits), ``reader`` (a long-lived
         :class:`~pybloom_async.BloomReader` whose cache to use and keep filled),
         ``progress``. ``strict`` does not apply: ``on_error`` says what an
-        unreadable file does.
+        unreadable file does. And ``use_index``, which index serves the run: ``"auto"``
+        (default: the lake index under one directory or prefix, or a table's, where there
+        is one), ``"lake"`` (it must be there) or ``"none"`` (see ``docs/lake-index.md``,
+        "Which index serves a run").
 
     Raises
     ------
@@ -413,7 +415,7 @@ async def lookup_batches(
     page_index: bool = True,
     partitioning: Any = "hive",
     run: RunOptions | None = None,
-    **keywords: Unpack[RunKeywords],
+    **keywords: Unpack[LookupKeywords],
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, in file and row-group order.
 
@@ -429,7 +431,9 @@ async def lookup_batches(
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """
-    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
+    args = check_arguments(
+        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
+    )
     opts = run_options(run, keywords, "lookup_batches")
     async with open_run(opts) as base:
         found = _table_rows(base, sources, args, stream=True)
@@ -475,7 +479,7 @@ async def lookup(
     page_index: bool = True,
     partitioning: Any = "hive",
     run: RunOptions | None = None,
-    **keywords: Unpack[RunKeywords],
+    **keywords: Unpack[LookupKeywords],
 ) -> pa.Table:
     """The rows of the files that satisfy ``where``, exactly, as a ``pyarrow.Table``.
 
@@ -486,7 +490,9 @@ async def lookup(
     order, then row-group order; an empty result has the result's schema.
     Files are read ``concurrency`` (a run option) at once.
     """
-    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
+    args = check_arguments(
+        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
+    )
     opts = run_options(run, keywords, "lookup")
     async with open_run(opts) as base:
         found = _table_rows(base, sources, args, stream=False)
@@ -533,7 +539,7 @@ async def plan_lookup(
     page_index: bool = True,
     partitioning: Any = "hive",
     run: RunOptions | None = None,
-    **keywords: Unpack[RunKeywords],
+    **keywords: Unpack[LookupKeywords],
 ) -> LookupPlan:
     """What :func:`lookup` decides before it reads a row: every file listed (the lake
     index consulted), pruned, its footer kept for the read, and the result's schema.
@@ -554,7 +560,9 @@ async def plan_lookup(
     """
     if schema is not None:
         columns = list(schema.names)
-    args = check_arguments(where, columns, on_error, max_fetch_bytes, page_index, partitioning)
+    args = check_arguments(
+        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
+    )
     if table_kind(sources) is not None:
         raise InvalidArgumentError(
             "plan_lookup plans files, not a Delta or Iceberg table: look up its rows with lookup"

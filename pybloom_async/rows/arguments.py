@@ -8,8 +8,18 @@ from dataclasses import dataclass
 
 from ..checks import positive_int, require_pyarrow
 from ..errors import InvalidArgumentError
+from ..index_policy.choice import IndexChoice, index_choice
 from ..predicate import Predicate, as_predicate
 from ..pruning.partition_types import Partitioning
+from ..read.run import RunKeywords
+
+
+class LookupKeywords(RunKeywords, total=False):
+    """The keyword arguments lookups take beside their own: the run's options
+    (:class:`~pybloom_async.RunOptions`), and ``use_index``, which index serves the run
+    (``"auto"``, the default; ``"lake"``; ``"none"``: see :mod:`pybloom_async.index_policy`)."""
+
+    use_index: IndexChoice | None
 
 
 @dataclass(frozen=True)
@@ -22,6 +32,7 @@ class LookupArguments:
     max_fetch_bytes: int
     page_index: bool
     partitioning: Partitioning | None
+    use_index: IndexChoice = "auto"
 
     @property
     def skip(self) -> bool:
@@ -36,8 +47,11 @@ def check_arguments(
     max_fetch_bytes: int,
     page_index: bool,
     partitioning: object,
+    keywords: LookupKeywords | None = None,
 ) -> LookupArguments:
-    """lookup's arguments checked (pyarrow installed, each of the right kind).
+    """lookup's arguments checked (pyarrow installed, each of the right kind); ``keywords``:
+    the call's :class:`LookupKeywords`, whose ``use_index`` is taken out of them (the rest
+    are the run's options).
 
     Raises
     ------
@@ -64,4 +78,5 @@ def check_arguments(
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
         columns = list(columns)
     parts = Partitioning.of(partitioning)
-    return LookupArguments(predicate, columns, on_error, fetch_limit, page_index, parts)
+    use = index_choice(keywords.pop("use_index", "auto") if keywords else "auto", sidecar=False)
+    return LookupArguments(predicate, columns, on_error, fetch_limit, page_index, parts, use)

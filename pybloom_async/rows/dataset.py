@@ -6,7 +6,9 @@ restricted to its kept row groups (``ParquetFileFormat.make_fragment(...,
 row_groups=...)``). Polars (``pl.scan_pyarrow_dataset``), DuckDB (``con.register``)
 and DataFusion (``ctx.register_dataset``) scan it and read only those row groups.
 
-* A file whose every row group is pruned is left out.
+* A file whose every row group is pruned is left out; so is a file the lake index rules
+  out (``use_index``, the policy of every entry point: :mod:`pybloom_async.index_policy`),
+  whose columns still count for the schema, as in a lookup.
 * A file that pruning keeps whole (unreadable, with its reason) stays whole: the
   engine reads it, and reports its error itself if it cannot.
 * The schema is the one :func:`pybloom_async.lookup` unifies (documented in
@@ -58,10 +60,18 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
+from ..index_policy.choice import (
+    IndexChoice,
+    index_choice,
+    lake_root,
+    lake_segments_for,
+    table_files_for,
+)
 from ..io.address import parse_address
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
 from ..io.store import StoreOptions, resolve_options
+from ..lake.digest import LakeFiles, lake_lookup_files
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partition_types import Partitioning
@@ -78,9 +88,9 @@ from ..tables import (
     table_kind,
 )
 from ..tasks.loops import sync_twin, to_worker
-from ..tasks.workers import for_each
+from ..tasks.workers import for_each, gather
 from .arrow_fs import arrow_filesystem, arrow_path
-from .footers import with_ruled_out
+from .footers import footer_plan, with_ruled_out
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -101,14 +111,28 @@ class _Kept:
     plan: FilePlan | None
     error: PyBloomError | None = None
     partition: Mapping[str, Any] = field(default_factory=dict)  # kept whole: its folders'
+    schema_only: bool = False  # ruled out by the lake index: in no fragment, in the schema
 
 
-async def _decide(run: Run, location: str | FileInfo, parts: PartitionPredicate) -> _Kept:
+async def _decide(
+    run: Run,
+    location: str | FileInfo,
+    parts: PartitionPredicate,
+    lake: LakeFiles | None = None,
+    indexed: set[str] | None = None,
+) -> _Kept | None:
     """Prune one file (one pass: :meth:`Run.with_file`); keep what its fragment needs.
 
-    A file its partition values make the predicate TRUE for keeps every row group."""
+    A file its partition values make the predicate TRUE for keeps every row group. A file
+    the lake index rules out is read for the schema only, as a lookup reads it (its footer
+    from the index's digest where it has one; None: unreadable, see :mod:`.footers`);
+    ``indexed``: the paths of the files it keeps."""
     from .plan import describe, rows_of
 
+    path = location_text(location)
+    if lake is not None and indexed is not None and path not in indexed:
+        plan = await footer_plan(run, location, parts, lake.schemas.get(path))
+        return None if plan is None else _Kept(location, plan, schema_only=True)
     rows = rows_of(parts, location)
     compiled = parts.decide(location).compiled
 
@@ -127,7 +151,7 @@ async def _decide(run: Run, location: str | FileInfo, parts: PartitionPredicate)
             return _Kept(location, None, exc)  # pyarrow cannot read it: the engine says so
 
     try:
-        return await run.with_file(location, work)
+        return await run.with_file(location, work, lake.footers.get(path) if lake else None)
     except PredicateError as exc:
         raise exc.with_context(path=location_text(location)) from None
     except PyBloomError as exc:
@@ -248,8 +272,10 @@ async def dataset_from_files(
     table: TableFiles | None = None,
     partitions: PartitionPredicate | None = None,
     every: Callable[[], Awaitable[Sequence[str | FileInfo]]] | None = None,
+    lake: LakeFiles | None = None,
 ) -> ds.Dataset:
-    """The pruned dataset of ``files`` (already listed), pruned through ``run``.
+    """The pruned dataset of ``files`` (already listed), pruned through ``run``; ``lake``:
+    what the lake index says of them (the files it rules out count for the schema only).
 
     The step :func:`pruned_dataset` runs after listing, and after resolving a
     table (``table``: its live files are ``files``; its partition columns
@@ -269,8 +295,12 @@ async def dataset_from_files(
     predicate = parts.compiled.predicate
     options = resolve_options(run.reader.options, {})
     systems = _filesystems(files, options)
-    kept = await for_each(list(files), lambda f: _decide(run, f, parts), run.limit, run.progress)
-    read = [entry.plan for entry in kept if entry.plan is not None]
+    indexed = {location_text(f) for f in lake.kept} if lake is not None else None
+    decided = await for_each(
+        list(files), lambda f: _decide(run, f, parts, lake, indexed), run.limit, run.progress
+    )
+    read = [entry.plan for entry in decided if entry is not None and entry.plan is not None]
+    kept = [entry for entry in decided if entry is not None and not entry.schema_only]
     plans = read
     if every is not None:  # footers read for the schema only: no file of the dataset
         plans = await with_ruled_out(run, read, every, parts, None, predicate)
@@ -365,6 +395,12 @@ _DOC_PARAMETERS = """
         None: plain folders): each fragment gets its folders' values as its
         partition expression, so the engine sees them as columns (and they win
         over a column of that name in the file); files they rule out are left out.
+    use_index:
+        Which index serves the run, as for :func:`pybloom_async.lookup`: ``"auto"``
+        (default: the lake index under one directory or prefix, or a table's, rules out
+        the files it covers and finds fresh), ``"lake"`` (it must be there) or ``"none"``.
+        A file it rules out is in no fragment; its columns count for the schema, as in a
+        lookup (from the index's footer digest, or its footer).
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`), as for
         :func:`pybloom_async.prune`: ``strict`` raises on an unreadable file, a
@@ -398,6 +434,7 @@ async def pruned_dataset(
     where: Predicate | str,
     *,
     partitioning: Any = "hive",
+    use_index: IndexChoice | None = "auto",
     run: RunOptions | None = None,
     **keywords: Unpack[RunKeywords],
 ) -> ds.Dataset:
@@ -407,16 +444,28 @@ async def pruned_dataset(
     The dataset holds the rows of the kept row groups, not only the matching
     ones: the engine applies ``where`` (or any other filter) when it scans.
     """
+    choice = index_choice(use_index, sidecar=False)
     opts = run_options(run, keywords, "pruned_dataset")
     predicate = as_predicate(where)  # a malformed predicate is refused before any listing
     async with open_run(opts) as r:
         if table_kind(sources) is not None:
             table = await to_worker(resolve_table, sources, predicate, opts.options)
             files_only_columns(table, predicate, opts.strict)
-            return await dataset_from_files(r, table.files, predicate, table=table)
+            live = (await table_files_for(choice, r, table, predicate)).kept
+            return await dataset_from_files(r, live, predicate, table=table)
         parts = PartitionPredicate(CompiledPredicate(predicate), Partitioning.of(partitioning))
         folders = parts.folder_filter()
-        listed = await expand_paths(sources, r.reader, folders=folders)
+
+        async def listing() -> list[str | FileInfo]:
+            return await expand_paths(sources, r.reader, folders=folders)
+
+        async def segments() -> list[FileInfo]:
+            return await lake_segments_for(choice, sources, r.reader)
+
+        # The files and the lake index's segments are listed at once: one round trip.
+        both = await gather(lambda step: step(), [(listing,), (segments,)])
+        listed: list[str | FileInfo] = both[0]
+        found: list[FileInfo] = both[1]
         parts.settle(listed)
 
         async def every() -> list[str | FileInfo]:
@@ -425,7 +474,13 @@ async def pruned_dataset(
             return await expand_paths(sources, r.reader, unreadable=[])
 
         files = parts.kept_list(listed)
-        return await dataset_from_files(r, files, predicate, partitions=parts, every=every)
+        lake = None
+        if found:
+            root = lake_root(sources) or ""
+            lake = await lake_lookup_files(r.reader, root, files, predicate, found)
+        return await dataset_from_files(
+            r, files, predicate, partitions=parts, every=every, lake=lake
+        )
 
 
 pruned_dataset_sync = sync_twin(pruned_dataset)

@@ -24,25 +24,6 @@ from .pages import GroupPages, decode_group, held_reader
 from .plan import FileMatch, FilePlan, Job, TableFile, read_columns, row_numbers, rows_where
 from .schema import conform
 
-__all__ = [
-    "DECODE_BATCH_BYTES",
-    "Matches",
-    "ReadColumns",
-    "decode_batches",
-    "decode_pages_of",
-    "decode_row_groups",
-    "format_error",
-    "leaves_of",
-    "match_row_groups",
-    "matched_rows",
-    "matching",
-    "named_failure",
-    "read_columns_of",
-    "row_mask",
-    "shaped",
-    "where_columns",
-]
-
 
 def where_columns(plan: FilePlan, job: Job) -> list[str]:
     """The columns the file's rows are matched on (none when every row matches: a scan, or

@@ -59,18 +59,6 @@ from ..pruning.bounds import Bounds, View, bounds_of, decide
 from ..pruning.leaves import Leaf, binary_float, build_leaf, leaf_column, literal_sort_key
 from ..read.ranges import HeldBytes
 
-__all__ = [
-    "FilePageIndex",
-    "GroupPages",
-    "WholeChunks",
-    "decode_group",
-    "file_page_index",
-    "held_reader",
-    "index_ranges",
-    "pages_for_rows",
-    "select_group",
-]
-
 #: Row ranges: sorted, disjoint, non-empty ``[start, end)`` intervals.
 Rows = list[tuple[int, int]]
 

@@ -40,6 +40,7 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
+from ..index_policy.choice import IndexChoice, table_files_for
 from ..io.base import FileInfo, location_text
 from ..io.store import StoreOptions
 from ..lake.digest import LakeFiles
@@ -462,12 +463,14 @@ async def table_batches(
     max_fetch_bytes: int,
     page_index: bool,
     stream: bool = False,
+    use_index: IndexChoice = "auto",
 ) -> AsyncGenerator[Any, None]:
     """The rows of a table that satisfy ``where``, as ``pyarrow.Table`` s (the first: empty).
 
     The first table yielded is an empty one with the result's schema. Without
     ``stream`` every file is read in one pass (footer, pruning and rows); with it, every
     file is pruned first and the rows are then read file by file, row group by row group.
+    ``use_index``: whether the table's own lake index serves (``index_policy``).
 
     Raises
     ------
@@ -487,11 +490,9 @@ async def table_batches(
         )
     store = as_store_options(options)
     table = await to_worker(resolve_table, source, where, store)
-    from ..lake.tables import table_lake_files
-
     rows = table_rows(
         base, table, where, columns, max_fetch_bytes=max_fetch_bytes, page_index=page_index,
-        stream=stream, files=lambda: table_lake_files(base, table, where),
+        stream=stream, files=lambda: table_files_for(use_index, base, table, where),
     )  # fmt: skip
     try:
         async for found in rows:

@@ -104,4 +104,4 @@ def test_a_lake_root_that_does_not_exist(data: Path, tmp_path: Path) -> None:
     input_error(cli("lake-index", "build", gone, "--columns", "id"), "no such file")
     input_error(cli("lake-index", "compact", gone), "no lake index")
     input_error(cli("lake-index", "compact", str(data)), "no lake index under this root")
-    input_error(cli("prune", gone, "--where", "id = 1", "--lake-index"), "no such file")
+    input_error(cli("prune", gone, "--where", "id = 1", "--lake-index"), "no lake index")

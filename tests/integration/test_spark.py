@@ -242,7 +242,7 @@ def test_work_for_executors_pickles() -> None:
     )
     options = StoreOptions(endpoint="http://127.0.0.1:1", extra_config={"b": "1", "a": "2"})
     info = FileInfo("s3://b/k.parquet", 10, '"etag"', dt.datetime(2024, 1, 1))
-    task = _PruneTask(parsed, options, False, 8, None, False)
+    task = _PruneTask(parsed, options, False, 8, None, "none")
     for obj in (where, parsed, options, info, task):
         back = pickle.loads(pickle.dumps(obj))
         assert back == obj and str(back) == str(obj)
@@ -258,12 +258,12 @@ def test_partition_keeps_files_an_unexpected_error_hits(tmp_path: Path) -> None:
     """A failure that escapes prune (here: a path gone since listing) costs only its file."""
     good = write_pyarrow_file(tmp_path / "good.parquet")
     gone = str(tmp_path / "gone-since-listing")  # not *.parquet: prune would list it
-    task = _PruneTask(col("id") == 5, None, False, None, None, False)
+    task = _PruneTask(col("id") == 5, None, False, None, None, "none")
     rows = list(task([str(good), gone]))
     assert rows[:-1] == verdict_rows(prune_sync([str(good)], col("id") == 5))
     assert rows[-1][:4] == (gone, None, None, True) and rows[-1][5] == "unreadable"
     assert "SourceNotFoundError" in rows[-1][4]
-    strict = _PruneTask(col("id") == 5, None, True, None, None, False)
+    strict = _PruneTask(col("id") == 5, None, True, None, None, "none")
     with pytest.raises(Exception, match="gone-since-listing"):
         list(strict([str(good), gone]))
 
@@ -705,3 +705,32 @@ def test_job_errors_reach_the_user_in_one_line(spark_session: Any, tmp_path: Pat
             assert (TRACEBACK in text) is traceback, (name, traceback, text[-2000:])
         with pytest.raises(InvalidArgumentError, match="traceback must be True or False"):
             job("yes")
+
+
+@spark
+def test_prune_on_spark_uses_the_lake_index_as_prune_does(
+    spark_session: Any, tmp_path: Path
+) -> None:
+    """One index policy: by default the lake index under the directory rules files out on
+    the driver, and the rows are the local prune's, in file order; ``"none"`` and the older
+    ``False`` read the files' own filters only."""
+    import pyarrow as pa
+
+    from pybloom_async import build_lake_index_sync
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i in range(4):
+        ids = pa.array(range(1000 * i, 1000 * i + 100), pa.int64())
+        options = {"id": {"ndv": 100, "fpp": 0.01}}
+        pq.write_table(pa.table({"id": ids}), lake / f"f{i}.parquet", bloom_filter_options=options)
+    build_lake_index_sync(str(lake), ["id"])
+    where = col("id") == 2050
+    got = [tuple(r) for r in prune_on_spark(spark_session, str(lake), where).collect()]
+    assert got == verdict_rows(prune_sync(str(lake), where))
+    assert [r[5] for r in got].count("lake_index") == 3
+    files_only = prune_on_spark(spark_session, str(lake), where, use_index="none")
+    none = [tuple(r) for r in files_only.collect()]
+    assert none == verdict_rows(prune_sync(str(lake), where, use_index="none"))
+    old = prune_on_spark(spark_session, str(lake), where, use_index=False).collect()
+    assert [tuple(r) for r in old] == none

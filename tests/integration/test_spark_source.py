@@ -320,6 +320,15 @@ def test_lake_index_on_spark(
     )  # fmt: skip
     shutil.move(tmp_path / "away", segments)
     assert without.requests >= 2 * 6 > stats.requests - 2
+    # The index option "none" (index_policy): the index is there, and not read.
+    unindexed = SourceStats()
+    anyio.run(
+        plan_read, str(lake), parse_predicate(where), spark_arrow_schema(schema, int96),
+        ReadSettings(use_index="none"), unindexed,
+    )  # fmt: skip
+    assert unindexed.requests == without.requests
+    none = session.read.format("pybloom").option("index", "none").load(str(lake)).where(where)
+    assert rows(none) == rows(session.read.parquet(str(lake)).where(where))
     ours = session.read.format("pybloom").load(str(lake)).where(where)
     assert rows(ours) == rows(session.read.parquet(str(lake)).where(where)) and rows(ours)
     # A lookup over parquet-java's files (several row groups, page indexes): their footers

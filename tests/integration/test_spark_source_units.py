@@ -378,7 +378,12 @@ def test_options_are_parsed_and_checked() -> None:
     assert store.allow_http is True and store.max_retries == 2
     assert store.extra_config == {"virtual_hosted_style_request": "false"}
     assert SourceOptions.parse({"paths": '["/a", "/b"]'}).sources == ["/a", "/b"]
+    assert got.settings.use_index == "auto"
+    assert SourceOptions.parse({"path": "/a", "index": "None"}).settings.use_index == "none"
+    assert SourceOptions.parse({"path": "/a", "index": "lake"}).settings.use_index == "lake"
     bad = [
+        ({"path": "/a", "index": "yes"}, "option index must be one of"),
+        ({"path": "/a", "index": "sidecar"}, "applies to prune only"),
         ({}, "needs a path"),
         ({"path": "/a", "wher": "x"}, "unknown option 'wher'"),
         ({"path": "/a", "strict": "yes"}, "true or false"),

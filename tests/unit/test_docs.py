@@ -172,7 +172,7 @@ def test_parameters_documented_together_keep_their_own_types() -> None:
     (section,) = [s for s in api["lookup"].docstring.parsed if s.kind.value == "parameters"]
     table = {p.name: (str(p.annotation), p.value) for p in section.value}
     assert table["run"] == ("RunOptions | None", "None")
-    assert table["**keywords"] == ("Unpack[RunKeywords]", "{}")
+    assert table["**keywords"] == ("Unpack[LookupKeywords]", "{}")
     assert table["where"] == ("Predicate | str", None)  # required
 
 

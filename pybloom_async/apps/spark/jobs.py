@@ -1,8 +1,9 @@
 """PySpark: prune files on the executors, and read the ones that may hold matching rows.
 
 * :func:`prune_on_spark` spreads a file list over the executors; each partition runs
-  the async reader (:func:`pybloom_async.pruning.api.prune`) over all its files at once and
-  yields one row per (file, row group). :func:`surviving_files` and
+  the async reader (:func:`pybloom_async.prune`, the index policy's) over all its files at
+  once and yields one row per (file, row group); the lake index, where it serves, is read
+  on the driver. :func:`surviving_files` and
   :func:`read_surviving` turn the result into the input of a normal
   ``spark.read.parquet``, so a job opens only the files that may hold a match (the
   ``pybloom`` data source, :func:`pybloom_async.spark.register`, reads only the row
@@ -26,15 +27,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from ...errors import InvalidArgumentError
+from ...index_policy.api import prune
+from ...index_policy.choice import IndexChoice, index_choice, lake_root, no_lake_index
 from ...io.base import FileInfo, location_text
 from ...io.store import StoreOptions
 from ...predicate import Predicate, as_predicate
-from ...pruning.api import prune
 from ...pruning.verdicts import Rule, Verdict
 from ...read.fetch import ReaderConfig
 from .common import (
@@ -43,6 +45,7 @@ from .common import (
     check_concurrency,
     list_files,
     partition_count,
+    run_sync,
     spark_context,
     store_options,
     unique_files,
@@ -103,25 +106,15 @@ class _PruneTask:
     strict: bool
     concurrency: int | None
     config: ReaderConfig | None
-    use_index: bool
+    use_index: IndexChoice  # "sidecar" or "none": a lake index was read on the driver
     traceback: bool = False
 
     async def _prune(self, files: list[str | FileInfo]) -> list[Verdict]:
-        if self.use_index:
-            from ...index.prune import prune_with_index
-
-            return await prune_with_index(
-                files,
-                self.where,
-                options=self.options,
-                concurrency=self.concurrency,
-                strict=self.strict,
-                config=self.config,
-                require_columns=False,  # a partition holds a part of the files
-            )
+        # The policy's prune over the partition's files (no lake root: the driver's).
         return await prune(
             files,
             self.where,
+            use_index=self.use_index,
             strict=self.strict,
             concurrency=self.concurrency,
             options=self.options,
@@ -129,12 +122,15 @@ class _PruneTask:
             require_columns=False,  # a partition holds a part of the files
         )
 
-    def __call__(self, items: Iterable[str | FileInfo]) -> Iterator[VerdictRow]:
+    def __call__(self, items: Iterable[str | FileInfo | VerdictRow]) -> Iterator[VerdictRow]:
         return one_line_rows(self._rows(items), self.traceback)
 
-    def _rows(self, items: Iterable[str | FileInfo]) -> Iterator[VerdictRow]:
-        files = list(items)
+    def _rows(self, items: Iterable[str | FileInfo | VerdictRow]) -> Iterator[VerdictRow]:
+        # A row already decided (by the lake index, on the driver) keeps its place.
+        given = list(items)
+        files = [f for f in given if not isinstance(f, tuple)]
         if not files:
+            yield from (f for f in given if isinstance(f, tuple))
             return
         try:
             verdicts = anyio.run(self._prune, files)
@@ -145,7 +141,15 @@ class _PruneTask:
             if self.strict:
                 raise
             verdicts = self._one_by_one(files)
-        yield from (_row(v) for v in verdicts)
+        by_file: dict[str, list[Verdict]] = {}
+        for v in verdicts:
+            by_file.setdefault(v.file, []).append(v)
+        for item in given:
+            if isinstance(item, tuple):
+                yield item
+            else:
+                yield from (_row(v) for v in by_file.pop(location_text(item), []))
+        yield from (_row(v) for rest in by_file.values() for v in rest)
 
     def _one_by_one(self, files: list[str | FileInfo]) -> list[Verdict]:
         out: list[Verdict] = []
@@ -170,7 +174,7 @@ def prune_on_spark(
     where: Predicate | str,
     *,
     options: OptionsArg = None,
-    use_index: bool = False,
+    use_index: IndexChoice | bool | None = "auto",
     strict: bool = False,
     num_partitions: int | None = None,
     concurrency: int | None = None,
@@ -179,11 +183,11 @@ def prune_on_spark(
 ) -> DataFrame:
     """Decide on the executors which row groups (or files) may hold matching rows.
 
-    The driver expands directories and prefixes into their Parquet files and spreads
-    the list over ``num_partitions`` partitions; each partition reads all its files
-    concurrently with the async reader (:func:`pybloom_async.pruning.api.prune`, or
-    :func:`pybloom_async.index.prune.prune_with_index` with ``use_index``) and yields one
-    row per verdict, with the local function's verdicts, in file order.
+    The driver expands directories and prefixes into their Parquet files (and, where the
+    lake index serves, decides them by it: a file it rules out gets its one row there) and
+    spreads the list over ``num_partitions`` partitions; each partition reads all its files
+    concurrently with the async reader (:func:`pybloom_async.prune`) and yields one row per
+    verdict, with the local function's verdicts, in file order.
 
     The DataFrame is lazy, like any other: the files are read when an action runs
     (:func:`surviving_files`, ``collect``, ``write``), and again at each action unless
@@ -205,9 +209,12 @@ def prune_on_spark(
         of its fields), used by the driver's listing and by every executor; None:
         each process reads the standard environment variables.
     use_index:
-        Decide files by their sidecar indexes first (file-level rows with
-        ``row_group`` null and rule ``sidecar_index``, ``no_index`` or
-        ``stale_index``), then the surviving files by their in-file filters.
+        Which index serves the run, as for :func:`pybloom_async.prune` (``"auto"``,
+        default: the lake index under the one directory or prefix ``paths``, read on the
+        driver; ``"lake"``; ``"sidecar"``: each file's sidecar index first, file-level rows
+        with ``row_group`` null and rule ``sidecar_index``, ``no_index`` or
+        ``stale_index``; ``"none"``). True and False keep their older meaning: the sidecar
+        indexes, or none.
     strict:
         Fail the Spark job on the first unreadable file, damaged filter or missing
         column (Spark reports the executor's :class:`~pybloom_async.errors.PyBloomError`,
@@ -240,22 +247,46 @@ def prune_on_spark(
         Bad options, partitions or concurrency, or a Spark Connect session.
     """
     predicate = as_predicate(where)
+    choice = index_choice(use_index, booleans=True)
     store = store_options(options)
     if config is not None and not isinstance(config, ReaderConfig):
         raise InvalidArgumentError(f"config must be a ReaderConfig, not {type(config).__name__}")
     task = _PruneTask(
-        predicate, store, bool(strict), check_concurrency(concurrency), config, bool(use_index),
-        check_traceback(traceback),
+        predicate, store, bool(strict), check_concurrency(concurrency), config,
+        "sidecar" if choice == "sidecar" else "none", check_traceback(traceback),
     )  # fmt: skip
-    files = list_files(paths, store)
-    if use_index:
-        files = unique_files(files)  # as prune_with_index does: each file once
+    listed = list_files(paths, store)
+    if choice == "sidecar":
+        listed = unique_files(listed)  # as prune_with_index does: each file once
+    files: list[Any] = listed
+    root = lake_root(paths) if choice in ("auto", "lake") else None
+    if choice == "lake" and root is None:
+        raise no_lake_index(None)
+    if root is not None:
+        files = _by_lake_index(root, listed, task, choice)
     schema = verdict_schema()
     if not files:
         return spark.createDataFrame([], schema)
     partitions = partition_count(spark, len(files), num_partitions)
     rdd = spark_context(spark).parallelize(files, partitions).mapPartitions(task)
     return spark.createDataFrame(rdd, schema, verifySchema=False)
+
+
+def _by_lake_index(
+    root: str, files: list[str | FileInfo], task: _PruneTask, choice: IndexChoice
+) -> list[Any]:
+    """The files, those the lake index under ``root`` rules out as their verdict's row (the
+    index pass runs on the driver: its listing, directories and stripes, no file read)."""
+
+    async def decide() -> list[Verdict]:
+        return await prune(
+            root, task.where, use_index=choice, row_groups=False, files=files,
+            partitioning=None, strict=task.strict, options=task.options, config=task.config,
+            concurrency=task.concurrency,
+        )  # fmt: skip
+
+    ruled_out = {v.file: _row(v) for v in run_sync(decide) if not v.kept}
+    return [ruled_out.get(location_text(f), f) for f in files]
 
 
 def surviving_files(verdicts: DataFrame) -> list[str]:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ...checks import positive_int
 from ...errors import InvalidArgumentError, PyBloomError
+from ...index_policy.choice import IndexChoice, index_choice
 from ...predicate import Predicate
 from ...read.fetch import ReaderConfig
 from ...rows.api import DEFAULT_MAX_FETCH_BYTES, Sources, plan_lookup
@@ -67,6 +68,7 @@ def lookup_on_spark(
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
     page_index: bool = True,
     partitioning: Any = "hive",
+    use_index: IndexChoice | None = "auto",
     options: OptionsArg = None,
     concurrency: int | None = None,
     config: ReaderConfig | None = None,
@@ -90,8 +92,9 @@ def lookup_on_spark(
     ----------
     spark:
         A classic SparkSession.
-    sources, where, columns, on_error, max_fetch_bytes, page_index, partitioning:
-        As for :func:`pybloom_async.lookup` (a Delta or Iceberg table is not taken here:
+    sources, where, columns, on_error, max_fetch_bytes, page_index, partitioning, use_index:
+        As for :func:`pybloom_async.lookup` (``use_index``: which index serves the driver's
+        plan) (a Delta or Iceberg table is not taken here:
         read it with the ``pybloom`` data source's ``table`` option): ``key=value`` folders
         are columns by default, typed by the local rule.
     options, concurrency, config:
@@ -132,6 +135,7 @@ def lookup_on_spark(
         max_fetch_bytes=max_fetch_bytes,
         page_index=page_index,
         partitioning=partitioning,
+        use_index=index_choice(use_index, sidecar=False),
     )
     context = spark_context(spark)
     skipped: list[PyBloomError] = []
@@ -146,6 +150,7 @@ def lookup_on_spark(
             max_fetch_bytes=max_fetch_bytes,
             page_index=page_index,
             partitioning=partitioning,
+            use_index=settings.use_index,
             run=settings.run(),
         )
 

@@ -32,6 +32,7 @@ from typing import Any
 import pyarrow as pa
 
 from ...errors import InvalidArgumentError, PyBloomError
+from ...index_policy.choice import IndexChoice
 from ...io.base import FileInfo, SourceStats, location_text
 from ...io.files import expand_paths
 from ...io.store import StoreOptions
@@ -66,7 +67,8 @@ class ReadSettings:
     read fails the plan; ``on_error``: what an executor does with a file it cannot read
     (``"raise"``: fail the job naming it; ``"skip"``: leave it out, logged);
     ``partitioning``: what ``key=value`` folders are, as lookup's argument of that name
-    (``"hive"``, None, or the partition columns' types).
+    (``"hive"``, None, or the partition columns' types); ``use_index``: which index serves
+    the driver's plan, as lookup's argument (``"auto"``, ``"lake"`` or ``"none"``).
     """
 
     options: StoreOptions | None = None
@@ -77,6 +79,7 @@ class ReadSettings:
     max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
     page_index: bool = True
     partitioning: Any = "hive"
+    use_index: IndexChoice = "auto"
 
     def folders(self) -> Partitioning | None:
         """What ``key=value`` folders are (None: plain folders).
@@ -320,6 +323,7 @@ async def planned_lookup(
         max_fetch_bytes=settings.max_fetch_bytes,
         page_index=settings.page_index,
         partitioning=settings.partitioning,
+        use_index=settings.use_index,
         run=run,
     )
     if skipped and settings.strict:

@@ -17,6 +17,9 @@ prefix, files, or a table: see ``table``):
 ``concurrency``              files read at once, on the driver and within a task
 ``max_fetch_bytes``          column-chunk bytes fetched for one file at once (256 MiB)
 ``page_index``               ``false``: read whole column chunks, not the pages that may match
+``index``                    which index serves the plan, as lookup's ``use_index``: ``auto``
+                             (default: the lake index under the path, or the table's),
+                             ``lake`` (it must be there) or ``none``
 ``partitioning``             what ``key=value`` folders are, as lookup's argument: ``hive``
                              (default: columns, types inferred), ``none`` (plain folders), or
                              the partition columns' types as a JSON object
@@ -41,6 +44,7 @@ from typing import Any
 
 from ...checks import positive_int
 from ...errors import InvalidArgumentError
+from ...index_policy.choice import index_choice
 from ...io import store as store_module
 from ...io.store import StoreOptions, as_store_options
 from ...predicate import Predicate, parse_predicate
@@ -63,6 +67,7 @@ _KNOWN = frozenset(
         "concurrency",
         "max_fetch_bytes",
         "page_index",
+        "index",
         "partitioning",
         "traceback",
     }
@@ -219,6 +224,9 @@ class SourceOptions:
             ),
             page_index=_flag("page_index", options.get("page_index", "true")),
             partitioning=_partitioning(partitioning),
+            use_index=index_choice(
+                options.get("index", "auto").strip().lower(), sidecar=False, name="option index"
+            ),
         )
         partitions = options.get("min_partitions", str(os.cpu_count() or 1))
         return cls(

@@ -4,7 +4,7 @@ through the per-file path of a table's lookup, deletes applied by us.
 The driver opens the table at its current version (Delta) or snapshot (Iceberg), lets its
 library list the live files its partition values and statistics keep
 (:func:`pybloom_async.tables.resolve_table`), rules out those the table's own lake index
-excludes (:func:`pybloom_async.lake.tables.files_kept_by_table_index`), prunes the rest's
+excludes (as the ``index`` option says: :mod:`pybloom_async.index_policy`), prunes the rest's
 row groups by their filters (:func:`pybloom_async.pruning.api.prune_files`) and cuts the
 files with a kept row group into tasks. Each executor opens the table at that same version
 (an Iceberg table whose snapshot moved since fails the read), which gives it what its
@@ -136,7 +136,7 @@ async def plan_table(
     min_partitions: int,
 ) -> list[TableTask]:
     """The table's kept files cut into tasks, the table pinned at its current version."""
-    from ...lake.tables import files_kept_by_table_index
+    from ...index_policy.choice import table_files_for
 
     source = await to_worker(ref.open)
     pinned = ref.pinned(source)
@@ -146,7 +146,8 @@ async def plan_table(
         kept = {f.path: None for f in table.files}
     else:
         async with open_run(settings.run()) as run:
-            files = await files_kept_by_table_index(run, table, where)
+            found = await table_files_for(settings.use_index, run, table, where)
+            files = [f for f in found.kept if isinstance(f, FileInfo)]
             compiled = CompiledPredicate(where)
             verdicts = await prune_files(run, files, compiled, require_columns=False)
         for v in verdicts:  # a file whose row groups are all ruled out makes no task

@@ -92,8 +92,20 @@ def run_index_checks(ctx: Context, paths: Sequence[Path], checks: set[str]) -> l
     return failures
 
 
-def _answer(ctx: Context, lake: Lake) -> tuple[Any, Any, str | None]:
-    """lookup's columns and types, its rows, or the error it raised."""
+def _dataset_schema(ctx: Context, lake: Lake) -> Any:
+    """pruned_dataset's columns and types, or the error it raised (the index must change
+    neither: the files it rules out count for the schema, as in a lookup)."""
+    try:
+        got = pba.pruned_dataset_sync(lake.sources, ctx.case.predicate)
+    except pba.PyBloomError as exc:
+        return type(exc).__name__
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"[:200]
+    return [(f.name, str(f.type)) for f in got.schema]
+
+
+def _answer(ctx: Context, lake: Lake) -> tuple[Any, Any, str | None, Any]:
+    """lookup's columns and types, its rows, or the error it raised; pruned_dataset's."""
     args = ctx.case.lookup
     kwargs: dict[str, Any] = {"page_index": args.page_index}
     if args.columns is not None:
@@ -104,11 +116,11 @@ def _answer(ctx: Context, lake: Lake) -> tuple[Any, Any, str | None]:
         with two_phase(args.two_phase):
             got = pba.lookup_sync(lake.sources, ctx.case.predicate, **kwargs)
     except pba.PyBloomError as exc:
-        return None, None, type(exc).__name__
+        return None, None, type(exc).__name__, _dataset_schema(ctx, lake)
     except Exception as exc:
-        return None, None, f"{type(exc).__name__}: {exc}"[:200]
+        return None, None, f"{type(exc).__name__}: {exc}"[:200], _dataset_schema(ctx, lake)
     schema = [(f.name, str(f.type)) for f in got.schema]
-    return schema, canonical_rows(got, got.column_names), None
+    return schema, canonical_rows(got, got.column_names), None, _dataset_schema(ctx, lake)
 
 
 def _same_without_index(ctx: Context, lake: Lake, built: Sequence[str]) -> list[Failure]:
@@ -126,7 +138,7 @@ def _same_without_index(ctx: Context, lake: Lake, built: Sequence[str]) -> list[
             shutil.move(aside / name, lake.root / name)
     if with_index == without:
         return []
-    labels = ("columns and types", "rows", "error")
+    labels = ("columns and types", "rows", "error", "pruned_dataset's schema")
     what = next(label for label, a, b in zip(labels, with_index, without, strict=True) if a != b)
     pairs = zip(labels, with_index, without, strict=True)
     detail = "\n".join(

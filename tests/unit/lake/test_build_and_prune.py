@@ -361,7 +361,9 @@ def test_use_index_none_is_prune_unchanged_and_bad_arguments_are_errors(lake: An
     with pytest.raises(InvalidArgumentError, match="use_index"):
         prune_sync(str(root), where, use_index="lakes")
     with pytest.raises(InvalidArgumentError, match="needs an index"):
-        prune_sync(str(root), where, row_groups=False)
+        prune_sync(str(root), where, row_groups=False, use_index="none")
+    with pytest.raises(InvalidArgumentError, match="needs an index"):
+        prune_sync([str(root)], where, row_groups=False)
     with pytest.raises(InvalidArgumentError, match="root"):
         prune_sync([str(root)], where, use_index="lake")
     build_lake_index_sync(str(root), ["id"])
@@ -370,9 +372,15 @@ def test_use_index_none_is_prune_unchanged_and_bad_arguments_are_errors(lake: An
 
 
 def test_no_index_at_all_keeps_every_file(lake: Any) -> None:
+    """By default a lake without an index keeps every file; a lake index forced (``"lake"``)
+    and missing is an error in one line, not a read of every footer."""
     root, _keys = lake
-    verdicts = prune_sync(str(root), col("id") == 1, use_index="lake", row_groups=False)
+    verdicts = prune_sync(str(root), col("id") == 1, row_groups=False)
     assert len(verdicts) == 24 and all(v.kept and v.rule is Rule.NO_INDEX for v in verdicts)
+    stats = SourceStats()
+    with pytest.raises(InvalidArgumentError, match="no lake index under it") as raised:
+        prune_sync(str(root), col("id") == 1, use_index="lake", stats=stats)
+    assert "\n" not in str(raised.value) and stats.requests == 0
 
 
 def test_every_physical_type(pyarrow_files: Any, tmp_path: Path) -> None:
@@ -547,8 +555,8 @@ def test_an_index_folder_that_cannot_be_listed_keeps_every_file(lake: Any) -> No
     root, _keys = lake
     (root / "_bloom_index").mkdir()
     (root / LAKE_DIR).write_bytes(b"not a folder")
-    verdicts = prune_sync(str(root), col("id") == 1, use_index="lake", row_groups=False)
+    verdicts = prune_sync(str(root), col("id") == 1, row_groups=False)
     assert len(verdicts) == 24 and all(v.kept and v.rule is Rule.NO_INDEX for v in verdicts)
-    assert "cannot be listed" in verdicts[0].reason
+    # Forced, the index must be there: its folder's listing error is the answer.
     with pytest.raises(PyBloomError, match="listing the lake index"):
-        prune_sync(str(root), col("id") == 1, use_index="lake", strict=True)
+        prune_sync(str(root), col("id") == 1, use_index="lake")

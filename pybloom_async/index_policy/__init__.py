@@ -1,0 +1,1 @@
+"""Which index serves a run: one policy for prune, lookups, datasets, the CLI and Spark."""

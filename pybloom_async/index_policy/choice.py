@@ -1,0 +1,138 @@
+"""Which index serves a run: the one policy of ``prune``, ``lookup``, ``pruned_dataset``,
+the command line and Spark (documented in ``docs/lake-index.md``, "Which index serves a
+run").
+
+``use_index`` takes four values:
+
+* ``"auto"`` (the default everywhere): when the run's input is one directory or prefix
+  (or a Delta or Iceberg table), the lake index under it serves the files it covers and
+  finds fresh; the other files use their own filters. A lake without an index is read as
+  without this option. Sidecar indexes are never read unasked (a request per file).
+* ``"lake"``: the same, but the lake index must be there: with none, a one-line
+  :class:`~pybloom_async.errors.InvalidArgumentError`, not a read of every footer.
+* ``"sidecar"``: each file's sidecar index first (``prune`` only).
+* ``"none"`` (or None): the files' own filters only; no index is listed or read.
+
+Freshness is the lake index's own rule (:func:`pybloom_async.lake.prune.stale_reason`), the
+same for every entry point: an entry serves a file while the file's identity matches it.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from ..errors import InvalidArgumentError
+from ..io.base import FileInfo
+from ..lake.digest import LakeFiles
+from ..lake.prune import lake_segments_at
+from ..lake.segments import listed_segments
+from ..lake.tables import table_lake_files
+from ..predicate import Predicate
+from ..read.reader import BloomReader
+from ..read.run import Run
+from ..tables import TableFiles
+
+IndexChoice = Literal["auto", "lake", "sidecar", "none"]
+
+#: The values ``use_index`` (and the command line's ``--index``) accepts; None is "none".
+INDEX_CHOICES: tuple[IndexChoice, ...] = ("auto", "lake", "sidecar", "none")
+
+
+def index_choice(
+    value: object, *, booleans: bool = False, sidecar: bool = True, name: str = "use_index"
+) -> IndexChoice:
+    """``value`` as one of :data:`INDEX_CHOICES` (None: ``"none"``).
+
+    ``booleans``: True and False are taken in their older meaning (Spark's
+    ``prune_on_spark(use_index=True)``): True the sidecar indexes, False none.
+    ``sidecar``: False where the entry point reads no sidecar index (lookups, datasets).
+
+    Raises
+    ------
+    InvalidArgumentError
+        Any other value, or ``"sidecar"`` where it does not apply (named).
+    """
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        if booleans:
+            return "sidecar" if value else "none"
+    elif isinstance(value, str) and value in INDEX_CHOICES:
+        if value == "sidecar" and not sidecar:
+            raise InvalidArgumentError(
+                f"{name}='sidecar' applies to prune only: sidecar indexes answer for files, "
+                "not rows; use 'auto', 'lake' or 'none'",
+                value=value,
+            )
+        return value
+    raise InvalidArgumentError(
+        f"{name} must be one of 'auto', 'lake', 'sidecar', 'none' (or None), not {value!r}",
+        value=value,
+    )
+
+
+def lake_root(sources: Any) -> str | None:
+    """The one directory or prefix a lake index may lie under (None: ``sources`` is a list,
+    a file or a stream, which no lake index answers for)."""
+    if not isinstance(sources, (str, os.PathLike)):
+        return None
+    root = os.fspath(sources)
+    return None if root.lower().endswith(".parquet") else root
+
+
+async def lake_segments_for(
+    choice: IndexChoice, sources: Any, reader: BloomReader
+) -> list[FileInfo]:
+    """The lake index segments that serve a run over ``sources`` under ``choice`` ([] where
+    none does). One listing, which callers run beside the listing of the files; none while
+    the reader kept one younger than its ``max_age``.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``"lake"`` and no lake index under ``sources`` (or ``sources`` is not one
+        directory or prefix).
+    SourceError
+        ``"lake"`` and the index folder cannot be listed.
+    """
+    if choice not in ("auto", "lake"):
+        return []
+    root = lake_root(sources)
+    if root is None or choice == "auto":
+        # "auto": an index folder that cannot be listed counts as none.
+        return [] if root is None else await lake_segments_at(root, reader)
+    found = await listed_segments(root, reader, kept=True)
+    if not found:
+        raise no_lake_index(root)
+    return found
+
+
+def no_lake_index(root: str | None) -> InvalidArgumentError:
+    """The one-line error of ``use_index="lake"`` where no lake index is found."""
+    if root is None:
+        return InvalidArgumentError(
+            "use_index='lake' needs the lake's root: one directory or object-store prefix"
+        )
+    return InvalidArgumentError(
+        "use_index='lake' but there is no lake index under it (build one with "
+        "build_lake_index, or use 'auto')",
+        path=root,
+    )
+
+
+async def table_files_for(
+    choice: IndexChoice, run: Run, table: TableFiles, where: Predicate
+) -> LakeFiles:
+    """A Delta or Iceberg table's live files less those the lake index that belongs to it
+    rules out under ``choice`` (``"none"``: every one, no index read), with what its digest
+    gives of them.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``"lake"`` and the table has no lake index.
+    """
+    if choice == "none":
+        return LakeFiles(list(table.files))
+    return await table_lake_files(run, table, where, required=choice == "lake")
