@@ -231,13 +231,22 @@ async def lake_lookup_files(
     files: Sequence[str | FileInfo],
     where: Predicate,
     segments: Sequence[FileInfo],
+    strict: bool = False,
 ) -> LakeFiles:
     """``files`` less those the lake index under ``root`` rules out (its ``segments``, as
     listed), and what its digest says of them (see :class:`LakeFiles`). The segments the
-    reader kept are used with no request while they are the version listed."""
+    reader kept are used with no request while they are the version listed. ``strict``
+    (the index required, and the run strict): a stale entry or a damaged segment raises,
+    where otherwise the file is left to its own filters.
+
+    Raises
+    ------
+    IndexStaleError, PyBloomError
+        With ``strict``: a file changed since the index was built, or a damaged segment.
+    """
     if not segments or not files:
         return LakeFiles(list(files))
-    async with open_run(RunOptions(reader=reader)) as run:
+    async with open_run(RunOptions(reader=reader, strict=strict)) as run:
         entries: list[IndexEntry | None] = []
         verdicts = await verdicts_at(run, root, files, where, segments, entries)
     return await lake_files(reader, files, verdicts, entries)

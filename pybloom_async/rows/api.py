@@ -243,7 +243,11 @@ async def _files(
         return await expand_paths(sources, rdr, unreadable=[])
 
     found = parts.kept_list(found)
-    kept = await lake_lookup_files(rdr, lake_root(sources) or "", found, args.predicate, lake)
+    # Only a required index ("lake") fails a strict run for a stale entry or a damaged
+    # segment; under "auto" the file is left to its own filters (index_policy).
+    strict = base.strict and args.use_index == "lake"
+    root = lake_root(sources) or ""
+    kept = await lake_lookup_files(rdr, root, found, args.predicate, lake, strict)
     return found, kept, every
 
 

@@ -477,7 +477,8 @@ async def pruned_dataset(
         lake = None
         if found:
             root = lake_root(sources) or ""
-            lake = await lake_lookup_files(r.reader, root, files, predicate, found)
+            strict = r.strict and choice == "lake"  # as for lookups (index_policy)
+            lake = await lake_lookup_files(r.reader, root, files, predicate, found, strict)
         return await dataset_from_files(
             r, files, predicate, partitions=parts, every=every, lake=lake
         )

@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -674,3 +675,32 @@ def test_iceberg_table_planned_and_read_by_tasks(
     catalog.load_table("ns.t").delete("id = 6")
     with pytest.raises(Exception, match="moved from snapshot"):
         list(read_table_task(tasks[0]))
+
+
+def test_strict_reaches_the_plans_run_as_it_does_a_local_lookup(tmp_path: Path) -> None:
+    """``strict`` with the lake index required: a stale entry fails the plan on the driver,
+    as it fails ``lookup``; without ``strict`` the stale file is read by its own filters."""
+    from pybloom_async import IndexStaleError, build_lake_index_sync, pruned_dataset_sync
+
+    root = _lake(tmp_path / "lake")
+    build_lake_index_sync(str(root), ["id"], fpp=0.001)
+    stale = root / "p0.parquet"
+    stale.write_bytes(stale.read_bytes())  # the same bytes, a new version (mtime)
+    os.utime(stale, ns=(1, 1))
+    where = parse_predicate("id = 5")
+    with pytest.raises(IndexStaleError):
+        lookup_sync(str(root), where, use_index="lake", strict=True)
+    with pytest.raises(IndexStaleError):
+        pruned_dataset_sync(str(root), where, use_index="lake", strict=True)
+    schema, int96 = anyio.run(file_schema, str(root), ReadSettings())
+    rows = spark_arrow_schema(schema, int96)
+    strict = ReadSettings(use_index="lake", strict=True)
+    with pytest.raises(IndexStaleError):
+        anyio.run(plan_read, str(root), where, rows, strict)
+    reads, job = anyio.run(plan_read, str(root), where, rows, ReadSettings(use_index="lake"))
+    settings = ReadSettings(use_index="lake")
+    got = []
+    for task in split_tasks(reads, 10**9, 2):
+        for batch in read_task(ReadTask(tuple(task), job, settings)):
+            got.extend(row["id"] for row in batch.to_pylist())
+    assert got == [5]

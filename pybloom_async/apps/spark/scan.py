@@ -94,7 +94,11 @@ class ReadSettings:
     def run(self, stats: SourceStats | None = None) -> RunOptions:
         """The run options of these settings."""
         return RunOptions(
-            options=self.options, config=self.config, concurrency=self.concurrency, stats=stats
+            options=self.options,
+            config=self.config,
+            concurrency=self.concurrency,
+            stats=stats,
+            strict=self.strict,
         )
 
 
