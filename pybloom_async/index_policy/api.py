@@ -19,6 +19,7 @@ from ..errors import InvalidArgumentError
 from ..index.prune import prune_with_index
 from ..io.base import FileInfo
 from ..io.files import FileStream, expand_paths, few_local_files
+from ..io.sinks import is_local
 from ..lake.prune import row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
 from ..predicate import Predicate, as_predicate
@@ -128,8 +129,26 @@ async def prune(
         if choice == "lake" or not row_groups:
             # The index is needed, so are the files: both listed at once.
             return hand_over_by_file(await lake.prune(r, root or "", where, files), on_file)
-        # One listing of the index folder (none while a long-lived reader keeps it).
-        if found := await lake_segments_for(choice, root, r.reader):
+        # One listing of the index folder (none while a long-lived reader keeps it). On an
+        # object store it goes beside the files' listing, one round trip (as for lookups):
+        # a lake without an index pays no round trip for it, and an unreachable store
+        # fails in one request's time. A local folder's costs a stat (and files given as
+        # a list need no listing): the files are then pruned as they are listed.
+        if root is not None and not is_local(root) and not isinstance(files, Sequence):
+            stream = files
+
+            async def listing() -> list[str | FileInfo]:
+                if stream is None:
+                    return await expand_paths(root, r.reader)
+                return [f async for f in stream]
+
+            files, found = await gather(
+                lambda step: step(),
+                [(listing,), (lambda: lake_segments_for(choice, root, r.reader),)],
+            )
+        else:
+            found = await lake_segments_for(choice, root, r.reader)
+        if found:
             verdicts = await lake.prune(r, root or "", where, files, found)
             return hand_over_by_file(verdicts, on_file)
         # No lake index serves the run: the files' own filters, read as they are listed.

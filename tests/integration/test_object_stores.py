@@ -271,7 +271,8 @@ def test_request_counts(
     assert stats.requests == sum(expected), (expected, stats)
     # The size learned by the suffix read serves the filter reads: no HEAD for them.
     heads = len(files) if remote.kind == "azure" else 0
-    metadata = 1 if isinstance(location, str) else heads
+    # A prefix: its LIST, and its lake index folder's LIST (use_index="auto"), sent at once.
+    metadata = 2 if isinstance(location, str) else heads
     key = placed.url(files[0]).split("://", 1)[1].split("/", 1)[1]  # past the bucket
     depth = key.count("/")  # the folders the file lies in, below the root
     guard = 0 if remote.kind == "http" else depth + (1 if named else 0)
