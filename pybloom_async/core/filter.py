@@ -19,7 +19,7 @@ from ..errors import (
     ValueEncodingError,
 )
 from ..types import PhysicalType
-from .hashing import iter_columns
+from .columns import iter_columns
 
 #: The smallest filter: one 32-byte block, the Parquet spec's minimum.
 MIN_BYTES = 32
