@@ -71,7 +71,8 @@ from ..checks import (
     require_pyarrow,
     same_arguments_as,
 )
-from ..core.filter import DEFAULT_MAX_BYTES, MIN_BYTES, SplitBlockBloomFilter, optimal_num_bytes
+from ..core.filter import SplitBlockBloomFilter
+from ..core.sizes import DEFAULT_MAX_BYTES, MIN_BYTES, optimal_num_bytes
 from ..errors import (
     InvalidArgumentError,
     ParquetFormatError,
