@@ -33,11 +33,11 @@ from .metadata import RowGroup as RowGroup
 from .pages import DATA_PAGE as DATA_PAGE
 from .pages import PageHeaderReader as PageHeaderReader
 from .pages import decode_page_header as decode_page_header
-from .schema import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
 from .schema import ColumnDescriptor as ColumnDescriptor
 from .schema import Repetition as Repetition
 from .schema import Schema as Schema
-from .schema import build_schema as build_schema
+from .schema_build import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
+from .schema_build import build_schema as build_schema
 from .tail import MAGIC as MAGIC
 from .tail import FooterBounds as FooterBounds
 from .tail import check_leading_magic as check_leading_magic

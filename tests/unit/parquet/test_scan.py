@@ -24,7 +24,7 @@ from pybloom_async.parquet import THRIFT_DECODER, parse_footer_tail
 from pybloom_async.parquet import thrift_specs as wire
 from pybloom_async.parquet.decode import decode_file_metadata_with
 from pybloom_async.parquet.scan import scan_footer
-from pybloom_async.parquet.schema import schema_from_elements
+from pybloom_async.parquet.schema_build import schema_from_elements
 from pybloom_async.parquet.thrift import decode_struct
 from pybloom_async.types import PhysicalType
 
