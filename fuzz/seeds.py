@@ -67,7 +67,8 @@ def footers() -> Iterator[tuple[str, bytes]]:
 
 def _filter_blobs() -> Iterator[tuple[str, bytes]]:
     """Serialized filters: parquet-testing's, those inside its files, and generated ones."""
-    from pybloom_async.core.filter import SplitBlockBloomFilter, decode_header
+    from pybloom_async.core.filter import SplitBlockBloomFilter
+    from pybloom_async.core.sizes import decode_header
 
     data_dir = testdata() / "parquet-testing" / "data"
     for name in ("bloom_filter.xxhash.bin", "bloom_filter.bin"):

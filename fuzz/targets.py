@@ -116,7 +116,8 @@ def fuzz_filter_from_bytes(data: bytes) -> None:
     """
     import numpy as np
 
-    from pybloom_async.core.filter import SplitBlockBloomFilter, decode_header
+    from pybloom_async.core.filter import SplitBlockBloomFilter
+    from pybloom_async.core.sizes import decode_header
     from pybloom_async.errors import InvalidFilterError
 
     if not data:
@@ -206,7 +207,7 @@ def fuzz_bloom_header(data: bytes) -> None:
     buffer, announces a power of two within the limit, decodes the same from exactly its
     own bytes (nothing after it was read), and thrift's own decoder agrees with it.
     """
-    from pybloom_async.core.filter import decode_header
+    from pybloom_async.core.sizes import decode_header
     from pybloom_async.errors import FilterTooLargeError, InvalidFilterError
 
     if not data:
@@ -360,7 +361,7 @@ def scan_agrees(data: bytes, path: str = FUZZ_PATH) -> str:
     from pybloom_async.parquet import thrift_specs as wire
     from pybloom_async.parquet.decode import decode_file_metadata_with
     from pybloom_async.parquet.scan import scan_footer
-    from pybloom_async.parquet.schema import schema_from_elements
+    from pybloom_async.parquet.schema_build import schema_from_elements
     from pybloom_async.parquet.thrift import decode_struct
 
     try:

@@ -12,14 +12,9 @@ What is public is ``__all__``, every name of it documented in the API reference;
 # facade annotates nothing. logging is imported under a private name for the same reason.
 import logging as _logging
 
-from .core.filter import (
-    DEFAULT_MAX_BYTES,
-    MIN_BYTES,
-    SplitBlockBloomFilter,
-    decode_header,
-    optimal_num_bytes,
-)
+from .core.filter import SplitBlockBloomFilter
 from .core.hashing import hash_values, simd_backend, xxh64
+from .core.sizes import DEFAULT_MAX_BYTES, MIN_BYTES, decode_header, optimal_num_bytes
 from .errors import (
     ColumnNotFoundError,
     CommitConflictError,

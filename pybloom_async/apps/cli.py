@@ -36,7 +36,7 @@ import anyio
 from ..errors import (
     PyBloomError,
 )
-from ..io.base import describe
+from ..io.failures import describe
 from ..version import __version__
 from .cli_args import EXIT_ERROR, EXIT_OK, EXIT_USAGE, build_parser, store_options
 from .cli_build import cmd_add_filters, cmd_index

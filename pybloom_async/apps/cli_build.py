@@ -16,7 +16,8 @@ from ..errors import (
     PyBloomError,
 )
 from ..index.build import IndexBuild, build_index
-from ..io.base import FileInfo, SourceStats, gave_no_answer, location_text
+from ..io.base import FileInfo, SourceStats, location_text
+from ..io.failures import gave_no_answer
 from ..read.reader import BloomReader
 from ..rewrite.add_filters import NOT_IN_FILE, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard

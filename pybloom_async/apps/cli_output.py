@@ -19,7 +19,8 @@ from ..errors import (
     SourceError,
 )
 from ..io.address import parse_address
-from ..io.base import FileInfo, SourceStats, shorten
+from ..io.base import FileInfo, SourceStats
+from ..io.failures import shorten
 from ..io.files import FileStream, expand_paths
 from ..io.store import StoreOptions, check_applicable
 from ..parquet import Schema

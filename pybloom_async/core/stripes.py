@@ -26,7 +26,8 @@ import numpy.typing as npt
 
 from .._native import check, ffi, lib
 from ..errors import FilterSizeError
-from .filter import MIN_BYTES, SplitBlockBloomFilter
+from .filter import SplitBlockBloomFilter
+from .sizes import MIN_BYTES
 
 #: Bytes in one SBBF block (eight 32-bit words).
 BLOCK_BYTES = 32

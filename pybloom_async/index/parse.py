@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..checks import positive_int
-from ..core.filter import DEFAULT_MAX_BYTES, SplitBlockBloomFilter
+from ..core.filter import SplitBlockBloomFilter
+from ..core.sizes import DEFAULT_MAX_BYTES
 from ..errors import (
     ParquetFormatError,
     PyBloomError,

@@ -17,7 +17,8 @@ from ..checks import sources_list
 from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from ..tasks.loops import to_worker
 from .address import parse_address
-from .base import FileInfo, SourceStats, gave_no_answer, location_text
+from .base import FileInfo, SourceStats, location_text
+from .failures import gave_no_answer
 from .listing import is_listed, iter_parquet_files, walk_order
 from .partitions import FolderFilter
 from .store import StoreOptions

@@ -19,7 +19,8 @@ from ..errors import SourceError, SourceNotFoundError
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
 from .address import Address, object_url, parse_address
-from .base import FileInfo, SourceStats, map_errors, unreachable_reason
+from .base import FileInfo, SourceStats
+from .failures import map_errors, unreachable_reason
 from .identity import local_identity, meta_identity
 from .partitions import FolderFilter, PairCache, PartitionedFile, folder_pair
 from .store import StoreOptions, cached_store, check_applicable, resolve_options

@@ -20,7 +20,8 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 
 from ..tasks.workers import gather
-from .base import ByteSource, SourceStats, map_errors
+from .base import ByteSource, SourceStats
+from .failures import map_errors
 from .identity import SourceIdentity, local_identity
 
 # --------------------------------------------------------------------------- local files

@@ -22,7 +22,7 @@ import obstore
 
 from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from .address import parse_address
-from .base import map_errors
+from .failures import map_errors
 from .store import StoreOptions, cached_store, check_applicable
 
 

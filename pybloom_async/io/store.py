@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from obstore.store import ClientConfig, ObjectStore, RetryConfig
 from ..tasks.workers import gather
 from .address import Address, parse_address
-from .base import ByteSource, FileInfo, SourceStats, T, describe, gave_no_answer
+from .base import ByteSource, FileInfo, SourceStats, T
 from .environment import ENV_PREFIX, store_environment
+from .failures import describe, gave_no_answer
 from .identity import SourceIdentity, meta_identity
 from .local import BlockingLocalFileSource, LocalFileSource
 

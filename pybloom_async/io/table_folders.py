@@ -35,7 +35,8 @@ import obstore
 
 from ..errors import InvalidArgumentError
 from .address import Address, parse_address
-from .base import SourceStats, map_errors
+from .base import SourceStats
+from .failures import map_errors
 from .store import StoreOptions, cached_store
 
 DELTA_LOG = "_delta_log"

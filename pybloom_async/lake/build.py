@@ -26,7 +26,8 @@ import numpy as np
 
 from .._native import check, ffi, lib
 from ..checks import integer, path_text, probability, require_pyarrow
-from ..core.filter import SplitBlockBloomFilter, optimal_num_bytes
+from ..core.filter import SplitBlockBloomFilter
+from ..core.sizes import optimal_num_bytes
 from ..core.stripes import BLOCK_BYTES, fold_to
 from ..errors import InvalidArgumentError, PredicateError, PyBloomError, SourceError
 from ..io.address import parse_address

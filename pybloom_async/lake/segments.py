@@ -16,7 +16,8 @@ import obstore
 
 from ..errors import PyBloomError, SourceError
 from ..io.address import parse_address
-from ..io.base import FileInfo, map_errors
+from ..io.base import FileInfo
+from ..io.failures import map_errors
 from ..io.identity import SourceIdentity, stat_identity
 from ..io.sinks import write_atomic
 from ..io.store import StoreOptions, cached_store

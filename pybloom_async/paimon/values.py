@@ -32,7 +32,7 @@ _EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 
 @dataclass
-class _Batch:
+class Batch:
     """A ``pba_paimon_values`` plus the Python objects that own its memory."""
 
     c: Any
@@ -40,13 +40,13 @@ class _Batch:
     n: int
 
 
-_KIND_BY_WIDTH = {
+KIND_BY_WIDTH = {
     1: lib.PBA_PAIMON_KIND_INT8,
     2: lib.PBA_PAIMON_KIND_INT16,
     4: lib.PBA_PAIMON_KIND_INT32,
     8: lib.PBA_PAIMON_KIND_INT64,
 }
-_TS_UNITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
+TS_UNITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
 def _ptr(buf: Any) -> Any:
@@ -54,7 +54,7 @@ def _ptr(buf: Any) -> Any:
     return ffi.from_buffer(buf) if memoryview(buf).nbytes else ffi.NULL
 
 
-def _make_batch(
+def make_batch(
     kind: int,
     n: int,
     data: Any,
@@ -67,7 +67,7 @@ def _make_batch(
     validity: Any = None,
     validity_offset: int = 0,
     keepalive: tuple[Any, ...] = (),
-) -> _Batch:
+) -> Batch:
     c = ffi.new("pba_paimon_values *")
     c.kind = kind
     c.width = width
@@ -90,7 +90,7 @@ def _make_batch(
         c.validity_len = val_mv.nbytes
         c.validity_offset = validity_offset
         owned += [val_mv, c.validity]
-    return _Batch(c, (*owned, *keepalive), n)
+    return Batch(c, (*owned, *keepalive), n)
 
 
 def _bitmap(mask: npt.NDArray[np.bool_] | None) -> npt.NDArray[np.uint8] | None:
@@ -122,15 +122,17 @@ def as_list(values: Any) -> list[Any]:
     return [values]
 
 
-def value_batches(values: Any, ptype: PaimonType) -> Iterator[_Batch]:
+def value_batches(values: Any, ptype: PaimonType) -> Iterator[Batch]:
     """Describe ``values`` as C batches (several for a pyarrow ChunkedArray)."""
     if type(values).__module__.startswith("pyarrow"):
-        yield from _arrow_batches(values, ptype)
+        from .arrow_values import arrow_batches  # pyarrow inputs only; that module imports this
+
+        yield from arrow_batches(values, ptype)
     elif isinstance(values, np.ndarray) and values.dtype != object:
-        yield _numpy_batch(values, ptype, None)
+        yield numpy_batch(values, ptype, None)
     else:
         items = values.tolist() if isinstance(values, np.ndarray) else as_list(values)
-        yield _python_batch(items, ptype)
+        yield python_batch(items, ptype)
 
 
 def _range_check(
@@ -147,9 +149,9 @@ def _range_check(
         raise ValueEncodingError(f"{bad} is outside the {ptype.name} range [{lo}, {hi}]", value=bad)
 
 
-def _int_batch(
+def int_batch(
     arr: np.ndarray[Any, Any], mask: npt.NDArray[np.bool_] | None, ptype: PaimonType
-) -> _Batch:
+) -> Batch:
     """Integers for TINYINT..BIGINT, DATE (days) and TIME (millis of day)."""
     if arr.dtype.kind == "i" and arr.dtype.itemsize * 8 <= ptype.bits:
         # Narrower or equal signed ints: sign extension in C gives the same
@@ -163,8 +165,8 @@ def _int_batch(
             f"{ptype.describe()} values cannot come from a {arr.dtype} array"
         )
     bitmap = _bitmap(mask)
-    return _make_batch(
-        _KIND_BY_WIDTH[data.dtype.itemsize],
+    return make_batch(
+        KIND_BY_WIDTH[data.dtype.itemsize],
         len(data),
         data,
         validity=bitmap,
@@ -172,9 +174,9 @@ def _int_batch(
     )
 
 
-def _numpy_batch(
+def numpy_batch(
     arr: np.ndarray[Any, Any], ptype: PaimonType, mask: npt.NDArray[np.bool_] | None
-) -> _Batch:
+) -> Batch:
     """A one-dimensional numpy array (``mask``: True where valid) as a batch."""
     if arr.ndim == 0:
         arr = arr.reshape(1)
@@ -185,7 +187,7 @@ def _numpy_batch(
         # Object arrays hold Python objects; bytes and str arrays are NUL-padded
         # to a fixed width, and numpy's own reading of them (trailing NULs are
         # not part of a value) is the one tolist() gives.
-        return _python_batch(arr.tolist(), ptype)
+        return python_batch(arr.tolist(), ptype)
     if kind == "b":
         raise UnsupportedTypeError(f"{ptype.describe()} values cannot come from a boolean array")
     fam = ptype.family
@@ -199,7 +201,7 @@ def _numpy_batch(
                 raise UnsupportedTypeError(
                     f"DATE values need datetime64[D], not {arr.dtype} (convert explicitly)"
                 )
-            return _int_batch(arr.view(np.int64), mask, ptype)
+            return int_batch(arr.view(np.int64), mask, ptype)
         if ptype.name == "TIME" and kind == "m":
             unit = np.datetime_data(arr.dtype)[0]
             per_ms = {"ns": 1_000_000, "us": 1000, "ms": 1}
@@ -210,28 +212,28 @@ def _numpy_batch(
                 millis = arr.astype("timedelta64[ms]").view(np.int64)
             else:
                 raise UnsupportedTypeError(f"TIME values cannot come from {arr.dtype}")
-            return _int_batch(millis, mask, ptype)
+            return int_batch(millis, mask, ptype)
         if kind in "iu":
-            return _int_batch(arr, mask, ptype)
+            return int_batch(arr, mask, ptype)
     elif fam in ("float", "double") and kind in "fiu":
         target = np.float32 if fam == "float" else np.float64
         # Java's (float) / (double) conversion rounds to nearest, as astype does.
         data = native_order(arr) if arr.dtype == target else arr.astype(target)
         kind_c = lib.PBA_PAIMON_KIND_FLOAT32 if fam == "float" else lib.PBA_PAIMON_KIND_FLOAT64
-        return _make_batch(kind_c, len(data), data, validity=_bitmap(mask), keepalive=(data,))
+        return make_batch(kind_c, len(data), data, validity=_bitmap(mask), keepalive=(data,))
     elif fam == "timestamp" and kind == "M":
         unit = np.datetime_data(arr.dtype)[0]
-        if unit not in _TS_UNITS:
+        if unit not in TS_UNITS:
             if unit not in ("Y", "M", "W", "D", "h", "m"):
                 raise UnsupportedTypeError(f"{ptype.describe()} cannot come from {arr.dtype}")
             arr = arr.astype("datetime64[s]")
             unit = "s"
         data = native_order(arr).view(np.int64)
-        return _make_batch(
+        return make_batch(
             lib.PBA_PAIMON_KIND_TIMESTAMP,
             len(data),
             data,
-            ts_unit=_TS_UNITS[unit],
+            ts_unit=TS_UNITS[unit],
             ts_precision=ptype.precision,
             validity=_bitmap(mask),
             keepalive=(data,),
@@ -284,7 +286,7 @@ def _python_scalar(value: Any, ptype: PaimonType) -> int | float:
     )
 
 
-def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
+def python_batch(items: Sequence[Any], ptype: PaimonType) -> Batch:
     """Python objects (None = null) converted once into a C batch."""
     fam = ptype.family
     n = len(items)
@@ -315,7 +317,7 @@ def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         data = b"".join(chunks)
-        return _make_batch(
+        return make_batch(
             lib.PBA_PAIMON_KIND_BYTES,
             n,
             data,
@@ -329,7 +331,7 @@ def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
         for i, v in enumerate(items):
             if not _is_null(v):
                 floats[i] = _python_scalar(v, ptype)
-        return _numpy_batch(floats, ptype, mask)
+        return numpy_batch(floats, ptype, mask)
     ints = np.zeros(n, dtype=np.int64)
     for i, v in enumerate(items):
         if _is_null(v):
@@ -349,7 +351,7 @@ def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
             )
         ints[i] = int(iv)
     if fam == "timestamp":
-        return _make_batch(
+        return make_batch(
             lib.PBA_PAIMON_KIND_TIMESTAMP,
             n,
             ints,
@@ -358,9 +360,7 @@ def _python_batch(items: Sequence[Any], ptype: PaimonType) -> _Batch:
             validity=_bitmap(mask),
             keepalive=(ints,),
         )
-    return _make_batch(
-        lib.PBA_PAIMON_KIND_INT64, n, ints, validity=_bitmap(mask), keepalive=(ints,)
-    )
+    return make_batch(lib.PBA_PAIMON_KIND_INT64, n, ints, validity=_bitmap(mask), keepalive=(ints,))
 
 
 def _numpy_datetime_scalar(value: np.datetime64, ptype: PaimonType) -> int:
@@ -372,7 +372,7 @@ def _numpy_datetime_scalar(value: np.datetime64, ptype: PaimonType) -> int:
         return int(value.astype(np.int64))
     if ptype.family != "timestamp":
         raise UnsupportedTypeError(f"{ptype.describe()} values cannot be datetime64", value=value)
-    if unit not in _TS_UNITS:
+    if unit not in TS_UNITS:
         value = value.astype("datetime64[s]")
         unit = "s"
     count = int(value.astype(np.int64))
@@ -380,142 +380,6 @@ def _numpy_datetime_scalar(value: np.datetime64, ptype: PaimonType) -> int:
     if unit == "ns":
         return count // 1000
     return count * {"s": 1_000_000, "ms": 1000, "us": 1}[unit]
-
-
-# ---- pyarrow ----------------------------------------------------------------------
-
-
-def _arrow_batches(values: Any, ptype: PaimonType) -> Iterator[_Batch]:
-    import pyarrow as pa
-
-    if isinstance(values, pa.ChunkedArray):
-        for chunk in values.chunks:
-            yield from _arrow_batches(chunk, ptype)
-        return
-    if isinstance(values, pa.Scalar):
-        yield _python_batch([values.as_py()], ptype)
-        return
-    if not isinstance(values, pa.Array):
-        raise UnsupportedTypeError(f"unsupported pyarrow input {type(values).__name__}")
-    arr = values
-    if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
-    t = arr.type
-    fam = ptype.family
-    if pa.types.is_null(t):
-        yield _python_batch([None] * len(arr), ptype)
-        return
-    if fam in ("string", "binary"):
-        yield _arrow_binary(arr, ptype)
-        return
-    width: int | None = None
-    kind = 0
-    ts_unit = 0
-    if fam == "int":
-        if pa.types.is_signed_integer(t) and t.bit_width <= ptype.bits:
-            width, kind = t.bit_width // 8, _KIND_BY_WIDTH[t.bit_width // 8]
-        elif (ptype.name == "DATE" and pa.types.is_date32(t)) or (
-            ptype.name == "TIME" and pa.types.is_time32(t) and t.unit == "ms"
-        ):
-            # date32 is int32 days and time32[ms] int32 millis: Paimon's own ints.
-            width, kind = 4, lib.PBA_PAIMON_KIND_INT32
-    elif fam == "float" and pa.types.is_float32(t):
-        width, kind = 4, lib.PBA_PAIMON_KIND_FLOAT32
-    elif fam == "double" and pa.types.is_float64(t):
-        width, kind = 8, lib.PBA_PAIMON_KIND_FLOAT64
-    elif fam == "timestamp" and pa.types.is_timestamp(t):
-        # Arrow timestamps are epoch counts in UTC whatever their zone label.
-        width, kind, ts_unit = 8, lib.PBA_PAIMON_KIND_TIMESTAMP, _TS_UNITS[t.unit]
-    if width is not None:
-        bufs = arr.buffers()
-        whole = memoryview(bufs[1]) if bufs[1] is not None else memoryview(b"")
-        data = whole[arr.offset * width : (arr.offset + len(arr)) * width]
-        has_nulls = arr.null_count > 0 and bufs[0] is not None
-        yield _make_batch(
-            kind,
-            len(arr),
-            data,
-            ts_unit=ts_unit,
-            ts_precision=max(ptype.precision, 0),
-            validity=bufs[0] if has_nulls else None,
-            validity_offset=arr.offset if has_nulls else 0,
-            keepalive=(arr, bufs[1]),
-        )
-        return
-    yield _arrow_via_numpy(arr, ptype)
-
-
-def _arrow_via_numpy(arr: Any, ptype: PaimonType) -> _Batch:
-    """Arrow arrays without a zero-copy path: one conversion through numpy."""
-    import pyarrow as pa
-
-    t = arr.type
-    mask = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else None
-    name = ptype.name
-    if name == "DATE" and pa.types.is_date64(t):
-        ints = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        return _int_batch(np.floor_divide(ints, 86_400_000), mask, ptype)
-    if name == "TIME" and (pa.types.is_time32(t) or pa.types.is_time64(t)):
-        per_ms = {"s": -1000, "ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
-        # Arrow casts time32 only to int32 and time64 only to int64.
-        raw = arr.cast(pa.int32() if pa.types.is_time32(t) else pa.int64())
-        ints = raw.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-        millis = ints * 1000 if per_ms < 0 else np.floor_divide(ints, per_ms)
-        return _int_batch(millis, mask, ptype)
-    if pa.types.is_integer(t) or pa.types.is_floating(t):
-        np_arr = np.asarray(arr.fill_null(0).to_numpy(zero_copy_only=False))
-        return _numpy_batch(np_arr, ptype, mask)
-    if ptype.family == "timestamp" and pa.types.is_date(t):
-        raise UnsupportedTypeError(
-            f"{ptype.describe()} values cannot come from an Arrow {t} array; cast to timestamp"
-        )
-    raise UnsupportedTypeError(f"{ptype.describe()} values cannot come from an Arrow {t} array")
-
-
-def _arrow_binary(arr: Any, ptype: PaimonType) -> _Batch:
-    import pyarrow as pa
-
-    t = arr.type
-    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-        arr = arr.cast(pa.large_string() if pa.types.is_string_view(t) else pa.large_binary())
-        t = arr.type
-    bufs = arr.buffers()
-    has_nulls = arr.null_count > 0 and bufs[0] is not None
-    validity = bufs[0] if has_nulls else None
-    voff = arr.offset if has_nulls else 0
-    if pa.types.is_fixed_size_binary(t):
-        w = t.byte_width
-        data = memoryview(bufs[1])[arr.offset * w : (arr.offset + len(arr)) * w]
-        return _make_batch(
-            lib.PBA_PAIMON_KIND_FIXED,
-            len(arr),
-            data,
-            width=w,
-            validity=validity,
-            validity_offset=voff,
-            keepalive=(arr, bufs[1]),
-        )
-    if not (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-    ):
-        raise UnsupportedTypeError(f"{ptype.name} values cannot come from an Arrow {t} array")
-    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-    ow = 8 if large else 4
-    offsets = memoryview(bufs[1])[arr.offset * ow : (arr.offset + len(arr) + 1) * ow]
-    values = bufs[2] if bufs[2] is not None else b""
-    return _make_batch(
-        lib.PBA_PAIMON_KIND_BYTES,
-        len(arr),
-        values,
-        offsets=offsets,
-        offsets64=large,
-        validity=validity,
-        validity_offset=voff,
-        keepalive=(arr, bufs[1], bufs[2]),
-    )
 
 
 # ---- FastHash -------------------------------------------------------------------------

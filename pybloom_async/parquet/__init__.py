@@ -9,6 +9,8 @@ encodes probe values with :func:`encode_value`. Small files of a known layout
 
 from __future__ import annotations
 
+from .chunks import ColumnChunk as ColumnChunk
+from .chunks import GroupChunks as GroupChunks
 from .decode import decode_file_metadata as decode_file_metadata
 from .elements import CompressionCodec as CompressionCodec
 from .elements import Encoding as Encoding
@@ -26,18 +28,16 @@ from .logical import ConvertedType as ConvertedType
 from .logical import LogicalKind as LogicalKind
 from .logical import LogicalType as LogicalType
 from .logical import TimeUnit as TimeUnit
-from .metadata import ColumnChunk as ColumnChunk
 from .metadata import FileMetaData as FileMetaData
-from .metadata import GroupChunks as GroupChunks
 from .metadata import RowGroup as RowGroup
 from .pages import DATA_PAGE as DATA_PAGE
 from .pages import PageHeaderReader as PageHeaderReader
 from .pages import decode_page_header as decode_page_header
-from .schema import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
 from .schema import ColumnDescriptor as ColumnDescriptor
 from .schema import Repetition as Repetition
 from .schema import Schema as Schema
-from .schema import build_schema as build_schema
+from .schema_build import MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH
+from .schema_build import build_schema as build_schema
 from .tail import MAGIC as MAGIC
 from .tail import FooterBounds as FooterBounds
 from .tail import check_leading_magic as check_leading_magic

@@ -13,7 +13,8 @@ from . import thrift_specs as wire
 from .footer_bytes import FooterBytes
 from .metadata import FileMetaData
 from .passes import HEAD_AND_CHUNKS_PASS, HEAD_AND_KEY_VALUES_PASS, HEAD_PASS
-from .schema import Schema, schema_from_elements
+from .schema import Schema
+from .schema_build import schema_from_elements
 from .thrift import THRIFT_DECODER, decode_struct, non_negative, require_field
 
 

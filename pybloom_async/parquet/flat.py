@@ -28,7 +28,7 @@ from thrift.Thrift import TType
 from ..errors import EncryptedFileError, ParquetFormatError
 from ..types import PhysicalType
 from . import thrift_specs as wire
-from .schema import MAX_SCHEMA_DEPTH, PHYSICAL_BY_NUMBER, REPETITION_BY_NUMBER, child_count
+from .schema_build import MAX_SCHEMA_DEPTH, PHYSICAL_BY_NUMBER, REPETITION_BY_NUMBER, child_count
 from .thrift import THRIFT_DECODER, decode_struct, require_field
 
 

@@ -1,4 +1,5 @@
-"""The typed footer model: FileMetaData, its row groups and column chunks, decoded lazily.
+"""The typed footer model: FileMetaData and its row groups, decoded lazily (the column chunks:
+:mod:`.chunks`).
 
 How a footer is located and decoded (pure functions over bytes; no I/O):
 
@@ -23,194 +24,16 @@ from exhausting the stack, and every exception it raises becomes a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
-from ..errors import ParquetFormatError, PyBloomError
-from ..types import PhysicalType
 from . import thrift_specs as wire
+from .chunks import ChunkTable, ColumnChunk, GroupChunks
 from .elements import (
-    CODECS,
-    ENCODINGS,
-    PAGE_TYPES,
     KeyValue,
-    PageEncodingStats,
-    Statistics,
 )
 from .footer_bytes import FooterBytes
-from .passes import CHUNKS_PASS, check_chunk
-from .scan import ScannedChunk, scan_footer
-from .schema import ColumnDescriptor, Schema
+from .schema import Schema
 from .thrift import lenient_text
-
-
-class ColumnChunk:
-    """One column of one row group, with what the planner needs to fetch its filter.
-
-    ``bloom_filter_offset``/``bloom_filter_length`` are passed through as found
-    (``None`` when absent); the planner range-checks them. Read-only: every
-    attribute comes from the decoded footer and was validated before this
-    object was made. The attributes pruning does not need (codec, encodings,
-    page offsets and sizes, encoding statistics, file path and offset) are
-    decoded for all chunks of the file the first time one of them is read.
-    """
-
-    __slots__ = ("_column", "_md", "_row_group", "_source")
-
-    def __init__(
-        self,
-        row_group: int,
-        column: ColumnDescriptor,
-        md: wire.ColumnMetaData | ScannedChunk,
-        source: FooterBytes,
-    ) -> None:
-        self._row_group = row_group
-        self._column = column
-        self._md = md
-        self._source = source
-
-    @property
-    def row_group(self) -> int:
-        """Index of the chunk's row group."""
-        return self._row_group
-
-    @property
-    def column(self) -> ColumnDescriptor:
-        """The schema leaf this chunk holds."""
-        return self._column
-
-    @property
-    def path(self) -> str:
-        """The column's dotted path."""
-        return self._column.path
-
-    @property
-    def physical_type(self) -> PhysicalType:
-        """The column's physical type."""
-        return self._column.physical_type
-
-    @property
-    def num_values(self) -> int:
-        """Values in the chunk, nulls included."""
-        return self._md.num_values  # type: ignore[return-value]  # checked at decode
-
-    @property
-    def statistics(self) -> Statistics | None:
-        """Min/max and null counts, if the writer recorded them."""
-        return self._md.statistics  # built as the Statistics class (CHUNKS_PASS, or the scan)
-
-    @property
-    def bloom_filter_offset(self) -> int | None:
-        """Where the chunk's Bloom filter starts, as found (unchecked; see the planner)."""
-        return self._md.bloom_filter_offset
-
-    @property
-    def bloom_filter_length(self) -> int | None:
-        """Header + bitset bytes of the filter, as found (unchecked), when recorded."""
-        return self._md.bloom_filter_length
-
-    @property
-    def has_bloom_filter(self) -> bool:
-        """Whether the writer recorded a Bloom filter for this chunk."""
-        return self._md.bloom_filter_offset is not None
-
-    # ---- details, decoded on first use (see FooterBytes.details)
-
-    def _details(self) -> wire.ColumnChunk:
-        return self._source.details()[self._row_group][self._column.index]
-
-    def _details_md(self) -> wire.ColumnMetaData:
-        md = self._details().meta_data
-        assert md is not None  # checked when the details were decoded
-        return md
-
-    @property
-    def codec(self) -> int:
-        """A CompressionCodec member, or the raw number if unknown."""
-        codec: int = self._details_md().codec  # type: ignore[assignment]  # checked
-        return CODECS.get(codec, codec)
-
-    @property
-    def encodings(self) -> tuple[int, ...]:
-        """Encoding members (raw numbers if unknown)."""
-        return tuple(ENCODINGS.get(e, e) for e in self._details_md().encodings or ())
-
-    @property
-    def data_page_offset(self) -> int:
-        """Offset of the chunk's first data page."""
-        return self._details_md().data_page_offset  # type: ignore[return-value]  # checked
-
-    @property
-    def dictionary_page_offset(self) -> int | None:
-        """Offset of the dictionary page, if any."""
-        return self._details_md().dictionary_page_offset
-
-    @property
-    def index_page_offset(self) -> int | None:
-        """Offset of the index page (no writer uses it), if any."""
-        return self._details_md().index_page_offset
-
-    @property
-    def total_compressed_size(self) -> int:
-        """Bytes of the chunk's pages as stored."""
-        return self._details_md().total_compressed_size  # type: ignore[return-value]  # checked
-
-    @property
-    def total_uncompressed_size(self) -> int:
-        """Bytes of the chunk's pages uncompressed."""
-        return self._details_md().total_uncompressed_size  # type: ignore[return-value]  # checked
-
-    @property
-    def encoding_stats(self) -> tuple[PageEncodingStats, ...] | None:
-        """Page counts per page type and encoding, if recorded."""
-        raw = self._details_md().encoding_stats
-        if raw is None:
-            return None
-        # Each entry's fields were checked when the details were decoded.
-        return tuple(
-            PageEncodingStats(
-                page_type=PAGE_TYPES.get(s.page_type, s.page_type),  # type: ignore[arg-type]
-                encoding=ENCODINGS.get(s.encoding, s.encoding),  # type: ignore[arg-type]
-                count=s.count,  # type: ignore[arg-type]
-            )
-            for s in raw
-        )
-
-    @property
-    def file_path(self) -> str | None:
-        """The file holding the chunk's data when not this one (rare)."""
-        return lenient_text(self._details().file_path)
-
-    @property
-    def file_offset(self) -> int:
-        """The deprecated ``file_offset`` (0 when the writer omitted it)."""
-        # parquet.thrift gives file_offset a default of 0; some writers omit it.
-        offset = self._details().file_offset
-        return offset if offset is not None else 0
-
-    @property
-    def has_offset_index(self) -> bool:
-        """Whether the writer recorded an offset index (the page index) for the chunk."""
-        return self._details().offset_index_offset is not None
-
-    def __repr__(self) -> str:
-        return (
-            f"ColumnChunk(row_group={self._row_group}, path={self.path!r}, "
-            f"physical_type={self.physical_type.name}, num_values={self.num_values}, "
-            f"bloom_filter_offset={self.bloom_filter_offset}, "
-            f"bloom_filter_length={self.bloom_filter_length})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, ColumnChunk):
-            return NotImplemented
-        return (
-            self._row_group == other._row_group
-            and self._column == other._column
-            and self._source.data == other._source.data
-        )
-
-    def __hash__(self) -> int:
-        return hash((self._row_group, self._column.index, self._source.data))
 
 
 class RowGroup:
@@ -282,21 +105,6 @@ class RowGroup:
 
     def __hash__(self) -> int:
         return hash((self._index, self._chunks.source.data))
-
-
-class GroupChunks:
-    """Some column chunks of one row group, by leaf index (:meth:`FileMetaData.chunks_of`)."""
-
-    __slots__ = ("columns", "index", "num_rows")
-
-    def __init__(self, index: int, num_rows: int, columns: Mapping[int, ColumnChunk]) -> None:
-        self.index = index  #: position of the row group in the file
-        self.num_rows = num_rows  #: rows in the row group
-        self.columns = columns  #: the chunks read, by leaf index
-
-    def __repr__(self) -> str:
-        leaves = list(self.columns)
-        return f"GroupChunks(index={self.index}, num_rows={self.num_rows}, leaves={leaves})"
 
 
 #: Sets of leaves whose chunks a footer keeps (:meth:`FileMetaData.chunks_of`).
@@ -444,112 +252,3 @@ class FileMetaData:
 
     def __hash__(self) -> int:
         return hash(self._source.data)
-
-
-# The column chunks, like the other lazily decoded parts (footer_bytes.py), hold no
-# reference back to the objects that use them.
-
-
-class ChunkTable:
-    """The column chunks of every row group, decoded and validated on first use."""
-
-    __slots__ = ("_chunks", "_raw", "raw_paths", "schema", "source")
-
-    def __init__(
-        self,
-        source: FooterBytes,
-        schema: Schema,
-        raw_paths: list[list[bytes]],
-        raw: list[wire.RowGroup] | None,
-    ) -> None:
-        self.source = source
-        self.schema = schema
-        self.raw_paths = raw_paths
-        # The row groups as the first pass decoded them, when it read the chunks too
-        # (not yet validated); else None and a pass of their own reads them.
-        self._raw = raw
-        self._chunks: tuple[tuple[ColumnChunk, ...], ...] | None = None
-
-    def get(self) -> tuple[tuple[ColumnChunk, ...], ...]:
-        found = self._chunks
-        if found is None:
-            found = self._chunks = self._decode()
-            self._raw = None
-        return found
-
-    def some(
-        self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
-    ) -> tuple[GroupChunks, ...]:
-        """The chunks of the leaves ``indexes``: scanned, unless decoded already or refused
-        by the scanner (then the decoder raises why, or reads them)."""
-        decoded = self._chunks
-        if decoded is None and self._raw is None:
-            try:
-                scanned = self._scanned(indexes, groups)
-            except PyBloomError:
-                scanned = None
-            if scanned is not None:
-                return scanned
-        decoded = self.get()
-        return tuple(
-            GroupChunks(g.index, g.num_rows, {i: decoded[g.index][i] for i in indexes})
-            for g in groups
-        )
-
-    def _scanned(
-        self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
-    ) -> tuple[GroupChunks, ...] | None:
-        source = self.source
-        columns = self.schema.columns
-        raw_paths = self.raw_paths
-        scan = scan_footer(
-            source.data, self.schema, raw_paths, indexes, groups=len(groups), path=source.path
-        )
-        if scan.schema_leaves != len(columns) or scan.num_rows != tuple(g.num_rows for g in groups):
-            return None  # read differently from the decoder's first pass: it decides
-        out = []
-        for group, chunks in zip(groups, scan.chunks, strict=True):
-            made = {
-                i: ColumnChunk(group.index, columns[i], c, source)
-                for i, c in zip(indexes, chunks, strict=True)
-            }
-            out.append(GroupChunks(group.index, group.num_rows, made))
-        return tuple(out)
-
-    def _decode(self) -> tuple[tuple[ColumnChunk, ...], ...]:
-        source = self.source
-        path = source.path
-        columns = self.schema.columns
-        raw_paths = self.raw_paths
-        raw = self._raw
-        groups = source.groups(source.decode(CHUNKS_PASS)) if raw is None else raw
-        out = []
-        for index, group in enumerate(groups):
-            chunks = group.columns
-            if chunks is None:
-                raise ParquetFormatError(
-                    f"required field RowGroup.columns is missing (row group {index})", path=path
-                )
-            if len(chunks) != len(columns):
-                raise ParquetFormatError(
-                    f"row group {index} has {len(chunks)} column chunks but the schema has "
-                    f"{len(columns)} leaf columns",
-                    path=path,
-                )
-            made = []
-            # Once per column chunk: the common case is a few comparisons, and
-            # error texts are built only on failure.
-            for chunk, column, raw_path in zip(chunks, columns, raw_paths, strict=True):
-                md = chunk.meta_data
-                if (
-                    chunk.crypto_metadata is not None
-                    or md is None
-                    or md.type != column.physical_type
-                    or md.path_in_schema != raw_path
-                    or md.num_values is None
-                    or md.num_values < 0
-                ):
-                    check_chunk(chunk, index, column, path)  # raises, or accepts the path
-                made.append(ColumnChunk(index, column, md, source))  # type: ignore[arg-type]
-            out.append(tuple(made))
-        return tuple(out)

@@ -330,7 +330,7 @@ def scan_footer(
         Exactly the FileMetaData bytes (trailing bytes after its end are ignored).
     schema, raw_paths:
         The footer's schema as the decoder built it, and each leaf's path as the raw name
-        bytes (:func:`.schema.schema_from_elements`): every chunk is checked against them.
+        bytes (:func:`.schema_build.schema_from_elements`): every chunk is checked against them.
     wanted:
         Leaf indexes, distinct and ascending.
     groups:

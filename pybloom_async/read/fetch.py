@@ -12,7 +12,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from ..checks import integer, positive_int
-from ..core.filter import SplitBlockBloomFilter, decode_header
+from ..core.filter import SplitBlockBloomFilter
+from ..core.sizes import decode_header
 from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError
 from ..io.base import ByteSource
 from ..io.identity import SourceIdentity

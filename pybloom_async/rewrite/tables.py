@@ -42,7 +42,7 @@ import obstore
 
 from ..errors import InvalidArgumentError, SourceError
 from ..io.address import parse_address
-from ..io.base import map_errors
+from ..io.failures import map_errors
 from ..io.store import StoreOptions, cached_store
 from ..tables import table_kind
 from . import delta, iceberg

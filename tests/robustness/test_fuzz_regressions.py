@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pybloom_async.core.filter import SplitBlockBloomFilter, decode_header, optimal_num_bytes
+from pybloom_async.core.filter import SplitBlockBloomFilter
+from pybloom_async.core.sizes import decode_header, optimal_num_bytes
 from pybloom_async.errors import (
     FilterSizeError,
     FilterTooLargeError,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ...checks import integer, positive_int, probability, require_pyarrow
-from ...core.filter import DEFAULT_MAX_BYTES, MIN_BYTES
+from ...core.sizes import DEFAULT_MAX_BYTES, MIN_BYTES
 from ...errors import InvalidArgumentError, PyBloomError
 from ...io.base import FileInfo, location_text
 from ...io.store import StoreOptions

@@ -56,8 +56,8 @@ from pybloom_async import (
     prune_sync,
 )
 from pybloom_async.apps.cli import main
-from pybloom_async.core.filter import optimal_num_bytes
 from pybloom_async.core.hashing import hash_values
+from pybloom_async.core.sizes import optimal_num_bytes
 from pybloom_async.errors import (
     FilterTooLargeError,
     IndexStaleError,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pybloom_async.io.base import describe, shorten
+from pybloom_async.io.failures import describe, shorten
 
 # obstore 0.12's message for a LIST of a bucket that does not exist (moto), as raised.
 NO_BUCKET = (

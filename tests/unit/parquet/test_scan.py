@@ -24,7 +24,7 @@ from pybloom_async.parquet import THRIFT_DECODER, parse_footer_tail
 from pybloom_async.parquet import thrift_specs as wire
 from pybloom_async.parquet.decode import decode_file_metadata_with
 from pybloom_async.parquet.scan import scan_footer
-from pybloom_async.parquet.schema import schema_from_elements
+from pybloom_async.parquet.schema_build import schema_from_elements
 from pybloom_async.parquet.thrift import decode_struct
 from pybloom_async.types import PhysicalType
 
@@ -300,19 +300,19 @@ def test_pruning_builds_only_the_wanted_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pybloom_async import prune_sync
-    from pybloom_async.parquet import metadata
+    from pybloom_async.parquet import chunks
 
     path = tmp_path / "t.parquet"
     table = pa.table({"id": list(range(40)), "s": [str(i) for i in range(40)], "x": [1.0] * 40})
     pq.write_table(table, path, row_group_size=10, bloom_filter_options={"id": {"ndv": 10}})
     made: list[int] = []
-    init = metadata.ColumnChunk.__init__
+    init = chunks.ColumnChunk.__init__
 
     def counting(self: Any, *args: Any) -> None:
         made.append(args[1].index)
         init(self, *args)
 
-    monkeypatch.setattr(metadata.ColumnChunk, "__init__", counting)
+    monkeypatch.setattr(chunks.ColumnChunk, "__init__", counting)
     verdicts = prune_sync(str(path), "id = 13")
     assert [v.kept for v in verdicts] == [False, True, False, False]
     # One chunk per row group, of the predicate's column: the others are not decoded.

@@ -484,7 +484,7 @@ def test_pyarrow_written_schema_matches(tmp_path: Path) -> None:
 
 
 def test_schema_from_a_footer_builds_its_tree_on_first_use() -> None:
-    from pybloom_async.parquet.schema import schema_from_elements
+    from pybloom_async.parquet.schema_build import schema_from_elements
 
     elements = nested_elements()
     eager = build_schema(elements)
