@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from ..errors import PredicateError
 from .tokens import literal_text, quote_column
@@ -282,43 +282,42 @@ def _values_text(values: tuple[Any, ...], full: bool) -> str:
 
 
 @dataclass(frozen=True, eq=True)
-class And(Predicate):
-    """All children hold."""
+class _Junction(Predicate):
+    """AND or OR over children: one body for both, the word (``_word``) their only
+    difference. A child of the other kind is written in parentheses."""
 
     children: tuple[Predicate, ...]
+    _word: ClassVar[str]
 
     @classmethod
     def of(cls, *parts: Predicate) -> Predicate:
         flat: list[Predicate] = []
         for p in parts:
-            flat.extend(p.children if isinstance(p, And) else (p,))
+            flat.extend(p.children if isinstance(p, cls) else (p,))
         return flat[0] if len(flat) == 1 else cls(tuple(flat))
 
     def columns(self) -> frozenset[str]:
         return frozenset().union(*(c.columns() for c in self.children))
 
     def _render(self, full: bool) -> str:
-        return " AND ".join(_paren(c, Or, full) for c in self.children)
+        return f" {self._word} ".join(
+            c._render(full) if isinstance(c, type(self)) else _paren(c, _Junction, full)
+            for c in self.children
+        )
 
 
 @dataclass(frozen=True, eq=True)
-class Or(Predicate):
+class And(_Junction):
+    """All children hold."""
+
+    _word = "AND"
+
+
+@dataclass(frozen=True, eq=True)
+class Or(_Junction):
     """At least one child holds."""
 
-    children: tuple[Predicate, ...]
-
-    @classmethod
-    def of(cls, *parts: Predicate) -> Predicate:
-        flat: list[Predicate] = []
-        for p in parts:
-            flat.extend(p.children if isinstance(p, Or) else (p,))
-        return flat[0] if len(flat) == 1 else cls(tuple(flat))
-
-    def columns(self) -> frozenset[str]:
-        return frozenset().union(*(c.columns() for c in self.children))
-
-    def _render(self, full: bool) -> str:
-        return " OR ".join(_paren(c, And, full) for c in self.children)
+    _word = "OR"
 
 
 @dataclass(frozen=True, eq=True)
