@@ -20,7 +20,7 @@ from ..index.prune import prune_with_index
 from ..io.base import FileInfo
 from ..io.files import FileStream, expand_paths, few_local_files
 from ..io.sinks import is_local
-from ..lake.prune import row_group_verdicts, verdicts_at
+from ..lake.prune import index_pass_run, row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
 from ..predicate import Predicate, as_predicate
 from ..pruning.api import CompiledPredicate
@@ -222,13 +222,8 @@ class _Lake:
         parts.settle(listed)
         parts.every = lambda: expand_paths(root, r.reader, unreadable=[])
         listed = parts.kept_list(listed)
-        if self.choice == "lake":
-            decided = await verdicts_at(r, root, listed, compiled.predicate, found)
-        else:
-            # Under "auto" the index only saves reads: a stale entry or a damaged segment
-            # leaves the file to its own filters, strict or not.
-            async with open_run(RunOptions(reader=r.reader)) as quiet:
-                decided = await verdicts_at(quiet, root, listed, compiled.predicate, found)
+        async with index_pass_run(r, self.choice == "lake") as index_run:
+            decided = await verdicts_at(index_run, root, listed, compiled.predicate, found)
         if self.index_verdicts is not None:
             for verdict in decided:
                 self.index_verdicts.append(verdict)

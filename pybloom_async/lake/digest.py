@@ -36,11 +36,11 @@ from ..pruning.verdicts import Rule, Verdict
 from ..read.fetch import Footer, footer_from_metadata
 from ..read.ranges import merge_ranges
 from ..read.reader import BloomReader
-from ..read.run import RunOptions, open_run
+from ..read.run import Run
 from ..tasks.workers import gather
 from .format import Digest, DigestRecords, digest_record, record_metadata
 from .material import FileMaterial
-from .prune import IndexEntry, verdicts_at
+from .prune import IndexEntry, index_pass_run, verdicts_at
 from .segments import LoadedSegment
 
 #: Schema keys are numbers the footer decoder gives in one process: a key made in another
@@ -226,29 +226,32 @@ def _as(footer: Footer, identity: SourceIdentity) -> Footer:
 
 
 async def lake_lookup_files(
-    reader: BloomReader,
+    run: Run,
     root: str | os.PathLike[str],
     files: Sequence[str | FileInfo],
     where: Predicate,
     segments: Sequence[FileInfo],
-    strict: bool = False,
+    required: bool = False,
 ) -> LakeFiles:
     """``files`` less those the lake index under ``root`` rules out (its ``segments``, as
     listed), and what its digest says of them (see :class:`LakeFiles`). The segments the
-    reader kept are used with no request while they are the version listed. ``strict``
-    (the index required, and the run strict): a stale entry or a damaged segment raises,
-    where otherwise the file is left to its own filters.
+    run's reader kept are used with no request while they are the version listed.
+    ``required`` (``use_index="lake"``): with the run's ``strict``, a stale entry or a
+    damaged segment raises, where otherwise the file is left to its own filters
+    (:func:`~.prune.index_pass_run`).
 
     Raises
     ------
     IndexStaleError, PyBloomError
-        With ``strict``: a file changed since the index was built, or a damaged segment.
+        ``required`` and ``strict``: a file changed since the index was built, or a damaged
+        segment.
     """
+    reader = run.reader
     if not segments or not files:
         return LakeFiles(list(files))
-    async with open_run(RunOptions(reader=reader, strict=strict)) as run:
+    async with index_pass_run(run, required) as index_run:
         entries: list[IndexEntry | None] = []
-        verdicts = await verdicts_at(run, root, files, where, segments, entries)
+        verdicts = await verdicts_at(index_run, root, files, where, segments, entries)
     return await lake_files(reader, files, verdicts, entries)
 
 

@@ -10,7 +10,8 @@ column not covered.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -570,3 +571,17 @@ async def verdicts_at(
         run, files, names, loaded, where, row_groups=False, require_columns=False,
         entries=entries,
     )  # fmt: skip
+
+
+@asynccontextmanager
+async def index_pass_run(run: Run, required: bool) -> AsyncIterator[Run]:
+    """The run an index pass reads the lake index with: ``run`` itself where the index is
+    required (``use_index="lake"``: with ``strict``, a stale entry or a damaged segment
+    raises); else the same reader in a run without ``strict``, where the index only saves
+    reads and its own errors leave the files to their filters (docs/lake-index.md, "Which
+    index serves a run")."""
+    if required:
+        yield run
+    else:
+        async with open_run(RunOptions(reader=run.reader)) as quiet:
+            yield quiet

@@ -282,12 +282,9 @@ async def prune_table_with_lake_index(
     InvalidArgumentError
         ``required`` and the table has no lake index.
     """
-    from .prune import row_group_verdicts, verdicts_from_segments
+    from .prune import index_pass_run, row_group_verdicts, verdicts_from_segments
 
-    async with open_run(run) as r, open_run(RunOptions(reader=r.reader)) as quiet:
-        # Not required, the index only saves reads: its own errors leave the files to their
-        # filters, strict or not (docs/lake-index.md, "Which index serves a run").
-        index_run = r if required else quiet
+    async with open_run(run) as r, index_pass_run(r, required) as index_run:
         loaded = await _loaded(index_run, table)
         if required and loaded is None:
             raise _no_index(table)

@@ -243,11 +243,9 @@ async def _files(
         return await expand_paths(sources, rdr, unreadable=[])
 
     found = parts.kept_list(found)
-    # Only a required index ("lake") fails a strict run for a stale entry or a damaged
-    # segment; under "auto" the file is left to its own filters (index_policy).
-    strict = base.strict and args.use_index == "lake"
     root = lake_root(sources) or ""
-    kept = await lake_lookup_files(rdr, root, found, args.predicate, lake, strict)
+    required = args.use_index == "lake"
+    kept = await lake_lookup_files(base, root, found, args.predicate, lake, required)
     return found, kept, every
 
 

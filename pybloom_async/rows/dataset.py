@@ -477,8 +477,7 @@ async def pruned_dataset(
         lake = None
         if found:
             root = lake_root(sources) or ""
-            strict = r.strict and choice == "lake"  # as for lookups (index_policy)
-            lake = await lake_lookup_files(r.reader, root, files, predicate, found, strict)
+            lake = await lake_lookup_files(r, root, files, predicate, found, choice == "lake")
         return await dataset_from_files(
             r, files, predicate, partitions=parts, every=every, lake=lake
         )
