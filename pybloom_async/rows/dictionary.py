@@ -169,9 +169,7 @@ def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: Column
     try:
         start, end = chunk_range(plan, group, desc.index)
         head = held.read(start, min(end, start + _HEADER_BYTES))
-        if head is None:
-            head = held.read(start, end)
-        if head is None:
+        if head is None:  # the chunk's start is not held, so neither is the whole chunk
             return None
         header = decode_page_header(head, path=plan.path, column=desc.path)
     except PyBloomError:
