@@ -353,7 +353,7 @@ http {{
 
 @dataclass
 class NginxServer:
-    """nginx serving ``root`` with byte ranges; ``requests()`` reads its access log."""
+    """nginx serving ``root`` with byte ranges; ``requests_for()`` reads its access log."""
 
     port: int
     root: Path
@@ -370,11 +370,26 @@ class NginxServer:
     def url(self, name: str = "") -> str:
         return f"http://127.0.0.1:{self.port}/{name}"
 
-    def requests(self) -> list[str]:
-        """Access-log lines so far: ``METHOD URI STATUS "RANGE" BYTES`` (unbuffered)."""
+    def requests_for(self, name: str, count: int, settle: float = 0.1) -> list[str]:
+        """The access-log lines for ``/name``: ``METHOD URI STATUS "RANGE" BYTES``.
+
+        nginx logs a request after it has sent the response, so a client can see its answer
+        before the line is written. This waits (up to 10 s) until ``count`` lines are there,
+        then ``settle`` seconds more so that a surplus line shows up and fails the caller.
+        """
+        deadline = time.monotonic() + 10.0
+        while True:
+            lines = self._lines_for(name)
+            if len(lines) >= count or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        time.sleep(settle)
+        return self._lines_for(name)
+
+    def _lines_for(self, name: str) -> list[str]:
         if not self.access_log.exists():
             return []
-        return self.access_log.read_text().splitlines()
+        return [line for line in self.access_log.read_text().splitlines() if f" /{name} " in line]
 
 
 @pytest.fixture(scope="session")
