@@ -4,6 +4,16 @@
 by ``csrc/build_native.py``). Every C function reports failure as a negative status;
 :func:`check` is the one place a status becomes an exception, for every component (the
 core's codes from -1, Paimon's from -40, the footer scanner's from -60).
+
+**Buffer exports.** ``ffi.from_buffer(x)`` holds a buffer export of ``x`` for as long as
+the cdata lives. When ``x`` is a ``memoryview``, that export must never outlive the frame
+that may raise: on CPython before 3.12.7, a garbage cycle holding an exported memoryview
+(a traceback keeps the frames, the frames keep the memoryview and the cdata) makes the
+garbage collector clear the memoryview first and crash when the export is released
+(CPython issue 77894). So a call's export is scoped with ``with ffi.from_buffer(x) as p:``
+and the status is checked after the block; and a pointer kept beyond the call (a column
+handed to the C core) comes from the object itself (``bytes``, a numpy array, a pyarrow
+``Buffer`` slice), never from a ``memoryview`` of it.
 """
 
 from __future__ import annotations

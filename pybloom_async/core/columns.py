@@ -321,17 +321,18 @@ def _arrow_columns(values: Any, ptype: PhysicalType, width: int) -> Iterator[Col
         data = bufs[1]
         validity, voff = _arrow_validity(arr, bufs[0])
         start = arr.offset * width
-        view = memoryview(data)[start : start + len(arr) * width] if data is not None else b""
-        buf = ffi.from_buffer(view) if len(view) else ffi.NULL
+        # A Buffer slice, never a memoryview, is what the kept pointer exports (see _native).
+        piece = data.slice(start, len(arr) * width) if data is not None else b""
+        buf = ffi.from_buffer(piece) if len(piece) else ffi.NULL
         yield _new_column(
             ptype,
             width,
             len(arr),
             buf,
-            len(view),
+            len(piece),
             validity=validity,
             validity_offset=voff,
-            keepalive=(arr, data),
+            keepalive=(arr, data, piece),
         )
         return
     # Anything else goes through numpy with the exactness checks; nulls are
@@ -399,17 +400,18 @@ def _arrow_binary(arr: Any, ptype: PhysicalType) -> Column:
     bufs = arr.buffers()
     offsets_buf, data_buf = bufs[1], bufs[2]
     validity, voff = _arrow_validity(arr, bufs[0])
-    off_view = memoryview(offsets_buf)[arr.offset * owidth : (arr.offset + len(arr) + 1) * owidth]
-    data_view = memoryview(data_buf) if data_buf is not None else memoryview(b"")
+    # Buffer slices, never memoryviews, are what the kept pointers export (see _native).
+    offsets = offsets_buf.slice(arr.offset * owidth, (len(arr) + 1) * owidth)
+    data = data_buf if data_buf is not None else b""
     return _new_column(
         ptype,
         0,
         len(arr),
-        ffi.from_buffer(data_view) if len(data_view) else ffi.NULL,
-        len(data_view),
-        ffi.from_buffer(off_view),
+        ffi.from_buffer(data) if len(data) else ffi.NULL,
+        len(data),
+        ffi.from_buffer(offsets),
         large,
         validity,
         voff,
-        keepalive=(arr, offsets_buf, data_buf),
+        keepalive=(arr, offsets, data),
     )

@@ -34,8 +34,8 @@ def xxh64(data: bytes | bytearray | memoryview, seed: int = 0) -> int:
         raise UnsupportedTypeError("xxh64 hashes bytes; encode the str first (e.g. UTF-8)")
     if not 0 <= seed < 2**64:
         raise ValueEncodingError("seed must fit in 64 unsigned bits", value=seed)
-    buf = ffi.from_buffer(data)
-    return int(lib.pba_xxh64(buf, len(buf), seed))
+    with ffi.from_buffer(data) as buf:
+        return int(lib.pba_xxh64(buf, len(buf), seed))
 
 
 def hash_values(
@@ -94,10 +94,9 @@ def hash_plain_byte_arrays(data: bytes | memoryview) -> HashArray:
     size = len(data)
     out = np.empty(max(size // 4, 1), dtype=np.uint64)  # a value takes 4 bytes at least
     written = ffi.new("size_t *")
-    buf = ffi.from_buffer(data)
-    check(
-        lib.pba_hash_plain_byte_array(
+    with ffi.from_buffer(data) as buf:  # released before any raise (see _native)
+        rc = lib.pba_hash_plain_byte_array(
             buf, size, ffi.from_buffer("uint64_t[]", out), size // 4, written
         )
-    )
+    check(rc)
     return out[: written[0]]

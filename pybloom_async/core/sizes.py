@@ -43,9 +43,9 @@ def decode_header(buf: Any, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[int, in
         ``numBytes`` is not a power of two in [32, max_bytes].
     """
     limit = _c_limit(max_bytes)
-    view = ffi.from_buffer(buf)
     out = ffi.new("pba_bloom_header *")
-    rc = lib.pba_bloom_header_decode(view, len(view), limit, out)
+    with ffi.from_buffer(buf) as view:  # released before any raise (see _native)
+        rc = lib.pba_bloom_header_decode(view, len(view), limit, out)
     if rc == lib.PBA_OK:
         return int(out.header_len), int(out.num_bytes)
     if rc == lib.PBA_ERR_HDR_NUMBYTES:

@@ -55,12 +55,15 @@ def check_stripe(
         ``stripe`` is not ``num_files * 32`` bytes.
     """
     out = np.zeros(max(num_files, 1), dtype=np.uint8)
-    view = ffi.from_buffer(stripe)
     target = ffi.from_buffer("uint8_t[]", out)
-    for h in np.asarray(hashes, dtype=np.uint64).reshape(-1).tolist():
-        rc = lib.pba_sbbf_check_stripe(view, len(view), num_files, int(h), target)
-        if rc < 0:
-            check(int(rc), "checking a stripe")
+    rc = 0
+    with ffi.from_buffer(stripe) as view:  # released before any raise (see _native)
+        for h in np.asarray(hashes, dtype=np.uint64).reshape(-1).tolist():
+            rc = lib.pba_sbbf_check_stripe(view, len(view), num_files, int(h), target)
+            if rc < 0:
+                break
+    if rc < 0:
+        check(int(rc), "checking a stripe")
     return out[:num_files].astype(np.bool_)
 
 

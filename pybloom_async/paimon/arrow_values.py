@@ -58,8 +58,8 @@ def arrow_batches(values: Any, ptype: PaimonType) -> Iterator[Batch]:
         width, kind, ts_unit = 8, lib.PBA_PAIMON_KIND_TIMESTAMP, TS_UNITS[t.unit]
     if width is not None:
         bufs = arr.buffers()
-        whole = memoryview(bufs[1]) if bufs[1] is not None else memoryview(b"")
-        data = whole[arr.offset * width : (arr.offset + len(arr)) * width]
+        # Buffer slices, never memoryviews, are what the kept pointers export (see _native).
+        data = bufs[1].slice(arr.offset * width, len(arr) * width) if bufs[1] is not None else b""
         has_nulls = arr.null_count > 0 and bufs[0] is not None
         yield make_batch(
             kind,
@@ -115,7 +115,7 @@ def _arrow_binary(arr: Any, ptype: PaimonType) -> Batch:
     voff = arr.offset if has_nulls else 0
     if pa.types.is_fixed_size_binary(t):
         w = t.byte_width
-        data = memoryview(bufs[1])[arr.offset * w : (arr.offset + len(arr)) * w]
+        data = bufs[1].slice(arr.offset * w, len(arr) * w)
         return make_batch(
             lib.PBA_PAIMON_KIND_FIXED,
             len(arr),
@@ -134,7 +134,7 @@ def _arrow_binary(arr: Any, ptype: PaimonType) -> Batch:
         raise UnsupportedTypeError(f"{ptype.name} values cannot come from an Arrow {t} array")
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
     ow = 8 if large else 4
-    offsets = memoryview(bufs[1])[arr.offset * ow : (arr.offset + len(arr) + 1) * ow]
+    offsets = bufs[1].slice(arr.offset * ow, (len(arr) + 1) * ow)
     values = bufs[2] if bufs[2] is not None else b""
     return make_batch(
         lib.PBA_PAIMON_KIND_BYTES,

@@ -131,8 +131,11 @@ class BloomFilter64:
         view = memoryview(data).cast("B")
         k = ffi.new("int32_t *")
         nbytes = ffi.new("size_t *")
-        src = ffi.from_buffer(view) if view.nbytes else ffi.new("uint8_t[]", 1)
-        code = lib.pba_paimon_parse_header(src, view.nbytes, k, nbytes)
+        if view.nbytes:
+            with ffi.from_buffer(view) as src:  # released before any raise (see _native)
+                code = lib.pba_paimon_parse_header(src, view.nbytes, k, nbytes)
+        else:
+            code = lib.pba_paimon_parse_header(ffi.new("uint8_t[]", 1), 0, k, nbytes)
         if code != 0:
             if code == lib.PBA_PAIMON_ERR_TRUNCATED:
                 raise PaimonIndexError(

@@ -49,9 +49,16 @@ KIND_BY_WIDTH = {
 TS_UNITS = {"s": 0, "ms": 3, "us": 6, "ns": 9}
 
 
-def _ptr(buf: Any) -> Any:
-    """A C pointer into a buffer-protocol object, NULL for an empty one."""
-    return ffi.from_buffer(buf) if memoryview(buf).nbytes else ffi.NULL
+def _pointer(buf: Any) -> tuple[Any, int]:
+    """A C pointer into a buffer-protocol object (NULL for an empty one) and its size.
+
+    The pointer exports ``buf`` itself; a memoryview is copied first, since an export of
+    one must not outlive the call (see ``pybloom_async._native``).
+    """
+    if isinstance(buf, memoryview):
+        buf = buf.tobytes()
+    size = memoryview(buf).nbytes
+    return (ffi.from_buffer(buf) if size else ffi.NULL), size
 
 
 def make_batch(
@@ -74,22 +81,19 @@ def make_batch(
     c.ts_unit = ts_unit
     c.ts_precision = ts_precision
     c.n = n
-    data_mv = memoryview(data if data is not None else b"")
-    c.data = _ptr(data_mv)
-    c.data_len = data_mv.nbytes
-    owned: list[Any] = [data_mv, c.data]
+    data_ptr, c.data_len = _pointer(data if data is not None else b"")
+    c.data = data_ptr
+    owned: list[Any] = [data_ptr]
     if offsets is not None:
-        off_mv = memoryview(offsets)
-        c.offsets = _ptr(off_mv)
-        c.offsets_len = off_mv.nbytes
+        off_ptr, c.offsets_len = _pointer(offsets)
+        c.offsets = off_ptr
         c.offsets64 = 1 if offsets64 else 0
-        owned += [off_mv, c.offsets]
+        owned.append(off_ptr)
     if validity is not None:
-        val_mv = memoryview(validity)
-        c.validity = _ptr(val_mv)
-        c.validity_len = val_mv.nbytes
+        val_ptr, c.validity_len = _pointer(validity)
+        c.validity = val_ptr
         c.validity_offset = validity_offset
-        owned += [val_mv, c.validity]
+        owned.append(val_ptr)
     return Batch(c, (*owned, *keepalive), n)
 
 
