@@ -156,7 +156,7 @@ def child(master: str, sets: dict[str, str], where_text: str, runs: int) -> None
     from pyspark.sql import SparkSession
 
     from pybloom_async import prune_sync
-    from pybloom_async.apps.spark.jobs import prune_on_spark, surviving_files
+    from pybloom_async.spark.jobs import prune_on_spark, surviving_files
 
     spark = (
         SparkSession.builder.master(master)

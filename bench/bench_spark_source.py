@@ -26,7 +26,7 @@ Queries, each on a DataFrame loaded anew (as a user's query would):
   ``AND ts BETWEEN`` them;
 
 read by ``spark.read.format("pybloom").option("where", ...).load(lake)`` (the documented
-form: Spark 4.1-4.3 push no filter to a Python data source, see ``apps/spark/plan_guard``)
+form: Spark 4.1-4.3 push no filter to a Python data source, see ``spark/plan_guard``)
 and by ``spark.read.parquet(lake).where(...)`` with ``spark.sql.parquet.filterPushdown``
 and parquet-java's Bloom row-group filter on (``parquet.filter.bloom.enabled``), once with
 Spark's defaults and once with ``spark.sql.parquet.pushdown.inFilterThreshold=1000`` (the
@@ -215,9 +215,9 @@ def planning_reads(lake: Path, where: str) -> dict[str, int]:
     ``partitions()``; every request of the driver's planning counted."""
     import pickle
 
-    from pybloom_async.apps.spark import source as module
-    from pybloom_async.apps.spark.scan import ReadSettings
     from pybloom_async.io.base import SourceStats
+    from pybloom_async.spark import source as module
+    from pybloom_async.spark.scan import ReadSettings
 
     stats = SourceStats()
     run = ReadSettings.run

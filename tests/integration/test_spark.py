@@ -57,7 +57,6 @@ from pybloom_async import (
     prune_sync,
     read_bloom_filters,
 )
-from pybloom_async.apps.spark.jobs import _PruneTask
 from pybloom_async.errors import InvalidArgumentError
 from pybloom_async.io.base import FileInfo
 from pybloom_async.io.store import StoreOptions
@@ -71,6 +70,7 @@ from pybloom_async.spark import (
     verdict_schema,
     writer_filter_bytes,
 )
+from pybloom_async.spark.jobs import _PruneTask
 
 pq = pytest.importorskip("pyarrow.parquet")
 

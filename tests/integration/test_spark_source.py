@@ -4,7 +4,7 @@
   every type, for pushed =, IN (beyond Spark's 10), AND, <=>, IS NULL, for filters Spark
   keeps (LIKE, OR across columns, NaN literals), and for the ``where`` option; each on a
   DataFrame loaded anew. (Spark 4.1 to 4.3 push none: Spark keeps them all, see
-  ``apps/spark/plan_guard.py``; one DataFrame used again and again is
+  ``spark/plan_guard.py``; one DataFrame used again and again is
   ``test_spark_source_reuse.py``.)
 * Ranges, NOT and IS NOT NULL are pushed (Spark keeps no filter of its own) on integers,
   strings (unsigned bytes: an emoji above CJK), binaries, booleans, dates, timestamps
@@ -34,8 +34,8 @@ import pytest
 from support.writers import WrittenFiles
 
 from pybloom_async import add_bloom_filters_sync, build_lake_index_sync, lookup_sync
-from pybloom_async.apps.spark.common import pyspark_version
-from pybloom_async.apps.spark.plan_guard import plans_shared
+from pybloom_async.spark.common import pyspark_version
+from pybloom_async.spark.plan_guard import plans_shared
 
 pq = pytest.importorskip("pyarrow.parquet")
 pytestmark = pytest.mark.spark
@@ -70,7 +70,7 @@ def value(path: Path, row_group: int, row: int, column: str) -> Any:
 
 def test_rows_equal_sparks_reader(session: Any, spark_files: WrittenFiles) -> None:
     """Every kind of filter, pushed or kept by Spark: the rows of spark.read.parquet."""
-    from pybloom_async.apps.spark.register import PUSHDOWN_SETTING
+    from pybloom_async.spark.register import PUSHDOWN_SETTING
 
     if PUSHING:  # Spark 4.1-4.3: register leaves the setting alone
         assert session.conf.get(PUSHDOWN_SETTING) == "true"
@@ -255,8 +255,8 @@ def test_unreadable_files(session: Any, spark_files: WrittenFiles, tmp_path: Pat
 
 
 def test_lookup_on_spark_equals_local(session: Any, spark_files: WrittenFiles) -> None:
-    from pybloom_async.apps.spark.spark_types import spark_arrow_schema
     from pybloom_async.spark import lookup_on_spark
+    from pybloom_async.spark.spark_types import spark_arrow_schema
 
     a, b = spark_files.prune_files
     root = str(a.parent)
@@ -277,11 +277,11 @@ def test_lookup_on_spark_equals_local(session: Any, spark_files: WrittenFiles) -
 def test_lake_index_on_spark(
     session: Any, spark_files: WrittenFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pybloom_async.apps.spark.scan import ReadSettings, file_schema, plan_read
-    from pybloom_async.apps.spark.spark_types import spark_arrow_schema
     from pybloom_async.io.base import SourceStats
     from pybloom_async.predicate import parse_predicate
     from pybloom_async.spark import build_lake_index_on_spark
+    from pybloom_async.spark.scan import ReadSettings, file_schema, plan_read
+    from pybloom_async.spark.spark_types import spark_arrow_schema
 
     lake = tmp_path / "lake"
     lake.mkdir()

@@ -34,18 +34,18 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pyspark")
 
-from pybloom_async.apps.spark.one_line import HIDE_VARIABLE, one_line  # noqa: E402
-from pybloom_async.apps.spark.reading import read_task  # noqa: E402
-from pybloom_async.apps.spark.scan import (  # noqa: E402
+from pybloom_async.errors import InvalidArgumentError, SchemaMismatchError  # noqa: E402
+from pybloom_async.predicate import parse_predicate  # noqa: E402
+from pybloom_async.spark.one_line import HIDE_VARIABLE, one_line  # noqa: E402
+from pybloom_async.spark.reading import read_task  # noqa: E402
+from pybloom_async.spark.scan import (  # noqa: E402
     ReadSettings,
     ReadTask,
     file_schema,
     plan_read,
 )
-from pybloom_async.apps.spark.source_options import SourceOptions  # noqa: E402
-from pybloom_async.apps.spark.spark_types import spark_arrow_schema  # noqa: E402
-from pybloom_async.errors import InvalidArgumentError, SchemaMismatchError  # noqa: E402
-from pybloom_async.predicate import parse_predicate  # noqa: E402
+from pybloom_async.spark.source_options import SourceOptions  # noqa: E402
+from pybloom_async.spark.spark_types import spark_arrow_schema  # noqa: E402
 
 TRACEBACK = "Traceback (most recent call last)"
 DAYS = [dt.date(2024, 1, 1) + dt.timedelta(days=d) for d in range(4)]
@@ -357,8 +357,8 @@ def test_schema_reads_only_the_folders_the_where_option_keeps(
     as the lookup reads them)."""
     import pickle
 
-    from pybloom_async.apps.spark import source as module
     from pybloom_async.io.base import SourceStats
+    from pybloom_async.spark import source as module
 
     root = tmp_path / "lake"
     shutil.copytree(pyarrow_lake, root)

@@ -45,11 +45,17 @@ from pybloom_async import (  # noqa: E402
     NotIn,
     lookup_sync,
 )
-from pybloom_async.apps.spark.common import require_data_source_api  # noqa: E402
-from pybloom_async.apps.spark.plan_guard import plans_shared  # noqa: E402
-from pybloom_async.apps.spark.pushdown import pushable, split_filters  # noqa: E402
-from pybloom_async.apps.spark.reading import read_task  # noqa: E402
-from pybloom_async.apps.spark.scan import (  # noqa: E402
+from pybloom_async.errors import (  # noqa: E402
+    InvalidArgumentError,
+    PredicateError,
+    UnsupportedTypeError,
+)
+from pybloom_async.predicate import parse_predicate  # noqa: E402
+from pybloom_async.spark.common import require_data_source_api  # noqa: E402
+from pybloom_async.spark.plan_guard import plans_shared  # noqa: E402
+from pybloom_async.spark.pushdown import pushable, split_filters  # noqa: E402
+from pybloom_async.spark.reading import read_task  # noqa: E402
+from pybloom_async.spark.scan import (  # noqa: E402
     OPEN_COST_BYTES,
     FileRead,
     ReadSettings,
@@ -58,14 +64,8 @@ from pybloom_async.apps.spark.scan import (  # noqa: E402
     plan_read,
     split_tasks,
 )
-from pybloom_async.apps.spark.source_options import SourceOptions  # noqa: E402
-from pybloom_async.apps.spark.spark_types import spark_arrow_schema, spark_schema  # noqa: E402
-from pybloom_async.errors import (  # noqa: E402
-    InvalidArgumentError,
-    PredicateError,
-    UnsupportedTypeError,
-)
-from pybloom_async.predicate import parse_predicate  # noqa: E402
+from pybloom_async.spark.source_options import SourceOptions  # noqa: E402
+from pybloom_async.spark.spark_types import spark_arrow_schema, spark_schema  # noqa: E402
 
 datasource = pytest.importorskip("pyspark.sql.datasource")
 
@@ -334,8 +334,8 @@ def test_tasks_balanced_by_the_bytes_each_reads(
     """A task's size is its kept row groups' chunk bytes of the columns read: one row group
     large in the column read (``id``) takes a task alone, the small ones (large only in a
     column not read, ``blob``) share the others."""
-    from pybloom_async.apps.spark import scan
     from pybloom_async.rows.api import plan_lookup
+    from pybloom_async.spark import scan
 
     monkeypatch.setattr(scan, "OPEN_COST_BYTES", 64 * 1024)  # the data scaled down 64x
     rng = np.random.default_rng(7)
@@ -416,8 +416,8 @@ def test_pushed_filters_prune_only_where_spark_keeps_plans_apart(
     back to Spark there, and the where option (the DataFrame's own) prunes."""
     from pyspark.sql.datasource import EqualTo
 
-    from pybloom_async.apps.spark import plan_guard
-    from pybloom_async.apps.spark import source as module
+    from pybloom_async.spark import plan_guard
+    from pybloom_async.spark import source as module
 
     assert plans_shared((4, 1)) and plans_shared((4, 3)) and plans_shared((5, 0))
     root = str(_lake(tmp_path / "lake"))
@@ -458,7 +458,7 @@ def _shipped_plan(options: dict[str, str], stats: Any) -> tuple[Any, Any, list[A
     driver's reads counted; then the tasks' rows."""
     import pickle
 
-    from pybloom_async.apps.spark import source as module
+    from pybloom_async.spark import source as module
 
     data_source = module.PybloomDataSourceWithoutPushdown(options)
     schema = data_source.schema()
@@ -508,7 +508,7 @@ def test_with_a_lake_index_the_driver_plans_once_in_three_reads(
     takes that plan though the index ruled the other files out (not planned again), and a
     later query plans again when a ruled-out file was replaced."""
     from pybloom_async import build_lake_index_sync
-    from pybloom_async.apps.spark import source as module
+    from pybloom_async.spark import source as module
 
     root = _lake(tmp_path / "lake")
     build_lake_index_sync(str(root), ["id"], fpp=0.001)
@@ -623,7 +623,7 @@ def test_iceberg_table_planned_and_read_by_tasks(
     from pyiceberg.schema import Schema
     from pyiceberg.types import LongType, NestedField, StringType
 
-    from pybloom_async.apps.spark.table_scan import (
+    from pybloom_async.spark.table_scan import (
         TableRef,
         plan_table,
         read_table_task,

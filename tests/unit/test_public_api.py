@@ -133,7 +133,7 @@ def test_public_classes_and_functions_pickle_by_their_public_path() -> None:
 
 def test_what_spark_ships_to_its_executors_pickles() -> None:
     """Settings, options, predicates, verdicts and errors round trip through pickle."""
-    from pybloom_async.apps.spark.scan import ReadSettings
+    from pybloom_async.spark.scan import ReadSettings
 
     store = pybloom_async.StoreOptions(region="eu-west-1", allow_http=True, max_retries=2)
     run = pybloom_async.RunOptions(strict=True, concurrency=4, options=store)

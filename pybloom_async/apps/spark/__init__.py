@@ -1,7 +1,7 @@
-"""The Spark integration's code; its public import path is :mod:`pybloom_async.spark`.
+"""The Spark integration's old import path; the package is :mod:`pybloom_async.spark`.
 
 Names imported from here still work for one release, with a ``DeprecationWarning`` naming
-the new path. The modules below are the implementation (``jobs``, ``source``, ...).
+the new path. The implementation moved with them (``pybloom_async.spark.jobs``, ...).
 """
 
 from __future__ import annotations
@@ -34,4 +34,4 @@ def __getattr__(name: str) -> Any:
         DeprecationWarning,
         stacklevel=2,
     )
-    return getattr(importlib.import_module(module, __name__), name)
+    return getattr(importlib.import_module(module, "pybloom_async.spark"), name)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from ...checks import integer, probability
-from ...errors import InvalidArgumentError
+from ..checks import integer, probability
+from ..errors import InvalidArgumentError
 
 # ---- writer options ------------------------------------------------------------------
 

@@ -15,14 +15,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ...checks import integer, positive_int, probability, require_pyarrow
-from ...core.sizes import DEFAULT_MAX_BYTES, MIN_BYTES
-from ...errors import InvalidArgumentError, PyBloomError
-from ...io.base import FileInfo, location_text
-from ...io.store import StoreOptions
-from ...rewrite.add_filters import DEFAULT_ADD_MAX_BYTES, add_bloom_filters_sync
-from ...rewrite.guard import TableGuard, shared_guard
-from ...tables import table_kind
+from ..checks import integer, positive_int, probability, require_pyarrow
+from ..core.sizes import DEFAULT_MAX_BYTES, MIN_BYTES
+from ..errors import InvalidArgumentError, PyBloomError
+from ..io.base import FileInfo, location_text
+from ..io.store import StoreOptions
+from ..rewrite.add_filters import DEFAULT_ADD_MAX_BYTES, add_bloom_filters_sync
+from ..rewrite.guard import TableGuard, shared_guard
+from ..tables import table_kind
 from .common import (
     OptionsArg,
     PathsArg,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ...errors import InvalidArgumentError
+from ..errors import InvalidArgumentError
 from .common import require_data_source_api
 from .plan_guard import plans_shared
 

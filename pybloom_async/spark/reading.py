@@ -24,13 +24,13 @@ from typing import Any
 
 import anyio
 
-from ...errors import ParquetFormatError, PyBloomError, SourceError
-from ...pruning.api import CompiledPredicate, prune_opened
-from ...read.reader import OpenedFile
-from ...read.run import Run, open_run
-from ...rows.fetch import file_tables
-from ...rows.plan import FilePlan, Job, describe
-from ...tasks.workers import for_each
+from ..errors import ParquetFormatError, PyBloomError, SourceError
+from ..pruning.api import CompiledPredicate, prune_opened
+from ..read.reader import OpenedFile
+from ..read.run import Run, open_run
+from ..rows.fetch import file_tables
+from ..rows.plan import FilePlan, Job, describe
+from ..tasks.workers import for_each
 from .scan import FileRead, ReadTask
 
 log = logging.getLogger(__name__)

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...checks import integer
-from ...errors import InvalidArgumentError
-from ...io.base import FileInfo, location_text
-from ...io.store import StoreOptions
+from ..checks import integer
+from ..errors import InvalidArgumentError
+from ..io.base import FileInfo, location_text
+from ..io.store import StoreOptions
 from .common import (
     OptionsArg,
     PathsArg,
@@ -68,7 +68,7 @@ class _IndexTask:
     traceback: bool = False
 
     async def _build(self, files: list[str | FileInfo]) -> list[BuildRow]:
-        from ...index.build import build_index
+        from ..index.build import build_index
 
         built = await build_index(
             files,
@@ -141,7 +141,7 @@ def build_index_on_spark(
     Parameters
     ----------
     spark, paths, options, num_partitions:
-        As for :func:`~pybloom_async.apps.spark.jobs.prune_on_spark`.
+        As for :func:`~pybloom_async.spark.jobs.prune_on_spark`.
     columns:
         The columns to index.
     fpp:
@@ -172,7 +172,7 @@ def build_index_on_spark(
     SourceNotFoundError, SourceError
         A directory or prefix cannot be listed (on the driver).
     """
-    from ...index.build import build_index
+    from ..index.build import build_index
 
     if isinstance(columns, (str, bytes)):
         raise InvalidArgumentError(f"columns must be a list of names, not one str ({columns!r})")

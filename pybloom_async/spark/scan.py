@@ -31,25 +31,25 @@ from typing import Any
 
 import pyarrow as pa
 
-from ...errors import InvalidArgumentError, PyBloomError
-from ...index_policy.choice import IndexChoice
-from ...io.base import FileInfo, SourceStats, location_text
-from ...io.files import expand_paths
-from ...io.store import StoreOptions
-from ...predicate import IsNotNull, Predicate
-from ...pruning.api import CompiledPredicate
-from ...pruning.partition_types import Partitioning
-from ...pruning.partitions import PartitionPredicate
-from ...read.fetch import ReaderConfig
-from ...read.plan import PlanConfig
-from ...read.reader import OpenedFile
-from ...read.run import RunOptions, open_run
-from ...rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
-from ...rows.decode import read_columns_of
-from ...rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows_of
-from ...rows.schema import result_schema
-from ...tasks.workers import for_each
-from ...types import PhysicalType
+from ..errors import InvalidArgumentError, PyBloomError
+from ..index_policy.choice import IndexChoice
+from ..io.base import FileInfo, SourceStats, location_text
+from ..io.files import expand_paths
+from ..io.store import StoreOptions
+from ..predicate import IsNotNull, Predicate
+from ..pruning.api import CompiledPredicate
+from ..pruning.partition_types import Partitioning
+from ..pruning.partitions import PartitionPredicate
+from ..read.fetch import ReaderConfig
+from ..read.plan import PlanConfig
+from ..read.reader import OpenedFile
+from ..read.run import RunOptions, open_run
+from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
+from ..rows.decode import read_columns_of
+from ..rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows_of
+from ..rows.schema import result_schema
+from ..tasks.workers import for_each
+from ..types import PhysicalType
 
 #: Bytes to read per Spark task, at most (Spark's ``spark.sql.files.maxPartitionBytes``).
 DEFAULT_MAX_PARTITION_BYTES = 128 * 1024 * 1024

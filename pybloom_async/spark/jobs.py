@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ...errors import InvalidArgumentError
-from ...index_policy.api import prune
-from ...index_policy.choice import IndexChoice, index_choice, lake_root, no_lake_index
-from ...io.base import FileInfo, location_text
-from ...io.store import StoreOptions
-from ...predicate import Predicate, as_predicate
-from ...pruning.verdicts import Rule, Verdict
-from ...read.fetch import ReaderConfig
+from ..errors import InvalidArgumentError
+from ..index_policy.api import prune
+from ..index_policy.choice import IndexChoice, index_choice, lake_root, no_lake_index
+from ..io.base import FileInfo, location_text
+from ..io.store import StoreOptions
+from ..predicate import Predicate, as_predicate
+from ..pruning.verdicts import Rule, Verdict
+from ..read.fetch import ReaderConfig
 from .common import (
     OptionsArg,
     PathsArg,

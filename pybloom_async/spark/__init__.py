@@ -26,18 +26,18 @@ The executors must import this package: install it where their Python runs and p
 need it, so importing this module works without it.
 """
 
-from .apps.spark.add_filters import add_bloom_filters_on_spark, add_filters_schema
-from .apps.spark.indexes import build_index_on_spark, index_build_schema
-from .apps.spark.jobs import prune_on_spark, read_surviving, surviving_files, verdict_schema
-from .apps.spark.lake_index import build_lake_index_on_spark
-from .apps.spark.lookup import lookup_on_spark
-from .apps.spark.register import PUSHDOWN_SETTING, register
-from .apps.spark.writer_options import (
+from ..exports import publish as _publish
+from .add_filters import add_bloom_filters_on_spark, add_filters_schema
+from .indexes import build_index_on_spark, index_build_schema
+from .jobs import prune_on_spark, read_surviving, surviving_files, verdict_schema
+from .lake_index import build_lake_index_on_spark
+from .lookup import lookup_on_spark
+from .register import PUSHDOWN_SETTING, register
+from .writer_options import (
     DEFAULT_WRITER_MAX_BYTES,
     bloom_writer_options,
     writer_filter_bytes,
 )
-from .exports import publish as _publish
 
 __all__ = [
     "DEFAULT_WRITER_MAX_BYTES",

@@ -27,18 +27,18 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ...errors import PyBloomError
-from ...io.base import FileInfo, SourceStats, location_text
-from ...io.files import expand_paths
-from ...io.identity import SourceIdentity
-from ...lake.prune import file_identities
-from ...predicate import Predicate
-from ...pruning.api import CompiledPredicate
-from ...pruning.partitions import PartitionPredicate
-from ...read.run import Run, RunOptions, open_run
-from ...rows.plan import Job, partition_fields
-from ...rows.schema import result_schema
-from ...tasks.workers import for_each
+from ..errors import PyBloomError
+from ..io.base import FileInfo, SourceStats, location_text
+from ..io.files import expand_paths
+from ..io.identity import SourceIdentity
+from ..lake.prune import file_identities
+from ..predicate import Predicate
+from ..pruning.api import CompiledPredicate
+from ..pruning.partitions import PartitionPredicate
+from ..read.run import Run, RunOptions, open_run
+from ..rows.plan import Job, partition_fields
+from ..rows.schema import result_schema
+from ..tasks.workers import for_each
 from .scan import (
     NO_PREDICATE,
     FileRead,

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from ...checks import positive_int
-from ...errors import InvalidArgumentError, MissingDependencyError
-from ...io.base import FileInfo, location_text
-from ...io.files import expand_paths
-from ...io.store import StoreOptions
-from ...read.reader import BloomReader
-from ...tasks.loops import running_event_loop
+from ..checks import positive_int
+from ..errors import InvalidArgumentError, MissingDependencyError
+from ..io.base import FileInfo, location_text
+from ..io.files import expand_paths
+from ..io.store import StoreOptions
+from ..read.reader import BloomReader
+from ..tasks.loops import running_event_loop
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -39,9 +39,9 @@ from typing import Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
 
-from ...errors import PredicateError
-from ...predicate import Predicate, iter_leaves
-from ...rows.plan import Job
+from ..errors import PredicateError
+from ..predicate import Predicate, iter_leaves
+from ..rows.plan import Job
 from .common import pyspark_version, run_sync
 from .one_line import asks_traceback, one_line, one_line_rows
 from .plan_guard import plans_shared

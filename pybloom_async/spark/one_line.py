@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TypeVar
 
-from ...errors import InvalidArgumentError, PyBloomError
+from ..errors import InvalidArgumentError, PyBloomError
 
 T = TypeVar("T")
 

@@ -17,13 +17,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ...checks import positive_int
-from ...errors import InvalidArgumentError, PyBloomError
-from ...index_policy.choice import IndexChoice, index_choice
-from ...predicate import Predicate
-from ...read.fetch import ReaderConfig
-from ...rows.api import DEFAULT_MAX_FETCH_BYTES, Sources, plan_lookup
-from ...tables import table_kind
+from ..checks import positive_int
+from ..errors import InvalidArgumentError, PyBloomError
+from ..index_policy.choice import IndexChoice, index_choice
+from ..predicate import Predicate
+from ..read.fetch import ReaderConfig
+from ..rows.api import DEFAULT_MAX_FETCH_BYTES, Sources, plan_lookup
+from ..tables import table_kind
 from .common import OptionsArg, check_concurrency, run_sync, spark_context, store_options
 from .one_line import check_traceback, one_line_rows
 from .reading import read_task
@@ -85,7 +85,7 @@ def lookup_on_spark(
     groups' column chunks. The DataFrame is lazy: the rows are read at each action (the
     plan, made now, is reused: a file replaced since fails its read).
 
-    Types are Spark's: see :mod:`pybloom_async.apps.spark.spark_types` (unsigned integers
+    Types are Spark's: see :mod:`pybloom_async.spark.spark_types` (unsigned integers
     widen, UINT_64 becomes DECIMAL(20, 0), timestamps become microseconds).
 
     Parameters

@@ -27,16 +27,16 @@ from typing import Any
 import anyio
 import pyarrow as pa
 
-from ...errors import InvalidArgumentError, SourceError
-from ...io.base import FileInfo
-from ...io.store import StoreOptions
-from ...predicate import Predicate
-from ...pruning.api import CompiledPredicate, prune_files
-from ...read.run import open_run
-from ...rewrite.guard import TableGuard
-from ...rows.tables import table_rows
-from ...tables import TableFiles, TableSource, arrow_schema, resolve_table
-from ...tasks.loops import to_worker
+from ..errors import InvalidArgumentError, SourceError
+from ..io.base import FileInfo
+from ..io.store import StoreOptions
+from ..predicate import Predicate
+from ..pruning.api import CompiledPredicate, prune_files
+from ..read.run import open_run
+from ..rewrite.guard import TableGuard
+from ..rows.tables import table_rows
+from ..tables import TableFiles, TableSource, arrow_schema, resolve_table
+from ..tasks.loops import to_worker
 from .reading import DEFAULT_TASK_CONCURRENCY
 from .scan import FileRead, ReadSettings, split_tasks
 
@@ -60,10 +60,10 @@ class TableRef:
             The table cannot be opened, or (Iceberg) its snapshot moved since it was pinned.
         """
         if self.kind == "delta":
-            from ...tables.delta import open_delta
+            from ..tables.delta import open_delta
 
             return open_delta(self.name, self.version, self.options)
-        from ...tables.iceberg import load_iceberg
+        from ..tables.iceberg import load_iceberg
 
         table = load_iceberg(self.name)
         snapshot = table.current_snapshot()
@@ -136,7 +136,7 @@ async def plan_table(
     min_partitions: int,
 ) -> list[TableTask]:
     """The table's kept files cut into tasks, the table pinned at its current version."""
-    from ...index_policy.choice import table_files_for
+    from ..index_policy.choice import table_files_for
 
     source = await to_worker(ref.open)
     pinned = ref.pinned(source)

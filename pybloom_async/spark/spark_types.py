@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from ...errors import UnsupportedTypeError
+from ..errors import UnsupportedTypeError
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

@@ -42,14 +42,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...checks import positive_int
-from ...errors import InvalidArgumentError
-from ...index_policy.choice import index_choice
-from ...io import store as store_module
-from ...io.store import StoreOptions, as_store_options
-from ...predicate import Predicate, parse_predicate
-from ...pruning.partition_types import Partitioning
-from ...rows.api import DEFAULT_MAX_FETCH_BYTES
+from ..checks import positive_int
+from ..errors import InvalidArgumentError
+from ..index_policy.choice import index_choice
+from ..io import store as store_module
+from ..io.store import StoreOptions, as_store_options
+from ..predicate import Predicate, parse_predicate
+from ..pruning.partition_types import Partitioning
+from ..rows.api import DEFAULT_MAX_FETCH_BYTES
 from .scan import DEFAULT_MAX_PARTITION_BYTES, ReadSettings
 
 TABLE_KINDS = ("delta", "iceberg")

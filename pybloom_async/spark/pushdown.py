@@ -57,7 +57,7 @@ import struct
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...predicate import And, Compare, Eq, In, IsNotNull, IsNull, Not, Predicate
+from ..predicate import And, Compare, Eq, In, IsNotNull, IsNull, Not, Predicate
 
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType, StructType

@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import numpy as np
 
-from ...checks import integer, probability, require_pyarrow
-from ...core.filter import SplitBlockBloomFilter
-from ...core.stripes import BLOCK_BYTES
-from ...errors import InvalidArgumentError, SourceError
-from ...io.base import FileInfo, location_text
-from ...io.identity import SourceIdentity
-from ...io.store import StoreOptions
-from ...lake.build import (
+from ..checks import integer, probability, require_pyarrow
+from ..core.filter import SplitBlockBloomFilter
+from ..core.stripes import BLOCK_BYTES
+from ..errors import InvalidArgumentError, SourceError
+from ..io.base import FileInfo, location_text
+from ..io.identity import SourceIdentity
+from ..io.store import StoreOptions
+from ..lake.build import (
     CLASS_SPAN,
     FOLD_FOOTER_READ,
     LakeBuild,
@@ -52,12 +52,12 @@ from ...lake.build import (
     settle_file,
     survey_file,
 )
-from ...lake.material import BuildContext, ColumnMaterial, FileMaterial
-from ...lake.segments import write_segment
-from ...read.fetch import ReaderConfig
-from ...read.run import RunOptions, open_run
-from ...tables import TableSource, resolve_table, table_kind, table_root
-from ...tasks.workers import for_each
+from ..lake.material import BuildContext, ColumnMaterial, FileMaterial
+from ..lake.segments import write_segment
+from ..read.fetch import ReaderConfig
+from ..read.run import RunOptions, open_run
+from ..tables import TableSource, resolve_table, table_kind, table_root
+from ..tasks.workers import for_each
 from .common import (
     OptionsArg,
     check_concurrency,
