@@ -51,6 +51,18 @@ class FileStream:
             await closing()
 
 
+def found_files(files: Sequence[str | FileInfo]) -> FileStream:
+    """Files already found (a driver's listing, handed to a task): each as given, none
+    listed or checked again. A file gone since is then that file's own error (an
+    unreadable file, kept), not a listing's that would fail the others."""
+
+    async def each() -> AsyncIterator[str | FileInfo]:
+        for location in files:
+            yield location
+
+    return FileStream(each())
+
+
 def stream_paths(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream,
     reader: StoreAccess,

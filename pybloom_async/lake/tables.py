@@ -305,17 +305,18 @@ async def table_lake_files(
     with ``required`` an error, as for :func:`prune_table_with_lake_index`), with the
     footers its digest gives of them (``lake/digest.py``)."""
     from .digest import LakeFiles, lake_files
-    from .prune import IndexEntry, verdicts_from_segments
+    from .prune import IndexEntry, index_pass_run, verdicts_from_segments
 
-    loaded = await _loaded(run, table)
-    if required and loaded is None:
-        raise _no_index(table)
-    if loaded is None or not table.files:
-        return LakeFiles(list(table.files))
-    names = index_names(table, [f.path for f in table.files])
-    entries: list[IndexEntry | None] = []
-    verdicts = await verdicts_from_segments(
-        run, table.files, names, loaded, where, row_groups=False, require_columns=False,
-        immutable=True, entries=entries,
-    )  # fmt: skip
+    async with index_pass_run(run, required) as index_run:
+        loaded = await _loaded(index_run, table)
+        if required and loaded is None:
+            raise _no_index(table)
+        if loaded is None or not table.files:
+            return LakeFiles(list(table.files))
+        names = index_names(table, [f.path for f in table.files])
+        entries: list[IndexEntry | None] = []
+        verdicts = await verdicts_from_segments(
+            index_run, table.files, names, loaded, where, row_groups=False,
+            require_columns=False, immutable=True, entries=entries,
+        )  # fmt: skip
     return await lake_files(run.reader, table.files, verdicts, entries)

@@ -35,9 +35,10 @@ from ..errors import InvalidArgumentError
 from ..index_policy.api import prune
 from ..index_policy.choice import IndexChoice, index_choice, lake_root, no_lake_index
 from ..io.base import FileInfo, location_text
+from ..io.files import found_files
 from ..io.store import StoreOptions
 from ..predicate import Predicate, as_predicate
-from ..pruning.verdicts import Rule, Verdict
+from ..pruning.verdicts import Verdict
 from ..read.fetch import ReaderConfig
 from .common import (
     OptionsArg,
@@ -110,9 +111,11 @@ class _PruneTask:
     traceback: bool = False
 
     async def _prune(self, files: list[str | FileInfo]) -> list[Verdict]:
-        # The policy's prune over the partition's files (no lake root: the driver's).
+        # The policy's prune over the partition's files, as the driver found them (no
+        # listing again: a file gone since is kept, unreadable, as prune keeps any file
+        # it cannot read), and no lake root: the driver read the lake index.
         return await prune(
-            files,
+            found_files(files),
             self.where,
             use_index=self.use_index,
             strict=self.strict,
@@ -132,15 +135,9 @@ class _PruneTask:
         if not files:
             yield from (f for f in given if isinstance(f, tuple))
             return
-        try:
-            verdicts = anyio.run(self._prune, files)
-        except Exception:
-            # prune keeps the files it cannot read; what still escapes (a file that
-            # vanished since the driver listed it, a bug) must not take the partition's
-            # other files with it: each file alone, a failing one kept with the reason.
-            if self.strict:
-                raise
-            verdicts = self._one_by_one(files)
+        # What escapes prune fails the task: a predicate wrong for a column's type, or a
+        # bug; each unreadable file is already a kept verdict with its reason.
+        verdicts = anyio.run(self._prune, files)
         by_file: dict[str, list[Verdict]] = {}
         for v in verdicts:
             by_file.setdefault(v.file, []).append(v)
@@ -150,18 +147,6 @@ class _PruneTask:
             else:
                 yield from (_row(v) for v in by_file.pop(location_text(item), []))
         yield from (_row(v) for rest in by_file.values() for v in rest)
-
-    def _one_by_one(self, files: list[str | FileInfo]) -> list[Verdict]:
-        out: list[Verdict] = []
-        for location in files:
-            try:
-                out.extend(anyio.run(self._prune, [location]))
-            except Exception as exc:
-                reason = f"file not pruned: {type(exc).__name__}: {exc}"
-                out.append(
-                    Verdict(location_text(location), None, None, True, reason, Rule.UNREADABLE)
-                )
-        return out
 
 
 # ---- pruning ---------------------------------------------------------------------------

@@ -254,18 +254,31 @@ def test_import_needs_no_pyspark() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
-def test_partition_keeps_files_an_unexpected_error_hits(tmp_path: Path) -> None:
-    """A failure that escapes prune (here: a path gone since listing) costs only its file."""
+@pytest.mark.parametrize("use_index", ["none", "sidecar"])
+def test_partition_keeps_a_file_gone_since_listing(tmp_path: Path, use_index: str) -> None:
+    """The task prunes the files the driver found, as found: one gone since (even a name a
+    listing would take for a folder) is kept, unreadable, and costs only its own row."""
     good = write_pyarrow_file(tmp_path / "good.parquet")
-    gone = str(tmp_path / "gone-since-listing")  # not *.parquet: prune would list it
-    task = _PruneTask(col("id") == 5, None, False, None, None, "none")
+    gone = str(tmp_path / "gone-since-listing")  # not *.parquet: a listing would fail
+    task = _PruneTask(col("id") == 5, None, False, None, None, use_index)
     rows = list(task([str(good), gone]))
-    assert rows[:-1] == verdict_rows(prune_sync([str(good)], col("id") == 5))
+    expected = prune_sync([str(good)], col("id") == 5, use_index=use_index)
+    assert rows[:-1] == verdict_rows(expected)
     assert rows[-1][:4] == (gone, None, None, True) and rows[-1][5] == "unreadable"
-    assert "SourceNotFoundError" in rows[-1][4]
-    strict = _PruneTask(col("id") == 5, None, True, None, None, "none")
-    with pytest.raises(Exception, match="gone-since-listing"):
-        list(strict([str(good), gone]))
+    assert "gone-since-listing" in rows[-1][4]
+    if use_index == "none":  # (strict, the sidecar pass fails first on good's missing index)
+        strict = _PruneTask(col("id") == 5, None, True, None, None, use_index)
+        with pytest.raises(Exception, match="gone-since-listing"):
+            list(strict([str(good), gone]))
+
+
+def test_partition_fails_on_a_predicate_error(tmp_path: Path) -> None:
+    """A literal that is not of its column's type is the user's error: the task fails
+    with it, rather than keeping every file with it as a reason."""
+    good = write_pyarrow_file(tmp_path / "good.parquet")
+    task = _PruneTask(col("id") == "not a number", None, False, None, None, "none")
+    with pytest.raises(PredicateError, match="good.parquet"):
+        list(task([str(good)]))
 
 
 # --------------------------------------------------------------------------- Spark
