@@ -37,7 +37,7 @@ def _plain_string(desc: ColumnDescriptor) -> bool:
     )
 
 
-def _sorted_unique(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+def sorted_unique(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """The distinct values of a 1-D array, sorted (``np.unique`` without its general machinery)."""
     arr = np.sort(arr)
     if len(arr) > 1:
@@ -81,7 +81,7 @@ def plain_in_list(
             keys: list[Any] = sorted(set(inside))
             arr = np.array(keys, dtype=dtype)
         else:
-            arr = _sorted_unique(np.array(inside, dtype=dtype))
+            arr = sorted_unique(np.array(inside, dtype=dtype))
             keys = arr.tolist()
         return keys, hash_values(arr, desc.physical_type), cannot
     if types <= _STRING_TYPES and _plain_string(desc):

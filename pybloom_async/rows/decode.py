@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from ..errors import ParquetFormatError, PyBloomError
 from ..predicate import iter_leaves
+from ..pruning.in_lists import sorted_unique
 from ..read.ranges import HeldBytes
 from .arrow import bool_array, constant_bools, int64_array, numpy_of, rows_at
 from .match import computable, evaluate, leaf_array
@@ -182,7 +183,7 @@ def decode_row_groups(
     if rest and found.taken.size:
         # The matches' row groups decoded, and where each match lies in their rows.
         of = found.of()
-        hit = np.unique(of)
+        hit = sorted_unique(of)  # (np.unique imports numpy.ma on first use: 0.05-0.09 s)
         sizes = np.diff(found.starts)
         hit_starts = np.zeros(len(groups), dtype=np.int64)
         hit_starts[hit] = np.concatenate(([0], np.cumsum(sizes[hit])[:-1]))

@@ -47,6 +47,7 @@ from ..lake.digest import LakeFiles
 from ..parquet import MAGIC, ColumnDescriptor, Schema, decode_file_metadata
 from ..predicate import Predicate, iter_leaves
 from ..pruning.api import CompiledPredicate
+from ..pruning.in_lists import sorted_unique
 from ..read.reader import BloomReader
 from ..read.run import Run
 from ..tables import TableFiles, TableSource, arrow_schema, as_store_options, resolve_table
@@ -242,7 +243,7 @@ class _Reading:
                 spelled = str(task.file.file_path)
                 positions.append(what.get(spelled, np.zeros(0, dtype=np.int64)))
         if positions:
-            found.positions = np.unique(np.concatenate(positions))
+            found.positions = sorted_unique(np.concatenate(positions))
         return found
 
     async def _decoded(self, delete: Any) -> Any:
