@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..errors import PyBloomError, SourceError
 from ..io.base import ByteSource
-from ..io.store import ObjectStoreSource
+from ..io.objects import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
