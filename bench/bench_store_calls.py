@@ -237,7 +237,7 @@ def async_source_class() -> type:
     """``ObjectStoreSource`` reading with obstore's async API (asyncio only): what the
     product would be with it, for the ``source`` and ``prune`` cases' ``asyncio-api`` runs."""
     from pybloom_async.io.identity import meta_identity
-    from pybloom_async.io.store import ObjectStoreSource
+    from pybloom_async.io.objects import ObjectStoreSource
 
     class AsyncApiSource(ObjectStoreSource):
         async def _stat(self) -> Any:
@@ -275,7 +275,7 @@ def async_source_class() -> type:
 @contextlib.contextmanager
 def source_class(backend: str) -> Iterator[None]:
     """Within: ``open_source`` makes the async-API source for backend ``asyncio-api``."""
-    import pybloom_async.io.store as store_module
+    import pybloom_async.io.objects as store_module
 
     if backend != "asyncio-api":
         yield
@@ -290,7 +290,7 @@ def source_class(backend: str) -> Iterator[None]:
 
 def case_source(endpoint: str, n: int, conc: int, n_ranges: int, backend: str) -> Callable[[], int]:
     from pybloom_async.io.base import SourceStats
-    from pybloom_async.io.store import open_source
+    from pybloom_async.io.objects import open_source
 
     options = store_options(endpoint)
     starts, ends = batch_ranges(n_ranges)

@@ -22,28 +22,24 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
-import numpy as np
 
 from .._native import check, ffi, lib
-from ..checks import integer, path_text, probability, require_pyarrow
+from ..checks import path_text, probability, require_pyarrow
 from ..core.filter import SplitBlockBloomFilter
-from ..core.sizes import optimal_num_bytes
 from ..core.stripes import BLOCK_BYTES, fold_to
 from ..errors import InvalidArgumentError, PredicateError, PyBloomError, SourceError
-from ..io.address import parse_address
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, mtime_ns, store_etag
-from ..parquet import ColumnDescriptor, FileMetaData
-from ..read.columns import ColumnReader, unsupported_reason
+from ..parquet import ColumnDescriptor
 from ..read.fetch import BloomFilterRead, ReaderConfig
 from ..read.run import RunOptions, open_run, run_options
 from ..tables import TableSource, resolve_table, table_kind, table_root
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
-from ..types import PhysicalType
 from .digest import digest_records, footer_digest
 from .format import LakeColumn, LakeFile, encode_segment
+from .gather import blocks_for, column_descriptor, fold_material, ndv_of, read_values
 from .material import BuildContext, ColumnMaterial, FileMaterial
 from .segments import relative_name, write_segment
 from .tables import index_names, register_iceberg_index, table_index_info
@@ -58,8 +54,6 @@ if TYPE_CHECKING:
 CLASS_SPAN = 8
 #: The speculative footer read of a build from filters (a larger footer costs one more read).
 FOLD_FOOTER_READ = 16 * 1024
-#: An object-store file built from values is read whole; larger ones are refused.
-MAX_OBJECT_BYTES = 4 * 1024 * 1024 * 1024
 
 
 @dataclass
@@ -106,77 +100,6 @@ class LakeBuild:
         }
 
 
-def _blocks_for(ndv: float, fpp: float) -> int:
-    return optimal_num_bytes(max(0, int(ndv + 0.999)), fpp) // BLOCK_BYTES
-
-
-def ndv_of(ctx: BuildContext, column: str) -> int | None:
-    value = ctx.ndv.get(column) if isinstance(ctx.ndv, Mapping) else ctx.ndv
-    return None if value is None else integer("ndv", value, minimum=0, column=column)
-
-
-def _descriptor(meta: FileMetaData, column: str) -> ColumnDescriptor | str:
-    try:
-        desc = meta.schema.column(column)
-    except PredicateError as exc:
-        return f"{column} is not in the file ({exc.message})"
-    reason = unsupported_reason(desc)
-    return desc if reason is None else reason
-
-
-def _fold_material(
-    col: ColumnMaterial,
-    reads: Mapping[tuple[int, str], BloomFilterRead],
-    meta: FileMetaData,
-    column: str,
-    wanted: int | None,
-    fpp: float,
-) -> str | None:
-    """Take a column's row-group filters for folding; or say why they cannot be folded."""
-    if col.desc.physical_type is PhysicalType.BOOLEAN:
-        return f"{column}: BOOLEAN filters are not folded (writers leave them empty)"
-    filters = []
-    for rg in meta.row_groups:
-        got = reads.get((rg.index, column))
-        if got is None or got.filter is None or not got.ok:
-            return f"{column}: row group {rg.index} has no usable filter"
-        filters.append(got.filter)
-    col.filters = filters
-    col.min_blocks = min((b.num_blocks for b in filters), default=1 << 22)
-    est = sum(b.estimated_ndv() for b in filters)
-    col.ndv = wanted if wanted is not None else int(min(est, meta.num_rows) + 0.999)
-    col.want_blocks = _blocks_for(col.ndv, fpp)
-    return None
-
-
-def _hash_columns(source: str | bytes, meta: FileMetaData, cols: Sequence[ColumnMaterial]) -> None:
-    """Distinct hashes of each column over the whole file (CPU: a worker thread)."""
-    reader = ColumnReader(source)
-    for col in cols:
-        parts = [np.unique(reader.hashes(rg.index, col.desc)) for rg in meta.row_groups]
-        col.hashes = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.uint64)
-
-
-async def read_values(
-    ctx: BuildContext, f: FileMaterial, meta: FileMetaData, cols: Sequence[ColumnMaterial]
-) -> None:
-    require_pyarrow("build a lake index from values")
-    loc = parse_address(f.path)
-    if loc.kind == "file":
-        source: str | bytes = loc.path
-    else:
-        if f.identity.size > MAX_OBJECT_BYTES:
-            raise SourceError(
-                f"object of {f.identity.size} bytes is above the limit of {MAX_OBJECT_BYTES} "
-                "for indexing from values",
-                path=f.path,
-            )
-        async with ctx.reader.open(f.location) as src:
-            src.assume_identity(f.identity)
-            source = await src.read_range(0, f.identity.size)
-    await anyio.to_thread.run_sync(_hash_columns, source, meta, cols, limiter=ctx.cpu)
-
-
 async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMaterial | str:
     """One file's material: filters (fold mode) or distinct hashes; a text on failure."""
     path = location_text(location)
@@ -201,7 +124,9 @@ async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMateri
             footer = await file.footer()
             meta = footer.metadata
             if ctx.mode == "filters":
-                present = [c for c in ctx.columns if not isinstance(_descriptor(meta, c), str)]
+                present = [
+                    c for c in ctx.columns if not isinstance(column_descriptor(meta, c), str)
+                ]
                 if present:
                     reads = await file.filters(present)
         if meta.num_rows < 0:
@@ -210,7 +135,7 @@ async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMateri
         f = FileMaterial(location, path, name, identity, meta.num_rows, {}, digest)
         need_values: list[ColumnMaterial] = []
         for column in ctx.columns:
-            desc = _descriptor(meta, column)
+            desc = column_descriptor(meta, column)
             if isinstance(desc, str):
                 f.columns[column] = desc
                 continue
@@ -218,7 +143,7 @@ async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMateri
             f.columns[column] = col
             wanted = ndv_of(ctx, column)
             if ctx.mode == "filters":
-                col.fold_problem = _fold_material(col, reads, meta, column, wanted, ctx.fpp)
+                col.fold_problem = fold_material(col, reads, meta, column, wanted, ctx.fpp)
                 if col.fold_problem is None:
                     continue
             need_values.append(col)
@@ -228,7 +153,7 @@ async def survey_file(ctx: BuildContext, location: str | FileInfo) -> FileMateri
                 assert col.hashes is not None
                 wanted = ndv_of(ctx, col.desc.path)
                 col.ndv = len(col.hashes) if wanted is None else wanted
-                col.want_blocks = _blocks_for(col.ndv, ctx.fpp)
+                col.want_blocks = blocks_for(col.ndv, ctx.fpp)
         return f
     except PyBloomError as exc:
         if ctx.strict:

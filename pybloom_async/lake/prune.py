@@ -12,12 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
-
-from ..core.stripes import block_indexes, check_stripe
 from ..errors import (
     IndexStaleError,
     InvalidArgumentError,
@@ -30,17 +26,15 @@ from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, stat_identity, version_change
 from ..predicate import Predicate, as_predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_file
-from ..pruning.bounds import Outcome, index_view
-from ..pruning.evaluate import before_membership, combine, leaves_of
-from ..pruning.leaves import Leaf, build_leaf, leaf_column
+from ..pruning.evaluate import leaves_of
 from ..pruning.partitions import PartitionPredicate
 from ..pruning.verdicts import Rule, Verdict, VerdictSink, hand_over_by_file
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tasks.loops import to_worker
 from ..tasks.workers import for_each, gather
-from ..types import PhysicalType
-from .format import LakeFile, stripe_crc_ok
+from .format import LakeFile
+from .probe import SegmentState, prepare_probes, probe_segment, segment_outcomes
 from .segments import (
     LoadedSegment,
     kept_or_loaded,
@@ -56,18 +50,6 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
 
 
-#: Why a file stays, most telling first.
-_KEPT_ORDER = (Rule.STALE_INDEX, Rule.NO_INDEX, Rule.NEVER_PRUNES, Rule.MAY_MATCH)
-
-
-@dataclass
-class _Probe:
-    """One leaf in one segment: the prepared leaf, and per file whether it may match."""
-
-    leaf: Leaf
-    may: np.ndarray[Any, Any] | None = None  # None: no stripe needed (decided by the leaf)
-
-
 class IndexEntry(NamedTuple):
     """The directory entry that decided a file: its segment, its number there, and the
     file's version now (the entry's, as the stale check found)."""
@@ -75,13 +57,6 @@ class IndexEntry(NamedTuple):
     loaded: LoadedSegment
     number: int
     identity: SourceIdentity
-
-
-@dataclass
-class _SegmentState:
-    loaded: LoadedSegment
-    damaged: str | None = None
-    probes: dict[int, _Probe] = field(default_factory=dict)  # id(leaf predicate) -> probe
 
 
 def stale_reason(entry: LakeFile, now: SourceIdentity) -> str | None:
@@ -131,133 +106,8 @@ async def file_identities(
     return out
 
 
-def _prepare(state: _SegmentState, leaves: Sequence[Predicate]) -> dict[tuple[int, int], list[int]]:
-    """The leaves prepared for this segment's columns; the stripes they probe (no I/O).
-
-    Raises
-    ------
-    PredicateError
-        A literal is not a value of its column's type.
-    """
-    seg = state.loaded.segment
-    n = len(seg.files)
-    wanted: dict[tuple[int, int], list[int]] = {}  # (column no, block) -> probe ids
-    for p in leaves:
-        col = seg.column(leaf_column(p))
-        if col is None:
-            continue
-        # A literal of the wrong type: its error names the column, not this segment (a file
-        # of the index, not of the data).
-        leaf = build_leaf(p, col.descriptor)
-        probe = state.probes[id(p)] = _Probe(leaf)
-        if not leaf.needs_filter or n == 0:
-            continue
-        probe.may = np.zeros(n, dtype=np.bool_)
-        for b in np.unique(block_indexes(leaf.hashes, col.num_blocks)).tolist():
-            wanted.setdefault((col.descriptor.index, int(b)), []).append(id(p))
-    return wanted
-
-
-async def _probe_segment(
-    reader: BloomReader, state: _SegmentState, wanted: dict[tuple[int, int], list[int]]
-) -> None:
-    """Read the stripes the leaves probe (concurrently) and check them; damage is recorded."""
-    seg = state.loaded.segment
-    n = len(seg.files)
-    if not wanted:
-        return
-    keys = list(wanted)
-    base = state.loaded.base
-    ranges = [
-        (base + start, base + end)
-        for start, end in (seg.columns[c].stripe_range(b, n) for c, b in keys)
-    ]
-    try:
-        async with reader.open(state.loaded.location) as source:
-            source.assume_identity(state.loaded.identity)
-            pieces = await source.read_ranges(ranges)
-    except PyBloomError as exc:
-        state.damaged = f"segment unreadable: {exc}"
-        return
-    for (c, b), piece in zip(keys, pieces, strict=True):
-        if not stripe_crc_ok(piece):
-            state.damaged = f"stripe {b} of {seg.columns[c].path} fails its CRC"
-            return
-        col = seg.columns[c]
-        for pid in wanted[(c, b)]:
-            probe = state.probes[pid]
-            assert probe.may is not None
-            hashes = probe.leaf.hashes[block_indexes(probe.leaf.hashes, col.num_blocks) == b]
-            probe.may |= check_stripe(piece[:-4], n, hashes)
-
-
-#: Per file and leaf: what the index says (the leaf's outcome is the same for all files
-#: with the same code, so a segment's files need only one evaluation per distinct row).
-_EXCLUDED, _MAY, _UNCOVERED, _SAME_FOR_ALL = 0, 1, 2, 3
-
-
-def _codes(state: _SegmentState, leaves: Sequence[Predicate]) -> np.ndarray[Any, Any]:
-    """A (files, leaves) array of codes for one segment."""
-    seg = state.loaded.segment
-    n = len(seg.files)
-    codes = np.full((n, max(len(leaves), 1)), _SAME_FOR_ALL, dtype=np.int8)
-    for j, p in enumerate(leaves):
-        col = seg.column(leaf_column(p))
-        probe = state.probes.get(id(p))
-        if col is None or probe is None:
-            continue
-        if probe.may is not None and col.descriptor.physical_type is not PhysicalType.BOOLEAN:
-            codes[:, j] = np.where(probe.may, _MAY, _EXCLUDED)
-        if col.uncovered:
-            codes[sorted(col.uncovered), j] = _UNCOVERED
-    return codes
-
-
-def _outcome(
-    where: Predicate, state: _SegmentState, leaves: Sequence[Predicate], row: Sequence[int]
-) -> Outcome:
-    """The outcome of ``where`` for the files of one segment whose codes are ``row``."""
-    seg = state.loaded.segment
-    position = {id(p): j for j, p in enumerate(leaves)}
-
-    def decide_leaf(p: Predicate) -> Outcome:
-        probe = state.probes.get(id(p))
-        code = row[position[id(p)]]
-        column = leaf_column(p)
-        if seg.column(column) is None or probe is None:
-            return Outcome(False, Rule.NO_INDEX, f"{column} is not in the lake index")
-        if code == _UNCOVERED:
-            return Outcome(False, Rule.NO_INDEX, f"{column} is not indexed for this file")
-        leaf = probe.leaf
-        # No min/max nor null counts here: only the type's bounds decide.
-        shared = before_membership(
-            leaf, lambda: index_view(leaf), None, "lake index", Rule.LAKE_INDEX
-        )
-        if shared is not None:
-            return shared
-        if code == _MAY:
-            return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: the lake index may contain it")
-        if code == _EXCLUDED:
-            return Outcome(True, Rule.LAKE_INDEX, f"{leaf.label}: excluded by the lake index")
-        return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: not decided by the lake index")
-
-    return combine(where, decide_leaf, _KEPT_ORDER, excluded_rule=Rule.LAKE_INDEX)
-
-
-def _segment_outcomes(
-    where: Predicate, state: _SegmentState, leaves: Sequence[Predicate]
-) -> tuple[list[Outcome], np.ndarray[Any, Any]]:
-    """Every file's outcome in one segment: (distinct outcomes, each file's index into them)."""
-    codes = _codes(state, leaves)
-    if len(codes) == 0:
-        return [], np.zeros(0, dtype=np.intp)
-    rows, inverse = np.unique(codes, axis=0, return_inverse=True)
-    outcomes = [_outcome(where, state, leaves, row.tolist()) for row in rows]
-    return outcomes, inverse.reshape(-1)
-
-
 def _current_entry(
-    states: Sequence[_SegmentState],
+    states: Sequence[SegmentState],
     candidates: list[tuple[int, int]],
     now: SourceIdentity | None,
     immutable: bool = False,
@@ -301,7 +151,7 @@ def _immutable_stale(entry: LakeFile, now: SourceIdentity) -> str | None:
 async def _file_verdicts(
     names: Sequence[str | None],
     files: Sequence[str | FileInfo],
-    states: Sequence[_SegmentState],
+    states: Sequence[SegmentState],
     damaged: Sequence[str],
     where: Predicate,
     reader: BloomReader,
@@ -331,7 +181,7 @@ async def _file_verdicts(
         f" (unreadable segments: {'; '.join(damaged)[:300]})" if damaged else ""
     )
     leaves = leaves_of(where)
-    decided = [_segment_outcomes(where, state, leaves) for state in states]
+    decided = [segment_outcomes(where, state, leaves) for state in states]
     out = []
     for path, name, now in zip(paths, names, identities, strict=True):
         if sink is not None:
@@ -472,10 +322,10 @@ async def verdicts_from_segments(
     rdr, strict = run.reader, run.strict
     normal = normal_form(predicate)  # what is evaluated: NOT pushed down to the leaves
     leaves = leaves_of(normal)
-    states = [_SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
+    states = [SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
     damaged = [x for x in loaded if isinstance(x, str)]
-    wanted = [_prepare(state, leaves) for state in states]
-    await gather(_probe_segment, [(rdr, s, w) for s, w in zip(states, wanted, strict=True)])
+    wanted = [prepare_probes(state, leaves) for state in states]
+    await gather(probe_segment, [(rdr, s, w) for s, w in zip(states, wanted, strict=True)])
     for state in states:
         if strict and state.damaged is not None:
             raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)

@@ -31,6 +31,7 @@ from thrift.Thrift import TType
 from thrift.transport.TTransport import TMemoryBuffer
 
 from ..errors import ParquetFormatError
+from . import page_specs as page_wire
 from . import thrift_specs as wire
 from .tail import MAGIC
 from .thrift import THRIFT_DECODER, decode_struct
@@ -77,8 +78,8 @@ _FOOTER_ARGS = wire.decode_args(
         ),
     ),
 )
-_OFFSET_ARGS = [wire.OffsetIndex, wire.OffsetIndex.thrift_spec]
-_COLUMN_ARGS = [wire.ColumnIndex, wire.ColumnIndex.thrift_spec]
+_OFFSET_ARGS = [page_wire.OffsetIndex, page_wire.OffsetIndex.thrift_spec]
+_COLUMN_ARGS = [page_wire.ColumnIndex, page_wire.ColumnIndex.thrift_spec]
 
 
 class ChunkLayout(NamedTuple):
@@ -211,7 +212,7 @@ def decode_offset_index(
     ParquetFormatError
         The bytes do not decode, or the pages are not a consistent layout of the chunk.
     """
-    raw = wire.OffsetIndex()
+    raw = page_wire.OffsetIndex()
     decode_struct(data, raw, _OFFSET_ARGS, what="offset index", path=path, decoder=THRIFT_DECODER)
     locations = raw.page_locations or []
     if not locations:
@@ -251,7 +252,7 @@ def decode_column_index(data: bytes, pages: int, *, path: str | None = None) -> 
     ParquetFormatError
         The bytes do not decode, or a list has the wrong length.
     """
-    raw = wire.ColumnIndex()
+    raw = page_wire.ColumnIndex()
     decode_struct(data, raw, _COLUMN_ARGS, what="column index", path=path, decoder=THRIFT_DECODER)
     nulls, lows, highs = raw.null_pages, raw.min_values, raw.max_values
     counts = raw.null_counts

@@ -3,7 +3,7 @@
 A column chunk is a run of pages, each a compact-protocol ``PageHeader`` followed by
 ``compressed_page_size`` bytes. :class:`PageHeaderReader` decodes headers anywhere in
 one buffer (one thrift transport for all of them); :func:`decode_page_header` is the
-one-off form. Only the fields of data pages v1 are read (:mod:`.thrift_specs`); other
+one-off form. Only the fields of data pages v1 are read (:mod:`.page_specs`); other
 page kinds are recognised by ``type`` and their own headers skipped.
 
 The bytes are untrusted: decoder limits come from the buffer's size, and every
@@ -20,7 +20,7 @@ from thrift.protocol.TCompactProtocol import TCompactProtocol
 from thrift.transport.TTransport import TMemoryBuffer
 
 from ..errors import InvalidArgumentError, ParquetFormatError
-from . import thrift_specs as wire
+from . import page_specs as wire
 from .thrift import THRIFT_DECODER, StrictCompactProtocol, describe_decode_error, length_limit
 
 try:

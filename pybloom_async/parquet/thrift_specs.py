@@ -17,7 +17,9 @@ replacement character) is decided by the code that reads the field, not by a
 
 These classes are raw wire shapes with every field optional; ``footer.py``
 checks them and turns them into the package's immutable, typed objects. Nothing
-outside ``pybloom_async.parquet`` should use them.
+outside ``pybloom_async.parquet`` should use them. The footer's structs are here, with
+the base struct and the spec builders; the page structs (page headers, the page index)
+are :mod:`.page_specs`.
 
 The specs below are the subset a writer of the tests' footers needs, and the
 widest a decoder may read. ``footer.py`` decodes a footer in passes that each
@@ -36,7 +38,7 @@ from thrift.protocol.TBase import TBase
 from thrift.Thrift import TType
 
 
-class _Struct(SimpleNamespace, TBase):  # type: ignore[misc]  # thrift has no type hints
+class Struct(SimpleNamespace, TBase):  # type: ignore[misc]  # thrift has no type hints
     """Base of the wire structs: fields absent from the wire read as ``None``.
 
     The C decoder builds nested structs by calling the class with one keyword
@@ -50,7 +52,7 @@ class _Struct(SimpleNamespace, TBase):  # type: ignore[misc]  # thrift has no ty
     thrift_spec: ClassVar[tuple[Any, ...]] = ()
 
 
-def _spec(cls: type[_Struct], *fields: tuple[int, int, str, Any]) -> None:
+def install_spec(cls: type[Struct], *fields: tuple[int, int, str, Any]) -> None:
     """Install ``cls.thrift_spec``, a tuple indexed by field id.
 
     ``fields`` are ``(field_id, ttype, attribute, type_arguments)``; the spec is
@@ -65,7 +67,7 @@ def _spec(cls: type[_Struct], *fields: tuple[int, int, str, Any]) -> None:
     cls.thrift_spec = tuple(table)
 
 
-def _struct(cls: type[_Struct]) -> list[Any]:
+def struct_args(cls: type[Struct]) -> list[Any]:
     # The decoder's type arguments for a struct field: [class, spec].
     return [cls, cls.thrift_spec]
 
@@ -75,7 +77,7 @@ def list_of(ttype: int, args: Any = None) -> tuple[int, Any, bool]:
     return _list_of(ttype, args)
 
 
-def decode_args(cls: type[_Struct], keep: Iterable[str] | None = None, **args: Any) -> list[Any]:
+def decode_args(cls: type[Struct], keep: Iterable[str] | None = None, **args: Any) -> list[Any]:
     """The decoder's type arguments (``[class, spec]``) for a subset of ``cls``'s fields.
 
     Parameters
@@ -123,14 +125,14 @@ def _list_of(ttype: int, args: Any = None) -> tuple[int, Any, bool]:
     return (ttype, args, False)
 
 
-_BINARY = "BINARY"
+BINARY = "BINARY"
 
 
-class Empty(_Struct):
+class Empty(Struct):
     """An empty struct (``StringType``, ``MilliSeconds``...), read for its presence."""
 
 
-class Union(_Struct):
+class Union(Struct):
     """Base of thrift unions; exactly one member should be set."""
 
     def members_set(self) -> list[str]:
@@ -152,21 +154,21 @@ class TimeUnit(Union):
     NANOS: Empty | None = None
 
 
-class DecimalType(_Struct):
+class DecimalType(Struct):
     """``struct DecimalType``."""
 
     scale: int | None = None
     precision: int | None = None
 
 
-class TimeType(_Struct):
+class TimeType(Struct):
     """``struct TimeType``; ``struct TimestampType`` has the same fields and ids."""
 
     isAdjustedToUTC: bool | None = None
     unit: TimeUnit | None = None
 
 
-class IntType(_Struct):
+class IntType(Struct):
     """``struct IntType``."""
 
     bitWidth: int | None = None
@@ -196,7 +198,7 @@ class LogicalType(Union):
     VECTOR: Empty | None = None
 
 
-class SchemaElement(_Struct):
+class SchemaElement(Struct):
     """``struct SchemaElement``."""
 
     type: int | None = None
@@ -211,7 +213,7 @@ class SchemaElement(_Struct):
     logicalType: LogicalType | None = None
 
 
-class Statistics(_Struct):
+class Statistics(Struct):
     """``struct Statistics``."""
 
     max: bytes | None = None
@@ -225,7 +227,7 @@ class Statistics(_Struct):
     nan_count: int | None = None
 
 
-class PageEncodingStats(_Struct):
+class PageEncodingStats(Struct):
     """``struct PageEncodingStats``."""
 
     page_type: int | None = None
@@ -233,7 +235,7 @@ class PageEncodingStats(_Struct):
     count: int | None = None
 
 
-class SizeStatistics(_Struct):
+class SizeStatistics(Struct):
     """``struct SizeStatistics``: a chunk's unencoded sizes and level histograms."""
 
     unencoded_byte_array_data_bytes: int | None = None
@@ -241,7 +243,7 @@ class SizeStatistics(_Struct):
     definition_level_histogram: list[int] | None = None
 
 
-class ColumnMetaData(_Struct):
+class ColumnMetaData(Struct):
     """``struct ColumnMetaData`` (without its key/value metadata and geospatial statistics)."""
 
     type: int | None = None
@@ -261,7 +263,7 @@ class ColumnMetaData(_Struct):
     size_statistics: SizeStatistics | None = None
 
 
-class ColumnChunk(_Struct):
+class ColumnChunk(Struct):
     """``struct ColumnChunk``; ``crypto_metadata`` is read for its presence only."""
 
     file_path: bytes | None = None
@@ -274,7 +276,7 @@ class ColumnChunk(_Struct):
     crypto_metadata: Empty | None = None
 
 
-class RowGroup(_Struct):
+class RowGroup(Struct):
     """``struct RowGroup`` (without ``sorting_columns``)."""
 
     columns: list[ColumnChunk] | None = None
@@ -285,14 +287,14 @@ class RowGroup(_Struct):
     ordinal: int | None = None
 
 
-class KeyValue(_Struct):
+class KeyValue(Struct):
     """``struct KeyValue``."""
 
     key: bytes | None = None
     value: bytes | None = None
 
 
-class FileMetaData(_Struct):
+class FileMetaData(Struct):
     """``struct FileMetaData``; ``encryption_algorithm`` is read for its presence only."""
 
     version: int | None = None
@@ -304,79 +306,36 @@ class FileMetaData(_Struct):
     encryption_algorithm: Empty | None = None
 
 
-class PageLocation(_Struct):
-    """``struct PageLocation``: one data page of an offset index."""
-
-    offset: int | None = None
-    compressed_page_size: int | None = None
-    first_row_index: int | None = None
-
-
-class OffsetIndex(_Struct):
-    """``struct OffsetIndex`` (without ``unencoded_byte_array_data_bytes``)."""
-
-    page_locations: list[PageLocation] | None = None
-
-
-class ColumnIndex(_Struct):
-    """``struct ColumnIndex`` (without the level histograms)."""
-
-    null_pages: list[bool] | None = None
-    min_values: list[bytes] | None = None
-    max_values: list[bytes] | None = None
-    boundary_order: int | None = None
-    null_counts: list[int] | None = None
-
-
-class DataPageHeader(_Struct):
-    """``struct DataPageHeader`` (data page v1; without the level encodings and statistics)."""
-
-    num_values: int | None = None
-    encoding: int | None = None
-
-
-class PageHeader(_Struct):
-    """``struct PageHeader``: the header before each page of a column chunk.
-
-    Only the data page v1 member is read; dictionary, index and v2 data pages are
-    recognised by ``type`` (their own headers are skipped).
-    """
-
-    type: int | None = None
-    uncompressed_page_size: int | None = None
-    compressed_page_size: int | None = None
-    crc: int | None = None
-    data_page_header: DataPageHeader | None = None
-
-
 # Specs are installed leaves first, so that a struct's spec can embed the
 # (already complete) specs of the structs it contains.
-_EMPTY = _struct(Empty)
+_EMPTY = struct_args(Empty)
 
-_spec(
+install_spec(
     TimeUnit,
     (1, TType.STRUCT, "MILLIS", _EMPTY),
     (2, TType.STRUCT, "MICROS", _EMPTY),
     (3, TType.STRUCT, "NANOS", _EMPTY),
 )
-_spec(DecimalType, (1, TType.I32, "scale", None), (2, TType.I32, "precision", None))
-_spec(
-    TimeType, (1, TType.BOOL, "isAdjustedToUTC", None), (2, TType.STRUCT, "unit", _struct(TimeUnit))
+install_spec(DecimalType, (1, TType.I32, "scale", None), (2, TType.I32, "precision", None))
+install_spec(
+    TimeType,
+    (1, TType.BOOL, "isAdjustedToUTC", None),
+    (2, TType.STRUCT, "unit", struct_args(TimeUnit)),
 )
 # bitWidth is an i8 on the wire (parquet.thrift `1: required i8 bitWidth`).
-_spec(IntType, (1, TType.BYTE, "bitWidth", None), (2, TType.BOOL, "isSigned", None))
-_spec(
+install_spec(IntType, (1, TType.BYTE, "bitWidth", None), (2, TType.BOOL, "isSigned", None))
+install_spec(
     LogicalType,
     (1, TType.STRUCT, "STRING", _EMPTY),
     (2, TType.STRUCT, "MAP", _EMPTY),
     (3, TType.STRUCT, "LIST", _EMPTY),
     (4, TType.STRUCT, "ENUM", _EMPTY),
-    (5, TType.STRUCT, "DECIMAL", _struct(DecimalType)),
+    (5, TType.STRUCT, "DECIMAL", struct_args(DecimalType)),
     (6, TType.STRUCT, "DATE", _EMPTY),
-    (7, TType.STRUCT, "TIME", _struct(TimeType)),
-    (8, TType.STRUCT, "TIMESTAMP", _struct(TimeType)),
+    (7, TType.STRUCT, "TIME", struct_args(TimeType)),
+    (8, TType.STRUCT, "TIMESTAMP", struct_args(TimeType)),
     # 9 is reserved for INTERVAL, which has no LogicalType member.
-    (10, TType.STRUCT, "INTEGER", _struct(IntType)),
+    (10, TType.STRUCT, "INTEGER", struct_args(IntType)),
     (11, TType.STRUCT, "UNKNOWN", _EMPTY),
     (12, TType.STRUCT, "JSON", _EMPTY),
     (13, TType.STRUCT, "BSON", _EMPTY),
@@ -389,48 +348,48 @@ _spec(
     (18, TType.STRUCT, "GEOGRAPHY", _EMPTY),
     (19, TType.STRUCT, "VECTOR", _EMPTY),
 )
-_spec(
+install_spec(
     SchemaElement,
     (1, TType.I32, "type", None),
     (2, TType.I32, "type_length", None),
     (3, TType.I32, "repetition_type", None),
-    (4, TType.STRING, "name", _BINARY),
+    (4, TType.STRING, "name", BINARY),
     (5, TType.I32, "num_children", None),
     (6, TType.I32, "converted_type", None),
     (7, TType.I32, "scale", None),
     (8, TType.I32, "precision", None),
     (9, TType.I32, "field_id", None),
-    (10, TType.STRUCT, "logicalType", _struct(LogicalType)),
+    (10, TType.STRUCT, "logicalType", struct_args(LogicalType)),
 )
-_spec(
+install_spec(
     Statistics,
-    (1, TType.STRING, "max", _BINARY),
-    (2, TType.STRING, "min", _BINARY),
+    (1, TType.STRING, "max", BINARY),
+    (2, TType.STRING, "min", BINARY),
     (3, TType.I64, "null_count", None),
     (4, TType.I64, "distinct_count", None),
-    (5, TType.STRING, "max_value", _BINARY),
-    (6, TType.STRING, "min_value", _BINARY),
+    (5, TType.STRING, "max_value", BINARY),
+    (6, TType.STRING, "min_value", BINARY),
     (7, TType.BOOL, "is_max_value_exact", None),
     (8, TType.BOOL, "is_min_value_exact", None),
     (9, TType.I64, "nan_count", None),
 )
-_spec(
+install_spec(
     PageEncodingStats,
     (1, TType.I32, "page_type", None),
     (2, TType.I32, "encoding", None),
     (3, TType.I32, "count", None),
 )
-_spec(
+install_spec(
     SizeStatistics,
     (1, TType.I64, "unencoded_byte_array_data_bytes", None),
     (2, TType.LIST, "repetition_level_histogram", _list_of(TType.I64)),
     (3, TType.LIST, "definition_level_histogram", _list_of(TType.I64)),
 )
-_spec(
+install_spec(
     ColumnMetaData,
     (1, TType.I32, "type", None),
     (2, TType.LIST, "encodings", _list_of(TType.I32)),
-    (3, TType.LIST, "path_in_schema", _list_of(TType.STRING, _BINARY)),
+    (3, TType.LIST, "path_in_schema", _list_of(TType.STRING, BINARY)),
     (4, TType.I32, "codec", None),
     (5, TType.I64, "num_values", None),
     (6, TType.I64, "total_uncompressed_size", None),
@@ -439,26 +398,26 @@ _spec(
     (9, TType.I64, "data_page_offset", None),
     (10, TType.I64, "index_page_offset", None),
     (11, TType.I64, "dictionary_page_offset", None),
-    (12, TType.STRUCT, "statistics", _struct(Statistics)),
-    (13, TType.LIST, "encoding_stats", _list_of(TType.STRUCT, _struct(PageEncodingStats))),
+    (12, TType.STRUCT, "statistics", struct_args(Statistics)),
+    (13, TType.LIST, "encoding_stats", _list_of(TType.STRUCT, struct_args(PageEncodingStats))),
     (14, TType.I64, "bloom_filter_offset", None),
     (15, TType.I32, "bloom_filter_length", None),
-    (16, TType.STRUCT, "size_statistics", _struct(SizeStatistics)),
+    (16, TType.STRUCT, "size_statistics", struct_args(SizeStatistics)),
 )
-_spec(
+install_spec(
     ColumnChunk,
-    (1, TType.STRING, "file_path", _BINARY),
+    (1, TType.STRING, "file_path", BINARY),
     (2, TType.I64, "file_offset", None),
-    (3, TType.STRUCT, "meta_data", _struct(ColumnMetaData)),
+    (3, TType.STRUCT, "meta_data", struct_args(ColumnMetaData)),
     (4, TType.I64, "offset_index_offset", None),
     (5, TType.I32, "offset_index_length", None),
     (6, TType.I64, "column_index_offset", None),
     (7, TType.I32, "column_index_length", None),
     (8, TType.STRUCT, "crypto_metadata", _EMPTY),
 )
-_spec(
+install_spec(
     RowGroup,
-    (1, TType.LIST, "columns", _list_of(TType.STRUCT, _struct(ColumnChunk))),
+    (1, TType.LIST, "columns", _list_of(TType.STRUCT, struct_args(ColumnChunk))),
     (2, TType.I64, "total_byte_size", None),
     (3, TType.I64, "num_rows", None),
     # 4: sorting_columns is not read.
@@ -466,40 +425,15 @@ _spec(
     (6, TType.I64, "total_compressed_size", None),
     (7, TType.I16, "ordinal", None),
 )
-_spec(KeyValue, (1, TType.STRING, "key", _BINARY), (2, TType.STRING, "value", _BINARY))
-_spec(
+install_spec(KeyValue, (1, TType.STRING, "key", BINARY), (2, TType.STRING, "value", BINARY))
+install_spec(
     FileMetaData,
     (1, TType.I32, "version", None),
-    (2, TType.LIST, "schema", _list_of(TType.STRUCT, _struct(SchemaElement))),
+    (2, TType.LIST, "schema", _list_of(TType.STRUCT, struct_args(SchemaElement))),
     (3, TType.I64, "num_rows", None),
-    (4, TType.LIST, "row_groups", _list_of(TType.STRUCT, _struct(RowGroup))),
-    (5, TType.LIST, "key_value_metadata", _list_of(TType.STRUCT, _struct(KeyValue))),
-    (6, TType.STRING, "created_by", _BINARY),
+    (4, TType.LIST, "row_groups", _list_of(TType.STRUCT, struct_args(RowGroup))),
+    (5, TType.LIST, "key_value_metadata", _list_of(TType.STRUCT, struct_args(KeyValue))),
+    (6, TType.STRING, "created_by", BINARY),
     # 7: column_orders is not read.
     (8, TType.STRUCT, "encryption_algorithm", _EMPTY),
-)
-_spec(
-    PageLocation,
-    (1, TType.I64, "offset", None),
-    (2, TType.I32, "compressed_page_size", None),
-    (3, TType.I64, "first_row_index", None),
-)
-_spec(OffsetIndex, (1, TType.LIST, "page_locations", _list_of(TType.STRUCT, _struct(PageLocation))))
-_spec(
-    ColumnIndex,
-    (1, TType.LIST, "null_pages", _list_of(TType.BOOL)),
-    (2, TType.LIST, "min_values", _list_of(TType.STRING, _BINARY)),
-    (3, TType.LIST, "max_values", _list_of(TType.STRING, _BINARY)),
-    (4, TType.I32, "boundary_order", None),
-    (5, TType.LIST, "null_counts", _list_of(TType.I64)),
-)
-_spec(DataPageHeader, (1, TType.I32, "num_values", None), (2, TType.I32, "encoding", None))
-_spec(
-    PageHeader,
-    (1, TType.I32, "type", None),
-    (2, TType.I32, "uncompressed_page_size", None),
-    (3, TType.I32, "compressed_page_size", None),
-    (4, TType.I32, "crc", None),
-    (5, TType.STRUCT, "data_page_header", _struct(DataPageHeader)),
-    # 6-8 (index, dictionary and v2 data page headers) are not read.
 )

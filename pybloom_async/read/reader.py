@@ -38,7 +38,8 @@ from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from ..io.address import parse_address
 from ..io.base import ByteSource, FileInfo, SourceStats, location_text
 from ..io.identity import SourceIdentity, stat_identity
-from ..io.store import ObjectStoreSource, StoreOptions, as_store_options, open_source
+from ..io.objects import ObjectStoreSource, open_source
+from ..io.store import StoreOptions, as_store_options
 from ..tasks.loops import inline, to_worker
 from .fetch import (
     DEFAULT_READER_CONFIG,

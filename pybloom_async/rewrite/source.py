@@ -11,7 +11,8 @@ from ..errors import (
     SourceError,
 )
 from ..io.identity import SourceIdentity, local_identity
-from ..io.store import StoreOptions, open_source
+from ..io.objects import open_source
+from ..io.store import StoreOptions
 from ..parquet.tail import check_leading_magic, parse_footer_tail
 from ..read.columns import ColumnReader
 

@@ -1,51 +1,41 @@
 """Reading the matching rows of one file: its kept chunks (or pages) fetched in merged
 requests, decoded by pyarrow, the predicate evaluated on the data.
 
-The plan (:mod:`.plan`) says what to read; :mod:`.decode` decodes and matches what is read.
+The plan (:mod:`.plan`) says what to read; :mod:`.decode` decodes and matches what is read,
+and :mod:`.two_phase` does a two-phase read's work on each row group between its requests.
 Each byte is fetched at most once per batch of row groups: the footer's tail, phase one's
 bytes and every fallback read serve what follows (:class:`~pybloom_async.read.ranges.HeldBytes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Iterator, Sequence
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from ..errors import PyBloomError, SourceError
 from ..io.base import ByteSource
-from ..io.store import ObjectStoreSource
+from ..io.objects import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
-from .arrow import int64_array
 from .decode import (
-    Matches,
     ReadColumns,
     decode_batches,
     decode_pages_of,
     decode_row_groups,
     format_error,
-    leaves_of,
-    match_row_groups,
-    matched_rows,
     named_failure,
     read_columns_of,
-    shaped,
     where_columns,
 )
 from .dictionary import dictionary_kept
-from .match import computable
 from .pages import (
     GroupPages,
     WholeChunks,
-    decode_group,
     held_reader,
     index_ranges,
-    pages_for_rows,
     select_group,
 )
 from .plan import (
@@ -57,6 +47,7 @@ from .plan import (
     row_group_reader,
     rows_where,
 )
+from .two_phase import Hit, first_rows, hit_batches, other_rows, whole_first_rows
 
 #: A file's rows are read in two phases (its predicate's columns first, the others for the
 #: matching rows only) when the kept row groups' other columns come to this many bytes or
@@ -267,121 +258,6 @@ async def _decoded_run(
 # ---- two phases ------------------------------------------------------------------------
 
 
-@dataclass
-class _Hit:
-    """A row group with a matching row after its predicate columns were decoded: those
-    columns' matching rows, and the rows (in the row group) that match."""
-
-    group: int
-    first: Any  # pa.Table: the predicate columns, matching rows only
-    matched: Any  # np.ndarray of row numbers in the row group, ascending
-    pages: GroupPages | None = None  # the other columns' pages that hold them (or whole)
-
-
-def _first_rows(
-    pages: GroupPages,
-    held: HeldBytes,
-    plan: FilePlan,
-    group: int,
-    columns: ReadColumns,
-    job: Job,
-    match: FileMatch,
-) -> _Hit | None:
-    """Phase one of a row group read through its page index: its predicate columns decoded
-    from ``pages`` (the pages that may match) and matched (None: no row matches).
-
-    Raises
-    ------
-    WholeChunks
-        The pages did not decode as indexed.
-    """
-    assert plan.page_index is not None
-    try:
-        table = decode_group(
-            pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
-        )
-        rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
-        table = computable(table)
-        found, matched = matched_rows(table, plan, job, match, match.positions(group, rows))
-        if not matched.size:
-            return None
-        return _Hit(group, found, rows[matched])
-    except WholeChunks:
-        raise
-    except (PyBloomError, OSError, pa.ArrowException) as exc:
-        raise format_error(exc, plan, group) from None
-
-
-def _runs(matched: Any) -> list[tuple[int, int]]:
-    """Ascending row numbers as ``[start, end)`` runs."""
-    breaks = np.flatnonzero(np.diff(matched) != 1) + 1
-    starts = np.concatenate(([0], breaks))
-    ends = np.concatenate((breaks, [len(matched)]))
-    return [(int(matched[a]), int(matched[b - 1]) + 1) for a, b in zip(starts, ends, strict=True)]
-
-
-def _other_ranges(
-    plan: FilePlan,
-    job: Job,
-    columns: ReadColumns,
-    hit: _Hit,
-    index_bytes: Callable[[int, int], bytes],
-) -> list[tuple[int, int]]:
-    """The bytes phase two reads for a row group: the pages of its other columns that hold
-    its matching rows (their offset index), and the whole chunks of those it cannot read
-    by page (nested, or without an offset index)."""
-    index = plan.page_index if job.page_index else None
-    paged: dict[str, Any] = {}
-    if index is not None:
-        rows = _runs(hit.matched)
-        for name in columns.rest:
-            try:
-                found = pages_for_rows(
-                    index, hit.group, [name], rows, plan.schema, index_bytes, plan.path
-                )
-            except WholeChunks:
-                continue  # nested, or no usable offset index: its whole chunks
-            paged.update(found.columns)
-    hit.pages = GroupPages(hit.group, _runs(hit.matched), paged) if paged else None
-    ranges = hit.pages.ranges() if hit.pages is not None else []
-    whole = _whole(columns, paged)
-    ranges += [chunk_range(plan, hit.group, leaf) for leaf in leaves_of(plan, whole)]
-    return ranges
-
-
-def _whole(columns: ReadColumns, paged: Mapping[str, Any]) -> list[str]:
-    """The other columns read from whole chunks (those not read by page)."""
-    return [name for name in columns.rest if name not in paged]
-
-
-def _other_rows(hit: _Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: HeldBytes) -> Any:
-    """Phase two of a row group: its other columns at its matching rows, joined to the
-    predicate columns' (WholeChunks: the pages did not decode as indexed)."""
-    try:
-        parts: dict[str, Any] = {}
-        paged = hit.pages.columns if hit.pages is not None else {}
-        if hit.pages is not None:
-            assert plan.page_index is not None
-            decoded = decode_group(
-                hit.pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
-            )
-            parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
-        whole = _whole(columns, paged)
-        if whole:
-            pf = row_group_reader(plan, held)
-            read = computable(pf.read_row_group(hit.group, columns=whole, use_threads=False))
-            read = read.take(int64_array(hit.matched))
-            parts.update(zip(read.column_names, read.columns, strict=True))
-        table = hit.first
-        for name in columns.rest:  # top-level names (the predicate's leaves are first)
-            table = table.append_column(name, parts[name])
-        return shaped(table, plan, job)
-    except WholeChunks:
-        raise
-    except (PyBloomError, OSError, pa.ArrowException) as exc:
-        raise format_error(exc, plan, hit.group) from None
-
-
 async def _in_two_phases(
     source: ByteSource, plan: FilePlan, job: Job, columns: ReadColumns, match: FileMatch
 ) -> AsyncGenerator[Any, None]:
@@ -421,17 +297,17 @@ async def _in_two_phases(
             index_held = index_held.plus((a, held.read(a, b) or b"") for a, b in wanted_index)
             wanted_index = []
         hits = await _phase_one(source, plan, job, columns, match, groups, selected, held)
-        for batch in _hit_batches(plan, job, columns, hits, held_reader(held)):
+        for batch in hit_batches(plan, job, columns, hits, held_reader(held)):
             # Phase two: only the bytes phase one did not bring (each byte fetched once).
             held = await _fetch(source, job, [r for _, ranges in batch for r in ranges], held)
             for hit, _ in batch:
                 try:
-                    yield await to_worker(_other_rows, hit, plan, job, columns, held)
+                    yield await to_worker(other_rows, hit, plan, job, columns, held)
                 except WholeChunks:  # the pages did not decode as indexed: whole chunks
                     hit.pages = None
                     ranges = [chunk_range(plan, hit.group, x) for x in columns.rest_leaves]
                     whole = await _fetch(source, job, ranges, held)
-                    yield await to_worker(_other_rows, hit, plan, job, columns, whole)
+                    yield await to_worker(other_rows, hit, plan, job, columns, whole)
 
 
 async def _phase_one(
@@ -443,19 +319,19 @@ async def _phase_one(
     groups: Sequence[int],
     selected: dict[int, GroupPages],
     held: HeldBytes,
-) -> list[_Hit]:
+) -> list[Hit]:
     """The row groups of one batch with a match, decoded at once; a row group whose pages
     do not decode as indexed is read again from its whole chunks (the bytes not held)."""
 
-    async def one(group: int) -> list[_Hit]:
+    async def one(group: int) -> list[Hit]:
         try:
             pages = selected[group]
-            hit = await to_worker(_first_rows, pages, held, plan, group, columns, job, match)
+            hit = await to_worker(first_rows, pages, held, plan, group, columns, job, match)
             return [] if hit is None else [hit]
         except WholeChunks:
             ranges = [chunk_range(plan, group, leaf) for leaf in columns.first_leaves]
             whole = await _fetch(source, job, ranges, held)
-            return await to_worker(_whole_first_rows, whole, plan, [group], columns, job, match)
+            return await to_worker(whole_first_rows, whole, plan, [group], columns, job, match)
 
     paged = [g for g in groups if g in selected]
     whole = [g for g in groups if g not in selected]
@@ -464,47 +340,5 @@ async def _phase_one(
     # together, a bounded run at a time.
     whole = await to_worker(dictionary_kept, plan, job, held, whole)
     for run in decode_batches(plan, whole, columns.first_leaves):
-        found += await to_worker(_whole_first_rows, held, plan, run, columns, job, match)
+        found += await to_worker(whole_first_rows, held, plan, run, columns, job, match)
     return sorted(found, key=lambda hit: hit.group)
-
-
-def _whole_first_rows(
-    held: HeldBytes,
-    plan: FilePlan,
-    groups: list[int],
-    columns: ReadColumns,
-    job: Job,
-    match: FileMatch,
-) -> list[_Hit]:
-    """Phase one of row groups read as whole chunks, decoded in one call: those with a
-    match. An error names the row group that fails (each decoded alone to find it)."""
-    pf = row_group_reader(plan, held)
-
-    def decode(run: list[int]) -> Matches:
-        return match_row_groups(pf, plan, run, columns, job, match)
-
-    found: Matches = named_failure(decode, plan, groups)
-    return [_Hit(group, rows, matched) for group, rows, matched in found.per_group()]
-
-
-def _hit_batches(
-    plan: FilePlan,
-    job: Job,
-    columns: ReadColumns,
-    hits: Sequence[_Hit],
-    index_bytes: Callable[[int, int], bytes],
-) -> Iterator[list[tuple[_Hit, list[tuple[int, int]]]]]:
-    """The row groups with a match and their phase-two bytes, in runs whose bytes stay
-    within ``max_fetch_bytes`` (one row group above it is fetched alone)."""
-    batch: list[tuple[_Hit, list[tuple[int, int]]]] = []
-    size = 0
-    for hit in hits:
-        ranges = _other_ranges(plan, job, columns, hit, index_bytes)
-        need = sum(end - start for start, end in ranges)
-        if batch and size + need > job.max_fetch_bytes:
-            yield batch
-            batch, size = [], 0
-        batch.append((hit, ranges))
-        size += need
-    if batch:
-        yield batch

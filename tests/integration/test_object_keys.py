@@ -22,7 +22,7 @@ from support.servers import S3Server
 
 import pybloom_async as pba
 from pybloom_async.io.listing import list_parquet_files
-from pybloom_async.io.store import open_source
+from pybloom_async.io.objects import open_source
 
 pytestmark = pytest.mark.servers
 

@@ -25,7 +25,8 @@ from pybloom_async.io.sinks import (
     write_atomic,
     write_local_atomic,
 )
-from pybloom_async.io.store import StoreOptions, open_source
+from pybloom_async.io.objects import open_source
+from pybloom_async.io.store import StoreOptions
 
 
 def _leftovers(directory: Path) -> list[str]:

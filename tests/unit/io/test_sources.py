@@ -26,12 +26,8 @@ from pybloom_async.io.environment import environment_read_once
 from pybloom_async.io.listing import list_parquet_files
 from pybloom_async.io.local import LocalFileSource
 from pybloom_async.io.memory import MemorySource
-from pybloom_async.io.store import (
-    ObjectStoreSource,
-    StoreOptions,
-    clear_store_cache,
-    open_source,
-)
+from pybloom_async.io.objects import ObjectStoreSource, open_source
+from pybloom_async.io.store import StoreOptions, clear_store_cache
 
 if TYPE_CHECKING:
     # Imported for annotations only: importing it for real before pytest registers it as a

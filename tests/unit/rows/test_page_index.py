@@ -22,6 +22,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from pybloom_async.errors import ParquetFormatError
 from pybloom_async.parquet import decode_file_metadata
+from pybloom_async.parquet import page_specs as page_wire
 from pybloom_async.parquet import thrift_specs as wire
 from pybloom_async.parquet.page_index import (
     MAX_INDEX_BYTES,
@@ -120,9 +121,9 @@ def test_offset_index_of_a_pyarrow_file_is_its_pages() -> None:
 
 def _offsets(*locations: tuple[int | None, int | None, int | None]) -> bytes:
     return _encode(
-        wire.OffsetIndex(
+        page_wire.OffsetIndex(
             page_locations=[
-                wire.PageLocation(offset=o, compressed_page_size=s, first_row_index=r)
+                page_wire.PageLocation(offset=o, compressed_page_size=s, first_row_index=r)
                 for o, s, r in locations
             ]
         )
@@ -159,7 +160,7 @@ def test_offset_index_garbage_is_a_format_error() -> None:
 
 
 def test_column_index_lists_must_have_one_entry_per_page() -> None:
-    good = wire.ColumnIndex(
+    good = page_wire.ColumnIndex(
         null_pages=[False, True], min_values=[b"a", b""], max_values=[b"b", b""], boundary_order=0
     )
     decoded = decode_column_index(_encode(good), 2)

@@ -1,0 +1,192 @@
+"""A file's rows read in two phases: the work on each row group between the requests.
+
+Phase one decodes a kept row group's predicate columns (from the pages that may match,
+or whole chunks) and keeps the rows that match: a :class:`Hit`. The bytes phase two needs
+for each hit are the pages of its other columns that hold those rows (their offset index)
+or their whole chunks, batched within ``max_fetch_bytes``; phase two decodes them at the
+matching rows and joins them to phase one's columns. No I/O here: :mod:`.fetch` makes the
+requests and calls these in worker threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from ..errors import PyBloomError
+from ..read.ranges import HeldBytes
+from .arrow import int64_array
+from .decode import (
+    Matches,
+    ReadColumns,
+    format_error,
+    leaves_of,
+    match_row_groups,
+    matched_rows,
+    named_failure,
+    shaped,
+)
+from .match import computable
+from .pages import GroupPages, WholeChunks, decode_group, held_reader, pages_for_rows
+from .plan import FileMatch, FilePlan, Job, chunk_range, row_group_reader
+
+
+@dataclass
+class Hit:
+    """A row group with a matching row after its predicate columns were decoded: those
+    columns' matching rows, and the rows (in the row group) that match."""
+
+    group: int
+    first: Any  # pa.Table: the predicate columns, matching rows only
+    matched: Any  # np.ndarray of row numbers in the row group, ascending
+    pages: GroupPages | None = None  # the other columns' pages that hold them (or whole)
+
+
+def first_rows(
+    pages: GroupPages,
+    held: HeldBytes,
+    plan: FilePlan,
+    group: int,
+    columns: ReadColumns,
+    job: Job,
+    match: FileMatch,
+) -> Hit | None:
+    """Phase one of a row group read through its page index: its predicate columns decoded
+    from ``pages`` (the pages that may match) and matched (None: no row matches).
+
+    Raises
+    ------
+    WholeChunks
+        The pages did not decode as indexed.
+    """
+    assert plan.page_index is not None
+    try:
+        table = decode_group(
+            pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
+        )
+        rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
+        table = computable(table)
+        found, matched = matched_rows(table, plan, job, match, match.positions(group, rows))
+        if not matched.size:
+            return None
+        return Hit(group, found, rows[matched])
+    except WholeChunks:
+        raise
+    except (PyBloomError, OSError, pa.ArrowException) as exc:
+        raise format_error(exc, plan, group) from None
+
+
+def _runs(matched: Any) -> list[tuple[int, int]]:
+    """Ascending row numbers as ``[start, end)`` runs."""
+    breaks = np.flatnonzero(np.diff(matched) != 1) + 1
+    starts = np.concatenate(([0], breaks))
+    ends = np.concatenate((breaks, [len(matched)]))
+    return [(int(matched[a]), int(matched[b - 1]) + 1) for a, b in zip(starts, ends, strict=True)]
+
+
+def _other_ranges(
+    plan: FilePlan,
+    job: Job,
+    columns: ReadColumns,
+    hit: Hit,
+    index_bytes: Callable[[int, int], bytes],
+) -> list[tuple[int, int]]:
+    """The bytes phase two reads for a row group: the pages of its other columns that hold
+    its matching rows (their offset index), and the whole chunks of those it cannot read
+    by page (nested, or without an offset index)."""
+    index = plan.page_index if job.page_index else None
+    paged: dict[str, Any] = {}
+    if index is not None:
+        rows = _runs(hit.matched)
+        for name in columns.rest:
+            try:
+                found = pages_for_rows(
+                    index, hit.group, [name], rows, plan.schema, index_bytes, plan.path
+                )
+            except WholeChunks:
+                continue  # nested, or no usable offset index: its whole chunks
+            paged.update(found.columns)
+    hit.pages = GroupPages(hit.group, _runs(hit.matched), paged) if paged else None
+    ranges = hit.pages.ranges() if hit.pages is not None else []
+    whole = _whole(columns, paged)
+    ranges += [chunk_range(plan, hit.group, leaf) for leaf in leaves_of(plan, whole)]
+    return ranges
+
+
+def _whole(columns: ReadColumns, paged: Mapping[str, Any]) -> list[str]:
+    """The other columns read from whole chunks (those not read by page)."""
+    return [name for name in columns.rest if name not in paged]
+
+
+def other_rows(hit: Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: HeldBytes) -> Any:
+    """Phase two of a row group: its other columns at its matching rows, joined to the
+    predicate columns' (WholeChunks: the pages did not decode as indexed)."""
+    try:
+        parts: dict[str, Any] = {}
+        paged = hit.pages.columns if hit.pages is not None else {}
+        if hit.pages is not None:
+            assert plan.page_index is not None
+            decoded = decode_group(
+                hit.pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
+            )
+            parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
+        whole = _whole(columns, paged)
+        if whole:
+            pf = row_group_reader(plan, held)
+            read = computable(pf.read_row_group(hit.group, columns=whole, use_threads=False))
+            read = read.take(int64_array(hit.matched))
+            parts.update(zip(read.column_names, read.columns, strict=True))
+        table = hit.first
+        for name in columns.rest:  # top-level names (the predicate's leaves are first)
+            table = table.append_column(name, parts[name])
+        return shaped(table, plan, job)
+    except WholeChunks:
+        raise
+    except (PyBloomError, OSError, pa.ArrowException) as exc:
+        raise format_error(exc, plan, hit.group) from None
+
+
+def whole_first_rows(
+    held: HeldBytes,
+    plan: FilePlan,
+    groups: list[int],
+    columns: ReadColumns,
+    job: Job,
+    match: FileMatch,
+) -> list[Hit]:
+    """Phase one of row groups read as whole chunks, decoded in one call: those with a
+    match. An error names the row group that fails (each decoded alone to find it)."""
+    pf = row_group_reader(plan, held)
+
+    def decode(run: list[int]) -> Matches:
+        return match_row_groups(pf, plan, run, columns, job, match)
+
+    found: Matches = named_failure(decode, plan, groups)
+    return [Hit(group, rows, matched) for group, rows, matched in found.per_group()]
+
+
+def hit_batches(
+    plan: FilePlan,
+    job: Job,
+    columns: ReadColumns,
+    hits: Sequence[Hit],
+    index_bytes: Callable[[int, int], bytes],
+) -> Iterator[list[tuple[Hit, list[tuple[int, int]]]]]:
+    """The row groups with a match and their phase-two bytes, in runs whose bytes stay
+    within ``max_fetch_bytes`` (one row group above it is fetched alone)."""
+    batch: list[tuple[Hit, list[tuple[int, int]]]] = []
+    size = 0
+    for hit in hits:
+        ranges = _other_ranges(plan, job, columns, hit, index_bytes)
+        need = sum(end - start for start, end in ranges)
+        if batch and size + need > job.max_fetch_bytes:
+            yield batch
+            batch, size = [], 0
+        batch.append((hit, ranges))
+        size += need
+    if batch:
+        yield batch
