@@ -4,7 +4,7 @@ The classes below follow the layout of thrift's generated Python code: a
 class per struct with a ``thrift_spec`` tuple indexed by field id, where each
 entry is ``(field_id, ttype, attribute, type_arguments, default)``. The
 ``thrift`` package's compact-protocol decoder (its ``fastbinary`` C extension,
-or the pure-Python protocol, see ``footer.THRIFT_DECODER``) fills them in.
+or the pure-Python protocol, see :data:`.thrift.THRIFT_DECODER`) fills them in.
 Only the fields we use are listed; every other field id maps to ``None`` (or
 lies past the end of the tuple), and the decoder skips such fields without
 building anything for them.
@@ -15,14 +15,14 @@ decoder hands us bytes: what invalid UTF-8 becomes (a clear error, or a
 replacement character) is decided by the code that reads the field, not by a
 ``UnicodeDecodeError`` from inside the decoder.
 
-These classes are raw wire shapes with every field optional; ``footer.py``
+These classes are raw wire shapes with every field optional; :mod:`.decode`
 checks them and turns them into the package's immutable, typed objects. Nothing
 outside ``pybloom_async.parquet`` should use them. The footer's structs are here, with
 the base struct and the spec builders; the page structs (page headers, the page index)
 are :mod:`.page_specs`.
 
 The specs below are the subset a writer of the tests' footers needs, and the
-widest a decoder may read. ``footer.py`` decodes a footer in passes that each
+widest a decoder may read. :mod:`.decode` decodes a footer in passes that each
 read less (:func:`decode_args` derives them): the C decoder skips the fields a
 spec leaves out without building a Python object for them, and building those
 objects, not reading bytes, is what a decode costs.
@@ -121,7 +121,7 @@ def decode_args(cls: type[Struct], keep: Iterable[str] | None = None, **args: An
 def _list_of(ttype: int, args: Any = None) -> tuple[int, Any, bool]:
     # (element ttype, element type arguments, immutable?) -- immutable would
     # give tuples, but the pure-Python decoder ignores it for structs, so we
-    # ask for lists everywhere and convert once in footer.py.
+    # ask for lists everywhere and convert once in decode.py.
     return (ttype, args, False)
 
 

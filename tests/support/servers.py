@@ -9,7 +9,7 @@ its tests skip with the reason; the Makefile installs them for CI:
 * ``nginx``: ``apt-get install nginx-light`` (or ``PYBLOOM_ASYNC_NGINX``).
 
 Registered by the root conftest (``pytest_plugins``). Each server object carries ``options``: the
-keyword options ``pybloom_async.io.sources.open_source`` takes to reach it.
+keyword options ``pybloom_async.io.objects.open_source`` takes to reach it.
 """
 
 from __future__ import annotations

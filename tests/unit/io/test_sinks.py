@@ -18,6 +18,7 @@ from support.servers import S3Server
 
 from pybloom_async import add_bloom_filters_sync, build_index_sync, index_location
 from pybloom_async.errors import InvalidArgumentError, SourceError
+from pybloom_async.io.objects import open_source
 from pybloom_async.io.sinks import (
     is_local,
     remove_if_present,
@@ -25,7 +26,6 @@ from pybloom_async.io.sinks import (
     write_atomic,
     write_local_atomic,
 )
-from pybloom_async.io.objects import open_source
 from pybloom_async.io.store import StoreOptions
 
 
