@@ -23,7 +23,8 @@ from ..errors import (
     UnsupportedTypeError,
 )
 from ..io.base import FileInfo, location_text
-from ..io.files import expand_paths
+from ..io.failures import map_errors
+from ..io.files import FileStream, expand_paths
 from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
 from ..io.sinks import is_local, remove_if_present, write_atomic
 from ..io.store import StoreOptions
@@ -235,14 +236,16 @@ async def _build_one(ctx: _BuildContext, location: str | FileInfo) -> IndexBuild
         data_file = base_name(path)
         if is_local(path):
             local = local_path(path)
-            before = await anyio.to_thread.run_sync(stat_identity, local)
+            with map_errors(path, "opening"):
+                before = await anyio.to_thread.run_sync(stat_identity, local)
             ctx.reader.stats.add_metadata()
             meta = (await ctx.reader.footer(location)).metadata
             index = await anyio.to_thread.run_sync(
                 _index_file, local, meta, _resolve_columns(meta, ctx.columns, path), before,
                 data_file, ctx.fpp, ctx.ndv, path, limiter=ctx.cpu,
             )  # fmt: skip
-            after = await anyio.to_thread.run_sync(stat_identity, local)
+            with map_errors(path, "opening"):
+                after = await anyio.to_thread.run_sync(stat_identity, local)
             ctx.reader.stats.add_metadata()
             if after != before:
                 raise SourceError("the file changed while it was being indexed", path=path)
@@ -322,7 +325,7 @@ def unique(files: Sequence[str | FileInfo]) -> list[str | FileInfo]:
 
 # Long because: the docstring documents every parameter and error (47 lines); the code is 43.
 async def build_index(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream,
     columns: Sequence[str],
     *,
     fpp: float = 0.01,
@@ -348,7 +351,9 @@ async def build_index(
     ----------
     paths:
         Files, directories or object-store prefixes (expanded as by
-        :func:`pybloom_async.pruning.api`; ``_bloom_index/`` is skipped).
+        :func:`pybloom_async.pruning.api`; ``_bloom_index/`` is skipped), or a
+        :class:`~pybloom_async.io.files.FileStream` of files already found, taken as
+        they come (a file gone since is its own result's error).
     columns:
         Dotted paths of the columns to index.
     fpp:
@@ -402,7 +407,10 @@ async def build_index(
             strict=opts.strict,
         )
         require_pyarrow("build sidecar indexes")  # before any file is listed or read
-        files = unique(await expand_paths(paths, r.reader))
+        if isinstance(paths, FileStream):  # files already found: each as given
+            files = unique([f async for f in paths])
+        else:
+            files = unique(await expand_paths(paths, r.reader))
         results: list[IndexBuild] = await for_each(
             files, lambda loc: _build_one(ctx, loc), r.limit, r.progress
         )

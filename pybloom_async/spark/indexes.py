@@ -10,7 +10,8 @@ import anyio
 
 from ..checks import integer
 from ..errors import InvalidArgumentError
-from ..io.base import FileInfo, location_text
+from ..io.base import FileInfo
+from ..io.files import found_files
 from ..io.store import StoreOptions
 from .common import (
     OptionsArg,
@@ -70,8 +71,10 @@ class _IndexTask:
     async def _build(self, files: list[str | FileInfo]) -> list[BuildRow]:
         from ..index.build import build_index
 
+        # The driver's files as found: none listed again, and each file's failure (one
+        # gone since the listing too) is its own row's error, or with strict the task's.
         built = await build_index(
-            files,
+            found_files(files),
             list(self.columns),
             fpp=self.fpp,
             ndv=self.ndv,
@@ -86,23 +89,8 @@ class _IndexTask:
 
     def _rows(self, items: Iterable[str | FileInfo]) -> Iterator[BuildRow]:
         files = list(items)
-        if not files:
-            return
-        try:
-            rows = anyio.run(self._build, files)
-        except Exception:
-            if self.strict:
-                raise
-            rows = []  # as in _PruneTask: each file alone, a failure reported in its row
-            for location in files:
-                try:
-                    rows.extend(anyio.run(self._build, [location]))
-                except Exception as exc:
-                    reason = f"{type(exc).__name__}: {exc}"
-                    rows.append(
-                        (location_text(location), None, list(self.columns), None, None, reason)
-                    )
-        yield from rows
+        if files:
+            yield from anyio.run(self._build, files)
 
 
 def _build_row(d: Mapping[str, Any]) -> BuildRow:

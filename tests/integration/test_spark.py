@@ -747,3 +747,19 @@ def test_prune_on_spark_uses_the_lake_index_as_prune_does(
     assert none == verdict_rows(prune_sync(str(lake), where, use_index="none"))
     old = prune_on_spark(spark_session, str(lake), where, use_index=False).collect()
     assert [tuple(r) for r in old] == none
+
+
+def test_index_task_reports_a_file_gone_since_listing(tmp_path: Path) -> None:
+    """The index task builds the files the driver found, as found: one gone since (a name a
+    listing would take for a folder) is its own row's error; strict fails the task."""
+    from pybloom_async.spark.indexes import _IndexTask
+
+    good = write_pyarrow_file(tmp_path / "good.parquet")
+    gone = str(tmp_path / "gone-since-listing")  # not *.parquet: a listing would fail
+    task = _IndexTask(("id",), 0.01, None, None, False, None)
+    rows = {r[0]: r for r in task([str(good), gone])}
+    assert rows[str(good)][5] is None and rows[str(good)][4]
+    assert rows[gone][4] is None and "no such file" in rows[gone][5]
+    strict = _IndexTask(("id",), 0.01, None, None, True, None)
+    with pytest.raises(Exception, match="gone-since-listing"):
+        list(strict([str(good), gone]))

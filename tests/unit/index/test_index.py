@@ -1109,6 +1109,16 @@ def test_oversized_index_is_not_read(lake: list[Path]) -> None:
     assert stats.bytes_read == 0  # local sizes are known before reading: nothing read
 
 
+def test_build_of_a_missing_file_is_that_files_error(tmp_path: Path) -> None:
+    """A local file named directly that does not exist: its result says so (strict: the
+    package's SourceNotFoundError), never the OS's FileNotFoundError."""
+    missing = str(tmp_path / "missing.parquet")
+    (built,) = build_index_sync([missing], ["id"])
+    assert built.index_bytes is None and "no such file" in (built.error or "")
+    with pytest.raises(SourceNotFoundError, match=r"missing\.parquet"):
+        build_index_sync([missing], ["id"], strict=True)
+
+
 def test_missing_data_file(lake: list[Path]) -> None:
     lake[1].unlink()
     got = decide(lake, col("id") == 450)
