@@ -14,11 +14,12 @@ from ..errors import (
 )
 from ..io.base import SourceStats, location_text
 from ..paimon.files import prune_paimon
-from ..parquet import ColumnDescriptor, parse_text_value
+from ..parquet import ColumnDescriptor
 from ..predicate import Eq, TextLiteral
 from ..pruning.api import probe
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader
+from ..values import parse_text_value
 from .cli_args import make_reader
 from .cli_inspect import paimon_type
 from .cli_output import (

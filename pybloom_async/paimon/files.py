@@ -14,14 +14,7 @@ from ..errors import (
     UnsupportedTypeError,
     ValueEncodingError,
 )
-from ..parquet import (
-    ColumnDescriptor,
-    LogicalKind,
-    LogicalType,
-    TimeUnit,
-    WithNanoseconds,
-    parse_text_value,
-)
+from ..parquet import ColumnDescriptor, LogicalKind, LogicalType, TimeUnit
 from ..predicate import (
     And,
     Between,
@@ -44,6 +37,7 @@ from ..read.run import RunOptions, open_run, run_options
 from ..tasks.loops import sync_twin
 from ..tasks.workers import for_each
 from ..types import PhysicalType
+from ..values import WithNanoseconds, parse_text_value
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

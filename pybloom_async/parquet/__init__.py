@@ -1,8 +1,8 @@
-"""Reading Parquet footers: file metadata, the schema, and probe values per column.
+"""Reading Parquet footers: file metadata, the schema, page headers and page indexes.
 
 Pure functions over bytes (no I/O): the async reader fetches the bytes and
 calls :func:`parse_footer_tail` and :func:`decode_file_metadata`; the pruner
-encodes probe values with :func:`encode_value`. Small files of a known layout
+encodes probe values with :mod:`pybloom_async.values`. Small files of a known layout
 (sidecar indexes) are read with :func:`decode_flat_footer` and
 :class:`PageHeaderReader` instead.
 """
@@ -16,11 +16,6 @@ from .elements import CompressionCodec as CompressionCodec
 from .elements import Encoding as Encoding
 from .elements import PageType as PageType
 from .elements import Statistics as Statistics
-from .encoded import CannotMatch as CannotMatch
-from .encoded import Encoded as Encoded
-from .encoded import NeverPrunes as NeverPrunes
-from .encoded import Probe as Probe
-from .encoded import WithNanoseconds as WithNanoseconds
 from .flat import FlatColumn as FlatColumn
 from .flat import FlatFooter as FlatFooter
 from .flat import decode_flat_footer as decode_flat_footer
@@ -42,7 +37,4 @@ from .tail import MAGIC as MAGIC
 from .tail import FooterBounds as FooterBounds
 from .tail import check_leading_magic as check_leading_magic
 from .tail import parse_footer_tail as parse_footer_tail
-from .text_values import parse_text_value as parse_text_value
 from .thrift import THRIFT_DECODER as THRIFT_DECODER
-from .values import encode_text as encode_text
-from .values import encode_value as encode_value

@@ -3,8 +3,8 @@
 The predicate is evaluated in its normal form (NOT pushed down to the leaves,
 :func:`pybloom_async.predicate.normal_form`). For every file, each
 ``=`` / ``IN`` value is converted exactly to the column's physical type
-(:func:`pybloom_async.parquet.encode_value`) and hashed once, each range end
-placed exactly in the column's order (:mod:`pybloom_async.parquet.order`); then
+(:func:`pybloom_async.values.encode_value`) and hashed once, each range end
+placed exactly in the column's order (:mod:`pybloom_async.values.order`); then
 every row group is decided by, in order:
 
 * the type: a value the column cannot hold (out of range, inexact) equals no row,

@@ -20,17 +20,7 @@ from ..errors import (
     UnsupportedTypeError,
     ValueEncodingError,
 )
-from ..parquet import (
-    CannotMatch,
-    ColumnDescriptor,
-    Encoded,
-    LogicalKind,
-    NeverPrunes,
-    encode_text,
-    encode_value,
-    parse_text_value,
-)
-from ..parquet.order import Position, Unordered, domain_bounds, position_of
+from ..parquet import ColumnDescriptor, LogicalKind
 from ..predicate import (
     COMPARISONS,
     Between,
@@ -46,6 +36,8 @@ from ..predicate import (
 )
 from ..read.fetch import Footer
 from ..types import PhysicalType
+from ..values import CannotMatch, Encoded, NeverPrunes, encode_text, encode_value, parse_text_value
+from ..values.order import Position, Unordered, domain_bounds, position_of
 from .in_lists import plain_in_list
 from .verdicts import show
 
@@ -392,7 +384,7 @@ def order_literal(value: Any, column: ColumnDescriptor) -> Position | Unordered 
     binary column it is the text itself (a range has one place, not the two an
     equality probes); in a FLOAT, DOUBLE or FLOAT16 column a number is the type's
     nearest value (beyond its range, the exact number); elsewhere a Python float is the
-    decimal number it prints as. See :func:`pybloom_async.parquet.order.position_of`.
+    decimal number it prints as. See :func:`pybloom_async.values.order.position_of`.
 
     Raises
     ------

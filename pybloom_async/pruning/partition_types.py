@@ -56,7 +56,7 @@ class PartitionType:
 
     def descriptor(self, key: str) -> ColumnDescriptor:
         """The Parquet column a value of this type would be stored in: literals are read
-        for it by the one rule of :mod:`pybloom_async.parquet.values`."""
+        for it by the one rule of :mod:`pybloom_async.values.encode`."""
         name = self.name
         if name in _INTEGERS:
             bits, signed = _INTEGERS[name]

@@ -42,12 +42,12 @@ from ..errors import PredicateError, PyBloomError, UnsupportedTypeError
 from ..io.base import FileInfo, location_text
 from ..io.files import FileStream
 from ..io.partitions import FolderFilter, Pairs, partition_of
-from ..parquet import NeverPrunes, Probe
-from ..parquet.values import encode_value
 from ..predicate import And, Between, Compare, Eq, In, IsNotNull, Not, NotIn, Or, Predicate
 from ..read.reader import OpenedFile
 from ..read.run import Run
 from ..tasks.workers import for_each
+from ..values import NeverPrunes, Probe
+from ..values.encode import encode_value
 from .bounds import View, bounds_of, decide
 from .leaves import build_leaf, encode_literal, leaf_column
 from .partition_types import (

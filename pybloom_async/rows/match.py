@@ -34,15 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import PredicateError, UnsupportedTypeError
-from ..parquet import (
-    CannotMatch,
-    ColumnDescriptor,
-    LogicalKind,
-    NeverPrunes,
-    Probe,
-    Schema,
-    TimeUnit,
-)
+from ..parquet import ColumnDescriptor, LogicalKind, Schema, TimeUnit
 from ..predicate import (
     COMPARISONS,
     And,
@@ -59,6 +51,7 @@ from ..predicate import (
 )
 from ..pruning.leaves import encode_literal
 from ..types import PhysicalType
+from ..values import CannotMatch, NeverPrunes, Probe
 from .arrow import NULL_BOOL, TRUE, arrow_values, constant_bools
 from .ranges import Bound, range_bound
 

@@ -32,10 +32,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..errors import UnsupportedTypeError
-from ..parquet import ColumnDescriptor, LogicalKind, NeverPrunes
-from ..parquet.order import Unordered
+from ..parquet import ColumnDescriptor, LogicalKind
 from ..pruning.leaves import order_literal
 from ..types import PhysicalType
+from ..values import NeverPrunes
+from ..values.order import Unordered
 from .arrow import NULL_BOOL, arrow_scalar, constant_bools
 
 _ARROW_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}

@@ -54,7 +54,8 @@ from support.writers import WrittenFiles, filter_locations
 
 from pybloom_async import BloomReader, PhysicalType, Predicate, Rule, col, probe_sync, prune_sync
 from pybloom_async.core.hashing import hash_values
-from pybloom_async.parquet import ColumnDescriptor, NeverPrunes, Probe, encode_value
+from pybloom_async.parquet import ColumnDescriptor
+from pybloom_async.values import NeverPrunes, Probe, encode_value
 
 pq = pytest.importorskip("pyarrow.parquet")
 

@@ -80,16 +80,9 @@ from pybloom_async.index.prune import prune_with_index, prune_with_index_sync
 from pybloom_async.io.base import SourceStats
 from pybloom_async.io.sinks import remove_if_present
 from pybloom_async.io.store import as_store_options
-from pybloom_async.parquet import (
-    ColumnDescriptor,
-    LogicalKind,
-    LogicalType,
-    NeverPrunes,
-    Probe,
-    TimeUnit,
-    encode_value,
-)
+from pybloom_async.parquet import ColumnDescriptor, LogicalKind, LogicalType, TimeUnit
 from pybloom_async.read.fetch import ReaderConfig
+from pybloom_async.values import NeverPrunes, Probe, encode_value
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

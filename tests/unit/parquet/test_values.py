@@ -1,4 +1,4 @@
-"""Tests for exact probe-value encoding (pybloom_async.parquet.values).
+"""Tests for exact probe-value encoding (pybloom_async.values.encode).
 
 Two kinds of evidence: rule tables (each rule of encode_value and
 parse_text_value, with its edge cases), and interop with real writers, where
@@ -31,22 +31,24 @@ from support import sbbf_model
 
 from pybloom_async.errors import UnsupportedTypeError, ValueEncodingError
 from pybloom_async.parquet import (
-    CannotMatch,
     ColumnChunk,
     ColumnDescriptor,
     LogicalKind,
     LogicalType,
-    NeverPrunes,
-    Probe,
     TimeUnit,
-    WithNanoseconds,
     decode_file_metadata,
-    encode_text,
-    encode_value,
     parse_footer_tail,
-    parse_text_value,
 )
 from pybloom_async.types import PhysicalType as P
+from pybloom_async.values import (
+    CannotMatch,
+    NeverPrunes,
+    Probe,
+    WithNanoseconds,
+    encode_text,
+    encode_value,
+    parse_text_value,
+)
 
 C = ColumnDescriptor.of
 L = LogicalType

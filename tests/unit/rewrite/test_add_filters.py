@@ -72,13 +72,14 @@ from pybloom_async.errors import (
     InvalidArgumentError,
     SourceError,
 )
-from pybloom_async.parquet import ColumnDescriptor, NeverPrunes, Probe, encode_value
+from pybloom_async.parquet import ColumnDescriptor
 from pybloom_async.rewrite.add_filters import (
     AddFiltersResult,
     add_bloom_filters,
     add_bloom_filters_async,
     add_bloom_filters_sync,
 )
+from pybloom_async.values import NeverPrunes, Probe, encode_value
 
 xxhash = pytest.importorskip("xxhash")
 

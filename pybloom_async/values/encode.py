@@ -44,6 +44,8 @@ from decimal import Decimal
 from fractions import Fraction
 
 from ..errors import ValueEncodingError
+from ..parquet.logical import LogicalKind, LogicalType
+from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 from .encoded import (
     MAX_DECIMAL_BYTES,
@@ -69,10 +71,8 @@ from .encoded import (
     type_error,
     unprobeable,
 )
-from .logical import LogicalKind, LogicalType
-from .schema import ColumnDescriptor
 from .temporal import encode_date, encode_int96, encode_time, encode_timestamp
-from .text_values import parse_text_value
+from .text import parse_text_value
 
 # --- encode_value -------------------------------------------------------------
 
@@ -91,7 +91,8 @@ def encode_value(value: object, column: ColumnDescriptor) -> Encoded:
         columns; ``uuid.UUID`` or its canonical text for UUID. ``None`` cannot
         match (filters hold no nulls; ``= NULL`` selects no row).
     column:
-        The column, from :attr:`Schema.columns` or :meth:`ColumnDescriptor.of`.
+        The column, from :attr:`~pybloom_async.parquet.Schema.columns` or
+        :meth:`~pybloom_async.parquet.ColumnDescriptor.of`.
 
     Time zones: for columns adjusted to UTC (``isAdjustedToUTC = true``) an
     aware value is converted to UTC and a naive one is taken as UTC. For

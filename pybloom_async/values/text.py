@@ -11,10 +11,10 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
 from ..errors import ValueEncodingError
+from ..parquet.logical import LogicalKind
+from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 from .encoded import MAX_EXPONENT, UUID_TEXT, WithNanoseconds, literal_forms
-from .logical import LogicalKind
-from .schema import ColumnDescriptor
 
 # --- parse_text_value -----------------------------------------------------------
 

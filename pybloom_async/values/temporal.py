@@ -6,6 +6,8 @@ import datetime as dt
 import struct
 from fractions import Fraction
 
+from ..parquet.logical import LogicalType, TimeUnit
+from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 from .encoded import (
     EPOCH,
@@ -27,8 +29,6 @@ from .encoded import (
     type_error,
     unprobeable,
 )
-from .logical import LogicalType, TimeUnit
-from .schema import ColumnDescriptor
 
 # --- dates and times -----------------------------------------------------------
 

@@ -15,9 +15,9 @@ from typing import TypeAlias
 import numpy as np
 
 from ..errors import UnsupportedTypeError, ValueEncodingError
+from ..parquet.logical import LogicalKind, LogicalType
+from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
-from .logical import LogicalKind, LogicalType
-from .schema import ColumnDescriptor
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,8 @@ from fractions import Fraction
 from typing import TypeAlias
 
 from ..errors import UnsupportedTypeError, ValueEncodingError
+from ..parquet.logical import LogicalKind, LogicalType
+from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 from .encoded import (
     INT32_RANGE,
@@ -52,8 +54,6 @@ from .encoded import (
     type_error,
     unprobeable,
 )
-from .logical import LogicalKind, LogicalType
-from .schema import ColumnDescriptor
 from .temporal import date_position, int96_position, time_position, timestamp_position
 
 
