@@ -38,6 +38,7 @@ from typing import Any
 import anyio
 import numpy as np
 import pytest
+from support.replacing import HOWS, replace_keeping_time, same_size_files
 from support.servers import table_guard_lists
 from support.writers import WrittenFiles
 
@@ -905,34 +906,12 @@ def test_a_file_of_no_rows_gets_an_empty_index(tmp_path: Path) -> None:
     assert not got.kept and got.rule is Rule.SIDECAR_INDEX
 
 
-def _same_size_files(directory: Path) -> tuple[Path, Path]:
-    """Two files of the same size and layout, ids 0..99 and 1000..1099."""
-    paths = []
-    for name, first in (("a.parquet", 0), ("new.parquet", 1000)):
-        table = pa.table({"id": pa.array(range(first, first + 100), pa.int64())})
-        pq.write_table(table, directory / name, use_dictionary=False, compression="none")
-        paths.append(directory / name)
-    assert paths[0].stat().st_size == paths[1].stat().st_size
-    return paths[0], paths[1]
-
-
-@pytest.mark.parametrize("how", ["renamed over it", "written in place", "unlinked and created"])
+@pytest.mark.parametrize("how", HOWS)
 def test_a_file_replaced_at_the_same_size_and_time_is_stale(tmp_path: Path, how: str) -> None:
     """cp -p, rsync -t and tar x carry the time over: the inode or change time tells."""
-    data, new = _same_size_files(tmp_path)
+    data, new = same_size_files(tmp_path)
     assert build_index_sync(str(data), ["id"])[0].error is None
-    st = data.stat()
-    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
-    if how == "renamed over it":  # rsync -t
-        os.replace(new, data)
-    elif how == "written in place":  # cp -p onto the file
-        shutil.copy2(new, data)
-    else:  # tar x: the old file removed, a new one created (its inode may be reused)
-        payload = new.read_bytes()
-        data.unlink()
-        data.write_bytes(payload)
-        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert (data.stat().st_size, data.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    replace_keeping_time(data, new, how)
     got = decide([data], col("id") == 1005)["a.parquet"]
     assert got.kept and got.rule is Rule.STALE_INDEX, got
     verdicts = prune_sync(str(data), col("id") == 1005, use_index="sidecar")
@@ -943,7 +922,7 @@ def test_a_file_replaced_at_the_same_size_and_time_is_stale(tmp_path: Path, how:
 
 def test_an_index_without_inode_and_change_time_is_stale_for_a_local_file(tmp_path: Path) -> None:
     """Indexes written before the inode and change time were recorded: never trusted locally."""
-    data, _ = _same_size_files(tmp_path)
+    data, _ = same_size_files(tmp_path)
     assert build_index_sync(str(data), ["id"])[0].error is None
     location = Path(index_location(str(data)))
     fresh = parse_index(location.read_bytes())

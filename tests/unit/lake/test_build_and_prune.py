@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from support.replacing import HOWS, replace_keeping_time, same_size_files
 
 from pybloom_async import (
     Rule,
@@ -203,38 +204,16 @@ def test_a_file_whose_values_cannot_be_read_is_an_error_of_its_own(
     assert "f07.parquet" in _kept(root, col("id") == first)
 
 
-def _same_size_files(directory: Path) -> tuple[Path, Path]:
-    """Two files of the same size and layout, ids 0..99 and 1000..1099."""
-    paths = []
-    for name, first in (("a.parquet", 0), ("new.parquet", 1000)):
-        table = pa.table({"id": pa.array(range(first, first + 100), pa.int64())})
-        pq.write_table(table, directory / name, use_dictionary=False, compression="none")
-        paths.append(directory / name)
-    assert paths[0].stat().st_size == paths[1].stat().st_size
-    return paths[0], paths[1]
-
-
-@pytest.mark.parametrize("how", ["renamed over it", "written in place", "unlinked and created"])
+@pytest.mark.parametrize("how", HOWS)
 def test_a_file_replaced_at_the_same_size_and_time_is_stale(tmp_path: Path, how: str) -> None:
     """cp -p, rsync -t and tar x carry the time over: the inode or change time tells."""
     root = tmp_path / "lake"
     root.mkdir()
-    data, new = _same_size_files(root)
+    data, new = same_size_files(root)
     new = new.rename(tmp_path / "new.parquet")  # outside the lake
     build_lake_index_sync(str(root), ["id"])
     assert _kept(root, col("id") == 1005) == set()  # the index rules the file out
-    st = data.stat()
-    os.utime(new, ns=(st.st_atime_ns, st.st_mtime_ns))
-    if how == "renamed over it":  # rsync -t
-        os.replace(new, data)
-    elif how == "written in place":  # cp -p onto the file
-        shutil.copy2(new, data)
-    else:  # tar x: the old file removed, a new one created (its inode may be reused)
-        payload = new.read_bytes()
-        data.unlink()
-        data.write_bytes(payload)
-        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert (data.stat().st_size, data.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    replace_keeping_time(data, new, how)
     verdicts = prune_sync(str(root), col("id") == 1005, use_index="lake", row_groups=False)
     assert [(v.kept, v.rule) for v in verdicts] == [(True, Rule.STALE_INDEX)]
     assert [v.kept for v in prune_sync(str(root), col("id") == 1005, use_index="lake")] == [True]
@@ -255,7 +234,7 @@ def _without_local_versions(segment: Path) -> None:
 def test_a_segment_without_local_versions_is_stale_for_local_files(tmp_path: Path) -> None:
     root = tmp_path / "lake"
     root.mkdir()
-    _same_size_files(root)
+    same_size_files(root)
     build_lake_index_sync(str(root), ["id"])
     assert _kept(root, col("id") == 5000) == set()
     (segment,) = _segments(root)
