@@ -65,11 +65,13 @@ from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.ranges import HeldBytes
 from ..read.reader import OpenedFile
-from ..read.run import Run, RunOptions, open_run, run_options
+from ..read.run import Run, RunOptions, open_run
 from ..tables import TableSource, table_kind
 from ..tasks.loops import sync_twin
 from ..tasks.workers import for_each, gather
+from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LookupArguments, LookupKeywords, check_arguments
+from .arguments import LookupOptions as LookupOptions
 from .footers import footer_plan, with_ruled_out
 
 if TYPE_CHECKING:
@@ -80,11 +82,6 @@ if TYPE_CHECKING:
 
 
 log = logging.getLogger(__name__)
-
-#: Largest sum of column-chunk bytes fetched for one file at once (256 MiB). A file's kept
-#: chunks beyond it are fetched in several requests, row group by row group, so memory
-#: stays bounded; a single row group larger than it is still fetched, on its own.
-DEFAULT_MAX_FETCH_BYTES = 256 * 1024 * 1024
 
 Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | TableSource
 
@@ -200,10 +197,8 @@ def _table_rows(base: Run, sources: Sources, args: LookupArguments, stream: bool
         args.columns,
         on_error=args.on_error,
         options=base.reader.options,
-        max_fetch_bytes=args.max_fetch_bytes,
-        page_index=args.page_index,
+        lookup=args.options,
         stream=stream,
-        use_index=args.use_index,
     )
 
 
@@ -356,36 +351,18 @@ _DOC_PARAMETERS = """
         its error appended to ``skipped``.
     skipped:
         A list that receives the errors of the files skipped.
-    max_fetch_bytes:
-        Largest sum of column-chunk bytes fetched for one file at once
-        (:data:`DEFAULT_MAX_FETCH_BYTES`).
-    page_index:
-        Where a file has a page index (ColumnIndex/OffsetIndex), fetch and
-        decode only the pages whose min/max admit a probed value (default);
-        ``False`` reads the kept row groups' whole column chunks.
-    partitioning:
-        ``"hive"`` (default): ``key=value`` folders below a directory or prefix
-        are columns of the files under them, in the result and in ``where``
-        (``dt=2026-11-01/country=DE/``; values URL-unescaped,
-        ``__HIVE_DEFAULT_PARTITION__`` is NULL; the folder's value wins over a
-        column of that name in the file). Their types are inferred from every
-        value listed (int64, date32, timestamp[us], else string; see
-        :mod:`pybloom_async.pruning.partition_types`), or given: a dict of column names
-        to types (``{"dt": "date", "country": "string"}``, pyarrow types too)
-        or a ``pyarrow.Schema``, which names the partition columns (then
-        folders that cannot match are not even listed). Files whose folders
-        rule them out are never opened. None (or False): folders are plain
-        folders.
+    lookup, **keywords:
+        How rows are read (:class:`~pybloom_async.LookupOptions`): ``max_fetch_bytes``,
+        ``page_index``, ``partitioning`` (``key=value`` folders as columns, by default),
+        ``use_index`` (which index serves the run); one object, or its fields as keyword
+        arguments (each given once).
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency``
         (files read at once), ``options`` (object-store options), ``stats``
         (request counters), ``config`` (reader limits), ``reader`` (a long-lived
         :class:`~pybloom_async.BloomReader` whose cache to use and keep filled),
         ``progress``. ``strict`` does not apply: ``on_error`` says what an
-        unreadable file does. And ``use_index``, which index serves the run: ``"auto"``
-        (default: the lake index under one directory or prefix, or a table's, where there
-        is one), ``"lake"`` (it must be there) or ``"none"`` (see ``docs/lake-index.md``,
-        "Which index serves a run").
+        unreadable file does.
 
     Raises
     ------
@@ -413,9 +390,7 @@ async def lookup_batches(
     *,
     on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
-    page_index: bool = True,
-    partitioning: Any = "hive",
+    lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
     **keywords: Unpack[LookupKeywords],
 ) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -433,11 +408,8 @@ async def lookup_batches(
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """
-    args = check_arguments(
-        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
-    )
-    opts = run_options(run, keywords, "lookup_batches")
-    async with open_run(opts) as base:
+    args = check_arguments(where, columns, on_error, lookup, run, keywords, "lookup_batches")
+    async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=True)
         if found is not None:
             async for table in found:
@@ -477,9 +449,7 @@ async def lookup(
     *,
     on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
-    page_index: bool = True,
-    partitioning: Any = "hive",
+    lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
     **keywords: Unpack[LookupKeywords],
 ) -> pa.Table:
@@ -492,11 +462,8 @@ async def lookup(
     order, then row-group order; an empty result has the result's schema.
     Files are read ``concurrency`` (a run option) at once.
     """
-    args = check_arguments(
-        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
-    )
-    opts = run_options(run, keywords, "lookup")
-    async with open_run(opts) as base:
+    args = check_arguments(where, columns, on_error, lookup, run, keywords, "lookup")
+    async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=False)
         if found is not None:
             import pyarrow as pa
@@ -537,9 +504,7 @@ async def plan_lookup(
     schema: pa.Schema | None = None,
     on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
-    page_index: bool = True,
-    partitioning: Any = "hive",
+    lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
     **keywords: Unpack[LookupKeywords],
 ) -> LookupPlan:
@@ -562,15 +527,12 @@ async def plan_lookup(
     """
     if schema is not None:
         columns = list(schema.names)
-    args = check_arguments(
-        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
-    )
+    args = check_arguments(where, columns, on_error, lookup, run, keywords, "plan_lookup")
     if table_kind(sources) is not None:
         raise InvalidArgumentError(
             "plan_lookup plans files, not a Delta or Iceberg table: look up its rows with lookup"
         )
-    opts = run_options(run, keywords, "plan_lookup")
-    async with open_run(opts) as base:
+    async with open_run(args.run) as base:
         files, job = await _planned(base, sources, args, skipped, schema)
     return LookupPlan([f.plan for f in files], job)
 

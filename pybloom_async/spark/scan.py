@@ -8,8 +8,8 @@ cut into tasks (:class:`ReadTask`) of at most ``max_partition_bytes`` of bytes t
 each (the kept row groups' chunks of the columns read: :func:`group_bytes`), in file order,
 a large file's row groups split between tasks; the executors read them (:mod:`.reading`).
 
-``key=value`` folders are columns as for the local lookup (``ReadSettings.partitioning``,
-its ``partitioning`` argument): their types come from every value listed
+``key=value`` folders are columns as for the local lookup (``ReadSettings.lookup``'s
+``partitioning``): their types come from every value listed
 (:meth:`~pybloom_async.pruning.partitions.PartitionPredicate.settle`, the one rule), they
 are columns of the schema (:func:`file_schema`), a predicate on them rules out the files of
 other folders before any is opened, and each file's values travel with its plan, for the
@@ -32,7 +32,6 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import InvalidArgumentError, PyBloomError
-from ..index_policy.choice import IndexChoice
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.files import expand_paths
 from ..io.store import StoreOptions
@@ -44,7 +43,7 @@ from ..read.fetch import ReaderConfig
 from ..read.plan import PlanConfig
 from ..read.reader import OpenedFile
 from ..read.run import RunOptions, open_run
-from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
+from ..rows.api import LookupOptions, LookupPlan, plan_lookup
 from ..rows.decode import read_columns_of
 from ..rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows_of
 from ..rows.schema import result_schema
@@ -66,9 +65,8 @@ class ReadSettings:
     executors' own environment on shared clusters); ``strict``: a file the driver cannot
     read fails the plan; ``on_error``: what an executor does with a file it cannot read
     (``"raise"``: fail the job naming it; ``"skip"``: leave it out, logged);
-    ``partitioning``: what ``key=value`` folders are, as lookup's argument of that name
-    (``"hive"``, None, or the partition columns' types); ``use_index``: which index serves
-    the driver's plan, as lookup's argument (``"auto"``, ``"lake"`` or ``"none"``).
+    ``lookup``: how rows are read (:class:`~pybloom_async.LookupOptions`: ``max_fetch_bytes``,
+    ``page_index``, ``partitioning``, and ``use_index``, which index serves the driver's plan).
     """
 
     options: StoreOptions | None = None
@@ -76,20 +74,18 @@ class ReadSettings:
     concurrency: int | None = None
     strict: bool = False
     on_error: str = "raise"
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
-    page_index: bool = True
-    partitioning: Any = "hive"
-    use_index: IndexChoice = "auto"
+    lookup: LookupOptions = dataclasses.field(default_factory=LookupOptions)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.lookup, LookupOptions):
+            raise InvalidArgumentError(
+                f"lookup must be a LookupOptions, not {type(self.lookup).__name__}",
+                value=self.lookup,
+            )
 
     def folders(self) -> Partitioning | None:
-        """What ``key=value`` folders are (None: plain folders).
-
-        Raises
-        ------
-        InvalidArgumentError
-            ``partitioning`` is not one of the forms lookup takes.
-        """
-        return Partitioning.of(self.partitioning)
+        """What ``key=value`` folders are (None: plain folders)."""
+        return self.lookup.folders()
 
     def run(self, stats: SourceStats | None = None) -> RunOptions:
         """The run options of these settings."""
@@ -324,10 +320,7 @@ async def planned_lookup(
         schema=schema,
         on_error="skip",
         skipped=skipped,
-        max_fetch_bytes=settings.max_fetch_bytes,
-        page_index=settings.page_index,
-        partitioning=settings.partitioning,
-        use_index=settings.use_index,
+        lookup=settings.lookup,
         run=run,
     )
     if skipped and settings.strict:
@@ -426,7 +419,7 @@ def scan_job(
     """The job of a read with no predicate, shaped to ``schema``."""
     names = list(schema.names)
     folders = partition_fields(parts) if parts else ()
-    job = Job(None, names, settings.max_fetch_bytes, False, merging=merging, folders=folders)
+    job = Job(None, names, settings.lookup.max_fetch_bytes, False, merging=merging, folders=folders)
     return job.shaped(schema, names)
 
 

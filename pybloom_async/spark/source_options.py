@@ -49,7 +49,7 @@ from ..io import store as store_module
 from ..io.store import StoreOptions, as_store_options
 from ..predicate import Predicate, parse_predicate
 from ..pruning.partition_types import Partitioning
-from ..rows.api import DEFAULT_MAX_FETCH_BYTES
+from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupOptions
 from .scan import DEFAULT_MAX_PARTITION_BYTES, ReadSettings
 
 TABLE_KINDS = ("delta", "iceberg")
@@ -219,13 +219,18 @@ class SourceOptions:
             concurrency=None if concurrency is None else _count("concurrency", concurrency),
             strict=_flag("strict", options.get("strict", "false")),
             on_error=on_error,
-            max_fetch_bytes=_count(
-                "max_fetch_bytes", options.get("max_fetch_bytes", str(DEFAULT_MAX_FETCH_BYTES))
-            ),
-            page_index=_flag("page_index", options.get("page_index", "true")),
-            partitioning=_partitioning(partitioning),
-            use_index=index_choice(
-                options.get("index", "auto").strip().lower(), sidecar=False, name="option index"
+            lookup=LookupOptions(
+                max_fetch_bytes=_count(
+                    "max_fetch_bytes",
+                    options.get("max_fetch_bytes", str(DEFAULT_MAX_FETCH_BYTES)),
+                ),
+                page_index=_flag("page_index", options.get("page_index", "true")),
+                partitioning=_partitioning(partitioning),
+                use_index=index_choice(
+                    options.get("index", "auto").strip().lower(),
+                    sidecar=False,
+                    name="option index",
+                ),
             ),
         )
         partitions = options.get("min_partitions", str(os.cpu_count() or 1))

@@ -33,7 +33,7 @@ import anyio
 import pytest
 from support.writers import WrittenFiles
 
-from pybloom_async import add_bloom_filters_sync, build_lake_index_sync, lookup_sync
+from pybloom_async import LookupOptions, add_bloom_filters_sync, build_lake_index_sync, lookup_sync
 from pybloom_async.spark.common import pyspark_version
 from pybloom_async.spark.plan_guard import plans_shared
 
@@ -324,7 +324,7 @@ def test_lake_index_on_spark(
     unindexed = SourceStats()
     anyio.run(
         plan_read, str(lake), parse_predicate(where), spark_arrow_schema(schema, int96),
-        ReadSettings(use_index="none"), unindexed,
+        ReadSettings(lookup=LookupOptions(use_index="none")), unindexed,
     )  # fmt: skip
     assert unindexed.requests == without.requests
     none = session.read.format("pybloom").option("index", "none").load(str(lake)).where(where)

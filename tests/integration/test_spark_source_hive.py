@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import pytest
 
-from pybloom_async import lookup_sync
+from pybloom_async import LookupOptions, lookup_sync
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -177,6 +177,11 @@ def test_hive_lake_through_lookup_on_spark(
         assert frame.count() == local.num_rows and set(frame.columns) == set(local.column_names)
     plain = lookup_on_spark(session, str(root), "id = 1234", partitioning=None)
     assert "dt" not in plain.columns and plain.count() == 1
+    options = LookupOptions(partitioning=None, page_index=False)
+    same = lookup_on_spark(session, str(root), "id = 1234", lookup=options)
+    assert same.columns == plain.columns and same.count() == 1
+    with pytest.raises(InvalidArgumentError, match=r"lookup_on_spark\(\) got page_index twice"):
+        lookup_on_spark(session, str(root), "id = 1234", lookup=options, page_index=True)
 
 
 @pytest.mark.spark
@@ -305,9 +310,9 @@ def test_partitioning_and_traceback_options_checked(pyarrow_lake: Path) -> None:
     def parse(**options: str) -> SourceOptions:
         return SourceOptions.parse({"path": str(pyarrow_lake), **options})
 
-    assert parse().settings.partitioning == "hive" and parse().traceback is False
-    assert parse(partitioning="None").settings.partitioning is None
-    assert parse(partitioning='{"dt": "date"}').settings.partitioning == {"dt": "date"}
+    assert parse().settings.lookup.partitioning == "hive" and parse().traceback is False
+    assert parse(partitioning="None").settings.lookup.partitioning is None
+    assert parse(partitioning='{"dt": "date"}').settings.lookup.partitioning == {"dt": "date"}
     assert parse(traceback="TRUE").traceback is True
     for bad in ("maybe", "{}", "[1]", '{"dt": 5}', '{"dt": "datetime"}'):
         with pytest.raises(InvalidArgumentError):
@@ -317,7 +322,7 @@ def test_partitioning_and_traceback_options_checked(pyarrow_lake: Path) -> None:
     with pytest.raises(InvalidArgumentError, match="option traceback must be true or false"):
         parse(traceback="1")
     # A folder value that is not of the type given fails the schema, naming the file.
-    settings = ReadSettings(partitioning={"dt": "int32"})
+    settings = ReadSettings(lookup=LookupOptions(partitioning={"dt": "int32"}))
     with pytest.raises(SchemaMismatchError, match="'2024-01-01' of 'dt' is not a int32"):
         anyio.run(file_schema, str(pyarrow_lake), settings)
 

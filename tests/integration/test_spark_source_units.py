@@ -40,6 +40,7 @@ from pybloom_async import (  # noqa: E402
     In,
     IsNotNull,
     IsNull,
+    LookupOptions,
     MissingDependencyError,
     Not,
     NotIn,
@@ -379,9 +380,9 @@ def test_options_are_parsed_and_checked() -> None:
     assert store.allow_http is True and store.max_retries == 2
     assert store.extra_config == {"virtual_hosted_style_request": "false"}
     assert SourceOptions.parse({"paths": '["/a", "/b"]'}).sources == ["/a", "/b"]
-    assert got.settings.use_index == "auto"
-    assert SourceOptions.parse({"path": "/a", "index": "None"}).settings.use_index == "none"
-    assert SourceOptions.parse({"path": "/a", "index": "lake"}).settings.use_index == "lake"
+    assert got.settings.lookup.use_index == "auto"
+    assert SourceOptions.parse({"path": "/a", "index": "None"}).settings.lookup.use_index == "none"
+    assert SourceOptions.parse({"path": "/a", "index": "lake"}).settings.lookup.use_index == "lake"
     bad = [
         ({"path": "/a", "index": "yes"}, "option index must be one of"),
         ({"path": "/a", "index": "sidecar"}, "applies to prune only"),
@@ -694,11 +695,13 @@ def test_strict_reaches_the_plans_run_as_it_does_a_local_lookup(tmp_path: Path) 
         pruned_dataset_sync(str(root), where, use_index="lake", strict=True)
     schema, int96 = anyio.run(file_schema, str(root), ReadSettings())
     rows = spark_arrow_schema(schema, int96)
-    strict = ReadSettings(use_index="lake", strict=True)
+    strict = ReadSettings(lookup=LookupOptions(use_index="lake"), strict=True)
     with pytest.raises(IndexStaleError):
         anyio.run(plan_read, str(root), where, rows, strict)
-    reads, job = anyio.run(plan_read, str(root), where, rows, ReadSettings(use_index="lake"))
-    settings = ReadSettings(use_index="lake")
+    reads, job = anyio.run(
+        plan_read, str(root), where, rows, ReadSettings(lookup=LookupOptions(use_index="lake"))
+    )
+    settings = ReadSettings(lookup=LookupOptions(use_index="lake"))
     got = []
     for task in split_tasks(reads, 10**9, 2):
         for batch in read_task(ReadTask(tuple(task), job, settings)):

@@ -70,7 +70,7 @@ FACADE = [
     "EncryptedFileError", "Eq", "EventLoopError", "FilterSizeError", "FilterState",
     "FilterTooLargeError", "Footer", "In", "IndexBuild", "IndexStaleError",
     "InvalidArgumentError", "InvalidFilterError", "IsNotNull", "IsNull", "LakeBuild",
-    "LakeCompaction", "MIN_BYTES", "MissingDependencyError", "Not", "NotIn", "Or",
+    "LakeCompaction", "LookupOptions", "MIN_BYTES", "MissingDependencyError", "Not", "NotIn", "Or",
     "PaimonFileIndex", "PaimonIndexError", "ParquetFormatError", "PhysicalType", "Predicate",
     "PredicateError", "ProbeResult", "PyBloomError", "ReaderConfig", "Rule", "RunOptions",
     "SchemaMismatchError", "SourceError", "SourceNotFoundError", "SourceStats",
