@@ -22,7 +22,7 @@ import sys
 import tempfile
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import ExitStack
-from typing import IO, Any, Literal, TextIO, cast
+from typing import IO, Any, TextIO, cast
 
 from ..checks import positive_int
 from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, SourceError
@@ -33,7 +33,7 @@ from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run
 from ..rows.api import LookupOptions, LookupPlan, plan_lookup
 from ..tables import TableSource
-from .cli_args import index_option, make_reader, partitioning, store_options
+from .cli_args import index_option, make_reader, on_error, partitioning, store_options
 from .cli_output import (
     Progress,
     check_out,
@@ -300,6 +300,7 @@ async def _read_rows(
     with Progress(sys.stderr) as progress:
         keywords: RunKeywords = {
             "reader": reader, "concurrency": args.concurrency, "progress": progress,
+            "on_error": on_error(args),
         }  # fmt: skip
         options = LookupOptions(
             page_index=not args.no_page_index,
@@ -310,13 +311,11 @@ async def _read_rows(
             # A table's live files are all part of its answer: one unreadable fails the lookup.
             tables = _table_tables(table, where, columns, keywords, options)
             return 1, [], await _write(tables, limit, writer)
-        on_error: Literal["raise", "skip"] = "raise" if args.strict else "skip"
         # One PATH goes as the library's lookup takes it, so that the lake index under it
         # answers as it does there; several are a list (no index root).
         paths = args.paths[0] if len(args.paths) == 1 else list(args.paths)
         plan = await plan_lookup(
-            paths, where, columns, on_error=on_error, skipped=skipped, lookup=options,
-            **keywords,
+            paths, where, columns, skipped=skipped, lookup=options, **keywords,
         )  # fmt: skip
         total = len(plan.files) + len(skipped)  # the files planned, and those that failed
         log.info("%s listed from %s", plural_s(total, "file"), plural_s(len(args.paths), "input"))

@@ -48,7 +48,7 @@ import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     InvalidArgumentError,
@@ -345,10 +345,6 @@ _DOC_PARAMETERS = """
         Top-level columns of the result, in this order (default: every
         top-level column of every file, in the order first seen; a file without
         one gives nulls there). Predicate columns are read even when not listed.
-    on_error:
-        ``"raise"`` (default): an unreadable file (missing, damaged, not
-        Parquet) raises, naming it. ``"skip"``: it is left out, logged, and
-        its error appended to ``skipped``.
     skipped:
         A list that receives the errors of the files skipped.
     lookup, **keywords:
@@ -357,12 +353,13 @@ _DOC_PARAMETERS = """
         ``use_index`` (which index serves the run); one object, or its fields as keyword
         arguments (each given once).
     run, **keywords:
-        The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency``
-        (files read at once), ``options`` (object-store options), ``stats``
+        The run's options (:class:`~pybloom_async.RunOptions`): ``on_error``,
+        ``concurrency`` (files read at once), ``options`` (object-store options), ``stats``
         (request counters), ``config`` (reader limits), ``reader`` (a long-lived
         :class:`~pybloom_async.BloomReader` whose cache to use and keep filled),
-        ``progress``. ``strict`` does not apply: ``on_error`` says what an
-        unreadable file does.
+        ``progress``. ``on_error``: ``"raise"`` (a lookup's default): an unreadable file
+        (missing, damaged, not Parquet) raises, naming it. ``"skip"``: it is left out,
+        logged, and its error appended to ``skipped``.
 
     Raises
     ------
@@ -388,7 +385,6 @@ async def lookup_batches(
     where: Predicate | str,
     columns: Sequence[str] | None = None,
     *,
-    on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
     lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
@@ -408,7 +404,7 @@ async def lookup_batches(
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """
-    args = check_arguments(where, columns, on_error, lookup, run, keywords, "lookup_batches")
+    args = check_arguments(where, columns, lookup, run, keywords, "lookup_batches")
     async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=True)
         if found is not None:
@@ -447,7 +443,6 @@ async def lookup(
     where: Predicate | str,
     columns: Sequence[str] | None = None,
     *,
-    on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
     lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
@@ -462,7 +457,7 @@ async def lookup(
     order, then row-group order; an empty result has the result's schema.
     Files are read ``concurrency`` (a run option) at once.
     """
-    args = check_arguments(where, columns, on_error, lookup, run, keywords, "lookup")
+    args = check_arguments(where, columns, lookup, run, keywords, "lookup")
     async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=False)
         if found is not None:
@@ -502,7 +497,6 @@ async def plan_lookup(
     columns: Sequence[str] | None = None,
     *,
     schema: pa.Schema | None = None,
-    on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
     lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
@@ -527,7 +521,7 @@ async def plan_lookup(
     """
     if schema is not None:
         columns = list(schema.names)
-    args = check_arguments(where, columns, on_error, lookup, run, keywords, "plan_lookup")
+    args = check_arguments(where, columns, lookup, run, keywords, "plan_lookup")
     if table_kind(sources) is not None:
         raise InvalidArgumentError(
             "plan_lookup plans files, not a Delta or Iceberg table: look up its rows with lookup"

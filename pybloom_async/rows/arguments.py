@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ..checks import positive_int, require_pyarrow
+from ..checks import OnError, positive_int, require_pyarrow
 from ..errors import InvalidArgumentError
 from ..index_policy.choice import IndexChoice, index_choice
 from ..predicate import Predicate, as_predicate
@@ -131,7 +131,7 @@ class LookupArguments:
 
     predicate: Predicate
     columns: list[str] | None
-    on_error: str
+    on_error: OnError  # the run's, or a lookup's default: "raise"
     options: LookupOptions
     run: RunOptions
 
@@ -164,7 +164,6 @@ class LookupArguments:
 def check_arguments(
     where: Predicate | str,
     columns: Sequence[str] | None,
-    on_error: str,
     lookup: LookupOptions | None,
     run: RunOptions | None,
     keywords: Mapping[str, Any],
@@ -187,10 +186,6 @@ def check_arguments(
     """
     require_pyarrow("look up rows")
     predicate = as_predicate(where)
-    if on_error not in ("raise", "skip"):
-        raise InvalidArgumentError(
-            f"on_error must be 'raise' or 'skip', not {on_error!r}", value=on_error
-        )
     if columns is not None:
         if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
             raise InvalidArgumentError("columns must be a list of column names", value=columns)
@@ -198,4 +193,5 @@ def check_arguments(
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
         columns = list(columns)
     options, rest = lookup_options(lookup, keywords, caller)
-    return LookupArguments(predicate, columns, on_error, options, run_options(run, rest, caller))
+    opts = run_options(run, rest, caller)
+    return LookupArguments(predicate, columns, opts.on_error or "raise", options, opts)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..checks import integer
+from ..checks import integer, on_error_of
 from ..errors import InvalidArgumentError
 from ..io.base import FileInfo, location_text
 from ..io.store import StoreOptions
@@ -77,7 +77,7 @@ class _IndexTask:
             ndv=self.ndv,
             options=self.options,
             concurrency=self.concurrency,
-            strict=self.strict,
+            on_error=on_error_of(self.strict),
         )
         return [_build_row(b.to_dict()) for b in built]
 

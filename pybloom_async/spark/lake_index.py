@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import numpy as np
 
-from ..checks import integer, probability, require_pyarrow
+from ..checks import integer, on_error_of, probability, require_pyarrow
 from ..core.filter import SplitBlockBloomFilter
 from ..core.stripes import BLOCK_BYTES
 from ..errors import InvalidArgumentError, SourceError
@@ -99,7 +99,10 @@ class _Build:
             ReaderConfig(footer_read_bytes=FOLD_FOOTER_READ) if self.mode == "filters" else None
         )
         run = RunOptions(
-            options=self.options, config=config, concurrency=self.concurrency, strict=self.strict
+            options=self.options,
+            config=config,
+            concurrency=self.concurrency,
+            on_error=on_error_of(self.strict),
         )
         cpus = os.cpu_count() or 1
         async with open_run(run, default_concurrency=max(2, cpus)) as r:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from ..checks import positive_int
+from ..checks import OnError, positive_int
 from ..errors import InvalidArgumentError, PyBloomError
 from ..predicate import Predicate
 from ..read.fetch import ReaderConfig
@@ -65,7 +65,7 @@ def lookup_on_spark(
     where: Predicate | str,
     columns: Sequence[str] | None = None,
     *,
-    on_error: Literal["raise", "skip"] = "raise",
+    on_error: OnError | None = None,
     lookup: LookupOptions | None = None,
     options: OptionsArg = None,
     concurrency: int | None = None,
@@ -147,7 +147,6 @@ def lookup_on_spark(
             sources,
             where,
             columns,
-            on_error=on_error,
             skipped=skipped,
             lookup=read,
             run=settings.run(),

@@ -244,7 +244,7 @@ def test_unreadable_files(session: Any, spark_files: WrittenFiles, tmp_path: Pat
     key = value(good, 2, 3, "id")
     where = f"id = {key}"
     with pytest.raises(Exception, match=r"garbage\.parquet"):
-        # Kept on the driver; its task fails naming it.
+        # The driver fails the read naming it (on_error: one policy, driver and executors).
         session.read.format("pybloom").load(str(lake)).where(where).collect()
     skipping = session.read.format("pybloom").option("on_error", "skip").load(str(lake))
     assert [r["id"] for r in skipping.where(where).collect()] == [key]

@@ -34,7 +34,11 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pyspark")
 
-from pybloom_async.errors import InvalidArgumentError, SchemaMismatchError  # noqa: E402
+from pybloom_async.errors import (  # noqa: E402
+    InvalidArgumentError,
+    ParquetFormatError,
+    SchemaMismatchError,
+)
 from pybloom_async.predicate import parse_predicate  # noqa: E402
 from pybloom_async.spark.one_line import HIDE_VARIABLE, one_line  # noqa: E402
 from pybloom_async.spark.reading import read_task  # noqa: E402
@@ -208,7 +212,7 @@ def _mistakes(session: Any, root: Path, bad: Path) -> list[tuple[Any, str]]:
          "PredicateError: no file read has this column"),
         (lambda o: load(**o).option("strict", "true").load(str(bad)).where("id = 1").collect(),
          r"ParquetFormatError: not a Parquet file.*garbage\.parquet"),
-        # Kept on the driver: the task that reads it fails.
+        # The default policy: the driver fails the read naming it.
         (lambda o: load(**o).load(str(bad)).where("id = 1").collect(),
          r"ParquetFormatError: not a Parquet file.*garbage\.parquet"),
     ]  # fmt: skip
@@ -254,8 +258,8 @@ def test_lookup_on_spark_task_errors_in_one_line(session: Any, tmp_path: Path) -
 # ---- without Spark ------------------------------------------------------------------------
 
 
-def _plan(root: Path, where: str | None) -> Any:
-    settings = ReadSettings()
+def _plan(root: Path, where: str | None, settings: ReadSettings | None = None) -> Any:
+    settings = settings or ReadSettings()
     schema, int96 = anyio.run(file_schema, str(root), settings)
     rows = spark_arrow_schema(schema, int96)
     predicate = None if where is None else parse_predicate(where)
@@ -291,7 +295,10 @@ def test_a_file_the_driver_cannot_read_keeps_its_folder(pyarrow_lake: Path, tmp_
     good = target.read_bytes()
     target.write_bytes(b"not parquet" * 10)  # unreadable while the driver plans
     for where in ("id = 1", "v = 'v5' AND dt = '2024-01-02'", None):
-        reads, job, _, settings = _plan(root, where)
+        with pytest.raises(ParquetFormatError, match="not a Parquet file"):
+            _plan(root, where)  # the default policy: the driver fails the read at once
+        # "skip": the driver hands it to the task, which reads it whole (or skips it).
+        reads, job, _, settings = _plan(root, where, ReadSettings(on_error="skip"))
         unread = [r for r in reads if r.plan is None]
         assert [Path(r.path) for r in unread] == [target], where
         target.write_bytes(good)  # readable again when the task runs

@@ -364,8 +364,7 @@ def test_options_are_parsed_and_checked() -> None:
         {
             "path": "s3://b/lake/",
             "where": "id = 1 OR s = 'x'",
-            "strict": "TRUE",
-            "on_error": "skip",
+            "on_error": "Skip",
             "min_partitions": "3",
             "store.endpoint": "http://127.0.0.1:9000",
             "store.allow_http": "true",
@@ -374,12 +373,22 @@ def test_options_are_parsed_and_checked() -> None:
         }
     )
     assert got.sources == "s3://b/lake/" and got.where == parse_predicate("id = 1 OR s = 'x'")
-    assert got.settings.strict and got.settings.on_error == "skip" and got.min_partitions == 3
+    assert got.settings.on_error == "skip" and got.min_partitions == 3
     store = got.settings.options
     assert store is not None and store.endpoint == "http://127.0.0.1:9000"
     assert store.allow_http is True and store.max_retries == 2
     assert store.extra_config == {"virtual_hosted_style_request": "false"}
     assert SourceOptions.parse({"paths": '["/a", "/b"]'}).sources == ["/a", "/b"]
+    # One policy: the deprecated strict option is on_error raise; false changes nothing.
+    assert SourceOptions.parse({"path": "/a"}).settings.on_error is None
+    assert SourceOptions.parse({"path": "/a", "strict": "true"}).settings.on_error == "raise"
+    assert SourceOptions.parse({"path": "/a", "strict": "false"}).settings.on_error is None
+    both = {"path": "/a", "strict": "true", "on_error": "raise"}
+    assert SourceOptions.parse(both).settings.on_error == "raise"
+    with pytest.raises(InvalidArgumentError, match="give option on_error only"):
+        SourceOptions.parse({"path": "/a", "strict": "true", "on_error": "skip"})
+    with pytest.raises(InvalidArgumentError, match="on_error must be 'raise' or 'skip'"):
+        ReadSettings(on_error="ignore")  # type: ignore[arg-type]
     assert got.settings.lookup.use_index == "auto"
     assert SourceOptions.parse({"path": "/a", "index": "None"}).settings.lookup.use_index == "none"
     assert SourceOptions.parse({"path": "/a", "index": "lake"}).settings.lookup.use_index == "lake"
@@ -588,19 +597,21 @@ def test_a_file_the_driver_cannot_read_is_read_by_the_task(tmp_path: Path) -> No
     (root / "zz-garbage.parquet").write_bytes(b"not parquet" * 10)
     where = parse_predicate("id = 5")
     settings = ReadSettings()
-    schema, int96 = anyio.run(file_schema, str(root), settings)
+    schema, int96 = anyio.run(file_schema, str(root), settings)  # left out of the schema
     rows = spark_arrow_schema(schema, int96)
-    reads, job = anyio.run(plan_read, str(root), where, rows, settings)
+    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):  # one policy: the driver's
+        anyio.run(plan_read, str(root), where, rows, settings)
+    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
+        anyio.run(file_schema, str(root), ReadSettings(on_error="raise"))
+    skipping = ReadSettings(on_error="skip")
+    reads, job = anyio.run(plan_read, str(root), where, rows, skipping)
     assert [Path(r.path).name for r in reads] == ["p0.parquet", "zz-garbage.parquet"]
-    assert reads[-1].plan is None  # kept, for the task to read
+    assert reads[-1].plan is None  # kept, for the task to read (or skip)
     with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
         list(read_task(ReadTask(tuple(reads), job, settings)))
-    skipping = ReadSettings(on_error="skip")
     with warnings.catch_warnings():
         got = [b.to_pylist() for b in read_task(ReadTask(tuple(reads), job, skipping))]
     assert [r["id"] for batch in got for r in batch] == [5]
-    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
-        anyio.run(plan_read, str(root), where, rows, ReadSettings(strict=True))
 
 
 def test_old_import_path_warns_and_works() -> None:
@@ -690,12 +701,12 @@ def test_strict_reaches_the_plans_run_as_it_does_a_local_lookup(tmp_path: Path) 
     os.utime(stale, ns=(1, 1))
     where = parse_predicate("id = 5")
     with pytest.raises(IndexStaleError):
-        lookup_sync(str(root), where, use_index="lake", strict=True)
+        lookup_sync(str(root), where, use_index="lake", on_error="raise")
     with pytest.raises(IndexStaleError):
-        pruned_dataset_sync(str(root), where, use_index="lake", strict=True)
+        pruned_dataset_sync(str(root), where, use_index="lake", on_error="raise")
     schema, int96 = anyio.run(file_schema, str(root), ReadSettings())
     rows = spark_arrow_schema(schema, int96)
-    strict = ReadSettings(lookup=LookupOptions(use_index="lake"), strict=True)
+    strict = ReadSettings(lookup=LookupOptions(use_index="lake"), on_error="raise")
     with pytest.raises(IndexStaleError):
         anyio.run(plan_read, str(root), where, rows, strict)
     reads, job = anyio.run(

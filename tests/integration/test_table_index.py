@@ -220,7 +220,7 @@ def test_a_damaged_index_keeps_every_file(iceberg: Any) -> None:
     assert "unreadable" in verdicts[0].reason
     assert pba.lookup_sync(iceberg, "id = 3").column("id").to_pylist() == [3]
     with pytest.raises(PyBloomError):
-        pba.prune_sync(iceberg, "id = 3", use_index="lake", strict=True)
+        pba.prune_sync(iceberg, "id = 3", use_index="lake", on_error="raise")
 
 
 def test_index_and_deletes_together(iceberg: Any, tmp_path: Path) -> None:

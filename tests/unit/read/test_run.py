@@ -13,7 +13,7 @@ from pybloom_async.errors import InvalidArgumentError
 from pybloom_async.io.base import SourceStats
 from pybloom_async.read.fetch import ReaderConfig
 from pybloom_async.read.reader import BloomReader
-from pybloom_async.read.run import RunOptions, open_run
+from pybloom_async.read.run import RunKeywords, RunOptions, open_run
 
 
 class CountingReader(BloomReader):
@@ -142,9 +142,9 @@ def test_the_run_options_are_written_once() -> None:
     from typing import get_type_hints
 
     import pybloom_async as pba
-    from pybloom_async.read.run import RunKeywords
 
-    block = {f.name for f in dataclasses.fields(RunOptions)}
+    # Its fields, and strict, the deprecated form of on_error (init-only).
+    block = {f.name for f in dataclasses.fields(RunOptions)} | {"strict"}
     assert set(get_type_hints(RunKeywords)) == block
     takers = []
     for name in pba.__all__:
@@ -152,12 +152,33 @@ def test_the_run_options_are_written_once() -> None:
         if not callable(obj) or isinstance(obj, type):
             continue
         parameters = inspect.signature(obj).parameters
-        spelled = block & set(parameters)
+        spelled = block & set(parameters) - {"strict"}  # on_error's deprecated form
         assert len(spelled) <= 1, f"{name} spells out run options: {sorted(spelled)}"
         if "run" in parameters:
             takers.append(name)
             assert parameters["keywords"].kind is inspect.Parameter.VAR_KEYWORD, name
     assert {"prune", "lookup", "pruned_dataset", "build_index", "build_lake_index"} <= set(takers)
+
+
+def test_the_lookup_options_are_written_once() -> None:
+    """No entry point spells out the lookup's knobs: they take ``lookup=`` and its fields as
+    keyword arguments (``LookupOptionsKeywords``, inside ``LookupKeywords``)."""
+    import dataclasses
+    import inspect
+    from typing import get_type_hints
+
+    import pybloom_async as pba
+    from pybloom_async.rows.api import plan_lookup
+    from pybloom_async.rows.arguments import LookupKeywords, LookupOptionsKeywords
+
+    knobs = {f.name for f in dataclasses.fields(pba.LookupOptions)}
+    assert set(get_type_hints(LookupOptionsKeywords)) == knobs
+    assert set(get_type_hints(LookupKeywords)) == knobs | set(get_type_hints(RunKeywords))
+    takers = [pba.lookup, pba.lookup_batches, pba.lookup_sync, plan_lookup]
+    for function in takers:
+        parameters = inspect.signature(function).parameters
+        assert not knobs & set(parameters), function
+        assert "lookup" in parameters and "on_error" not in parameters, function
 
 
 @pytest.mark.anyio
