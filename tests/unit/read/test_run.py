@@ -250,3 +250,34 @@ async def test_stats_beside_a_reader_count_the_runs_requests(tmp_path: Path) -> 
     assert reader.stats.requests == counted.requests + again.requests + dataset.requests
     async with open_run(RunOptions(reader=reader, stats=reader.stats)) as run:
         assert run.reader is reader  # its own stats: nothing to add
+
+
+def test_stats_beside_a_reader_count_in_every_entry_point(tmp_path: Path) -> None:
+    """Every entry point that takes a run counts its requests in the run's ``stats`` when a
+    ``reader`` is given too, as many as the reader's own stats count for that call."""
+    import pybloom_async as pba
+
+    paths = _lake(tmp_path, 2)
+    root = str(tmp_path)
+    calls: dict[str, Any] = {
+        "build_index": lambda **run: pba.build_index_sync(paths, ["id"], **run),
+        "prune_with_index": lambda **run: pba.prune_with_index_sync(paths, "id = 5", **run),
+        "build_lake_index": lambda **run: pba.build_lake_index_sync(root, ["id"], **run),
+        "prune (lake)": lambda **run: pba.prune_sync(root, "id = 5", **run),
+        "lookup (lake)": lambda **run: pba.lookup_sync(root, "id = 5", **run),
+        "compact_lake_index": lambda **run: pba.compact_lake_index_sync(root, **run),
+        "read_footer": lambda **run: pba.read_footer_sync(paths[0], **run),
+        "read_bloom_filters": lambda **run: pba.read_bloom_filters_sync(paths[0], **run),
+        "probe": lambda **run: pba.probe_sync(paths[0], "id", 5, **run),
+    }
+    for name, call in calls.items():
+        reader = BloomReader(max_files=0)
+        counted = SourceStats()
+        call(reader=reader, stats=counted)
+        own = reader.stats
+        assert counted.requests + counted.metadata_requests > 0, name
+        assert (counted.requests, counted.metadata_requests, counted.bytes_read) == (
+            own.requests,
+            own.metadata_requests,
+            own.bytes_read,
+        ), name
