@@ -49,6 +49,7 @@ from pybloom_async import (  # noqa: E402
 from pybloom_async.errors import (  # noqa: E402
     InvalidArgumentError,
     PredicateError,
+    SourceNotFoundError,
     UnsupportedTypeError,
 )
 from pybloom_async.predicate import parse_predicate  # noqa: E402
@@ -718,3 +719,25 @@ def test_strict_reaches_the_plans_run_as_it_does_a_local_lookup(tmp_path: Path) 
         for batch in read_task(ReadTask(tuple(task), job, settings)):
             got.extend(row["id"] for row in batch.to_pylist())
     assert got == [5]
+
+
+def test_the_spark_jobs_take_on_error_and_strict_is_deprecated() -> None:
+    """build_index_on_spark, build_lake_index_on_spark and add_bloom_filters_on_spark take
+    the one policy, on_error; strict, its older form, warns; both at once fail in one line,
+    before the session is used."""
+    from pybloom_async.spark import (
+        add_bloom_filters_on_spark,
+        build_index_on_spark,
+        build_lake_index_on_spark,
+    )
+
+    session: Any = object()  # never reached: the arguments fail first
+    for job in (build_index_on_spark, build_lake_index_on_spark, add_bloom_filters_on_spark):
+        with pytest.raises(InvalidArgumentError, match="give on_error only") as info:
+            job(session, "/nowhere", ["id"], on_error="skip", strict=True)
+        assert "\n" not in str(info.value)
+        with pytest.raises(InvalidArgumentError, match="on_error must be 'raise' or 'skip'"):
+            job(session, "/nowhere", ["id"], on_error="fail")  # type: ignore[arg-type]
+        # Accepted: the job goes on, to the listing of a path that is not there.
+        with pytest.warns(DeprecationWarning, match="on_error"), pytest.raises(SourceNotFoundError):
+            job(session, "/nowhere", ["id"], strict=True)
