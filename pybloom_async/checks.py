@@ -26,6 +26,7 @@ from __future__ import annotations
 import inspect
 import numbers
 import os
+import sys
 import warnings
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, NoReturn, ParamSpec, TypeVar, cast
@@ -243,10 +244,11 @@ def _kind(value: object) -> str:
     return "None" if value is None else type(value).__name__
 
 
-def error_policy(on_error: object, strict: object = None, *, depth: int = 1) -> OnError | None:
+def error_policy(on_error: object, strict: object = None) -> OnError | None:
     """``on_error`` checked (None: the entry point's default), or the deprecated ``strict``
     as its value (True: ``"raise"``, False: ``"skip"``; a DeprecationWarning naming
-    ``on_error``, attributed to the code ``depth`` frames above the caller).
+    ``on_error``, attributed to the first caller outside the package, so that Python's
+    default filters show it).
 
     Raises
     ------
@@ -270,7 +272,7 @@ def error_policy(on_error: object, strict: object = None, *, depth: int = 1) -> 
         "strict= is deprecated: give on_error='raise' (strict=True) or on_error='skip' "
         "(strict=False)",
         DeprecationWarning,
-        stacklevel=2 + depth,
+        stacklevel=_outside_level(),
     )
     return "raise" if strict else "skip"
 
@@ -278,3 +280,17 @@ def error_policy(on_error: object, strict: object = None, *, depth: int = 1) -> 
 def on_error_of(raises: bool) -> OnError:
     """The policy of a flag that says whether the first problem raises."""
     return "raise" if raises else "skip"
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first frame above the caller of :func:`error_policy` that is
+    not the package's own (nor a dataclass's generated ``__init__``)."""
+    level, frame = 2, sys._getframe(2)
+    while frame.f_back is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE) or frame.f_code.co_filename == "<string>"
+    ):
+        level, frame = level + 1, frame.f_back
+    return level

@@ -93,7 +93,7 @@ class RunOptions:
     strict: dataclasses.InitVar[bool | None] = None
 
     def __post_init__(self, strict: bool | None) -> None:
-        object.__setattr__(self, "on_error", error_policy(self.on_error, strict, depth=2))
+        object.__setattr__(self, "on_error", error_policy(self.on_error, strict))
         if self.concurrency is not None:
             positive_int("concurrency", self.concurrency)
         object.__setattr__(self, "options", as_store_options(self.options))

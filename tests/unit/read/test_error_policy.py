@@ -61,8 +61,12 @@ def test_prune_takes_on_error(files: tuple[str, str]) -> None:
         pba.prune_sync([good, bad], "id = 99", on_error="raise")
     with pytest.raises(ParquetFormatError, match=r"bad\.parquet"):
         pba.prune_sync([good, bad], "id = 99", run=RunOptions(on_error="raise"))
-    with pytest.warns(DeprecationWarning, match="on_error"), pytest.raises(ParquetFormatError):
+    with (
+        pytest.warns(DeprecationWarning, match="on_error") as caught,
+        pytest.raises(ParquetFormatError),
+    ):
         pba.prune_sync([good, bad], "id = 99", strict=True)
+    assert caught[0].filename == __file__  # the caller's line: Python's filters show it
     with pytest.raises(InvalidArgumentError, match="give on_error only"):
         pba.prune_sync([good, bad], "id = 99", strict=True, on_error="raise")
 
@@ -104,3 +108,14 @@ def test_paimon_decisions_take_on_error() -> None:
         pba.paimon_prune(damaged, where, types, on_error="skip", strict=False)
     with pytest.raises(InvalidArgumentError, match="on_error must be"):
         pba.paimon_may_contain(None, "INT", [1], on_error="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.anyio
+async def test_the_warning_names_the_callers_line(files: tuple[str, str]) -> None:
+    good, _ = files
+    with pytest.warns(DeprecationWarning, match="on_error") as caught:
+        await pba.prune([good], "id = 99", strict=False)
+    assert caught[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match="on_error") as caught:
+        pba.paimon_prune(None, ("=", "id", 1), {"id": "INT"}, strict=False)
+    assert caught[0].filename == __file__
