@@ -129,6 +129,7 @@ def _checked(
     return cleaned
 
 
+# Long because: the docstring documents every parameter and error (44 lines); the code is 29.
 def add_bloom_filters_on_spark(
     spark: SparkSession,
     paths: PathsArg,
@@ -162,8 +163,8 @@ def add_bloom_filters_on_spark(
     columns, ndv, fpp, max_bytes, replace, options:
         As for :func:`pybloom_async.add_bloom_filters`.
     on_error:
-        ``"skip"`` (default): a file that cannot be rewritten is reported in its row's ``error``;
-        ``"raise"``: the first one fails the job.
+        ``"skip"`` (default): a file that cannot be rewritten is reported in its row's
+        ``error``; ``"raise"``: the first one fails the job.
     strict:
         Deprecated: ``strict=True`` is ``on_error="raise"`` (a DeprecationWarning).
     num_partitions:
