@@ -88,7 +88,14 @@ from .rewrite.add_filters import (
     add_bloom_filters_sync,
 )
 from .rewrite.results import AddFiltersResult, TableFiltersResult
-from .rows import lookup, lookup_batches, lookup_sync, pruned_dataset, pruned_dataset_sync
+from .rows import (
+    LookupOptions,
+    lookup,
+    lookup_batches,
+    lookup_sync,
+    pruned_dataset,
+    pruned_dataset_sync,
+)
 from .types import PhysicalType
 from .version import __version__
 
@@ -123,6 +130,7 @@ __all__ = [
     "IsNull",
     "LakeBuild",
     "LakeCompaction",
+    "LookupOptions",
     "MissingDependencyError",
     "Not",
     "NotIn",

@@ -12,6 +12,10 @@ Entry points that take another's arguments (a ``*_sync`` twin, a blocking
 variant) say so with :func:`same_arguments_as`: the argument list is written once,
 and type checkers and ``help()`` see it on both.
 
+What a problem does is one policy, ``on_error`` (:data:`OnError`: ``"raise"`` or
+``"skip"``), checked by :func:`error_policy`, which also maps the deprecated ``strict``
+flag onto it.
+
 Optional dependencies are checked here too (:func:`require_pyarrow`): a missing one
 is a clear error naming the extra to install, not a ``ModuleNotFoundError`` from deep
 inside a run.
@@ -22,13 +26,21 @@ from __future__ import annotations
 import inspect
 import numbers
 import os
+import sys
+import warnings
 from collections.abc import Callable, Iterable
-from typing import Any, NoReturn, ParamSpec, TypeVar, cast
+from typing import Any, Literal, NoReturn, ParamSpec, TypeVar, cast
 
 from .errors import InvalidArgumentError, MissingDependencyError, PyBloomError
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+
+#: What a problem (an unreadable file, a damaged filter or index, a missing column) does:
+#: ``"raise"``, the first one fails the call; ``"skip"``, it is recorded and the answer
+#: stays correct (a file or row group kept with its reason; a lookup's unreadable file left
+#: out, its error reported).
+OnError = Literal["raise", "skip"]
 
 
 def same_arguments_as(
@@ -230,3 +242,55 @@ def sources_list(name: str, value: object) -> list[Any]:
 def _kind(value: object) -> str:
     """What a value of the wrong kind is, for the message (its type, not its content)."""
     return "None" if value is None else type(value).__name__
+
+
+def error_policy(on_error: object, strict: object = None) -> OnError | None:
+    """``on_error`` checked (None: the entry point's default), or the deprecated ``strict``
+    as its value (True: ``"raise"``, False: ``"skip"``; a DeprecationWarning naming
+    ``on_error``, attributed to the first caller outside the package, so that Python's
+    default filters show it).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``on_error`` is not ``"raise"``, ``"skip"`` or None; ``strict`` is not a bool; or
+        both are given.
+    """
+    if on_error is not None and on_error not in ("raise", "skip"):
+        raise InvalidArgumentError(
+            f"on_error must be 'raise' or 'skip', not {on_error!r}", value=on_error
+        )
+    if strict is None:
+        return on_error
+    if not isinstance(strict, bool):
+        raise InvalidArgumentError("strict must be True or False", value=strict)
+    if on_error is not None:
+        raise InvalidArgumentError(
+            "give on_error only: strict is its deprecated form (strict=True is on_error='raise')"
+        )
+    warnings.warn(
+        "strict= is deprecated: give on_error='raise' (strict=True) or on_error='skip' "
+        "(strict=False)",
+        DeprecationWarning,
+        stacklevel=_outside_level(),
+    )
+    return "raise" if strict else "skip"
+
+
+def on_error_of(raises: bool) -> OnError:
+    """The policy of a flag that says whether the first problem raises."""
+    return "raise" if raises else "skip"
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first frame above the caller of :func:`error_policy` that is
+    not the package's own (nor a dataclass's generated ``__init__``)."""
+    level, frame = 2, sys._getframe(2)
+    while frame.f_back is not None and (
+        frame.f_code.co_filename.startswith(_PACKAGE) or frame.f_code.co_filename == "<string>"
+    ):
+        level, frame = level + 1, frame.f_back
+    return level

@@ -143,7 +143,7 @@ class EventLoopError(PyBloomError, RuntimeError):
 
 
 class IndexStaleError(PyBloomError):
-    """The data file changed after its sidecar index was built (raised with ``strict=True``)."""
+    """The data file changed after its sidecar index was built (with ``on_error="raise"``)."""
 
 
 class SchemaMismatchError(PyBloomError):

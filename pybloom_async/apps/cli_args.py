@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ..checks import OnError, on_error_of
 from ..errors import InvalidArgumentError
 from ..index_policy.choice import INDEX_CHOICES, IndexChoice, index_choice
 from ..io.base import SourceStats
@@ -189,6 +190,12 @@ def index_option(args: argparse.Namespace) -> IndexChoice:
             "give one of --index, --use-index (--index sidecar), --lake-index (--index lake)"
         )
     return index_choice(given[0] if given else "auto", name="--index")
+
+
+def on_error(args: argparse.Namespace) -> OnError:
+    """The error policy ``--strict`` asks for (the run's ``on_error``): ``"raise"`` with
+    it, ``"skip"`` without (every command's default)."""
+    return on_error_of(bool(args.strict))
 
 
 def partitioning(args: argparse.Namespace) -> str | dict[str, str] | None:

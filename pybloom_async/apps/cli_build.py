@@ -22,7 +22,7 @@ from ..read.reader import BloomReader
 from ..rewrite.add_filters import NOT_IN_FILE, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard
 from ..rewrite.results import AddFiltersResult
-from .cli_args import EXIT_OK, store_options
+from .cli_args import EXIT_OK, on_error, store_options
 from .cli_output import (
     ColumnCheck,
     Progress,
@@ -81,7 +81,8 @@ async def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
         if files:
             builds = await build_index(
                 files, columns, fpp=args.fpp, ndv=args.ndv, options=store_options(args),
-                stats=stats, concurrency=args.concurrency, strict=args.strict, progress=progress,
+                stats=stats, concurrency=args.concurrency, on_error=on_error(args),
+                progress=progress,
             )  # fmt: skip
     ok = [b for b in builds if b.error is None]
     # Only the files that failed over a column are read again (a file that failed to be

@@ -10,7 +10,7 @@ from ..errors import InvalidArgumentError, PyBloomError, SourceNotFoundError
 from ..io.base import SourceStats
 from ..lake.build import build_lake_index
 from ..lake.compact import compact_lake_index
-from .cli_args import NAMED, store_options
+from .cli_args import NAMED, on_error, store_options
 from .cli_output import (
     finish_run,
     one_line,
@@ -37,7 +37,7 @@ async def cmd_lake_index(args: argparse.Namespace, out: TextIO) -> int:
         built = await build_lake_index(
             args.root, required_columns(args), fpp=args.fpp, ndv=args.ndv,
             mode="filters" if args.from_filters else "values", options=store_options(args),
-            stats=stats, concurrency=args.concurrency, strict=args.strict,
+            stats=stats, concurrency=args.concurrency, on_error=on_error(args),
         )  # fmt: skip
     except SourceNotFoundError as exc:
         raise _root_error(args, exc) from None

@@ -22,19 +22,18 @@ import sys
 import tempfile
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import ExitStack
-from typing import IO, Any, Literal, TextIO, cast
+from typing import IO, Any, TextIO, cast
 
 from ..checks import positive_int
 from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, SourceError
-from ..index_policy.choice import IndexChoice
 from ..io.base import SourceStats
 from ..io.sinks import write_atomic
 from ..predicate import Predicate, parse_predicate
 from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run
-from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
+from ..rows.api import LookupOptions, LookupPlan, plan_lookup
 from ..tables import TableSource
-from .cli_args import index_option, make_reader, partitioning, store_options
+from .cli_args import index_option, make_reader, on_error, partitioning, store_options
 from .cli_output import (
     Progress,
     check_out,
@@ -301,21 +300,22 @@ async def _read_rows(
     with Progress(sys.stderr) as progress:
         keywords: RunKeywords = {
             "reader": reader, "concurrency": args.concurrency, "progress": progress,
+            "on_error": on_error(args),
         }  # fmt: skip
+        options = LookupOptions(
+            page_index=not args.no_page_index,
+            partitioning=partitioning(args) if table is None else "hive",
+            use_index=index_option(args),
+        )
         if table is not None:
             # A table's live files are all part of its answer: one unreadable fails the lookup.
-            tables = _table_tables(
-                table, where, columns, not args.no_page_index, keywords, index_option(args)
-            )
+            tables = _table_tables(table, where, columns, keywords, options)
             return 1, [], await _write(tables, limit, writer)
-        on_error: Literal["raise", "skip"] = "raise" if args.strict else "skip"
         # One PATH goes as the library's lookup takes it, so that the lake index under it
         # answers as it does there; several are a list (no index root).
         paths = args.paths[0] if len(args.paths) == 1 else list(args.paths)
         plan = await plan_lookup(
-            paths, where, columns, on_error=on_error, skipped=skipped,
-            page_index=not args.no_page_index, partitioning=partitioning(args),
-            use_index=index_option(args), **keywords,
+            paths, where, columns, skipped=skipped, lookup=options, **keywords,
         )  # fmt: skip
         total = len(plan.files) + len(skipped)  # the files planned, and those that failed
         log.info("%s listed from %s", plural_s(total, "file"), plural_s(len(args.paths), "input"))
@@ -328,9 +328,8 @@ async def _table_tables(
     table: TableSource,
     where: Predicate,
     columns: list[str] | None,
-    page_index: bool,
     keywords: RunKeywords,
-    use_index: IndexChoice,
+    lookup: LookupOptions,
 ) -> AsyncGenerator[Any, None]:
     """A table's answer: its schema (an empty table), then its matching rows."""
     from ..rows.tables import table_batches  # pyarrow: imported when a table is read
@@ -338,8 +337,7 @@ async def _table_tables(
     async with open_run(RunOptions(**keywords)) as run:
         tables = table_batches(
             run, table, where, columns, on_error="raise", options=run.reader.options,
-            max_fetch_bytes=DEFAULT_MAX_FETCH_BYTES, page_index=page_index, stream=True,
-            use_index=use_index,
+            lookup=lookup, stream=True,
         )  # fmt: skip
         try:
             async for found in tables:

@@ -25,6 +25,7 @@ from .cli_args import (
     NAMED,
     index_option,
     make_reader,
+    on_error,
     partitioning,
     reader_config,
     store_options,
@@ -157,7 +158,7 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
     table = await open_table(args)
     with Progress(sys.stderr) as progress:
         common: dict[str, Any] = dict(
-            strict=args.strict, stats=stats, concurrency=args.concurrency, progress=progress,
+            on_error=on_error(args), stats=stats, concurrency=args.concurrency, progress=progress,
             on_file=take, use_index=choice, index_verdicts=index_tally,
         )  # fmt: skip
         if table is not None:
@@ -166,7 +167,7 @@ async def cmd_prune(args: argparse.Namespace, out: TextIO) -> int:
             if choice not in ("auto", "none"):
                 raise InvalidArgumentError(f"--index {choice} does not apply to Paimon data files")
             take(await prune_paimon(
-                args.paths, where, paimon_types(args.paimon_types), strict=args.strict,
+                args.paths, where, paimon_types(args.paimon_types), on_error=on_error(args),
                 reader=make_reader(args, stats), concurrency=args.concurrency,
             ))  # fmt: skip
         else:

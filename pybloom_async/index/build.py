@@ -365,8 +365,8 @@ async def build_index(
         Limits on an index's size and on an object read into memory.
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency`` is the
-        files indexed at once (default: the number of CPUs, at least 2); ``strict``
-        raises the first error instead of reporting it in the file's result;
+        files indexed at once (default: the number of CPUs, at least 2);
+        ``on_error="raise"`` raises the first error instead of reporting it in the file's result;
         ``progress`` is called after each file.
 
     Returns
@@ -381,7 +381,7 @@ async def build_index(
     MissingDependencyError
         pyarrow (the ``arrow`` extra) is not installed.
     PyBloomError
-        With ``strict=True``: the first file that could not be indexed.
+        With ``on_error="raise"``: the first file that could not be indexed.
     """
     if isinstance(columns, str):
         columns = [columns]
@@ -404,7 +404,7 @@ async def build_index(
             cpu=anyio.CapacityLimiter(cpus),
             max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
             max_object_bytes=positive_int("max_object_bytes", max_object_bytes),
-            strict=opts.strict,
+            strict=opts.raises,
         )
         require_pyarrow("build sidecar indexes")  # before any file is listed or read
         if isinstance(paths, FileStream):  # files already found: each as given

@@ -207,7 +207,7 @@ async def prune_with_index(
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`), as for
         :func:`pybloom_async.prune`. ``concurrency`` counts a file from its index
-        read until its verdicts are out, across both passes; ``strict`` raises on a
+        read until its verdicts are out, across both passes; ``on_error="raise"`` raises on a
         missing, damaged, stale or oversized index (and on what :func:`prune` raises
         for) instead of keeping the file; ``progress`` is called after each file's
         index is decided (``total``: the files listed so far).
@@ -243,7 +243,7 @@ async def prune_with_index(
         (naming the file), or no file has a column of ``where`` (see
         ``require_columns``).
     PyBloomError
-        With ``strict=True``, the first problem met.
+        With ``on_error="raise"``, the first problem met.
     """
     opts = run_options(run, keywords, "prune_with_index")
     predicate = as_predicate(where)
@@ -251,7 +251,7 @@ async def prune_with_index(
         ctx = _PruneContext(
             reader=r.reader,
             where=predicate,
-            strict=opts.strict,
+            strict=opts.raises,
             max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
             cache={},
         )

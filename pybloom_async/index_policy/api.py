@@ -99,7 +99,7 @@ async def prune(
         An unknown ``use_index``; ``"lake"`` with no lake index under ``paths``;
         ``row_groups=False`` with ``"none"``.
     IndexStaleError
-        With ``"lake"`` and ``strict``: a file changed since the index was built.
+        With ``"lake"`` and ``on_error="raise"``: a file changed since the index was built.
     PredicateError, PyBloomError
         As the pruner chosen.
     """
@@ -176,7 +176,7 @@ async def _prune_table(
         )
     predicate = as_predicate(where)
     table = await to_worker(resolve_table, table_source, predicate, opts.options)
-    files_only_columns(table, predicate, opts.strict)
+    files_only_columns(table, predicate, opts.raises)
     return await prune_table_with_lake_index(
         table, predicate, run=opts, row_groups=row_groups, on_file=on_file,
         required=choice == "lake",

@@ -419,7 +419,7 @@ async def build_lake_index(
         ctx = BuildContext(
             root=path_text("root", root), reader=run_.reader, columns=wanted,
             fpp=probability("fpp", fpp), ndv=ndv, mode=mode,
-            cpu=anyio.CapacityLimiter(cpus), strict=opts.strict, table=table,
+            cpu=anyio.CapacityLimiter(cpus), strict=opts.raises, table=table,
         )  # fmt: skip
         for column in wanted:
             ndv_of(ctx, column)

@@ -257,7 +257,7 @@ async def prune_with_lake_index(
         As for :func:`pybloom_async.prune`.
     """
     opts = run_options(run, keywords, "prune_with_lake_index")
-    strict = opts.strict
+    strict = opts.raises
     predicate = as_predicate(where)
     root = _root_of(paths)
     async with open_run(opts) as r:

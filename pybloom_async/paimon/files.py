@@ -246,7 +246,8 @@ async def prune_paimon(
         ``("TIMESTAMP", 3)``); Paimon's containers do not record types.
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency`` is the
-        containers read at once; ``strict`` raises on a damaged container.
+        containers read at once; ``on_error="raise"`` raises on a damaged container
+        (default ``"skip"``: the file is kept, with the reason).
 
     Raises
     ------
@@ -255,7 +256,7 @@ async def prune_paimon(
     InvalidArgumentError
         ``concurrency`` is not a positive int.
     PyBloomError
-        With ``strict=True``, the first damaged container or unreadable file.
+        With ``on_error="raise"``, the first damaged container or unreadable file.
     """
     from .container import paimon_index_file_name
     from .prune import paimon_prune
@@ -265,7 +266,7 @@ async def prune_paimon(
     files = [os.fspath(f) for f in data_files]
 
     opts = run_options(run, keywords, "prune_paimon")
-    strict = opts.strict
+    strict = opts.raises
     async with open_run(opts) as r:
 
         async def one(path: str) -> Verdict:
@@ -278,7 +279,7 @@ async def prune_paimon(
                 else:
                     index_path = path if path.endswith(".index") else paimon_index_file_name(path)
                     container = await _read_whole(r.reader, index_path)
-                keep, reason = paimon_prune(container, tree, column_types, strict=strict)
+                keep, reason = paimon_prune(container, tree, column_types, on_error=opts.on_error)
             except PyBloomError as exc:
                 if strict:
                     raise exc.with_context(path=path) from None

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import OnError, error_policy, on_error_of
 from ..errors import (
     PaimonIndexError,
     PredicateError,
@@ -41,7 +42,8 @@ def paimon_may_contain(
     values: Any,
     precision: int | None = None,
     *,
-    strict: bool = False,
+    on_error: OnError | None = None,
+    strict: bool | None = None,
 ) -> Verdict:
     """Decide whether a data file may hold any of ``values`` in one column (``=`` / ``IN``).
 
@@ -63,9 +65,11 @@ def paimon_may_contain(
         The column's Paimon type, as for :func:`paimon_hash`.
     values:
         The probed value, or an iterable / numpy / pyarrow array of them (IN).
+    on_error:
+        ``"skip"`` (default): a damaged filter or a value that cannot be hashed keeps the
+        file, with the reason. ``"raise"``: it raises.
     strict:
-        Raise instead of keeping the file when the filter is damaged or a
-        value cannot be hashed.
+        Deprecated: ``strict=True`` is ``on_error="raise"`` (a DeprecationWarning).
 
     Returns
     -------
@@ -75,9 +79,12 @@ def paimon_may_contain(
     Raises
     ------
     PaimonIndexError, UnsupportedTypeError, ValueEncodingError
-        Only with ``strict=True``, for a damaged filter, a type Paimon cannot
+        Only with ``on_error="raise"``, for a damaged filter, a type Paimon cannot
         index, or a value that cannot be hashed exactly.
+    InvalidArgumentError
+        ``on_error`` is not ``"raise"`` or ``"skip"``, or ``strict`` is given with it.
     """
+    raises = error_policy(on_error, strict) == "raise"
     if index is None:
         return True, "no bloom-filter index for this column"
     probes = _probe_list(values)
@@ -95,7 +102,7 @@ def paimon_may_contain(
             if np.isin(hashes, zeros).any() and bloom.test_hashes(zeros).any():
                 return True, "bloom filter may contain a signed zero (0.0 / -0.0 are both probed)"
     except (PaimonIndexError, UnsupportedTypeError, ValueEncodingError) as exc:
-        if strict:
+        if raises:
             raise
         return True, f"kept: {exc}"
     if answers.size == 0:
@@ -129,7 +136,8 @@ def paimon_prune(
     predicate: Predicate,
     column_types: Mapping[str, str | tuple[str, int | None]],
     *,
-    strict: bool = False,
+    on_error: OnError | None = None,
+    strict: bool | None = None,
 ) -> Verdict:
     """Decide whether a Paimon data file may match a predicate, from its file-index container.
 
@@ -151,8 +159,11 @@ def paimon_prune(
     column_types:
         Paimon type of every probed column: a name such as ``"BIGINT"`` or
         ``("TIMESTAMP", 3)``. The container does not record types.
+    on_error:
+        ``"skip"`` (default): a damaged container, filter or value keeps the file, with
+        the reason. ``"raise"``: it raises.
     strict:
-        Raise on a damaged container, filter or value instead of keeping the file.
+        Deprecated: ``strict=True`` is ``on_error="raise"`` (a DeprecationWarning).
 
     Returns
     -------
@@ -163,8 +174,11 @@ def paimon_prune(
     PredicateError
         A malformed predicate, or a column without a type in ``column_types``.
     PaimonIndexError, UnsupportedTypeError, ValueEncodingError
-        Only with ``strict=True``.
+        Only with ``on_error="raise"``.
+    InvalidArgumentError
+        ``on_error`` is not ``"raise"`` or ``"skip"``, or ``strict`` is given with it.
     """
+    raises = error_policy(on_error, strict) == "raise"
     parsed: PaimonFileIndex | None
     if container is None or isinstance(container, PaimonFileIndex):
         parsed = container
@@ -172,11 +186,11 @@ def paimon_prune(
         try:
             parsed = parse_paimon_file_index(container)
         except PaimonIndexError as exc:
-            if strict:
+            if raises:
                 raise
-            _walk_predicate(predicate, column_types, None, strict)  # still report bad predicates
+            _walk_predicate(predicate, column_types, None, raises)  # still report bad predicates
             return True, f"kept: {exc}"
-    return _walk_predicate(predicate, column_types, parsed, strict)
+    return _walk_predicate(predicate, column_types, parsed, raises)
 
 
 def _walk_predicate(
@@ -213,6 +227,8 @@ def _walk_predicate(
         if index is None:
             return True, f"{column}: no file index"
         payload = index.payload(column)
-        keep, reason = paimon_may_contain(payload, data_type, values, precision, strict=strict)
+        keep, reason = paimon_may_contain(
+            payload, data_type, values, precision, on_error=on_error_of(strict)
+        )
         return keep, f"{column}: {reason}"
     raise PredicateError(f"unsupported operator {predicate[0]!r} (use =, in, and, or)")

@@ -302,9 +302,11 @@ async def prune(
         A predicate built with :func:`pybloom_async.col`, or its text form
         (``"id = 42 AND email IN ('a', 'b')"``).
     run, **keywords:
-        The run's options (:class:`~pybloom_async.RunOptions`: ``strict``,
+        The run's options (:class:`~pybloom_async.RunOptions`: ``on_error``,
         ``concurrency``, ``options``, ``stats``, ``config``, ``reader``, ``progress``),
-        as one object or as keyword arguments (which win).
+        as one object or as keyword arguments (which win). ``on_error``: ``"skip"``
+        (prune's default) keeps a file or row group it cannot decide, with the reason;
+        ``"raise"`` raises the first problem.
     require_columns:
         Raise when a column of ``where`` is in none of the files read (at
         least one read). False when ``paths`` are a part of a larger set whose
@@ -340,13 +342,13 @@ async def prune(
     PredicateError
         ``where`` is malformed; a literal is not a value of its column's type
         in some file (``'2024/01/05'`` for a DATE; the message names the file,
-        column, value and accepted forms), with or without ``strict``; or a
+        column, value and accepted forms), whatever ``on_error``; or a
         column is in none of the files read (``require_columns``), the
         message listing the columns they have.
     InvalidArgumentError
         A run option is invalid (``concurrency`` not a positive int, ...).
     PyBloomError
-        With ``strict=True``, the first problem met.
+        With ``on_error="raise"``, the first problem met.
     """
     opts = run_options(run, keywords, "prune")
     compiled = CompiledPredicate(where)
@@ -355,7 +357,7 @@ async def prune(
         # The table's live files after its own first stage (tables/); its schema has
         # been checked, and a partition column is in no data file.
         table = await to_worker(resolve_table, paths, compiled.predicate, opts.options)
-        files_only_columns(table, compiled.predicate, opts.strict)
+        files_only_columns(table, compiled.predicate, opts.raises)
         paths, require_columns = table.files, False
     async with open_run(opts) as r:
         # Read as listed: no list of files held.
@@ -451,7 +453,7 @@ async def probe(
     ``values`` is a list (or any iterable) of values, or one value: a str,
     bytes or any non-iterable value (``probe(path, "id", 42)``) is probed as
     itself, never as its characters or bytes. ``run`` and the keywords are the
-    run's options, as for :func:`prune` (``strict`` raises on a damaged filter).
+    run's options, as for :func:`prune` (``on_error="raise"`` raises on a damaged filter).
 
     Raises
     ------
@@ -478,7 +480,7 @@ async def probe(
         for rg in footer.metadata.row_groups:
             for e in eqs:
                 o = eval_leaf(
-                    leaves[id(e)], rg, filters.get((rg.index, desc.path)), opts.strict, footer.path
+                    leaves[id(e)], rg, filters.get((rg.index, desc.path)), opts.raises, footer.path
                 )
                 out.append(
                     ProbeResult(

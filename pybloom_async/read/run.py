@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
-from ..checks import positive_int
+from ..checks import OnError, error_policy, positive_int
 from ..errors import InvalidArgumentError
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, location_text
@@ -47,9 +47,14 @@ class RunOptions:
 
     Parameters
     ----------
-    strict:
-        Raise on the first problem (an unreadable file, a damaged filter or index, a
-        missing column) instead of keeping the row group or file with a reason.
+    on_error:
+        What a problem (an unreadable file, a damaged filter or index, a missing column)
+        does. ``"raise"``: the first one fails the call, naming it. ``"skip"``: it is
+        recorded and the answer stays correct: pruning keeps the file or row group, with
+        the reason in its verdict (never pruned on a problem); a lookup leaves an
+        unreadable file's rows out and reports its error (``skipped``). None (default):
+        the entry point's own default, ``"skip"`` for pruning, the indexes, the lake index
+        and datasets, ``"raise"`` for lookups.
     concurrency:
         Files read at once (default: the reader config's, 64).
     options:
@@ -67,24 +72,28 @@ class RunOptions:
     progress:
         Called as ``progress(done, total)`` after each file (``total`` grows while a
         directory or prefix is still being listed).
+    strict:
+        Deprecated: ``strict=True`` is ``on_error="raise"``, ``strict=False``
+        ``on_error="skip"`` (a DeprecationWarning; not given with ``on_error``). Read
+        :attr:`raises` for the policy.
 
     Raises
     ------
     InvalidArgumentError
-        A field of the wrong kind or out of range.
+        A field of the wrong kind or out of range, or ``strict`` with ``on_error``.
     """
 
-    strict: bool = False
+    on_error: OnError | None = None
     concurrency: int | None = None
     options: StoreOptions | Mapping[str, Any] | None = None
     stats: SourceStats | None = None
     config: ReaderConfig | None = None
     reader: BloomReader | None = None
     progress: Callable[[int, int], None] | None = None
+    strict: dataclasses.InitVar[bool | None] = None
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.strict, bool):
-            raise InvalidArgumentError("strict must be True or False", value=self.strict)
+    def __post_init__(self, strict: bool | None) -> None:
+        object.__setattr__(self, "on_error", error_policy(self.on_error, strict))
         if self.concurrency is not None:
             positive_int("concurrency", self.concurrency)
         object.__setattr__(self, "options", as_store_options(self.options))
@@ -101,20 +110,28 @@ class RunOptions:
         if self.progress is not None and not callable(self.progress):
             raise InvalidArgumentError("progress must be callable", value=self.progress)
 
+    @property
+    def raises(self) -> bool:
+        """Whether the first problem fails the call (``on_error="raise"``; None, the
+        default, is ``"skip"`` here: the lookups, whose default is ``"raise"``, read
+        :attr:`on_error` themselves)."""
+        return self.on_error == "raise"
+
 
 class RunKeywords(TypedDict, total=False):
     """:class:`RunOptions`' fields as keyword arguments (``**keywords: Unpack[RunKeywords]``)."""
 
-    strict: bool
+    on_error: OnError | None
     concurrency: int | None
     options: StoreOptions | Mapping[str, Any] | None
     stats: SourceStats | None
     config: ReaderConfig | None
     reader: BloomReader | None
     progress: Callable[[int, int], None] | None
+    strict: bool | None
 
 
-_FIELDS = frozenset(f.name for f in dataclasses.fields(RunOptions))
+_FIELDS = frozenset(f.name for f in dataclasses.fields(RunOptions)) | {"strict"}
 
 
 def run_options(run: RunOptions | None, keywords: Mapping[str, Any], caller: str) -> RunOptions:
@@ -154,8 +171,8 @@ class Run:
 
     @property
     def strict(self) -> bool:
-        """Whether the first problem raises."""
-        return self.options.strict
+        """Whether the first problem raises (:attr:`RunOptions.raises`)."""
+        return self.options.raises
 
     @property
     def progress(self) -> Callable[[int, int], None] | None:

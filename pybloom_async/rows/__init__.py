@@ -8,6 +8,7 @@ the decoded data with Arrow compute, with the literal rule the pruning uses;
 
 from __future__ import annotations
 
+from .api import LookupOptions as LookupOptions
 from .api import lookup as lookup
 from .api import lookup_batches as lookup_batches
 from .api import lookup_sync as lookup_sync

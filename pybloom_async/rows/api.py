@@ -48,7 +48,7 @@ import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ..errors import (
     InvalidArgumentError,
@@ -65,11 +65,13 @@ from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.ranges import HeldBytes
 from ..read.reader import OpenedFile
-from ..read.run import Run, RunOptions, open_run, run_options
+from ..read.run import Run, RunOptions, open_run
 from ..tables import TableSource, table_kind
 from ..tasks.loops import sync_twin
 from ..tasks.workers import for_each, gather
+from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LookupArguments, LookupKeywords, check_arguments
+from .arguments import LookupOptions as LookupOptions
 from .footers import footer_plan, with_ruled_out
 
 if TYPE_CHECKING:
@@ -80,11 +82,6 @@ if TYPE_CHECKING:
 
 
 log = logging.getLogger(__name__)
-
-#: Largest sum of column-chunk bytes fetched for one file at once (256 MiB). A file's kept
-#: chunks beyond it are fetched in several requests, row group by row group, so memory
-#: stays bounded; a single row group larger than it is still fetched, on its own.
-DEFAULT_MAX_FETCH_BYTES = 256 * 1024 * 1024
 
 Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | TableSource
 
@@ -200,10 +197,8 @@ def _table_rows(base: Run, sources: Sources, args: LookupArguments, stream: bool
         args.columns,
         on_error=args.on_error,
         options=base.reader.options,
-        max_fetch_bytes=args.max_fetch_bytes,
-        page_index=args.page_index,
+        lookup=args.options,
         stream=stream,
-        use_index=args.use_index,
     )
 
 
@@ -350,42 +345,21 @@ _DOC_PARAMETERS = """
         Top-level columns of the result, in this order (default: every
         top-level column of every file, in the order first seen; a file without
         one gives nulls there). Predicate columns are read even when not listed.
-    on_error:
-        ``"raise"`` (default): an unreadable file (missing, damaged, not
-        Parquet) raises, naming it. ``"skip"``: it is left out, logged, and
-        its error appended to ``skipped``.
     skipped:
         A list that receives the errors of the files skipped.
-    max_fetch_bytes:
-        Largest sum of column-chunk bytes fetched for one file at once
-        (:data:`DEFAULT_MAX_FETCH_BYTES`).
-    page_index:
-        Where a file has a page index (ColumnIndex/OffsetIndex), fetch and
-        decode only the pages whose min/max admit a probed value (default);
-        ``False`` reads the kept row groups' whole column chunks.
-    partitioning:
-        ``"hive"`` (default): ``key=value`` folders below a directory or prefix
-        are columns of the files under them, in the result and in ``where``
-        (``dt=2026-11-01/country=DE/``; values URL-unescaped,
-        ``__HIVE_DEFAULT_PARTITION__`` is NULL; the folder's value wins over a
-        column of that name in the file). Their types are inferred from every
-        value listed (int64, date32, timestamp[us], else string; see
-        :mod:`pybloom_async.pruning.partition_types`), or given: a dict of column names
-        to types (``{"dt": "date", "country": "string"}``, pyarrow types too)
-        or a ``pyarrow.Schema``, which names the partition columns (then
-        folders that cannot match are not even listed). Files whose folders
-        rule them out are never opened. None (or False): folders are plain
-        folders.
+    lookup, **keywords:
+        How rows are read (:class:`~pybloom_async.LookupOptions`): ``max_fetch_bytes``,
+        ``page_index``, ``partitioning`` (``key=value`` folders as columns, by default),
+        ``use_index`` (which index serves the run); one object, or its fields as keyword
+        arguments (each given once).
     run, **keywords:
-        The run's options (:class:`~pybloom_async.RunOptions`): ``concurrency``
-        (files read at once), ``options`` (object-store options), ``stats``
+        The run's options (:class:`~pybloom_async.RunOptions`): ``on_error``,
+        ``concurrency`` (files read at once), ``options`` (object-store options), ``stats``
         (request counters), ``config`` (reader limits), ``reader`` (a long-lived
         :class:`~pybloom_async.BloomReader` whose cache to use and keep filled),
-        ``progress``. ``strict`` does not apply: ``on_error`` says what an
-        unreadable file does. And ``use_index``, which index serves the run: ``"auto"``
-        (default: the lake index under one directory or prefix, or a table's, where there
-        is one), ``"lake"`` (it must be there) or ``"none"`` (see ``docs/lake-index.md``,
-        "Which index serves a run").
+        ``progress``. ``on_error``: ``"raise"`` (a lookup's default): an unreadable file
+        (missing, damaged, not Parquet) raises, naming it. ``"skip"``: it is left out,
+        logged, and its error appended to ``skipped``.
 
     Raises
     ------
@@ -411,11 +385,8 @@ async def lookup_batches(
     where: Predicate | str,
     columns: Sequence[str] | None = None,
     *,
-    on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
-    page_index: bool = True,
-    partitioning: Any = "hive",
+    lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
     **keywords: Unpack[LookupKeywords],
 ) -> AsyncGenerator[pa.RecordBatch, None]:
@@ -433,11 +404,8 @@ async def lookup_batches(
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """
-    args = check_arguments(
-        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
-    )
-    opts = run_options(run, keywords, "lookup_batches")
-    async with open_run(opts) as base:
+    args = check_arguments(where, columns, lookup, run, keywords, "lookup_batches")
+    async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=True)
         if found is not None:
             async for table in found:
@@ -475,11 +443,8 @@ async def lookup(
     where: Predicate | str,
     columns: Sequence[str] | None = None,
     *,
-    on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
-    page_index: bool = True,
-    partitioning: Any = "hive",
+    lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
     **keywords: Unpack[LookupKeywords],
 ) -> pa.Table:
@@ -492,11 +457,8 @@ async def lookup(
     order, then row-group order; an empty result has the result's schema.
     Files are read ``concurrency`` (a run option) at once.
     """
-    args = check_arguments(
-        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
-    )
-    opts = run_options(run, keywords, "lookup")
-    async with open_run(opts) as base:
+    args = check_arguments(where, columns, lookup, run, keywords, "lookup")
+    async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=False)
         if found is not None:
             import pyarrow as pa
@@ -535,11 +497,8 @@ async def plan_lookup(
     columns: Sequence[str] | None = None,
     *,
     schema: pa.Schema | None = None,
-    on_error: Literal["raise", "skip"] = "raise",
     skipped: list[PyBloomError] | None = None,
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
-    page_index: bool = True,
-    partitioning: Any = "hive",
+    lookup: LookupOptions | None = None,
     run: RunOptions | None = None,
     **keywords: Unpack[LookupKeywords],
 ) -> LookupPlan:
@@ -562,15 +521,12 @@ async def plan_lookup(
     """
     if schema is not None:
         columns = list(schema.names)
-    args = check_arguments(
-        where, columns, on_error, max_fetch_bytes, page_index, partitioning, keywords
-    )
+    args = check_arguments(where, columns, lookup, run, keywords, "plan_lookup")
     if table_kind(sources) is not None:
         raise InvalidArgumentError(
             "plan_lookup plans files, not a Delta or Iceberg table: look up its rows with lookup"
         )
-    opts = run_options(run, keywords, "plan_lookup")
-    async with open_run(opts) as base:
+    async with open_run(args.run) as base:
         files, job = await _planned(base, sources, args, skipped, schema)
     return LookupPlan([f.plan for f in files], job)
 

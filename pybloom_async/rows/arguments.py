@@ -1,25 +1,128 @@
 """lookup's arguments, checked once before any file or table is read (lookup,
-lookup_batches and plan_lookup share them)."""
+lookup_batches and plan_lookup share them): the row-reading knobs as one object,
+:class:`LookupOptions`, or as keyword arguments of the same names (:class:`LookupOptionsKeywords`,
+written once here), beside the run's (:class:`~pybloom_async.RunOptions`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
-from ..checks import positive_int, require_pyarrow
+from ..checks import OnError, positive_int, require_pyarrow
 from ..errors import InvalidArgumentError
 from ..index_policy.choice import IndexChoice, index_choice
 from ..predicate import Predicate, as_predicate
 from ..pruning.partition_types import Partitioning
-from ..read.run import RunKeywords
+from ..read.run import RunKeywords, RunOptions, run_options
+
+#: Largest sum of column-chunk bytes fetched for one file at once (256 MiB). A file's kept
+#: chunks beyond it are fetched in several requests, row group by row group, so memory
+#: stays bounded; a single row group larger than it is still fetched, on its own.
+DEFAULT_MAX_FETCH_BYTES = 256 * 1024 * 1024
 
 
-class LookupKeywords(RunKeywords, total=False):
-    """The keyword arguments lookups take beside their own: the run's options
-    (:class:`~pybloom_async.RunOptions`), and ``use_index``, which index serves the run
-    (``"auto"``, the default; ``"lake"``; ``"none"``: see :mod:`pybloom_async.index_policy`)."""
+@dataclass(frozen=True)
+class LookupOptions:
+    """How a lookup reads rows; :func:`~pybloom_async.lookup`, ``lookup_batches``,
+    ``plan_lookup`` and Spark's ``lookup_on_spark`` take one (``lookup=``), or its fields
+    as keyword arguments of the same names (one or the other for each field).
 
+    Parameters
+    ----------
+    max_fetch_bytes:
+        Largest sum of column-chunk bytes fetched for one file at once
+        (:data:`~pybloom_async.rows.api.DEFAULT_MAX_FETCH_BYTES`, 256 MiB).
+    page_index:
+        Where a file has a page index (ColumnIndex/OffsetIndex), fetch and decode only the
+        pages whose min/max admit a probed value (default); ``False`` reads the kept row
+        groups' whole column chunks.
+    partitioning:
+        ``"hive"`` (default): ``key=value`` folders below a directory or prefix
+        are columns of the files under them, in the result and in ``where``
+        (``dt=2026-11-01/country=DE/``; values URL-unescaped,
+        ``__HIVE_DEFAULT_PARTITION__`` is NULL; the folder's value wins over a
+        column of that name in the file). Their types are inferred from every
+        value listed (int64, date32, timestamp[us], else string; see
+        :mod:`pybloom_async.pruning.partition_types`), or given: a dict of column names
+        to types (``{"dt": "date", "country": "string"}``, pyarrow types too)
+        or a ``pyarrow.Schema``, which names the partition columns (then
+        folders that cannot match are not even listed). Files whose folders
+        rule them out are never opened. None (or False): folders are plain
+        folders.
+    use_index:
+        Which index serves the run: ``"auto"`` (default: the lake index under one directory
+        or prefix, or a table's, where there is one), ``"lake"`` (it must be there) or
+        ``"none"`` (None too); see ``docs/lake-index.md``, "Which index serves a run".
+
+    Raises
+    ------
+    InvalidArgumentError
+        A field of the wrong kind or out of range (named).
+    """
+
+    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
+    page_index: bool = True
+    partitioning: Any = "hive"
+    use_index: IndexChoice = "auto"
+
+    def __post_init__(self) -> None:
+        positive_int("max_fetch_bytes", self.max_fetch_bytes)
+        if not isinstance(self.page_index, bool):
+            raise InvalidArgumentError("page_index must be True or False", value=self.page_index)
+        Partitioning.of(self.partitioning)
+        object.__setattr__(self, "use_index", index_choice(self.use_index, sidecar=False))
+
+    def folders(self) -> Partitioning | None:
+        """What ``key=value`` folders are (None: plain folders)."""
+        return Partitioning.of(self.partitioning)
+
+
+class LookupOptionsKeywords(TypedDict, total=False):
+    """:class:`LookupOptions`' fields as keyword arguments."""
+
+    max_fetch_bytes: int
+    page_index: bool
+    partitioning: Any
     use_index: IndexChoice | None
+
+
+class LookupKeywords(RunKeywords, LookupOptionsKeywords, total=False):
+    """The keyword arguments lookups take beside their own: the run's options
+    (:class:`~pybloom_async.RunOptions`) and the lookup's (:class:`LookupOptions`)."""
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(LookupOptions))
+_DEFAULT = LookupOptions()
+
+
+def lookup_options(
+    lookup: LookupOptions | None, keywords: Mapping[str, Any], caller: str
+) -> tuple[LookupOptions, dict[str, Any]]:
+    """``lookup`` or the :class:`LookupOptions` of the keyword arguments given, and the
+    keyword arguments that are not its fields (the run's, for a lookup).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``lookup`` is not a LookupOptions, a field is given both in it and as a keyword
+        argument, or a value is invalid.
+    """
+    given = {name: value for name, value in keywords.items() if name in _FIELDS}
+    rest = {name: value for name, value in keywords.items() if name not in _FIELDS}
+    if lookup is None:
+        return (LookupOptions(**given) if given else _DEFAULT), rest
+    if not isinstance(lookup, LookupOptions):
+        raise InvalidArgumentError(
+            f"lookup must be a LookupOptions, not {type(lookup).__name__}", value=lookup
+        )
+    if given:
+        name = sorted(given)[0]
+        raise InvalidArgumentError(
+            f"{caller}() got {name} twice, in lookup= and as a keyword argument: give it once"
+        )
+    return lookup, rest
 
 
 @dataclass(frozen=True)
@@ -28,35 +131,54 @@ class LookupArguments:
 
     predicate: Predicate
     columns: list[str] | None
-    on_error: str
-    max_fetch_bytes: int
-    page_index: bool
-    partitioning: Partitioning | None
-    use_index: IndexChoice = "auto"
+    on_error: OnError  # the run's, or a lookup's default: "raise"
+    options: LookupOptions
+    run: RunOptions
 
     @property
     def skip(self) -> bool:
         """Whether unreadable files are skipped."""
         return self.on_error == "skip"
 
+    @property
+    def max_fetch_bytes(self) -> int:
+        """Largest sum of column-chunk bytes fetched for one file at once."""
+        return self.options.max_fetch_bytes
+
+    @property
+    def page_index(self) -> bool:
+        """Whether pages are read by the page index."""
+        return self.options.page_index
+
+    @property
+    def partitioning(self) -> Partitioning | None:
+        """What ``key=value`` folders are."""
+        return self.options.folders()
+
+    @property
+    def use_index(self) -> IndexChoice:
+        """Which index serves the run."""
+        return self.options.use_index
+
 
 def check_arguments(
     where: Predicate | str,
     columns: Sequence[str] | None,
-    on_error: str,
-    max_fetch_bytes: int,
-    page_index: bool,
-    partitioning: object,
-    keywords: LookupKeywords | None = None,
+    lookup: LookupOptions | None,
+    run: RunOptions | None,
+    keywords: Mapping[str, Any],
+    caller: str,
 ) -> LookupArguments:
-    """lookup's arguments checked (pyarrow installed, each of the right kind); ``keywords``:
-    the call's :class:`LookupKeywords`, whose ``use_index`` is taken out of them (the rest
-    are the run's options).
+    """lookup's arguments checked (pyarrow installed, each of the right kind); ``lookup``,
+    ``run`` and the call's :class:`LookupKeywords` merged into the lookup's options and the
+    run's (:func:`lookup_options`, :func:`~pybloom_async.read.run.run_options`).
 
     Raises
     ------
     InvalidArgumentError
-        An argument is of the wrong kind (named).
+        An argument is of the wrong kind (named), or a knob is given twice.
+    TypeError
+        A keyword argument lookups do not take.
     PredicateError
         ``where`` is text that does not parse.
     MissingDependencyError
@@ -64,19 +186,12 @@ def check_arguments(
     """
     require_pyarrow("look up rows")
     predicate = as_predicate(where)
-    if on_error not in ("raise", "skip"):
-        raise InvalidArgumentError(
-            f"on_error must be 'raise' or 'skip', not {on_error!r}", value=on_error
-        )
-    fetch_limit = positive_int("max_fetch_bytes", max_fetch_bytes)
-    if not isinstance(page_index, bool):
-        raise InvalidArgumentError("page_index must be True or False", value=page_index)
     if columns is not None:
         if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
             raise InvalidArgumentError("columns must be a list of column names", value=columns)
         if len(set(columns)) != len(columns):
             raise InvalidArgumentError("a column is named twice in columns", value=columns)
         columns = list(columns)
-    parts = Partitioning.of(partitioning)
-    use = index_choice(keywords.pop("use_index", "auto") if keywords else "auto", sidecar=False)
-    return LookupArguments(predicate, columns, on_error, fetch_limit, page_index, parts, use)
+    options, rest = lookup_options(lookup, keywords, caller)
+    opts = run_options(run, rest, caller)
+    return LookupArguments(predicate, columns, opts.on_error or "raise", options, opts)

@@ -403,7 +403,7 @@ _DOC_PARAMETERS = """
         lookup (from the index's footer digest, or its footer).
     run, **keywords:
         The run's options (:class:`~pybloom_async.RunOptions`), as for
-        :func:`pybloom_async.prune`: ``strict`` raises on an unreadable file, a
+        :func:`pybloom_async.prune`: ``on_error="raise"`` raises on an unreadable file, a
         damaged filter or a missing column instead of keeping the file or row
         group; ``options`` (or the reader's) also configure the dataset's
         filesystems; ``stats`` counts pruning's reads only, not the engine's.
@@ -419,7 +419,7 @@ _DOC_PARAMETERS = """
         An argument is of the wrong kind; an HTTP(S) URL; an option that
         pyarrow's filesystem for the store cannot take (named).
     ParquetFormatError, SourceError, SourceNotFoundError
-        A listing fails; with ``strict``, the first unreadable file; or no
+        A listing fails; with ``on_error="raise"``, the first unreadable file; or no
         file at all can be read.
     MissingDependencyError
         pyarrow is not installed.
@@ -450,7 +450,7 @@ async def pruned_dataset(
     async with open_run(opts) as r:
         if table_kind(sources) is not None:
             table = await to_worker(resolve_table, sources, predicate, opts.options)
-            files_only_columns(table, predicate, opts.strict)
+            files_only_columns(table, predicate, opts.raises)
             live = (await table_files_for(choice, r, table, predicate)).kept
             return await dataset_from_files(r, live, predicate, table=table)
         parts = PartitionPredicate(CompiledPredicate(predicate), Partitioning.of(partitioning))

@@ -40,7 +40,7 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
-from ..index_policy.choice import IndexChoice, table_files_for
+from ..index_policy.choice import table_files_for
 from ..io.base import FileInfo, location_text
 from ..io.store import StoreOptions
 from ..lake.digest import LakeFiles
@@ -63,6 +63,7 @@ from ..tables.evolution import renamed_reason
 from ..tables.iceberg import arrow_schema_of, data_location
 from ..tasks.loops import to_worker
 from ..tasks.workers import for_each
+from .arguments import LookupOptions
 from .match import Leaves, ValueSets
 from .plan import FilePlan, Job
 
@@ -461,17 +462,17 @@ async def table_batches(
     *,
     on_error: str,
     options: StoreOptions | Mapping[str, Any] | None,
-    max_fetch_bytes: int,
-    page_index: bool,
+    lookup: LookupOptions,
     stream: bool = False,
-    use_index: IndexChoice = "auto",
 ) -> AsyncGenerator[Any, None]:
     """The rows of a table that satisfy ``where``, as ``pyarrow.Table`` s (the first: empty).
 
     The first table yielded is an empty one with the result's schema. Without
     ``stream`` every file is read in one pass (footer, pruning and rows); with it, every
     file is pruned first and the rows are then read file by file, row group by row group.
-    ``use_index``: whether the table's own lake index serves (``index_policy``).
+    ``lookup``: how rows are read (its ``use_index``: whether the table's own lake index
+    serves, ``index_policy``; its ``partitioning`` does not apply: a table's partition
+    columns are its own).
 
     Raises
     ------
@@ -492,8 +493,9 @@ async def table_batches(
     store = as_store_options(options)
     table = await to_worker(resolve_table, source, where, store)
     rows = table_rows(
-        base, table, where, columns, max_fetch_bytes=max_fetch_bytes, page_index=page_index,
-        stream=stream, files=lambda: table_files_for(use_index, base, table, where),
+        base, table, where, columns, max_fetch_bytes=lookup.max_fetch_bytes,
+        page_index=lookup.page_index, stream=stream,
+        files=lambda: table_files_for(lookup.use_index, base, table, where),
     )  # fmt: skip
     try:
         async for found in rows:

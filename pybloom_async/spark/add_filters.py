@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..checks import integer, positive_int, probability, require_pyarrow
+from ..checks import OnError, error_policy, integer, positive_int, probability, require_pyarrow
 from ..core.sizes import DEFAULT_MAX_BYTES, MIN_BYTES
 from ..errors import InvalidArgumentError, PyBloomError
 from ..io.base import FileInfo, location_text
@@ -129,6 +129,7 @@ def _checked(
     return cleaned
 
 
+# Long because: the docstring documents every parameter and error (44 lines); the code is 29.
 def add_bloom_filters_on_spark(
     spark: SparkSession,
     paths: PathsArg,
@@ -139,7 +140,8 @@ def add_bloom_filters_on_spark(
     max_bytes: int = DEFAULT_ADD_MAX_BYTES,
     replace: bool = False,
     options: OptionsArg = None,
-    strict: bool = False,
+    on_error: OnError | None = None,
+    strict: bool | None = None,
     num_partitions: int | None = None,
     traceback: bool = False,
 ) -> DataFrame:
@@ -160,13 +162,15 @@ def add_bloom_filters_on_spark(
         Files, directories or object-store prefixes (listed on the driver).
     columns, ndv, fpp, max_bytes, replace, options:
         As for :func:`pybloom_async.add_bloom_filters`.
+    on_error:
+        ``"skip"`` (default): a file that cannot be rewritten is reported in its row's
+        ``error``; ``"raise"``: the first one fails the job.
     strict:
-        Fail the job on the first file that cannot be rewritten, instead of reporting it
-        in its row's ``error``.
+        Deprecated: ``strict=True`` is ``on_error="raise"`` (a DeprecationWarning).
     num_partitions:
         Tasks to spread the files over (default: the context's parallelism).
     traceback:
-        True: an error of ours in a task (with ``strict``) reaches the user with its
+        True: an error of ours in a task (with ``on_error="raise"``) reaches the user with its
         Python traceback (default: its one line inside Spark's exception,
         :mod:`.one_line`).
 
@@ -189,6 +193,7 @@ def add_bloom_filters_on_spark(
             "add_bloom_filters(table) adds their filters that way"
         )
     names = _checked(columns, ndv, fpp, max_bytes)
+    raises = error_policy(on_error, strict) == "raise"
     store = store_options(options)
     given = [paths] if isinstance(paths, (str, os.PathLike, FileInfo)) else list(paths)
     guard = TableGuard(store)
@@ -200,7 +205,7 @@ def add_bloom_filters_on_spark(
     files = unique_files(list_files(paths, store, table_files=True))
     guard.check_all(location_text(f) for f in files)
     task = _AddTask(
-        names, ndv, float(fpp), int(max_bytes), bool(replace), store, bool(strict),
+        names, ndv, float(fpp), int(max_bytes), bool(replace), store, raises,
         check_traceback(traceback),
     )  # fmt: skip
     schema = add_filters_schema()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..checks import integer
+from ..checks import OnError, error_policy, integer, on_error_of
 from ..errors import InvalidArgumentError
 from ..io.base import FileInfo
 from ..io.files import found_files
@@ -80,7 +80,7 @@ class _IndexTask:
             ndv=self.ndv,
             options=self.options,
             concurrency=self.concurrency,
-            strict=self.strict,
+            on_error=on_error_of(self.strict),
         )
         return [_build_row(b.to_dict()) for b in built]
 
@@ -104,7 +104,7 @@ def _build_row(d: Mapping[str, Any]) -> BuildRow:
     )
 
 
-# Long because: the docstring documents every parameter and error (42 lines); the code is 30.
+# Long because: the docstring documents every parameter and error (44 lines); the code is 31.
 def build_index_on_spark(
     spark: SparkSession,
     paths: PathsArg,
@@ -113,7 +113,8 @@ def build_index_on_spark(
     fpp: float = 0.01,
     ndv: int | Mapping[str, int] | None = None,
     options: OptionsArg = None,
-    strict: bool = False,
+    on_error: OnError | None = None,
+    strict: bool | None = None,
     num_partitions: int | None = None,
     concurrency: int | None = None,
     traceback: bool = False,
@@ -137,13 +138,15 @@ def build_index_on_spark(
     ndv:
         Distinct values per file to size every filter for (an int, or per column);
         default: each file's exact distinct count.
+    on_error:
+        ``"skip"`` (default): a file that cannot be indexed is reported in its row's ``error``;
+        ``"raise"``: the first one fails the job.
     strict:
-        Fail the job on the first file that cannot be indexed, instead of reporting
-        it in its row's ``error``.
+        Deprecated: ``strict=True`` is ``on_error="raise"`` (a DeprecationWarning).
     concurrency:
         Files indexed at once within each partition (default: the executor's CPUs).
     traceback:
-        True: an error of ours in a task (with ``strict``) reaches the user with its
+        True: an error of ours in a task (with ``on_error="raise"``) reaches the user with its
         Python traceback (default: its one line inside Spark's exception,
         :mod:`.one_line`).
 
@@ -162,6 +165,7 @@ def build_index_on_spark(
     """
     from ..index.build import build_index
 
+    raises = error_policy(on_error, strict) == "raise"
     if isinstance(columns, (str, bytes)):
         raise InvalidArgumentError(f"columns must be a list of names, not one str ({columns!r})")
     names = tuple(check_column(c) for c in columns)
@@ -180,9 +184,7 @@ def build_index_on_spark(
         await build_index([], list(names), fpp=fpp, ndv=sizes, concurrency=limit)
 
     run_sync(validate)
-    task = _IndexTask(
-        names, float(fpp), sizes, store, bool(strict), limit, check_traceback(traceback)
-    )
+    task = _IndexTask(names, float(fpp), sizes, store, raises, limit, check_traceback(traceback))
     files = unique_files(list_files(paths, store))
     schema = index_build_schema()
     if not files:

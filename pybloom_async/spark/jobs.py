@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ..checks import on_error_of
 from ..errors import InvalidArgumentError
 from ..index_policy.api import prune
 from ..index_policy.choice import IndexChoice, index_choice, lake_root, no_lake_index
@@ -118,7 +119,7 @@ class _PruneTask:
             found_files(files),
             self.where,
             use_index=self.use_index,
-            strict=self.strict,
+            on_error=on_error_of(self.strict),
             concurrency=self.concurrency,
             options=self.options,
             config=self.config,
@@ -266,8 +267,8 @@ def _by_lake_index(
     async def decide() -> list[Verdict]:
         return await prune(
             root, task.where, use_index=choice, row_groups=False, files=files,
-            partitioning=None, strict=task.strict, options=task.options, config=task.config,
-            concurrency=task.concurrency,
+            partitioning=None, on_error=on_error_of(task.strict), options=task.options,
+            config=task.config, concurrency=task.concurrency,
         )  # fmt: skip
 
     ruled_out = {v.file: _row(v) for v in run_sync(decide) if not v.kept}

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import numpy as np
 
-from ..checks import integer, probability, require_pyarrow
+from ..checks import OnError, error_policy, integer, on_error_of, probability, require_pyarrow
 from ..core.filter import SplitBlockBloomFilter
 from ..core.stripes import BLOCK_BYTES
 from ..errors import InvalidArgumentError, SourceError
@@ -99,7 +99,10 @@ class _Build:
             ReaderConfig(footer_read_bytes=FOLD_FOOTER_READ) if self.mode == "filters" else None
         )
         run = RunOptions(
-            options=self.options, config=config, concurrency=self.concurrency, strict=self.strict
+            options=self.options,
+            config=config,
+            concurrency=self.concurrency,
+            on_error=on_error_of(self.strict),
         )
         cpus = os.cpu_count() or 1
         async with open_run(run, default_concurrency=max(2, cpus)) as r:
@@ -193,7 +196,7 @@ def _decide(
     return classes, decisions
 
 
-# Long because: the docstring documents every parameter and error (32 lines); the code is 54.
+# Long because: the docstring documents every parameter and error (34 lines); the code is 55.
 def build_lake_index_on_spark(
     spark: SparkSession,
     root: str | os.PathLike[str] | TableSource,
@@ -204,7 +207,8 @@ def build_lake_index_on_spark(
     mode: str = "values",
     size_classes: bool = True,
     options: OptionsArg = None,
-    strict: bool = False,
+    on_error: OnError | None = None,
+    strict: bool | None = None,
     concurrency: int | None = None,
     num_partitions: int | None = None,
     traceback: bool = False,
@@ -224,9 +228,11 @@ def build_lake_index_on_spark(
         files are listed on the driver by its library).
     options, concurrency:
         Object-store options; files surveyed at once within each task.
+    on_error:
+        ``"skip"`` (default): a file that cannot be indexed is reported in ``LakeBuild.errors``;
+        ``"raise"``: the first one fails the build.
     strict:
-        Fail on the first file that cannot be indexed, instead of recording it in
-        ``LakeBuild.errors``.
+        Deprecated: ``strict=True`` is ``on_error="raise"`` (a DeprecationWarning).
     num_partitions:
         Tasks to spread the files over (default: the context's parallelism).
     traceback:
@@ -245,6 +251,7 @@ def build_lake_index_on_spark(
         As for :func:`pybloom_async.build_lake_index`; a file changed during the build.
     """
     wanted = check_columns(columns)
+    raises = error_policy(on_error, strict) == "raise"
     if mode not in ("values", "filters"):
         raise InvalidArgumentError(f"mode must be 'values' or 'filters', not {mode!r}")
     if mode == "values":
@@ -252,7 +259,7 @@ def build_lake_index_on_spark(
     store = store_options(options)
     sizes = dict(ndv) if isinstance(ndv, Mapping) else ndv
     build = _Build(
-        "", wanted, probability("fpp", fpp), sizes, mode, store, bool(strict),
+        "", wanted, probability("fpp", fpp), sizes, mode, store, raises,
         check_concurrency(concurrency), check_traceback(traceback),
     )  # fmt: skip
     for column in wanted:  # as the local build checks them, before any work

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from ..checks import positive_int
+from ..checks import OnError, positive_int
 from ..errors import InvalidArgumentError, PyBloomError
-from ..index_policy.choice import IndexChoice, index_choice
 from ..predicate import Predicate
 from ..read.fetch import ReaderConfig
-from ..rows.api import DEFAULT_MAX_FETCH_BYTES, Sources, plan_lookup
+from ..rows.api import Sources, plan_lookup
+from ..rows.arguments import LookupOptions, LookupOptionsKeywords, lookup_options
 from ..tables import table_kind
 from .common import OptionsArg, check_concurrency, run_sync, spark_context, store_options
 from .one_line import check_traceback, one_line_rows
@@ -39,6 +39,7 @@ from .spark_types import batch_schema, spark_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from typing_extensions import Unpack
 
 
 _LARGE_TYPES = "spark.sql.execution.arrow.useLargeVarTypes"
@@ -64,17 +65,15 @@ def lookup_on_spark(
     where: Predicate | str,
     columns: Sequence[str] | None = None,
     *,
-    on_error: Literal["raise", "skip"] = "raise",
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES,
-    page_index: bool = True,
-    partitioning: Any = "hive",
-    use_index: IndexChoice | None = "auto",
+    on_error: OnError | None = None,
+    lookup: LookupOptions | None = None,
     options: OptionsArg = None,
     concurrency: int | None = None,
     config: ReaderConfig | None = None,
     max_partition_bytes: int = DEFAULT_MAX_PARTITION_BYTES,
     num_partitions: int | None = None,
     traceback: bool = False,
+    **keywords: Unpack[LookupOptionsKeywords],
 ) -> DataFrame:
     """The rows of ``sources`` that satisfy ``where``, exactly, as a DataFrame read by the
     executors: the rows of :func:`pybloom_async.lookup`, in the same order.
@@ -92,11 +91,14 @@ def lookup_on_spark(
     ----------
     spark:
         A classic SparkSession.
-    sources, where, columns, on_error, max_fetch_bytes, page_index, partitioning, use_index:
-        As for :func:`pybloom_async.lookup` (``use_index``: which index serves the driver's
-        plan) (a Delta or Iceberg table is not taken here:
-        read it with the ``pybloom`` data source's ``table`` option): ``key=value`` folders
-        are columns by default, typed by the local rule.
+    sources, where, columns, on_error:
+        As for :func:`pybloom_async.lookup` (a Delta or Iceberg table is not taken here:
+        read it with the ``pybloom`` data source's ``table`` option).
+    lookup, **keywords:
+        How rows are read (:class:`~pybloom_async.LookupOptions`, or its fields as keyword
+        arguments), as for :func:`pybloom_async.lookup` (``use_index``: which index serves
+        the driver's plan): ``key=value`` folders are columns by default, typed by the
+        local rule.
     options, concurrency, config:
         Object-store options, files read at once (on the driver and within each task),
         reader limits; as for :func:`pybloom_async.spark.prune_on_spark`.
@@ -127,15 +129,15 @@ def lookup_on_spark(
     if config is not None and not isinstance(config, ReaderConfig):
         raise InvalidArgumentError(f"config must be a ReaderConfig, not {type(config).__name__}")
     check_traceback(traceback)
+    read, unknown = lookup_options(lookup, keywords, "lookup_on_spark")
+    if unknown:
+        raise TypeError(f"lookup_on_spark() got an unexpected keyword argument {min(unknown)!r}")
     settings = ReadSettings(
         options=store_options(options),
         config=config,
         concurrency=check_concurrency(concurrency),
         on_error=on_error,
-        max_fetch_bytes=max_fetch_bytes,
-        page_index=page_index,
-        partitioning=partitioning,
-        use_index=index_choice(use_index, sidecar=False),
+        lookup=read,
     )
     context = spark_context(spark)
     skipped: list[PyBloomError] = []
@@ -145,12 +147,8 @@ def lookup_on_spark(
             sources,
             where,
             columns,
-            on_error=on_error,
             skipped=skipped,
-            max_fetch_bytes=max_fetch_bytes,
-            page_index=page_index,
-            partitioning=partitioning,
-            use_index=settings.use_index,
+            lookup=read,
             run=settings.run(),
         )
 

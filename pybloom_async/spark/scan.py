@@ -8,8 +8,8 @@ cut into tasks (:class:`ReadTask`) of at most ``max_partition_bytes`` of bytes t
 each (the kept row groups' chunks of the columns read: :func:`group_bytes`), in file order,
 a large file's row groups split between tasks; the executors read them (:mod:`.reading`).
 
-``key=value`` folders are columns as for the local lookup (``ReadSettings.partitioning``,
-its ``partitioning`` argument): their types come from every value listed
+``key=value`` folders are columns as for the local lookup (``ReadSettings.lookup``'s
+``partitioning``): their types come from every value listed
 (:meth:`~pybloom_async.pruning.partitions.PartitionPredicate.settle`, the one rule), they
 are columns of the schema (:func:`file_schema`), a predicate on them rules out the files of
 other folders before any is opened, and each file's values travel with its plan, for the
@@ -18,8 +18,9 @@ executor to fill in.
 The footers travel with the tasks (each file's :class:`~pybloom_async.rows.plan.FilePlan`),
 so an executor reads nothing but the kept row groups' column chunks. A file the driver
 cannot read is not dropped: its task reads it whole on an executor, which fails the job
-naming it (or skips it with ``on_error="skip"``) if it cannot read it either; with
-``strict`` the plan fails on the driver.
+naming it (or skips it with ``on_error="skip"``) if it cannot read it either. Without
+``on_error="skip"`` the plan fails on the driver: the driver and the executors follow one
+policy.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..checks import OnError, error_policy
 from ..errors import InvalidArgumentError, PyBloomError
-from ..index_policy.choice import IndexChoice
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.files import expand_paths
 from ..io.store import StoreOptions
@@ -44,7 +45,7 @@ from ..read.fetch import ReaderConfig
 from ..read.plan import PlanConfig
 from ..read.reader import OpenedFile
 from ..read.run import RunOptions, open_run
-from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupPlan, plan_lookup
+from ..rows.api import LookupOptions, LookupPlan, plan_lookup
 from ..rows.decode import read_columns_of
 from ..rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows_of
 from ..rows.schema import result_schema
@@ -63,33 +64,45 @@ class ReadSettings:
     """How the files are read, on the driver and on every executor (pickled with the tasks).
 
     ``options``: object-store options (credentials travel with them: prefer the
-    executors' own environment on shared clusters); ``strict``: a file the driver cannot
-    read fails the plan; ``on_error``: what an executor does with a file it cannot read
-    (``"raise"``: fail the job naming it; ``"skip"``: leave it out, logged);
-    ``partitioning``: what ``key=value`` folders are, as lookup's argument of that name
-    (``"hive"``, None, or the partition columns' types); ``use_index``: which index serves
-    the driver's plan, as lookup's argument (``"auto"``, ``"lake"`` or ``"none"``).
+    executors' own environment on shared clusters); ``on_error``: what a file that cannot
+    be read does, on the driver and on the executors alike, as a lookup's run option
+    (:class:`~pybloom_async.RunOptions`): None (default) and ``"raise"`` fail the read
+    naming it (``"raise"`` also fails on a required lake index's stale entry or damaged
+    segment, as a run's ``on_error="raise"`` does, and on a footer the schema cannot be
+    read from, which the others leave out of it); ``"skip"`` leaves it out, logged (a
+    file the driver cannot read is handed to an executor, which reads it whole or skips
+    it);
+    ``lookup``: how rows are read (:class:`~pybloom_async.LookupOptions`: ``max_fetch_bytes``,
+    ``page_index``, ``partitioning``, and ``use_index``, which index serves the driver's plan).
     """
 
     options: StoreOptions | None = None
     config: ReaderConfig | None = None
     concurrency: int | None = None
-    strict: bool = False
-    on_error: str = "raise"
-    max_fetch_bytes: int = DEFAULT_MAX_FETCH_BYTES
-    page_index: bool = True
-    partitioning: Any = "hive"
-    use_index: IndexChoice = "auto"
+    on_error: OnError | None = None
+    lookup: LookupOptions = dataclasses.field(default_factory=LookupOptions)
+
+    def __post_init__(self) -> None:
+        error_policy(self.on_error)
+        if not isinstance(self.lookup, LookupOptions):
+            raise InvalidArgumentError(
+                f"lookup must be a LookupOptions, not {type(self.lookup).__name__}",
+                value=self.lookup,
+            )
+
+    @property
+    def skips(self) -> bool:
+        """Whether a file that cannot be read is left out (``on_error="skip"``)."""
+        return self.on_error == "skip"
+
+    @property
+    def raises(self) -> bool:
+        """Whether every problem fails the read (``on_error="raise"``, given)."""
+        return self.on_error == "raise"
 
     def folders(self) -> Partitioning | None:
-        """What ``key=value`` folders are (None: plain folders).
-
-        Raises
-        ------
-        InvalidArgumentError
-            ``partitioning`` is not one of the forms lookup takes.
-        """
-        return Partitioning.of(self.partitioning)
+        """What ``key=value`` folders are (None: plain folders)."""
+        return self.lookup.folders()
 
     def run(self, stats: SourceStats | None = None) -> RunOptions:
         """The run options of these settings."""
@@ -98,7 +111,7 @@ class ReadSettings:
             config=self.config,
             concurrency=self.concurrency,
             stats=stats,
-            strict=self.strict,
+            on_error=self.on_error,
         )
 
 
@@ -267,7 +280,7 @@ async def file_schema(
     last) and its INT96 columns.
 
     Every footer is read (once, concurrently); one that cannot be read is left out, or
-    raised with ``strict``.
+    raised with ``on_error="raise"`` (the rows' reading decides for the others).
 
     Raises
     ------
@@ -288,7 +301,7 @@ async def file_schema(
                 footer = await run.with_file(location, OpenedFile.footer)
                 return describe(location, footer, [], rows=rows)
             except PyBloomError as exc:
-                if settings.strict:
+                if settings.raises:
                     raise exc.with_context(path=FileRead(location).path) from None
                 return None
             finally:
@@ -309,29 +322,19 @@ async def planned_lookup(
     run: RunOptions,
     schema: Any = None,
 ) -> tuple[LookupPlan, list[PyBloomError]]:
-    """The local lookup's plan for the source's settings (files the driver cannot read are
-    skipped and returned), or with ``strict`` the first such file's error.
+    """The local lookup's plan for the source's settings and ``run`` (which holds their
+    ``on_error``): with ``"skip"``, the files the driver cannot read are skipped and
+    returned; otherwise the first one fails the plan, as it fails a lookup.
 
     Raises
     ------
     PyBloomError
-        With ``strict``, the first file the driver cannot read (named).
+        Unless ``on_error="skip"``, the first file the driver cannot read (named).
     """
     skipped: list[PyBloomError] = []
     planned = await plan_lookup(
-        sources,
-        where,
-        schema=schema,
-        on_error="skip",
-        skipped=skipped,
-        max_fetch_bytes=settings.max_fetch_bytes,
-        page_index=settings.page_index,
-        partitioning=settings.partitioning,
-        use_index=settings.use_index,
-        run=run,
+        sources, where, schema=schema, skipped=skipped, lookup=settings.lookup, run=run
     )
-    if skipped and settings.strict:
-        raise skipped[0]
     return planned, skipped
 
 
@@ -353,7 +356,7 @@ async def plan_read(
     PredicateError
         A literal is not a value of its column's type.
     PyBloomError
-        With ``strict``, the first file the driver cannot read (named).
+        Unless ``on_error="skip"``, the first file the driver cannot read (named).
     """
     run = settings.run(stats)
     if where is None:
@@ -394,7 +397,7 @@ async def scan_files(
     sources: str | Sequence[str | FileInfo], settings: ReadSettings, options: RunOptions
 ) -> tuple[list[FileRead], PartitionPredicate | None, PlanConfig]:
     """Every file listed, each footer read once, every row group kept (a read with no
-    predicate); a file the driver cannot read has no plan (raised with ``strict``). Also
+    predicate); a file the driver cannot read has no plan (raised unless ``on_error="skip"``). Also
     the partition columns and how the reader merges ranges."""
     async with open_run(options) as run:
         listed = await expand_paths(sources, run.reader)
@@ -405,7 +408,7 @@ async def scan_files(
             try:
                 footer = await run.with_file(location, OpenedFile.footer)
             except PyBloomError as exc:
-                if settings.strict:
+                if not settings.skips:
                     raise exc.with_context(path=FileRead(location).path) from None
                 return FileRead(location, rows=rows)
             finally:
@@ -426,7 +429,7 @@ def scan_job(
     """The job of a read with no predicate, shaped to ``schema``."""
     names = list(schema.names)
     folders = partition_fields(parts) if parts else ()
-    job = Job(None, names, settings.max_fetch_bytes, False, merging=merging, folders=folders)
+    job = Job(None, names, settings.lookup.max_fetch_bytes, False, merging=merging, folders=folders)
     return job.shaped(schema, names)
 
 

@@ -9,9 +9,12 @@ prefix, files, or a table: see ``table``):
                              such as an OR across columns
 ``table``                    ``delta`` (``load`` gets the table's URI; ``version`` pins one)
                              or ``iceberg`` (``load`` gets ``CATALOG.NAMESPACE.TABLE``)
-``strict``                   ``true``: a file the driver cannot read fails the query at once
-``on_error``                 ``raise`` (default) or ``skip``: what an executor does with a
-                             file it cannot read
+``on_error``                 what a file that cannot be read does, on the driver and the
+                             executors alike: fail the query naming it (default), or
+                             ``skip``: leave it out, logged; ``raise``: fail on a required
+                             lake index's stale entry or damaged segment too
+``strict``                   deprecated: ``true`` is ``on_error`` ``raise`` (not with ``skip``);
+                             ``false`` changes nothing
 ``max_partition_bytes``      bytes to read per Spark task (128 MiB)
 ``min_partitions``           tasks to spread a large read over, at least (the driver's CPUs)
 ``concurrency``              files read at once, on the driver and within a task
@@ -40,16 +43,16 @@ import os
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from ..checks import positive_int
+from ..checks import OnError, positive_int
 from ..errors import InvalidArgumentError
 from ..index_policy.choice import index_choice
 from ..io import store as store_module
 from ..io.store import StoreOptions, as_store_options
 from ..predicate import Predicate, parse_predicate
 from ..pruning.partition_types import Partitioning
-from ..rows.api import DEFAULT_MAX_FETCH_BYTES
+from ..rows.api import DEFAULT_MAX_FETCH_BYTES, LookupOptions
 from .scan import DEFAULT_MAX_PARTITION_BYTES, ReadSettings
 
 TABLE_KINDS = ("delta", "iceberg")
@@ -205,9 +208,7 @@ class SourceOptions:
         version = options.get("version")
         if version is not None and (table or "").lower() != "delta":
             raise InvalidArgumentError("option version applies to table delta only")
-        on_error = options.get("on_error", "raise").strip().lower()
-        if on_error not in ("raise", "skip"):
-            raise InvalidArgumentError(f"option on_error must be raise or skip, not {on_error!r}")
+        on_error = _on_error(options)
         concurrency = options.get("concurrency")
         partitioning = options.get("partitioning")
         if partitioning is not None and table is not None:
@@ -217,15 +218,19 @@ class SourceOptions:
         settings = ReadSettings(
             options=_store_options(options),
             concurrency=None if concurrency is None else _count("concurrency", concurrency),
-            strict=_flag("strict", options.get("strict", "false")),
             on_error=on_error,
-            max_fetch_bytes=_count(
-                "max_fetch_bytes", options.get("max_fetch_bytes", str(DEFAULT_MAX_FETCH_BYTES))
-            ),
-            page_index=_flag("page_index", options.get("page_index", "true")),
-            partitioning=_partitioning(partitioning),
-            use_index=index_choice(
-                options.get("index", "auto").strip().lower(), sidecar=False, name="option index"
+            lookup=LookupOptions(
+                max_fetch_bytes=_count(
+                    "max_fetch_bytes",
+                    options.get("max_fetch_bytes", str(DEFAULT_MAX_FETCH_BYTES)),
+                ),
+                page_index=_flag("page_index", options.get("page_index", "true")),
+                partitioning=_partitioning(partitioning),
+                use_index=index_choice(
+                    options.get("index", "auto").strip().lower(),
+                    sidecar=False,
+                    name="option index",
+                ),
             ),
         )
         partitions = options.get("min_partitions", str(os.cpu_count() or 1))
@@ -242,6 +247,22 @@ class SourceOptions:
             min_partitions=_count("min_partitions", partitions),
             traceback=_flag("traceback", options.get("traceback", "false")),
         )
+
+
+def _on_error(options: Mapping[str, str]) -> OnError | None:
+    """The ``on_error`` option, with the deprecated ``strict`` (``true``: ``raise``)."""
+    text = options.get("on_error")
+    on_error = None if text is None else text.strip().lower()
+    if on_error is not None and on_error not in ("raise", "skip"):
+        raise InvalidArgumentError(f"option on_error must be raise or skip, not {text!r}")
+    if not _flag("strict", options.get("strict", "false")):
+        return cast("OnError | None", on_error)
+    if on_error == "skip":
+        raise InvalidArgumentError(
+            "give option on_error only: strict is its deprecated form (strict true is "
+            "on_error raise)"
+        )
+    return "raise"
 
 
 def _whole(text: str) -> int:

@@ -146,7 +146,7 @@ async def plan_table(
         kept = {f.path: None for f in table.files}
     else:
         async with open_run(settings.run()) as run:
-            found = await table_files_for(settings.use_index, run, table, where)
+            found = await table_files_for(settings.lookup.use_index, run, table, where)
             files = [f for f in found.kept if isinstance(f, FileInfo)]
             compiled = CompiledPredicate(where)
             verdicts = await prune_files(run, files, compiled, require_columns=False)
@@ -204,8 +204,9 @@ async def _window_rows(task: TableTask, table: TableFiles, files: list[FileInfo]
     settings = task.settings
     async with open_run(settings.run()) as run:
         found: AsyncGenerator[Any, None] = table_rows(
-            run, table, task.where, list(task.names), max_fetch_bytes=settings.max_fetch_bytes,
-            page_index=settings.page_index, stream=False, files=given,
+            run, table, task.where, list(task.names),
+            max_fetch_bytes=settings.lookup.max_fetch_bytes,
+            page_index=settings.lookup.page_index, stream=False, files=given,
         )  # fmt: skip
         try:
             return [rows async for rows in found if rows.num_rows]

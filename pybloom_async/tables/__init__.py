@@ -127,9 +127,9 @@ def files_only_columns(table: TableFiles, where: Predicate, strict: bool) -> Non
     outside = sorted(where.columns() & set(table.partition_columns))
     if strict and table.kind == "delta" and outside:
         raise InvalidArgumentError(
-            f"strict pruning reads data files only, and the partition column(s) "
+            f"on_error='raise' pruning reads data files only, and the partition column(s) "
             f"{', '.join(map(repr, outside))} of the Delta table {table.name} are in none: "
-            "prune without strict (partition values are compared first, exactly)"
+            "prune with on_error='skip' (partition values are compared first, exactly)"
         )
 
 

@@ -229,8 +229,8 @@ def test_mistakes_are_errors(table: Any) -> None:
         with pytest.raises(InvalidArgumentError, match=match):
             anyio.run(anext, pba.lookup_batches(table, "id = 3", **bad))
     with pytest.raises(InvalidArgumentError, match="partition column"):
-        pba.prune_sync(table, "p = 'a' AND id = 3", strict=True)
-    assert len(pba.prune_sync(table, "id = 3", strict=True)) == 1
+        pba.prune_sync(table, "p = 'a' AND id = 3", on_error="raise")
+    assert len(pba.prune_sync(table, "id = 3", on_error="raise")) == 1
 
 
 def test_column_mapping_is_refused(tmp_path: Path) -> None:

@@ -700,13 +700,13 @@ def test_job_errors_reach_the_user_in_one_line(spark_session: Any, tmp_path: Pat
             spark_session, str(lake), "id = 2", strict=True, num_partitions=1, traceback=tb
         ).collect(),
         "build_index_on_spark": lambda tb: build_index_on_spark(
-            spark_session, str(lake), ["id"], strict=True, num_partitions=1, traceback=tb
+            spark_session, str(lake), ["id"], on_error="raise", num_partitions=1, traceback=tb
         ).collect(),
         "build_lake_index_on_spark": lambda tb: build_lake_index_on_spark(
-            spark_session, str(lake), ["id"], strict=True, num_partitions=1, traceback=tb
+            spark_session, str(lake), ["id"], on_error="raise", num_partitions=1, traceback=tb
         ),
         "add_bloom_filters_on_spark": lambda tb: add_bloom_filters_on_spark(
-            spark_session, str(lake), ["id"], strict=True, num_partitions=1, traceback=tb
+            spark_session, str(lake), ["id"], on_error="raise", num_partitions=1, traceback=tb
         ).collect(),
     }
     for name, job in jobs.items():

@@ -33,7 +33,7 @@ import anyio
 import pytest
 from support.writers import WrittenFiles
 
-from pybloom_async import add_bloom_filters_sync, build_lake_index_sync, lookup_sync
+from pybloom_async import LookupOptions, add_bloom_filters_sync, build_lake_index_sync, lookup_sync
 from pybloom_async.spark.common import pyspark_version
 from pybloom_async.spark.plan_guard import plans_shared
 
@@ -244,7 +244,7 @@ def test_unreadable_files(session: Any, spark_files: WrittenFiles, tmp_path: Pat
     key = value(good, 2, 3, "id")
     where = f"id = {key}"
     with pytest.raises(Exception, match=r"garbage\.parquet"):
-        # Kept on the driver; its task fails naming it.
+        # The driver fails the read naming it (on_error: one policy, driver and executors).
         session.read.format("pybloom").load(str(lake)).where(where).collect()
     skipping = session.read.format("pybloom").option("on_error", "skip").load(str(lake))
     assert [r["id"] for r in skipping.where(where).collect()] == [key]
@@ -324,7 +324,7 @@ def test_lake_index_on_spark(
     unindexed = SourceStats()
     anyio.run(
         plan_read, str(lake), parse_predicate(where), spark_arrow_schema(schema, int96),
-        ReadSettings(use_index="none"), unindexed,
+        ReadSettings(lookup=LookupOptions(use_index="none")), unindexed,
     )  # fmt: skip
     assert unindexed.requests == without.requests
     none = session.read.format("pybloom").option("index", "none").load(str(lake)).where(where)

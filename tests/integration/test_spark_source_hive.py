@@ -28,13 +28,17 @@ from typing import Any
 import anyio
 import pytest
 
-from pybloom_async import lookup_sync
+from pybloom_async import LookupOptions, lookup_sync
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("pyspark")
 
-from pybloom_async.errors import InvalidArgumentError, SchemaMismatchError  # noqa: E402
+from pybloom_async.errors import (  # noqa: E402
+    InvalidArgumentError,
+    ParquetFormatError,
+    SchemaMismatchError,
+)
 from pybloom_async.predicate import parse_predicate  # noqa: E402
 from pybloom_async.spark.one_line import HIDE_VARIABLE, one_line  # noqa: E402
 from pybloom_async.spark.reading import read_task  # noqa: E402
@@ -177,6 +181,11 @@ def test_hive_lake_through_lookup_on_spark(
         assert frame.count() == local.num_rows and set(frame.columns) == set(local.column_names)
     plain = lookup_on_spark(session, str(root), "id = 1234", partitioning=None)
     assert "dt" not in plain.columns and plain.count() == 1
+    options = LookupOptions(partitioning=None, page_index=False)
+    same = lookup_on_spark(session, str(root), "id = 1234", lookup=options)
+    assert same.columns == plain.columns and same.count() == 1
+    with pytest.raises(InvalidArgumentError, match=r"lookup_on_spark\(\) got page_index twice"):
+        lookup_on_spark(session, str(root), "id = 1234", lookup=options, page_index=True)
 
 
 @pytest.mark.spark
@@ -203,7 +212,7 @@ def _mistakes(session: Any, root: Path, bad: Path) -> list[tuple[Any, str]]:
          "PredicateError: no file read has this column"),
         (lambda o: load(**o).option("strict", "true").load(str(bad)).where("id = 1").collect(),
          r"ParquetFormatError: not a Parquet file.*garbage\.parquet"),
-        # Kept on the driver: the task that reads it fails.
+        # The default policy: the driver fails the read naming it.
         (lambda o: load(**o).load(str(bad)).where("id = 1").collect(),
          r"ParquetFormatError: not a Parquet file.*garbage\.parquet"),
     ]  # fmt: skip
@@ -249,8 +258,8 @@ def test_lookup_on_spark_task_errors_in_one_line(session: Any, tmp_path: Path) -
 # ---- without Spark ------------------------------------------------------------------------
 
 
-def _plan(root: Path, where: str | None) -> Any:
-    settings = ReadSettings()
+def _plan(root: Path, where: str | None, settings: ReadSettings | None = None) -> Any:
+    settings = settings or ReadSettings()
     schema, int96 = anyio.run(file_schema, str(root), settings)
     rows = spark_arrow_schema(schema, int96)
     predicate = None if where is None else parse_predicate(where)
@@ -286,7 +295,10 @@ def test_a_file_the_driver_cannot_read_keeps_its_folder(pyarrow_lake: Path, tmp_
     good = target.read_bytes()
     target.write_bytes(b"not parquet" * 10)  # unreadable while the driver plans
     for where in ("id = 1", "v = 'v5' AND dt = '2024-01-02'", None):
-        reads, job, _, settings = _plan(root, where)
+        with pytest.raises(ParquetFormatError, match="not a Parquet file"):
+            _plan(root, where)  # the default policy: the driver fails the read at once
+        # "skip": the driver hands it to the task, which reads it whole (or skips it).
+        reads, job, _, settings = _plan(root, where, ReadSettings(on_error="skip"))
         unread = [r for r in reads if r.plan is None]
         assert [Path(r.path) for r in unread] == [target], where
         target.write_bytes(good)  # readable again when the task runs
@@ -305,9 +317,9 @@ def test_partitioning_and_traceback_options_checked(pyarrow_lake: Path) -> None:
     def parse(**options: str) -> SourceOptions:
         return SourceOptions.parse({"path": str(pyarrow_lake), **options})
 
-    assert parse().settings.partitioning == "hive" and parse().traceback is False
-    assert parse(partitioning="None").settings.partitioning is None
-    assert parse(partitioning='{"dt": "date"}').settings.partitioning == {"dt": "date"}
+    assert parse().settings.lookup.partitioning == "hive" and parse().traceback is False
+    assert parse(partitioning="None").settings.lookup.partitioning is None
+    assert parse(partitioning='{"dt": "date"}').settings.lookup.partitioning == {"dt": "date"}
     assert parse(traceback="TRUE").traceback is True
     for bad in ("maybe", "{}", "[1]", '{"dt": 5}', '{"dt": "datetime"}'):
         with pytest.raises(InvalidArgumentError):
@@ -317,7 +329,7 @@ def test_partitioning_and_traceback_options_checked(pyarrow_lake: Path) -> None:
     with pytest.raises(InvalidArgumentError, match="option traceback must be true or false"):
         parse(traceback="1")
     # A folder value that is not of the type given fails the schema, naming the file.
-    settings = ReadSettings(partitioning={"dt": "int32"})
+    settings = ReadSettings(lookup=LookupOptions(partitioning={"dt": "int32"}))
     with pytest.raises(SchemaMismatchError, match="'2024-01-01' of 'dt' is not a int32"):
         anyio.run(file_schema, str(pyarrow_lake), settings)
 

@@ -40,6 +40,7 @@ from pybloom_async import (  # noqa: E402
     In,
     IsNotNull,
     IsNull,
+    LookupOptions,
     MissingDependencyError,
     Not,
     NotIn,
@@ -48,6 +49,7 @@ from pybloom_async import (  # noqa: E402
 from pybloom_async.errors import (  # noqa: E402
     InvalidArgumentError,
     PredicateError,
+    SourceNotFoundError,
     UnsupportedTypeError,
 )
 from pybloom_async.predicate import parse_predicate  # noqa: E402
@@ -363,8 +365,7 @@ def test_options_are_parsed_and_checked() -> None:
         {
             "path": "s3://b/lake/",
             "where": "id = 1 OR s = 'x'",
-            "strict": "TRUE",
-            "on_error": "skip",
+            "on_error": "Skip",
             "min_partitions": "3",
             "store.endpoint": "http://127.0.0.1:9000",
             "store.allow_http": "true",
@@ -373,15 +374,25 @@ def test_options_are_parsed_and_checked() -> None:
         }
     )
     assert got.sources == "s3://b/lake/" and got.where == parse_predicate("id = 1 OR s = 'x'")
-    assert got.settings.strict and got.settings.on_error == "skip" and got.min_partitions == 3
+    assert got.settings.on_error == "skip" and got.min_partitions == 3
     store = got.settings.options
     assert store is not None and store.endpoint == "http://127.0.0.1:9000"
     assert store.allow_http is True and store.max_retries == 2
     assert store.extra_config == {"virtual_hosted_style_request": "false"}
     assert SourceOptions.parse({"paths": '["/a", "/b"]'}).sources == ["/a", "/b"]
-    assert got.settings.use_index == "auto"
-    assert SourceOptions.parse({"path": "/a", "index": "None"}).settings.use_index == "none"
-    assert SourceOptions.parse({"path": "/a", "index": "lake"}).settings.use_index == "lake"
+    # One policy: the deprecated strict option is on_error raise; false changes nothing.
+    assert SourceOptions.parse({"path": "/a"}).settings.on_error is None
+    assert SourceOptions.parse({"path": "/a", "strict": "true"}).settings.on_error == "raise"
+    assert SourceOptions.parse({"path": "/a", "strict": "false"}).settings.on_error is None
+    both = {"path": "/a", "strict": "true", "on_error": "raise"}
+    assert SourceOptions.parse(both).settings.on_error == "raise"
+    with pytest.raises(InvalidArgumentError, match="give option on_error only"):
+        SourceOptions.parse({"path": "/a", "strict": "true", "on_error": "skip"})
+    with pytest.raises(InvalidArgumentError, match="on_error must be 'raise' or 'skip'"):
+        ReadSettings(on_error="ignore")  # type: ignore[arg-type]
+    assert got.settings.lookup.use_index == "auto"
+    assert SourceOptions.parse({"path": "/a", "index": "None"}).settings.lookup.use_index == "none"
+    assert SourceOptions.parse({"path": "/a", "index": "lake"}).settings.lookup.use_index == "lake"
     bad = [
         ({"path": "/a", "index": "yes"}, "option index must be one of"),
         ({"path": "/a", "index": "sidecar"}, "applies to prune only"),
@@ -587,19 +598,21 @@ def test_a_file_the_driver_cannot_read_is_read_by_the_task(tmp_path: Path) -> No
     (root / "zz-garbage.parquet").write_bytes(b"not parquet" * 10)
     where = parse_predicate("id = 5")
     settings = ReadSettings()
-    schema, int96 = anyio.run(file_schema, str(root), settings)
+    schema, int96 = anyio.run(file_schema, str(root), settings)  # left out of the schema
     rows = spark_arrow_schema(schema, int96)
-    reads, job = anyio.run(plan_read, str(root), where, rows, settings)
+    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):  # one policy: the driver's
+        anyio.run(plan_read, str(root), where, rows, settings)
+    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
+        anyio.run(file_schema, str(root), ReadSettings(on_error="raise"))
+    skipping = ReadSettings(on_error="skip")
+    reads, job = anyio.run(plan_read, str(root), where, rows, skipping)
     assert [Path(r.path).name for r in reads] == ["p0.parquet", "zz-garbage.parquet"]
-    assert reads[-1].plan is None  # kept, for the task to read
+    assert reads[-1].plan is None  # kept, for the task to read (or skip)
     with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
         list(read_task(ReadTask(tuple(reads), job, settings)))
-    skipping = ReadSettings(on_error="skip")
     with warnings.catch_warnings():
         got = [b.to_pylist() for b in read_task(ReadTask(tuple(reads), job, skipping))]
     assert [r["id"] for batch in got for r in batch] == [5]
-    with pytest.raises(Exception, match=r"zz-garbage\.parquet"):
-        anyio.run(plan_read, str(root), where, rows, ReadSettings(strict=True))
 
 
 def test_old_import_path_warns_and_works() -> None:
@@ -689,18 +702,42 @@ def test_strict_reaches_the_plans_run_as_it_does_a_local_lookup(tmp_path: Path) 
     os.utime(stale, ns=(1, 1))
     where = parse_predicate("id = 5")
     with pytest.raises(IndexStaleError):
-        lookup_sync(str(root), where, use_index="lake", strict=True)
+        lookup_sync(str(root), where, use_index="lake", on_error="raise")
     with pytest.raises(IndexStaleError):
-        pruned_dataset_sync(str(root), where, use_index="lake", strict=True)
+        pruned_dataset_sync(str(root), where, use_index="lake", on_error="raise")
     schema, int96 = anyio.run(file_schema, str(root), ReadSettings())
     rows = spark_arrow_schema(schema, int96)
-    strict = ReadSettings(use_index="lake", strict=True)
+    strict = ReadSettings(lookup=LookupOptions(use_index="lake"), on_error="raise")
     with pytest.raises(IndexStaleError):
         anyio.run(plan_read, str(root), where, rows, strict)
-    reads, job = anyio.run(plan_read, str(root), where, rows, ReadSettings(use_index="lake"))
-    settings = ReadSettings(use_index="lake")
+    reads, job = anyio.run(
+        plan_read, str(root), where, rows, ReadSettings(lookup=LookupOptions(use_index="lake"))
+    )
+    settings = ReadSettings(lookup=LookupOptions(use_index="lake"))
     got = []
     for task in split_tasks(reads, 10**9, 2):
         for batch in read_task(ReadTask(tuple(task), job, settings)):
             got.extend(row["id"] for row in batch.to_pylist())
     assert got == [5]
+
+
+def test_the_spark_jobs_take_on_error_and_strict_is_deprecated() -> None:
+    """build_index_on_spark, build_lake_index_on_spark and add_bloom_filters_on_spark take
+    the one policy, on_error; strict, its older form, warns; both at once fail in one line,
+    before the session is used."""
+    from pybloom_async.spark import (
+        add_bloom_filters_on_spark,
+        build_index_on_spark,
+        build_lake_index_on_spark,
+    )
+
+    session: Any = object()  # never reached: the arguments fail first
+    for job in (build_index_on_spark, build_lake_index_on_spark, add_bloom_filters_on_spark):
+        with pytest.raises(InvalidArgumentError, match="give on_error only") as info:
+            job(session, "/nowhere", ["id"], on_error="skip", strict=True)
+        assert "\n" not in str(info.value)
+        with pytest.raises(InvalidArgumentError, match="on_error must be 'raise' or 'skip'"):
+            job(session, "/nowhere", ["id"], on_error="fail")  # type: ignore[arg-type]
+        # Accepted: the job goes on, to the listing of a path that is not there.
+        with pytest.warns(DeprecationWarning, match="on_error"), pytest.raises(SourceNotFoundError):
+            job(session, "/nowhere", ["id"], strict=True)

@@ -220,12 +220,12 @@ def test_a_damaged_index_keeps_every_file(iceberg: Any) -> None:
     assert "unreadable" in verdicts[0].reason
     assert pba.lookup_sync(iceberg, "id = 3").column("id").to_pylist() == [3]
     with pytest.raises(PyBloomError):
-        pba.prune_sync(iceberg, "id = 3", use_index="lake", strict=True)
-    # Only a required index fails a strict run on its own errors: by default (auto) the
-    # index is an aid, and the files' own filters answer.
-    assert pba.lookup_sync(iceberg, "id = 3", strict=True).column("id").to_pylist() == [3]
+        pba.prune_sync(iceberg, "id = 3", use_index="lake", on_error="raise")
+    # Only a required index fails a run that raises on its own errors: by default (auto)
+    # the index is an aid, and the files' own filters answer.
+    assert pba.lookup_sync(iceberg, "id = 3", on_error="raise").column("id").to_pylist() == [3]
     with pytest.raises(PyBloomError):
-        pba.lookup_sync(iceberg, "id = 3", use_index="lake", strict=True)
+        pba.lookup_sync(iceberg, "id = 3", use_index="lake", on_error="raise")
 
 
 def test_index_and_deletes_together(iceberg: Any, tmp_path: Path) -> None:

@@ -286,7 +286,7 @@ def test_strict_mode_raises_naming_the_file(
 ) -> None:
     options = dict(s3_server.options, endpoint=proxy.endpoint, **scenario.options)
     with proxy.faults_applied(scenario.faults), pytest.raises(SourceError) as info:
-        prune_sync([s3_server.url(PREFIX)], lake.where, options=options, strict=True)
+        prune_sync([s3_server.url(PREFIX)], lake.where, options=options, on_error="raise")
     assert info.value.path in lake.urls
     assert info.value.path is not None and info.value.path in str(info.value)
 

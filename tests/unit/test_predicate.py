@@ -443,8 +443,10 @@ def test_a_literal_not_of_the_columns_type_is_an_error(
     # With strict, ids.parquet (no column but user_id) would fail first for its columns.
     paths = [full] if strict else [full, ids]
     checks = [
-        lambda: prune_sync(paths, where, strict=strict),  # blocking path
-        lambda: prune_sync(paths * 5, where, strict=strict),  # the event loop's
+        lambda: prune_sync(paths, where, on_error="raise" if strict else "skip"),  # blocking path
+        lambda: prune_sync(
+            paths * 5, where, on_error="raise" if strict else "skip"
+        ),  # the event loop's
     ]
     for check in checks:
         with pytest.raises(PredicateError) as info:
@@ -481,7 +483,7 @@ def test_well_formed_values_the_column_cannot_hold_are_ruled_out(
         (col("small") == 300, "outside INT(8)'s range"),
     ]:
         for strict in (False, True):
-            (v,) = prune_sync(full, where, strict=strict)
+            (v,) = prune_sync(full, where, on_error="raise" if strict else "skip")
             assert not v.kept and v.rule is Rule.TYPE, (where, v)
             assert reason in v.reason
 
@@ -578,7 +580,9 @@ def test_a_column_no_file_has_is_an_error(files: tuple[Path, Path], tmp_path: Pa
     for paths in ([full, ids], str(full.parent)):  # blocking, then the event loop's path
         for strict in (False, True):
             with pytest.raises(PredicateError) as info:
-                prune_sync(paths, "user_id = 1 OR emial = 'x'", strict=strict)
+                prune_sync(
+                    paths, "user_id = 1 OR emial = 'x'", on_error="raise" if strict else "skip"
+                )
             message = str(info.value)
             assert "column 'emial'" in message
             if strict:  # strict stops at the first file without the column

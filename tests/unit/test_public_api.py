@@ -70,7 +70,7 @@ FACADE = [
     "EncryptedFileError", "Eq", "EventLoopError", "FilterSizeError", "FilterState",
     "FilterTooLargeError", "Footer", "In", "IndexBuild", "IndexStaleError",
     "InvalidArgumentError", "InvalidFilterError", "IsNotNull", "IsNull", "LakeBuild",
-    "LakeCompaction", "MIN_BYTES", "MissingDependencyError", "Not", "NotIn", "Or",
+    "LakeCompaction", "LookupOptions", "MIN_BYTES", "MissingDependencyError", "Not", "NotIn", "Or",
     "PaimonFileIndex", "PaimonIndexError", "ParquetFormatError", "PhysicalType", "Predicate",
     "PredicateError", "ProbeResult", "PyBloomError", "ReaderConfig", "Rule", "RunOptions",
     "SchemaMismatchError", "SourceError", "SourceNotFoundError", "SourceStats",
@@ -136,11 +136,11 @@ def test_what_spark_ships_to_its_executors_pickles() -> None:
     from pybloom_async.spark.scan import ReadSettings
 
     store = pybloom_async.StoreOptions(region="eu-west-1", allow_http=True, max_retries=2)
-    run = pybloom_async.RunOptions(strict=True, concurrency=4, options=store)
+    run = pybloom_async.RunOptions(on_error="raise", concurrency=4, options=store)
     where = pybloom_async.parse_predicate("id = 1 AND (s IN ('a', 'b') OR NOT t < 2.5)")
     rule = pybloom_async.Rule.BLOOM_FILTER
     verdict = pybloom_async.Verdict("f.parquet", 0, 10, False, "absent", rule)
-    settings = ReadSettings(options=store, config=pybloom_async.ReaderConfig(), strict=True)
+    settings = ReadSettings(options=store, config=pybloom_async.ReaderConfig(), on_error="raise")
     error = pybloom_async.SourceNotFoundError("no such file", path="s3://b/f.parquet")
     for value in [store, run, where, verdict, settings, rule]:
         assert pickle.loads(pickle.dumps(value)) == value

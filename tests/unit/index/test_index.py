@@ -710,9 +710,9 @@ def test_build_errors_are_reported(tmp_path: Path) -> None:
     assert missing[0].error is not None and "nope" in missing[0].error
     assert not Path(index_location(path_str)).exists()
     with pytest.raises(UnsupportedTypeError, match="BOOLEAN"):
-        build_index_sync(path_str, ["flag"], strict=True)
+        build_index_sync(path_str, ["flag"], on_error="raise")
     with pytest.raises(PredicateError, match="nope"):
-        build_index_sync(path_str, ["nope"], strict=True)
+        build_index_sync(path_str, ["nope"], on_error="raise")
     too_big = build_index_sync(path_str, ["id"], max_index_bytes=500)
     assert too_big[0].error is not None and "above the limit" in too_big[0].error
     notparquet = tmp_path / "lake" / "junk.parquet"
@@ -866,7 +866,7 @@ def test_stale_index_rewritten_file(lake: list[Path]) -> None:
         ("part-2.parquet", 0, True),
     ]
     with pytest.raises(IndexStaleError, match="size"):
-        prune_with_index_sync([str(p) for p in lake], col("id") == 5, strict=True)
+        prune_with_index_sync([str(p) for p in lake], col("id") == 5, on_error="raise")
 
 
 def test_stale_index_same_size_other_mtime(lake: list[Path]) -> None:
@@ -917,7 +917,7 @@ def test_a_file_replaced_at_the_same_size_and_time_is_stale(tmp_path: Path, how:
     verdicts = prune_sync(str(data), col("id") == 1005, use_index="sidecar")
     assert [v.kept for v in verdicts] == [True]
     with pytest.raises(IndexStaleError):
-        prune_with_index_sync(str(data), col("id") == 1005, strict=True)
+        prune_with_index_sync(str(data), col("id") == 1005, on_error="raise")
 
 
 def test_an_index_without_inode_and_change_time_is_stale_for_a_local_file(tmp_path: Path) -> None:
@@ -1070,7 +1070,7 @@ def test_unusable_index_keeps_the_file(lake: list[Path], damage: str) -> None:
     assert fragment in got["part-0.parquet"].reason
     assert not got["part-2.parquet"].kept  # the others still work
     with pytest.raises(error, match=fragment):
-        prune_with_index_sync([str(p) for p in lake], col("id") == 450, strict=True)
+        prune_with_index_sync([str(p) for p in lake], col("id") == 450, on_error="raise")
 
 
 def test_oversized_index_is_not_read(lake: list[Path]) -> None:
@@ -1096,7 +1096,7 @@ def test_missing_data_file(lake: list[Path]) -> None:
     got = decide(lake, col("id") == 450)
     assert got["part-1.parquet"].kept and got["part-1.parquet"].rule is Rule.UNREADABLE
     with pytest.raises(SourceNotFoundError):
-        prune_with_index_sync([str(p) for p in lake], col("id") == 450, strict=True)
+        prune_with_index_sync([str(p) for p in lake], col("id") == 450, on_error="raise")
 
 
 # --------------------------------------------------------------------------- async, concurrency

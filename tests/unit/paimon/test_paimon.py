@@ -370,7 +370,7 @@ def test_unsupported_types_are_rejected_like_paimon(vectors: dict[str, Any]) -> 
         keep, reason = paimon_may_contain(BloomFilter64(10, 0.1).to_bytes(), row["type"], [1])
         assert keep is True and java_message in reason
         with pytest.raises(UnsupportedTypeError):
-            paimon_may_contain(b"\x00\x00\x00\x01\x00", row["type"], [1], strict=True)
+            paimon_may_contain(b"\x00\x00\x00\x01\x00", row["type"], [1], on_error="raise")
     for name in ("ARRAY<INT>", "MAP<STRING, INT>", "ROW<a INT>", "MULTISET<INT>", "VARIANT"):
         with pytest.raises(UnsupportedTypeError, match="Does not support"):
             paimon_hash([1], name)
@@ -598,7 +598,7 @@ def test_damaged_containers_raise_or_keep(vectors: dict[str, Any]) -> None:
         keep, reason = paimon_prune(bad, predicate, types)
         assert keep is True and reason.startswith("kept:"), label
         with pytest.raises(PaimonIndexError):
-            paimon_prune(bad, predicate, types, strict=True)
+            paimon_prune(bad, predicate, types, on_error="raise")
 
 
 @pytest.mark.parametrize(

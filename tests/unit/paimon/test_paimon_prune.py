@@ -87,7 +87,7 @@ def test_damaged_container_keeps_the_file(tmp_path: Path) -> None:
     (v,) = prune_paimon_sync([data_file], col("id") == 1, {"id": "INT"})
     assert v.kept and v.reason
     with pytest.raises(Exception, match=r"Paimon|index|truncated|version"):
-        prune_paimon_sync([data_file], col("id") == 1, {"id": "INT"}, strict=True)
+        prune_paimon_sync([data_file], col("id") == 1, {"id": "INT"}, on_error="raise")
 
 
 def test_cli_inspect_probe_prune(tmp_path: Path, vectors: dict[str, Any]) -> None:

@@ -78,7 +78,7 @@ def test_every_parquet_testing_file_prunes_or_keeps_with_a_reason(parquet_testin
             assert v.kept or v.rule in (Rule.BLOOM_FILTER, Rule.STATISTICS, Rule.TYPE, Rule.NULLS)
             assert v.reason
         try:
-            prune_sync(path, "no_such_column = 1", strict=True)
+            prune_sync(path, "no_such_column = 1", on_error="raise")
         except PyBloomError:
             pass
 
@@ -330,7 +330,7 @@ def test_pruning_keeps_row_groups_with_damaged_filters(tmp_path: Path, good: byt
     verdicts = prune_sync(path, col("id") == ids[1])
     assert verdicts[0].kept
     with pytest.raises(InvalidFilterError, match="unusable"):
-        prune_sync(path, col("id").isin([absent]), strict=True)
+        prune_sync(path, col("id").isin([absent]), on_error="raise")
 
 
 @pytest.mark.parametrize(
@@ -360,7 +360,7 @@ def test_unreadable_files_are_kept_with_a_reason(
     (v,) = prune_sync(path, col("id") == 1)
     assert v.kept and v.rule is Rule.UNREADABLE and v.row_group is None
     with pytest.raises(PyBloomError, match=match):
-        prune_sync(path, col("id") == 1, strict=True)
+        prune_sync(path, col("id") == 1, on_error="raise")
 
 
 # ---- async behaviour, caching ----------------------------------------------------------
@@ -590,9 +590,23 @@ def test_blocking_path_gives_the_async_verdicts(
         for strict in (False, True):
             blocking_stats, async_stats = SourceStats(), SourceStats()
             blocking = _outcome(
-                partial(prune_sync, path, where, strict=strict, stats=blocking_stats)
+                partial(
+                    prune_sync,
+                    path,
+                    where,
+                    on_error="raise" if strict else "skip",
+                    stats=blocking_stats,
+                )
             )
-            in_loop = _outcome(partial(_async_prune, path, where, strict=strict, stats=async_stats))
+            in_loop = _outcome(
+                partial(
+                    _async_prune,
+                    path,
+                    where,
+                    on_error="raise" if strict else "skip",
+                    stats=async_stats,
+                )
+            )
             assert blocking == in_loop, (path.name, where, strict)
             # The same reads; the blocking reader opens each file once, not once per call.
             assert (blocking_stats.requests, blocking_stats.bytes_read) == (

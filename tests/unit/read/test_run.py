@@ -13,7 +13,7 @@ from pybloom_async.errors import InvalidArgumentError
 from pybloom_async.io.base import SourceStats
 from pybloom_async.read.fetch import ReaderConfig
 from pybloom_async.read.reader import BloomReader
-from pybloom_async.read.run import RunOptions, open_run
+from pybloom_async.read.run import RunKeywords, RunOptions, open_run
 
 
 class CountingReader(BloomReader):
@@ -142,9 +142,9 @@ def test_the_run_options_are_written_once() -> None:
     from typing import get_type_hints
 
     import pybloom_async as pba
-    from pybloom_async.read.run import RunKeywords
 
-    block = {f.name for f in dataclasses.fields(RunOptions)}
+    # Its fields, and strict, the deprecated form of on_error (init-only).
+    block = {f.name for f in dataclasses.fields(RunOptions)} | {"strict"}
     assert set(get_type_hints(RunKeywords)) == block
     takers = []
     for name in pba.__all__:
@@ -152,12 +152,33 @@ def test_the_run_options_are_written_once() -> None:
         if not callable(obj) or isinstance(obj, type):
             continue
         parameters = inspect.signature(obj).parameters
-        spelled = block & set(parameters)
+        spelled = block & set(parameters) - {"strict"}  # on_error's deprecated form
         assert len(spelled) <= 1, f"{name} spells out run options: {sorted(spelled)}"
         if "run" in parameters:
             takers.append(name)
             assert parameters["keywords"].kind is inspect.Parameter.VAR_KEYWORD, name
     assert {"prune", "lookup", "pruned_dataset", "build_index", "build_lake_index"} <= set(takers)
+
+
+def test_the_lookup_options_are_written_once() -> None:
+    """No entry point spells out the lookup's knobs: they take ``lookup=`` and its fields as
+    keyword arguments (``LookupOptionsKeywords``, inside ``LookupKeywords``)."""
+    import dataclasses
+    import inspect
+    from typing import get_type_hints
+
+    import pybloom_async as pba
+    from pybloom_async.rows.api import plan_lookup
+    from pybloom_async.rows.arguments import LookupKeywords, LookupOptionsKeywords
+
+    knobs = {f.name for f in dataclasses.fields(pba.LookupOptions)}
+    assert set(get_type_hints(LookupOptionsKeywords)) == knobs
+    assert set(get_type_hints(LookupKeywords)) == knobs | set(get_type_hints(RunKeywords))
+    takers = [pba.lookup, pba.lookup_batches, pba.lookup_sync, plan_lookup]
+    for function in takers:
+        parameters = inspect.signature(function).parameters
+        assert not knobs & set(parameters), function
+        assert "lookup" in parameters and "on_error" not in parameters, function
 
 
 @pytest.mark.anyio
@@ -229,3 +250,34 @@ async def test_stats_beside_a_reader_count_the_runs_requests(tmp_path: Path) -> 
     assert reader.stats.requests == counted.requests + again.requests + dataset.requests
     async with open_run(RunOptions(reader=reader, stats=reader.stats)) as run:
         assert run.reader is reader  # its own stats: nothing to add
+
+
+def test_stats_beside_a_reader_count_in_every_entry_point(tmp_path: Path) -> None:
+    """Every entry point that takes a run counts its requests in the run's ``stats`` when a
+    ``reader`` is given too, as many as the reader's own stats count for that call."""
+    import pybloom_async as pba
+
+    paths = _lake(tmp_path, 2)
+    root = str(tmp_path)
+    calls: dict[str, Any] = {
+        "build_index": lambda **run: pba.build_index_sync(paths, ["id"], **run),
+        "prune_with_index": lambda **run: pba.prune_with_index_sync(paths, "id = 5", **run),
+        "build_lake_index": lambda **run: pba.build_lake_index_sync(root, ["id"], **run),
+        "prune (lake)": lambda **run: pba.prune_sync(root, "id = 5", **run),
+        "lookup (lake)": lambda **run: pba.lookup_sync(root, "id = 5", **run),
+        "compact_lake_index": lambda **run: pba.compact_lake_index_sync(root, **run),
+        "read_footer": lambda **run: pba.read_footer_sync(paths[0], **run),
+        "read_bloom_filters": lambda **run: pba.read_bloom_filters_sync(paths[0], **run),
+        "probe": lambda **run: pba.probe_sync(paths[0], "id", 5, **run),
+    }
+    for name, call in calls.items():
+        reader = BloomReader(max_files=0)
+        counted = SourceStats()
+        call(reader=reader, stats=counted)
+        own = reader.stats
+        assert counted.requests + counted.metadata_requests > 0, name
+        assert (counted.requests, counted.metadata_requests, counted.bytes_read) == (
+            own.requests,
+            own.metadata_requests,
+            own.bytes_read,
+        ), name

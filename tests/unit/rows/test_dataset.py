@@ -119,7 +119,7 @@ def test_unreadable_file_stays_whole_or_raises_with_strict(tmp_path: Path) -> No
     with pytest.raises(pa.ArrowInvalid, match=r"bad\.parquet"):
         ds.to_table()
     with pytest.raises(ParquetFormatError, match=r"bad\.parquet"):
-        pruned_dataset_sync(str(tmp_path), "id = 7", strict=True)
+        pruned_dataset_sync(str(tmp_path), "id = 7", on_error="raise")
 
 
 def test_no_readable_file_is_an_error_naming_the_first(tmp_path: Path) -> None:
@@ -207,7 +207,7 @@ def test_a_damaged_filter_keeps_its_row_group(tmp_path: Path) -> None:
     ds = pruned_dataset_sync(str(path), "name = 'n5000'")
     assert _fragments(ds) == {"a.parquet": [v.row_group for v in verdicts if v.kept]}
     with pytest.raises(InvalidFilterError):
-        pruned_dataset_sync(str(path), "name = 'n5000'", strict=True)
+        pruned_dataset_sync(str(path), "name = 'n5000'", on_error="raise")
 
 
 @pytest.mark.parametrize("hive", [False, True])

@@ -149,7 +149,7 @@ def test_a_damaged_dictionary_keeps_its_row_group(tmp_path: Path, decoded: list[
     data[start : start + 3] = b"\xff\xff\xff"
     path.write_bytes(bytes(data))
     with pytest.raises(ParquetFormatError, match="row group 0"):
-        lookup_sync(str(path), "id = 51", strict=True)
+        lookup_sync(str(path), "id = 51", on_error="raise")
     assert decoded == [0]
 
 
