@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..checks import on_error_of
+from ..checks import OnError, error_policy, on_error_of
 from ..errors import InvalidArgumentError
 from ..index_policy.api import prune
 from ..index_policy.choice import IndexChoice, index_choice, lake_root, no_lake_index
@@ -161,7 +161,8 @@ def prune_on_spark(
     *,
     options: OptionsArg = None,
     use_index: IndexChoice | bool | None = "auto",
-    strict: bool = False,
+    on_error: OnError | None = None,
+    strict: bool | None = None,
     num_partitions: int | None = None,
     concurrency: int | None = None,
     config: ReaderConfig | None = None,
@@ -201,10 +202,12 @@ def prune_on_spark(
         with ``row_group`` null and rule ``sidecar_index``, ``no_index`` or
         ``stale_index``; ``"none"``). True and False keep their older meaning: the sidecar
         indexes, or none.
+    on_error:
+        ``"skip"`` (default): an unreadable file, damaged filter or missing column is kept
+        with the reason; ``"raise"``: the first one fails the Spark job (Spark reports the
+        executor's :class:`~pybloom_async.errors.PyBloomError`, which names the file).
     strict:
-        Fail the Spark job on the first unreadable file, damaged filter or missing
-        column (Spark reports the executor's :class:`~pybloom_async.errors.PyBloomError`,
-        which names the file) instead of keeping it with the reason.
+        Deprecated: ``strict=True`` is ``on_error="raise"`` (a DeprecationWarning).
     num_partitions:
         Partitions (Spark tasks) to spread the files over; default: the context's
         default parallelism (one task per core), at most one per file.
@@ -213,7 +216,7 @@ def prune_on_spark(
     config:
         Reader limits (:class:`~pybloom_async.read.reader.ReaderConfig`).
     traceback:
-        True: an error of ours in a task (with ``strict``) reaches the user with its
+        True: an error of ours in a task (with ``on_error="raise"``) reaches the user with its
         Python traceback (default: its one line inside Spark's exception,
         :mod:`.one_line`).
 
@@ -232,13 +235,14 @@ def prune_on_spark(
     InvalidArgumentError
         Bad options, partitions or concurrency, or a Spark Connect session.
     """
+    raises = error_policy(on_error, strict) == "raise"
     predicate = as_predicate(where)
     choice = index_choice(use_index, booleans=True)
     store = store_options(options)
     if config is not None and not isinstance(config, ReaderConfig):
         raise InvalidArgumentError(f"config must be a ReaderConfig, not {type(config).__name__}")
     task = _PruneTask(
-        predicate, store, bool(strict), check_concurrency(concurrency), config,
+        predicate, store, raises, check_concurrency(concurrency), config,
         "sidecar" if choice == "sidecar" else "none", check_traceback(traceback),
     )  # fmt: skip
     listed = list_files(paths, store)

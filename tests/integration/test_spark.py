@@ -555,7 +555,7 @@ def test_unreadable_files_are_kept(
     assert {Path(r[0]).name for r in rows if r[1] is not None} == {"good.parquet"}
 
     with pytest.raises(Exception) as info:
-        prune_on_spark(spark_session, paths, where, strict=True, num_partitions=1).collect()
+        prune_on_spark(spark_session, paths, where, on_error="raise", num_partitions=1).collect()
     text = str(info.value)
     assert re.search(r"pybloom_async\.\w+Error", text), text[-2000:]  # our error, by its path
     assert any(name in text for name in bad), text[-2000:]
@@ -697,7 +697,7 @@ def test_job_errors_reach_the_user_in_one_line(spark_session: Any, tmp_path: Pat
     (lake / "garbage.parquet").write_bytes(b"not a parquet file, only text" * 10)
     jobs = {
         "prune_on_spark": lambda tb: prune_on_spark(
-            spark_session, str(lake), "id = 2", strict=True, num_partitions=1, traceback=tb
+            spark_session, str(lake), "id = 2", on_error="raise", num_partitions=1, traceback=tb
         ).collect(),
         "build_index_on_spark": lambda tb: build_index_on_spark(
             spark_session, str(lake), ["id"], on_error="raise", num_partitions=1, traceback=tb

@@ -10,7 +10,7 @@
   ``prune`` on them); ``<=> NULL`` keeps files with nulls and prunes files without.
 * Staleness and damage: a rewritten file, or one with the same size and another mtime,
   is kept with ``stale_index``; a missing, damaged, truncated, other-version or oversized
-  index keeps the file with ``no_index`` and a reason (``strict=True`` raises).
+  index keeps the file with ``no_index`` and a reason (``on_error="raise"`` raises).
 * Object stores (moto): one request per index, no HEAD after a listing (one per file
   named by URL), verdicts equal to local ones, filters equal to locally built ones.
 * Concurrency stays within its bound; the command line's ``index build`` and
@@ -1088,7 +1088,7 @@ def test_build_of_a_missing_file_is_that_files_error(tmp_path: Path) -> None:
     (built,) = build_index_sync([missing], ["id"])
     assert built.index_bytes is None and "no such file" in (built.error or "")
     with pytest.raises(SourceNotFoundError, match=r"missing\.parquet"):
-        build_index_sync([missing], ["id"], strict=True)
+        build_index_sync([missing], ["id"], on_error="raise")
 
 
 def test_missing_data_file(lake: list[Path]) -> None:
