@@ -245,7 +245,7 @@ def page_indexes() -> Iterator[tuple[str, bytes]]:
     from thrift.protocol.TCompactProtocol import TCompactProtocol
     from thrift.transport.TTransport import TMemoryBuffer
 
-    from pybloom_async.parquet import thrift_specs as wire
+    from pybloom_async.parquet import page_specs as wire
 
     def encode(obj: object) -> bytes:
         buffer = TMemoryBuffer()
