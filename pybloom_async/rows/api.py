@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from typing_extensions import Unpack
 
+    from ..read.fetch import Footer
     from .plan import FilePlan, Job, RowsOf
 
 
@@ -100,6 +101,28 @@ class FileRows:
     schema_only: bool = False  # ruled out by the lake index: its footer read for the schema
 
 
+async def kept_row_groups(
+    file: OpenedFile, compiled: CompiledPredicate | None, strict: bool, keep_unreadable: bool
+) -> tuple[Footer, list[int]]:
+    """The file's footer (read once) and the row groups pruning keeps (``compiled`` None:
+    every row matches, every row group is kept): the pruning of every per-file step that
+    reads or hands on rows (a lookup's, :func:`pybloom_async.pruned_dataset`'s).
+    ``strict``: as :func:`~pybloom_async.pruning.api.prune_opened` takes it.
+    ``keep_unreadable``: filters that cannot be read keep every row group (else raise)."""
+    footer = await file.footer()
+    every = list(range(len(footer.metadata.row_groups)))
+    if compiled is None:
+        return footer, every
+    try:
+        return footer, (await prune_opened(file, compiled, strict)).kept
+    except _SKIPPABLE:
+        if not keep_unreadable:
+            raise
+        # The footer was read, its filters could not be: every row group is read (and
+        # the data read says what is wrong, if anything).
+        return footer, every
+
+
 async def _plan(
     file: OpenedFile,
     compiled: CompiledPredicate | None,
@@ -118,15 +141,9 @@ async def _plan(
 
     footer = await file.footer()
     groups = footer.metadata.row_groups
-    every = list(range(len(groups)))
     if probed and sum(1 for g in groups if g.num_rows) <= 1:
         compiled = None
-    try:
-        kept = every if compiled is None else (await prune_opened(file, compiled, False)).kept
-    except _SKIPPABLE:
-        # The footer was read, its filters could not be: every row group is read (and
-        # the data read says what is wrong, if anything).
-        kept = every
+    _, kept = await kept_row_groups(file, compiled, strict=False, keep_unreadable=True)
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
     plan = describe(where, footer, kept, job.page_index, rows, tail)
