@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from typing_extensions import Unpack
 
+    from ..read.fetch import Footer
     from .plan import FilePlan, Job, RowsOf
 
 
@@ -100,6 +101,28 @@ class FileRows:
     schema_only: bool = False  # ruled out by the lake index: its footer read for the schema
 
 
+async def kept_row_groups(
+    file: OpenedFile, compiled: CompiledPredicate | None, strict: bool, keep_unreadable: bool
+) -> tuple[Footer, list[int]]:
+    """The file's footer (read once) and the row groups pruning keeps (``compiled`` None:
+    every row matches, every row group is kept): the pruning of every per-file step that
+    reads or hands on rows (a lookup's, :func:`pybloom_async.pruned_dataset`'s).
+    ``strict``: as :func:`~pybloom_async.pruning.api.prune_opened` takes it.
+    ``keep_unreadable``: filters that cannot be read keep every row group (else raise)."""
+    footer = await file.footer()
+    every = list(range(len(footer.metadata.row_groups)))
+    if compiled is None:
+        return footer, every
+    try:
+        return footer, (await prune_opened(file, compiled, strict)).kept
+    except _SKIPPABLE:
+        if not keep_unreadable:
+            raise
+        # The footer was read, its filters could not be: every row group is read (and
+        # the data read says what is wrong, if anything).
+        return footer, every
+
+
 async def _plan(
     file: OpenedFile,
     compiled: CompiledPredicate | None,
@@ -118,15 +141,9 @@ async def _plan(
 
     footer = await file.footer()
     groups = footer.metadata.row_groups
-    every = list(range(len(groups)))
     if probed and sum(1 for g in groups if g.num_rows) <= 1:
         compiled = None
-    try:
-        kept = every if compiled is None else (await prune_opened(file, compiled, False)).kept
-    except _SKIPPABLE:
-        # The footer was read, its filters could not be: every row group is read (and
-        # the data read says what is wrong, if anything).
-        kept = every
+    _, kept = await kept_row_groups(file, compiled, strict=False, keep_unreadable=True)
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
     plan = describe(where, footer, kept, job.page_index, rows, tail)
@@ -144,26 +161,47 @@ async def read_one_file(
     rows: bool,
     lake: LakeFiles | None = None,
 ) -> FileRows:
-    """One file, in one pass (one worker-thread call for a local file): pruned, and with
-    ``rows`` its matching rows read. The one per-file pass of lookups, a table's data files
-    included (``rows/tables.py``). ``parts`` None: no predicate (every row group is read).
-    ``lake``: what a lake index says of the files (its footer from the index's digest)."""
-    from .fetch import file_tables
+    """:func:`file_rows` for a file of a lookup, a table's data files included
+    (``rows/tables.py``): planned by what its partition folders leave of the predicate
+    (``parts`` None: no predicate, every row group is read). ``lake``: what a lake index
+    says of the files (its footer from the index's digest)."""
     from .plan import rows_of
 
     partition = rows_of(parts, location) if parts is not None else None
     compiled = parts.decide(location).compiled if parts is not None else None
+    return await file_rows(run, location, job, rows, None, compiled, partition, lake)
+
+
+async def file_rows(
+    run: Run,
+    location: str | FileInfo,
+    job: Job,
+    rows: bool,
+    plan: FilePlan | None = None,
+    compiled: CompiledPredicate | None = None,
+    partition: RowsOf | None = None,
+    lake: LakeFiles | None = None,
+) -> FileRows:
+    """One file, in one pass (one worker-thread call for a local file): the one per-file
+    step of every read of rows (lookups, a table's data files, a Spark task). Planned here
+    unless ``plan`` is given (made earlier, as a Spark driver makes it): its footer read,
+    its row groups pruned by ``compiled`` (None: every row matches) and what its partition
+    folders make of its rows (``partition``) kept. With ``rows``, the kept row groups'
+    matching rows are read. ``lake``: what a lake index says of the files."""
+    from .fetch import file_tables
 
     path = location_text(location)
     footer = lake.footers.get(path) if lake is not None else None
     probed = lake is not None and footer is not None and path in lake.probed
 
     async def work(file: OpenedFile) -> FileRows:
-        plan = await _plan(file, compiled, job, partition, rows, probed)
-        found = FileRows(plan)
-        if rows and plan.kept:
-            found.tables = [t async for t in file_tables(file.source, plan, job)]
-            plan.held = HeldBytes()  # read: its bytes go now, not with the whole lookup
+        made = plan
+        if made is None:
+            made = await _plan(file, compiled, job, partition, rows, probed)
+        found = FileRows(made)
+        if rows and made.kept:
+            found.tables = [t async for t in file_tables(file.source, made, job)]
+            made.held = HeldBytes()  # read: its bytes go now, not with the whole lookup
         return found
 
     try:

@@ -73,7 +73,7 @@ from ..io.files import expand_paths
 from ..io.store import StoreOptions, resolve_options
 from ..lake.digest import LakeFiles, lake_lookup_files
 from ..predicate import Predicate, as_predicate
-from ..pruning.api import CompiledPredicate, prune_opened
+from ..pruning.api import CompiledPredicate
 from ..pruning.partition_types import Partitioning
 from ..pruning.partitions import PartitionPredicate
 from ..read.reader import OpenedFile
@@ -89,6 +89,7 @@ from ..tables import (
 )
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each, gather
+from .api import kept_row_groups
 from .arrow_fs import arrow_filesystem, arrow_path
 from .footers import footer_plan, with_ruled_out
 
@@ -137,12 +138,8 @@ async def _decide(
     compiled = parts.decide(location).compiled
 
     async def work(file: OpenedFile) -> _Kept:
-        if compiled is None:
-            footer = await file.footer()
-            kept = list(range(len(footer.metadata.row_groups)))
-        else:
-            pruned = await prune_opened(file, compiled, run.strict)
-            footer, kept = pruned.footer, pruned.kept
+        # Unreadable filters raise: the file is kept whole (or, strict, the error raised).
+        footer, kept = await kept_row_groups(file, compiled, run.strict, keep_unreadable=False)
         try:
             return _Kept(location, describe(location, footer, kept, rows=rows))
         except ParquetFormatError as exc:

@@ -186,8 +186,12 @@ def columns_of(plan: FilePlan) -> list[Any]:
     return own + list(plan.partition_fields)
 
 
-def rows_where(plan: FilePlan, job: Job) -> Predicate | None:
-    """The predicate the file's rows are matched with (None: every row matches)."""
+def rows_where(plan: FilePlan | RowsOf | None, job: Job) -> Predicate | None:
+    """The predicate the file's rows are matched with (None: every row matches), from its
+    plan or, before it is planned, from what its partition folders make of its rows (None:
+    it has none)."""
+    if plan is None:
+        return job.where
     if plan.every_row:
         return None
     return plan.where if plan.where is not None else job.where

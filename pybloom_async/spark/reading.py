@@ -1,7 +1,8 @@
 """Reading a task on an executor: its row groups' column chunks, its matching rows as Arrow.
 
-Each file goes through the per-file path of every multi-file reader
-(:meth:`pybloom_async.read.run.Run.with_file`: a local file's whole work in one
+Each file goes through the per-file step of a lookup
+(:func:`pybloom_async.rows.api.file_rows`, under
+:meth:`pybloom_async.read.run.Run.with_file`: a local file's whole work in one
 worker-thread call): with the plan made on the driver, only the kept row groups' chunks of
 the columns read are fetched (merged into few requests), pyarrow decodes them, the
 predicate is evaluated on the data and the rows are cast to the task's schema
@@ -25,11 +26,10 @@ from typing import Any
 import anyio
 
 from ..errors import ParquetFormatError, PyBloomError, SourceError
-from ..pruning.api import CompiledPredicate, prune_opened
-from ..read.reader import OpenedFile
+from ..pruning.api import CompiledPredicate
 from ..read.run import Run, open_run
-from ..rows.fetch import file_tables
-from ..rows.plan import FilePlan, Job, describe
+from ..rows.api import file_rows
+from ..rows.plan import rows_where
 from ..tasks.workers import for_each
 from .scan import FileRead, ReadTask
 
@@ -40,34 +40,17 @@ DEFAULT_TASK_CONCURRENCY = 8
 _UNREADABLE = (SourceError, ParquetFormatError)
 
 
-async def _plan_here(file: OpenedFile, read: FileRead, job: Job) -> FilePlan:
-    """The plan of a file the driver could not read: its footer, its row groups pruned by
-    what its partition folders leave of the predicate (their values filled in its rows)."""
-    footer = await file.footer()
-    everything = list(range(len(footer.metadata.row_groups)))
-    kept = everything
-    where, rows = job.where, read.rows
-    if rows is not None:  # as rows.plan.rows_where decides it for a file planned
-        where = None if rows.every_row else (rows.where if rows.where is not None else where)
-    if where is not None:
-        try:
-            kept = (await prune_opened(file, CompiledPredicate(where), strict=False)).kept
-        except _UNREADABLE:
-            pass  # its filters cannot be read: every row group is read
-    return describe(read.location, footer, kept, job.page_index, rows)
-
-
 async def _read_one(run: Run, read: FileRead, task: ReadTask) -> list[Any]:
-    """One file's matching rows (tables in row-group order); [] for a file skipped."""
-
-    async def work(file: OpenedFile) -> list[Any]:
-        plan = read.plan if read.plan is not None else await _plan_here(file, read, task.job)
-        if not plan.kept:
-            return []
-        return [t async for t in file_tables(file.source, plan, task.job)]
-
+    """One file's matching rows (tables in row-group order); [] for a file skipped. The
+    per-file step of a lookup (:func:`pybloom_async.rows.api.file_rows`), with the plan the
+    driver made; a file the driver could not read is planned there, pruned by what its
+    partition folders leave of the predicate (their values filled in its rows)."""
+    compiled = None
+    if read.plan is None:
+        where = rows_where(read.rows, task.job)
+        compiled = None if where is None else CompiledPredicate(where)
     try:
-        return await run.with_file(read.location, work)
+        found = await file_rows(run, read.location, task.job, True, read.plan, compiled, read.rows)
     except _UNREADABLE as exc:
         exc.with_context(path=read.path)
         if task.settings.on_error != "skip":
@@ -76,8 +59,7 @@ async def _read_one(run: Run, read: FileRead, task: ReadTask) -> list[Any]:
         return []
     except PyBloomError as exc:
         raise exc.with_context(path=read.path) from None
-    finally:
-        run.done(read.location)
+    return found.tables
 
 
 async def task_tables(task: ReadTask, reads: Sequence[FileRead]) -> list[list[Any]]:

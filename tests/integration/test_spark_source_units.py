@@ -615,6 +615,40 @@ def test_a_file_the_driver_cannot_read_is_read_by_the_task(tmp_path: Path) -> No
     assert [r["id"] for batch in got for r in batch] == [5]
 
 
+def test_a_task_reads_through_the_lookups_per_file_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's file, planned by the driver or not, goes through the per-file step of a
+    lookup (rows.api.file_rows): no copy of it in the Spark package."""
+    import dataclasses
+
+    import pybloom_async.rows.api as rows_api
+    import pybloom_async.spark.reading as reading
+
+    root = _lake(tmp_path / "lake")
+    where = parse_predicate("id IN (5, 1500, 2999)")
+    settings = ReadSettings()
+    schema, int96 = anyio.run(file_schema, str(root), settings)
+    reads, job = anyio.run(plan_read, str(root), where, spark_arrow_schema(schema, int96), settings)
+    unplanned = [dataclasses.replace(r, plan=None) for r in reads]
+    assert reading.file_rows is rows_api.file_rows
+    step = rows_api.file_rows
+    seen: list[bool] = []
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(args[4] is not None)  # the driver's plan, or none
+        return await step(*args, **kwargs)
+
+    monkeypatch.setattr(rows_api, "file_rows", spy)
+    monkeypatch.setattr(reading, "file_rows", spy)
+    got = [
+        [r["id"] for b in read_task(ReadTask(tuple(task), job, settings)) for r in b.to_pylist()]
+        for task in (reads, unplanned)
+    ]
+    assert got == [[5, 1500, 2999]] * 2
+    assert seen == [True] * len(reads) + [False] * len(reads)
+
+
 def test_old_import_path_warns_and_works() -> None:
     import pybloom_async.apps.spark as old
     import pybloom_async.spark as new

@@ -78,6 +78,30 @@ def test_only_kept_row_groups_of_kept_files(tmp_path: Path) -> None:
     assert Path(next(iter(ds.get_fragments())).path) == a.resolve()
 
 
+def test_files_are_pruned_by_the_lookups_pruning_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pruned_dataset prunes a file as a lookup does (rows.api.kept_row_groups), with its
+    own strictness: no copy of the step."""
+    import pybloom_async.rows.api as rows_api
+    import pybloom_async.rows.dataset as dataset
+
+    _ids(tmp_path / "a.parquet", _interleaved(0))
+    assert dataset.kept_row_groups is rows_api.kept_row_groups
+    step = rows_api.kept_row_groups
+    strict: list[tuple[bool, bool]] = []
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        strict.append((args[2], kwargs["keep_unreadable"]))
+        return await step(*args, **kwargs)
+
+    monkeypatch.setattr(dataset, "kept_row_groups", spy)
+    kept = [v.row_group for v in prune_sync(str(tmp_path), "id = 7") if v.kept]
+    assert _fragments(pruned_dataset_sync(str(tmp_path), "id = 7")) == {"a.parquet": kept}
+    pruned_dataset_sync(str(tmp_path), "id = 7", on_error="raise")
+    assert strict == [(False, False), (True, False)]
+
+
 def test_everything_pruned_gives_an_empty_dataset_with_the_schema(tmp_path: Path) -> None:
     _ids(tmp_path / "a.parquet", _interleaved(0))
     ds = pruned_dataset_sync(str(tmp_path), "id = 5000")
