@@ -327,7 +327,13 @@ def check_reader(script: bytes) -> None:
 
     async def run_prune() -> Any:
         rdr = reader_class(data, [], config=config)
-        return await prune([PATH], where, reader=rdr, strict=strict, require_columns=False)
+        return await prune(
+            [PATH],
+            where,
+            reader=rdr,
+            on_error="raise" if strict else "skip",
+            require_columns=False,
+        )
 
     try:
         verdicts = anyio.run(run_prune)
