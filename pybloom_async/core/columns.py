@@ -378,31 +378,47 @@ def _arrow_validity(arr: Any, bitmap: Any) -> tuple[Any, int]:
     return ffi.from_buffer(bitmap), arr.offset
 
 
-def _arrow_binary(arr: Any, ptype: PhysicalType) -> Column:
+def without_views(arr: Any) -> Any:
+    """An Arrow ``string_view`` or ``binary_view`` array as ``large_string`` or
+    ``large_binary`` (the C core reads offsets, not views); any other array as it is."""
     import pyarrow as pa
 
     t = arr.type
     if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-        arr = arr.cast(pa.large_string() if pa.types.is_string_view(t) else pa.large_binary())
-        t = arr.type
-    if pa.types.is_fixed_size_binary(t):
-        arr = arr.cast(pa.binary())
-        t = arr.type
-    if not (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-    ):
-        raise UnsupportedTypeError(f"BYTE_ARRAY values cannot come from an Arrow {t} array")
+        return arr.cast(pa.large_string() if pa.types.is_string_view(t) else pa.large_binary())
+    return arr
+
+
+def binary_parts(arr: Any) -> tuple[Any, Any, bool] | None:
+    """An Arrow string or binary array's offsets (covering its rows: ``len(arr) + 1`` of
+    them) and values, and whether its offsets are 64-bit; None for an array of another type.
+
+    Both are pyarrow Buffers (the values ``b""`` when there are none), never memoryviews:
+    a pointer the C core keeps exports them (see ``pybloom_async._native``).
+    """
+    import pyarrow as pa
+
+    t = arr.type
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-    owidth = 8 if large else 4
+    if not (large or pa.types.is_string(t) or pa.types.is_binary(t)):
+        return None
+    width = 8 if large else 4
     bufs = arr.buffers()
-    offsets_buf, data_buf = bufs[1], bufs[2]
-    validity, voff = _arrow_validity(arr, bufs[0])
-    # Buffer slices, never memoryviews, are what the kept pointers export (see _native).
-    offsets = offsets_buf.slice(arr.offset * owidth, (len(arr) + 1) * owidth)
-    data = data_buf if data_buf is not None else b""
+    offsets = bufs[1].slice(arr.offset * width, (len(arr) + 1) * width)
+    return offsets, (bufs[2] if bufs[2] is not None else b""), large
+
+
+def _arrow_binary(arr: Any, ptype: PhysicalType) -> Column:
+    import pyarrow as pa
+
+    arr = without_views(arr)
+    if pa.types.is_fixed_size_binary(arr.type):
+        arr = arr.cast(pa.binary())
+    parts = binary_parts(arr)
+    if parts is None:
+        raise UnsupportedTypeError(f"BYTE_ARRAY values cannot come from an Arrow {arr.type} array")
+    offsets, data, large = parts
+    validity, voff = _arrow_validity(arr, arr.buffers()[0])
     return _new_column(
         ptype,
         0,

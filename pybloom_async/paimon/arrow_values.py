@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from .._native import lib
+from ..core.columns import binary_parts, without_views
 from ..errors import UnsupportedTypeError
 from .types import PaimonType
 from .values import KIND_BY_WIDTH, TS_UNITS, Batch, int_batch, make_batch, numpy_batch, python_batch
@@ -105,10 +106,8 @@ def _arrow_via_numpy(arr: Any, ptype: PaimonType) -> Batch:
 def _arrow_binary(arr: Any, ptype: PaimonType) -> Batch:
     import pyarrow as pa
 
+    arr = without_views(arr)
     t = arr.type
-    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-        arr = arr.cast(pa.large_string() if pa.types.is_string_view(t) else pa.large_binary())
-        t = arr.type
     bufs = arr.buffers()
     has_nulls = arr.null_count > 0 and bufs[0] is not None
     validity = bufs[0] if has_nulls else None
@@ -125,17 +124,10 @@ def _arrow_binary(arr: Any, ptype: PaimonType) -> Batch:
             validity_offset=voff,
             keepalive=(arr, bufs[1]),
         )
-    if not (
-        pa.types.is_string(t)
-        or pa.types.is_binary(t)
-        or pa.types.is_large_string(t)
-        or pa.types.is_large_binary(t)
-    ):
+    parts = binary_parts(arr)
+    if parts is None:
         raise UnsupportedTypeError(f"{ptype.name} values cannot come from an Arrow {t} array")
-    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
-    ow = 8 if large else 4
-    offsets = bufs[1].slice(arr.offset * ow, (len(arr) + 1) * ow)
-    values = bufs[2] if bufs[2] is not None else b""
+    offsets, values, large = parts
     return make_batch(
         lib.PBA_PAIMON_KIND_BYTES,
         len(arr),
@@ -144,5 +136,5 @@ def _arrow_binary(arr: Any, ptype: PaimonType) -> Batch:
         offsets64=large,
         validity=validity,
         validity_offset=voff,
-        keepalive=(arr, bufs[1], bufs[2]),
+        keepalive=(arr, offsets, values),
     )
