@@ -53,7 +53,7 @@ async def _read_one(run: Run, read: FileRead, task: ReadTask) -> list[Any]:
         found = await file_rows(run, read.location, task.job, True, read.plan, compiled, read.rows)
     except _UNREADABLE as exc:
         exc.with_context(path=read.path)
-        if task.settings.on_error != "skip":
+        if not task.settings.skips:
             raise
         log.warning("pybloom skipped a file it cannot read: %s", exc)
         return []
