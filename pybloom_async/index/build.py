@@ -407,10 +407,7 @@ async def build_index(
             strict=opts.raises,
         )
         require_pyarrow("build sidecar indexes")  # before any file is listed or read
-        if isinstance(paths, FileStream):  # files already found: each as given
-            files = unique([f async for f in paths])
-        else:
-            files = unique(await expand_paths(paths, r.reader))
+        files = unique(await expand_paths(paths, r.reader))
         results: list[IndexBuild] = await for_each(
             files, lambda loc: _build_one(ctx, loc), r.limit, r.progress
         )

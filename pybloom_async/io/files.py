@@ -243,7 +243,7 @@ class _Seen:
 
 
 async def expand_paths(
-    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo],
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] | FileStream,
     reader: StoreAccess,
     *,
     unreadable: list[SourceError] | None = None,
@@ -257,7 +257,8 @@ async def expand_paths(
     compared by their real path (``d/a.parquet``, ``./d/a.parquet``,
     ``d//a.parquet``, ``file://`` URLs and a symbolic link to it are one file);
     object-store URLs as written. :func:`stream_paths`
-    gives the same files one by one, as they are listed.
+    gives the same files one by one, as they are listed; a FileStream (of files already
+    found, say: :func:`found_files`) is read as it comes.
 
     Parameters
     ----------
