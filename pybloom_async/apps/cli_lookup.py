@@ -21,7 +21,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import AsyncGenerator, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, aclosing
 from typing import IO, Any, TextIO, cast
 
 from ..checks import positive_int
@@ -374,20 +374,16 @@ async def _plan_tables(
     now is added to ``skipped``, or raised without it (``--strict``)."""
     import pyarrow as pa
 
-    from ..rows.fetch import file_tables
+    from ..rows.fetch import planned_file_tables
 
     yield pa.schema(plan.job.schema).empty_table()
     for file_plan in plan.files:
         if not file_plan.kept:
             continue
         try:
-            async with reader.opened(file_plan.location) as file:
-                tables = file_tables(file.source, file_plan, plan.job)
-                try:
-                    async for table in tables:
-                        yield table
-                finally:
-                    await tables.aclose()
+            async with aclosing(planned_file_tables(reader, file_plan, plan.job)) as tables:
+                async for table in tables:
+                    yield table
         except (SourceError, ParquetFormatError) as exc:
             if skipped is None:
                 raise exc.with_context(path=file_plan.path) from None

@@ -47,6 +47,7 @@ import dataclasses
 import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -446,13 +447,14 @@ async def lookup_batches(
     async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=True)
         if found is not None:
-            async for table in found:
-                for batch in table.to_batches():
-                    if batch.num_rows:
-                        yield batch
+            async with aclosing(found) as tables:
+                async for table in tables:
+                    for batch in table.to_batches():
+                        if batch.num_rows:
+                            yield batch
             return
         files, job = await _planned(base, sources, args, skipped)
-        from .fetch import file_tables
+        from .fetch import planned_file_tables
 
         for f in files:
             if not f.plan.kept:
@@ -461,15 +463,11 @@ async def lookup_batches(
             try:
                 # Streamed: at most max_fetch_bytes of one file's chunks (or one row
                 # group) in memory, and the matching rows of one row group.
-                async with base.reader.opened(plan.location) as file:
-                    tables = file_tables(file.source, plan, job)
-                    try:
-                        async for table in tables:
-                            for batch in table.to_batches():
-                                if batch.num_rows:
-                                    yield batch
-                    finally:
-                        await tables.aclose()
+                async with aclosing(planned_file_tables(base.reader, plan, job)) as tables:
+                    async for table in tables:
+                        for batch in table.to_batches():
+                            if batch.num_rows:
+                                yield batch
             except _SKIPPABLE as exc:
                 if not args.skip:
                     raise exc.with_context(path=plan.path) from None

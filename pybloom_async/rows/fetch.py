@@ -10,6 +10,7 @@ bytes and every fallback read serve what follows (:class:`~pybloom_async.read.ra
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterator, Sequence
+from contextlib import aclosing
 from typing import Any
 
 import pyarrow as pa
@@ -18,6 +19,7 @@ from ..errors import PyBloomError, SourceError
 from ..io.base import ByteSource
 from ..io.objects import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
+from ..read.reader import BloomReader
 from ..tasks.loops import to_worker
 from ..tasks.workers import gather
 from .decode import (
@@ -171,8 +173,33 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     columns = read_columns_of(plan, job, table_file)
     match = file_match(plan, job, table_file)
     phases = _in_two_phases if _two_phases(plan, job, columns) else _in_one_phase
-    async for table in phases(source, plan, job, columns, match):
-        yield table
+    async with aclosing(phases(source, plan, job, columns, match)) as tables:
+        async for table in tables:
+            yield table
+
+
+async def planned_file_tables(
+    reader: BloomReader, plan: FilePlan, job: Job
+) -> AsyncGenerator[Any, None]:
+    """:func:`file_tables` of a file planned earlier, opened now by ``reader`` and read
+    from the version its plan was made from: the per-file step of every streamed read
+    (``lookup_batches``, a table's streamed lookup, the command line's). At most one
+    run of row groups is in memory; the file is closed when the stream is.
+
+    Raises
+    ------
+    SourceError
+        The file changed since it was planned, or cannot be read.
+    ParquetFormatError
+        A row group cannot be decoded (naming it).
+    """
+    async with reader.opened(plan.location) as file:
+        tables = file_tables(file.source, plan, job)
+        try:
+            async for table in tables:
+                yield table
+        finally:
+            await tables.aclose()
 
 
 def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns) -> bool:
@@ -211,8 +238,9 @@ async def _in_one_phase(
                 whole.append(group)
                 continue
             if whole:
-                async for table in _decoded(pf, held, plan, whole, columns, job, match):
-                    yield table
+                async with aclosing(_decoded(pf, held, plan, whole, columns, job, match)) as runs:
+                    async for table in runs:
+                        yield table
                 whole = []
             if not pages.rows:
                 continue  # no page may hold a match
@@ -225,8 +253,9 @@ async def _in_one_phase(
             except (PyBloomError, OSError, pa.ArrowException) as exc:
                 raise format_error(exc, plan, group) from None
         if whole:
-            async for table in _decoded(pf, held, plan, whole, columns, job, match):
-                yield table
+            async with aclosing(_decoded(pf, held, plan, whole, columns, job, match)) as runs:
+                async for table in runs:
+                    yield table
 
 
 async def _decoded(

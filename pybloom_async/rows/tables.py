@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -532,7 +533,7 @@ async def table_rows(
     """
     from ..pruning.partitions import PartitionPredicate
     from .api import read_one_file
-    from .fetch import file_tables
+    from .fetch import planned_file_tables
 
     names = read_columns_of(table, columns, where)
     read_schema = arrow_schema(table, names)
@@ -570,13 +571,9 @@ async def table_rows(
                 yield shaped(rows, f.plan)
             continue
         try:
-            async with base.reader.opened(f.plan.location) as file:
-                tables = file_tables(file.source, f.plan, job)
-                try:
-                    async for rows in tables:
-                        yield shaped(rows, f.plan)
-                finally:
-                    await tables.aclose()
+            async with aclosing(planned_file_tables(base.reader, f.plan, job)) as tables:
+                async for rows in tables:
+                    yield shaped(rows, f.plan)
         except PyBloomError as exc:
             raise exc.with_context(path=f.plan.path) from None
 

@@ -192,6 +192,28 @@ def test_deletion_vectors_are_applied(tmp_path: Path) -> None:
     assert [r["id"] for b in batches for r in b.to_pylist()] == [3]
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_a_table_stream_closed_early_closes_its_file(table: Any, backend: str) -> None:
+    # Keys in two files: the consumer stops after the first file's rows; closing the stream
+    # closes the file it had open (nothing left for the garbage collector to finish).
+    def descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    async def first_then_close() -> tuple[int, int]:
+        stream = pba.lookup_batches(table, "id IN (3, 390)")
+        first = await anext(stream)
+        open_now = descriptors()
+        await stream.aclose()
+        return first.num_rows, open_now
+
+    before = descriptors()
+    rows, open_now = anyio.run(first_then_close, backend=backend)
+    assert rows == 1
+    assert open_now > before
+    assert descriptors() == before
+
+
 def test_deletion_vectors_in_a_partition_that_needs_escaping(tmp_path: Path) -> None:
     data = pa.table({"id": pa.array(range(6), pa.int64()), "p": ["a b%"] * 3 + ["c"] * 3})
     deltalake.write_deltalake(
