@@ -73,7 +73,7 @@ from ..tasks.workers import for_each, gather
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LookupArguments, LookupKeywords, check_arguments
 from .arguments import LookupOptions as LookupOptions
-from .footers import footer_plan, with_ruled_out
+from .footers import footer_plan, schema_kinds, with_ruled_out
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -329,7 +329,7 @@ async def _read_files(
         except PyBloomError as exc:  # the predicate or a column type: raised whatever on_error
             raise exc.with_context(path=location_text(location)) from None
 
-    queue = listed if eager else files
+    queue = schema_kinds(listed, kept, lake.schemas, parts) if eager else files
     done = [f for f in await for_each(queue, one, base.limit, base.progress) if f is not None]
     found = [f for f in done if not f.schema_only]
     plans = [f.plan for f in found]

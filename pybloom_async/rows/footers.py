@@ -19,7 +19,7 @@ A footer that cannot be read is left out: it holds no row of the answer.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import PyBloomError
@@ -56,6 +56,32 @@ async def footer_plan(
     finally:
         if schema is None:
             run.done(location)
+
+
+def schema_kinds(
+    listed: Sequence[Location],
+    read: set[str],
+    schemas: Mapping[str, Footer],
+    parts: PartitionPredicate,
+) -> list[Location]:
+    """``listed`` less each ruled-out file whose schema the lake index's digest gives
+    (``schemas``) alike to an earlier one's: the same schema record and the same partition
+    columns, so the same columns in the result. The result's schema takes each kind once,
+    in the listing's order, so that a lookup over many files the index rules out costs one
+    plan per kind of file, not one per file. ``read``: the paths of the files read."""
+    seen: set[tuple[int, tuple[str, ...]]] = set()
+    out: list[Location] = []
+    for location in listed:
+        path = location_text(location)
+        footer = None if path in read else schemas.get(path)
+        if footer is not None:
+            # The digest's record of a schema is one decoded footer shared by its files.
+            kind = (id(footer.metadata), tuple(key for key, _ in parts.pairs(location)))
+            if kind in seen:
+                continue
+            seen.add(kind)
+        out.append(location)
+    return out
 
 
 def _wanting(

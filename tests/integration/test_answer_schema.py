@@ -286,3 +286,36 @@ def test_a_key_met_twice_on_one_path_on_s3(
     for where in ["a = 1", "a = 2", "a = 3"]:
         got = lookup_sync(url, where, options=options, partitioning={"a": "int64"})
         assert _ours(got) == _duckdb(repeated, where), where
+
+
+@pytest.mark.parametrize("hive", [False, True])
+def test_files_the_index_rules_out_give_each_column_in_the_listing_order(
+    tmp_path: Path, hive: bool
+) -> None:
+    """Many files of a few schemas, ruled out by the lake index: the answer has every
+    column of every file, in the order the files are listed, as without the index (each
+    schema is taken once however many files share it)."""
+    shapes = [
+        {"id": pa.array([0], pa.int64()), "x": pa.array([1], pa.int32())},
+        {"id": pa.array([0], pa.int64()), "y": pa.array(["a"]), "x": pa.array([1], pa.int64())},
+        {"id": pa.array([0], pa.int64()), "z": pa.array([1.5])},
+    ]
+    for i in range(9):
+        table = pa.table(
+            {k: v if k != "id" else pa.array([i], pa.int64()) for k, v in shapes[i % 3].items()}
+        )
+        folder = tmp_path / f"k={i % 2}" if hive else tmp_path
+        folder.mkdir(exist_ok=True)
+        pq.write_table(table, folder / f"f{i}.parquet")
+    answers = {}
+    for key in (0, 4, 8):
+        answers[key] = lookup_sync(str(tmp_path), f"id = {key}", use_index="none")
+    build_lake_index_sync(str(tmp_path), ["id"])
+    for key, expected in answers.items():
+        got = lookup_sync(str(tmp_path), f"id = {key}")
+        assert got.schema == expected.schema
+        assert got.equals(expected)
+        # Listed f0 (id, x), f1 (id, y, x), f2 (id, z), ...; hive lists k=0/ first.
+        names = ["id", "x", "z", "y", "k"] if hive else ["id", "x", "y", "z"]
+        assert got.column_names == names
+        assert got.schema.field("x").type == pa.int64()
