@@ -388,9 +388,9 @@ def run(folder: Path) -> tuple[int, dict[str, Any]]:
         f"group out from its filter (about {per_filter:,} B a row group and column): for one "
         f"key, {point[1]['bytes_read']:,} B read where pyarrow reads "
         f"{point[0]['bytes_read']:,} B. The lake index rules whole files out from one small "
-        f"file: {point[2]['requests']} reads (the footers of the files it rules out are read "
-        "for the result's columns and types, not their filters). Either way the rows are then "
-        "read exactly: "
+        f"file: {point[2]['requests']} reads (it holds a digest of each file's footer, which "
+        "gives the result's columns and types and the kept file's byte ranges: no footer is "
+        "read). Either way the rows are then read exactly: "
         "each answer above is pyarrow's, row for row. A range prunes by statistics, as "
         "pyarrow's scan does; a key AND a range, by both."
     )
