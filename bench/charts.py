@@ -63,6 +63,7 @@ NAIVE = "#9a9a9a"
 LOOKUP_ENGINES = {
     "ours": ("pybloom-async lookup (cold)", OURS),
     "ours-warm": ("pybloom-async lookup (warm reader)", OURS_LIGHT),
+    "ours-lake": ("pybloom-async lookup, lake index (cold)", "#0b3d6b"),
     "ours-tuned": ("pybloom-async, 512 KiB suffix, all files at once", "#5a9bd4"),
     "duckdb": ("DuckDB 1.4.4 + httpfs", "#d4b000"),
     "datafusion": ("DataFusion", "#b03a2e"),
@@ -356,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for source, draw, name in charts:
         print(f"wrote {draw(load(args.results, source), args.out / name)}")
-    lookups = sorted(args.results.glob("lookup-*.json"))
+    # lookup-<files>.json only: other lookup-*.json files are other benches' results.
+    lookups = sorted(p for p in args.results.glob("lookup-*.json") if p.stem[7:].isdigit())
     if not lookups:
         load(args.results, "lookup-200.json")  # the error naming the command
     docs = [json.loads(p.read_text()) for p in lookups]
