@@ -278,7 +278,7 @@ async def _files(
     found = parts.kept_list(found)
     root = lake_root(sources) or ""
     required = args.use_index == "lake"
-    kept = await lake_lookup_files(base, root, found, args.predicate, lake, required)
+    kept = await lake_lookup_files(base, root, found, parts.compiled, lake, required)
     return found, kept, every
 
 
@@ -295,8 +295,11 @@ async def _read_files(
     (:mod:`.footers`; only the files read without ``shaping``: the schema is known)."""
     from .plan import Job
 
+    # The predicate compiled once for the run: the lake index, partition values, every
+    # file's statistics, filters, page index and dictionaries take their leaves from it.
+    compiled = CompiledPredicate(args.predicate)
     job = Job(
-        args.predicate,
+        compiled,
         args.columns,
         args.max_fetch_bytes,
         args.page_index,
@@ -304,7 +307,7 @@ async def _read_files(
     )
     from .plan import partition_fields
 
-    parts = PartitionPredicate(CompiledPredicate(args.predicate), args.partitioning)
+    parts = PartitionPredicate(compiled, args.partitioning)
     listed, lake, every = await _files(base, sources, args, skipped, parts)
     files = lake.kept
     job = dataclasses.replace(job, folders=partition_fields(parts))

@@ -491,11 +491,12 @@ async def table_batches(
             value=on_error,
         )
     store = as_store_options(options)
-    table = await to_worker(resolve_table, source, where, store)
+    compiled = CompiledPredicate(where)  # once: the lake index and every file share it
+    table = await to_worker(resolve_table, source, compiled.predicate, store)
     rows = table_rows(
-        base, table, where, columns, max_fetch_bytes=lookup.max_fetch_bytes,
+        base, table, compiled, columns, max_fetch_bytes=lookup.max_fetch_bytes,
         page_index=lookup.page_index, stream=stream,
-        files=lambda: table_files_for(lookup.use_index, base, table, where),
+        files=lambda: table_files_for(lookup.use_index, base, table, compiled),
     )  # fmt: skip
     try:
         async for found in rows:
@@ -508,7 +509,7 @@ async def table_batches(
 async def table_rows(
     base: Run,
     table: TableFiles,
-    where: Predicate | None,
+    compiled: CompiledPredicate | None,
     columns: Sequence[str] | None,
     *,
     max_fetch_bytes: int,
@@ -517,15 +518,16 @@ async def table_rows(
     files: Callable[[], Awaitable[Sequence[FileInfo] | LakeFiles]],
 ) -> AsyncGenerator[Any, None]:
     """The rows of the table's ``files`` (awaited after the first table; with a lake index's
-    word on them, their footers from its digest) that satisfy ``where`` (None: every live
-    row), as ``pyarrow.Table`` s, the first an empty one with the result's schema: each file
-    through the one per-file pass of lookups, its deletes applied and the columns the table
-    keeps outside it filled in (the module's steps 2-4).
+    word on them, their footers from its digest) that satisfy the run's predicate,
+    ``compiled`` once (None: every live row), as ``pyarrow.Table`` s, the first an empty
+    one with the result's schema: each file through the one per-file pass of lookups, its
+    deletes applied and the columns the table keeps outside it filled in (the module's
+    steps 2-4).
 
     Raises
     ------
     PredicateError
-        A column of ``where`` or ``columns`` is not in the table, or a literal is
+        A column of the predicate or ``columns`` is not in the table, or a literal is
         not a value of its column's type.
     UnsupportedTypeError, SourceError, ParquetFormatError
         A delete that cannot be applied, or a file that cannot be read (named).
@@ -534,6 +536,7 @@ async def table_rows(
     from .api import read_one_file
     from .fetch import file_tables
 
+    where = compiled.predicate if compiled is not None else None
     names = read_columns_of(table, columns, where)
     read_schema = arrow_schema(table, names)
     result = pa.schema([read_schema.field(c) for c in (columns or table.top_level)])
@@ -545,10 +548,10 @@ async def table_rows(
         return
     reading = await to_worker(_prepare, table, base.reader, {location_text(f) for f in kept}, names)
     job = Job(
-        where, names, max_fetch_bytes, page_index, merging=base.reader.config.plan,
+        compiled, names, max_fetch_bytes, page_index, merging=base.reader.config.plan,
         table_file=reading.table_file,
     )  # fmt: skip
-    parts = None if where is None else PartitionPredicate(CompiledPredicate(where), None)
+    parts = None if compiled is None else PartitionPredicate(compiled, None)
 
     async def one(location: str | FileInfo) -> Any:
         try:
