@@ -231,7 +231,7 @@ def _table_rows(base: Run, sources: Sources, args: LookupArguments, stream: bool
     return table_batches(
         base,
         sources,
-        args.predicate,
+        args.compiled,
         args.columns,
         on_error=args.on_error,
         options=base.reader.options,
@@ -297,7 +297,7 @@ async def _read_files(
 
     # The predicate compiled once for the run: the lake index, partition values, every
     # file's statistics, filters, page index and dictionaries take their leaves from it.
-    compiled = CompiledPredicate(args.predicate)
+    compiled = args.compiled
     job = Job(
         compiled,
         args.columns,
@@ -563,6 +563,23 @@ async def plan_lookup(
     if schema is not None:
         columns = list(schema.names)
     args = check_arguments(where, columns, lookup, run, keywords, "plan_lookup")
+    return await planned_files(sources, args, schema, skipped)
+
+
+async def planned_files(
+    sources: Sources,
+    args: LookupArguments,
+    schema: pa.Schema | None = None,
+    skipped: list[PyBloomError] | None = None,
+) -> LookupPlan:
+    """:func:`plan_lookup` with its arguments checked (``args``: its predicate compiled, as
+    a Spark plan compiles it once for the files' listing and their plan).
+
+    Raises
+    ------
+    InvalidArgumentError, PredicateError, SchemaMismatchError, ParquetFormatError, SourceError
+        As for :func:`plan_lookup`.
+    """
     if table_kind(sources) is not None:
         raise InvalidArgumentError(
             "plan_lookup plans files, not a Delta or Iceberg table: look up its rows with lookup"

@@ -457,7 +457,7 @@ def _shape(
 async def table_batches(
     base: Run,
     source: TableSource,
-    where: Predicate,
+    compiled: CompiledPredicate,
     columns: Sequence[str] | None,
     *,
     on_error: str,
@@ -465,7 +465,8 @@ async def table_batches(
     lookup: LookupOptions,
     stream: bool = False,
 ) -> AsyncGenerator[Any, None]:
-    """The rows of a table that satisfy ``where``, as ``pyarrow.Table`` s (the first: empty).
+    """The rows of a table that satisfy the run's predicate (``compiled`` once: the lake
+    index and every file share its leaves), as ``pyarrow.Table`` s (the first: empty).
 
     The first table yielded is an empty one with the result's schema. Without
     ``stream`` every file is read in one pass (footer, pruning and rows); with it, every
@@ -479,7 +480,7 @@ async def table_batches(
     InvalidArgumentError
         ``on_error="skip"``: a table's live files are all part of its answer.
     PredicateError
-        A column of ``where`` or ``columns`` is not in the table, or a literal is
+        A column of the predicate or ``columns`` is not in the table, or a literal is
         not a value of its column's type.
     UnsupportedTypeError, SourceError, ParquetFormatError
         A delete that cannot be applied, or a file that cannot be read (named).
@@ -491,7 +492,6 @@ async def table_batches(
             value=on_error,
         )
     store = as_store_options(options)
-    compiled = CompiledPredicate(where)  # once: the lake index and every file share it
     table = await to_worker(resolve_table, source, compiled.predicate, store)
     rows = table_rows(
         base, table, compiled, columns, max_fetch_bytes=lookup.max_fetch_bytes,
