@@ -10,6 +10,7 @@ import numbers
 import struct
 import threading
 import uuid
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -258,14 +259,20 @@ class LeafCache:
     file's statistics and filters, a page index, a dictionary, partition values, a sidecar
     index, the lake index) asks here. A leaf built for one type serves every column
     descriptor of that type (path, physical and logical type), bound to each descriptor
-    by a shallow copy: its literals are encoded and hashed once. Entries are keyed by the
-    identity of the predicate's leaf and hold it, so no other leaf can take its ``id``
-    while it is cached. Safe to share between the run's worker threads.
+    by a shallow copy: its literals are encoded and hashed once.
+
+    Entries are keyed by the identity of the predicate's leaf, and last as long as it: the
+    run's own leaves for the run, a leaf made for one file (a lookup's IN list cut to what
+    its filters may hold, ``rows/narrow.py``) until that file is read. An entry goes as its
+    leaf is freed (a weak reference's callback, before its ``id`` can be taken again), so
+    no run holds what its files made. Safe to share between the run's worker threads.
     """
 
     def __init__(self) -> None:
-        self._typed: dict[tuple[int, Variant, _TypeKey], tuple[Predicate, Leaf]] = {}
-        self._bound: dict[tuple[int, Variant, ColumnDescriptor], tuple[Predicate, Leaf]] = {}
+        self._typed: dict[tuple[int, Variant, _TypeKey], Leaf] = {}
+        self._bound: dict[tuple[int, Variant, ColumnDescriptor], Leaf] = {}
+        #: Per leaf's ``id``: a weak reference to it, and the entries made for it.
+        self._keys: dict[int, tuple[weakref.ref[Predicate], list[tuple[Any, ...]]]] = {}
         self._lock = threading.Lock()
 
     def leaf(self, p: Predicate, desc: ColumnDescriptor, variant: Variant = "") -> Leaf:
@@ -277,9 +284,9 @@ class LeafCache:
             A literal is not a value of the column's type (nothing is cached then).
         """
         key = (id(p), variant, desc)
-        found = self._bound.get(key)
+        found = self._bound.get(key)  # p is alive: an entry of its id is its own
         if found is not None:
-            return found[1]
+            return found
         with self._lock:
             found = self._bound.get(key)
             if found is None:
@@ -288,13 +295,38 @@ class LeafCache:
                 typed_key = (id(p), variant if form is not p else "", _type_of(desc))
                 typed = self._typed.get(typed_key)
                 if typed is None:
-                    typed = self._typed[typed_key] = (p, _build_leaf(form, desc))
-                leaf = typed[1]
-                if leaf.desc != desc:
-                    leaf = copy.copy(leaf)  # the literals' keys and hashes shared
-                    leaf.desc = desc
-                found = self._bound[key] = (p, leaf)
-        return found[1]
+                    typed = self._typed[typed_key] = _build_leaf(form, desc)
+                    self._remember(p, typed_key)
+                found = typed
+                if found.desc != desc:
+                    found = copy.copy(found)  # the literals' keys and hashes shared
+                    found.desc = desc
+                self._bound[key] = found
+                self._remember(p, key)
+        return found
+
+    def _remember(self, p: Predicate, key: tuple[Any, ...]) -> None:
+        pid = id(p)
+        entry = self._keys.get(pid)
+        if entry is None:
+            mine = weakref.ref(self)  # the callback does not keep the cache alive
+
+            def forget(_: object) -> None:
+                cache = mine()
+                if cache is not None:
+                    cache._forget(pid)
+
+            entry = self._keys[pid] = (weakref.ref(p, forget), [])
+        entry[1].append(key)
+
+    def _forget(self, pid: int) -> None:
+        """Drop the entries of a leaf being freed (in any thread, at any point: each step
+        is one dictionary operation, and no entry of a live leaf has its ``id``)."""
+        entry = self._keys.pop(pid, None)
+        if entry is not None:
+            for key in entry[1]:
+                self._typed.pop(key, None)
+                self._bound.pop(key, None)
 
 
 def _type_of(desc: ColumnDescriptor) -> _TypeKey:

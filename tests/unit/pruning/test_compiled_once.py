@@ -4,6 +4,9 @@ a dictionary, partition values) and however many files share the descriptor."""
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +18,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from pybloom_async import build_index_sync, build_lake_index_sync, lookup_sync, prune_sync
+from pybloom_async.parquet.schema import ColumnDescriptor, Repetition
+from pybloom_async.predicate import parse_predicate
 from pybloom_async.pruning import leaves as leaves_module
+from pybloom_async.pruning.api import CompiledPredicate
+from pybloom_async.types import PhysicalType
 
 ROWS = 400
 FILES = 6
@@ -107,3 +114,22 @@ def test_a_prune_of_many_files_builds_each_leaf_once(
     assert any(v.kept and v.file.endswith("f2.parquet") for v in verdicts)
     assert builds, "no leaf built"
     assert _twice(builds) == []
+
+
+def test_leaves_are_shared_by_descriptors_of_one_type_and_go_with_their_predicate() -> None:
+    compiled = CompiledPredicate("x IN (1, 2, 3) AND y BETWEEN 1 AND 5")
+    here = ColumnDescriptor.of(PhysicalType.INT64, path="x")
+    there = dataclasses.replace(here, index=3, repetition=Repetition.OPTIONAL)
+    p = compiled.leaves[0]
+    first, second = compiled.leaf(p, here), compiled.leaf(p, there)
+    assert (first.desc, second.desc) == (here, there)
+    assert second.hashes is first.hashes  # encoded and hashed once for the type
+    assert compiled.leaf(p, there) is second
+    # A leaf made for one file (a lookup's IN list cut by its filters) is not held by the
+    # run once the file is done with it.
+    for _ in range(3):
+        own = parse_predicate("x IN (1, 2)")
+        built = weakref.ref(compiled.leaf(own, here, "rows"))
+        del own
+        gc.collect()
+        assert built() is None
