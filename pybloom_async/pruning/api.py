@@ -485,6 +485,7 @@ async def probe(
     """
     opts = run_options(run, keywords, "probe")
     eqs = [Eq(column, v) for v in _probe_values(values)]
+    cache = LeafCache()  # the values' leaves, built once
 
     async def work(file: OpenedFile) -> list[ProbeResult]:
         # One open: the footer and the column's filters (PredicateError names an unknown
@@ -493,7 +494,6 @@ async def probe(
         filters = await file.filters([column])
         desc = footer.metadata.schema.column(column)
         try:
-            cache = LeafCache()
             leaves = {id(e): prepare(e, footer, cache) for e in eqs}
         except PredicateError as exc:
             raise exc.with_context(path=footer.path) from None
