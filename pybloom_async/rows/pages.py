@@ -10,10 +10,9 @@ Where a file has a page index, a lookup reads, for each kept row group:
    ``[min, max]`` admit a probed value (the order and the probe values are
    pruning's: the run's leaves, :meth:`pybloom_async.pruning.api.CompiledPredicate.leaf`,
    in their ``rows`` form: a NULL in an IN list matches no row, so its other values
-   decide); per range, negation or null
-   test, the pages whose bounds and null counts do not rule it out (pruning's
-   rule too: :func:`pybloom_async.pruning.bounds.decide`); intersected for AND
-   and joined for OR;
+   decide); per range, negation or null test, the pages whose bounds and null counts
+   do not rule it out (pruning's rule too: :func:`pybloom_async.pruning.bounds.decide`);
+   intersected for AND and joined for OR;
 3. for every column read, its dictionary page and the data pages that overlap
    those rows, then decoded (:func:`decode_group`) by pyarrow from a
    one-column file holding just those pages
