@@ -1321,7 +1321,7 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
             (fetch_mod, "plan_bitset_reads"),
             (fetch_mod, "decode_header"),
             (SplitBlockBloomFilter, "from_bitset"),
-            (leaves_mod, "build_leaf"),
+            (leaves_mod, "_build_leaf"),
             (prune_mod, "evaluate"),
         )
     }
@@ -1332,7 +1332,7 @@ def stage_breakdown(path: str, where: Predicate, runs: int) -> None:
         timed(fetch_mod, "plan_bitset_reads", "filters: plan round 2")
         timed(fetch_mod, "decode_header", "filters: decode_header")
         timed(SplitBlockBloomFilter, "from_bitset", "filters: from_bitset")
-        timed(leaves_mod, "build_leaf", "IN list encoded and hashed")
+        timed(leaves_mod, "_build_leaf", "IN list encoded and hashed")
         timed(prune_mod, "evaluate", "evaluate (both rounds)")
         samples: dict[str, list[float]] = {}
         totals = []

@@ -29,6 +29,7 @@ from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, Sou
 from ..io.base import SourceStats
 from ..io.sinks import write_atomic
 from ..predicate import Predicate, parse_predicate
+from ..pruning.api import CompiledPredicate
 from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run
 from ..rows.api import LookupOptions, LookupPlan, plan_lookup
@@ -336,8 +337,8 @@ async def _table_tables(
 
     async with open_run(RunOptions(**keywords)) as run:
         tables = table_batches(
-            run, table, where, columns, on_error="raise", options=run.reader.options,
-            lookup=lookup, stream=True,
+            run, table, CompiledPredicate(where), columns, on_error="raise",
+            options=run.reader.options, lookup=lookup, stream=True,
         )  # fmt: skip
         try:
             async for found in tables:

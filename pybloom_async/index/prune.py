@@ -22,11 +22,11 @@ from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, stream_paths
 from ..io.identity import SourceIdentity, version_change
 from ..io.sinks import is_local
-from ..predicate import Predicate, as_predicate, normal_form
+from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate, prune_files
 from ..pruning.bounds import Outcome, index_view
 from ..pruning.evaluate import before_membership, combine
-from ..pruning.leaves import Leaf, LeafCache, build_leaf, leaf_column
+from ..pruning.leaves import Leaf, leaf_column
 from ..pruning.verdicts import Rule, Verdict, VerdictSink
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run, run_options
@@ -75,19 +75,14 @@ def _eval_leaf(
 _KEPT_ORDER = (Rule.NO_INDEX, Rule.NEVER_PRUNES, Rule.MAY_MATCH)
 
 
-def _evaluate(p: Predicate, index: SidecarIndex, cache: LeafCache) -> Outcome:
+def _evaluate(compiled: CompiledPredicate, index: SidecarIndex) -> Outcome:
     def decide_leaf(leaf_p: Predicate) -> Outcome:
         column = leaf_column(leaf_p)
         entry = index.column(column)
-        leaf = None
-        if entry is not None:
-            key = (id(leaf_p), entry.descriptor)
-            leaf = cache.get(key)
-            if leaf is None:
-                leaf = cache[key] = build_leaf(leaf_p, entry.descriptor)
+        leaf = compiled.leaf(leaf_p, entry.descriptor) if entry is not None else None
         return _eval_leaf(leaf, column, entry, index.num_rows)
 
-    return combine(normal_form(p), decide_leaf, _KEPT_ORDER, excluded_rule=Rule.SIDECAR_INDEX)
+    return combine(compiled.normal, decide_leaf, _KEPT_ORDER, excluded_rule=Rule.SIDECAR_INDEX)
 
 
 def _stale_reason(index: SidecarIndex, now: SourceIdentity, name: str) -> str | None:
@@ -106,10 +101,10 @@ def _stale_reason(index: SidecarIndex, now: SourceIdentity, name: str) -> str | 
 @dataclass
 class _PruneContext:
     reader: BloomReader
-    where: Predicate
+    #: The run's predicate, compiled once: the indexes and the files' row groups share it.
+    compiled: CompiledPredicate
     strict: bool
     max_index_bytes: int
-    cache: LeafCache
 
 
 async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
@@ -161,7 +156,7 @@ async def _decide_file(ctx: _PruneContext, location: str | FileInfo) -> Verdict:
             raise IndexStaleError(f"sidecar index is stale: {stale}", path=path)
         return Verdict(path, None, None, True, f"stale sidecar index: {stale}", Rule.STALE_INDEX)
     try:
-        out = _evaluate(ctx.where, index, ctx.cache)
+        out = _evaluate(ctx.compiled, index)
     except PredicateError as exc:  # a literal that is not of its column's type
         raise exc.with_context(path=path) from None
     return Verdict(path, None, index.num_rows, not out.excluded, out.reason, out.rule)
@@ -246,14 +241,13 @@ async def prune_with_index(
         With ``on_error="raise"``, the first problem met.
     """
     opts = run_options(run, keywords, "prune_with_index")
-    predicate = as_predicate(where)
+    compiled = CompiledPredicate(where)
     async with open_run(opts) as r:
         ctx = _PruneContext(
             reader=r.reader,
-            where=predicate,
+            compiled=compiled,
             strict=opts.raises,
             max_index_bytes=positive_int("max_index_bytes", max_index_bytes),
-            cache={},
         )
         out: list[Verdict] = []
         emit = on_file if on_file is not None else out.extend
@@ -398,7 +392,7 @@ class _Passes:
                 await prune_files(
                     self.job,
                     FileStream(self.kept_files()),
-                    CompiledPredicate(self.ctx.where),
+                    self.ctx.compiled,
                     # A file the index pruned had its footer unread: its columns are unknown.
                     lambda: require_columns and not self.pruned_any,
                     self.row_groups_of,

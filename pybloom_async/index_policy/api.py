@@ -22,7 +22,7 @@ from ..io.files import FileStream, expand_paths, few_local_files
 from ..io.sinks import is_local
 from ..lake.prune import index_pass_run, row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
-from ..predicate import Predicate, as_predicate
+from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.api import prune as prune_in_files
 from ..pruning.partition_types import Partitioning
@@ -174,11 +174,12 @@ async def _prune_table(
             "use_index='sidecar' reads an index beside each file: give paths, not a table "
             "(or use_index='lake' with the lake index at the table's root)"
         )
-    predicate = as_predicate(where)
+    compiled = CompiledPredicate(where)  # once for the run: the index and the files share it
+    predicate = compiled.predicate
     table = await to_worker(resolve_table, table_source, predicate, opts.options)
     files_only_columns(table, predicate, opts.raises)
     return await prune_table_with_lake_index(
-        table, predicate, run=opts, row_groups=row_groups, on_file=on_file,
+        table, compiled, run=opts, row_groups=row_groups, on_file=on_file,
         required=choice == "lake",
     )  # fmt: skip
 
@@ -223,7 +224,7 @@ class _Lake:
         parts.every = lambda: expand_paths(root, r.reader, unreadable=[])
         listed = parts.kept_list(listed)
         async with index_pass_run(r, self.choice == "lake") as index_run:
-            decided = await verdicts_at(index_run, root, listed, compiled.predicate, found)
+            decided = await verdicts_at(index_run, root, listed, compiled, found)
         if self.index_verdicts is not None:
             for verdict in decided:
                 self.index_verdicts.append(verdict)

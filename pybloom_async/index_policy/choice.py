@@ -28,7 +28,7 @@ from ..lake.digest import LakeFiles
 from ..lake.prune import lake_segments_at
 from ..lake.segments import listed_segments
 from ..lake.tables import table_lake_files
-from ..predicate import Predicate
+from ..pruning.api import CompiledPredicate
 from ..read.reader import BloomReader
 from ..read.run import Run
 from ..tables import TableFiles
@@ -122,7 +122,7 @@ def no_lake_index(root: str | None) -> InvalidArgumentError:
 
 
 async def table_files_for(
-    choice: IndexChoice, run: Run, table: TableFiles, where: Predicate
+    choice: IndexChoice, run: Run, table: TableFiles, compiled: CompiledPredicate
 ) -> LakeFiles:
     """A Delta or Iceberg table's live files less those the lake index that belongs to it
     rules out under ``choice`` (``"none"``: every one, no index read), with what its digest
@@ -135,4 +135,4 @@ async def table_files_for(
     """
     if choice == "none":
         return LakeFiles(list(table.files))
-    return await table_lake_files(run, table, where, required=choice == "lake")
+    return await table_lake_files(run, table, compiled, required=choice == "lake")

@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import PyBloomError
 from ..io.base import FileInfo, location_text
 from ..io.identity import SourceIdentity
-from ..predicate import Predicate
+from ..pruning.api import CompiledPredicate
 from ..pruning.verdicts import Rule, Verdict
 from ..read.fetch import Footer, footer_from_metadata
 from ..read.ranges import merge_ranges
@@ -229,7 +229,7 @@ async def lake_lookup_files(
     run: Run,
     root: str | os.PathLike[str],
     files: Sequence[str | FileInfo],
-    where: Predicate,
+    compiled: CompiledPredicate,
     segments: Sequence[FileInfo],
     required: bool = False,
 ) -> LakeFiles:
@@ -251,7 +251,7 @@ async def lake_lookup_files(
         return LakeFiles(list(files))
     async with index_pass_run(run, required) as index_run:
         entries: list[IndexEntry | None] = []
-        verdicts = await verdicts_at(index_run, root, files, where, segments, entries)
+        verdicts = await verdicts_at(index_run, root, files, compiled, segments, entries)
     return await lake_files(reader, files, verdicts, entries)
 
 

@@ -17,9 +17,10 @@ import numpy as np
 from ..core.stripes import block_indexes, check_stripe
 from ..errors import PyBloomError
 from ..predicate import Predicate
+from ..pruning.api import CompiledPredicate
 from ..pruning.bounds import Outcome, index_view
 from ..pruning.evaluate import before_membership, combine
-from ..pruning.leaves import Leaf, build_leaf, leaf_column
+from ..pruning.leaves import Leaf, leaf_column
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader
 from ..types import PhysicalType
@@ -49,9 +50,9 @@ class SegmentState:
 
 
 def prepare_probes(
-    state: SegmentState, leaves: Sequence[Predicate]
+    state: SegmentState, compiled: CompiledPredicate
 ) -> dict[tuple[int, int], list[int]]:
-    """The leaves prepared for this segment's columns; the stripes they probe (no I/O).
+    """The run's leaves for this segment's columns; the stripes they probe (no I/O).
 
     Raises
     ------
@@ -61,13 +62,13 @@ def prepare_probes(
     seg = state.loaded.segment
     n = len(seg.files)
     wanted: dict[tuple[int, int], list[int]] = {}  # (column no, block) -> probe ids
-    for p in leaves:
+    for p in compiled.leaves:
         col = seg.column(leaf_column(p))
         if col is None:
             continue
         # A literal of the wrong type: its error names the column, not this segment (a file
         # of the index, not of the data).
-        leaf = build_leaf(p, col.descriptor)
+        leaf = compiled.leaf(p, col.descriptor)
         probe = state.probes[id(p)] = _Probe(leaf)
         if not leaf.needs_filter or n == 0:
             continue

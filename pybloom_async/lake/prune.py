@@ -24,9 +24,8 @@ from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, stat_identity, version_change
-from ..predicate import Predicate, as_predicate, normal_form
+from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate, prune_file
-from ..pruning.evaluate import leaves_of
 from ..pruning.partitions import PartitionPredicate
 from ..pruning.verdicts import Rule, Verdict, VerdictSink, hand_over_by_file
 from ..read.reader import BloomReader
@@ -153,7 +152,7 @@ async def _file_verdicts(
     files: Sequence[str | FileInfo],
     states: Sequence[SegmentState],
     damaged: Sequence[str],
-    where: Predicate,
+    compiled: CompiledPredicate,
     reader: BloomReader,
     strict: bool,
     immutable: bool = False,
@@ -180,8 +179,7 @@ async def _file_verdicts(
     missing_why = "not in the lake index" + (
         f" (unreadable segments: {'; '.join(damaged)[:300]})" if damaged else ""
     )
-    leaves = leaves_of(where)
-    decided = [segment_outcomes(where, state, leaves) for state in states]
+    decided = [segment_outcomes(compiled.normal, state, compiled.leaves) for state in states]
     out = []
     for path, name, now in zip(paths, names, identities, strict=True):
         if sink is not None:
@@ -258,7 +256,7 @@ async def prune_with_lake_index(
     """
     opts = run_options(run, keywords, "prune_with_lake_index")
     strict = opts.raises
-    predicate = as_predicate(where)
+    compiled = CompiledPredicate(where)  # once for the run: the index and the files share it
     root = _root_of(paths)
     async with open_run(opts) as r:
         rdr = r.reader
@@ -282,7 +280,7 @@ async def prune_with_lake_index(
         )
         names = relative_names(root, [location_text(f) for f in found])
         out = await verdicts_from_segments(
-            r, found, names, loaded, predicate,
+            r, found, names, loaded, compiled,
             row_groups=row_groups, require_columns=require_columns,
             index_verdicts=index_verdicts,
         )  # fmt: skip
@@ -295,7 +293,7 @@ async def verdicts_from_segments(
     files: Sequence[str | FileInfo],
     names: Sequence[str | None],
     loaded: Sequence[LoadedSegment | str],
-    predicate: Predicate,
+    compiled: CompiledPredicate,
     *,
     row_groups: bool,
     require_columns: bool,
@@ -306,7 +304,8 @@ async def verdicts_from_segments(
     """The verdicts of ``files`` from the segments already loaded (a lake's, or a table's).
 
     ``names`` are the files' names in the segments' directories (None: not indexed);
-    ``loaded`` the segments, or why one could not be read (its files are then kept).
+    ``loaded`` the segments, or why one could not be read (its files are then kept);
+    ``compiled`` the run's predicate, whose leaves the segments and the files share.
     The stripes the predicate's keys probe are read (one ranged read each, at once), each
     file is decided, and with ``row_groups`` the kept files' row groups are pruned by their
     in-file filters. ``immutable``: a table's files, compared by size alone. ``entries``, if
@@ -320,17 +319,15 @@ async def verdicts_from_segments(
         A literal is not a value of its column's type.
     """
     rdr, strict = run.reader, run.strict
-    normal = normal_form(predicate)  # what is evaluated: NOT pushed down to the leaves
-    leaves = leaves_of(normal)
     states = [SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
     damaged = [x for x in loaded if isinstance(x, str)]
-    wanted = [prepare_probes(state, leaves) for state in states]
+    wanted = [prepare_probes(state, compiled) for state in states]
     await gather(probe_segment, [(rdr, s, w) for s, w in zip(states, wanted, strict=True)])
     for state in states:
         if strict and state.damaged is not None:
             raise PyBloomError(f"lake index {state.damaged}", path=state.loaded.location)
     decided = await _file_verdicts(
-        names, files, states, damaged, normal, rdr, strict, immutable, entries
+        names, files, states, damaged, compiled, rdr, strict, immutable, entries
     )
     if index_verdicts is not None:
         for verdict in decided:
@@ -339,14 +336,14 @@ async def verdicts_from_segments(
         run.progress(len(decided), len(decided))
     if not row_groups:
         return decided
-    return await row_group_verdicts(run, files, decided, predicate, require_columns)
+    return await row_group_verdicts(run, files, decided, compiled, require_columns)
 
 
 async def row_group_verdicts(
     run: Run,
     found: Sequence[str | FileInfo],
     decided: Sequence[Verdict],
-    predicate: Predicate | CompiledPredicate,
+    compiled: CompiledPredicate,
     require_columns: bool,
     partitions: PartitionPredicate | None = None,
 ) -> list[Verdict]:
@@ -360,9 +357,6 @@ async def row_group_verdicts(
     kept = [loc for loc, v in zip(found, decided, strict=True) if v.kept]
     if not kept:
         return list(decided)
-    compiled = predicate
-    if not isinstance(compiled, CompiledPredicate):
-        compiled = CompiledPredicate(compiled)
 
     def one(location: str | FileInfo) -> Awaitable[list[Verdict]]:
         if partitions is None:
@@ -405,7 +399,7 @@ async def verdicts_at(
     run: Run,
     root: str | os.PathLike[str],
     files: Sequence[str | FileInfo],
-    where: Predicate,
+    compiled: CompiledPredicate,
     segments: Sequence[FileInfo],
     entries: list[IndexEntry | None] | None = None,
 ) -> list[Verdict]:
@@ -418,7 +412,7 @@ async def verdicts_at(
     loaded = await gather(kept_or_loaded, [(rdr, listed) for listed in segments])
     names = relative_names(os.fspath(root), [location_text(f) for f in files])
     return await verdicts_from_segments(
-        run, files, names, loaded, where, row_groups=False, require_columns=False,
+        run, files, names, loaded, compiled, row_groups=False, require_columns=False,
         entries=entries,
     )  # fmt: skip
 

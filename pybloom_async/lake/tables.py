@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError, PyBloomError, SourceError
 from ..io.base import FileInfo
-from ..predicate import Predicate
+from ..pruning.api import CompiledPredicate
 from ..pruning.verdicts import Verdict, hand_over_by_file
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run
@@ -263,7 +263,7 @@ def _no_index(table: TableFiles) -> InvalidArgumentError:
 
 async def prune_table_with_lake_index(
     table: TableFiles,
-    where: Predicate,
+    compiled: CompiledPredicate,
     *,
     run: RunOptions,
     row_groups: bool,
@@ -290,16 +290,16 @@ async def prune_table_with_lake_index(
             raise _no_index(table)
         names = index_names(table, [f.path for f in table.files])
         out = await verdicts_from_segments(
-            index_run, table.files, names, loaded or [], where, row_groups=False,
+            index_run, table.files, names, loaded or [], compiled, row_groups=False,
             require_columns=False, immutable=True,
         )  # fmt: skip
         if row_groups:
-            out = await row_group_verdicts(r, table.files, out, where, False)
+            out = await row_group_verdicts(r, table.files, out, compiled, False)
     return hand_over_by_file(out, on_file)
 
 
 async def table_lake_files(
-    run: Run, table: TableFiles, where: Predicate, required: bool = False
+    run: Run, table: TableFiles, compiled: CompiledPredicate, required: bool = False
 ) -> LakeFiles:
     """The table's files less those its lake index rules out (all of them without one, or
     with ``required`` an error, as for :func:`prune_table_with_lake_index`), with the
@@ -316,7 +316,7 @@ async def table_lake_files(
         names = index_names(table, [f.path for f in table.files])
         entries: list[IndexEntry | None] = []
         verdicts = await verdicts_from_segments(
-            index_run, table.files, names, loaded, where, row_groups=False,
+            index_run, table.files, names, loaded, compiled, row_groups=False,
             require_columns=False, immutable=True, entries=entries,
         )  # fmt: skip
     return await lake_files(run.reader, table.files, verdicts, entries)

@@ -38,7 +38,7 @@ from ..errors import (
 )
 from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, expand_paths, few_local_files, stream_paths
-from ..parquet import GroupChunks, RowGroup, Schema
+from ..parquet import ColumnDescriptor, GroupChunks, RowGroup, Schema
 from ..predicate import Eq, Predicate, TextLiteral, as_predicate, iter_leaves, normal_form
 from ..read.fetch import BloomFilterRead, FilterKey, Footer
 from ..read.reader import OpenedFile
@@ -47,7 +47,7 @@ from ..tables import TableSource, files_only_columns, resolve_table, table_kind
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
-from .leaves import Leaf, LeafCache, prepare
+from .leaves import Leaf, LeafCache, Variant, prepare
 from .partition_types import Partitioning
 from .partitions import PartitionPredicate
 from .verdicts import ProbeResult, Rule, Verdict
@@ -136,7 +136,11 @@ class CompiledPredicate:
     """A predicate made ready once for a whole run: its leaves, and their literals encoded
     once per column type (not once per file), and which of its columns the files have.
 
-    Files whose column has the same physical and logical type share one encoded leaf.
+    The run's entry point makes one and hands it down: every container the run reads (a
+    file's statistics and filters, its page index and dictionaries, partition values, a
+    sidecar index, the lake index) takes its leaves from it (:meth:`leaf`), so each leaf is
+    built once per column type for the whole run. Files whose column has the same physical
+    and logical type share one encoded leaf.
     """
 
     def __init__(self, where: Predicate | str) -> None:
@@ -145,7 +149,18 @@ class CompiledPredicate:
         self.normal = normal_form(self.predicate)
         self.leaves = leaves_of(self.normal)
         self.seen = _ColumnsSeen.of(self.predicate)
-        self._cache: LeafCache = {}
+        self._cache = LeafCache()
+
+    def leaf(self, p: Predicate, desc: ColumnDescriptor, variant: Variant = "") -> Leaf:
+        """The run's leaf for ``p`` (a leaf of :attr:`normal`, or of a residual made of
+        them) in the column ``desc``; ``variant`` as :data:`~.leaves.Variant` says.
+
+        Raises
+        ------
+        PredicateError
+            A literal is not a value of the column's type.
+        """
+        return self._cache.leaf(p, desc, variant)
 
     def leaves_for(self, footer: Footer) -> dict[int, Leaf]:
         """The leaves encoded for one file's columns, keyed by ``id`` of the predicate leaf.
@@ -156,6 +171,11 @@ class CompiledPredicate:
             A literal is not a value of its column's type.
         """
         return {id(p): prepare(p, footer, self._cache) for p in self.leaves}
+
+    def __reduce__(self) -> tuple[type[CompiledPredicate], tuple[Predicate]]:
+        """Pickled as its predicate (a Spark task's job): compiled again where it is read,
+        once per task, its leaves built there."""
+        return (CompiledPredicate, (self.predicate,))
 
     def narrowed(self, where: Predicate) -> CompiledPredicate:
         """This run's compiled predicate for ``where``, made of this one's leaves (what a
@@ -465,6 +485,7 @@ async def probe(
     """
     opts = run_options(run, keywords, "probe")
     eqs = [Eq(column, v) for v in _probe_values(values)]
+    cache = LeafCache()  # the values' leaves, built once
 
     async def work(file: OpenedFile) -> list[ProbeResult]:
         # One open: the footer and the column's filters (PredicateError names an unknown
@@ -473,7 +494,7 @@ async def probe(
         filters = await file.filters([column])
         desc = footer.metadata.schema.column(column)
         try:
-            leaves = {id(e): prepare(e, footer) for e in eqs}
+            leaves = {id(e): prepare(e, footer, cache) for e in eqs}
         except PredicateError as exc:
             raise exc.with_context(path=footer.path) from None
         out = []

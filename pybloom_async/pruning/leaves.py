@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import datetime
 import decimal
 import math
 import numbers
 import struct
+import threading
 import uuid
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -240,11 +243,122 @@ def _label(p: Predicate) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-LeafCache = dict[tuple[int, ColumnDescriptor], "Leaf"]
+#: Which form of a predicate's leaf is built: the leaf itself; ``rows``, the leaf whose
+#: keys select rows (an IN list's NULLs dropped: :func:`_rows_form`); ``low`` and ``high``,
+#: a BETWEEN's ends as the comparisons ``>= low`` and ``<= high``.
+Variant = Literal["", "rows", "low", "high"]
+
+#: What building a leaf reads of its column: its path and type (not its place or levels).
+_TypeKey = tuple[tuple[str, ...], PhysicalType, int | None, Any]
 
 
-def prepare(p: Predicate, footer: Footer, cache: LeafCache | None = None) -> Leaf:
-    """The leaf for one file; files whose column has the same type share one.
+class LeafCache:
+    """The leaves of one run's predicate, each built once per column type and variant.
+
+    The one place leaves are built (:func:`_build_leaf`): every container of a run (a
+    file's statistics and filters, a page index, a dictionary, partition values, a sidecar
+    index, the lake index) asks here. A leaf built for one type serves every column
+    descriptor of that type (path, physical and logical type), bound to each descriptor
+    by a shallow copy: its literals are encoded and hashed once.
+
+    Entries are keyed by the identity of the predicate's leaf, and last as long as it: the
+    run's own leaves for the run, a leaf made for one file (a lookup's IN list cut to what
+    its filters may hold, ``rows/narrow.py``) until that file is read. An entry goes as its
+    leaf is freed (a weak reference's callback, before its ``id`` can be taken again), so
+    no run holds what its files made. Safe to share between the run's worker threads.
+    """
+
+    def __init__(self) -> None:
+        self._typed: dict[tuple[int, Variant, _TypeKey], Leaf] = {}
+        self._bound: dict[tuple[int, Variant, ColumnDescriptor], Leaf] = {}
+        #: Per leaf's ``id``: a weak reference to it, and the entries made for it.
+        self._keys: dict[int, tuple[weakref.ref[Predicate], list[tuple[Any, ...]]]] = {}
+        self._lock = threading.Lock()
+
+    def leaf(self, p: Predicate, desc: ColumnDescriptor, variant: Variant = "") -> Leaf:
+        """The ``variant`` of a normal form's leaf ``p`` (see :data:`Variant`) for ``desc``.
+
+        Raises
+        ------
+        PredicateError
+            A literal is not a value of the column's type (nothing is cached then).
+        """
+        key = (id(p), variant, desc)
+        found = self._bound.get(key)  # p is alive: an entry of its id is its own
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._bound.get(key)
+            if found is None:
+                form = _variant(p, variant)
+                # A variant that is the leaf itself is the leaf's entry.
+                typed_key = (id(p), variant if form is not p else "", _type_of(desc))
+                typed = self._typed.get(typed_key)
+                if typed is None:
+                    typed = self._typed[typed_key] = _build_leaf(form, desc)
+                    self._remember(p, typed_key)
+                found = typed
+                if found.desc != desc:
+                    found = copy.copy(found)  # the literals' keys and hashes shared
+                    found.desc = desc
+                self._bound[key] = found
+                self._remember(p, key)
+        return found
+
+    def _remember(self, p: Predicate, key: tuple[Any, ...]) -> None:
+        pid = id(p)
+        entry = self._keys.get(pid)
+        if entry is None:
+            mine = weakref.ref(self)  # the callback does not keep the cache alive
+
+            def forget(_: object) -> None:
+                cache = mine()
+                if cache is not None:
+                    cache._forget(pid)
+
+            entry = self._keys[pid] = (weakref.ref(p, forget), [])
+        entry[1].append(key)
+
+    def _forget(self, pid: int) -> None:
+        """Drop the entries of a leaf being freed (in any thread, at any point: each step
+        is one dictionary operation, and no entry of a live leaf has its ``id``)."""
+        entry = self._keys.pop(pid, None)
+        if entry is not None:
+            for key in entry[1]:
+                self._typed.pop(key, None)
+                self._bound.pop(key, None)
+
+
+def _type_of(desc: ColumnDescriptor) -> _TypeKey:
+    return (desc.path_parts, desc.physical_type, desc.type_length, desc.logical_type)
+
+
+def _variant(p: Predicate, variant: Variant) -> Predicate:
+    if variant == "rows":
+        return _rows_form(p)
+    if variant in ("low", "high"):
+        assert isinstance(p, Between), type(p).__name__
+        if variant == "low":
+            return Compare(p.column, ">=", p.low)
+        return Compare(p.column, "<=", p.high)
+    return p
+
+
+def _rows_form(p: Predicate) -> Predicate:
+    """The leaf whose keys select rows (pages): an IN list's NULLs dropped.
+
+    Pruning keeps every row group for ``IN (..., NULL)`` (a NULL probe never prunes), but
+    a NULL in an IN list matches no row: the rows it may hold are those of its other
+    values (none left: an empty list, no row).
+    """
+    if isinstance(p, In) and any(v is None for v in p.values):
+        return In(p.column, tuple(v for v in p.values if v is not None))
+    return p
+
+
+def prepare(p: Predicate, footer: Footer, cache: LeafCache) -> Leaf:
+    """The leaf for one file, from the run's ``cache`` (files whose column has the same
+    type share one).
 
     ``p`` is a leaf of a normal form (:func:`pybloom_async.predicate.normal_form`).
     """
@@ -253,13 +367,7 @@ def prepare(p: Predicate, footer: Footer, cache: LeafCache | None = None) -> Lea
         desc = footer.metadata.schema.column(column)
     except PredicateError as exc:
         return Leaf(_label(p), column, missing_reason=exc.message)
-    if cache is None:
-        return build_leaf(p, desc)
-    key = (id(p), desc)
-    leaf = cache.get(key)
-    if leaf is None:
-        leaf = cache[key] = build_leaf(p, desc)
-    return leaf
+    return cache.leaf(p, desc)
 
 
 def leaf_column(p: Predicate) -> str:
@@ -270,8 +378,9 @@ def leaf_column(p: Predicate) -> str:
     return test.column
 
 
-def build_leaf(p: Predicate, desc: ColumnDescriptor) -> Leaf:
-    """A normal form's leaf (:func:`pybloom_async.predicate.normal_form`) for ``desc``.
+def _build_leaf(p: Predicate, desc: ColumnDescriptor) -> Leaf:
+    """A normal form's leaf (:func:`pybloom_async.predicate.normal_form`) for ``desc``:
+    the leaf ladder, reached through :class:`LeafCache` only.
 
     Raises
     ------

@@ -49,7 +49,7 @@ from ..tasks.workers import for_each
 from ..values import NeverPrunes, Probe
 from ..values.encode import encode_value
 from .bounds import View, bounds_of, decide
-from .leaves import build_leaf, encode_literal, leaf_column
+from .leaves import Variant, encode_literal, leaf_column
 from .partition_types import (
     STRING,
     Partitioning,
@@ -79,38 +79,41 @@ def _encodings(value: Any, kind: PartitionType, key: str) -> frozenset[bytes] | 
     return frozenset(encoded.alternatives) if isinstance(encoded, Probe) else None
 
 
-def _leaf(leaf: Predicate, value: Any, kind: PartitionType) -> bool:
+def _leaf(leaf: Predicate, value: Any, kind: PartitionType, compiled: CompiledPredicate) -> bool:
     """Whether a normal form's leaf is TRUE for a partition value of ``kind`` (None: NULL):
     SQL's three-valued logic, floats as IEEE 754 (NaN equals nothing, lies in no range,
-    and is unequal to everything), as rows are matched.
+    and is unequal to everything), as rows are matched. A range's leaf is the run's
+    (``compiled``).
 
     Raises
     ------
     PredicateError
         A literal is not a value of the type.
     """
-    return _truth(leaf, value, kind) is True
+    return _truth(leaf, value, kind, compiled) is True
 
 
-def _truth(p: Predicate, value: Any, kind: PartitionType) -> bool | None:
+def _truth(
+    p: Predicate, value: Any, kind: PartitionType, compiled: CompiledPredicate
+) -> bool | None:
     """A leaf's three-valued truth for one partition value (None: unknown, NULL)."""
     if isinstance(p, Not):
-        inner = _truth(p.child, value, kind)
+        inner = _truth(p.child, value, kind, compiled)
         return None if inner is None else not inner
     if isinstance(p, IsNotNull):
         return value is not None
     if isinstance(p, NotIn):
-        inner = _truth(In(p.column, p.values), value, kind)
+        inner = _equal(In(p.column, p.values), value, kind)
         return None if inner is None else not inner
     if isinstance(p, Compare) and p.op == "!=":
-        inner = _truth(Eq(p.column, p.value), value, kind)
+        inner = _equal(Eq(p.column, p.value), value, kind)
         return None if inner is None else not inner
     if isinstance(p, Between):
-        ends = [_truth(Compare(p.column, ">=", p.low), value, kind),
-                _truth(Compare(p.column, "<=", p.high), value, kind)]  # fmt: skip
+        ends = [_in_range(p, p.low, "low", value, kind, compiled),
+                _in_range(p, p.high, "high", value, kind, compiled)]  # fmt: skip
         return False if False in ends else (None if None in ends else True)
     if isinstance(p, Compare):
-        return _in_range(p, value, kind)
+        return _in_range(p, p.value, "", value, kind, compiled)
     assert isinstance(p, (Eq, In)), type(p).__name__
     return _equal(p, value, kind)
 
@@ -155,12 +158,20 @@ def _equal(leaf: Eq | In, value: Any, kind: PartitionType) -> bool | None:
     return None if len(encoded) < len(literals) else False  # x IN (1, NULL): unknown
 
 
-def _in_range(test: Compare, value: Any, kind: PartitionType) -> bool | None:
-    """``<``, ``<=``, ``>`` or ``>=``, three-valued: the value's place against the
-    literal's, as statistics of a column holding that one value would decide it."""
+def _in_range(
+    test: Compare | Between,
+    literal: Any,
+    end: Variant,
+    value: Any,
+    kind: PartitionType,
+    compiled: CompiledPredicate,
+) -> bool | None:
+    """``<``, ``<=``, ``>`` or ``>=`` (or a BETWEEN's ``end``, whose ``literal`` it is),
+    three-valued: the value's place against the literal's, as statistics of a column
+    holding that one value would decide it."""
     desc = kind.descriptor(test.column)
-    leaf = build_leaf(test, desc)  # raises: not a value of the type
-    if test.value is None or value is None:
+    leaf = compiled.leaf(test, desc, end)  # raises: not a value of the type
+    if literal is None or value is None:
         return None
     if leaf.never_prunes is not None or leaf.unordered is not None:
         return False  # a NaN literal: no value lies in its range
@@ -301,7 +312,7 @@ class PartitionPredicate:
     def _decide(self, leaf: Predicate, column: str, text: str | None) -> bool:
         if self.types is not None:
             kind = self.types.get(column, STRING)
-            return _leaf(leaf, typed_value(column, text, kind, ""), kind)
+            return _leaf(leaf, typed_value(column, text, kind, ""), kind, self.compiled)
         # Before every value is known: TRUE under some type the column may still take
         # (the value's own, or string); an error only when the literal fits none of them.
         # A NULL says nothing of the type (literals checked at the end).
@@ -311,7 +322,7 @@ class PartitionPredicate:
         errors: list[PredicateError] = []
         for kind in kinds:
             try:
-                if _leaf(leaf, kind.parse(text), kind):
+                if _leaf(leaf, kind.parse(text), kind, self.compiled):
                     return True
             except PredicateError as exc:
                 errors.append(exc)
@@ -374,7 +385,7 @@ class PartitionPredicate:
         for leaf, column in zip(self.leaves, self.columns, strict=True):
             if column in self.keys:
                 kind = types.get(column) or STRING
-                build_leaf(leaf, kind.descriptor(column))  # raises: not a value of the type
+                self.compiled.leaf(leaf, kind.descriptor(column))  # raises: not of the type
 
     def partition_columns(self) -> Sequence[str]:
         """The partition columns met so far, in the order first met."""

@@ -232,7 +232,7 @@ def _table_rows(base: Run, sources: Sources, args: LookupArguments, stream: bool
     return table_batches(
         base,
         sources,
-        args.predicate,
+        args.compiled,
         args.columns,
         on_error=args.on_error,
         options=base.reader.options,
@@ -279,7 +279,7 @@ async def _files(
     found = parts.kept_list(found)
     root = lake_root(sources) or ""
     required = args.use_index == "lake"
-    kept = await lake_lookup_files(base, root, found, args.predicate, lake, required)
+    kept = await lake_lookup_files(base, root, found, parts.compiled, lake, required)
     return found, kept, every
 
 
@@ -296,8 +296,11 @@ async def _read_files(
     (:mod:`.footers`; only the files read without ``shaping``: the schema is known)."""
     from .plan import Job
 
+    # The predicate compiled once for the run: the lake index, partition values, every
+    # file's statistics, filters, page index and dictionaries take their leaves from it.
+    compiled = args.compiled
     job = Job(
-        args.predicate,
+        compiled,
         args.columns,
         args.max_fetch_bytes,
         args.page_index,
@@ -305,7 +308,7 @@ async def _read_files(
     )
     from .plan import partition_fields
 
-    parts = PartitionPredicate(CompiledPredicate(args.predicate), args.partitioning)
+    parts = PartitionPredicate(compiled, args.partitioning)
     listed, lake, every = await _files(base, sources, args, skipped, parts)
     files = lake.kept
     job = dataclasses.replace(job, folders=partition_fields(parts))
@@ -558,6 +561,23 @@ async def plan_lookup(
     if schema is not None:
         columns = list(schema.names)
     args = check_arguments(where, columns, lookup, run, keywords, "plan_lookup")
+    return await planned_files(sources, args, schema, skipped)
+
+
+async def planned_files(
+    sources: Sources,
+    args: LookupArguments,
+    schema: pa.Schema | None = None,
+    skipped: list[PyBloomError] | None = None,
+) -> LookupPlan:
+    """:func:`plan_lookup` with its arguments checked (``args``: its predicate compiled, as
+    a Spark plan compiles it once for the files' listing and their plan).
+
+    Raises
+    ------
+    InvalidArgumentError, PredicateError, SchemaMismatchError, ParquetFormatError, SourceError
+        As for :func:`plan_lookup`.
+    """
     if table_kind(sources) is not None:
         raise InvalidArgumentError(
             "plan_lookup plans files, not a Delta or Iceberg table: look up its rows with lookup"

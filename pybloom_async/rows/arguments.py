@@ -13,7 +13,8 @@ from typing import Any, TypedDict
 from ..checks import OnError, positive_int, require_pyarrow
 from ..errors import InvalidArgumentError
 from ..index_policy.choice import IndexChoice, index_choice
-from ..predicate import Predicate, as_predicate
+from ..predicate import Predicate
+from ..pruning.api import CompiledPredicate
 from ..pruning.partition_types import Partitioning
 from ..read.run import RunKeywords, RunOptions, run_options
 
@@ -129,11 +130,17 @@ def lookup_options(
 class LookupArguments:
     """lookup's arguments, checked once before any file or table is read."""
 
-    predicate: Predicate
+    #: The predicate, compiled once for the run: every step of the lookup shares it.
+    compiled: CompiledPredicate
     columns: list[str] | None
     on_error: OnError  # the run's, or a lookup's default: "raise"
     options: LookupOptions
     run: RunOptions
+
+    @property
+    def predicate(self) -> Predicate:
+        """The predicate, as given (parsed)."""
+        return self.compiled.predicate
 
     @property
     def skip(self) -> bool:
@@ -162,7 +169,7 @@ class LookupArguments:
 
 
 def check_arguments(
-    where: Predicate | str,
+    where: Predicate | str | CompiledPredicate,
     columns: Sequence[str] | None,
     lookup: LookupOptions | None,
     run: RunOptions | None,
@@ -171,7 +178,8 @@ def check_arguments(
 ) -> LookupArguments:
     """lookup's arguments checked (pyarrow installed, each of the right kind); ``lookup``,
     ``run`` and the call's :class:`LookupKeywords` merged into the lookup's options and the
-    run's (:func:`lookup_options`, :func:`~pybloom_async.read.run.run_options`).
+    run's (:func:`lookup_options`, :func:`~pybloom_async.read.run.run_options`). ``where``
+    is compiled here, once for the run (or comes compiled: a Spark plan's).
 
     Raises
     ------
@@ -185,7 +193,7 @@ def check_arguments(
         pyarrow is not installed.
     """
     require_pyarrow("look up rows")
-    predicate = as_predicate(where)
+    compiled = where if isinstance(where, CompiledPredicate) else CompiledPredicate(where)
     if columns is not None:
         if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
             raise InvalidArgumentError("columns must be a list of column names", value=columns)
@@ -194,4 +202,4 @@ def check_arguments(
         columns = list(columns)
     options, rest = lookup_options(lookup, keywords, caller)
     opts = run_options(run, rest, caller)
-    return LookupArguments(predicate, columns, opts.on_error or "raise", options, opts)
+    return LookupArguments(compiled, columns, opts.on_error or "raise", options, opts)

@@ -72,7 +72,7 @@ from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
 from ..io.store import StoreOptions, resolve_options
 from ..lake.digest import LakeFiles, lake_lookup_files
-from ..predicate import Predicate, as_predicate
+from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.partition_types import Partitioning
 from ..pruning.partitions import PartitionPredicate
@@ -264,10 +264,9 @@ def _refuse_deletes(table: TableFiles, kept: Sequence[_Kept]) -> None:
 async def dataset_from_files(
     run: Run,
     files: Sequence[str | FileInfo],
-    where: Predicate | str,
+    parts: PartitionPredicate,
     *,
     table: TableFiles | None = None,
-    partitions: PartitionPredicate | None = None,
     every: Callable[[], Awaitable[Sequence[str | FileInfo]]] | None = None,
     lake: LakeFiles | None = None,
 ) -> ds.Dataset:
@@ -276,9 +275,10 @@ async def dataset_from_files(
 
     The step :func:`pruned_dataset` runs after listing, and after resolving a
     table (``table``: its live files are ``files``; its partition columns
-    become partition expressions, its schema was checked against ``where``).
-    ``partitions``: the files' ``key=value`` folders (settled on ``files``), whose
-    values become partition expressions too; ``every``: every file listed, those the
+    become partition expressions, its schema was checked against the predicate).
+    ``parts``: the run's compiled predicate over the files' ``key=value`` folders (settled
+    on ``files``; a table's: no partitioning), whose values become partition expressions
+    too; ``every``: every file listed, those the
     folders ruled out too, whose footers count for the schema where the files kept leave
     it unknown (:mod:`.footers`).
     """
@@ -288,7 +288,6 @@ async def dataset_from_files(
     from .plan import partition_fields
     from .schema import check_predicate_columns
 
-    parts = partitions or PartitionPredicate(CompiledPredicate(where), None)
     predicate = parts.compiled.predicate
     options = resolve_options(run.reader.options, {})
     systems = _filesystems(files, options)
@@ -443,14 +442,18 @@ async def pruned_dataset(
     """
     choice = index_choice(use_index, sidecar=False)
     opts = run_options(run, keywords, "pruned_dataset")
-    predicate = as_predicate(where)  # a malformed predicate is refused before any listing
+    # Compiled once for the run (a malformed predicate is refused before any listing).
+    compiled = CompiledPredicate(where)
+    predicate = compiled.predicate
     async with open_run(opts) as r:
         if table_kind(sources) is not None:
             table = await to_worker(resolve_table, sources, predicate, opts.options)
             files_only_columns(table, predicate, opts.raises)
-            live = (await table_files_for(choice, r, table, predicate)).kept
-            return await dataset_from_files(r, live, predicate, table=table)
-        parts = PartitionPredicate(CompiledPredicate(predicate), Partitioning.of(partitioning))
+            live = (await table_files_for(choice, r, table, compiled)).kept
+            return await dataset_from_files(
+                r, live, PartitionPredicate(compiled, None), table=table
+            )
+        parts = PartitionPredicate(compiled, Partitioning.of(partitioning))
         folders = parts.folder_filter()
 
         async def listing() -> list[str | FileInfo]:
@@ -474,10 +477,8 @@ async def pruned_dataset(
         lake = None
         if found:
             root = lake_root(sources) or ""
-            lake = await lake_lookup_files(r, root, files, predicate, found, choice == "lake")
-        return await dataset_from_files(
-            r, files, predicate, partitions=parts, every=every, lake=lake
-        )
+            lake = await lake_lookup_files(r, root, files, compiled, found, choice == "lake")
+        return await dataset_from_files(r, files, parts, every=every, lake=lake)
 
 
 pruned_dataset_sync = sync_twin(pruned_dataset)

@@ -10,9 +10,9 @@ The dictionary is the first page of the chunk, so it is among the bytes already 
 decode the predicate's columns: checking it costs its decompression and one hash per
 entry, no request. Its entries are hashed as the Bloom filter's writer hashed them (XXH64
 of the PLAIN bytes) and compared with the hashes of the equality's literals, every encoding
-of each (:func:`~pybloom_async.pruning.leaves.build_leaf`): a value present always matches
-one, so no row group with a match is ruled out. Two different values of equal hash keep
-the row group: it is then decoded as before.
+of each (the run's leaves: :meth:`~pybloom_async.pruning.api.CompiledPredicate.leaf`): a
+value present always matches one, so no row group with a match is ruled out. Two
+different values of equal hash keep the row group: it is then decoded as before.
 
 Only what is certain is used: a chunk whose page encodings are not recorded as all
 dictionary-encoded, of a physical type not read here (INT96, BOOLEAN), of a
@@ -37,9 +37,10 @@ from ..parquet.elements import CompressionCodec, Encoding, PageType
 from ..parquet.pages import decode_page_header
 from ..parquet.schema import ColumnDescriptor
 from ..predicate import Predicate, normal_form
+from ..pruning.api import CompiledPredicate
 from ..pruning.bounds import Outcome
 from ..pruning.evaluate import combine, leaves_of
-from ..pruning.leaves import Leaf, build_leaf, leaf_column
+from ..pruning.leaves import Leaf, leaf_column
 from ..pruning.verdicts import Rule
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
@@ -84,10 +85,10 @@ def dictionary_kept(plan: FilePlan, job: Job, held: HeldBytes, groups: Sequence[
     a dictionary that cannot be read keeps its row group, and decoding it says why.
     """
     where = rows_where(plan, job)
-    if where is None:
+    if where is None or job.compiled is None:
         return list(groups)
     normal = normal_form(where)
-    leaves = _equalities(normal, plan)
+    leaves = _equalities(normal, plan, job.compiled)
     if not leaves:
         return list(groups)
     kept = []
@@ -111,8 +112,9 @@ def dictionary_kept(plan: FilePlan, job: Job, held: HeldBytes, groups: Sequence[
     return kept
 
 
-def _equalities(normal: Predicate, plan: FilePlan) -> dict[int, Leaf]:
-    """The plain equalities of ``normal`` over columns the dictionary can decide, by ``id``."""
+def _equalities(normal: Predicate, plan: FilePlan, compiled: CompiledPredicate) -> dict[int, Leaf]:
+    """The plain equalities of ``normal`` over columns the dictionary can decide, by ``id``
+    (the run's leaves, from ``compiled``)."""
     found: dict[int, Leaf] = {}
     schema = plan.schema
     for p in leaves_of(normal):
@@ -123,7 +125,7 @@ def _equalities(normal: Predicate, plan: FilePlan) -> dict[int, Leaf]:
         if _width(desc) is None or desc.max_repetition_level != 0:
             continue
         try:
-            leaf = build_leaf(p, desc)
+            leaf = compiled.leaf(p, desc)
         except PyBloomError:
             continue  # the row decode reports a literal of the wrong type
         if leaf.needs_filter:

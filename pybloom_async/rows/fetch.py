@@ -125,7 +125,8 @@ async def _select_pages(
     with ``held_only`` not: then None (no selection without a request)."""
     index = plan.page_index
     where = rows_where(plan, job)
-    if not job.page_index or index is None or where is None:
+    compiled = job.compiled
+    if not job.page_index or index is None or where is None or compiled is None:
         return {}
     schema = plan.schema
     predicate = [schema.column(c).index for c in where_columns(plan, job) if c in schema]
@@ -136,12 +137,11 @@ async def _select_pages(
 
     def select() -> dict[int, GroupPages]:
         found: dict[int, GroupPages] = {}
-        cache: dict[int, Any] = {}
         serve = held_reader(held)
         for group in plan.kept:
             try:
                 found[group] = select_group(
-                    index, group, where, schema, names, serve, plan.path, cache
+                    index, group, where, schema, names, serve, plan.path, compiled
                 )
             except WholeChunks:
                 pass  # this group reads whole chunks

@@ -8,11 +8,11 @@ Where a file has a page index, a lookup reads, for each kept row group:
 2. the rows the predicate may hold (:func:`select_group`), from its normal form
    (NOT pushed to the leaves): per ``=``/``IN`` leaf, the rows of the pages whose
    ``[min, max]`` admit a probed value (the order and the probe values are
-   pruning's: :func:`pybloom_async.pruning.leaves.build_leaf`; a NULL in an IN
-   list matches no row, so its other values decide); per range, negation or null
-   test, the pages whose bounds and null counts do not rule it out (pruning's
-   rule too: :func:`pybloom_async.pruning.bounds.decide`); intersected for AND
-   and joined for OR;
+   pruning's: the run's leaves, :meth:`pybloom_async.pruning.api.CompiledPredicate.leaf`,
+   in their ``rows`` form: a NULL in an IN list matches no row, so its other values
+   decide); per range, negation or null test, the pages whose bounds and null counts
+   do not rule it out (pruning's rule too: :func:`pybloom_async.pruning.bounds.decide`);
+   intersected for AND and joined for OR;
 3. for every column read, its dictionary page and the data pages that overlap
    those rows, then decoded (:func:`decode_group`) by pyarrow from a
    one-column file holding just those pages
@@ -54,9 +54,10 @@ from ..parquet.page_index import (
     decode_page_index_footer,
     single_column_file,
 )
-from ..predicate import And, In, Or, Predicate, normal_form
+from ..predicate import And, Or, Predicate, normal_form
+from ..pruning.api import CompiledPredicate
 from ..pruning.bounds import Bounds, View, bounds_of, decide
-from ..pruning.leaves import Leaf, binary_float, build_leaf, leaf_column, literal_sort_key
+from ..pruning.leaves import Leaf, binary_float, leaf_column, literal_sort_key
 from ..read.ranges import HeldBytes
 
 #: Row ranges: sorted, disjoint, non-empty ``[start, end)`` intervals.
@@ -171,18 +172,6 @@ def _bounds_admit(leaf: Leaf, index: ColumnIndex, page: int) -> bool:
     return bisect.bisect_left(leaf.keys, low) < bisect.bisect_right(leaf.keys, high)
 
 
-def _row_leaf(p: Predicate) -> Predicate:
-    """The leaf whose keys select pages: an IN list's NULLs dropped.
-
-    Pruning keeps every row group for ``IN (..., NULL)`` (a NULL probe never
-    prunes), but a NULL in an IN list matches no row: the rows it may hold are
-    those of its other values (none left: an empty list, no page).
-    """
-    if isinstance(p, In) and any(v is None for v in p.values):
-        return In(p.column, tuple(v for v in p.values if v is not None))
-    return p
-
-
 def _page_view(leaf: Leaf, index: ColumnIndex, page: int) -> View:
     """One page as its column index sees it. No flag says whether a page's maximum is
     exact, so a byte string's is taken as possibly truncated (a prefix of the true one)."""
@@ -239,14 +228,14 @@ class _Group:
         schema: Schema,
         read_bytes: Callable[[int, int], bytes],
         path: str,
-        leaves: dict[int, Leaf],
+        compiled: CompiledPredicate | None = None,
     ) -> None:
         self.chunks = index.footer.groups[group]
         self.num_rows = index.footer.num_rows[group]
         self.schema = schema
         self.read_bytes = read_bytes
         self.path = path
-        self.leaves = leaves
+        self.compiled = compiled
         self._pages: dict[int, tuple[PageSpan, ...]] = {}
 
     def pages(self, desc: ColumnDescriptor) -> tuple[PageSpan, ...]:
@@ -288,12 +277,12 @@ class _Group:
         if not _flat(desc) or chunk.column_index is None or chunk.offset_index is None:
             return every
         spans = self.pages(desc)
-        leaf = self.leaves.get(id(p))
-        if leaf is None:
-            try:
-                leaf = self.leaves[id(p)] = build_leaf(_row_leaf(p), desc)
-            except PredicateError:
-                return every  # the evaluation on decoded rows raises it
+        if self.compiled is None:  # the rows are known: no predicate is asked
+            return every
+        try:
+            leaf = self.compiled.leaf(p, desc, "rows")
+        except PredicateError:
+            return every  # the evaluation on decoded rows raises it
         try:
             raw = self.read_bytes(*chunk.column_index)
             column_index = decode_column_index(raw, len(spans), path=self.path)
@@ -310,20 +299,20 @@ def select_group(
     names: Sequence[str],
     read_bytes: Callable[[int, int], bytes],
     path: str,
-    leaf_cache: dict[int, Leaf] | None = None,
+    compiled: CompiledPredicate,
 ) -> GroupPages:
     """The rows of one row group the predicate may hold, and the pages that cover them.
 
     ``names`` are the columns read (top-level names); ``read_bytes(start, end)`` serves
-    the index bytes fetched; ``leaf_cache`` shares the prepared leaves between the row
-    groups of one file.
+    the index bytes fetched; ``compiled``: the run's predicate, whose leaves every row
+    group and file share (``where`` is it, or a residual made of its leaves).
 
     Raises
     ------
     WholeChunks
         A column read is nested or has no usable offset index, or every page may match.
     """
-    state = _Group(index, group, schema, read_bytes, path, {} if leaf_cache is None else leaf_cache)
+    state = _Group(index, group, schema, read_bytes, path, compiled)
     descs = _descriptors(state, names, schema)
     rows = state.rows(normal_form(where))
     if rows == [(0, state.num_rows)]:
@@ -348,7 +337,7 @@ def pages_for_rows(
     WholeChunks
         A column is nested or has no usable offset index.
     """
-    state = _Group(index, group, schema, read_bytes, path, {})
+    state = _Group(index, group, schema, read_bytes, path)
     return _chosen(state, group, _descriptors(state, names, schema), rows)
 
 

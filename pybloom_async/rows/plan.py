@@ -26,6 +26,7 @@ from ..io.base import FileInfo, location_text
 from ..io.identity import SourceIdentity
 from ..parquet import FileMetaData, FooterBounds, Schema
 from ..predicate import Predicate
+from ..pruning.api import CompiledPredicate
 from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
@@ -420,7 +421,9 @@ class Job:
     """What every file's read shares: the predicate, the columns asked for, the limits, and
     once every footer is read, the result's schema (then each table comes shaped to it)."""
 
-    where: Predicate | None  # None: every row (a scan, with no predicate to evaluate)
+    #: The run's predicate, compiled once: its leaves serve every file's page index and
+    #: dictionaries (None: every row, a scan with no predicate to evaluate).
+    compiled: CompiledPredicate | None
     columns: list[str] | None  # None: every top-level column of each file
     max_fetch_bytes: int
     page_index: bool = True  # only the pages that may match, where the file has a page index
@@ -432,6 +435,20 @@ class Job:
     folders: tuple[Any, ...] = ()  # the partition columns of the files listed (pa.Field)
     #: A table's word on each of its files (deleted rows, partition values); None: plain files.
     table_file: Callable[[FilePlan], Awaitable[TableFile | None]] | None = None
+
+    @property
+    def where(self) -> Predicate | None:
+        """The predicate the rows are matched with (None: every row)."""
+        return self.compiled.predicate if self.compiled is not None else None
+
+    def compiled_for(self, where: Predicate | None) -> CompiledPredicate | None:
+        """The run's compiled predicate for ``where``: the job's own, or a residual of it
+        (what a file's partition folders leave), which shares its leaves (None: no
+        predicate, every row matches)."""
+        if where is None:
+            return None
+        assert self.compiled is not None, "a file's predicate without the run's"
+        return self.compiled if where is self.compiled.predicate else self.compiled.narrowed(where)
 
     def shaped(self, schema: Any, names: list[str]) -> Job:
         """This job with the result's schema known: tables come shaped to it."""

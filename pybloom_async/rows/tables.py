@@ -458,7 +458,7 @@ def _shape(
 async def table_batches(
     base: Run,
     source: TableSource,
-    where: Predicate,
+    compiled: CompiledPredicate,
     columns: Sequence[str] | None,
     *,
     on_error: str,
@@ -466,7 +466,8 @@ async def table_batches(
     lookup: LookupOptions,
     stream: bool = False,
 ) -> AsyncGenerator[Any, None]:
-    """The rows of a table that satisfy ``where``, as ``pyarrow.Table`` s (the first: empty).
+    """The rows of a table that satisfy the run's predicate (``compiled`` once: the lake
+    index and every file share its leaves), as ``pyarrow.Table`` s (the first: empty).
 
     The first table yielded is an empty one with the result's schema. Without
     ``stream`` every file is read in one pass (footer, pruning and rows); with it, every
@@ -480,7 +481,7 @@ async def table_batches(
     InvalidArgumentError
         ``on_error="skip"``: a table's live files are all part of its answer.
     PredicateError
-        A column of ``where`` or ``columns`` is not in the table, or a literal is
+        A column of the predicate or ``columns`` is not in the table, or a literal is
         not a value of its column's type.
     UnsupportedTypeError, SourceError, ParquetFormatError
         A delete that cannot be applied, or a file that cannot be read (named).
@@ -492,11 +493,11 @@ async def table_batches(
             value=on_error,
         )
     store = as_store_options(options)
-    table = await to_worker(resolve_table, source, where, store)
+    table = await to_worker(resolve_table, source, compiled.predicate, store)
     rows = table_rows(
-        base, table, where, columns, max_fetch_bytes=lookup.max_fetch_bytes,
+        base, table, compiled, columns, max_fetch_bytes=lookup.max_fetch_bytes,
         page_index=lookup.page_index, stream=stream,
-        files=lambda: table_files_for(lookup.use_index, base, table, where),
+        files=lambda: table_files_for(lookup.use_index, base, table, compiled),
     )  # fmt: skip
     try:
         async for found in rows:
@@ -509,7 +510,7 @@ async def table_batches(
 async def table_rows(
     base: Run,
     table: TableFiles,
-    where: Predicate | None,
+    compiled: CompiledPredicate | None,
     columns: Sequence[str] | None,
     *,
     max_fetch_bytes: int,
@@ -518,15 +519,16 @@ async def table_rows(
     files: Callable[[], Awaitable[Sequence[FileInfo] | LakeFiles]],
 ) -> AsyncGenerator[Any, None]:
     """The rows of the table's ``files`` (awaited after the first table; with a lake index's
-    word on them, their footers from its digest) that satisfy ``where`` (None: every live
-    row), as ``pyarrow.Table`` s, the first an empty one with the result's schema: each file
-    through the one per-file pass of lookups, its deletes applied and the columns the table
-    keeps outside it filled in (the module's steps 2-4).
+    word on them, their footers from its digest) that satisfy the run's predicate,
+    ``compiled`` once (None: every live row), as ``pyarrow.Table`` s, the first an empty
+    one with the result's schema: each file through the one per-file pass of lookups, its
+    deletes applied and the columns the table keeps outside it filled in (the module's
+    steps 2-4).
 
     Raises
     ------
     PredicateError
-        A column of ``where`` or ``columns`` is not in the table, or a literal is
+        A column of the predicate or ``columns`` is not in the table, or a literal is
         not a value of its column's type.
     UnsupportedTypeError, SourceError, ParquetFormatError
         A delete that cannot be applied, or a file that cannot be read (named).
@@ -535,6 +537,7 @@ async def table_rows(
     from .api import read_one_file
     from .fetch import planned_file_tables
 
+    where = compiled.predicate if compiled is not None else None
     names = read_columns_of(table, columns, where)
     read_schema = arrow_schema(table, names)
     result = pa.schema([read_schema.field(c) for c in (columns or table.top_level)])
@@ -546,10 +549,10 @@ async def table_rows(
         return
     reading = await to_worker(_prepare, table, base.reader, {location_text(f) for f in kept}, names)
     job = Job(
-        where, names, max_fetch_bytes, page_index, merging=base.reader.config.plan,
+        compiled, names, max_fetch_bytes, page_index, merging=base.reader.config.plan,
         table_file=reading.table_file,
     )  # fmt: skip
-    parts = None if where is None else PartitionPredicate(CompiledPredicate(where), None)
+    parts = None if compiled is None else PartitionPredicate(compiled, None)
 
     async def one(location: str | FileInfo) -> Any:
         try:

@@ -106,8 +106,9 @@ async def plan_source(
         # not read, and the plan holds while they stay at this version (taken before the
         # index is consulted: a file replaced meanwhile differs from it, and is planned
         # again by the next query).
-        before = await _versions(sources, where, settings, run)
-        planned, skipped = await planned_lookup(sources, where, settings, run)
+        compiled = CompiledPredicate(where)  # once for the plan: its listing and its files
+        before = await _versions(sources, compiled, settings, run)
+        planned, skipped = await planned_lookup(sources, compiled, settings, run)
         plans = planned.files
         job, schema = planned.job, planned.job.schema
         folders = {f.name for f in job.folders}
@@ -121,25 +122,24 @@ async def plan_source(
 
 
 async def _listed(
-    sources: Sources, where: Predicate | None, settings: ReadSettings, run: Run
+    sources: Sources, compiled: CompiledPredicate, settings: ReadSettings, run: Run
 ) -> dict[str, str | FileInfo]:
-    """The files a plan for ``where`` is made of, by path: those listed that their
-    ``key=value`` folders keep (no footer read)."""
+    """The files a plan for the predicate ``compiled`` is made of, by path: those listed
+    that their ``key=value`` folders keep (no footer read)."""
     partitioning = settings.folders()
-    predicate = where if where is not None else NO_PREDICATE
-    parts = PartitionPredicate(CompiledPredicate(predicate), partitioning)
+    parts = PartitionPredicate(compiled, partitioning)
     listed = await expand_paths(sources, run.reader, unreadable=[], folders=parts.folder_filter())
     parts.settle(listed)
     return {location_text(f): f for f in parts.kept_list(listed)}
 
 
 async def _versions(
-    sources: Sources, where: Predicate, settings: ReadSettings, options: RunOptions
+    sources: Sources, compiled: CompiledPredicate, settings: ReadSettings, options: RunOptions
 ) -> dict[str, SourceIdentity]:
-    """The version of each file a plan for ``where`` is made of now, where known (a
-    ``stat`` of a local file, the listing's of an object)."""
+    """The version of each file a plan for the predicate ``compiled`` is made of now, where
+    known (a ``stat`` of a local file, the listing's of an object)."""
     async with open_run(options) as run:
-        listed = await _listed(sources, where, settings, run)
+        listed = await _listed(sources, compiled, settings, run)
         found = await file_identities(list(listed.values()), run.reader.stats)
     return {path: v for path, v in zip(listed, found, strict=True) if v is not None}
 
@@ -151,7 +151,8 @@ async def still_current(
     folders keep), each at the version read (no footer read: a ``stat`` of a local file,
     the listing's ETag of an object, a HEAD of an object named directly)."""
     async with open_run(settings.run(stats)) as run:
-        now = await _listed(sources, plan.where, settings, run)
+        where = plan.where if plan.where is not None else NO_PREDICATE
+        now = await _listed(sources, CompiledPredicate(where), settings, run)
         if set(now) != set(plan.versions) | plan.unread:
             return False
 

@@ -26,7 +26,6 @@ from typing import Any
 import anyio
 
 from ..errors import ParquetFormatError, PyBloomError, SourceError
-from ..pruning.api import CompiledPredicate
 from ..read.run import Run, open_run
 from ..rows.api import file_rows
 from ..rows.plan import rows_where
@@ -46,9 +45,8 @@ async def _read_one(run: Run, read: FileRead, task: ReadTask) -> list[Any]:
     driver made; a file the driver could not read is planned there, pruned by what its
     partition folders leave of the predicate (their values filled in its rows)."""
     compiled = None
-    if read.plan is None:
-        where = rows_where(read.rows, task.job)
-        compiled = None if where is None else CompiledPredicate(where)
+    if read.plan is None:  # the task's predicate, compiled once for the task (its job's)
+        compiled = task.job.compiled_for(rows_where(read.rows, task.job))
     try:
         found = await file_rows(run, read.location, task.job, True, read.plan, compiled, read.rows)
     except _UNREADABLE as exc:

@@ -45,7 +45,8 @@ from ..read.fetch import ReaderConfig
 from ..read.plan import PlanConfig
 from ..read.reader import OpenedFile
 from ..read.run import RunOptions, open_run
-from ..rows.api import LookupOptions, LookupPlan, plan_lookup
+from ..rows.api import LookupOptions, LookupPlan, planned_files
+from ..rows.arguments import check_arguments
 from ..rows.decode import read_columns_of
 from ..rows.plan import FilePlan, Job, RowsOf, describe, partition_fields, rows_of
 from ..rows.schema import result_schema
@@ -236,15 +237,16 @@ NO_PREDICATE = IsNotNull("*")
 
 
 def listed_partitions(
-    listed: Sequence[str | FileInfo], settings: ReadSettings, where: Predicate | None = None
+    listed: Sequence[str | FileInfo],
+    settings: ReadSettings,
+    compiled: CompiledPredicate | None = None,
 ) -> PartitionPredicate | None:
     """The partition columns of the files ``listed``, typed by the local lookup's rule (None:
-    folders are plain folders); ``where``, the predicate its files are decided by."""
+    folders are plain folders); ``compiled``, the run's predicate its files are decided by."""
     partitioning = settings.folders()
     if partitioning is None:
         return None
-    compiled = CompiledPredicate(NO_PREDICATE if where is None else where)
-    parts = PartitionPredicate(compiled, partitioning)
+    parts = PartitionPredicate(compiled or CompiledPredicate(NO_PREDICATE), partitioning)
     parts.settle(listed)
     return parts
 
@@ -317,7 +319,7 @@ async def file_schema(
 
 async def planned_lookup(
     sources: str | Sequence[str | FileInfo],
-    where: Predicate,
+    compiled: CompiledPredicate,
     settings: ReadSettings,
     run: RunOptions,
     schema: Any = None,
@@ -332,9 +334,9 @@ async def planned_lookup(
         Unless ``on_error="skip"``, the first file the driver cannot read (named).
     """
     skipped: list[PyBloomError] = []
-    planned = await plan_lookup(
-        sources, where, schema=schema, skipped=skipped, lookup=settings.lookup, run=run
-    )
+    columns = list(schema.names) if schema is not None else None
+    args = check_arguments(compiled, columns, settings.lookup, run, {}, "plan_lookup")
+    planned = await planned_files(sources, args, schema, skipped)
     return planned, skipped
 
 
@@ -361,17 +363,18 @@ async def plan_read(
     run = settings.run(stats)
     if where is None:
         return await _scan(sources, schema, settings, run)
-    planned, skipped = await planned_lookup(sources, where, settings, run, schema)
+    compiled = CompiledPredicate(where)  # once for the driver's plan
+    planned, skipped = await planned_lookup(sources, compiled, settings, run, schema)
     reads = [FileRead(p.location, p) for p in planned.files if p.kept]
     unread = [e.path for e in skipped if e.path]
     if unread:
-        reads += await _unplanned(sources, where, unread, settings, run)
+        reads += await _unplanned(sources, compiled, unread, settings, run)
     return reads, planned.job
 
 
 async def _unplanned(
     sources: str | Sequence[str | FileInfo],
-    where: Predicate,
+    compiled: CompiledPredicate,
     paths: list[str],
     settings: ReadSettings,
     options: RunOptions,
@@ -383,7 +386,7 @@ async def _unplanned(
         return [FileRead(path) for path in paths]
     async with open_run(options) as run:
         listed = await expand_paths(sources, run.reader, unreadable=[])
-    parts = listed_partitions(listed, settings, where)
+    parts = listed_partitions(listed, settings, compiled)
     assert parts is not None
     found = {location_text(f): f for f in listed}
     reads = []

@@ -145,10 +145,10 @@ async def plan_table(
     if where is None:
         kept = {f.path: None for f in table.files}
     else:
+        compiled = CompiledPredicate(where)  # once: the lake index and the files share it
         async with open_run(settings.run()) as run:
-            found = await table_files_for(settings.lookup.use_index, run, table, where)
+            found = await table_files_for(settings.lookup.use_index, run, table, compiled)
             files = [f for f in found.kept if isinstance(f, FileInfo)]
-            compiled = CompiledPredicate(where)
             verdicts = await prune_files(run, files, compiled, require_columns=False)
         for v in verdicts:  # a file whose row groups are all ruled out makes no task
             if v.row_group is None:
@@ -187,16 +187,24 @@ def read_table_task(task: TableTask) -> Iterator[Any]:
                 path=path,
             )
     width = task.settings.concurrency or DEFAULT_TASK_CONCURRENCY
+    # Compiled once for the task: every window's files share its leaves.
+    compiled = None if task.where is None else CompiledPredicate(task.where)
     for start in range(0, len(task.files), width):
         window = [live[path] for path in task.files[start : start + width]]
-        for rows in anyio.run(_window_rows, task, table, window):
+        for rows in anyio.run(_window_rows, task, table, compiled, window):
             for batch in rows.cast(task.rows).to_batches():
                 if batch.num_rows:
                     yield batch
 
 
-async def _window_rows(task: TableTask, table: TableFiles, files: list[FileInfo]) -> list[Any]:
-    """The matching live rows of some of the task's files, one table per row group."""
+async def _window_rows(
+    task: TableTask,
+    table: TableFiles,
+    compiled: CompiledPredicate | None,
+    files: list[FileInfo],
+) -> list[Any]:
+    """The matching live rows of some of the task's files (``compiled``: the task's
+    predicate), one table per row group."""
 
     async def given() -> list[FileInfo]:
         return files
@@ -204,7 +212,7 @@ async def _window_rows(task: TableTask, table: TableFiles, files: list[FileInfo]
     settings = task.settings
     async with open_run(settings.run()) as run:
         found: AsyncGenerator[Any, None] = table_rows(
-            run, table, task.where, list(task.names),
+            run, table, compiled, list(task.names),
             max_fetch_bytes=settings.lookup.max_fetch_bytes,
             page_index=settings.lookup.page_index, stream=False, files=given,
         )  # fmt: skip

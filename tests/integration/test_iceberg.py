@@ -291,6 +291,8 @@ def test_pruned_dataset_refuses_files_with_deletes(table: Any, tmp_path: Path) -
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.typedef import Record
 
+    from pybloom_async.pruning.api import CompiledPredicate
+    from pybloom_async.pruning.partitions import PartitionPredicate
     from pybloom_async.read.run import open_run
     from pybloom_async.rows.dataset import dataset_from_files
 
@@ -305,7 +307,8 @@ def test_pruned_dataset_refuses_files_with_deletes(table: Any, tmp_path: Path) -
 
     async def build() -> Any:
         async with open_run() as run:
-            return await dataset_from_files(run, files.files, "id = 1", table=files)
+            parts = PartitionPredicate(CompiledPredicate("id = 1"), None)
+            return await dataset_from_files(run, files.files, parts, table=files)
 
     import anyio
 

@@ -26,8 +26,8 @@ from pybloom_async.errors import PredicateError
 from pybloom_async.parquet import LogicalType, Statistics, TimeUnit
 from pybloom_async.parquet.schema import ColumnDescriptor
 from pybloom_async.predicate import Compare, Not, Predicate
+from pybloom_async.pruning.api import CompiledPredicate
 from pybloom_async.pruning.bounds import chunk_view, decide
-from pybloom_async.pruning.leaves import build_leaf
 from pybloom_async.types import PhysicalType
 
 pa = pytest.importorskip("pyarrow")
@@ -119,7 +119,7 @@ def _descriptor(physical: PhysicalType, logical: LogicalType | None = None) -> C
 
 
 def _view(desc: ColumnDescriptor, where: Predicate, **stats: Any) -> Any:
-    leaf = build_leaf(where, desc)
+    leaf = CompiledPredicate(where).leaf(where, desc)
     return decide(leaf, chunk_view(leaf, Statistics(**stats), 10))
 
 

@@ -33,6 +33,7 @@ from pybloom_async.parquet.page_index import (
     single_column_file,
 )
 from pybloom_async.predicate import Predicate, col
+from pybloom_async.pruning.api import CompiledPredicate
 from pybloom_async.read.ranges import HeldBytes
 from pybloom_async.rows.pages import (
     FilePageIndex,
@@ -85,7 +86,10 @@ class File:
 
     def select(self, where: Predicate, names: list[str] | None = None) -> GroupPages:
         names = names or list(self.table.column_names)
-        return select_group(self.index, 0, where, self.schema, names, self.read, "mem")
+        compiled = CompiledPredicate(where)
+        return select_group(
+            self.index, 0, compiled.predicate, self.schema, names, self.read, "mem", compiled
+        )
 
     def rows(self, where: Predicate, names: list[str] | None = None) -> Any:
         chosen = self.select(where, names)
