@@ -48,6 +48,7 @@ from ..parquet.logical import LogicalKind, LogicalType
 from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 from .encoded import (
+    DECIMAL_STORAGE,
     MAX_DECIMAL_BYTES,
     MAX_DECIMAL_PRECISION,
     MAX_EXPONENT,
@@ -58,6 +59,7 @@ from .encoded import (
     Probe,
     as_int,
     bytes_like,
+    decimal_parameters,
     encode_plain_int,
     fixed_or_binary,
     got_text,
@@ -330,21 +332,12 @@ def _encode_uuid(value: object, column: ColumnDescriptor, logical: LogicalType) 
 
 
 def _encode_decimal(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
-    precision, scale = logical.precision, logical.scale
+    parameters = decimal_parameters(logical)
     ptype = column.physical_type
-    if (
-        precision is None
-        or scale is None
-        or not 1 <= precision <= MAX_DECIMAL_PRECISION
-        or scale < 0
-    ):
+    if parameters is None:
         return unprobeable(column, f"unsupported decimal parameters {logical}")
-    if ptype not in (
-        PhysicalType.INT32,
-        PhysicalType.INT64,
-        PhysicalType.BYTE_ARRAY,
-        PhysicalType.FIXED_LEN_BYTE_ARRAY,
-    ):
+    precision, scale = parameters
+    if ptype not in DECIMAL_STORAGE:
         return unprobeable(column, f"{logical} cannot annotate a {ptype.name} column")
     if is_bool(value):
         raise type_error("expected a decimal number, got a bool", column, value)

@@ -92,6 +92,24 @@ def show_value(value: object) -> str:
     return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
 
 
+#: The physical types a DECIMAL annotates.
+DECIMAL_STORAGE = (
+    PhysicalType.INT32,
+    PhysicalType.INT64,
+    PhysicalType.BYTE_ARRAY,
+    PhysicalType.FIXED_LEN_BYTE_ARRAY,
+)
+
+
+def decimal_parameters(logical: LogicalType) -> tuple[int, int] | None:
+    """A DECIMAL's precision and scale, None where they are missing or out of what is
+    supported (precision 1 to :data:`MAX_DECIMAL_PRECISION`, scale not negative)."""
+    precision, scale = logical.precision, logical.scale
+    if precision is None or scale is None or not 1 <= precision <= MAX_DECIMAL_PRECISION:
+        return None
+    return (precision, scale) if scale >= 0 else None
+
+
 def got_text(value: object) -> str:
     """``a bool``, ``an int``, ``a datetime``: the value's Python type, for messages."""
     name = type(value).__name__

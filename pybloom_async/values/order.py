@@ -41,13 +41,14 @@ from ..parquet.logical import LogicalKind, LogicalType
 from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 from .encoded import (
+    DECIMAL_STORAGE,
     INT32_RANGE,
     INT64_RANGE,
     MAX_DECIMAL_BYTES,
-    MAX_DECIMAL_PRECISION,
     UUID_TEXT,
     NeverPrunes,
     bytes_like,
+    decimal_parameters,
     got_text,
     is_bool,
     literal_forms,
@@ -258,17 +259,11 @@ def _raw(value: object, column: ColumnDescriptor) -> bytes:
 def _decimal_position(
     value: object, column: ColumnDescriptor, logical: LogicalType
 ) -> Position | NeverPrunes:
-    precision, scale = logical.precision, logical.scale
+    parameters = decimal_parameters(logical)
     pt = column.physical_type
-    if (
-        precision is None
-        or scale is None
-        or not 1 <= precision <= MAX_DECIMAL_PRECISION
-        or scale < 0
-        or pt is PhysicalType.BOOLEAN
-        or pt in (PhysicalType.FLOAT, PhysicalType.DOUBLE, PhysicalType.INT96)
-    ):
+    if parameters is None or pt not in DECIMAL_STORAGE:
         return unprobeable(column, f"unsupported decimal parameters {logical} on {pt.name}")
+    scale = parameters[1]
     if is_bool(value) or not isinstance(value, (numbers.Integral, Decimal)):
         raise type_error(f"expected decimal.Decimal or int, got {got_text(value)}", column, value)
     if isinstance(value, numbers.Integral):
