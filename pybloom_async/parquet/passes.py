@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from typing import Any
 
 from thrift.Thrift import TType
@@ -118,6 +119,25 @@ _DETAILS_REQUIRED = (
     "total_compressed_size",
     "data_page_offset",
 )
+
+
+def check_unencrypted(head: wire.FileMetaData, path: str | None) -> None:
+    """Refuse a plaintext footer whose columns are encrypted (its encryption_algorithm)."""
+    if head.encryption_algorithm is not None:
+        raise EncryptedFileError(
+            "encrypted files are not supported (plaintext footer with encrypted columns)",
+            path=path,
+        )
+
+
+def check_chunk_count(chunks: Sized, leaves: int, group: int, path: str | None) -> None:
+    """Refuse a row group without one column chunk per schema leaf (matched by position)."""
+    if len(chunks) != leaves:
+        raise ParquetFormatError(
+            f"row group {group} has {len(chunks)} column chunks but the schema has "
+            f"{leaves} leaf columns",
+            path=path,
+        )
 
 
 def check_chunk(
