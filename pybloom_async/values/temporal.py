@@ -195,6 +195,16 @@ def date_position(value: object, column: ColumnDescriptor) -> int | None:
     return None
 
 
+def _utc_nanos(
+    nanos: int, offset: dt.timedelta, value: object, column: ColumnDescriptor, logical: LogicalType
+) -> int:
+    """Wall-clock nanoseconds with a zone's ``offset`` as UTC, in a column of UTC times; a
+    column without the UTC flag has no one place for them (:data:`_AMBIGUOUS`)."""
+    if not logical.is_adjusted_to_utc:
+        raise type_error(_AMBIGUOUS, column, value)
+    return nanos - _offset_nanos(offset)
+
+
 def time_position(value: object, column: ColumnDescriptor, logical: LogicalType) -> Fraction | None:
     """A time of day in the column's unit (exact: a finer time falls between two units);
     None for a value that is not a time (a number is the raw count)."""
@@ -204,9 +214,7 @@ def time_position(value: object, column: ColumnDescriptor, logical: LogicalType)
         return None
     nanos, offset = found
     if offset is not None:
-        if not logical.is_adjusted_to_utc:
-            raise type_error(_AMBIGUOUS, column, value)
-        nanos = (nanos - _offset_nanos(offset)) % NANOS_PER_DAY
+        nanos = _utc_nanos(nanos, offset, value, column, logical) % NANOS_PER_DAY
     return Fraction(nanos, 10**9 // logical.unit.per_second)
 
 
@@ -221,9 +229,7 @@ def timestamp_position(
         return None
     wall, offset = found
     if offset is not None:
-        if not logical.is_adjusted_to_utc:
-            raise type_error(_AMBIGUOUS, column, value)
-        wall -= _offset_nanos(offset)
+        wall = _utc_nanos(wall, offset, value, column, logical)
     return Fraction(wall, 10**9 // logical.unit.per_second)
 
 
