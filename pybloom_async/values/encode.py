@@ -58,7 +58,7 @@ from .encoded import (
     NeverPrunes,
     Probe,
     as_int,
-    bytes_like,
+    bytes_or_refuse,
     decimal_parameters,
     encode_plain_int,
     fixed_or_binary,
@@ -293,10 +293,7 @@ def _encode_binary(value: object, column: ColumnDescriptor) -> Encoded:
     if isinstance(value, str):
         encoded = _utf8(value)
         return encoded if isinstance(encoded, CannotMatch) else fixed_or_binary(encoded, column)
-    raw = bytes_like(value)
-    if raw is None:
-        raise type_error(f"expected text or bytes, got {got_text(value)}", column, value)
-    return fixed_or_binary(raw, column)
+    return fixed_or_binary(bytes_or_refuse(value, column, "text or bytes"), column)
 
 
 def _encode_text(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
@@ -322,10 +319,7 @@ def _encode_uuid(value: object, column: ColumnDescriptor, logical: LogicalType) 
                 value=value,
             )
         return probe_of(uuid.UUID(value).bytes)
-    raw = bytes_like(value)
-    if raw is None:
-        raise type_error(f"expected a UUID, got {got_text(value)}", column, value)
-    return fixed_or_binary(raw, column)
+    return fixed_or_binary(bytes_or_refuse(value, column, "a UUID"), column)
 
 
 # --- decimals -----------------------------------------------------------------

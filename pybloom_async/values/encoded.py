@@ -191,11 +191,17 @@ def bytes_like(value: object) -> bytes | None:
     return None
 
 
-def raw_bytes_only(value: object, column: ColumnDescriptor) -> Encoded:
+def bytes_or_refuse(value: object, column: ColumnDescriptor, expected: str) -> bytes:
+    """The bytes of a bytes-like value; any other is refused as not ``expected`` (what the
+    column takes: "text or bytes", "the raw stored bytes")."""
     raw = bytes_like(value)
     if raw is None:
-        raise type_error(f"expected the raw stored bytes, got {got_text(value)}", column, value)
-    return fixed_or_binary(raw, column)
+        raise type_error(f"expected {expected}, got {got_text(value)}", column, value)
+    return raw
+
+
+def raw_bytes_only(value: object, column: ColumnDescriptor) -> Encoded:
+    return fixed_or_binary(bytes_or_refuse(value, column, "the raw stored bytes"), column)
 
 
 def fixed_or_binary(raw: bytes, column: ColumnDescriptor) -> Encoded:

@@ -47,7 +47,7 @@ from .encoded import (
     MAX_DECIMAL_BYTES,
     UUID_TEXT,
     NeverPrunes,
-    bytes_like,
+    bytes_or_refuse,
     decimal_parameters,
     got_text,
     is_bool,
@@ -179,10 +179,7 @@ def _bytes(value: object, column: ColumnDescriptor) -> bytes:
         # A lone surrogate has no UTF-8 form, but its place among UTF-8 strings is the
         # one 'surrogatepass' gives (UTF-8 orders as code points).
         return value.encode("utf-8", "surrogatepass")
-    raw = bytes_like(value)
-    if raw is None:
-        raise type_error(f"expected text or bytes, got {got_text(value)}", column, value)
-    return raw
+    return bytes_or_refuse(value, column, "text or bytes")
 
 
 def _logical_position(
@@ -250,10 +247,7 @@ def _logical_position(
 
 
 def _raw(value: object, column: ColumnDescriptor) -> bytes:
-    raw = bytes_like(value)
-    if raw is None:
-        raise type_error(f"expected the raw stored bytes, got {got_text(value)}", column, value)
-    return raw
+    return bytes_or_refuse(value, column, "the raw stored bytes")
 
 
 def _decimal_position(
