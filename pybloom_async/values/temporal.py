@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+from collections.abc import Iterable
 from fractions import Fraction
 
 from ..parquet.logical import LogicalType, TimeUnit
@@ -78,15 +79,25 @@ def encode_time(value: object, column: ColumnDescriptor, logical: LogicalType) -
     if found is None:
         return encode_plain_int(value, column)
     wall, offset = found
+    days = (nanos % NANOS_PER_DAY for nanos in _instants(wall, offset, utc))
+    alternatives = _in_unit(value, days, unit, ptype)
+    return alternatives if isinstance(alternatives, CannotMatch) else probe_of(*alternatives)
+
+
+def _in_unit(
+    value: object, instants: Iterable[int], unit: TimeUnit, ptype: PhysicalType
+) -> list[bytes] | CannotMatch:
+    """Each instant (nanoseconds) as the column stores it: a count of its unit, packed
+    (those out of the type's range left out); CannotMatch for a value finer than the unit."""
     alternatives: list[bytes] = []
-    for nanos in _instants(wall, offset, utc):
-        count = _to_unit(nanos % NANOS_PER_DAY, unit)
+    for nanos in instants:
+        count = _to_unit(nanos, unit)
         if count is None:
             return CannotMatch(f"{show_value(value)} is more precise than the column's {unit.name}")
         packed = pack_int(count, ptype)
         if isinstance(packed, Probe):
             alternatives.extend(packed.alternatives)
-    return probe_of(*alternatives)
+    return alternatives
 
 
 def _wall_nanos(value: dt.datetime, extra: int) -> tuple[int, dt.timedelta | None]:
@@ -147,14 +158,9 @@ def encode_timestamp(value: object, column: ColumnDescriptor, logical: LogicalTy
     if found is None:
         return encode_plain_int(value, column)
     wall, offset = found
-    alternatives: list[bytes] = []
-    for nanos in _instants(wall, offset, utc):
-        count = _to_unit(nanos, unit)
-        if count is None:
-            return CannotMatch(f"{show_value(value)} is more precise than the column's {unit.name}")
-        packed = pack_int(count, PhysicalType.INT64)
-        if isinstance(packed, Probe):
-            alternatives.extend(packed.alternatives)
+    alternatives = _in_unit(value, _instants(wall, offset, utc), unit, PhysicalType.INT64)
+    if isinstance(alternatives, CannotMatch):
+        return alternatives
     if not alternatives:
         return CannotMatch(f"{show_value(value)} is outside the 64-bit range of the column's unit")
     return probe_of(*alternatives)
