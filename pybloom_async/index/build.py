@@ -34,7 +34,7 @@ from ..parquet import (
     decode_file_metadata,
     parse_footer_tail,
 )
-from ..read.columns import ColumnReader, unsupported_reason
+from ..read.columns import ColumnReader, arrow_failures, unsupported_reason
 from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options
 from ..tasks.loops import sync_twin
@@ -120,28 +120,6 @@ def _ndv_for(ndv: int | Mapping[str, int] | None, column: str) -> int | None:
     return integer("ndv", value, minimum=0, column=column)
 
 
-def _index_file(
-    source: str | bytes,
-    meta: FileMetaData,
-    descs: Sequence[ColumnDescriptor],
-    identity: SourceIdentity,
-    data_file: str,
-    fpp: float,
-    ndv: int | Mapping[str, int] | None,
-    path: str,
-) -> SidecarIndex:
-    """:func:`_hash_file`, with pyarrow's own failures mapped to ParquetFormatError."""
-    try:
-        return _hash_file(source, meta, descs, identity, data_file, fpp, ndv, path)
-    except PyBloomError:
-        raise
-    except (ArithmeticError, LookupError, TypeError, ValueError, OSError) as exc:
-        # pyarrow raises ArrowException subclasses of these (ArrowInvalid is a ValueError).
-        raise ParquetFormatError(
-            f"cannot read the values: {type(exc).__name__}: {exc}", path=path
-        ) from exc
-
-
 def _hash_file(
     source: str | bytes,
     meta: FileMetaData,
@@ -152,64 +130,68 @@ def _hash_file(
     ndv: int | Mapping[str, int] | None,
     path: str,
 ) -> SidecarIndex:
-    """Hash every column over the whole file and build the filters (CPU: a worker thread)."""
-    reader = ColumnReader(source)
-    if reader.num_row_groups != len(meta.row_groups):
-        raise ParquetFormatError(
-            f"pyarrow sees {reader.num_row_groups} row groups, the footer {len(meta.row_groups)}",
-            path=path,
-        )
-    columns: list[IndexedColumn] = []
-    for desc in descs:
-        uniques = []
-        value_count = 0
-        nulls = 0
-        for rg in meta.row_groups:
-            hashes = reader.hashes(rg.index, desc)
-            if desc.max_repetition_level == 0 and len(hashes) > rg.num_rows:
-                raise ParquetFormatError(
-                    f"{len(hashes)} values in a row group of {rg.num_rows} rows",
-                    path=path,
-                    row_group=rg.index,
-                    column=desc.path,
-                )
-            value_count += len(hashes)
-            nulls += rg.num_rows - len(hashes)
-            uniques.append(np.unique(hashes))
-        distinct = np.unique(np.concatenate(uniques)) if uniques else np.empty(0, dtype=np.uint64)
-        wanted = _ndv_for(ndv, desc.path)
-        size_for = len(distinct) if wanted is None else wanted
-        bloom = SplitBlockBloomFilter.for_ndv(size_for, fpp)
-        bloom.insert_hashes(distinct)
-        columns.append(
-            IndexedColumn(
-                descriptor=ColumnDescriptor(
-                    index=len(columns),
-                    path_parts=desc.path_parts,
-                    physical_type=desc.physical_type,
-                    type_length=desc.type_length,
-                    max_repetition_level=desc.max_repetition_level,
-                    logical_type=desc.logical_type,
-                ),
-                ndv=size_for,
-                fpp=fpp,
-                distinct_count=len(distinct),
-                value_count=value_count,
-                null_count=nulls if desc.max_repetition_level == 0 else -1,
-                filter=bloom,
+    """Hash every column over the whole file and build the filters (CPU: a worker thread);
+    pyarrow's own failures are ParquetFormatError naming the file."""
+    with arrow_failures(path):
+        reader = ColumnReader(source)
+        if reader.num_row_groups != len(meta.row_groups):
+            groups = len(meta.row_groups)
+            raise ParquetFormatError(
+                f"pyarrow sees {reader.num_row_groups} row groups, the footer {groups}", path=path
             )
+        columns: list[IndexedColumn] = []
+        for desc in descs:
+            uniques = []
+            value_count = 0
+            nulls = 0
+            for rg in meta.row_groups:
+                hashes = reader.hashes(rg.index, desc)
+                if desc.max_repetition_level == 0 and len(hashes) > rg.num_rows:
+                    raise ParquetFormatError(
+                        f"{len(hashes)} values in a row group of {rg.num_rows} rows",
+                        path=path,
+                        row_group=rg.index,
+                        column=desc.path,
+                    )
+                value_count += len(hashes)
+                nulls += rg.num_rows - len(hashes)
+                uniques.append(np.unique(hashes))
+            distinct = (
+                np.unique(np.concatenate(uniques)) if uniques else np.empty(0, dtype=np.uint64)
+            )
+            wanted = _ndv_for(ndv, desc.path)
+            size_for = len(distinct) if wanted is None else wanted
+            bloom = SplitBlockBloomFilter.for_ndv(size_for, fpp)
+            bloom.insert_hashes(distinct)
+            columns.append(
+                IndexedColumn(
+                    descriptor=ColumnDescriptor(
+                        index=len(columns),
+                        path_parts=desc.path_parts,
+                        physical_type=desc.physical_type,
+                        type_length=desc.type_length,
+                        max_repetition_level=desc.max_repetition_level,
+                        logical_type=desc.logical_type,
+                    ),
+                    ndv=size_for,
+                    fpp=fpp,
+                    distinct_count=len(distinct),
+                    value_count=value_count,
+                    null_count=nulls if desc.max_repetition_level == 0 else -1,
+                    filter=bloom,
+                )
+            )
+        return SidecarIndex(
+            data_file=data_file,
+            file_size=identity.size,
+            file_mtime_ns=mtime_ns(identity),
+            file_etag=store_etag(identity),
+            file_inode=identity.inode[1] if identity.inode is not None else 0,
+            file_ctime_ns=identity.ctime_ns or 0,
+            num_rows=meta.num_rows,
+            num_row_groups=len(meta.row_groups),
+            columns=tuple(columns),
         )
-    return SidecarIndex(
-        data_file=data_file,
-        file_size=identity.size,
-        file_mtime_ns=mtime_ns(identity),
-        file_etag=store_etag(identity),
-        file_inode=identity.inode[1] if identity.inode is not None else 0,
-        file_ctime_ns=identity.ctime_ns or 0,
-        num_rows=meta.num_rows,
-        num_row_groups=len(meta.row_groups),
-        columns=tuple(columns),
-    )
 
 
 def _footer_of(data: bytes, path: str) -> FileMetaData:
@@ -241,7 +223,7 @@ async def _build_one(ctx: _BuildContext, location: str | FileInfo) -> IndexBuild
             ctx.reader.stats.add_metadata()
             meta = (await ctx.reader.footer(location)).metadata
             index = await anyio.to_thread.run_sync(
-                _index_file, local, meta, _resolve_columns(meta, ctx.columns, path), before,
+                _hash_file, local, meta, _resolve_columns(meta, ctx.columns, path), before,
                 data_file, ctx.fpp, ctx.ndv, path, limiter=ctx.cpu,
             )  # fmt: skip
             with map_errors(path, "opening"):
@@ -261,7 +243,7 @@ async def _build_one(ctx: _BuildContext, location: str | FileInfo) -> IndexBuild
                 raise _object_too_large(identity.size, ctx.max_object_bytes, path)
             meta = await anyio.to_thread.run_sync(_footer_of, data, path, limiter=ctx.cpu)
             index = await anyio.to_thread.run_sync(
-                _index_file, data, meta, _resolve_columns(meta, ctx.columns, path),
+                _hash_file, data, meta, _resolve_columns(meta, ctx.columns, path),
                 identity, data_file, ctx.fpp, ctx.ndv, path, limiter=ctx.cpu,
             )  # fmt: skip
         payload = await anyio.to_thread.run_sync(encode_index, index, limiter=ctx.cpu)

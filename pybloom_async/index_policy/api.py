@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ from ..io.sinks import is_local
 from ..lake.prune import index_pass_run, row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
 from ..predicate import Predicate
-from ..pruning.api import CompiledPredicate
+from ..pruning.api import CompiledPredicate, PrunePaths
 from ..pruning.api import prune as prune_in_files
 from ..pruning.partition_types import Partitioning
 from ..pruning.partitions import PartitionPredicate
@@ -40,15 +39,9 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
 
 
-# Long because: the docstring documents every parameter (41 lines); the code is 40.
+# Long because: the docstring documents every parameter (41 lines); the code is 34.
 async def prune(
-    paths: (
-        str
-        | os.PathLike[str]
-        | Sequence[str | os.PathLike[str] | FileInfo]
-        | FileStream
-        | TableSource
-    ),
+    paths: PrunePaths,
     where: Predicate | str,
     *,
     use_index: IndexChoice | None = "auto",

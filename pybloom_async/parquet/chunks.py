@@ -18,7 +18,7 @@ from .elements import (
     Statistics,
 )
 from .footer_bytes import FooterBytes
-from .passes import CHUNKS_PASS, check_chunk
+from .passes import CHUNKS_PASS, check_chunk, check_chunk_count
 from .scan import ScannedChunk, scan_footer
 from .schema import ColumnDescriptor, Schema
 from .thrift import lenient_text
@@ -296,12 +296,7 @@ class ChunkTable:
                 raise ParquetFormatError(
                     f"required field RowGroup.columns is missing (row group {index})", path=path
                 )
-            if len(chunks) != len(columns):
-                raise ParquetFormatError(
-                    f"row group {index} has {len(chunks)} column chunks but the schema has "
-                    f"{len(columns)} leaf columns",
-                    path=path,
-                )
+            check_chunk_count(chunks, len(columns), index, path)
             made = []
             # Once per column chunk: the common case is a few comparisons, and
             # error texts are built only on failure.

@@ -8,11 +8,10 @@ from collections.abc import Hashable, Sequence
 from types import SimpleNamespace
 from typing import Any, Literal
 
-from ..errors import EncryptedFileError
 from . import thrift_specs as wire
 from .footer_bytes import FooterBytes
 from .metadata import FileMetaData
-from .passes import HEAD_AND_CHUNKS_PASS, HEAD_AND_KEY_VALUES_PASS, HEAD_PASS
+from .passes import HEAD_AND_CHUNKS_PASS, HEAD_AND_KEY_VALUES_PASS, HEAD_PASS, check_unencrypted
 from .schema import Schema
 from .schema_build import schema_from_elements
 from .thrift import THRIFT_DECODER, decode_struct, non_negative, require_field
@@ -78,11 +77,7 @@ def decode_file_metadata_with(
     decode_struct(data, head, first, what="footer (FileMetaData)", path=path, decoder=decoder)
     # The decoders only store values of the spec's types, so the checks below
     # see ints, bytes, lists and wire structs, never anything else.
-    if head.encryption_algorithm is not None:
-        raise EncryptedFileError(
-            "encrypted files are not supported (plaintext footer with encrypted columns)",
-            path=path,
-        )
+    check_unencrypted(head, path)
     require_field(head.version, "FileMetaData.version", path)
     elements = require_field(head.schema, "FileMetaData.schema", path)
     non_negative(

@@ -28,6 +28,7 @@ from thrift.Thrift import TType
 from ..errors import EncryptedFileError, ParquetFormatError
 from ..types import PhysicalType
 from . import thrift_specs as wire
+from .passes import check_chunk_count, check_unencrypted
 from .schema_build import MAX_SCHEMA_DEPTH, PHYSICAL_BY_NUMBER, REPETITION_BY_NUMBER, child_count
 from .thrift import THRIFT_DECODER, decode_struct, require_field
 
@@ -119,11 +120,7 @@ def decode_flat_footer(
     """
     head = wire.FileMetaData()
     decode_struct(bytes(buf), head, _ARGS, what="footer (FileMetaData)", path=path, decoder=decoder)
-    if head.encryption_algorithm is not None:
-        raise EncryptedFileError(
-            "encrypted files are not supported (plaintext footer with encrypted columns)",
-            path=path,
-        )
+    check_unencrypted(head, path)
     require_field(head.version, "FileMetaData.version", path)
     num_rows = require_field(head.num_rows, "FileMetaData.num_rows", path)
     if num_rows < 0:
@@ -133,12 +130,7 @@ def decode_flat_footer(
     if len(groups) != 1:
         return FlatFooter(num_rows, len(groups), ())
     chunks = require_field(groups[0].columns, "RowGroup.columns", path, where="row group 0")
-    if len(chunks) != len(leaves):
-        raise ParquetFormatError(
-            f"row group 0 has {len(chunks)} column chunks but the schema has "
-            f"{len(leaves)} leaf columns",
-            path=path,
-        )
+    check_chunk_count(chunks, len(leaves), 0, path)
     out = []
     for chunk, (parts, raw_path, physical, required) in zip(chunks, leaves, strict=True):
         md = chunk.meta_data

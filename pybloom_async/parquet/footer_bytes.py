@@ -15,7 +15,15 @@ from typing import Any, Literal
 from ..errors import ParquetFormatError
 from . import thrift_specs as wire
 from .elements import KeyValue
-from .passes import DETAILS_PASS, KEY_VALUES_PASS, UNSET, Unset, check_details, chunk_place
+from .passes import (
+    DETAILS_PASS,
+    KEY_VALUES_PASS,
+    UNSET,
+    Unset,
+    check_chunk_count,
+    check_details,
+    chunk_place,
+)
 from .schema import ColumnDescriptor
 from .thrift import decode_struct, lenient_text, require_field
 
@@ -72,12 +80,7 @@ class FooterBytes:
         columns = self.columns
         for index, group in enumerate(self.groups(self.decode(DETAILS_PASS))):
             chunks = group.columns or []
-            if len(chunks) != len(columns):  # checked in the chunks pass already
-                raise ParquetFormatError(
-                    f"row group {index} has {len(chunks)} column chunks but the schema has "
-                    f"{len(columns)} leaf columns",
-                    path=self.path,
-                )
+            check_chunk_count(chunks, len(columns), index, self.path)  # as the chunks pass
             for chunk, column in zip(chunks, columns, strict=True):
                 md = chunk.meta_data
                 if md is None:  # checked in the chunks pass already

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sized
 from typing import Any
 
 from thrift.Thrift import TType
@@ -120,6 +121,25 @@ _DETAILS_REQUIRED = (
 )
 
 
+def check_unencrypted(head: wire.FileMetaData, path: str | None) -> None:
+    """Refuse a plaintext footer whose columns are encrypted (its encryption_algorithm)."""
+    if head.encryption_algorithm is not None:
+        raise EncryptedFileError(
+            "encrypted files are not supported (plaintext footer with encrypted columns)",
+            path=path,
+        )
+
+
+def check_chunk_count(chunks: Sized, leaves: int, group: int, path: str | None) -> None:
+    """Refuse a row group without one column chunk per schema leaf (matched by position)."""
+    if len(chunks) != leaves:
+        raise ParquetFormatError(
+            f"row group {group} has {len(chunks)} column chunks but the schema has "
+            f"{leaves} leaf columns",
+            path=path,
+        )
+
+
 def check_chunk(
     chunk: wire.ColumnChunk, group: int, column: ColumnDescriptor, path: str | None
 ) -> None:
@@ -139,12 +159,7 @@ def check_chunk(
         raise ParquetFormatError(
             f"column chunk has no meta_data ({chunk_place(group, column)})", path=path
         )
-    for name in _CORE_REQUIRED:
-        if getattr(md, name) is None:
-            raise ParquetFormatError(
-                f"required field ColumnMetaData.{name} is missing ({chunk_place(group, column)})",
-                path=path,
-            )
+    _require(md, _CORE_REQUIRED, group, column, path)
     # Columns are matched to schema leaves by position (parquet.thrift: "This
     # list must have the same order as the SchemaElement list"); the path and
     # type recorded in the chunk must agree with the leaf at that position.
@@ -171,16 +186,28 @@ def check_chunk(
         )
 
 
-def check_details(
-    md: wire.ColumnMetaData, group: int, column: ColumnDescriptor, path: str | None
+def _require(
+    md: wire.ColumnMetaData,
+    names: tuple[str, ...],
+    group: int,
+    column: ColumnDescriptor,
+    path: str | None,
 ) -> None:
-    """Validate the fields of the details pass of one chunk."""
-    for name in _DETAILS_REQUIRED:
+    """Refuse a chunk's metadata without one of the fields ``names`` (parquet.thrift's
+    required ones that a pass reads)."""
+    for name in names:
         if getattr(md, name) is None:
             raise ParquetFormatError(
                 f"required field ColumnMetaData.{name} is missing ({chunk_place(group, column)})",
                 path=path,
             )
+
+
+def check_details(
+    md: wire.ColumnMetaData, group: int, column: ColumnDescriptor, path: str | None
+) -> None:
+    """Validate the fields of the details pass of one chunk."""
+    _require(md, _DETAILS_REQUIRED, group, column, path)
     for s in md.encoding_stats or ():
         if s.page_type is None or s.encoding is None or s.count is None:
             if s.page_type is None:

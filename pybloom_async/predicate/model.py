@@ -95,8 +95,21 @@ def _column(column: object) -> str:
     return column
 
 
+class _OnColumn(Predicate):
+    """A predicate on one column (a comparison, IN, BETWEEN, IS [NOT] NULL): the column's
+    path checked, and the one column it reads."""
+
+    column: str
+
+    def __post_init__(self) -> None:
+        _column(self.column)
+
+    def columns(self) -> frozenset[str]:
+        return frozenset((self.column,))
+
+
 @dataclass(frozen=True, eq=True)
-class Eq(Predicate):
+class Eq(_OnColumn):
     """``column = value`` (``null_safe``: ``column <=> value``, where NULL matches NULL).
 
     ``Eq(column, None, null_safe=True)`` is :class:`IsNull`: the one form of ``IS NULL``.
@@ -110,12 +123,6 @@ class Eq(Predicate):
         if cls is Eq and _null_safe_null(*args, **kwargs):
             return IsNull(args[0] if args else kwargs["column"])
         return super().__new__(cls)
-
-    def __post_init__(self) -> None:
-        _column(self.column)
-
-    def columns(self) -> frozenset[str]:
-        return frozenset((self.column,))
 
     def _render(self, full: bool) -> str:
         op = "<=>" if self.null_safe else "="
@@ -157,16 +164,10 @@ class IsNull(Eq):
 
 
 @dataclass(frozen=True, eq=True)
-class IsNotNull(Predicate):
+class IsNotNull(_OnColumn):
     """``column IS NOT NULL``: true for every non-NULL value, never unknown."""
 
     column: str
-
-    def __post_init__(self) -> None:
-        _column(self.column)
-
-    def columns(self) -> frozenset[str]:
-        return frozenset((self.column,))
 
     def _render(self, full: bool) -> str:
         return f"{quote_column(self.column)} IS NOT NULL"
@@ -176,7 +177,7 @@ class IsNotNull(Predicate):
 
 
 @dataclass(frozen=True, eq=True)
-class Compare(Predicate):
+class Compare(_OnColumn):
     """``column op value``, ``op`` one of ``<``, ``<=``, ``>``, ``>=`` and ``!=`` (``<>``).
 
     Values order as their column's type does (see the module's literal rule);
@@ -197,9 +198,6 @@ class Compare(Predicate):
                 f"Compare takes <, <=, >, >= or !=, not {self.op!r}{hint}", column=self.column
             )
 
-    def columns(self) -> frozenset[str]:
-        return frozenset((self.column,))
-
     def _render(self, full: bool) -> str:
         return f"{quote_column(self.column)} {self.op} {literal_text(self.value)}"
 
@@ -211,18 +209,12 @@ class Compare(Predicate):
 
 
 @dataclass(frozen=True, eq=True)
-class Between(Predicate):
+class Between(_OnColumn):
     """``column BETWEEN low AND high``: ``low <= column AND column <= high`` (inclusive)."""
 
     column: str
     low: Any
     high: Any
-
-    def __post_init__(self) -> None:
-        _column(self.column)
-
-    def columns(self) -> frozenset[str]:
-        return frozenset((self.column,))
 
     def _render(self, full: bool) -> str:
         return self._text("BETWEEN")
@@ -233,17 +225,11 @@ class Between(Predicate):
 
 
 @dataclass(frozen=True, eq=True)
-class In(Predicate):
+class In(_OnColumn):
     """``column IN (v1, v2, ...)``: true when the column equals any of the values."""
 
     column: str
     values: tuple[Any, ...]
-
-    def __post_init__(self) -> None:
-        _column(self.column)
-
-    def columns(self) -> frozenset[str]:
-        return frozenset((self.column,))
 
     def _render(self, full: bool) -> str:
         return f"{quote_column(self.column)} IN ({_values_text(self.values, full)})"
@@ -253,7 +239,7 @@ class In(Predicate):
 
 
 @dataclass(frozen=True, eq=True)
-class NotIn(Predicate):
+class NotIn(_OnColumn):
     """``column NOT IN (v1, v2, ...)``: ``NOT (column IN (...))``.
 
     Never true when the list holds a NULL (the row might equal it: unknown).
@@ -261,12 +247,6 @@ class NotIn(Predicate):
 
     column: str
     values: tuple[Any, ...]
-
-    def __post_init__(self) -> None:
-        _column(self.column)
-
-    def columns(self) -> frozenset[str]:
-        return frozenset((self.column,))
 
     def _render(self, full: bool) -> str:
         return f"{quote_column(self.column)} NOT IN ({_values_text(self.values, full)})"

@@ -159,6 +159,19 @@ def _check_header(
     return ByteRange(entry.offset + header_len, end)
 
 
+def _unusable(
+    entry: PlannedFilter[K],
+    reason: str,
+    header_len: int | None = None,
+    num_bytes: int | None = None,
+) -> ResolvedFilter[K]:
+    """The planned filter, UNUSABLE for ``reason`` (its header read, or not decoded)."""
+    status = FilterStatus.UNUSABLE
+    return ResolvedFilter(
+        entry.key, entry.offset, entry.length, status, reason, header_len, num_bytes
+    )
+
+
 def _inside_read(entry: PlannedFilter[Any], bitset: ByteRange, held: set[ByteRange]) -> Span | None:
     """The bitset's location when the one buffer its header came from holds it all, else None.
 
@@ -225,15 +238,7 @@ def plan_bitset_reads(
         if header is None:
             raise InvalidArgumentError(f"filter {entry.key!r} was planned but got no header")
         if isinstance(header, str):
-            outcomes.append(
-                ResolvedFilter(
-                    entry.key,
-                    entry.offset,
-                    entry.length,
-                    FilterStatus.UNUSABLE,
-                    f"bloom filter header: {header}",
-                )
-            )
+            outcomes.append(_unusable(entry, f"bloom filter header: {header}"))
             continue
         if not isinstance(header, tuple) or len(header) != 2:
             raise InvalidArgumentError(
@@ -243,17 +248,7 @@ def plan_bitset_reads(
         header_len, num_bytes = header
         checked = _check_header(entry, header_len, num_bytes, plan.footer_start, plan.config)
         if isinstance(checked, str):
-            outcomes.append(
-                ResolvedFilter(
-                    entry.key,
-                    entry.offset,
-                    entry.length,
-                    FilterStatus.UNUSABLE,
-                    checked,
-                    header_len,
-                    num_bytes,
-                )
-            )
+            outcomes.append(_unusable(entry, checked, header_len, num_bytes))
             continue
         located = _inside_read(entry, checked, held)
         if located is None:

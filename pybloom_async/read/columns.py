@@ -16,7 +16,9 @@ pyarrow is needed here (the ``arrow`` extra); it is imported on first use, and a
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -80,13 +82,7 @@ def leaf_values(values: Any, column: ColumnDescriptor) -> Any:
             arr = arr.flatten()[pick]  # flatten() merges the struct's own nulls into the child
         elif pa.types.is_map(t):
             arr = arr.keys if _wants_map_key(column) else arr.items
-        elif (
-            pa.types.is_list(t)
-            or pa.types.is_large_list(t)
-            or pa.types.is_fixed_size_list(t)
-            or pa.types.is_list_view(t)
-            or pa.types.is_large_list_view(t)
-        ):
+        elif _is_list(t):
             arr = arr.flatten()
         else:
             return arr
@@ -103,16 +99,23 @@ def _leaf_type(t: Any, column: ColumnDescriptor) -> Any:
             t = t.field(_child_index(names, column)).type
         elif pa.types.is_map(t):
             t = t.key_type if _wants_map_key(column) else t.item_type
-        elif (
-            pa.types.is_list(t)
-            or pa.types.is_large_list(t)
-            or pa.types.is_fixed_size_list(t)
-            or pa.types.is_list_view(t)
-            or pa.types.is_large_list_view(t)
-        ):
+        elif _is_list(t):
             t = t.value_type
         else:
             return t
+
+
+def _is_list(t: Any) -> bool:
+    """Whether the Arrow type is one of the list types (its values one level down)."""
+    import pyarrow as pa
+
+    return bool(
+        pa.types.is_list(t)
+        or pa.types.is_large_list(t)
+        or pa.types.is_fixed_size_list(t)
+        or pa.types.is_list_view(t)
+        or pa.types.is_large_list_view(t)
+    )
 
 
 def _child_index(names: list[str], column: ColumnDescriptor) -> int:
@@ -326,6 +329,26 @@ def _int96_from_timestamps(arr: Any) -> Any:
     return _fixed_from_numpy(rows, arr)
 
 
+@contextlib.contextmanager
+def arrow_failures(
+    path: str, row_group: int | None = None, column: str | None = None
+) -> Iterator[None]:
+    """pyarrow's own failures inside as ParquetFormatError ("cannot read the values") naming
+    the file (and the row group and column where given); the package's errors as raised."""
+    try:
+        yield
+    except PyBloomError:
+        raise
+    except (ArithmeticError, LookupError, TypeError, ValueError, OSError) as exc:
+        # pyarrow raises ArrowException subclasses of these (ArrowInvalid is a ValueError).
+        raise ParquetFormatError(
+            f"cannot read the values: {type(exc).__name__}: {exc}",
+            path=path,
+            row_group=row_group,
+            column=column,
+        ) from exc
+
+
 def column_hashes(values: Any, column: ColumnDescriptor) -> HashArray:
     """XXH64 of every non-null leaf value, as a Parquet writer hashes ``column``.
 
@@ -407,20 +430,13 @@ class ColumnReader:
             the column's physical values (pyarrow's own error, named).
         """
         values = self.read(row_group, column)
-        try:
-            if column.physical_type is PhysicalType.INT96:
-                self._check_int96(row_group, column, values)
-            return column_hashes(values, column)
-        except PyBloomError as exc:
-            raise exc.with_context(path=self._display, row_group=row_group) from None
-        except (ArithmeticError, LookupError, TypeError, ValueError, OSError) as exc:
-            # pyarrow raises ArrowException subclasses of these (ArrowInvalid is a ValueError).
-            raise ParquetFormatError(
-                f"cannot read the values: {type(exc).__name__}: {exc}",
-                path=self._display,
-                row_group=row_group,
-                column=column.path,
-            ) from exc
+        with arrow_failures(self._display, row_group, column.path):
+            try:
+                if column.physical_type is PhysicalType.INT96:
+                    self._check_int96(row_group, column, values)
+                return column_hashes(values, column)
+            except PyBloomError as exc:
+                raise exc.with_context(path=self._display, row_group=row_group) from None
 
     def _check_int96(self, row_group: int, column: ColumnDescriptor, values: Any) -> None:
         import pyarrow as pa

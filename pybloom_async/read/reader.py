@@ -34,9 +34,10 @@ from typing import Any, NamedTuple
 import anyio
 
 from ..checks import integer, seconds
-from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
+from ..errors import InvalidArgumentError
 from ..io.address import parse_address
 from ..io.base import ByteSource, FileInfo, SourceStats, location_text
+from ..io.failures import map_errors
 from ..io.identity import SourceIdentity, stat_identity
 from ..io.objects import ObjectStoreSource, open_source
 from ..io.store import StoreOptions, as_store_options
@@ -185,16 +186,14 @@ class BloomReader:
             A local file does not exist.
         SourceError
             It cannot be stat-ed, or the HEAD fails.
+        InvalidArgumentError
+            The path cannot be a file's (a NUL byte).
         """
         path = location_text(location)
         address = parse_address(path)
         if address.kind == "file":
-            try:
+            with map_errors(path, "looking up"):
                 identity = await to_worker(stat_identity, address.path)
-            except FileNotFoundError as exc:
-                raise SourceNotFoundError("no such file", path=path) from exc
-            except OSError as exc:
-                raise SourceError(f"stat failed: {exc}", path=path) from exc
             self.stats.add_metadata()
             return identity
         if isinstance(location, FileInfo):

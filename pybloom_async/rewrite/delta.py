@@ -43,12 +43,12 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..checks import require_pyarrow
-from ..errors import CommitConflictError, SourceError, UnsupportedTypeError
+from ..errors import SourceError, UnsupportedTypeError
 from ..tables import import_extra, resolve_table
 from ..tables.delta import files_with_deletion_vectors, reopen
 from .add_filters import FilterSpec
 from .results import AddFiltersResult, SkippedFile
-from .table_plan import Candidate, TablePlan, check_names, sibling
+from .table_plan import Candidate, TablePlan, check_names, commit_conflict, sibling
 
 #: The commitInfo key holding the run's id: how a commit's outcome is found in the history.
 MARKER = "pybloomAsyncAddFilters"
@@ -293,11 +293,7 @@ def commit(
             commit_properties=transaction.CommitProperties(custom_metadata={MARKER: marker}),
         )  # fmt: skip
     except exceptions.CommitFailedError as exc:
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        raise CommitConflictError(
-            f"the Delta table {plan.name} changed since version {plan.read_version} and "
-            f"deltalake refused the commit ({text}); nothing was committed: run again"
-        ) from None
+        raise commit_conflict(plan, exc) from None
 
 
 def find_commit(

@@ -27,12 +27,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import CommitConflictError, UnsupportedTypeError
+from ..errors import UnsupportedTypeError
 from ..tables import import_extra
 from ..tables.iceberg import data_location, manifest_location
 from .add_filters import FilterSpec
 from .results import AddFiltersResult, SkippedFile
-from .table_plan import Candidate, TablePlan, check_names, sibling
+from .table_plan import Candidate, TablePlan, check_names, commit_conflict, sibling
 
 #: The snapshot summary property holding the run's id.
 MARKER = "pybloom-async.add-filters"
@@ -124,11 +124,7 @@ def commit(
         overwrite.commit()
         transaction.commit_transaction()
     except (exceptions.CommitFailedException, exceptions.ValidationException) as exc:
-        text = " ".join(str(exc).split()) or type(exc).__name__
-        raise CommitConflictError(
-            f"the Iceberg table {plan.name} changed since snapshot {plan.read_version} and "
-            f"pyiceberg refused the commit ({text}); nothing was committed: run again"
-        ) from None
+        raise commit_conflict(plan, exc) from None
 
 
 def find_commit(

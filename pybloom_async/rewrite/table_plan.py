@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import InvalidArgumentError
+from ..errors import CommitConflictError, InvalidArgumentError
 from .results import SkippedFile
 
 # The suffix new files get; a file rewritten again (replace=True) gets a fresh one, not two.
@@ -38,6 +38,24 @@ class TablePlan:
     candidates: list[Candidate] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
     partition_columns: tuple[str, ...] = ()
+
+
+# Per kind: the table's name, what its read_version counts, and the library that commits.
+_COMMITS = {
+    "delta": ("Delta", "version", "deltalake"),
+    "iceberg": ("Iceberg", "snapshot", "pyiceberg"),
+}
+
+
+def commit_conflict(plan: TablePlan, exc: BaseException) -> CommitConflictError:
+    """The error of a commit the table's library refused (``exc``, a concurrent commit won):
+    one line saying that nothing was committed, so a run again may succeed."""
+    table, read, library = _COMMITS[plan.kind]
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return CommitConflictError(
+        f"the {table} table {plan.name} changed since {read} {plan.read_version} and "
+        f"{library} refused the commit ({text}); nothing was committed: run again"
+    )
 
 
 def sibling(location: str) -> str:

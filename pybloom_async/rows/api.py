@@ -236,7 +236,7 @@ def _table_rows(base: Run, sources: Sources, args: LookupArguments, stream: bool
         args.columns,
         on_error=args.on_error,
         options=base.reader.options,
-        lookup=args.options,
+        lookup=args.lookup,
         stream=stream,
     )
 
@@ -262,7 +262,7 @@ async def _files(
         return await expand_paths(sources, rdr, folders=folders)
 
     async def segments() -> list[FileInfo]:
-        return await lake_segments_for(args.use_index, sources, rdr)
+        return await lake_segments_for(args.lookup.use_index, sources, rdr)
 
     # The files and the lake index's segments are listed at once: one round trip.
     found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
@@ -278,7 +278,7 @@ async def _files(
 
     found = parts.kept_list(found)
     root = lake_root(sources) or ""
-    required = args.use_index == "lake"
+    required = args.lookup.use_index == "lake"
     kept = await lake_lookup_files(base, root, found, parts.compiled, lake, required)
     return found, kept, every
 
@@ -302,13 +302,13 @@ async def _read_files(
     job = Job(
         compiled,
         args.columns,
-        args.max_fetch_bytes,
-        args.page_index,
+        args.lookup.max_fetch_bytes,
+        args.lookup.page_index,
         merging=base.reader.config.plan,
     )
     from .plan import partition_fields
 
-    parts = PartitionPredicate(compiled, args.partitioning)
+    parts = PartitionPredicate(compiled, args.lookup.folders())
     listed, lake, every = await _files(base, sources, args, skipped, parts)
     files = lake.kept
     job = dataclasses.replace(job, folders=partition_fields(parts))

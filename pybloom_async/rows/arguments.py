@@ -134,7 +134,7 @@ class LookupArguments:
     compiled: CompiledPredicate
     columns: list[str] | None
     on_error: OnError  # the run's, or a lookup's default: "raise"
-    options: LookupOptions
+    lookup: LookupOptions
     run: RunOptions
 
     @property
@@ -146,26 +146,6 @@ class LookupArguments:
     def skip(self) -> bool:
         """Whether unreadable files are skipped."""
         return self.on_error == "skip"
-
-    @property
-    def max_fetch_bytes(self) -> int:
-        """Largest sum of column-chunk bytes fetched for one file at once."""
-        return self.options.max_fetch_bytes
-
-    @property
-    def page_index(self) -> bool:
-        """Whether pages are read by the page index."""
-        return self.options.page_index
-
-    @property
-    def partitioning(self) -> Partitioning | None:
-        """What ``key=value`` folders are."""
-        return self.options.folders()
-
-    @property
-    def use_index(self) -> IndexChoice:
-        """Which index serves the run."""
-        return self.options.use_index
 
 
 def check_arguments(

@@ -148,3 +148,18 @@ def arrow_scalar(value: Any, arrow_type: pa.DataType) -> pa.Scalar:
 #: The boolean scalars the masks are made of.
 NULL_BOOL = pa.nulls(1, pa.bool_())[0]
 TRUE = bool_array(np.ones(1, dtype=bool))[0]
+
+
+def int_storage(arrow_type: pa.DataType) -> pa.DataType | None:
+    """The integer type an Arrow temporal type is stored as (its values are built from, and
+    compared as, those integers); None for any other type."""
+    if pa.types.is_date32(arrow_type) or pa.types.is_time32(arrow_type):
+        return pa.int32()
+    if (
+        pa.types.is_date64(arrow_type)
+        or pa.types.is_time64(arrow_type)
+        or pa.types.is_timestamp(arrow_type)
+        or pa.types.is_duration(arrow_type)
+    ):
+        return pa.int64()
+    return None

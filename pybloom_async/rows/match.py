@@ -52,7 +52,7 @@ from ..predicate import (
 from ..pruning.leaves import encode_literal
 from ..types import PhysicalType
 from ..values import CannotMatch, NeverPrunes, Probe
-from .arrow import NULL_BOOL, TRUE, arrow_values, constant_bools
+from .arrow import NULL_BOOL, TRUE, arrow_values, constant_bools, int_storage
 from .ranges import Bound, range_bound
 
 _NANOS = {TimeUnit.MILLIS: 10**6, TimeUnit.MICROS: 10**3, TimeUnit.NANOS: 1}
@@ -187,20 +187,6 @@ def _decode(raw: bytes, desc: ColumnDescriptor, arrow_type: pa.DataType) -> Any:
     return stored  # DATE days, durations and raw counts: the stored integer itself
 
 
-def _int_storage(arrow_type: pa.DataType) -> pa.DataType | None:
-    """The integer type an Arrow temporal type is stored as (values built from ints)."""
-    if pa.types.is_date32(arrow_type) or pa.types.is_time32(arrow_type):
-        return pa.int32()
-    if (
-        pa.types.is_date64(arrow_type)
-        or pa.types.is_time64(arrow_type)
-        or pa.types.is_timestamp(arrow_type)
-        or pa.types.is_duration(arrow_type)
-    ):
-        return pa.int64()
-    return None
-
-
 def _value_set(
     values: tuple[Any, ...], desc: ColumnDescriptor, arrow_type: pa.DataType, path: str
 ) -> pa.Array:
@@ -230,7 +216,7 @@ def _value_set(
             decoded = _decode(raw, desc, arrow_type)
             if decoded is not None:
                 found.append(decoded)
-    storage = _int_storage(arrow_type)
+    storage = int_storage(arrow_type)
     try:
         if storage is not None:
             return arrow_values(found, storage).view(arrow_type)

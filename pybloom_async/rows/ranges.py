@@ -37,7 +37,7 @@ from ..pruning.leaves import order_literal
 from ..types import PhysicalType
 from ..values import NeverPrunes
 from ..values.order import Unordered
-from .arrow import NULL_BOOL, arrow_scalar, constant_bools
+from .arrow import NULL_BOOL, arrow_scalar, constant_bools, int_storage
 
 _ARROW_NANOS = {"s": 10**9, "ms": 10**6, "us": 10**3, "ns": 1}
 _MILLIS_PER_DAY = 86_400_000
@@ -107,7 +107,7 @@ def range_bound(value: Any, op: str, desc: ColumnDescriptor, data: Any) -> Bound
         scale = lt.scale if lt is not None and lt.kind is LogicalKind.DECIMAL else 0
         shifted = _times(place, Fraction(10) ** (t.scale - (scale or 0)))
         return _decimal_bound(shifted, op, t)
-    storage = _int_storage(t)
+    storage = int_storage(t)
     if storage is None:
         raise _mismatch(desc, t)
     return _int_bound(_ticks(place, desc, t), op, storage, storage)
@@ -125,19 +125,6 @@ def _times(place: Any, factor: Fraction) -> Any:
         return place
     product = place * factor
     return product.numerator if product.denominator == 1 else product
-
-
-def _int_storage(t: Any) -> Any:
-    if pa.types.is_date32(t) or pa.types.is_time32(t):
-        return pa.int32()
-    if (
-        pa.types.is_date64(t)
-        or pa.types.is_time64(t)
-        or pa.types.is_timestamp(t)
-        or pa.types.is_duration(t)
-    ):
-        return pa.int64()
-    return None
 
 
 def _ticks(place: Any, desc: ColumnDescriptor, t: Any) -> Any:

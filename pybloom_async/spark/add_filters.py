@@ -26,9 +26,8 @@ from ..tables import table_kind
 from .common import (
     OptionsArg,
     PathsArg,
+    files_frame,
     list_files,
-    partition_count,
-    spark_context,
     store_options,
     unique_files,
 )
@@ -209,8 +208,4 @@ def add_bloom_filters_on_spark(
         check_traceback(traceback),
     )  # fmt: skip
     schema = add_filters_schema()
-    if not files:
-        return spark.createDataFrame([], schema)
-    partitions = partition_count(spark, len(files), num_partitions)
-    rdd = spark_context(spark).parallelize(files, partitions).mapPartitions(task)
-    return spark.createDataFrame(rdd, schema, verifySchema=False)
+    return files_frame(spark, files, task, schema, num_partitions)

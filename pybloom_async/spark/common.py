@@ -1,5 +1,6 @@
 """What the Spark jobs and the data source share: the driver's blocking calls, the session's
-context, file listings, partition counts, and the check of the PySpark version.
+context, file listings, partition counts, the jobs' one DataFrame of rows per file, and the
+check of the PySpark version.
 
 pyspark is imported only inside the functions that need it, so importing this module works
 without it.
@@ -8,7 +9,7 @@ without it.
 from __future__ import annotations
 
 import os
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,7 +24,8 @@ from ..read.reader import BloomReader
 from ..tasks.loops import running_event_loop
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 
 T = TypeVar("T")
@@ -111,6 +113,29 @@ def partition_count(spark: SparkSession, items: int, num_partitions: int | None)
         parallelism = int(spark_context(spark).defaultParallelism)
         return max(1, min(items, parallelism))
     return max(1, min(items, positive_int("num_partitions", num_partitions)))
+
+
+def files_frame(
+    spark: SparkSession,
+    files: Sequence[Any],
+    task: Callable[[Iterable[Any]], Iterator[Any]],
+    schema: StructType,
+    num_partitions: int | None,
+) -> DataFrame:
+    """The DataFrame of the rows ``task`` yields for ``files``, spread over
+    :func:`partition_count` partitions (``task`` runs once per partition, on the executors);
+    with no files, an empty one of ``schema`` and no job.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``num_partitions`` is not a positive int, or a Spark Connect session.
+    """
+    if not files:
+        return spark.createDataFrame([], schema)
+    partitions = partition_count(spark, len(files), num_partitions)
+    rdd = spark_context(spark).parallelize(files, partitions).mapPartitions(task)
+    return spark.createDataFrame(rdd, schema, verifySchema=False)
 
 
 def check_concurrency(concurrency: int | None) -> int | None:

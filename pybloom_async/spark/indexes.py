@@ -17,10 +17,9 @@ from .common import (
     OptionsArg,
     PathsArg,
     check_concurrency,
+    files_frame,
     list_files,
-    partition_count,
     run_sync,
-    spark_context,
     store_options,
     unique_files,
 )
@@ -187,8 +186,4 @@ def build_index_on_spark(
     task = _IndexTask(names, float(fpp), sizes, store, raises, limit, check_traceback(traceback))
     files = unique_files(list_files(paths, store))
     schema = index_build_schema()
-    if not files:
-        return spark.createDataFrame([], schema)
-    partitions = partition_count(spark, len(files), num_partitions)
-    rdd = spark_context(spark).parallelize(files, partitions).mapPartitions(task)
-    return spark.createDataFrame(rdd, schema, verifySchema=False)
+    return files_frame(spark, files, task, schema, num_partitions)

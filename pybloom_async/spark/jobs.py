@@ -45,10 +45,9 @@ from .common import (
     OptionsArg,
     PathsArg,
     check_concurrency,
+    files_frame,
     list_files,
-    partition_count,
     run_sync,
-    spark_context,
     store_options,
     unique_files,
 )
@@ -255,11 +254,7 @@ def prune_on_spark(
     if root is not None:
         files = _by_lake_index(root, listed, task, choice)
     schema = verdict_schema()
-    if not files:
-        return spark.createDataFrame([], schema)
-    partitions = partition_count(spark, len(files), num_partitions)
-    rdd = spark_context(spark).parallelize(files, partitions).mapPartitions(task)
-    return spark.createDataFrame(rdd, schema, verifySchema=False)
+    return files_frame(spark, files, task, schema, num_partitions)
 
 
 def _by_lake_index(

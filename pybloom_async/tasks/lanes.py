@@ -106,12 +106,7 @@ class Lane:
         """
         item: _Item[T] = _Item(function, args, call_soon_in_loop())
         self._queue.append(item)
-        with self._lock:
-            start = self._active < self._threads
-            if start:
-                self._active += 1
-        if start:
-            self._group.start_soon(self._drain)
+        self._add_thread()
         try:
             await item.done.wait()
         except BaseException:
@@ -133,12 +128,16 @@ class Lane:
                 self._active -= 1
             # An item queued while the last thread was stopping is taken by a new one.
             if self._queue and not self._closed:
-                with self._lock:
-                    start = self._active < self._threads
-                    if start:
-                        self._active += 1
-                if start:
-                    self._group.start_soon(self._drain)
+                self._add_thread()
+
+    def _add_thread(self) -> None:
+        """One more thread takes the queue's items, unless the lane's threads all run."""
+        with self._lock:
+            start = self._active < self._threads
+            if start:
+                self._active += 1
+        if start:
+            self._group.start_soon(self._drain)
 
     def _take_all(self) -> None:
         """Run items until the queue is empty (in a worker thread).

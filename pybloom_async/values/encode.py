@@ -48,6 +48,7 @@ from ..parquet.logical import LogicalKind, LogicalType
 from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 from .encoded import (
+    DECIMAL_STORAGE,
     MAX_DECIMAL_BYTES,
     MAX_DECIMAL_PRECISION,
     MAX_EXPONENT,
@@ -57,7 +58,8 @@ from .encoded import (
     NeverPrunes,
     Probe,
     as_int,
-    bytes_like,
+    bytes_or_refuse,
+    decimal_parameters,
     encode_plain_int,
     fixed_or_binary,
     got_text,
@@ -291,10 +293,7 @@ def _encode_binary(value: object, column: ColumnDescriptor) -> Encoded:
     if isinstance(value, str):
         encoded = _utf8(value)
         return encoded if isinstance(encoded, CannotMatch) else fixed_or_binary(encoded, column)
-    raw = bytes_like(value)
-    if raw is None:
-        raise type_error(f"expected text or bytes, got {got_text(value)}", column, value)
-    return fixed_or_binary(raw, column)
+    return fixed_or_binary(bytes_or_refuse(value, column, "text or bytes"), column)
 
 
 def _encode_text(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
@@ -320,31 +319,19 @@ def _encode_uuid(value: object, column: ColumnDescriptor, logical: LogicalType) 
                 value=value,
             )
         return probe_of(uuid.UUID(value).bytes)
-    raw = bytes_like(value)
-    if raw is None:
-        raise type_error(f"expected a UUID, got {got_text(value)}", column, value)
-    return fixed_or_binary(raw, column)
+    return fixed_or_binary(bytes_or_refuse(value, column, "a UUID"), column)
 
 
 # --- decimals -----------------------------------------------------------------
 
 
 def _encode_decimal(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
-    precision, scale = logical.precision, logical.scale
+    parameters = decimal_parameters(logical)
     ptype = column.physical_type
-    if (
-        precision is None
-        or scale is None
-        or not 1 <= precision <= MAX_DECIMAL_PRECISION
-        or scale < 0
-    ):
+    if parameters is None:
         return unprobeable(column, f"unsupported decimal parameters {logical}")
-    if ptype not in (
-        PhysicalType.INT32,
-        PhysicalType.INT64,
-        PhysicalType.BYTE_ARRAY,
-        PhysicalType.FIXED_LEN_BYTE_ARRAY,
-    ):
+    precision, scale = parameters
+    if ptype not in DECIMAL_STORAGE:
         return unprobeable(column, f"{logical} cannot annotate a {ptype.name} column")
     if is_bool(value):
         raise type_error("expected a decimal number, got a bool", column, value)

@@ -92,6 +92,24 @@ def show_value(value: object) -> str:
     return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
 
 
+#: The physical types a DECIMAL annotates.
+DECIMAL_STORAGE = (
+    PhysicalType.INT32,
+    PhysicalType.INT64,
+    PhysicalType.BYTE_ARRAY,
+    PhysicalType.FIXED_LEN_BYTE_ARRAY,
+)
+
+
+def decimal_parameters(logical: LogicalType) -> tuple[int, int] | None:
+    """A DECIMAL's precision and scale, None where they are missing or out of what is
+    supported (precision 1 to :data:`MAX_DECIMAL_PRECISION`, scale not negative)."""
+    precision, scale = logical.precision, logical.scale
+    if precision is None or scale is None or not 1 <= precision <= MAX_DECIMAL_PRECISION:
+        return None
+    return (precision, scale) if scale >= 0 else None
+
+
 def got_text(value: object) -> str:
     """``a bool``, ``an int``, ``a datetime``: the value's Python type, for messages."""
     name = type(value).__name__
@@ -173,11 +191,17 @@ def bytes_like(value: object) -> bytes | None:
     return None
 
 
-def raw_bytes_only(value: object, column: ColumnDescriptor) -> Encoded:
+def bytes_or_refuse(value: object, column: ColumnDescriptor, expected: str) -> bytes:
+    """The bytes of a bytes-like value; any other is refused as not ``expected`` (what the
+    column takes: "text or bytes", "the raw stored bytes")."""
     raw = bytes_like(value)
     if raw is None:
-        raise type_error(f"expected the raw stored bytes, got {got_text(value)}", column, value)
-    return fixed_or_binary(raw, column)
+        raise type_error(f"expected {expected}, got {got_text(value)}", column, value)
+    return raw
+
+
+def raw_bytes_only(value: object, column: ColumnDescriptor) -> Encoded:
+    return fixed_or_binary(bytes_or_refuse(value, column, "the raw stored bytes"), column)
 
 
 def fixed_or_binary(raw: bytes, column: ColumnDescriptor) -> Encoded:

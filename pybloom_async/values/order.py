@@ -41,13 +41,14 @@ from ..parquet.logical import LogicalKind, LogicalType
 from ..parquet.schema import ColumnDescriptor
 from ..types import PhysicalType
 from .encoded import (
+    DECIMAL_STORAGE,
     INT32_RANGE,
     INT64_RANGE,
     MAX_DECIMAL_BYTES,
-    MAX_DECIMAL_PRECISION,
     UUID_TEXT,
     NeverPrunes,
-    bytes_like,
+    bytes_or_refuse,
+    decimal_parameters,
     got_text,
     is_bool,
     literal_forms,
@@ -178,10 +179,7 @@ def _bytes(value: object, column: ColumnDescriptor) -> bytes:
         # A lone surrogate has no UTF-8 form, but its place among UTF-8 strings is the
         # one 'surrogatepass' gives (UTF-8 orders as code points).
         return value.encode("utf-8", "surrogatepass")
-    raw = bytes_like(value)
-    if raw is None:
-        raise type_error(f"expected text or bytes, got {got_text(value)}", column, value)
-    return raw
+    return bytes_or_refuse(value, column, "text or bytes")
 
 
 def _logical_position(
@@ -249,26 +247,17 @@ def _logical_position(
 
 
 def _raw(value: object, column: ColumnDescriptor) -> bytes:
-    raw = bytes_like(value)
-    if raw is None:
-        raise type_error(f"expected the raw stored bytes, got {got_text(value)}", column, value)
-    return raw
+    return bytes_or_refuse(value, column, "the raw stored bytes")
 
 
 def _decimal_position(
     value: object, column: ColumnDescriptor, logical: LogicalType
 ) -> Position | NeverPrunes:
-    precision, scale = logical.precision, logical.scale
+    parameters = decimal_parameters(logical)
     pt = column.physical_type
-    if (
-        precision is None
-        or scale is None
-        or not 1 <= precision <= MAX_DECIMAL_PRECISION
-        or scale < 0
-        or pt is PhysicalType.BOOLEAN
-        or pt in (PhysicalType.FLOAT, PhysicalType.DOUBLE, PhysicalType.INT96)
-    ):
+    if parameters is None or pt not in DECIMAL_STORAGE:
         return unprobeable(column, f"unsupported decimal parameters {logical} on {pt.name}")
+    scale = parameters[1]
     if is_bool(value) or not isinstance(value, (numbers.Integral, Decimal)):
         raise type_error(f"expected decimal.Decimal or int, got {got_text(value)}", column, value)
     if isinstance(value, numbers.Integral):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+from collections.abc import Iterable
 from fractions import Fraction
 
 from ..parquet.logical import LogicalType, TimeUnit
@@ -74,36 +75,77 @@ def encode_time(value: object, column: ColumnDescriptor, logical: LogicalType) -
     expected = PhysicalType.INT32 if unit is TimeUnit.MILLIS else PhysicalType.INT64
     if unit is None or utc is None or ptype is not expected:
         return unprobeable(column, f"{logical} cannot annotate a {ptype.name} column")
-    base, extra = _split_nanos(value)
-    if not isinstance(base, dt.time):
-        if isinstance(base, (dt.datetime, dt.date)):
-            raise type_error(f"expected a time of day, got {got_text(base)}", column, value)
+    found = _time_nanos(value, column)
+    if found is None:
         return encode_plain_int(value, column)
-    wall = (
-        ((base.hour * 60 + base.minute) * 60 + base.second) * 10**9
-        + base.microsecond * 1000
-        + extra
-    )
-    offset = base.utcoffset()
-    if base.tzinfo is not None and offset is None:
-        why = "the time's zone has no fixed UTC offset; use a fixed offset"
-        raise type_error(why, column, value)
+    wall, offset = found
+    days = (nanos % NANOS_PER_DAY for nanos in _instants(wall, offset, utc))
+    alternatives = _in_unit(value, days, unit, ptype)
+    return alternatives if isinstance(alternatives, CannotMatch) else probe_of(*alternatives)
+
+
+def _in_unit(
+    value: object, instants: Iterable[int], unit: TimeUnit, ptype: PhysicalType
+) -> list[bytes] | CannotMatch:
+    """Each instant (nanoseconds) as the column stores it: a count of its unit, packed
+    (those out of the type's range left out); CannotMatch for a value finer than the unit."""
     alternatives: list[bytes] = []
-    for nanos in _instants(wall, offset, utc):
-        count = _to_unit(nanos % NANOS_PER_DAY, unit)
+    for nanos in instants:
+        count = _to_unit(nanos, unit)
         if count is None:
             return CannotMatch(f"{show_value(value)} is more precise than the column's {unit.name}")
         packed = pack_int(count, ptype)
         if isinstance(packed, Probe):
             alternatives.extend(packed.alternatives)
-    return probe_of(*alternatives)
+    return alternatives
 
 
-def _datetime_nanos(value: dt.datetime, extra: int) -> tuple[int, dt.timedelta | None]:
+def _wall_nanos(value: dt.datetime, extra: int) -> tuple[int, dt.timedelta | None]:
     """Nanoseconds of the wall-clock time since 1970-01-01T00:00, and the UTC offset."""
     delta = value.replace(tzinfo=None) - EPOCH
     wall = (delta.days * 86_400 + delta.seconds) * 10**9 + delta.microseconds * 1000 + extra
     return wall, value.utcoffset()
+
+
+def _datetime_nanos(
+    value: object, column: ColumnDescriptor
+) -> tuple[int, dt.timedelta | None] | None:
+    """A datetime's (with its extra nanoseconds) :func:`_wall_nanos`; None for a value that
+    is no date or time (a number, raw bytes).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        A date or a time of day.
+    """
+    base, extra = _split_nanos(value)
+    if not isinstance(base, dt.datetime):
+        if isinstance(base, (dt.date, dt.time)):
+            raise type_error(f"expected a datetime, got {got_text(base)}", column, value)
+        return None
+    return _wall_nanos(base, extra)
+
+
+def _time_nanos(value: object, column: ColumnDescriptor) -> tuple[int, dt.timedelta | None] | None:
+    """Nanoseconds since midnight of a time of day (with its extra nanoseconds), and its UTC
+    offset; None for a value that is no date or time (a number is the raw count).
+
+    Raises
+    ------
+    UnsupportedTypeError
+        A date or a datetime; a time whose zone has no fixed UTC offset.
+    """
+    base, extra = _split_nanos(value)
+    if not isinstance(base, dt.time):
+        if isinstance(base, (dt.datetime, dt.date)):
+            raise type_error(f"expected a time of day, got {got_text(base)}", column, value)
+        return None
+    offset = base.utcoffset()
+    if base.tzinfo is not None and offset is None:
+        why = "the time's zone has no fixed UTC offset; use a fixed offset"
+        raise type_error(why, column, value)
+    wall = ((base.hour * 60 + base.minute) * 60 + base.second) * 10**9 + base.microsecond * 1000
+    return wall + extra, offset
 
 
 def encode_timestamp(value: object, column: ColumnDescriptor, logical: LogicalType) -> Encoded:
@@ -112,32 +154,23 @@ def encode_timestamp(value: object, column: ColumnDescriptor, logical: LogicalTy
         return unprobeable(
             column, f"{logical} cannot annotate a {column.physical_type.name} column"
         )
-    base, extra = _split_nanos(value)
-    if not isinstance(base, dt.datetime):
-        if isinstance(base, (dt.date, dt.time)):
-            raise type_error(f"expected a datetime, got {got_text(base)}", column, value)
+    found = _datetime_nanos(value, column)
+    if found is None:
         return encode_plain_int(value, column)
-    wall, offset = _datetime_nanos(base, extra)
-    alternatives: list[bytes] = []
-    for nanos in _instants(wall, offset, utc):
-        count = _to_unit(nanos, unit)
-        if count is None:
-            return CannotMatch(f"{show_value(value)} is more precise than the column's {unit.name}")
-        packed = pack_int(count, PhysicalType.INT64)
-        if isinstance(packed, Probe):
-            alternatives.extend(packed.alternatives)
+    wall, offset = found
+    alternatives = _in_unit(value, _instants(wall, offset, utc), unit, PhysicalType.INT64)
+    if isinstance(alternatives, CannotMatch):
+        return alternatives
     if not alternatives:
         return CannotMatch(f"{show_value(value)} is outside the 64-bit range of the column's unit")
     return probe_of(*alternatives)
 
 
 def encode_int96(value: object, column: ColumnDescriptor) -> Encoded:
-    base, extra = _split_nanos(value)
-    if not isinstance(base, dt.datetime):
-        if isinstance(base, (dt.date, dt.time)):
-            raise type_error(f"expected a datetime, got {got_text(base)}", column, value)
+    found = _datetime_nanos(value, column)
+    if found is None:
         return raw_bytes_only(value, column)
-    wall, offset = _datetime_nanos(base, extra)
+    wall, offset = found
     alternatives = []
     # INT96 carries no UTC flag: Spark stores UTC instants, Impala and Hive
     # local wall-clock times, so an aware value is probed both ways.
@@ -168,29 +201,26 @@ def date_position(value: object, column: ColumnDescriptor) -> int | None:
     return None
 
 
+def _utc_nanos(
+    nanos: int, offset: dt.timedelta, value: object, column: ColumnDescriptor, logical: LogicalType
+) -> int:
+    """Wall-clock nanoseconds with a zone's ``offset`` as UTC, in a column of UTC times; a
+    column without the UTC flag has no one place for them (:data:`_AMBIGUOUS`)."""
+    if not logical.is_adjusted_to_utc:
+        raise type_error(_AMBIGUOUS, column, value)
+    return nanos - _offset_nanos(offset)
+
+
 def time_position(value: object, column: ColumnDescriptor, logical: LogicalType) -> Fraction | None:
     """A time of day in the column's unit (exact: a finer time falls between two units);
     None for a value that is not a time (a number is the raw count)."""
     assert logical.unit is not None
-    base, extra = _split_nanos(value)
-    if not isinstance(base, dt.time):
-        if isinstance(base, (dt.datetime, dt.date)):
-            raise type_error(f"expected a time of day, got {got_text(base)}", column, value)
+    found = _time_nanos(value, column)
+    if found is None:
         return None
-    nanos = (
-        ((base.hour * 60 + base.minute) * 60 + base.second) * 10**9
-        + base.microsecond * 1000
-        + extra
-    )
-    offset = base.utcoffset()
-    if base.tzinfo is not None and offset is None:
-        raise type_error(
-            "the time's zone has no fixed UTC offset; use a fixed offset", column, value
-        )
+    nanos, offset = found
     if offset is not None:
-        if not logical.is_adjusted_to_utc:
-            raise type_error(_AMBIGUOUS, column, value)
-        nanos = (nanos - _offset_nanos(offset)) % NANOS_PER_DAY
+        nanos = _utc_nanos(nanos, offset, value, column, logical) % NANOS_PER_DAY
     return Fraction(nanos, 10**9 // logical.unit.per_second)
 
 
@@ -200,16 +230,12 @@ def timestamp_position(
     """A timestamp in the column's unit since the epoch (exact: a finer time falls between
     two units); None for a value that is not a datetime (a number is the raw count)."""
     assert logical.unit is not None
-    base, extra = _split_nanos(value)
-    if not isinstance(base, dt.datetime):
-        if isinstance(base, (dt.date, dt.time)):
-            raise type_error(f"expected a datetime, got {got_text(base)}", column, value)
+    found = _datetime_nanos(value, column)
+    if found is None:
         return None
-    wall, offset = _datetime_nanos(base, extra)
+    wall, offset = found
     if offset is not None:
-        if not logical.is_adjusted_to_utc:
-            raise type_error(_AMBIGUOUS, column, value)
-        wall -= _offset_nanos(offset)
+        wall = _utc_nanos(wall, offset, value, column, logical)
     return Fraction(wall, 10**9 // logical.unit.per_second)
 
 
@@ -218,7 +244,7 @@ def int96_position(value: object, column: ColumnDescriptor) -> int:
     clock) or the 12 stored bytes."""
     base, extra = _split_nanos(value)
     if isinstance(base, dt.datetime):
-        wall, offset = _datetime_nanos(base, extra)
+        wall, offset = _wall_nanos(base, extra)
         if offset is not None:
             raise type_error(_AMBIGUOUS, column, value)
         return wall

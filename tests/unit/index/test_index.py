@@ -1139,7 +1139,7 @@ def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         config=ReaderConfig(local_threads=8),  # more threads than files: the files bound
     )
     assert len(out) == 10 and peak == 3
-    real_file = index_module._index_file
+    real_file = index_module._hash_file
     active = top = 0
 
     def counted_build(*args: Any) -> Any:
@@ -1151,7 +1151,7 @@ def test_concurrency_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         finally:
             active -= 1
 
-    monkeypatch.setattr(index_module, "_index_file", counted_build)
+    monkeypatch.setattr(index_module, "_hash_file", counted_build)
     builds = build_index_sync(str(tmp_path / "lake"), ["id"], concurrency=1)
     assert len(builds) == 10 and top == 1
 

@@ -844,3 +844,21 @@ async def test_prune_opens_each_file_once_for_footer_and_filters(tmp_path: Path)
     stats = reader.stats.requests
     footer, filters = await reader.footer_and_filters(paths[0], ["id"])
     assert reader.stats.requests == stats and len(filters) == len(footer.metadata.row_groups)
+
+
+@pytest.mark.anyio
+async def test_identity_of_a_local_path_fails_as_opening_it_does(tmp_path: Path) -> None:
+    # A file's identity is a stat: its failures are said as the I/O boundary says every
+    # other (io.failures.map_errors), naming the file, never as a raw foreign exception.
+    from pybloom_async.errors import InvalidArgumentError, SourceNotFoundError
+
+    plain = tmp_path / "plain.parquet"
+    plain.write_bytes(b"PAR1")
+    reader = BloomReader()
+    for missing in (tmp_path / "gone.parquet", plain / "under-a-file.parquet"):
+        with pytest.raises(SourceNotFoundError, match="no such file") as found:
+            await reader.identity(str(missing))
+        assert found.value.path == str(missing)
+    with pytest.raises(InvalidArgumentError, match="null byte") as bad:
+        await reader.identity(str(tmp_path / "a\x00b.parquet"))
+    assert bad.value.path is not None and "a\x00b.parquet" in bad.value.path
