@@ -30,7 +30,7 @@ from ..predicate import (
     as_predicate,
     normal_form,
 )
-from ..pruning.leaves import literal_of
+from ..pruning.literals import literal_of
 from ..pruning.verdicts import Rule, Verdict
 from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options

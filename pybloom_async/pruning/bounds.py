@@ -28,7 +28,8 @@ import math
 import struct
 from typing import Any, NamedTuple
 
-from .leaves import Leaf, binary_float, literal_sort_key
+from .leaves import Leaf
+from .literals import binary_float, literal_sort_key
 from .verdicts import Rule
 
 

@@ -13,7 +13,7 @@ what its row groups and rows are pruned and matched with:
 * else a predicate on the file's own columns, pruned and matched as any predicate.
 
 A leaf compares the folder's value, read as its column's type, with the literals read by
-the one rule of literals (:func:`pybloom_async.pruning.leaves.encode_literal`): a literal
+the one rule of literals (:func:`pybloom_async.pruning.literals.encode_literal`): a literal
 that is not a value of the type is the same :class:`~pybloom_async.errors.PredicateError`
 as for a column in a file. Every operator holds as it does for rows (SQL's three-valued
 logic over the predicate's normal form, NOT on the leaves only): ``=``, ``IN`` and the
@@ -49,7 +49,8 @@ from ..tasks.workers import for_each
 from ..values import NeverPrunes, Probe
 from ..values.encode import encode_value
 from .bounds import View, bounds_of, decide
-from .leaves import Variant, encode_literal, leaf_column
+from .leaves import Variant, leaf_column
+from .literals import encode_literal
 from .partition_types import (
     STRING,
     Partitioning,

@@ -1,7 +1,7 @@
 """Exact evaluation of a predicate on decoded rows, for :func:`pybloom_async.lookup`.
 
 Literals are converted by the one rule pruning uses
-(:func:`pybloom_async.pruning.leaves.encode_literal`): each value becomes the exact
+(:func:`pybloom_async.pruning.literals.encode_literal`): each value becomes the exact
 stored (PLAIN) encodings of the Parquet column, and those are turned back
 into values of the Arrow type pyarrow decodes the column to; a range's ends are
 placed as pruning places them (:mod:`.ranges`). So a literal matches the rows
@@ -49,7 +49,7 @@ from ..predicate import (
     Predicate,
     normal_form,
 )
-from ..pruning.leaves import encode_literal
+from ..pruning.literals import encode_literal
 from ..types import PhysicalType
 from ..values import CannotMatch, NeverPrunes, Probe
 from .arrow import NULL_BOOL, TRUE, arrow_values, constant_bools, int_storage

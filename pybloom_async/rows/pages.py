@@ -57,7 +57,8 @@ from ..parquet.page_index import (
 from ..predicate import And, Or, Predicate, normal_form
 from ..pruning.api import CompiledPredicate
 from ..pruning.bounds import Bounds, View, bounds_of, decide
-from ..pruning.leaves import Leaf, binary_float, leaf_column, literal_sort_key
+from ..pruning.leaves import Leaf, leaf_column
+from ..pruning.literals import binary_float, literal_sort_key
 from ..read.ranges import HeldBytes
 
 #: Row ranges: sorted, disjoint, non-empty ``[start, end)`` intervals.

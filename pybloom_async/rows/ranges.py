@@ -1,6 +1,6 @@
 """A range's end as a comparison of decoded Arrow values, exactly as pruning places it.
 
-Pruning places a literal in the column's order (:func:`pybloom_async.pruning.leaves.
+Pruning places a literal in the column's order (:func:`pybloom_async.pruning.literals.
 order_literal`: ticks of the Parquet unit, unscaled decimals, bytes, floats, with
 the places between two values or beyond them all). pyarrow may decode the column to
 another unit or scale (a TIMESTAMP(MILLIS) written from seconds reads back as
@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 
 from ..errors import UnsupportedTypeError
 from ..parquet import ColumnDescriptor, LogicalKind
-from ..pruning.leaves import order_literal
+from ..pruning.literals import order_literal
 from ..types import PhysicalType
 from ..values import NeverPrunes
 from ..values.order import Unordered

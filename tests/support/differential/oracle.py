@@ -18,7 +18,7 @@ SQL semantics, as the product's documentation states them (README, "Looking up r
 * ``0.0`` equals ``-0.0``; NaN equals nothing, not even through ``<=>`` (the docs: "NaN and
   ``= NULL`` match nothing"; SQL engines that order NaN say ``NaN <=> NaN``: the docs win).
 * A number on a float column means the float nearest to it in the column's width
-  (``leaves._encode``: "as in SQL"; the docs: "a number means the type's nearest value"):
+  (``literals.encode_literal``: "as in SQL"; the docs: "a number means the type's nearest value"):
   a ``Decimal`` or ``int`` as it is, a Python ``float`` as the decimal it prints as (so
   ``0.1`` is the FLOAT nearest to one tenth, ``1e-46`` is 0.0); elsewhere a number is exact.
 * A ``str`` is read as its column's type reads quoted text: a date, time, timestamp or UUID
