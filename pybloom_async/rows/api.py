@@ -73,7 +73,7 @@ from ..tasks.workers import for_each, gather
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LookupArguments, LookupKeywords, check_arguments
 from .arguments import LookupOptions as LookupOptions
-from .footers import footer_plan, schema_kinds, with_ruled_out
+from .footers import footer_plan, progress_with, schema_kinds, with_ruled_out
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -333,7 +333,8 @@ async def _read_files(
             raise exc.with_context(path=location_text(location)) from None
 
     queue = schema_kinds(listed, kept, lake.schemas, parts) if eager else files
-    done = [f for f in await for_each(queue, one, base.limit, base.progress) if f is not None]
+    counted = progress_with(base.progress, len(listed) - len(queue) if eager else 0)
+    done = [f for f in await for_each(queue, one, base.limit, counted) if f is not None]
     found = [f for f in done if not f.schema_only]
     plans = [f.plan for f in found]
     if shaping:

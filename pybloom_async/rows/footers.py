@@ -84,6 +84,18 @@ def schema_kinds(
     return out
 
 
+def progress_with(
+    progress: Callable[[int, int], None] | None, alike: int
+) -> Callable[[int, int], None] | None:
+    """``progress`` for a pass over the files :func:`schema_kinds` left: the ``alike``
+    files it took no plan of count as done from the start, so the run still counts every
+    file listed."""
+    if progress is None or not alike:
+        return progress
+    report = progress
+    return lambda done, total: report(done + alike, total + alike)
+
+
 def _wanting(
     plans: Sequence[FilePlan], columns: Sequence[str] | None, where: Predicate | None
 ) -> bool:
