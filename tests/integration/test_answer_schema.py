@@ -311,8 +311,9 @@ def test_files_the_index_rules_out_give_each_column_in_the_listing_order(
     for key in (0, 4, 8):
         answers[key] = lookup_sync(str(tmp_path), f"id = {key}", use_index="none")
     build_lake_index_sync(str(tmp_path), ["id"])
+    seen: list[tuple[int, int]] = []
     for key, expected in answers.items():
-        seen: list[tuple[int, int]] = []
+        seen.clear()
         got = lookup_sync(str(tmp_path), f"id = {key}", progress=lambda *a: seen.append(a))
         assert seen[-1] == (9, 9)  # every file listed counts, those taken once by kind too
         assert got.schema == expected.schema
