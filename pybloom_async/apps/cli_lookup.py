@@ -340,11 +340,9 @@ async def _table_tables(
             run, table, CompiledPredicate(where), columns, on_error="raise",
             options=run.reader.options, lookup=lookup, stream=True,
         )  # fmt: skip
-        try:
-            async for found in tables:
+        async with aclosing(tables) as stream:
+            async for found in stream:
                 yield found
-        finally:
-            await tables.aclose()
 
 
 async def _write(tables: AsyncGenerator[Any, None], limit: int | None, writer: _Writer) -> Any:

@@ -193,13 +193,12 @@ async def planned_file_tables(
     ParquetFormatError
         A row group cannot be decoded (naming it).
     """
-    async with reader.opened(plan.location) as file:
-        tables = file_tables(file.source, plan, job)
-        try:
-            async for table in tables:
-                yield table
-        finally:
-            await tables.aclose()
+    async with (
+        reader.opened(plan.location) as file,
+        aclosing(file_tables(file.source, plan, job)) as tables,
+    ):
+        async for table in tables:
+            yield table
 
 
 def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns) -> bool:

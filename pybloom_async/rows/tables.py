@@ -499,11 +499,9 @@ async def table_batches(
         page_index=lookup.page_index, stream=stream,
         files=lambda: table_files_for(lookup.use_index, base, table, compiled),
     )  # fmt: skip
-    try:
-        async for found in rows:
+    async with aclosing(rows) as found_rows:
+        async for found in found_rows:
             yield found
-    finally:
-        await rows.aclose()
 
 
 # Long because: the two ways of reading (one pass, or streamed file by file) share the setup.
