@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidArgumentError
 from ..index.prune import prune_with_index
 from ..io.base import FileInfo
-from ..io.files import FileStream, expand_paths, few_local_files
+from ..io.files import FileStream, expand_paths, local_only
 from ..io.sinks import is_local
 from ..lake.prune import index_pass_run, row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
@@ -228,15 +228,15 @@ class _Lake:
 
 
 def _inline_allowed(bound: inspect.BoundArguments) -> bool:
-    """The in-file pruning of a few local files runs inline; an index pass needs a loop."""
+    """A prune of local paths runs inline, the lake index's too; a sidecar pass needs a loop."""
     args = bound.arguments
     return (
         args.get("use_index", "auto") in (None, "none", "auto")
         and args.get("row_groups", True) is True
-        and few_local_files("paths")(bound)  # files named: no lake root, no index
+        and local_only("paths")(bound)
     )
 
 
-#: ``prune`` for scripts; without an index, a few local files are read in the calling
-#: thread with no event loop (``tasks.loops``).
+#: ``prune`` for scripts; local paths are read in the calling thread with no event loop
+#: (``tasks.loops``), but for a sidecar pass.
 prune_sync = sync_twin(prune, inline_when=_inline_allowed)

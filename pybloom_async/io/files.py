@@ -370,49 +370,35 @@ def _real_path(path: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
     return os.path.realpath(path), True
 
 
-def local_files(
+def local_paths(
     locations: str | os.PathLike[str] | FileInfo | Sequence[str | os.PathLike[str] | FileInfo],
-    max_files: int,
-) -> list[str] | None:
-    """The paths, when they are at most ``max_files`` local files named directly; else None.
-
-    Local paths that name a file (not a directory to expand) the way the multi-file
-    functions read them: ending in ``.parquet``, or an existing regular file. URLs,
-    listing entries and directories answer None.
-    """
+) -> bool:
+    """Whether ``locations`` are local paths only (files or folders to list, as the
+    multi-file functions read them): no URL, no listing entry, not empty."""
     if isinstance(locations, (str, os.PathLike, FileInfo)):
         locations = [locations]
-    if not isinstance(locations, Sequence) or len(locations) > max_files:
-        return None
-    out = []
+    if not isinstance(locations, Sequence) or not locations:
+        return False
     for location in locations:
         if isinstance(location, FileInfo):
-            return None
+            return False
         try:
             text = os.fspath(location)
         except TypeError:
-            return None
+            return False
         if not isinstance(text, str) or "://" in text:
-            return None
-        named_parquet = text.lower().endswith(".parquet") and not text.endswith("/")
-        if not named_parquet and not os.path.isfile(text):
-            return None
-        out.append(text)
-    return out
+            return False
+    return True
 
 
-#: Up to this many local files named directly, a ``*_sync`` call runs inline: in the calling
-#: thread, one file after another, with no event loop (``tasks.loops``). Starting a loop and
-#: its threads costs about as much CPU as pruning a few files from the page cache, while files
-#: on a slow disk are better read concurrently: a few is where both meet.
-INLINE_MAX_FILES = 4
-
-
-def few_local_files(argument: str) -> Callable[[inspect.BoundArguments], bool]:
-    """The rule of the ``*_sync`` twins: inline when ``argument`` names a few local files."""
+def local_only(argument: str) -> Callable[[inspect.BoundArguments], bool]:
+    """The rule of the ``*_sync`` twins: inline (in the calling thread, with no event loop:
+    ``tasks.loops``) when ``argument`` names local paths only. Starting a loop and handing
+    each file to a worker thread cost more than a warm local file's whole work; the items
+    that wait on a disk or decode rows are spread over threads (``tasks.workers``)."""
 
     def check(bound: inspect.BoundArguments) -> bool:
         value = bound.arguments.get(argument)
-        return value is not None and local_files(value, INLINE_MAX_FILES) is not None
+        return value is not None and local_paths(value)
 
     return check

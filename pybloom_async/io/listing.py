@@ -18,6 +18,7 @@ from ..errors import SourceError, SourceNotFoundError
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
+from ..tasks.loops import to_worker
 from .address import Address, object_url, parse_address
 from .base import FileInfo, SourceStats
 from .failures import map_errors, unreachable_reason
@@ -354,7 +355,7 @@ async def iter_parquet_files(
         try:
             while True:
                 with map_errors(loc.display, "listing"):
-                    page = await anyio.to_thread.run_sync(next, walk, None, limiter=limiter)
+                    page = await to_worker(next, walk, None, limiter=limiter)
                 if page is None:
                     break
                 for file in page:

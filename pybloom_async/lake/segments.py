@@ -23,6 +23,7 @@ from ..io.sinks import write_atomic
 from ..io.store import StoreOptions, cached_store
 from ..read.ranges import HeldBytes
 from ..read.reader import BloomReader
+from ..tasks.loops import to_worker
 from .format import (
     TRAILER,
     Segment,
@@ -112,7 +113,7 @@ async def listed_segments(root: str, reader: BloomReader, kept: bool = False) ->
     loc = parse_address(folder)
     with map_errors(loc.display, "listing the lake index"):
         if loc.kind == "file":
-            found = await anyio.to_thread.run_sync(_list_local, loc.path)
+            found = await to_worker(_list_local, loc.path)
         elif loc.kind == "http":
             raise SourceError("plain HTTP cannot list: the lake index needs a listing", path=folder)
         else:
@@ -223,7 +224,7 @@ async def _version(reader: BloomReader, listed: FileInfo) -> tuple[int, str] | N
     """The listed segment's size and tag now (None: unknown)."""
     loc = parse_address(listed.path)
     if loc.kind == "file":
-        identity = await anyio.to_thread.run_sync(stat_identity, loc.path)
+        identity = await to_worker(stat_identity, loc.path)
         reader.stats.add_metadata()
         return identity.size, identity.etag or ""
     return None if listed.etag is None else (listed.size, listed.etag)

@@ -37,7 +37,7 @@ from ..errors import (
     PyBloomError,
 )
 from ..io.base import FileInfo, location_text
-from ..io.files import FileStream, expand_paths, few_local_files, stream_paths
+from ..io.files import FileStream, expand_paths, local_only, stream_paths
 from ..parquet import ColumnDescriptor, GroupChunks, RowGroup, Schema
 from ..predicate import Eq, Predicate, TextLiteral, as_predicate, iter_leaves, normal_form
 from ..read.fetch import BloomFilterRead, FilterKey, Footer
@@ -442,9 +442,9 @@ async def prune_files(
     return [v for per_file in results for v in per_file]
 
 
-#: ``prune`` for scripts; a few local files (``read.run.INLINE_MAX_FILES``) are read in
-#: the calling thread with no event loop (the same code, a fraction of the time).
-prune_sync = sync_twin(prune, inline_when=few_local_files("paths"))
+#: ``prune`` for scripts; local paths are read in the calling thread with no event loop
+#: (the same code, a fraction of the time: ``io.files.local_only``).
+prune_sync = sync_twin(prune, inline_when=local_only("paths"))
 
 
 def _probe_values(values: Any) -> list[Any]:
@@ -516,4 +516,4 @@ async def probe(
 
 
 #: ``probe`` for scripts: a local file is read in the calling thread with no event loop.
-probe_sync = sync_twin(probe, inline_when=few_local_files("path"))
+probe_sync = sync_twin(probe, inline_when=local_only("path"))

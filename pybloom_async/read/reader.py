@@ -17,7 +17,7 @@ Everything runs on anyio (asyncio or trio); a :class:`BloomReader` caches
 footers and filters for long-lived services.
 
 Running inline (:mod:`pybloom_async.tasks.loops`: one local file's work in one
-worker-thread call, or a ``*_sync`` call on a few local files in the caller's
+worker-thread call, or a ``*_sync`` call on local paths in the caller's
 thread), the reader opens local files as blocking sources: the same coroutines,
 planner, decoder and pruning code then complete without ever suspending."""
 

@@ -26,10 +26,11 @@ from ..errors import InvalidArgumentError
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.environment import environment_read_once
-from ..io.files import few_local_files
+from ..io.files import local_only
 from ..io.store import StoreOptions, as_store_options
 from ..tasks.lanes import Lane, open_lane
 from ..tasks.loops import inline, run_inline, sync_twin
+from ..tasks.workers import spread_over
 from .fetch import BloomFilterRead, FilterKey, Footer, ReaderConfig
 from .reader import BloomReader, OpenedFile
 
@@ -322,10 +323,13 @@ async def open_run(
     limit = files_at_once(wanted, rdr.config)
     try:
         with environment_read_once():
-            if inline():  # no event loop: every file's work runs here, one after another
-                yield Run(opts, rdr, owned, limit, None)
-                return
             threads = min(limit, rdr.config.local_threads or 1)
+            if inline():
+                # No event loop: the files' work runs here, one after another, or spread
+                # over as many threads as a lane would have once files prove slow.
+                with spread_over(threads):
+                    yield Run(opts, rdr, owned, limit, None)
+                return
             async with open_lane(threads, rdr.local_limiter, release_thread_memory) as lane:
                 yield Run(opts, rdr, owned, limit, lane)
     finally:
@@ -387,5 +391,5 @@ async def read_bloom_filters(
         return await r.with_file(location, work)
 
 
-read_footer_sync = sync_twin(read_footer, inline_when=few_local_files("location"))
-read_bloom_filters_sync = sync_twin(read_bloom_filters, inline_when=few_local_files("location"))
+read_footer_sync = sync_twin(read_footer, inline_when=local_only("location"))
+read_bloom_filters_sync = sync_twin(read_bloom_filters, inline_when=local_only("location"))

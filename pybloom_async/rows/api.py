@@ -59,7 +59,7 @@ from ..errors import (
 )
 from ..index_policy.choice import lake_root, lake_segments_for
 from ..io.base import FileInfo, location_text
-from ..io.files import expand_paths, few_local_files
+from ..io.files import expand_paths, local_only
 from ..lake.digest import LakeFiles, lake_lookup_files
 from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
@@ -588,7 +588,7 @@ async def planned_files(
     return LookupPlan([f.plan for f in files], job)
 
 
-#: ``lookup`` for scripts; a few local files are read in the calling thread with no loop.
-lookup_sync = sync_twin(lookup, inline_when=few_local_files("sources"))
+#: ``lookup`` for scripts; local paths are read in the calling thread with no loop.
+lookup_sync = sync_twin(lookup, inline_when=local_only("sources"))
 for _function in (lookup, lookup_batches):
     _function.__doc__ = (_function.__doc__ or "") + _DOC_PARAMETERS

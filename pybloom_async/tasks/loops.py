@@ -6,10 +6,11 @@ things complete it:
 * **Inline mode.** A coroutine whose every wait is blocking I/O never suspends, so it can
   be run to its end in the calling thread without an event loop (:func:`run_inline`). The
   per-file work on a local file runs this way inside one worker thread (one hand-off per
-  file, not one per read), and a ``*_sync`` call on a few local files runs it in the
-  caller's thread with no loop at all. Code that may run inline hands blocking work to
+  file, not one per read), and a ``*_sync`` call on local paths runs it in the caller's
+  thread with no loop at all. Code that may run inline hands blocking work to
   :func:`to_worker`, which calls it directly when inline (the thread is already a worker)
-  and in a worker thread otherwise; :mod:`.workers` runs its items one after another.
+  and in a worker thread otherwise; :mod:`.workers` runs its items one after another
+  (spread over a few threads, each inline, once they prove slow).
 * **Sync twins.** ``X_sync`` is ``X`` run by :func:`sync_twin`: inline when the arguments
   allow (the twin's ``inline_when``), else on a new event loop; never inside a running one.
 """

@@ -1,25 +1,55 @@
 """Work over many items: bounded concurrency, results in order, the first failure raised.
 
 Running inline (see :mod:`.loops`), the items are done one after another in the calling
-thread, with the same results, order and errors.
+thread while each is quick; from the first slow one on (its work waits on a disk or decodes
+rows: work that lets go of the interpreter lock), the rest are spread over a few threads,
+each running its items inline. The results, their order and the errors are the same.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Awaitable, Callable, Sequence
+import collections
+import contextlib
+import contextvars
+import time
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
 
 from ..errors import PyBloomError
-from .loops import inline
+from .loops import inline, run_inline
 
 T = TypeVar("T")
 
 #: With ``on_result``, how many items past the oldest undelivered one may be started, per
 #: worker: a slow item holds back at most this many finished results, not the rest of the run.
 AHEAD_PER_WORKER = 4
+
+#: Inline, the second item that takes longer than this (wall time) spreads the items after
+#: it over threads: a warm local file's pruning takes a fraction of it, and is done fastest in
+#: one thread (threads only contend for the interpreter lock); files read from a disk, or
+#: whose rows are decoded, take longer and let go of the lock. One slow item (a point
+#: lookup's one file with rows) does not pay for threads.
+SPREAD_AFTER_SECONDS = 0.002
+SPREAD_AFTER_ITEMS = 2
+
+#: The threads inline items may be spread over here (:func:`spread_over`; 1: none).
+_SPREAD: ContextVar[int] = ContextVar("pybloom_async_spread", default=1)
+
+
+@contextlib.contextmanager
+def spread_over(threads: int) -> Iterator[None]:
+    """Within this block, inline :func:`for_each` items may be spread over ``threads``
+    threads (a run's lane size: ``ReaderConfig.local_threads``)."""
+    token = _SPREAD.set(max(1, threads))
+    try:
+        yield
+    finally:
+        _SPREAD.reset(token)
 
 
 # Long because: the docstring is 24 lines; the code (taking, delivering in order, the
@@ -52,7 +82,7 @@ async def for_each(
     cancels the rest and is raised as it is.
     """
     if inline():
-        return await _one_by_one(items, work, progress, on_result)
+        return await _one_by_one(items, work, limit, progress, on_result)
     keep = on_result is None
     results: list[Any] = []
     failure: list[Exception] = []
@@ -165,32 +195,65 @@ _END = object()
 async def _one_by_one(
     items: Sequence[Any] | AsyncIterable[Any],
     work: Callable[[Any], Any],
+    limit: int,
     progress: Callable[[int, int], None] | None,
     on_result: Callable[[Any], None] | None,
 ) -> list[Any]:
-    """:func:`for_each` inline: the items one after another, in this thread."""
+    """:func:`for_each` inline: the items in this thread while they are quick, then spread
+    over the threads :func:`spread_over` allows (at most ``limit``), each item inline;
+    results delivered in order from this thread, the first failure in item order raised
+    after the items already started have ended."""
     results: list[Any] = []
     done = 0
+    sized = isinstance(items, Sequence)
+    stream = None if isinstance(items, Sequence) else aiter(items)
+    feed = iter(items) if isinstance(items, Sequence) else None
+    threads = min(limit, _SPREAD.get())
+    pool: ThreadPoolExecutor | None = None
+    slow = 0
+    running: collections.deque[Future[Any]] = collections.deque()
+
+    def deliver(result: Any) -> None:
+        nonlocal done
+        done += 1
+        results.append(result) if on_result is None else on_result(result)
+        if progress is not None:
+            progress(done, len(items) if isinstance(items, Sequence) else done + len(running))
+
     try:
-        if isinstance(items, Sequence):
-            for item in items:
+        while True:
+            item = next(feed, _END) if feed is not None else await anext(stream, _END)  # type: ignore[arg-type]
+            if item is _END:
+                break
+            if pool is None:
+                started = time.perf_counter()
                 result = await work(item)
-                done += 1
-                results.append(result) if on_result is None else on_result(result)
-                if progress is not None:
-                    progress(done, len(items))
-        else:
-            async for item in items:
-                result = await work(item)
-                done += 1
-                results.append(result) if on_result is None else on_result(result)
-                if progress is not None:
-                    progress(done, done)
+                if threads > 1 and time.perf_counter() - started > SPREAD_AFTER_SECONDS:
+                    slow += 1
+                    if slow >= SPREAD_AFTER_ITEMS:
+                        pool = ThreadPoolExecutor(threads, thread_name_prefix="pybloom-inline")
+                deliver(result)
+                continue
+            context = contextvars.copy_context()
+            running.append(pool.submit(context.run, _inline_item, work, item))
+            while len(running) >= threads * AHEAD_PER_WORKER or (running and running[0].done()):
+                deliver(running.popleft().result())
+        while running:
+            deliver(running.popleft().result())
     finally:
-        closing = None if isinstance(items, Sequence) else getattr(items, "aclose", None)
+        if pool is not None:
+            for future in running:
+                future.cancel()  # not started: never run
+            pool.shutdown(wait=True)
+        closing = None if sized else getattr(items, "aclose", None)
         if closing is not None:
             await closing()
     return results
+
+
+def _inline_item(work: Callable[[Any], Any], item: Any) -> Any:
+    """One item's work run inline in a thread of the spread (see :func:`_one_by_one`)."""
+    return run_inline(work, item)
 
 
 async def gather(call: Callable[..., Awaitable[T]], arglist: Sequence[tuple[Any, ...]]) -> list[T]:

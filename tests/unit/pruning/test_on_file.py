@@ -12,7 +12,6 @@ import pytest
 from pybloom_async.errors import PredicateError
 from pybloom_async.index.build import build_index
 from pybloom_async.index.prune import prune_with_index
-from pybloom_async.io.files import INLINE_MAX_FILES
 from pybloom_async.pruning.api import prune, prune_sync
 from pybloom_async.pruning.verdicts import Rule, Verdict
 from pybloom_async.tasks.workers import AHEAD_PER_WORKER, for_each
@@ -87,9 +86,9 @@ async def test_prune_on_file_gives_the_verdicts_of_prune(tmp_path: Path) -> None
     assert any(v.rule is Rule.UNREADABLE for v in expected)
 
 
-def test_prune_sync_on_file_on_a_few_local_files(tmp_path: Path) -> None:
-    """The blocking path (a few local files) hands verdicts over like prune() does."""
-    paths = [str(p) for p in write_lake(tmp_path / "lake", INLINE_MAX_FILES)]
+def test_prune_sync_on_file_on_local_files(tmp_path: Path) -> None:
+    """The blocking path (local files, no loop) hands verdicts over like prune() does."""
+    paths = [str(p) for p in write_lake(tmp_path / "lake", 4)]
     expected = prune_sync(paths, "id IN (5, 310)")
     batches: list[list[Verdict]] = []
     assert prune_sync(paths, "id IN (5, 310)", on_file=batches.append) == []

@@ -27,6 +27,7 @@ from pybloom_async import (
     ReaderConfig,
     Rule,
     col,
+    lookup_sync,
     probe,
     probe_sync,
     prune,
@@ -626,18 +627,20 @@ def test_blocking_path_gives_the_async_verdicts(
         assert blocking == in_loop, path.name
 
 
-def test_inline_path_is_taken_only_for_a_few_local_files(tmp_path: Path) -> None:
-    from pybloom_async.io.files import local_files
+def test_inline_path_is_taken_only_for_local_paths(tmp_path: Path) -> None:
+    from pybloom_async.io.base import FileInfo
+    from pybloom_async.io.files import local_paths
 
     path = tmp_path / "t.parquet"
     write_table(path, rows=100, row_group_size=50)
-    assert local_files(path, 8) == [str(path)]
-    assert local_files([path, str(path)], 8) == [str(path)] * 2
-    assert local_files(str(tmp_path / "missing.parquet"), 8) is not None  # kept, unread
-    assert local_files([path] * 9, 8) is None
-    assert local_files(str(tmp_path), 8) is None  # a directory is listed
-    assert local_files("s3://bucket/x.parquet", 8) is None
-    assert local_files("file:///tmp/x.parquet", 8) is None
+    assert local_paths(path)
+    assert local_paths([path, str(path)] * 500)  # any number of them
+    assert local_paths(str(tmp_path / "missing.parquet"))  # kept, unread
+    assert local_paths(str(tmp_path))  # a folder, listed in this thread
+    assert not local_paths([])
+    assert not local_paths([path, "s3://bucket/x.parquet"])
+    assert not local_paths("file:///tmp/x.parquet")
+    assert not local_paths(FileInfo(str(path), 10))
 
 
 class _Suspend:
@@ -689,8 +692,11 @@ def test_sync_functions_start_no_event_loop_for_local_files(
     got = prune_sync([path, path], col("id") == table.column("id")[0].as_py())
     assert got == expected  # a file named twice is read once, as by prune
     assert len(probe_sync(path, "id", [1, 2])) == 4
+    # A folder is listed in this thread too, and a lookup reads its rows there.
+    assert prune_sync(tmp_path, col("id") == table.column("id")[0].as_py()) == expected
+    assert lookup_sync(tmp_path, col("id") == table.column("id")[0].as_py()).num_rows == 1
     with pytest.raises(AssertionError, match="event loop"):
-        prune_sync(tmp_path, col("id") == 1)  # a directory: listed, in a loop
+        prune_sync("s3://bucket/t.parquet", col("id") == 1)  # an object store: in a loop
 
 
 def test_inline_reads_local_files_only() -> None:

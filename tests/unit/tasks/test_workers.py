@@ -48,3 +48,116 @@ async def test_results_are_freed_by_reference_counting(stream: bool) -> None:
     del results
     next(garbage, None)
     assert not [o for o in found if isinstance(o, Result)]
+
+
+# ---- inline: one thread while items are quick, spread over threads once they are slow ----
+
+
+def _inline_each(
+    items: object, work: object, threads: int, limit: int = 8, **kwargs: object
+) -> list[object]:
+    from pybloom_async.tasks.loops import run_inline
+    from pybloom_async.tasks.workers import spread_over
+
+    with spread_over(threads):
+        return run_inline(for_each, items, work, limit, **kwargs)  # type: ignore[arg-type]
+
+
+def test_quick_inline_items_stay_in_the_calling_thread() -> None:
+    import threading
+
+    names: list[str] = []
+
+    async def work(i: int) -> int:
+        names.append(threading.current_thread().name)
+        return i * 2
+
+    assert _inline_each(list(range(50)), work, threads=2) == [i * 2 for i in range(50)]
+    assert set(names) == {threading.current_thread().name}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_slow_inline_items_are_spread_over_threads_in_order(stream: bool) -> None:
+    import threading
+    import time
+
+    from pybloom_async.tasks import workers
+
+    names: dict[int, str] = {}
+    progress: list[tuple[int, int]] = []
+    delivered: list[int] = []
+
+    async def work(i: int) -> int:
+        from pybloom_async.tasks.loops import inline
+
+        assert inline()  # each item runs inline in its thread too
+        names[i] = threading.current_thread().name
+        time.sleep(workers.SPREAD_AFTER_SECONDS * (3 if i % 3 else 1.5))
+        return i
+
+    async def items() -> object:
+        for i in range(12):
+            yield i
+
+    got = _inline_each(
+        items() if stream else list(range(12)),
+        work,
+        threads=2,
+        progress=lambda d, t: progress.append((d, t)),
+        on_result=delivered.append,
+    )
+    assert got == [] and delivered == list(range(12))
+    here = threading.current_thread().name
+    assert [names[i] for i in range(workers.SPREAD_AFTER_ITEMS)] == [here] * 2
+    assert {names[i] for i in range(2, 12)} - {here}  # spread from the second slow item
+    assert [d for d, _ in progress] == list(range(1, 13))
+    if not stream:
+        assert {t for _, t in progress} == {12}
+
+
+def test_a_spread_inline_run_raises_the_first_failure_and_starts_no_more() -> None:
+    import time
+
+    from pybloom_async.errors import PyBloomError
+    from pybloom_async.tasks import workers
+
+    started: list[int] = []
+    closed: list[bool] = []
+
+    async def work(i: int) -> int:
+        started.append(i)
+        time.sleep(workers.SPREAD_AFTER_SECONDS * 2)
+        if i == 5:
+            raise PyBloomError("file 5 is damaged")
+        return i
+
+    async def items() -> object:
+        try:
+            for i in range(200):
+                yield i
+        finally:
+            closed.append(True)
+
+    with pytest.raises(PyBloomError, match="file 5 is damaged"):
+        _inline_each(items(), work, threads=2)
+    assert closed == [True]
+    # The window ahead of the failure is bounded: nothing near the end was started.
+    assert max(started) < 5 + 2 * workers.AHEAD_PER_WORKER + 2
+
+
+def test_without_spread_over_inline_items_stay_in_one_thread() -> None:
+    import threading
+    import time
+
+    from pybloom_async.tasks import workers
+    from pybloom_async.tasks.loops import run_inline
+
+    names: set[str] = set()
+
+    async def work(i: int) -> int:
+        names.add(threading.current_thread().name)
+        time.sleep(workers.SPREAD_AFTER_SECONDS * 2)
+        return i
+
+    assert run_inline(for_each, list(range(6)), work, 8) == list(range(6))
+    assert names == {threading.current_thread().name}
