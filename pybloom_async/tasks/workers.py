@@ -29,13 +29,14 @@ T = TypeVar("T")
 #: worker: a slow item holds back at most this many finished results, not the rest of the run.
 AHEAD_PER_WORKER = 4
 
-#: Inline, the second item that takes longer than this (wall time) spreads the items after
-#: it over threads: a warm local file's pruning takes a fraction of it, and is done fastest in
-#: one thread (threads only contend for the interpreter lock); files read from a disk, or
-#: whose rows are decoded, take longer and let go of the lock. One slow item (a point
-#: lookup's one file with rows) does not pay for threads.
+#: Inline, after this many items in a row that each took longer than this (wall time), the
+#: items after them are spread over threads: a warm local file's pruning takes a fraction
+#: of it, and is done fastest in one thread (threads only contend for the interpreter
+#: lock); files read from a disk, or whose rows are decoded, take longer and let go of the
+#: lock. A few slow items among quick ones (a point lookup's file with rows, a filter's
+#: false positive) do not pay for threads.
 SPREAD_AFTER_SECONDS = 0.002
-SPREAD_AFTER_ITEMS = 2
+SPREAD_AFTER_ITEMS = 3
 
 #: The threads inline items may be spread over here (:func:`spread_over`; 1: none).
 _SPREAD: ContextVar[int] = ContextVar("pybloom_async_spread", default=1)
@@ -228,10 +229,9 @@ async def _one_by_one(
             if pool is None:
                 started = time.perf_counter()
                 result = await work(item)
-                if threads > 1 and time.perf_counter() - started > SPREAD_AFTER_SECONDS:
-                    slow += 1
-                    if slow >= SPREAD_AFTER_ITEMS:
-                        pool = ThreadPoolExecutor(threads, thread_name_prefix="pybloom-inline")
+                slow = slow + 1 if time.perf_counter() - started > SPREAD_AFTER_SECONDS else 0
+                if threads > 1 and slow >= SPREAD_AFTER_ITEMS:
+                    pool = ThreadPoolExecutor(threads, thread_name_prefix="pybloom-inline")
                 deliver(result)
                 continue
             context = contextvars.copy_context()

@@ -108,8 +108,9 @@ def test_slow_inline_items_are_spread_over_threads_in_order(stream: bool) -> Non
     )
     assert got == [] and delivered == list(range(12))
     here = threading.current_thread().name
-    assert [names[i] for i in range(workers.SPREAD_AFTER_ITEMS)] == [here] * 2
-    assert {names[i] for i in range(2, 12)} - {here}  # spread from the second slow item
+    first = workers.SPREAD_AFTER_ITEMS
+    assert [names[i] for i in range(first)] == [here] * first
+    assert {names[i] for i in range(first, 12)} - {here}  # spread after the slow ones
     assert [d for d, _ in progress] == list(range(1, 13))
     if not stream:
         assert {t for _, t in progress} == {12}
@@ -143,6 +144,26 @@ def test_a_spread_inline_run_raises_the_first_failure_and_starts_no_more() -> No
     assert closed == [True]
     # The window ahead of the failure is bounded: nothing near the end was started.
     assert max(started) < 5 + 2 * workers.AHEAD_PER_WORKER + 2
+
+
+def test_a_few_slow_inline_items_among_quick_ones_stay_in_one_thread() -> None:
+    """A point lookup's one file with rows, or a filter's false positive, is not worth
+    starting threads for."""
+    import threading
+    import time
+
+    from pybloom_async.tasks import workers
+
+    names: set[str] = set()
+
+    async def work(i: int) -> int:
+        names.add(threading.current_thread().name)
+        if i % workers.SPREAD_AFTER_ITEMS == 0:
+            time.sleep(workers.SPREAD_AFTER_SECONDS * 2)
+        return i
+
+    assert _inline_each(list(range(30)), work, threads=2) == list(range(30))
+    assert names == {threading.current_thread().name}
 
 
 def test_without_spread_over_inline_items_stay_in_one_thread() -> None:
