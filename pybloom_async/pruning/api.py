@@ -428,6 +428,7 @@ async def prune_files(
         run.limit,
         progress,
         hand_over if on_file is not None else None,
+        run.batches,
     )
     if partitions is not None:
         partitions.check_literals()

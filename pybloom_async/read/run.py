@@ -14,6 +14,7 @@ concurrent.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
@@ -30,7 +31,8 @@ from ..io.files import local_only
 from ..io.store import StoreOptions, as_store_options
 from ..tasks.lanes import Lane, open_lane
 from ..tasks.loops import inline, run_inline, sync_twin
-from ..tasks.workers import spread_over
+from ..tasks.pace import Pace
+from ..tasks.workers import Batches, spread_over
 from .fetch import BloomFilterRead, FilterKey, Footer, ReaderConfig
 from .reader import BloomReader, OpenedFile
 
@@ -158,6 +160,12 @@ def run_options(run: RunOptions | None, keywords: Mapping[str, Any], caller: str
 _DEFAULT = RunOptions()
 
 
+#: Local files handed to a run's lane at once, at most (:attr:`Run.batches`): a warm local
+#: file's work is a few hundred microseconds, and each hand-off costs about as much; a
+#: handful more keeps the files' results coming back to the event loop steadily.
+LOCAL_BATCH = 8
+
+
 @dataclass
 class Run:
     """One run over many files: its options, its reader (its own unless one was given), the
@@ -169,6 +177,7 @@ class Run:
     owned: bool
     limit: int
     lane: Lane | None
+    pace: Pace = dataclasses.field(default_factory=Pace)
 
     @property
     def strict(self) -> bool:
@@ -179,6 +188,15 @@ class Run:
     def progress(self) -> Callable[[int, int], None] | None:
         """The caller's progress callback, if any."""
         return self.options.progress
+
+    @property
+    def batches(self) -> Batches | None:
+        """How :func:`~pybloom_async.tasks.workers.for_each` hands this run's local files to
+        its lane: :data:`LOCAL_BATCH` at a time (None inline: no lane)."""
+        lane = self.lane
+        if lane is None or inline():
+            return None
+        return Batches(LOCAL_BATCH, _is_local, functools.partial(lane.run, run_inline), self.pace)
 
     def done(self, location: Location) -> None:
         """A file is decided: the run's own reader drops its footer and filters.
@@ -214,7 +232,7 @@ class Run:
         """``function(*args)``, the work of one file (or of the files beside it), in a
         thread of the lane when the file is local (as :meth:`with_file`), here otherwise."""
         if self.lane is not None and not inline() and _is_local(location):
-            return await self.lane.run(run_inline, function, *args)
+            return await self.lane.run(self.pace.timed, run_inline, function, *args)
         return await function(*args)
 
     async def _opened(
@@ -330,8 +348,9 @@ async def open_run(
                 with spread_over(threads):
                     yield Run(opts, rdr, owned, limit, None)
                 return
-            async with open_lane(threads, rdr.local_limiter, release_thread_memory) as lane:
-                yield Run(opts, rdr, owned, limit, lane)
+            pace = Pace()
+            async with open_lane(threads, rdr.local_limiter, release_thread_memory, pace) as lane:
+                yield Run(opts, rdr, owned, limit, lane, pace)
     finally:
         if owned:
             rdr.clear()

@@ -334,7 +334,8 @@ async def _read_files(
 
     queue = schema_kinds(listed, kept, lake.schemas, parts) if eager else files
     counted = progress_with(base.progress, len(listed) - len(queue) if eager else 0)
-    done = [f for f in await for_each(queue, one, base.limit, counted) if f is not None]
+    found_all = await for_each(queue, one, base.limit, counted, batches=base.batches)
+    done = [f for f in found_all if f is not None]
     found = [f for f in done if not f.schema_only]
     plans = [f.plan for f in found]
     if shaping:

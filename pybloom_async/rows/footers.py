@@ -130,7 +130,9 @@ async def with_ruled_out(
     unread = parts.ruled_out_of(listed)
     if not unread:
         return list(plans)
-    found = await for_each(unread, lambda f: footer_plan(run, f, parts), run.limit)
+    found = await for_each(
+        unread, lambda f: footer_plan(run, f, parts), run.limit, batches=run.batches
+    )
     by_path = {location_text(p.location): p for p in plans}
     by_path.update({location_text(p.location): p for p in found if p is not None})
     ordered = [by_path.pop(p) for p in dict.fromkeys(map(location_text, listed)) if p in by_path]

@@ -8,13 +8,15 @@ each) cost as much as the work itself (measured in ``bench/RESULTS.md``). A lane
 threads busy instead: work is queued, a thread takes the next item as soon as it finishes
 one, and each result reaches the waiting task by a non-blocking call into its loop. Threads
 are started only while there is work (each is one ``to_thread`` call that drains the
-queue), at most ``threads`` of them, and within a limiter shared by the lanes of one reader.
+queue), one until the lane's ``pace`` says its work has proved slow (:mod:`.pace`), then
+up to ``threads``, within a limiter shared by the lanes of one reader.
 """
 
 from __future__ import annotations
 
 import collections
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
@@ -23,6 +25,7 @@ import anyio
 import anyio.abc
 
 from .loops import call_soon_in_loop
+from .pace import Pace
 
 T = TypeVar("T")
 
@@ -47,6 +50,7 @@ async def open_lane(
     threads: int,
     limiter: anyio.CapacityLimiter,
     on_idle: Callable[[], None] | None = None,
+    pace: Pace | None = None,
 ) -> AsyncIterator[Lane]:
     """A lane for the body of the ``async with`` (closed at its end).
 
@@ -58,7 +62,7 @@ async def open_lane(
     """
     try:
         async with anyio.create_task_group() as group:
-            lane = Lane(group, threads, limiter, on_idle)
+            lane = Lane(group, threads, limiter, on_idle, pace)
             try:
                 yield lane
             finally:
@@ -79,7 +83,7 @@ class Lane:
 
     ``group`` holds the threads' calls (the run's task group: it ends when the queue is
     empty); ``threads`` bounds this lane's threads, ``limiter`` those of every lane sharing
-    it (one reader's runs).
+    it (one reader's runs); with a ``pace``, one thread runs until it says slow.
     """
 
     def __init__(
@@ -88,8 +92,10 @@ class Lane:
         threads: int,
         limiter: anyio.CapacityLimiter,
         on_idle: Callable[[], None] | None = None,
+        pace: Pace | None = None,
     ) -> None:
         self._group = group
+        self._pace = pace
         self._on_idle = on_idle
         self._threads = threads
         self._limiter = limiter
@@ -97,6 +103,7 @@ class Lane:
         self._lock = threading.Lock()
         self._active = 0
         self._closed = False
+        self._widened = False
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """``function(*args)`` in one of the lane's threads; its result or its exception.
@@ -112,6 +119,10 @@ class Lane:
         except BaseException:
             item.cancelled = True
             raise
+        if not self._widened and self._pace is not None and self._pace.slow:
+            # The work proved slow: the items queued get the other threads now.
+            self._widened = True
+            self._widen()
         if item.error is not None:
             raise item.error
         return item.result  # type: ignore[return-value]  # set when no error was
@@ -132,12 +143,21 @@ class Lane:
 
     def _add_thread(self) -> None:
         """One more thread takes the queue's items, unless the lane's threads all run."""
+        pace = self._pace
+        threads = self._threads if pace is None or pace.slow else 1
         with self._lock:
-            start = self._active < self._threads
+            start = self._active < threads
             if start:
                 self._active += 1
         if start:
             self._group.start_soon(self._drain)
+
+    def _widen(self) -> None:
+        """Threads up to the lane's bound for the items queued."""
+        for _ in range(self._threads):
+            if not self._queue or self._closed:
+                return
+            self._add_thread()
 
     def _take_all(self) -> None:
         """Run items until the queue is empty (in a worker thread).
@@ -147,6 +167,7 @@ class Lane:
         ``HAND_BACK`` items (or when the queue runs dry) keeps the thread working.
         """
         done: list[_Item[Any]] = []
+        since = time.perf_counter()
         try:
             while not self._closed:
                 try:
@@ -160,9 +181,11 @@ class Lane:
                 except BaseException as exc:  # handed to the waiting task, raised there
                     item.error = exc
                 done.append(item)
-                if len(done) >= HAND_BACK or not self._queue:
+                now = time.perf_counter()
+                if len(done) >= HAND_BACK or not self._queue or now - since > HAND_BACK_SECONDS:
                     _hand_back(done)
                     done = []
+                    since = now
         finally:
             _hand_back(done)
             if self._on_idle is not None:
@@ -170,8 +193,11 @@ class Lane:
 
 
 #: Finished items handed back to their event loop at once, at most (fewer when the queue
-#: runs dry: a lone item is handed back at once).
+#: runs dry: a lone item is handed back at once)...
 HAND_BACK = 16
+#: ...and at least this often (seconds): items of several files each, or slow ones, reach
+#: their tasks (and a slow lane its other threads) while the queue is still long.
+HAND_BACK_SECONDS = 0.002
 
 
 def _hand_back(items: list[_Item[Any]]) -> None:

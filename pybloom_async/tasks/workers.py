@@ -1,9 +1,10 @@
 """Work over many items: bounded concurrency, results in order, the first failure raised.
 
 Running inline (see :mod:`.loops`), the items are done one after another in the calling
-thread while each is quick; from the first slow one on (its work waits on a disk or decodes
-rows: work that lets go of the interpreter lock), the rest are spread over a few threads,
-each running its items inline. The results, their order and the errors are the same.
+thread while they are quick; once they prove slow (:mod:`.pace`: their work waits on a disk
+or decodes rows, work that lets go of the interpreter lock), the rest are spread over a few
+threads, each running its items inline. The results, their order and the errors are the
+same.
 """
 
 from __future__ import annotations
@@ -11,10 +12,12 @@ from __future__ import annotations
 import collections
 import contextlib
 import contextvars
+import functools
 import time
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -22,21 +25,13 @@ import anyio.abc
 
 from ..errors import PyBloomError
 from .loops import inline, run_inline
+from .pace import Pace
 
 T = TypeVar("T")
 
 #: With ``on_result``, how many items past the oldest undelivered one may be started, per
 #: worker: a slow item holds back at most this many finished results, not the rest of the run.
 AHEAD_PER_WORKER = 4
-
-#: Inline, after this many items in a row that each took longer than this (wall time), the
-#: items after them are spread over threads: a warm local file's pruning takes a fraction
-#: of it, and is done fastest in one thread (threads only contend for the interpreter
-#: lock); files read from a disk, or whose rows are decoded, take longer and let go of the
-#: lock. A few slow items among quick ones (a point lookup's file with rows, a filter's
-#: false positive) do not pay for threads.
-SPREAD_AFTER_SECONDS = 0.002
-SPREAD_AFTER_ITEMS = 3
 
 #: The threads inline items may be spread over here (:func:`spread_over`; 1: none).
 _SPREAD: ContextVar[int] = ContextVar("pybloom_async_spread", default=1)
@@ -53,7 +48,22 @@ def spread_over(threads: int) -> Iterator[None]:
         _SPREAD.reset(token)
 
 
-# Long because: the docstring is 24 lines; the code (taking, delivering in order, the
+@dataclass(frozen=True)
+class Batches:
+    """Items handed off several at a time (:func:`for_each`'s ``batches``): up to ``size``
+    consecutive items that ``joins`` accepts (local files) are worked one after another in
+    one call of ``hand``, which runs a coroutine function to its end elsewhere, inline (a
+    run's lane), each item's time told to ``pace``. Each hand-off costs the event loop a
+    wake-up and the interpreter lock a change of hands: for a warm local file, as much as
+    its work."""
+
+    size: int
+    joins: Callable[[Any], bool]
+    hand: Callable[[Callable[[], Coroutine[Any, Any, list[Any]]]], Awaitable[list[Any]]]
+    pace: Pace
+
+
+# Long because: the docstring is 28 lines; the code (taking, delivering in order, the
 # workers) shares its state through closures, which one function keeps in one place.
 async def for_each(
     items: Sequence[Any] | AsyncIterable[Any],
@@ -61,6 +71,7 @@ async def for_each(
     limit: int,
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[Any], None] | None = None,
+    batches: Batches | None = None,
 ) -> list[Any]:
     """Run ``await work(item)`` for every item, ``limit`` at a time; results in item order.
 
@@ -81,6 +92,13 @@ async def for_each(
     until it is delivered, and no item starts more than ``AHEAD_PER_WORKER * limit``
     items past the oldest one not yet delivered. An exception from ``on_result``
     cancels the rest and is raised as it is.
+
+    With ``batches``, a worker takes up to ``batches.size`` items of a sequence in a row
+    that it accepts and hands them off together (see :class:`Batches`); the results, their
+    order, the progress and the errors are the same. A stream's items go one by one: a
+    worker holding items must never wait for more, and a stream's next item may wait on
+    the items already taken (the index pass admits files as the row-group pass finishes
+    them).
     """
     if inline():
         return await _one_by_one(items, work, limit, progress, on_result)
@@ -131,15 +149,45 @@ async def for_each(
 
     async def worker(scope: anyio.CancelScope) -> None:
         nonlocal done
+        extra: tuple[int, Any] | None = None  # an item taken that did not join a batch
         while True:
             try:
-                got = await take()
+                got = extra if extra is not None else await take()
+                extra = None
                 if got is None:
                     return
                 i, item = got
                 while not keep and i >= delivered + window:
                     await moved.wait()
-                if keep:
+                if batches is not None and sized and batches.joins(item):
+                    group = [got]
+                    while len(group) < batches.size and (extra := await take()) is not None:
+                        if not batches.joins(extra[1]):
+                            break
+                        group.append(extra)
+                        extra = None
+                    outs = await batches.hand(
+                        functools.partial(
+                            _in_turn, work, [member for _, member in group], batches.pace
+                        )
+                    )
+                    # A batch whose items proved slow stops early: the rest go one by one,
+                    # so that the lane's other threads can take them.
+                    outs += [(None, member) for _, member in group[len(outs) :]]
+                    for (at, _), (ok, value) in zip(group, outs, strict=True):
+                        if ok is False:
+                            raise value
+                        if ok is None:
+                            value = await work(value)
+                        if keep:
+                            results[at] = value
+                        else:
+                            deliver(at, value)
+                        if at != i:  # the group's first item is counted below
+                            done += 1
+                            if progress is not None:
+                                progress(done, len(items) if isinstance(items, Sequence) else taken)
+                elif keep:
                     results[i] = await work(item)
                 else:
                     deliver(i, await work(item))
@@ -201,7 +249,8 @@ async def _one_by_one(
     on_result: Callable[[Any], None] | None,
 ) -> list[Any]:
     """:func:`for_each` inline: the items in this thread while they are quick, then spread
-    over the threads :func:`spread_over` allows (at most ``limit``), each item inline;
+    over the threads :func:`~pybloom_async.tasks.workers.spread_over` allows (at most
+    ``limit``) once they prove slow (:mod:`pybloom_async.tasks.pace`), each item inline;
     results delivered in order from this thread, the first failure in item order raised
     after the items already started have ended."""
     results: list[Any] = []
@@ -211,7 +260,7 @@ async def _one_by_one(
     feed = iter(items) if isinstance(items, Sequence) else None
     threads = min(limit, _SPREAD.get())
     pool: ThreadPoolExecutor | None = None
-    slow = 0
+    pace = Pace()
     running: collections.deque[Future[Any]] = collections.deque()
 
     def deliver(result: Any) -> None:
@@ -229,8 +278,8 @@ async def _one_by_one(
             if pool is None:
                 started = time.perf_counter()
                 result = await work(item)
-                slow = slow + 1 if time.perf_counter() - started > SPREAD_AFTER_SECONDS else 0
-                if threads > 1 and slow >= SPREAD_AFTER_ITEMS:
+                pace.note(time.perf_counter() - started)
+                if threads > 1 and pace.slow:
                     pool = ThreadPoolExecutor(threads, thread_name_prefix="pybloom-inline")
                 deliver(result)
                 continue
@@ -249,6 +298,27 @@ async def _one_by_one(
         if closing is not None:
             await closing()
     return results
+
+
+async def _in_turn(
+    work: Callable[[Any], Any], items: list[Any], pace: Pace
+) -> list[tuple[bool | None, Any]]:
+    """A batch's items worked one after another, each timed: ``(True, result)`` each, up
+    to the first failure, ``(False, exception)``, or while ``pace`` says quick (once it
+    says slow, the caller works the rest one by one)."""
+    out: list[tuple[bool | None, Any]] = []
+    for item in items:
+        if out and pace.slow:
+            break
+        started = time.perf_counter()
+        try:
+            out.append((True, await work(item)))
+        except Exception as exc:  # raised by the worker, in its place among the results
+            out.append((False, exc))
+            break
+        finally:
+            pace.note(time.perf_counter() - started)
+    return out
 
 
 def _inline_item(work: Callable[[Any], Any], item: Any) -> Any:

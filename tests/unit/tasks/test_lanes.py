@@ -109,3 +109,51 @@ async def test_a_thread_that_runs_dry_calls_on_idle_in_itself() -> None:
         for _ in range(5):
             await lane.run(work)
     assert idle and set(idle) <= workers and threading.get_ident() not in idle
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("slow", [False, True])
+async def test_a_paced_lane_runs_one_thread_until_its_work_proves_slow(slow: bool) -> None:
+    """Quick work (a warm local file) is done fastest on one thread; slow work (a disk, rows
+    decoded) gets the lane's other threads once it proves slow."""
+    from pybloom_async.tasks.pace import SLOW_SECONDS, Pace
+
+    pace = Pace()
+    lock = threading.Lock()
+    running = peak = 0
+
+    def work(_: int) -> None:
+        nonlocal running, peak
+        with lock:
+            running += 1
+            peak = max(peak, running)
+        time.sleep(SLOW_SECONDS * 3 if slow else SLOW_SECONDS / 20)
+        with lock:
+            running -= 1
+
+    lanes = open_lane(2, anyio.CapacityLimiter(2), pace=pace)
+    async with lanes as lane, anyio.create_task_group() as group:
+        for i in range(30):
+            group.start_soon(lane.run, pace.timed, work, i)
+    assert pace.slow is slow
+    assert peak == (2 if slow else 1)
+
+
+def test_pace_turns_slow_only_after_slow_work_in_a_row() -> None:
+    from pybloom_async.tasks.pace import SLOW_IN_A_ROW, SLOW_SECONDS, Pace
+
+    pace = Pace()
+    for _ in range(5):
+        for _ in range(SLOW_IN_A_ROW - 1):
+            pace.note(SLOW_SECONDS * 2)
+        pace.note(SLOW_SECONDS / 2)  # a quick one breaks the row
+    assert not pace.slow
+    for _ in range(SLOW_IN_A_ROW):
+        pace.note(SLOW_SECONDS * 2)
+    assert pace.slow
+    with pytest.raises(ValueError, match="boom"):
+        pace.timed(_boom)  # timed whether it returns or raises
+
+
+def _boom() -> None:
+    raise ValueError("boom")

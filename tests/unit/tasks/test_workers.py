@@ -81,7 +81,7 @@ def test_slow_inline_items_are_spread_over_threads_in_order(stream: bool) -> Non
     import threading
     import time
 
-    from pybloom_async.tasks import workers
+    from pybloom_async.tasks import pace
 
     names: dict[int, str] = {}
     progress: list[tuple[int, int]] = []
@@ -92,7 +92,7 @@ def test_slow_inline_items_are_spread_over_threads_in_order(stream: bool) -> Non
 
         assert inline()  # each item runs inline in its thread too
         names[i] = threading.current_thread().name
-        time.sleep(workers.SPREAD_AFTER_SECONDS * (3 if i % 3 else 1.5))
+        time.sleep(pace.SLOW_SECONDS * (3 if i % 3 else 1.5))
         return i
 
     async def items() -> object:
@@ -108,7 +108,7 @@ def test_slow_inline_items_are_spread_over_threads_in_order(stream: bool) -> Non
     )
     assert got == [] and delivered == list(range(12))
     here = threading.current_thread().name
-    first = workers.SPREAD_AFTER_ITEMS
+    first = pace.SLOW_IN_A_ROW
     assert [names[i] for i in range(first)] == [here] * first
     assert {names[i] for i in range(first, 12)} - {here}  # spread after the slow ones
     assert [d for d, _ in progress] == list(range(1, 13))
@@ -120,14 +120,14 @@ def test_a_spread_inline_run_raises_the_first_failure_and_starts_no_more() -> No
     import time
 
     from pybloom_async.errors import PyBloomError
-    from pybloom_async.tasks import workers
+    from pybloom_async.tasks import pace, workers
 
     started: list[int] = []
     closed: list[bool] = []
 
     async def work(i: int) -> int:
         started.append(i)
-        time.sleep(workers.SPREAD_AFTER_SECONDS * 2)
+        time.sleep(pace.SLOW_SECONDS * 2)
         if i == 5:
             raise PyBloomError("file 5 is damaged")
         return i
@@ -152,14 +152,14 @@ def test_a_few_slow_inline_items_among_quick_ones_stay_in_one_thread() -> None:
     import threading
     import time
 
-    from pybloom_async.tasks import workers
+    from pybloom_async.tasks import pace
 
     names: set[str] = set()
 
     async def work(i: int) -> int:
         names.add(threading.current_thread().name)
-        if i % workers.SPREAD_AFTER_ITEMS == 0:
-            time.sleep(workers.SPREAD_AFTER_SECONDS * 2)
+        if i % pace.SLOW_IN_A_ROW == 0:
+            time.sleep(pace.SLOW_SECONDS * 2)
         return i
 
     assert _inline_each(list(range(30)), work, threads=2) == list(range(30))
@@ -170,15 +170,159 @@ def test_without_spread_over_inline_items_stay_in_one_thread() -> None:
     import threading
     import time
 
-    from pybloom_async.tasks import workers
+    from pybloom_async.tasks import pace
     from pybloom_async.tasks.loops import run_inline
 
     names: set[str] = set()
 
     async def work(i: int) -> int:
         names.add(threading.current_thread().name)
-        time.sleep(workers.SPREAD_AFTER_SECONDS * 2)
+        time.sleep(pace.SLOW_SECONDS * 2)
         return i
 
     assert run_inline(for_each, list(range(6)), work, 8) == list(range(6))
     assert names == {threading.current_thread().name}
+
+
+# ---- batches: local files handed off several at a time ----------------------------------
+
+
+def _lane_batches(lane: object, pace: object, size: int = 4, joins: object = None) -> object:
+    import functools
+
+    from pybloom_async.tasks.loops import run_inline
+    from pybloom_async.tasks.workers import Batches
+
+    return Batches(
+        size,
+        joins if joins is not None else (lambda item: item % 10 != 9),  # type: ignore[arg-type]
+        functools.partial(lane.run, run_inline),  # type: ignore[attr-defined]
+        pace,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("delivered", [False, True])
+async def test_batched_items_give_the_same_results_order_and_progress(
+    stream: bool, delivered: bool
+) -> None:
+    import anyio
+
+    from pybloom_async.tasks.lanes import open_lane
+    from pybloom_async.tasks.loops import inline
+    from pybloom_async.tasks.pace import Pace
+
+    ran_inline: dict[int, bool] = {}
+    progress: list[tuple[int, int]] = []
+    out: list[int] = []
+
+    async def work(i: int) -> int:
+        ran_inline[i] = inline()
+        return i * 3
+
+    async def items() -> object:
+        for i in range(57):
+            yield i
+
+    pace = Pace()
+    async with open_lane(2, anyio.CapacityLimiter(2), pace=pace) as lane:
+        got = await for_each(
+            items() if stream else list(range(57)),
+            work,
+            5,
+            lambda d, t: progress.append((d, t)),
+            out.append if delivered else None,
+            batches=_lane_batches(lane, pace),  # type: ignore[arg-type]
+        )
+    expected = [i * 3 for i in range(57)]
+    assert (out if delivered else got) == expected
+    assert [d for d, _ in progress] == list(range(1, 58))
+    # A sequence's items that join a batch ran inline in the lane's thread, the others here
+    # on the loop; a stream's items go one by one.
+    assert ran_inline == {i: not stream and i % 10 != 9 for i in range(57)}
+
+
+@pytest.mark.anyio
+async def test_a_stream_whose_next_item_waits_on_earlier_work_does_not_deadlock() -> None:
+    """The index pass admits a file only when the row-group pass has finished another: a
+    worker that held a file while waiting for more to fill a batch would wait forever."""
+    import anyio
+
+    from pybloom_async.tasks.lanes import open_lane
+    from pybloom_async.tasks.pace import Pace
+
+    slots = anyio.Semaphore(2)
+
+    async def admitted() -> object:
+        for i in range(20):
+            await slots.acquire()
+            yield i
+
+    async def work(i: int) -> int:
+        slots.release()
+        return i
+
+    pace = Pace()
+    with anyio.fail_after(10):
+        async with open_lane(2, anyio.CapacityLimiter(2), pace=pace) as lane:
+            batches = _lane_batches(lane, pace, size=8, joins=lambda i: True)
+            got = await for_each(admitted(), work, 4, batches=batches)  # type: ignore[arg-type]
+    assert got == list(range(20))
+
+
+@pytest.mark.anyio
+async def test_a_failure_within_a_batch_is_raised_and_ends_the_run() -> None:
+    import anyio
+
+    from pybloom_async.errors import PyBloomError
+    from pybloom_async.tasks.lanes import open_lane
+    from pybloom_async.tasks.pace import Pace
+
+    started: list[int] = []
+
+    async def work(i: int) -> int:
+        started.append(i)
+        if i == 6:
+            raise PyBloomError("file 6 is damaged")
+        return i
+
+    pace = Pace()
+    async with open_lane(2, anyio.CapacityLimiter(2), pace=pace) as lane:
+        with pytest.raises(PyBloomError, match="file 6 is damaged"):
+            await for_each(
+                list(range(400)),
+                work,
+                2,
+                batches=_lane_batches(lane, pace, joins=lambda i: True),  # type: ignore[arg-type]
+            )
+    assert 7 not in started[started.index(6) :]  # the batch stops at its failure
+    assert len(started) < 40
+
+
+@pytest.mark.anyio
+async def test_a_batch_of_slow_items_breaks_up_once_they_prove_slow() -> None:
+    """The rest of the batch is worked one by one (each through the lane again in a run,
+    where the lane's other threads take them), not all in the thread that began it."""
+    import time
+
+    import anyio
+
+    from pybloom_async.tasks.lanes import open_lane
+    from pybloom_async.tasks.loops import inline
+    from pybloom_async.tasks.pace import SLOW_IN_A_ROW, SLOW_SECONDS, Pace
+
+    in_batch: list[int] = []
+
+    async def work(i: int) -> int:
+        if inline():
+            in_batch.append(i)
+        time.sleep(SLOW_SECONDS * 2)
+        return i
+
+    pace = Pace()
+    async with open_lane(2, anyio.CapacityLimiter(2), pace=pace) as lane:
+        batches = _lane_batches(lane, pace, size=24, joins=lambda i: True)
+        got = await for_each(list(range(24)), work, 1, batches=batches)  # type: ignore[arg-type]
+    assert got == list(range(24)) and pace.slow
+    assert in_batch == list(range(SLOW_IN_A_ROW))

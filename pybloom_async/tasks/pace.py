@@ -1,0 +1,48 @@
+"""Whether a run's files prove slow: the one rule for running them on more than one thread.
+
+A warm local file's work (its footer, filters, probes: a few hundred microseconds of
+Python) is done fastest by one thread: two threads only contend for the interpreter lock
+(0.30 ms a file on one thread against 0.43 on two, `bench/RESULTS.md`). Files read from a
+disk, or whose rows are decoded, take longer and let go of the lock while they wait or
+decode: then more threads pay. A run's :class:`Pace` is told how long each file took and
+says when the files have proved slow; a few slow files among quick ones (a point lookup's
+file with rows, a filter's false positive) do not count.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: A file is slow when its work took longer than this (wall time)...
+SLOW_SECONDS = 0.002
+#: ...and files have proved slow after this many slow ones in a row.
+SLOW_IN_A_ROW = 3
+
+
+class Pace:
+    """The pace of one run's files (see the module). Told from any thread: a lost update
+    only delays the verdict by a file."""
+
+    __slots__ = ("_streak", "slow")
+
+    def __init__(self) -> None:
+        self._streak = 0
+        self.slow = False
+
+    def note(self, seconds: float) -> None:
+        """One file's work took ``seconds``."""
+        self._streak = self._streak + 1 if seconds > SLOW_SECONDS else 0
+        if self._streak >= SLOW_IN_A_ROW:
+            self.slow = True
+
+    def timed(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)``, its time noted (whether it returns or raises)."""
+        started = time.perf_counter()
+        try:
+            return function(*args)
+        finally:
+            self.note(time.perf_counter() - started)
