@@ -234,7 +234,9 @@ class _Writer:
             import pyarrow as pa
             import pyarrow.parquet as pq
 
-            table = pa.Table.from_batches(self.batches) if self.batches else schema.empty_table()
+            from ..rows.arrow import empty_table
+
+            table = pa.Table.from_batches(self.batches) if self.batches else empty_table(schema)
             buffer = io.BytesIO()
             pq.write_table(table, buffer)
             return buffer.getvalue()
@@ -373,9 +375,10 @@ async def _plan_tables(
     now is added to ``skipped``, or raised without it (``--strict``)."""
     import pyarrow as pa
 
+    from ..rows.arrow import empty_table
     from ..rows.fetch import planned_file_tables
 
-    yield pa.schema(plan.job.schema).empty_table()
+    yield empty_table(pa.schema(plan.job.schema))
     for file_plan in plan.files:
         if not file_plan.kept:
             continue

@@ -20,6 +20,7 @@ from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.bounds import Outcome, index_view
 from ..pruning.evaluate import before_membership, combine
+from ..pruning.in_lists import sorted_unique
 from ..pruning.leaves import Leaf, leaf_column
 from ..pruning.verdicts import Rule
 from ..read.reader import BloomReader
@@ -73,7 +74,7 @@ def prepare_probes(
         if not leaf.needs_filter or n == 0:
             continue
         probe.may = np.zeros(n, dtype=np.bool_)
-        for b in np.unique(block_indexes(leaf.hashes, col.num_blocks)).tolist():
+        for b in sorted_unique(block_indexes(leaf.hashes, col.num_blocks)).tolist():
             wanted.setdefault((col.descriptor.index, int(b)), []).append(id(p))
     return wanted
 

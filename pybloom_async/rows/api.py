@@ -511,7 +511,9 @@ async def lookup(
 
     tables = [conform(t, f.plan, schema, names) for f in files for t in f.tables]
     if not tables:
-        return schema.empty_table()
+        from .arrow import empty_table
+
+        return empty_table(schema)
     import pyarrow as pa
 
     return pa.concat_tables(tables)

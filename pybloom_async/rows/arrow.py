@@ -30,6 +30,13 @@ _NUMPY: dict[pa.DataType, Any] = {
 }
 
 
+def empty_table(schema: pa.Schema) -> pa.Table:
+    """The table of ``schema`` with no rows, one empty chunk per column (``Schema.
+    empty_table`` converts an empty Python list per column, which imports pandas)."""
+    columns = [pa.nulls(0, field.type) for field in schema]
+    return pa.Table.from_batches([pa.RecordBatch.from_arrays(columns, schema=schema)])
+
+
 def bool_array(values: Any) -> pa.Array:
     """A boolean array of a numpy array's truth values (no NULL)."""
     values = np.asarray(values, dtype=bool)

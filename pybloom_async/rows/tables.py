@@ -65,6 +65,7 @@ from ..tables.iceberg import arrow_schema_of, data_location
 from ..tasks.loops import to_worker
 from ..tasks.workers import for_each
 from .arguments import LookupOptions
+from .arrow import empty_table
 from .match import Leaves, ValueSets
 from .plan import FilePlan, Job
 
@@ -74,7 +75,7 @@ T = TypeVar("T")
 def parquet_schema(schema: pa.Schema) -> Schema:
     """The Parquet schema pyarrow writes for ``schema``: what literals are converted by."""
     sink = pa.BufferOutputStream()
-    pq.write_table(schema.empty_table(), sink)
+    pq.write_table(empty_table(schema), sink)
     data = sink.getvalue().to_pybytes()
     assert data.endswith(MAGIC)
     length = int.from_bytes(data[-8:-4], "little")
@@ -539,7 +540,7 @@ async def table_rows(
     names = read_columns_of(table, columns, where)
     read_schema = arrow_schema(table, names)
     result = pa.schema([read_schema.field(c) for c in (columns or table.top_level)])
-    yield result.empty_table()
+    yield empty_table(result)
     given = await files()
     lake = given if isinstance(given, LakeFiles) else None
     kept = list(given) if not isinstance(given, LakeFiles) else given.kept

@@ -67,8 +67,12 @@ import pybloom_async
 from pybloom_async import col, lookup_sync
 root = sys.argv[1]
 for where in ["id = 5 AND dt = '2024-01-02'", col("id").isin([1, None]), col("s") != "k1",
-              "f BETWEEN 0.1 AND 0.2 AND id < 500", "id IN (1, 2) OR s = 'k9'", "NOT (id > 3)"]:
+              "f BETWEEN 0.1 AND 0.2 AND id < 500", "id IN (1, 2) OR s = 'k9'", "NOT (id > 3)",
+              "id = 999999"]:  # no row: the empty result
     lookup_sync(root, where)
+if len(sys.argv) > 2:  # with a lake index, which probes its stripes
+    lookup_sync(root, "id = 5", use_index="lake")
+    lookup_sync(root, "id = 999999", use_index="lake")
 print("pandas" in sys.modules)
 """
 
@@ -89,5 +93,11 @@ def test_a_lookup_imports_no_pandas(tmp_path: Path) -> None:
              pa.array(np.linspace(0, 1, n)), blob], names=["id", "s", "f", "blob"])  # fmt: skip
         pq.write_table(table, folder / "f.parquet", row_group_size=1000)
     out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path)], check=True,
+                         capture_output=True, text=True).stdout  # fmt: skip
+    assert out.strip().splitlines()[-1] == "False"
+    from pybloom_async import build_lake_index_sync
+
+    build_lake_index_sync(str(tmp_path), ["id"])
+    out = subprocess.run([sys.executable, "-c", CHILD, str(tmp_path), "lake"], check=True,
                          capture_output=True, text=True).stdout  # fmt: skip
     assert out.strip().splitlines()[-1] == "False"
