@@ -21,9 +21,10 @@ own form: SQL ``BETWEEN`` (DuckDB, DataFusion, Delta), ``col("score").between`` 
 some key, so the decode of the key column is most of the work).
 
 Engines (``--engines``; each run is a fresh process, ``bench/lookup_engines.py``):
-``ours`` (``pybloom_async.lookup``, defaults; like every engine's, its imports are made
-before the clock starts: the modules a lookup imports on first use and pandas, which
-pyarrow imports on its first conversion of a Python value), ``ours-first`` (the same with
+``ours`` (``pybloom_async.lookup_sync``, as a script calls it, defaults; like every
+engine's, its imports are made before the clock starts: the modules a lookup imports on
+first use and pandas, which pyarrow imports on its first conversion of a Python value),
+``ours-first`` (the same with
 those imports inside the clock: a script's first lookup), ``ours-warm`` (a long-lived
 ``BloomReader`` after one lookup of other keys), ``ours-tuned`` (not in the default list:
 ``ReaderConfig(footer_read_bytes=512 KiB, concurrency=1024)``, one suffix read per file

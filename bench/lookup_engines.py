@@ -98,14 +98,12 @@ LOOKUP_LAZY_MODULES = (
 
 
 def ours(spec: dict[str, Any]) -> tuple[str, Query]:
-    """``pybloom_async.lookup`` with default settings; warm: one long-lived BloomReader."""
-    import anyio
-
+    """``pybloom_async.lookup_sync`` with default settings; warm: one long-lived BloomReader."""
     # imported lazily by lookup: outside the clock, as for every engine
     import pyarrow.parquet
 
     import pybloom_async.rows.fetch
-    from pybloom_async import BloomReader, ReaderConfig, col, lookup
+    from pybloom_async import BloomReader, ReaderConfig, col, lookup_sync
     from pybloom_async.io.base import SourceStats
 
     if not spec.get("first"):
@@ -179,10 +177,9 @@ def ours(spec: dict[str, Any]) -> tuple[str, Query]:
             reader.stats = SourceStats()
             counted[:] = [reader.stats]
 
-        async def go() -> Any:
-            return await lookup(source, where, list(COLUMNS), **kwargs)
-
-        return rows_of(anyio.run(go))
+        # As a script calls it: lookup_sync (local paths run in this thread, with no event
+        # loop; anything else on a new loop, as anyio.run would).
+        return rows_of(lookup_sync(source, where, list(COLUMNS), **kwargs))
 
     text = "defaults; " + ("long-lived BloomReader (warm)" if reader else "fresh reader")
     if spec.get("first"):
