@@ -5,8 +5,8 @@ Python) is done fastest by one thread: two threads only contend for the interpre
 (0.30 ms a file on one thread against 0.43 on two, `bench/RESULTS.md`). Files read from a
 disk, or whose rows are decoded, take longer and let go of the lock while they wait or
 decode: then more threads pay. A run's :class:`Pace` is told how long each file took and
-says when the files have proved slow; a few slow files among quick ones (a point lookup's
-file with rows, a filter's false positive) do not count.
+says when the files have proved slow: at the third slow file, in a row or not. One or two
+(a point lookup's file with rows, a filter's false positive) are not worth a thread.
 """
 
 from __future__ import annotations
@@ -19,25 +19,26 @@ T = TypeVar("T")
 
 #: A file is slow when its work took longer than this (wall time)...
 SLOW_SECONDS = 0.002
-#: ...and files have proved slow after this many slow ones in a row.
-SLOW_IN_A_ROW = 3
+#: ...and a run's files have proved slow at this many slow ones.
+SLOW_FILES = 3
 
 
 class Pace:
     """The pace of one run's files (see the module). Told from any thread: a lost update
     only delays the verdict by a file."""
 
-    __slots__ = ("_streak", "slow")
+    __slots__ = ("_slow_files", "slow")
 
     def __init__(self) -> None:
-        self._streak = 0
+        self._slow_files = 0
         self.slow = False
 
     def note(self, seconds: float) -> None:
         """One file's work took ``seconds``."""
-        self._streak = self._streak + 1 if seconds > SLOW_SECONDS else 0
-        if self._streak >= SLOW_IN_A_ROW:
-            self.slow = True
+        if seconds > SLOW_SECONDS:
+            self._slow_files += 1
+            if self._slow_files >= SLOW_FILES:
+                self.slow = True
 
     def timed(self, function: Callable[..., T], *args: Any) -> T:
         """``function(*args)``, its time noted (whether it returns or raises)."""

@@ -139,17 +139,17 @@ async def test_a_paced_lane_runs_one_thread_until_its_work_proves_slow(slow: boo
     assert peak == (2 if slow else 1)
 
 
-def test_pace_turns_slow_only_after_slow_work_in_a_row() -> None:
-    from pybloom_async.tasks.pace import SLOW_IN_A_ROW, SLOW_SECONDS, Pace
+def test_pace_turns_slow_at_its_third_slow_file() -> None:
+    from pybloom_async.tasks.pace import SLOW_FILES, SLOW_SECONDS, Pace
 
     pace = Pace()
-    for _ in range(5):
-        for _ in range(SLOW_IN_A_ROW - 1):
-            pace.note(SLOW_SECONDS * 2)
-        pace.note(SLOW_SECONDS / 2)  # a quick one breaks the row
-    assert not pace.slow
-    for _ in range(SLOW_IN_A_ROW):
+    for i in range(SLOW_FILES - 1):
+        for _ in range(100):
+            pace.note(SLOW_SECONDS / 2)  # quick files never count
         pace.note(SLOW_SECONDS * 2)
+        assert not pace.slow, i
+    pace.note(SLOW_SECONDS / 2)
+    pace.note(SLOW_SECONDS * 2)  # the last slow one, not in a row with the others
     assert pace.slow
     with pytest.raises(ValueError, match="boom"):
         pace.timed(_boom)  # timed whether it returns or raises

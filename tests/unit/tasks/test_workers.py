@@ -108,7 +108,7 @@ def test_slow_inline_items_are_spread_over_threads_in_order(stream: bool) -> Non
     )
     assert got == [] and delivered == list(range(12))
     here = threading.current_thread().name
-    first = pace.SLOW_IN_A_ROW
+    first = pace.SLOW_FILES
     assert [names[i] for i in range(first)] == [here] * first
     assert {names[i] for i in range(first, 12)} - {here}  # spread after the slow ones
     assert [d for d, _ in progress] == list(range(1, 13))
@@ -158,7 +158,7 @@ def test_a_few_slow_inline_items_among_quick_ones_stay_in_one_thread() -> None:
 
     async def work(i: int) -> int:
         names.add(threading.current_thread().name)
-        if i % pace.SLOW_IN_A_ROW == 0:
+        if i % 10 == 0 and i < 10 * (pace.SLOW_FILES - 1):  # fewer slow ones than SLOW_FILES
             time.sleep(pace.SLOW_SECONDS * 2)
         return i
 
@@ -310,7 +310,7 @@ async def test_a_batch_of_slow_items_breaks_up_once_they_prove_slow() -> None:
 
     from pybloom_async.tasks.lanes import open_lane
     from pybloom_async.tasks.loops import inline
-    from pybloom_async.tasks.pace import SLOW_IN_A_ROW, SLOW_SECONDS, Pace
+    from pybloom_async.tasks.pace import SLOW_FILES, SLOW_SECONDS, Pace
 
     in_batch: list[int] = []
 
@@ -325,4 +325,4 @@ async def test_a_batch_of_slow_items_breaks_up_once_they_prove_slow() -> None:
         batches = _lane_batches(lane, pace, size=24, joins=lambda i: True)
         got = await for_each(list(range(24)), work, 1, batches=batches)  # type: ignore[arg-type]
     assert got == list(range(24)) and pace.slow
-    assert in_batch == list(range(SLOW_IN_A_ROW))
+    assert in_batch == list(range(SLOW_FILES))
