@@ -35,21 +35,30 @@ async def test_results_and_errors_come_back_to_their_callers() -> None:
     assert got == {i: (f"item {i}" if i % 7 == 3 else i * i) for i in range(100)}
 
 
+class _AtOnce:
+    """Calls that sleep, and the most of them seen running at once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = self.peak = 0
+
+    def sleep(self, seconds: float) -> None:
+        with self.lock:
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        time.sleep(seconds)
+        with self.lock:
+            self.running -= 1
+
+
 @pytest.mark.anyio
 async def test_threads_stay_within_the_lane_and_the_limiter() -> None:
     """At most ``threads`` of one lane, and at most the limiter's for all lanes sharing it."""
     limiter = anyio.CapacityLimiter(3)
-    lock = threading.Lock()
-    running = peak = 0
+    calls = _AtOnce()
 
     def work(_: int) -> None:
-        nonlocal running, peak
-        with lock:
-            running += 1
-            peak = max(peak, running)
-        time.sleep(0.002)
-        with lock:
-            running -= 1
+        calls.sleep(0.002)
 
     async def lane_of(threads: int) -> None:
         async with open_lane(threads, limiter) as lane, anyio.create_task_group() as group:
@@ -57,12 +66,12 @@ async def test_threads_stay_within_the_lane_and_the_limiter() -> None:
                 group.start_soon(lane.run, work, i)
 
     await lane_of(2)
-    assert peak <= 2
-    peak = 0
+    assert calls.peak <= 2
+    calls.peak = 0
     async with anyio.create_task_group() as group:  # three lanes of 2 share 3 threads
         for _ in range(3):
             group.start_soon(lane_of, 2)
-    assert 2 <= peak <= 3
+    assert 2 <= calls.peak <= 3
 
 
 @pytest.mark.anyio
@@ -119,24 +128,17 @@ async def test_a_paced_lane_runs_one_thread_until_its_work_proves_slow(slow: boo
     from pybloom_async.tasks.pace import SLOW_SECONDS, Pace
 
     pace = Pace()
-    lock = threading.Lock()
-    running = peak = 0
+    calls = _AtOnce()
 
     def work(_: int) -> None:
-        nonlocal running, peak
-        with lock:
-            running += 1
-            peak = max(peak, running)
-        time.sleep(SLOW_SECONDS * 3 if slow else SLOW_SECONDS / 20)
-        with lock:
-            running -= 1
+        calls.sleep(SLOW_SECONDS * 3 if slow else SLOW_SECONDS / 20)
 
     lanes = open_lane(2, anyio.CapacityLimiter(2), pace=pace)
     async with lanes as lane, anyio.create_task_group() as group:
         for i in range(30):
             group.start_soon(lane.run, pace.timed, work, i)
     assert pace.slow is slow
-    assert peak == (2 if slow else 1)
+    assert calls.peak == (2 if slow else 1)
 
 
 def test_pace_turns_slow_at_its_third_slow_file() -> None:
