@@ -204,7 +204,7 @@ class Progress:
             finally:
                 await files.aclose()
 
-        return FileStream(counted())
+        return FileStream(counted(), free=files.free)
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total < 2:

@@ -36,10 +36,17 @@ class StoreAccess(Protocol):
 
 
 class FileStream:
-    """The files of some paths, listed as they are read (see :func:`stream_paths`)."""
+    """The files of some paths, listed as they are read (see :func:`stream_paths`).
 
-    def __init__(self, files: AsyncIterator[str | FileInfo]) -> None:
+    ``free``: its next file never waits on the work of the files taken before it (a listing,
+    files already found), so a worker may take several before working any (see
+    :func:`~pybloom_async.tasks.workers.for_each`'s batches); a stream fed by the files'
+    own work (an index pass admitting files as others finish) is not free.
+    """
+
+    def __init__(self, files: AsyncIterator[str | FileInfo], free: bool = False) -> None:
         self._files = files
+        self.free = free
 
     def __aiter__(self) -> AsyncIterator[str | FileInfo]:
         return self._files
@@ -60,7 +67,7 @@ def found_files(files: Sequence[str | FileInfo]) -> FileStream:
         for location in files:
             yield location
 
-    return FileStream(each())
+    return FileStream(each(), free=True)
 
 
 def stream_paths(
@@ -85,7 +92,8 @@ def stream_paths(
     if isinstance(paths, FileInfo):
         paths = [paths]
     tables = None if table_files else TableGuard(reader.options, reader.stats)
-    return FileStream(_stream(sources_list("sources", paths), reader, unreadable, folders, tables))
+    listed = _stream(sources_list("sources", paths), reader, unreadable, folders, tables)
+    return FileStream(listed, free=True)
 
 
 async def _stream(

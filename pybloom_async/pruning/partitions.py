@@ -404,7 +404,7 @@ class PartitionPredicate:
             A literal is not a value of a partition column's type (naming the file).
         """
         if isinstance(files, FileStream):
-            return FileStream(self._kept_stream(files))
+            return FileStream(self._kept_stream(files), free=files.free)
         return self.kept_list(files)
 
     def kept_list(self, files: Sequence[str | FileInfo]) -> list[str | FileInfo]:

@@ -5,8 +5,9 @@ Python) is done fastest by one thread: two threads only contend for the interpre
 (0.30 ms a file on one thread against 0.43 on two, `bench/RESULTS.md`). Files read from a
 disk, or whose rows are decoded, take longer and let go of the lock while they wait or
 decode: then more threads pay. A run's :class:`Pace` is told how long each file took and
-says when the files have proved slow: at the third slow file, in a row or not. One or two
-(a point lookup's file with rows, a filter's false positive) are not worth a thread.
+says when the files have proved slow: three slow ones among the last eight. One or two (a
+point lookup's file with rows, a filter's false positive), or a rare pause over a long run
+of quick files, are not worth a thread.
 """
 
 from __future__ import annotations
@@ -19,26 +20,28 @@ T = TypeVar("T")
 
 #: A file is slow when its work took longer than this (wall time)...
 SLOW_SECONDS = 0.002
-#: ...and a run's files have proved slow at this many slow ones.
+#: ...and a run's files have proved slow at this many slow ones...
 SLOW_FILES = 3
+#: ...among its last this many.
+RECENT_FILES = 8
+_RECENT_MASK = (1 << RECENT_FILES) - 1
 
 
 class Pace:
     """The pace of one run's files (see the module). Told from any thread: a lost update
     only delays the verdict by a file."""
 
-    __slots__ = ("_slow_files", "slow")
+    __slots__ = ("_recent", "slow")
 
     def __init__(self) -> None:
-        self._slow_files = 0
+        self._recent = 0  # one bit per recent file, the newest lowest: 1 when it was slow
         self.slow = False
 
     def note(self, seconds: float) -> None:
         """One file's work took ``seconds``."""
-        if seconds > SLOW_SECONDS:
-            self._slow_files += 1
-            if self._slow_files >= SLOW_FILES:
-                self.slow = True
+        self._recent = ((self._recent << 1) | (seconds > SLOW_SECONDS)) & _RECENT_MASK
+        if self._recent.bit_count() >= SLOW_FILES:
+            self.slow = True
 
     def timed(self, function: Callable[..., T], *args: Any) -> T:
         """``function(*args)``, its time noted (whether it returns or raises)."""

@@ -93,12 +93,12 @@ async def for_each(
     items past the oldest one not yet delivered. An exception from ``on_result``
     cancels the rest and is raised as it is.
 
-    With ``batches``, a worker takes up to ``batches.size`` items of a sequence in a row
-    that it accepts and hands them off together (see :class:`Batches`); the results, their
-    order, the progress and the errors are the same. A stream's items go one by one: a
-    worker holding items must never wait for more, and a stream's next item may wait on
-    the items already taken (the index pass admits files as the row-group pass finishes
-    them).
+    With ``batches``, a worker takes up to ``batches.size`` items in a row that it accepts
+    and hands them off together (see :class:`Batches`); the results, their order, the
+    progress and the errors are the same. A stream's items are batched only when it says
+    it is ``free`` (a listing): a worker holding items waits for the stream's next ones, and
+    another stream's next item may wait on the items already taken (the index pass admits
+    files as the row-group pass finishes them).
     """
     if inline():
         return await _one_by_one(items, work, limit, progress, on_result)
@@ -108,6 +108,7 @@ async def for_each(
     done = 0
     taken = 0
     sized = isinstance(items, Sequence)
+    free = getattr(items, "free", False) is True
     feed = iter(items) if isinstance(items, Sequence) else None
     stream = None if isinstance(items, Sequence) else aiter(items)
     taking = anyio.Lock()
@@ -159,7 +160,7 @@ async def for_each(
                 i, item = got
                 while not keep and i >= delivered + window:
                     await moved.wait()
-                if batches is not None and sized and batches.joins(item):
+                if batches is not None and (sized or free) and batches.joins(item):
                     group = [got]
                     while len(group) < batches.size and (extra := await take()) is not None:
                         if not batches.joins(extra[1]):

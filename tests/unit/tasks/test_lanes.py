@@ -141,17 +141,18 @@ async def test_a_paced_lane_runs_one_thread_until_its_work_proves_slow(slow: boo
     assert calls.peak == (2 if slow else 1)
 
 
-def test_pace_turns_slow_at_its_third_slow_file() -> None:
-    from pybloom_async.tasks.pace import SLOW_FILES, SLOW_SECONDS, Pace
+def test_pace_turns_slow_at_three_slow_files_among_the_last_eight() -> None:
+    from pybloom_async.tasks.pace import RECENT_FILES, SLOW_FILES, SLOW_SECONDS, Pace
 
     pace = Pace()
-    for i in range(SLOW_FILES - 1):
-        for _ in range(100):
-            pace.note(SLOW_SECONDS / 2)  # quick files never count
+    for i in range(50):  # a rare pause over a long run of quick files
+        for _ in range(RECENT_FILES):
+            pace.note(SLOW_SECONDS / 2)
         pace.note(SLOW_SECONDS * 2)
         assert not pace.slow, i
-    pace.note(SLOW_SECONDS / 2)
-    pace.note(SLOW_SECONDS * 2)  # the last slow one, not in a row with the others
+    for _ in range(SLOW_FILES - 1):
+        pace.note(SLOW_SECONDS / 2)
+        pace.note(SLOW_SECONDS * 2)  # not in a row, but among the last eight
     assert pace.slow
     with pytest.raises(ValueError, match="boom"):
         pace.timed(_boom)  # timed whether it returns or raises

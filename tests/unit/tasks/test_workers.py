@@ -202,10 +202,10 @@ def _lane_batches(lane: object, pace: object, size: int = 4, joins: object = Non
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("stream", [None, "free", "fed"])
 @pytest.mark.parametrize("delivered", [False, True])
 async def test_batched_items_give_the_same_results_order_and_progress(
-    stream: bool, delivered: bool
+    stream: str | None, delivered: bool
 ) -> None:
     import anyio
 
@@ -225,10 +225,15 @@ async def test_batched_items_give_the_same_results_order_and_progress(
         for i in range(57):
             yield i
 
+    from pybloom_async.io.files import FileStream
+
+    source: object = list(range(57))
+    if stream is not None:
+        source = FileStream(items(), free=stream == "free")  # type: ignore[arg-type]
     pace = Pace()
     async with open_lane(2, anyio.CapacityLimiter(2), pace=pace) as lane:
         got = await for_each(
-            items() if stream else list(range(57)),
+            source,  # type: ignore[arg-type]
             work,
             5,
             lambda d, t: progress.append((d, t)),
@@ -238,9 +243,9 @@ async def test_batched_items_give_the_same_results_order_and_progress(
     expected = [i * 3 for i in range(57)]
     assert (out if delivered else got) == expected
     assert [d for d, _ in progress] == list(range(1, 58))
-    # A sequence's items that join a batch ran inline in the lane's thread, the others here
-    # on the loop; a stream's items go one by one.
-    assert ran_inline == {i: not stream and i % 10 != 9 for i in range(57)}
+    # A sequence's or a free stream's items that join a batch ran inline in the lane's
+    # thread, the others here on the loop; a stream fed by the work goes one by one.
+    assert ran_inline == {i: stream != "fed" and i % 10 != 9 for i in range(57)}
 
 
 @pytest.mark.anyio
