@@ -229,7 +229,9 @@ class _Writer:
         elif self.fmt == "json":
             self.out.write("]\n" if self.json_rows else "[]\n")
         elif self.fmt == "csv" and self.names is None and schema is not None:
-            self.write(_empty_batch(schema))
+            from ..rows.arrow import empty_batch
+
+            self.write(empty_batch(schema))
         elif self.fmt == "parquet" and (self.batches or schema is not None):
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -241,12 +243,6 @@ class _Writer:
             pq.write_table(table, buffer)
             return buffer.getvalue()
         return None
-
-
-def _empty_batch(schema: Any) -> Any:
-    import pyarrow as pa
-
-    return pa.RecordBatch.from_pylist([], schema=schema)
 
 
 #: Rows held in memory before the output spills to a temporary file (see ``--partial``).

@@ -30,11 +30,15 @@ _NUMPY: dict[pa.DataType, Any] = {
 }
 
 
+def empty_batch(schema: pa.Schema) -> pa.RecordBatch:
+    """The batch of ``schema`` with no rows (``Schema.empty_table`` and ``from_pylist([])``
+    convert an empty Python list per column, which imports pandas)."""
+    return pa.RecordBatch.from_arrays([pa.nulls(0, field.type) for field in schema], schema=schema)
+
+
 def empty_table(schema: pa.Schema) -> pa.Table:
-    """The table of ``schema`` with no rows, one empty chunk per column (``Schema.
-    empty_table`` converts an empty Python list per column, which imports pandas)."""
-    columns = [pa.nulls(0, field.type) for field in schema]
-    return pa.Table.from_batches([pa.RecordBatch.from_arrays(columns, schema=schema)])
+    """The table of ``schema`` with no rows, one empty chunk per column."""
+    return pa.Table.from_batches([empty_batch(schema)])
 
 
 def bool_array(values: Any) -> pa.Array:
