@@ -12,8 +12,9 @@ of quick files, are not worth a thread.
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -43,10 +44,17 @@ class Pace:
         if self._recent.bit_count() >= SLOW_FILES:
             self.slow = True
 
-    def timed(self, function: Callable[..., T], *args: Any) -> T:
-        """``function(*args)``, its time noted (whether it returns or raises)."""
+    @contextlib.contextmanager
+    def timing(self) -> Iterator[None]:
+        """The block is one file's work: its time is noted, whether it ends or raises (an
+        ``await`` inside included)."""
         started = time.perf_counter()
         try:
-            return function(*args)
+            yield
         finally:
             self.note(time.perf_counter() - started)
+
+    def timed(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)``, its time noted."""
+        with self.timing():
+            return function(*args)

@@ -13,7 +13,6 @@ import collections
 import contextlib
 import contextvars
 import functools
-import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextvars import ContextVar
@@ -148,8 +147,19 @@ async def for_each(
         moved.set()
         moved = anyio.Event()
 
-    async def worker(scope: anyio.CancelScope) -> None:
+    def put(i: int, result: Any) -> None:
+        if keep:
+            results[i] = result
+        else:
+            deliver(i, result)
+
+    def tick() -> None:
         nonlocal done
+        done += 1
+        if progress is not None:
+            progress(done, len(items) if isinstance(items, Sequence) else taken)
+
+    async def worker(scope: anyio.CancelScope) -> None:
         extra: tuple[int, Any] | None = None  # an item taken that did not join a batch
         while True:
             try:
@@ -178,20 +188,11 @@ async def for_each(
                     for (at, _), (ok, value) in zip(group, outs, strict=True):
                         if ok is False:
                             raise value
-                        if ok is None:
-                            value = await work(value)
-                        if keep:
-                            results[at] = value
-                        else:
-                            deliver(at, value)
+                        put(at, value if ok else await work(value))
                         if at != i:  # the group's first item is counted below
-                            done += 1
-                            if progress is not None:
-                                progress(done, len(items) if isinstance(items, Sequence) else taken)
-                elif keep:
-                    results[i] = await work(item)
+                            tick()
                 else:
-                    deliver(i, await work(item))
+                    put(i, await work(item))
             except PyBloomError as exc:
                 failure.append(exc)
                 scope.cancel()
@@ -200,9 +201,7 @@ async def for_each(
                 failure.append(exc)
                 scope.cancel()
                 return
-            done += 1
-            if progress is not None:
-                progress(done, len(items) if isinstance(items, Sequence) else taken)
+            tick()
 
     # A sequence gets its workers at once; a stream one, then one more per item taken
     # (up to ``limit``), so that a short stream does not start ``limit`` idle tasks.
@@ -277,9 +276,8 @@ async def _one_by_one(
             if item is _END:
                 break
             if pool is None:
-                started = time.perf_counter()
-                result = await work(item)
-                pace.note(time.perf_counter() - started)
+                with pace.timing():
+                    result = await work(item)
                 if threads > 1 and pace.slow:
                     pool = ThreadPoolExecutor(threads, thread_name_prefix="pybloom-inline")
                 deliver(result)
@@ -311,14 +309,12 @@ async def _in_turn(
     for item in items:
         if out and pace.slow:
             break
-        started = time.perf_counter()
-        try:
-            out.append((True, await work(item)))
-        except Exception as exc:  # raised by the worker, in its place among the results
-            out.append((False, exc))
-            break
-        finally:
-            pace.note(time.perf_counter() - started)
+        with pace.timing():
+            try:
+                out.append((True, await work(item)))
+            except Exception as exc:  # raised by the worker, in its place among the results
+                out.append((False, exc))
+                break
     return out
 
 
