@@ -360,3 +360,59 @@ def check_reader(script: bytes) -> None:
         assert v.kept or v.rule in excluding, v
         if v.row_group is None:
             assert v.kept and v.rule is Rule.UNREADABLE and len(verdicts) == 1
+
+
+_native_dir: str | None = None
+
+
+async def _python_only(*args: Any) -> None:
+    return None
+
+
+def check_native(script: bytes) -> None:
+    """The C evaluator of equalities against the Python one on a damaged file.
+
+    The script damages a base file as for :func:`check_reader` (byte 1, when present, also
+    picks the predicate); the file is written to disk (the C side probes filters where
+    they lie) and pruned with the C path and without it. Property: the same verdicts,
+    reasons and rules included, or the same error.
+    """
+    import tempfile
+
+    import pybloom_async.pruning.api as prune_api
+    from pybloom_async import col, prune_sync
+    from pybloom_async.errors import PyBloomError
+
+    global _native_dir
+    if not script:
+        return
+    all_bases = bases()
+    base = all_bases[(script[0] & 7) % len(all_bases)]
+    data = _apply(base, script)
+    if _native_dir is None:
+        _native_dir = tempfile.mkdtemp(prefix="pybloom-native-fuzz-")
+    path = os.path.join(_native_dir, PATH)
+    with open(path, "wb") as f:
+        f.write(data)
+    first, second = base.columns
+    pick = script[1] if len(script) > 1 else 0
+    a = col(first).isin([7, 1, 10, 4000]) if first == "id" else col(first) == "s7"
+    b = col(second).isin(["s7", "x", "s1"]) if second != "f" else col(second) == 1.0
+    where = (a, b, a & b, a | b, a & (col("absent") == 1))[pick % 5]
+    on_error = "raise" if script[0] & 16 else "skip"
+
+    def verdicts() -> Any:
+        try:
+            found = prune_sync(path, where, on_error=on_error, require_columns=False)
+        except PyBloomError as exc:
+            return (type(exc).__name__, str(exc))
+        return [v.to_dict() for v in found]
+
+    native = verdicts()
+    real = prune_api.decide_natively
+    prune_api.decide_natively = _python_only  # type: ignore[assignment]
+    try:
+        python = verdicts()
+    finally:
+        prune_api.decide_natively = real
+    assert native == python, f"the C and Python evaluators disagree: {native!r} / {python!r}"

@@ -489,6 +489,17 @@ def fuzz_reader(data: bytes) -> None:
     check_reader(data)
 
 
+@target("native", seeds=seeds.reader_scripts, max_len=1024, sanitized=True)
+def fuzz_native(data: bytes) -> None:
+    """The C evaluator of equalities (``csrc/footer/decide.c``: statistics, then filters
+    probed where they lie) against the Python evaluator, on real files a script damages
+    (as for ``reader``): the same verdicts or the same error; see
+    ``fuzz/readerfuzz.py:check_native``. Runs with the C core built with ASan + UBSan."""
+    from .readerfuzz import check_native
+
+    check_native(data)
+
+
 @target("lookup", seeds=seeds.lookup_scripts, max_len=512, sanitized=True)
 def fuzz_lookup(data: bytes) -> None:
     """``lookup`` on real files whose footer a script damages: pyarrow decodes the footer

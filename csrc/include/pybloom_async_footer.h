@@ -151,6 +151,99 @@ int pba_footer_scan_run(const uint8_t *buf, size_t len, pba_footer_scan *scan);
 /* Human-readable text for a PBA_FOOTER_* status. */
 const char *pba_footer_strerror(int code);
 
+/* ---- the equality leaves decided in C ----------------------------------------------
+ *
+ * Pruning's leaf ladder (pybloom_async/pruning/evaluate.py) decides a plain equality
+ * (`=`, `<=>`, `IN`) in a row group in two steps: the chunk's null count and min/max
+ * statistics first, then its Bloom filter for the keys the statistics leave. These two
+ * calls take exactly those steps for every row group of a file at once:
+ *
+ *   pba_decide_equalities(): per (row group, leaf), from the scanned chunk records, an
+ *   all-null chunk, keys outside the min/max, or the span [lo, hi) of the sorted keys
+ *   left to the filter, with where the chunk's filter lies;
+ *
+ *   pba_probe_filters(): per probe, whether a filter may hold any of its hashes, reading
+ *   from an open file only the filter's header and the 32-byte blocks the hashes
+ *   select (the whole bitset when that is fewer reads).
+ *
+ * Anything outside the usual shape (statistics of another width, a header that does not
+ * agree with the filter's recorded length, a short read) is answered UNSURE, never
+ * guessed: the caller then decides the whole file with the Python evaluator, which names
+ * the reason. Inputs are untrusted: every statistics offset is checked against the footer
+ * buffer, every filter read against the filter's recorded length, every allocation
+ * bounded by max_filter_bytes.
+ */
+
+/* How a leaf's keys and its column's statistics compare (pruning/literals.sort_kind). */
+#define PBA_KEY_INT 1   /* little-endian two's complement of `width` bytes (4 or 8) */
+#define PBA_KEY_UINT 2  /* little-endian unsigned of `width` bytes (4 or 8) */
+#define PBA_KEY_FLOAT 3 /* IEEE 754 binary32 (width 4) or binary64 (width 8) */
+#define PBA_KEY_BYTES 4 /* unsigned lexicographic bytes, any length */
+
+/* One equality leaf bound to a file's column. */
+typedef struct {
+    int32_t slot;          /* the leaf's chunk among a row group's wanted chunks */
+    int32_t kind;          /* PBA_KEY_* */
+    int32_t width;         /* 4 or 8 for numbers, 0 for bytes */
+    int32_t nulls_exclude; /* 1: an all-null chunk holds no match (no repetition) */
+    size_t n_keys;         /* at least 1 */
+    const uint8_t *keys;   /* the keys, PLAIN-encoded, sorted in the kind's order */
+    const uint64_t *key_offsets; /* n_keys + 1 ascending offsets into keys */
+} pba_eq_leaf;
+
+/* What decides a (row group, leaf) before its filter. */
+#define PBA_EQ_SPAN 0   /* the filter decides keys [lo, hi) (all keys: no statistics) */
+#define PBA_EQ_NULLS 1  /* excluded: every value of the chunk is null */
+#define PBA_EQ_STATS 2  /* excluded: no key lies inside the min/max statistics */
+#define PBA_EQ_UNSURE 3 /* statistics of an unusual shape: the Python evaluator decides */
+
+/* One (row group, leaf) decided from the statistics. filter_offset and filter_length are
+ * the chunk's Bloom filter's, -1 when the footer does not record them. */
+typedef struct {
+    int32_t code; /* PBA_EQ_* */
+    uint32_t lo, hi;
+    int64_t filter_offset;
+    int64_t filter_length;
+} pba_eq_outcome;
+
+/* Decide every leaf in every row group: out[g * n_leaves + i] for row group g and leaf i.
+ * chunks are the scanner's records over buf[0..len) (n_groups * n_wanted of them).
+ * Returns PBA_OK, or PBA_ERR_ARG (a null pointer, a slot or kind out of range, key
+ * offsets out of order). Reads nothing outside buf, allocates nothing. */
+int pba_decide_equalities(const uint8_t *buf, size_t len, const pba_footer_chunk *chunks,
+                          size_t n_groups, size_t n_wanted, const pba_eq_leaf *leaves,
+                          size_t n_leaves, pba_eq_outcome *out);
+
+/* One filter asked about some hashes. */
+typedef struct {
+    int64_t offset; /* where the serialized filter (header, then bitset) starts */
+    int64_t length; /* its recorded length, header included */
+    const uint64_t *hashes;
+    size_t n_hashes;
+    const uint8_t *held; /* NULL, or the `length` bytes at offset, read already: no read */
+    uint8_t *may; /* NULL, or n_hashes bytes: may[k] set to 1 when hash k may be in the
+                     filter (every hash is then checked; the others are left as they are) */
+} pba_probe;
+
+/* What a probe found. */
+#define PBA_PROBE_ABSENT 0  /* no hash may be in the filter */
+#define PBA_PROBE_MAY 1     /* some hash may be in it */
+#define PBA_PROBE_UNSURE 2  /* the header or the reads were not as recorded: ask Python */
+
+/* Probe filters of the file open as fd, reading with pread: out[i] for probes[i]. A
+ * filter is used only when it lies in [4, limit) (limit: where the footer starts), its
+ * length is within [47, max_serialized], its header decodes (numBytes a power of two in
+ * [32, max_filter_bytes]), takes at most max_header_bytes and announces exactly the
+ * recorded length; else UNSURE. A probe whose bytes are `held` reads nothing (fd is not
+ * used for it). *requests and *bytes_read count the reads made.
+ * Returns PBA_OK, PBA_ERR_ARG (a null pointer) or PBA_ERR_NOMEM; a failed read is an
+ * UNSURE probe, not an error. Unsupported where the system has no pread: every probe
+ * is UNSURE. */
+int pba_probe_filters(int fd, const pba_probe *probes, size_t n, int64_t limit,
+                      uint64_t max_serialized, uint64_t max_filter_bytes,
+                      uint64_t max_header_bytes, int32_t *out, uint64_t *requests,
+                      uint64_t *bytes_read);
+
 #ifdef __cplusplus
 }
 #endif

@@ -221,6 +221,11 @@ class BlockingLocalFileSource(_DescriptorSource):
         fd = await self._descriptor()
         return [read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
 
+    def descriptor_now(self) -> int | None:
+        """The open descriptor, for reads made in this thread by native code (which count
+        them with ``stats.add_reads``); None before it is opened or after it is closed."""
+        return None if self._closed else self._fd
+
     async def aclose(self) -> None:
         """Close its own descriptor (a kept one is its owner's); further reads raise
         SourceError."""

@@ -19,7 +19,7 @@ from .elements import (
 )
 from .footer_bytes import FooterBytes
 from .passes import CHUNKS_PASS, check_chunk, check_chunk_count
-from .scan import ScannedChunk, scan_footer
+from .scan import ChunkRecords, ScannedChunk, scan_footer, scan_records
 from .schema import ColumnDescriptor, Schema
 from .thrift import lenient_text
 
@@ -260,6 +260,16 @@ class ChunkTable:
         return tuple(
             GroupChunks(g.index, g.num_rows, {i: decoded[g.index][i] for i in indexes})
             for g in groups
+        )
+
+    def records(
+        self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
+    ) -> ChunkRecords | None:
+        """The scanner's records of the leaves ``indexes`` (see :func:`.scan.scan_records`),
+        or None when the scanner does not read this footer as the decoder does."""
+        source = self.source
+        return scan_records(
+            source.data, self.schema, self.raw_paths, indexes, [g.num_rows for g in groups]
         )
 
     def _scanned(

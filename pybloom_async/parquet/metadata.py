@@ -32,6 +32,7 @@ from .elements import (
     KeyValue,
 )
 from .footer_bytes import FooterBytes
+from .scan import ChunkRecords
 from .schema import Schema
 from .thrift import lenient_text
 
@@ -225,6 +226,12 @@ class FileMetaData:
                 self._scans.clear()
             found = self._scans[key] = self._chunks.some(key, self._row_groups)
         return found
+
+    def chunk_records(self, indexes: Sequence[int]) -> ChunkRecords | None:
+        """The chunks of the leaves ``indexes`` (distinct, ascending) as the C scanner's
+        records, for native code; None when the scanner does not read this footer as the
+        decoder does (:meth:`chunks_of` then says why, or reads it)."""
+        return self._chunks.records(tuple(indexes), self._row_groups)
 
     def load(self) -> FileMetaData:
         """Decode and validate every part still pending; returns ``self``.

@@ -366,3 +366,43 @@ def scan_footer(
     made = [ScannedChunk(c, data) for c in records]
     chunks = tuple(tuple(made[g * width : (g + 1) * width]) for g in range(n))
     return FooterScan(num_rows, chunks, scan.schema_elements, scan.schema_leaves)
+
+
+class ChunkRecords(NamedTuple):
+    """The scanner's records of some leaves' chunks, left in C memory for native code.
+
+    ``chunks`` holds ``n_groups * width`` ``pba_footer_chunk`` records (row group ``g``'s
+    k-th wanted chunk at ``g * width + k``), whose byte strings are offsets into ``data``.
+    It is this thread's scratch array: valid until the thread's next scan.
+    """
+
+    data: bytes
+    chunks: Any
+    n_groups: int
+    width: int
+
+
+def scan_records(
+    data: bytes,
+    schema: Schema,
+    raw_paths: Sequence[Sequence[bytes]],
+    wanted: Sequence[int],
+    num_rows: Sequence[int],
+) -> ChunkRecords | None:
+    """Scan as :func:`scan_footer` does, keeping the records in C memory; None when the
+    scanner refuses the footer or reads it otherwise than the decoder's first pass did (its
+    leaf count or row counts, ``num_rows``): then :func:`scan_footer`'s caller decides."""
+    scan, rc, out_groups, out_chunks = _run(
+        data, _leaves_of(schema, raw_paths), wanted, len(num_rows)
+    )
+    if rc != lib.PBA_FOOTER_OK or scan.schema_leaves != len(schema.columns):
+        return None
+    n = scan.n_groups
+    if n != len(num_rows):
+        return None
+    for (rows, has, _), expected in zip(
+        _GROUP.iter_unpack(ffi.buffer(out_groups, n * _GROUP.size)), num_rows, strict=True
+    ):
+        if not has or rows != expected:
+            return None
+    return ChunkRecords(data, out_chunks, n, len(wanted))

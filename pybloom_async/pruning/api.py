@@ -48,6 +48,7 @@ from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .leaves import Leaf, LeafCache, Variant, prepare
+from .native import decide_natively
 from .partition_types import Partitioning
 from .partitions import PartitionPredicate
 from .verdicts import ProbeResult, Rule, Verdict
@@ -227,6 +228,9 @@ async def prune_opened(file: OpenedFile, compiled: CompiledPredicate, strict: bo
                 raise PredicateError(
                     leaf.missing_reason or "no such column", path=path, column=leaf.column
                 )
+    fast = await decide_natively(file, footer, where, leaves, path)
+    if fast is not None:
+        return FilePruned(footer, fast)
     meta = footer.metadata
     # The chunks of the predicate's columns (the footer scanner reads them, and checks every
     # chunk); no chunk at all when the file has none of them, as before any was read.

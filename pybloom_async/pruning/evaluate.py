@@ -23,7 +23,7 @@ from .verdicts import Rule
 
 _PENDING = object()
 #: The first round's outcome for a leaf that only its filter can decide.
-_UNDECIDED = Outcome(False, Rule.MAY_MATCH, "")
+UNDECIDED = Outcome(False, Rule.MAY_MATCH, "")
 
 #: One file's leaves decided up to their filter: per ``(id(leaf), row group)``, the outcome
 #: when the column, types, nulls or statistics already decide, else the ``[lo, hi)`` range of
@@ -107,7 +107,7 @@ def eval_leaf(
     if isinstance(before, Outcome):
         return before
     if filt is _PENDING:
-        return _UNDECIDED
+        return UNDECIDED
     assert leaf.desc is not None  # else _before_filter decided
     if not isinstance(filt, BloomFilterRead) or filt.state is FilterState.ABSENT:
         return Outcome(False, Rule.NO_FILTER, f"{leaf.column} has no Bloom filter")
@@ -152,11 +152,11 @@ def evaluate(
             filt = filters.get((rg.index, leaf.desc.path)) if leaf.desc is not None else None
         return eval_leaf(leaf, rg, filt, strict, path, decided)
 
-    return combine(p, decide, _KEPT_ORDER)
+    return combine(p, decide, KEPT_ORDER)
 
 
 #: The most telling reason a row group stays: a damaged filter first.
-_KEPT_ORDER = (
+KEPT_ORDER = (
     Rule.UNUSABLE_FILTER,
     Rule.MISSING_COLUMN,
     Rule.NO_FILTER,

@@ -66,6 +66,9 @@ class Leaf:
     unordered: str | None = None
     #: The least and greatest key the column's type stores (None: no such bounds).
     domain: tuple[Any, Any] | None = None
+    #: The leaf as the C evaluator takes it (``pruning/native.py``), made on first use;
+    #: False when it cannot take it.
+    native: Any = field(default=None, compare=False, repr=False)
 
     @property
     def needs_filter(self) -> bool:

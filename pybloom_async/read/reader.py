@@ -28,7 +28,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import anyio
@@ -53,6 +53,7 @@ from .fetch import (
     read_footer_from,
     wanted_filters,
 )
+from .probe import Probe, probe_in_place
 from .suffix import SuffixLearner
 
 Location = str | os.PathLike[str] | FileInfo
@@ -133,6 +134,10 @@ class BloomReader:
         self.max_files = integer("max_files", max_files, minimum=0)
         self.max_filter_bytes = integer("max_filter_bytes", max_filter_bytes, minimum=0)
         self.max_age = seconds("max_age", max_age, allow_zero=True)
+        #: Whether a local file's filters, read in the calling thread, are probed where they
+        #: lie (:meth:`OpenedFile.probe`) rather than read whole into the cache: set by a
+        #: run for the reader it makes itself, which keeps a file only while it is read.
+        self.probes_in_place = False
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         # What is derived from whole objects (a lake index's listing and segments), by key.
         self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
@@ -424,7 +429,7 @@ class OpenedFile:
     cache as in :meth:`BloomReader.footer_and_filters`.
     """
 
-    __slots__ = ("_entry", "_known", "_location", "_reader", "_source")
+    __slots__ = ("_entry", "_known", "_location", "_reader", "_source", "marks")
 
     def __init__(self, reader: BloomReader, location: Location, known: Footer | None) -> None:
         self._reader = reader
@@ -432,6 +437,10 @@ class OpenedFile:
         self._source: ByteSource | None = None
         self._entry: _Entry | None = None
         self._known = known
+        #: What probes in place found, for whoever asks the same filters again while the
+        #: file is open: per ``(row group, column path)``, some hashes (a uint64 array) and
+        #: per hash 1 when the filter may hold it (and the statistics let it), else 0.
+        self.marks: dict[FilterKey, tuple[Any, Any]] = {}
 
     @property
     def location(self) -> Location:
@@ -471,3 +480,13 @@ class OpenedFile:
         await self.footer()
         assert self._source is not None and self._entry is not None
         return await self._reader._filters(self._source, self._entry, columns, row_groups)
+
+    def probe(self, probes: Sequence[Probe]) -> list[int] | None:
+        """Its filters asked about hashes where they lie, read by the C core
+        (:func:`.probe.probe_in_place`): per probe ABSENT, MAY or UNSURE; None when the
+        file is not a local one read in this thread, or its reader keeps filters (a
+        caller's: :attr:`BloomReader.probes_in_place`). Call after :meth:`footer`."""
+        assert self._source is not None and self._entry is not None, "read the footer first"
+        if not self._reader.probes_in_place:
+            return None
+        return probe_in_place(self._source, self._entry.footer, probes, self._reader.config.plan)

@@ -335,6 +335,8 @@ async def open_run(
         stats=opts.stats,
         max_files=max_files,
     )
+    if owned:
+        rdr.probes_in_place = True  # it keeps a file only while the file is read
     if opts.reader is not None and opts.stats is not None and opts.stats is not rdr.stats:
         rdr = _CountedReader(rdr, opts.stats)
     wanted = default_concurrency if opts.concurrency is None else opts.concurrency

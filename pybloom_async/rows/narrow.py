@@ -18,8 +18,10 @@ from typing import Any
 import numpy as np
 
 from ..core.hashing import hash_values
+from ..parquet import ColumnDescriptor
 from ..predicate import And, In, Or, Predicate, iter_leaves, normal_form
-from ..read.fetch import FilterState
+from ..read.fetch import BloomFilterRead, FilterKey, FilterState
+from ..read.probe import ABSENT, MAY, Probe
 from ..read.reader import OpenedFile
 from ..types import PhysicalType
 from .plan import FilePlan
@@ -33,23 +35,82 @@ async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> 
     lists = [p for p in iter_leaves(where) if isinstance(p, In) and _plain(p, plan) is not None]
     if not lists or not plan.kept:
         return where
-    columns = sorted({p.column for p in lists})
-    filters = await file.filters(columns, plan.kept)
+    filters: dict[FilterKey, BloomFilterRead] | None = None
     cut: dict[int, Predicate] = {}
     for p in lists:
         dtype = _plain(p, plan)
         desc = plan.schema.column(p.column)
-        reads = [filters.get((g, desc.path)) for g in plan.kept]
-        if any(r is None or r.state is not FilterState.OK or r.filter is None for r in reads):
-            continue  # a kept row group without its filter: every value may be there
         hashes = hash_values(np.array(p.values, dtype=dtype), desc.physical_type)
-        may = np.zeros(len(p.values), dtype=np.bool_)
-        for read in reads:
-            assert read is not None and read.filter is not None
-            may = may | read.filter.check_hashes(hashes)
+        may = await _probed(file, plan, desc, hashes)
+        if may is None:
+            if filters is None:
+                columns = sorted({p.column for p in lists})
+                filters = await file.filters(columns, plan.kept)
+            may = _from_filters(filters, plan, desc, hashes)
+            if may is None:
+                continue  # a kept row group without its filter: every value may be there
         if not may.all():
             cut[id(p)] = In(p.column, tuple(v for v, m in zip(p.values, may, strict=True) if m))
     return _replaced(where, cut) if cut else where
+
+
+async def _probed(
+    file: OpenedFile, plan: FilePlan, desc: ColumnDescriptor, hashes: Any
+) -> np.ndarray[Any, Any] | None:
+    """Which hashes the kept row groups' filters may hold, each filter probed where it
+    lies (pruning's probes read no filter whole, so none is kept to ask); None when they
+    are not probed so (a caller's reader, which kept them) or one is not as recorded."""
+    known = _marked(file, plan, desc, hashes)
+    if known is not None:
+        return known
+    footer = await file.footer()
+    groups = footer.metadata.chunks_of([desc.index])
+    may = np.zeros(len(hashes), dtype=np.uint8)
+    probes = []
+    for g in plan.kept:
+        chunk = groups[g].columns[desc.index]
+        offset, length = chunk.bloom_filter_offset, chunk.bloom_filter_length
+        if offset is None or length is None:
+            return None
+        probes.append(Probe(offset, length, hashes, 0, len(hashes), may))
+    found = file.probe(probes)
+    if found is None or any(r != ABSENT and r != MAY for r in found):
+        return None
+    return may.astype(np.bool_)
+
+
+def _marked(
+    file: OpenedFile, plan: FilePlan, desc: ColumnDescriptor, hashes: Any
+) -> np.ndarray[Any, Any] | None:
+    """Which hashes the kept row groups may hold, from what pruning's probes marked (every
+    key of the list asked in every kept row group); None when one was not asked so."""
+    seen: dict[int, bool] = {}
+    for g in plan.kept:
+        found = file.marks.get((g, desc.path))
+        if found is None:
+            return None
+        asked, marks = found
+        for h, m in zip(asked.tolist(), marks.tolist(), strict=True):
+            seen[h] = seen.get(h, False) or bool(m)
+    out = [seen.get(h) for h in hashes.tolist()]
+    if any(m is None for m in out):
+        return None
+    return np.array(out, dtype=np.bool_)
+
+
+def _from_filters(
+    filters: dict[FilterKey, BloomFilterRead], plan: FilePlan, desc: ColumnDescriptor, hashes: Any
+) -> np.ndarray[Any, Any] | None:
+    """Which hashes the kept row groups' filters (read whole) may hold; None when a kept
+    row group has none usable."""
+    reads = [filters.get((g, desc.path)) for g in plan.kept]
+    if any(r is None or r.state is not FilterState.OK or r.filter is None for r in reads):
+        return None
+    may = np.zeros(len(hashes), dtype=np.bool_)
+    for read in reads:
+        assert read is not None and read.filter is not None
+        may = may | read.filter.check_hashes(hashes)
+    return may
 
 
 def _plain(p: Predicate, plan: FilePlan) -> Any:

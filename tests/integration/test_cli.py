@@ -157,7 +157,7 @@ def test_unreadable_inputs_are_reported_with_exit_3_after_every_verdict(
     assert proc.returncode == 3
     assert proc.stdout.count("\n") == 1
     assert "1/4 row groups kept in 5/5 files (250/1,000 rows); 4 unreadable: " in proc.stdout
-    named = re.search(r"4 unreadable: (.*), \.\.\.; 2 requests, ", proc.stdout)
+    named = re.search(r"4 unreadable: (.*), \.\.\.; \d+ requests, ", proc.stdout)
     assert named is not None and len(set(named[1].split(", ")) & set(unreadable)) == 3
     proc = cli("prune", *argv, "--where", "id = 4", "--summary", "--json")
     assert proc.returncode == 3

@@ -313,9 +313,14 @@ def test_pruning_builds_only_the_wanted_chunks(
         init(self, *args)
 
     monkeypatch.setattr(chunks.ColumnChunk, "__init__", counting)
+    # The C evaluator of equalities reads the scanner's records in C memory: no chunk object.
     verdicts = prune_sync(str(path), "id = 13")
     assert [v.kept for v in verdicts] == [False, True, False, False]
-    # One chunk per row group, of the predicate's column: the others are not decoded.
+    assert made == []
+    # The Python evaluator (a range): one chunk per row group, of the predicate's column;
+    # the others are not decoded.
+    verdicts = prune_sync(str(path), "id = 13 AND id <= 13")
+    assert [v.kept for v in verdicts] == [False, True, False, False]
     assert made == [0, 0, 0, 0]
 
 

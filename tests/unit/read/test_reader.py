@@ -160,9 +160,10 @@ def test_request_counts(tmp_path: Path) -> None:
     assert stats.requests == 1
     stats = SourceStats()
     small = ReaderConfig(footer_read_bytes=4096)
-    prune_sync(path, key, stats=stats, config=small)
-    # Suffix, then each filter of the wanted column outside it: a local read is a system
-    # call, so the holes between them (the other column's filters) are not copied.
+    # A caller's reader reads the filters whole (and keeps them): the suffix, then each
+    # filter of the wanted column outside it: a local read is a system call, so the holes
+    # between them (the other column's filters) are not copied.
+    prune_sync(path, key, reader=BloomReader(config=small, stats=stats))
     footer = read_footer_sync(path, config=small)
     ranges = sorted(
         (c.bloom_filter_offset, c.bloom_filter_offset + c.bloom_filter_length)
@@ -171,6 +172,13 @@ def test_request_counts(tmp_path: Path) -> None:
     outside = [r for r in ranges if r[0] < footer.tail_start]  # not in the 4 KiB suffix
     separate = 1 + sum(a[1] != b[0] for a, b in itertools.pairwise(outside))
     assert len(outside) > 1 and separate > 1 and stats.requests == 1 + separate
+    # The run's own reader probes them where they lie: each small filter in one read of
+    # its own (at most 16 KiB), none of the holes.
+    stats = SourceStats()
+    prune_sync(path, key, stats=stats, config=small)
+    assert all(end - start <= 16384 for start, end in outside)
+    assert stats.requests == 1 + len(outside)
+    assert stats.bytes_read == 4096 + sum(end - start for start, end in outside)
 
 
 # ---- damaged files -------------------------------------------------------------------

@@ -1,0 +1,521 @@
+/*
+ * decide.c: a file's equality leaves decided from its scanned chunks and its filters
+ * (pybloom_async_footer.h, "the equality leaves decided in C").
+ *
+ * Each step is the Python evaluator's, read from pybloom_async/pruning/evaluate.py
+ * (_before_filter, eval_leaf) and bounds.py (stats_bounds, key_span): a chunk whose null
+ * count equals its value count holds no match (when the column is not repeated); min and
+ * max are used only when both are the kind's width, neither is NaN and min <= max; a
+ * byte-string maximum that may be truncated bounds the values by its prefix's successor,
+ * exclusive; the keys left are a span of the sorted keys found by the same binary
+ * searches as Python's bisect. Where the Python decoder would read the statistics
+ * differently (another width) the answer is UNSURE, and the caller asks it.
+ */
+#if defined(__unix__) || defined(__APPLE__)
+#define _POSIX_C_SOURCE 200809L /* pread under -std=c99 */
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <errno.h>
+#include <unistd.h>
+#define PBA_HAVE_PREAD 1
+#endif
+
+#include "pybloom_async.h"
+#include "pybloom_async_footer.h"
+
+/* ---- comparing keys and statistics in a kind's order ----------------------------------- */
+
+typedef struct {
+    const uint8_t *p;
+    size_t len;
+} bytes_ref;
+
+typedef struct {
+    int kind;
+    int width;
+    int64_t i;
+    uint64_t u;
+    double d;
+    bytes_ref b;
+} key_value;
+
+static int64_t load_int(const uint8_t *p, int width)
+{
+    if (width == 4) {
+        uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                     (uint32_t)p[3] << 24;
+        return (int64_t)(int32_t)v;
+    }
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--) {
+        v = v << 8 | p[k];
+    }
+    return (int64_t)v;
+}
+
+static uint64_t load_uint(const uint8_t *p, int width)
+{
+    uint64_t v = 0;
+    for (int k = width - 1; k >= 0; k--) {
+        v = v << 8 | p[k];
+    }
+    return v;
+}
+
+static double load_float(const uint8_t *p, int width)
+{
+    if (width == 4) {
+        float f;
+        memcpy(&f, p, 4);
+        return (double)f;
+    }
+    double d;
+    memcpy(&d, p, 8);
+    return d;
+}
+
+/* Read a value of the kind; 0 when its length is not the kind's width. */
+static int load(int kind, int width, const uint8_t *p, size_t len, key_value *out)
+{
+    out->kind = kind;
+    out->width = width;
+    if (kind == PBA_KEY_BYTES) {
+        out->b.p = p;
+        out->b.len = len;
+        return 1;
+    }
+    if (len != (size_t)width) {
+        return 0;
+    }
+    if (kind == PBA_KEY_INT) {
+        out->i = load_int(p, width);
+    } else if (kind == PBA_KEY_UINT) {
+        out->u = load_uint(p, width);
+    } else {
+        out->d = load_float(p, width);
+    }
+    return 1;
+}
+
+static int cmp_bytes(bytes_ref a, bytes_ref b)
+{
+    const size_t n = a.len < b.len ? a.len : b.len;
+    const int c = n ? memcmp(a.p, b.p, n) : 0;
+    if (c) {
+        return c < 0 ? -1 : 1;
+    }
+    return a.len < b.len ? -1 : (a.len > b.len ? 1 : 0);
+}
+
+/* a < b in the kind's order (floats as Python compares them: -0.0 equals 0.0). */
+static int less(const key_value *a, const key_value *b)
+{
+    switch (a->kind) {
+    case PBA_KEY_INT:
+        return a->i < b->i;
+    case PBA_KEY_UINT:
+        return a->u < b->u;
+    case PBA_KEY_FLOAT:
+        return a->d < b->d;
+    default:
+        return cmp_bytes(a->b, b->b) < 0;
+    }
+}
+
+/* key < successor(prefix), where successor(prefix) is prefix[0..m-1) followed by
+ * prefix[m-1] + 1, m being prefix's length without its trailing 0xff bytes (m >= 1). */
+static int less_than_successor(bytes_ref key, const uint8_t *prefix, size_t m)
+{
+    const size_t n = key.len < m ? key.len : m;
+    for (size_t k = 0; k < n; k++) {
+        const unsigned s = (unsigned)prefix[k] + (k == m - 1);
+        if (key.p[k] != s) {
+            return key.p[k] < s;
+        }
+    }
+    return key.len < m;
+}
+
+static void key_at(const pba_eq_leaf *leaf, size_t k, key_value *out)
+{
+    const uint64_t start = leaf->key_offsets[k];
+    (void)load(leaf->kind, leaf->width, leaf->keys + start,
+               (size_t)(leaf->key_offsets[k + 1] - start), out);
+}
+
+/* bisect_left: the first key not below v. */
+static size_t first_not_below(const pba_eq_leaf *leaf, const key_value *v)
+{
+    size_t lo = 0, hi = leaf->n_keys;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        key_value k;
+        key_at(leaf, mid, &k);
+        if (less(&k, v)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* bisect_right: the first key above v. */
+static size_t first_above(const pba_eq_leaf *leaf, const key_value *v)
+{
+    size_t lo = 0, hi = leaf->n_keys;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        key_value k;
+        key_at(leaf, mid, &k);
+        if (less(v, &k)) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return lo;
+}
+
+/* The first key not below successor(prefix[0..m)). */
+static size_t first_not_below_successor(const pba_eq_leaf *leaf, const uint8_t *prefix,
+                                        size_t m)
+{
+    size_t lo = 0, hi = leaf->n_keys;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        key_value k;
+        key_at(leaf, mid, &k);
+        if (less_than_successor(k.b, prefix, m)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* ---- the statistics' step ------------------------------------------------------------- */
+
+static int is_nan(const key_value *v)
+{
+    return v->kind == PBA_KEY_FLOAT && v->d != v->d;
+}
+
+static void decide_one(const uint8_t *buf, size_t len, const pba_footer_chunk *c,
+                       const pba_eq_leaf *leaf, pba_eq_outcome *out)
+{
+    const uint32_t n = (uint32_t)leaf->n_keys;
+    out->code = PBA_EQ_SPAN;
+    out->lo = 0;
+    out->hi = n;
+    out->filter_offset = (c->present & PBA_FC_BLOOM_FILTER_OFFSET) ? c->bloom_filter_offset : -1;
+    out->filter_length =
+        (c->present & PBA_FC_BLOOM_FILTER_LENGTH) ? (int64_t)c->bloom_filter_length : -1;
+    if (!(c->present & PBA_FC_NUM_VALUES)) {
+        out->code = PBA_EQ_UNSURE; /* the scanner requires it: never seen */
+        return;
+    }
+    if (!(c->present & PBA_FC_STATISTICS)) {
+        return;
+    }
+    if (leaf->nulls_exclude && (c->present & PBA_FC_NULL_COUNT) && c->num_values > 0 &&
+        c->null_count == c->num_values) {
+        out->code = PBA_EQ_NULLS;
+        return;
+    }
+    const int has_low = (c->present & PBA_FC_MIN_VALUE) != 0;
+    const int has_high = (c->present & PBA_FC_MAX_VALUE) != 0;
+    if (!has_low && !has_high) {
+        return;
+    }
+    key_value low, high;
+    const uint8_t *high_p = NULL;
+    size_t high_len = 0;
+    if (has_low) {
+        if (c->min_value_off > len || c->min_value_len > len - c->min_value_off) {
+            out->code = PBA_EQ_UNSURE;
+            return;
+        }
+        if (!load(leaf->kind, leaf->width, buf + c->min_value_off, (size_t)c->min_value_len,
+                  &low)) {
+            /* Python: an integer of another width is read as that width; a float of
+             * another width is ignored. Neither is guessed here. */
+            out->code = PBA_EQ_UNSURE;
+            return;
+        }
+    }
+    if (has_high) {
+        if (c->max_value_off > len || c->max_value_len > len - c->max_value_off) {
+            out->code = PBA_EQ_UNSURE;
+            return;
+        }
+        high_p = buf + c->max_value_off;
+        high_len = (size_t)c->max_value_len;
+        if (!load(leaf->kind, leaf->width, high_p, high_len, &high)) {
+            out->code = PBA_EQ_UNSURE;
+            return;
+        }
+    }
+    if ((has_low && is_nan(&low)) || (has_high && is_nan(&high))) {
+        return; /* NaN bounds are not used */
+    }
+    if (has_low && has_high && less(&high, &low)) {
+        return; /* out of order: not trusted */
+    }
+    size_t lo = has_low ? first_not_below(leaf, &low) : 0;
+    size_t hi = n;
+    if (has_high) {
+        const int exact = !((c->present & PBA_FC_IS_MAX_VALUE_EXACT) && !c->is_max_value_exact);
+        if (leaf->kind == PBA_KEY_BYTES && !exact) {
+            size_t m = high_len;
+            while (m > 0 && high_p[m - 1] == 0xff) {
+                m--;
+            }
+            hi = m ? first_not_below_successor(leaf, high_p, m) : n;
+        } else {
+            hi = first_above(leaf, &high);
+        }
+    }
+    if (lo >= hi) {
+        out->code = PBA_EQ_STATS;
+        return;
+    }
+    out->lo = (uint32_t)lo;
+    out->hi = (uint32_t)hi;
+}
+
+static int valid_leaf(const pba_eq_leaf *leaf, size_t n_wanted)
+{
+    if (leaf->slot < 0 || (size_t)leaf->slot >= n_wanted || leaf->n_keys == 0 ||
+        leaf->n_keys > UINT32_MAX || !leaf->keys || !leaf->key_offsets) {
+        return 0;
+    }
+    if (leaf->kind == PBA_KEY_BYTES) {
+        if (leaf->width != 0) {
+            return 0;
+        }
+    } else if (leaf->kind < PBA_KEY_INT || leaf->kind > PBA_KEY_FLOAT ||
+               (leaf->width != 4 && leaf->width != 8)) {
+        return 0;
+    }
+    for (size_t k = 0; k < leaf->n_keys; k++) {
+        const uint64_t a = leaf->key_offsets[k], b = leaf->key_offsets[k + 1];
+        if (b < a || (leaf->kind != PBA_KEY_BYTES && b - a != (uint64_t)leaf->width)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int pba_decide_equalities(const uint8_t *buf, size_t len, const pba_footer_chunk *chunks,
+                          size_t n_groups, size_t n_wanted, const pba_eq_leaf *leaves,
+                          size_t n_leaves, pba_eq_outcome *out)
+{
+    if ((n_groups && n_leaves && (!chunks || !out)) || (n_leaves && !leaves) ||
+        (len && !buf)) {
+        return PBA_ERR_ARG;
+    }
+    for (size_t i = 0; i < n_leaves; i++) {
+        if (!valid_leaf(&leaves[i], n_wanted)) {
+            return PBA_ERR_ARG;
+        }
+    }
+    for (size_t g = 0; g < n_groups; g++) {
+        for (size_t i = 0; i < n_leaves; i++) {
+            const pba_eq_leaf *leaf = &leaves[i];
+            decide_one(buf, len, &chunks[g * n_wanted + (size_t)leaf->slot], leaf,
+                       &out[g * n_leaves + i]);
+        }
+    }
+    return PBA_OK;
+}
+
+/* ---- the filters' step ---------------------------------------------------------------- */
+
+/* A filter's header may take at most this many bytes to be read here (the package's
+ * limit is far below it); a longer one is UNSURE. */
+#define HEADER_READ 256u
+#define BLOCK 32u
+/* A filter of at most this many bytes is read whole, in one read. */
+#define WHOLE_READ 16384u
+
+/* A bitset in memory asked about the probe's hashes (each one, when it wants `may`). */
+static int32_t probe_bits(const uint8_t *bits, size_t num_bytes, const pba_probe *p)
+{
+    if (!p->may) {
+        const size_t may =
+            p->n_hashes ? pba_sbbf_count_hashes(bits, num_bytes, p->hashes, p->n_hashes) : 0;
+        return may ? PBA_PROBE_MAY : PBA_PROBE_ABSENT;
+    }
+    int32_t found = PBA_PROBE_ABSENT;
+    for (size_t k = 0; k < p->n_hashes; k++) {
+        if (pba_sbbf_check_hash(bits, num_bytes, p->hashes[k])) {
+            p->may[k] = 1;
+            found = PBA_PROBE_MAY;
+        }
+    }
+    return found;
+}
+
+/* The filter's `length` bytes in memory: its header checked as the reader checks it, then
+ * its bitset probed. */
+static int32_t probe_memory(const uint8_t *bytes, const pba_probe *p, uint64_t max_filter_bytes,
+                            uint64_t max_header_bytes)
+{
+    pba_bloom_header h;
+    if (pba_bloom_header_decode(bytes, (size_t)p->length, max_filter_bytes, &h) != PBA_OK ||
+        h.header_len > max_header_bytes || h.num_bytes < (int64_t)BLOCK ||
+        h.num_bytes % BLOCK || (int64_t)h.header_len + h.num_bytes != p->length) {
+        return PBA_PROBE_UNSURE;
+    }
+    return probe_bits(bytes + h.header_len, (size_t)h.num_bytes, p);
+}
+
+#ifdef PBA_HAVE_PREAD
+/* Read exactly n bytes at offset; 0 on a short read or an error. */
+static int read_at(int fd, uint8_t *dst, size_t n, int64_t offset, uint64_t *requests,
+                   uint64_t *bytes_read)
+{
+    size_t done = 0;
+    (*requests)++;
+    while (done < n) {
+        const ssize_t got = pread(fd, dst + done, n - done, (off_t)(offset + (int64_t)done));
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got <= 0) {
+            return 0;
+        }
+        done += (size_t)got;
+        *bytes_read += (uint64_t)got;
+    }
+    return 1;
+}
+
+static int32_t probe_one(int fd, const pba_probe *p, int64_t limit, uint64_t max_serialized,
+                         uint64_t max_filter_bytes, uint64_t max_header_bytes,
+                         uint64_t *requests, uint64_t *bytes_read, int *nomem)
+{
+    const int64_t min_filter = 15 + BLOCK; /* the smallest header, then one block */
+    if (p->offset < 4 || p->length < min_filter || (uint64_t)p->length > max_serialized ||
+        p->offset > limit || p->length > limit - p->offset) {
+        return PBA_PROBE_UNSURE;
+    }
+    if (p->n_hashes && !p->hashes) {
+        return PBA_PROBE_UNSURE;
+    }
+    if (p->held) {
+        return probe_memory(p->held, p, max_filter_bytes, max_header_bytes);
+    }
+    if ((uint64_t)p->length <= WHOLE_READ) {
+        /* A small filter: all of it in one read, no second one for a block. */
+        uint8_t *whole = malloc((size_t)p->length);
+        if (!whole) {
+            *nomem = 1;
+            return PBA_PROBE_UNSURE;
+        }
+        int32_t found = PBA_PROBE_UNSURE;
+        if (read_at(fd, whole, (size_t)p->length, p->offset, requests, bytes_read)) {
+            found = probe_memory(whole, p, max_filter_bytes, max_header_bytes);
+        }
+        free(whole);
+        return found;
+    }
+    pba_bloom_header h;
+    uint8_t head[HEADER_READ];
+    const size_t want = (uint64_t)p->length < HEADER_READ ? (size_t)p->length : HEADER_READ;
+    if (!read_at(fd, head, want, p->offset, requests, bytes_read)) {
+        return PBA_PROBE_UNSURE;
+    }
+    if (pba_bloom_header_decode(head, want, max_filter_bytes, &h) != PBA_OK) {
+        return PBA_PROBE_UNSURE;
+    }
+    if (h.header_len > max_header_bytes || h.num_bytes < (int64_t)BLOCK ||
+        h.num_bytes % BLOCK || (int64_t)h.header_len + h.num_bytes != p->length) {
+        return PBA_PROBE_UNSURE;
+    }
+    const int64_t bits_at = p->offset + (int64_t)h.header_len;
+    const size_t num_bytes = (size_t)h.num_bytes;
+    const uint32_t blocks = (uint32_t)(num_bytes / BLOCK);
+    /* The bitset the header read holds already, and how much of it. */
+    const size_t held = want - h.header_len;
+    if (held >= num_bytes || (uint64_t)p->n_hashes * 256u >= num_bytes) {
+        /* Held already, or many hashes (one per 8 blocks or more): one read of it all. */
+        const uint8_t *bits = head + h.header_len;
+        uint8_t *owned = NULL;
+        if (held < num_bytes) {
+            owned = malloc(num_bytes); /* at most max_filter_bytes: checked by the decode */
+            if (!owned) {
+                *nomem = 1;
+                return PBA_PROBE_UNSURE;
+            }
+            if (!read_at(fd, owned, num_bytes, bits_at, requests, bytes_read)) {
+                free(owned);
+                return PBA_PROBE_UNSURE;
+            }
+            bits = owned;
+        }
+        const int32_t found = probe_bits(bits, num_bytes, p);
+        free(owned);
+        return found;
+    }
+    int32_t found = PBA_PROBE_ABSENT;
+    for (size_t k = 0; k < p->n_hashes; k++) {
+        const uint64_t hash = p->hashes[k];
+        const uint32_t b = pba_sbbf_block_index(hash, blocks);
+        uint8_t block[BLOCK];
+        const size_t at = (size_t)b * BLOCK;
+        if (at + BLOCK <= held) {
+            memcpy(block, head + h.header_len + at, BLOCK);
+        } else if (!read_at(fd, block, BLOCK, bits_at + (int64_t)at, requests, bytes_read)) {
+            return PBA_PROBE_UNSURE;
+        }
+        /* One block is a filter of one block: the hash's bits in it are the same. */
+        if (pba_sbbf_check_hash(block, BLOCK, hash)) {
+            found = PBA_PROBE_MAY;
+            if (!p->may) {
+                break;
+            }
+            p->may[k] = 1;
+        }
+    }
+    return found;
+}
+#endif
+
+int pba_probe_filters(int fd, const pba_probe *probes, size_t n, int64_t limit,
+                      uint64_t max_serialized, uint64_t max_filter_bytes,
+                      uint64_t max_header_bytes, int32_t *out, uint64_t *requests,
+                      uint64_t *bytes_read)
+{
+    if ((n && (!probes || !out)) || !requests || !bytes_read) {
+        return PBA_ERR_ARG;
+    }
+    *requests = 0;
+    *bytes_read = 0;
+#ifdef PBA_HAVE_PREAD
+    int nomem = 0;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = probe_one(fd, &probes[i], limit, max_serialized, max_filter_bytes,
+                           max_header_bytes, requests, bytes_read, &nomem);
+        if (nomem) {
+            return PBA_ERR_NOMEM;
+        }
+    }
+#else
+    (void)probe_memory;
+    (void)fd;
+    (void)limit;
+    (void)max_serialized;
+    (void)max_filter_bytes;
+    (void)max_header_bytes;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = PBA_PROBE_UNSURE;
+    }
+#endif
+    return PBA_OK;
+}
