@@ -125,6 +125,7 @@ class FileMetaData:
         "_chunks",
         "_created_by",
         "_num_rows",
+        "_records",
         "_row_groups",
         "_scans",
         "_schema",
@@ -151,6 +152,7 @@ class FileMetaData:
             RowGroup(index, group, chunks) for index, group in enumerate(head.row_groups or ())
         )
         self._scans: dict[tuple[int, ...], tuple[GroupChunks, ...]] = {}
+        self._records: dict[tuple[int, ...], ChunkRecords | None] = {}
 
     @property
     def version(self) -> int:
@@ -231,7 +233,14 @@ class FileMetaData:
         """The chunks of the leaves ``indexes`` (distinct, ascending) as the C scanner's
         records, for native code; None when the scanner does not read this footer as the
         decoder does (:meth:`chunks_of` then says why, or reads it)."""
-        return self._chunks.records(tuple(indexes), self._row_groups)
+        key = tuple(indexes)
+        if key in self._records:
+            return self._records[key]
+        found = self._chunks.records(key, self._row_groups)
+        if len(self._records) >= _MAX_CHUNK_SETS:
+            self._records.clear()
+        self._records[key] = found
+        return found
 
     def load(self) -> FileMetaData:
         """Decode and validate every part still pending; returns ``self``.

@@ -372,8 +372,8 @@ class ChunkRecords(NamedTuple):
     """The scanner's records of some leaves' chunks, left in C memory for native code.
 
     ``chunks`` holds ``n_groups * width`` ``pba_footer_chunk`` records (row group ``g``'s
-    k-th wanted chunk at ``g * width + k``), whose byte strings are offsets into ``data``.
-    It is this thread's scratch array: valid until the thread's next scan.
+    k-th wanted chunk at ``g * width + k``), whose byte strings are offsets into ``data``:
+    its own array, kept with the footer (a cached footer is not scanned again).
     """
 
     data: bytes
@@ -405,4 +405,7 @@ def scan_records(
     ):
         if not has or rows != expected:
             return None
-    return ChunkRecords(data, out_chunks, n, len(wanted))
+    count = n * len(wanted)
+    own = ffi.new("pba_footer_chunk[]", max(count, 1))
+    ffi.memmove(own, out_chunks, count * _CHUNK.size)
+    return ChunkRecords(data, own, n, len(wanted))
