@@ -398,7 +398,8 @@ def check_native(script: bytes) -> None:
     pick = script[1] if len(script) > 1 else 0
     a = col(first).isin([7, 1, 10, 4000]) if first == "id" else col(first) == "s7"
     b = col(second).isin(["s7", "x", "s1"]) if second != "f" else col(second) == 1.0
-    where = (a, b, a & b, a | b, a & (col("absent") == 1))[pick % 5]
+    ranged = col(second) >= ("s5" if second != "f" else 0.5)  # a leaf the statistics decide
+    where = (a, b, a & b, a | b, a & (col("absent") == 1), a & ranged, a | ~b)[pick % 7]
     on_error = "raise" if script[0] & 16 else "skip"
 
     def verdicts() -> Any:

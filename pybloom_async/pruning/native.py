@@ -3,18 +3,22 @@ group at once.
 
 :func:`.api.prune_opened` decides a row group leaf by leaf in Python (``evaluate``): a
 chunk object per wanted column, a statistics object per chunk, the sorted keys searched
-between min and max, then the filters read whole and probed. For a predicate whose
-leaves are all plain equalities (``=``, ``<=>``, ``IN``) on columns ordered as integers,
-floats or byte strings, :func:`decide_natively` takes the same steps in two C calls
+between min and max, then the filters read whole and probed. For a predicate with plain
+equalities (``=``, ``<=>``, ``IN``) on columns ordered as integers, floats or byte
+strings, :func:`decide_natively` takes those steps in two C calls
 (``csrc/footer/decide.c``) over the footer scanner's records, and the filters are probed
-where they lie (:mod:`..read.probe`): a header and a block per key read, not the bitset.
-The AND and OR above the leaves, and every reason a verdict gives, are the Python
-evaluator's own (:func:`.evaluate.combine`, the same outcomes), so a verdict is the same
-either way; ``tests/unit/pruning/test_native.py`` holds both to that.
+where they lie (:mod:`..read.probe`): a small filter read whole, a large one's header and
+a block per key, not the bitset; a caller's reader reads and keeps them as ever. The
+predicate's other leaves (ranges, negations, NULL tests: decided by the statistics alone)
+are the Python evaluator's (:func:`.evaluate.eval_leaf`), and so are the AND and OR above
+the leaves and every reason a verdict gives (:func:`.evaluate.combine`, the same
+outcomes): a verdict is the same either way; ``tests/unit/pruning/
+test_native_equalities.py`` and the ``native`` fuzz target hold both to that.
 
-Anything else answers None before a byte is read, or once the C side is UNSURE (an
-unusual statistic, a filter not where or as the footer says, a file not read in this
-thread), and the Python evaluator decides the file from the start, naming the reason.
+Anything else answers None before a byte is read (no plain equality, or one of a column
+the C side does not order), or once the C side is UNSURE (an unusual statistic, a filter
+not where or as the footer says), and the Python evaluator decides the file from the
+start, naming the reason.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from ..read.probe import ABSENT, MAY, Probe
 from ..read.reader import OpenedFile
 from ..types import PhysicalType
 from .bounds import Outcome
-from .evaluate import KEPT_ORDER, UNDECIDED, combine
+from .evaluate import KEPT_ORDER, UNDECIDED, combine, eval_leaf
 from .leaves import Leaf
 from .verdicts import Rule, Verdict
 
@@ -132,30 +136,32 @@ async def decide_natively(
 ) -> list[Verdict] | None:
     """The verdicts of every row group of ``file``, whose ``footer`` was read, or None
     when the Python evaluator must decide it (see the module's docstring)."""
-    natives: list[tuple[int, Leaf, NativeLeaf]] = []
-    fixed: dict[int, Outcome] = {}
-    for key, leaf in leaves.items():
-        if leaf.desc is None:
-            why = f"{leaf.column}: {leaf.missing_reason}"
-            fixed[key] = Outcome(False, Rule.MISSING_COLUMN, why)
-            continue
-        nat = native_leaf(leaf)
-        if nat is None:
-            return None
-        natives.append((key, leaf, nat))
-    if not natives:
+    sorted_leaves = _sort(leaves)
+    if sorted_leaves is None:
         return None
+    natives, fixed, others = sorted_leaves
     decided = _statistics(footer, natives)
     if decided is None:
         return None
     m = len(natives)
     meta = footer.metadata
     n_groups = len(decided) // m
+    # The ranges, negations and null tests beside them: decided by the Python evaluator
+    # from the statistics alone, the same in both rounds.
+    other_outs: list[list[Outcome]] = []
+    if others:
+        groups = meta.chunks_of(sorted({leaf.desc.index for _, leaf in others if leaf.desc}))
+        other_outs = [
+            [eval_leaf(leaf, groups[g], None, False, path) for _, leaf in others]
+            for g in range(n_groups)
+        ]
 
     # Round 1: the statistics. Per row group, each leaf's outcome (UNDECIDED: its filter's).
     firsts: list[Outcome] = []
     current: dict[int, Outcome] = dict(fixed)
     for g in range(n_groups):
+        if others:
+            current.update(zip([key for key, _ in others], other_outs[g], strict=True))
         for i, (key, _, nat) in enumerate(natives):
             code = decided[g * m + i][0]
             if code == _SPAN:
@@ -184,6 +190,8 @@ async def decide_natively(
     for g, first in enumerate(firsts):
         out_g = first
         if not first.excluded:
+            if others:
+                current.update(zip([key for key, _ in others], other_outs[g], strict=True))
             for i, (key, _, nat) in enumerate(natives):
                 code = decided[g * m + i][0]
                 current[key] = (
@@ -194,6 +202,42 @@ async def decide_natively(
             Verdict(path, g, row_groups[g].num_rows, not out_g.excluded, out_g.reason, out_g.rule)
         )
     return verdicts
+
+
+def _sort(
+    leaves: Mapping[int, Leaf],
+) -> tuple[_Natives, dict[int, Outcome], list[tuple[int, Leaf]]] | None:
+    """The leaves the C side decides (at least one), the outcomes of those missing from the
+    file, and the leaves the statistics alone decide; None when a leaf needs the Python
+    evaluator's filters (an equality of a column not ordered as the C side orders)."""
+    natives: _Natives = []
+    fixed: dict[int, Outcome] = {}
+    others: list[tuple[int, Leaf]] = []
+    for key, leaf in leaves.items():
+        if leaf.desc is None:
+            why = f"{leaf.column}: {leaf.missing_reason}"
+            fixed[key] = Outcome(False, Rule.MISSING_COLUMN, why)
+            continue
+        nat = native_leaf(leaf)
+        if nat is not None:
+            natives.append((key, leaf, nat))
+        elif _before_filters(leaf):
+            others.append((key, leaf))
+        else:
+            return None
+    return (natives, fixed, others) if natives else None
+
+
+def _before_filters(leaf: Leaf) -> bool:
+    """Whether the leaf ladder decides the leaf before any filter (a range, a negation, a
+    NULL test, a leaf that never prunes or cannot match): the same outcome in both rounds."""
+    return (
+        leaf.ordered
+        or leaf.negated
+        or leaf.null_probe
+        or leaf.never_prunes is not None
+        or not leaf.keys
+    )
 
 
 _Natives = list[tuple[int, Leaf, NativeLeaf]]

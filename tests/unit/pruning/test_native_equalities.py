@@ -141,6 +141,12 @@ def test_engines_files(
                 (pba.col(a) == x) & (pba.col(b) == y),
                 (pba.col(a) == x) | (pba.col(b) == y),
                 (pba.col(a) == x) & (pba.col("no_such_column") == 1),
+                # Beside ranges, negations and NULL tests (the Python evaluator's leaves).
+                (pba.col(a) == x) & (pba.col(b) >= y),
+                (pba.col(a) == x) | (pba.col(b) < y),
+                (pba.col(a) == x) & (pba.col(b) != y),
+                (pba.col(a) == x) & pba.col(b).is_null(),
+                (pba.col(a) == x) & ~pba.col(b).isin([y]),
             ):
                 both(monkeypatch, files, where)
     assert native.decided > 0
@@ -305,7 +311,12 @@ def test_integer_statistics(
     assert _kept(got) == [True, False, True, False, True, False, True]
     got = both(monkeypatch, path, pba.col("x").isin([-3, 100]))
     assert _kept(got) == [False, True, True, False, True, True, True]
-    assert native.decided == 2
+    # An equality beside a range: the range is the Python evaluator's leaf, in the same run.
+    got = both(monkeypatch, path, (pba.col("x") == 5) & (pba.col("x") <= 4))
+    assert _kept(got) == [True, False, True, False, True, False, True]  # no contradiction seen
+    got = both(monkeypatch, path, (pba.col("x") == 5) | (pba.col("x") < -2))
+    assert _kept(got) == [True, True, True, False, True, True, True]
+    assert native.decided == 4
 
 
 def test_an_integer_of_another_width_goes_to_python(
