@@ -146,50 +146,38 @@ static void key_at(const pba_eq_leaf *leaf, size_t k, key_value *out)
                (size_t)(leaf->key_offsets[k + 1] - start), out);
 }
 
-/* bisect_left: the first key not below v. */
-static size_t first_not_below(const pba_eq_leaf *leaf, const key_value *v)
+/* What a binary search asks of a key: whether it lies before the place sought. */
+typedef struct {
+    int how; /* BELOW, NOT_ABOVE or BELOW_SUCCESSOR */
+    const key_value *v;
+    const uint8_t *prefix;
+    size_t m;
+} place;
+
+enum { BELOW, NOT_ABOVE, BELOW_SUCCESSOR };
+
+static int before_place(const key_value *k, const place *at)
 {
-    size_t lo = 0, hi = leaf->n_keys;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        key_value k;
-        key_at(leaf, mid, &k);
-        if (less(&k, v)) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
+    switch (at->how) {
+    case BELOW: /* k < v */
+        return less(k, at->v);
+    case NOT_ABOVE: /* k <= v */
+        return !less(at->v, k);
+    default: /* k < successor(prefix[0..m)) */
+        return less_than_successor(k->b, at->prefix, at->m);
     }
-    return lo;
 }
 
-/* bisect_right: the first key above v. */
-static size_t first_above(const pba_eq_leaf *leaf, const key_value *v)
+/* The first key not before the place (the sorted keys lie before it, then not): BELOW is
+ * Python's bisect_left of v, NOT_ABOVE its bisect_right. */
+static size_t first_not_before(const pba_eq_leaf *leaf, const place *at)
 {
     size_t lo = 0, hi = leaf->n_keys;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
         key_value k;
         key_at(leaf, mid, &k);
-        if (less(v, &k)) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    return lo;
-}
-
-/* The first key not below successor(prefix[0..m)). */
-static size_t first_not_below_successor(const pba_eq_leaf *leaf, const uint8_t *prefix,
-                                        size_t m)
-{
-    size_t lo = 0, hi = leaf->n_keys;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        key_value k;
-        key_at(leaf, mid, &k);
-        if (less_than_successor(k.b, prefix, m)) {
+        if (before_place(&k, at)) {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -266,7 +254,11 @@ static void decide_one(const uint8_t *buf, size_t len, const pba_footer_chunk *c
     if (has_low && has_high && less(&high, &low)) {
         return; /* out of order: not trusted */
     }
-    size_t lo = has_low ? first_not_below(leaf, &low) : 0;
+    size_t lo = 0;
+    if (has_low) {
+        const place at = {BELOW, &low, NULL, 0};
+        lo = first_not_before(leaf, &at);
+    }
     size_t hi = n;
     if (has_high) {
         const int exact = !((c->present & PBA_FC_IS_MAX_VALUE_EXACT) && !c->is_max_value_exact);
@@ -275,9 +267,11 @@ static void decide_one(const uint8_t *buf, size_t len, const pba_footer_chunk *c
             while (m > 0 && high_p[m - 1] == 0xff) {
                 m--;
             }
-            hi = m ? first_not_below_successor(leaf, high_p, m) : n;
+            const place at = {BELOW_SUCCESSOR, NULL, high_p, m};
+            hi = m ? first_not_before(leaf, &at) : n;
         } else {
-            hi = first_above(leaf, &high);
+            const place at = {NOT_ABOVE, &high, NULL, 0};
+            hi = first_not_before(leaf, &at);
         }
     }
     if (lo >= hi) {
