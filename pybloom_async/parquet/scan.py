@@ -372,12 +372,13 @@ class ChunkRecords(NamedTuple):
     """The scanner's records of some leaves' chunks, left in C memory for native code.
 
     ``chunks`` holds ``n_groups * width`` ``pba_footer_chunk`` records (row group ``g``'s
-    k-th wanted chunk at ``g * width + k``), whose byte strings are offsets into ``data``:
-    its own array, kept with the footer (a cached footer is not scanned again).
+    k-th wanted chunk at ``g * width + k``) as bytes (``ffi.from_buffer`` reads them in
+    place), whose byte strings are offsets into ``data``: kept with the footer, so a cached
+    footer is not scanned again, and pickled with it (a Spark task's footer).
     """
 
     data: bytes
-    chunks: Any
+    chunks: bytes
     n_groups: int
     width: int
 
@@ -405,7 +406,5 @@ def scan_records(
     ):
         if not has or rows != expected:
             return None
-    count = n * len(wanted)
-    own = ffi.new("pba_footer_chunk[]", max(count, 1))
-    ffi.memmove(own, out_chunks, count * _CHUNK.size)
+    own = ffi.buffer(out_chunks, n * len(wanted) * _CHUNK.size)[:]
     return ChunkRecords(data, own, n, len(wanted))

@@ -267,8 +267,9 @@ def _statistics(footer: Footer, natives: _Natives) -> _Decided | None:
     n_groups = records.n_groups
     out = ffi.new("pba_eq_outcome[]", max(n_groups * m, 1))
     data = records.data
+    chunks = ffi.from_buffer("pba_footer_chunk[]", records.chunks) if records.chunks else ffi.NULL
     rc = lib.pba_decide_equalities(
-        ffi.from_buffer(data), len(data), records.chunks, n_groups, records.width, arr, m, out
+        ffi.from_buffer(data), len(data), chunks, n_groups, records.width, arr, m, out
     )
     check(rc, "deciding equalities")
     return list(_OUTCOME.iter_unpack(ffi.buffer(out, n_groups * m * _OUTCOME.size)))

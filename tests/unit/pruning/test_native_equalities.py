@@ -532,3 +532,14 @@ def test_probe_reads_a_block_not_the_bitset(tmp_path: Path) -> None:
         os.close(fd)
     # A closed descriptor: the reads fail, the probe is unsure, nothing crashes.
     assert _probe_file(fd, 4, len(big.to_bytes()), one)[0] == lib.PBA_PROBE_UNSURE
+
+
+def test_a_footer_with_its_records_pickles(pyarrow_files: Any) -> None:
+    """A Spark task gets its footers pickled: the records kept with one go with it."""
+    import pickle
+
+    footer = pba.read_footer_sync(str(pyarrow_files.prune_files[0]))
+    records = footer.metadata.chunk_records([0])
+    assert records is not None and records.n_groups == len(footer.row_groups)
+    again = pickle.loads(pickle.dumps(footer))
+    assert again.metadata.chunk_records([0]) == records
