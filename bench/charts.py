@@ -246,6 +246,10 @@ def chart_demo(doc: dict[str, Any], out: Path) -> Path:
             for y, v in zip(ys, values, strict=True):
                 ax.text(v * 1.08, y, fmt.format(v), va="center", fontsize=7)
         ax.set_xscale("log")
+        # Labels at the powers of ten only: a span within one decade labels its minor
+        # ticks too, and they overlap.
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(FuncFormatter(lambda _v, _p: ""))
         ax.set_xlabel(label)
         ax.grid(True, axis="x", alpha=0.3)
     axes[0].set_yticks(range(len(queries)), [q["title"] for q in reversed(queries)])
