@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..errors import ParquetFormatError, PyBloomError
+from ..errors import ParquetFormatError
 from ..types import PhysicalType
 from . import thrift_specs as wire
 from .elements import (
@@ -19,7 +19,7 @@ from .elements import (
 )
 from .footer_bytes import FooterBytes
 from .passes import CHUNKS_PASS, check_chunk, check_chunk_count
-from .scan import ChunkRecords, ScannedChunk, scan_footer, scan_records
+from .scan import ChunkRecords, ScannedChunk, scan_records
 from .schema import ColumnDescriptor, Schema
 from .thrift import lenient_text
 
@@ -250,10 +250,7 @@ class ChunkTable:
         by the scanner (then the decoder raises why, or reads them)."""
         decoded = self._chunks
         if decoded is None and self._raw is None:
-            try:
-                scanned = self._scanned(indexes, groups)
-            except PyBloomError:
-                scanned = None
+            scanned = self._scanned(indexes, groups)
             if scanned is not None:
                 return scanned
         decoded = self.get()
@@ -275,16 +272,13 @@ class ChunkTable:
     def _scanned(
         self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
     ) -> tuple[GroupChunks, ...] | None:
+        records = self.records(indexes, groups)
+        if records is None:
+            return None  # refused, or read differently from the decoder's first pass: it decides
         source = self.source
         columns = self.schema.columns
-        raw_paths = self.raw_paths
-        scan = scan_footer(
-            source.data, self.schema, raw_paths, indexes, groups=len(groups), path=source.path
-        )
-        if scan.schema_leaves != len(columns) or scan.num_rows != tuple(g.num_rows for g in groups):
-            return None  # read differently from the decoder's first pass: it decides
         out = []
-        for group, chunks in zip(groups, scan.chunks, strict=True):
+        for group, chunks in zip(groups, records.scanned(), strict=True):
             made = {
                 i: ColumnChunk(group.index, columns[i], c, source)
                 for i, c in zip(indexes, chunks, strict=True)

@@ -3,16 +3,18 @@
 :func:`.decode.decode_file_metadata` builds the typed model of a footer; its column chunks
 (one Python object per chunk, every row group) are most of a small footer's decode. Pruning
 reads of them only the chunks of the predicate's columns: their statistics, value counts
-and where their Bloom filters lie. :func:`scan_footer` reads exactly that with the C
-scanner (``csrc/footer/footer.c``), the GIL released, and makes the Python objects of
-the wanted chunks only.
+and where their Bloom filters lie. :func:`scan_records` reads exactly that with the C
+scanner (``csrc/footer/footer.c``), the GIL released, into records the C evaluator reads
+in place, and :meth:`ChunkRecords.scanned` makes the Python objects of the wanted chunks
+only; :func:`scan_footer` is the same scan, raising what the scanner refused.
 
 The scanner checks every chunk of the footer as the Python decoder does (meta_data present,
 not encrypted, path and type those of the schema leaf at its position, num_values not
 negative, one chunk per leaf) and reads the bytes as thrift's decoder reads them, so that
 where it accepts a footer its values are the decoder's (``tests/unit/parquet/test_scan.py``
-compares them on every file of the corpus). Where it refuses one, the caller may ask the
-decoder (:meth:`.metadata.FileMetaData.chunks_of` does), which names the field at fault.
+compares them on every file of the corpus). Where it refuses one (:func:`scan_records`:
+None), the caller asks the decoder (:meth:`.metadata.FileMetaData.chunks_of` does), which
+names the field at fault.
 """
 
 from __future__ import annotations
@@ -362,10 +364,15 @@ def scan_footer(
         rows if has else None
         for rows, has, _ in _GROUP.iter_unpack(ffi.buffer(out_groups, n * _GROUP.size))
     )
-    records = _CHUNK.iter_unpack(ffi.buffer(out_chunks, n * width * _CHUNK.size))
-    made = [ScannedChunk(c, data) for c in records]
-    chunks = tuple(tuple(made[g * width : (g + 1) * width]) for g in range(n))
+    chunks = _grouped(ffi.buffer(out_chunks, n * width * _CHUNK.size), data, n, width)
     return FooterScan(num_rows, chunks, scan.schema_elements, scan.schema_leaves)
+
+
+def _grouped(records: Any, data: bytes, n: int, width: int) -> tuple[tuple[ScannedChunk, ...], ...]:
+    """The chunk records (``n * width`` of them, row group after row group) as the Python
+    objects of each row group's wanted chunks."""
+    made = [ScannedChunk(c, data) for c in _CHUNK.iter_unpack(records)]
+    return tuple(tuple(made[g * width : (g + 1) * width]) for g in range(n))
 
 
 class ChunkRecords(NamedTuple):
@@ -381,6 +388,11 @@ class ChunkRecords(NamedTuple):
     chunks: bytes
     n_groups: int
     width: int
+
+    def scanned(self) -> tuple[tuple[ScannedChunk, ...], ...]:
+        """Per row group, its wanted chunks as Python objects (what :func:`scan_footer`
+        gives)."""
+        return _grouped(self.chunks, self.data, self.n_groups, self.width)
 
 
 def scan_records(

@@ -143,11 +143,14 @@ async def decide_natively(
     decided = _statistics(footer, natives)
     if decided is None:
         return None
+    if any(d[0] not in (_SPAN, _NULLS, _STATS) for d in decided):
+        return None  # a statistic of an unusual shape (UNSURE): the Python evaluator's
     m = len(natives)
     meta = footer.metadata
     n_groups = len(decided) // m
     # The ranges, negations and null tests beside them: decided by the Python evaluator
     # from the statistics alone, the same in both rounds.
+    other_keys = [key for key, _ in others]
     other_outs: list[list[Outcome]] = []
     if others:
         groups = meta.chunks_of(sorted({leaf.desc.index for _, leaf in others if leaf.desc}))
@@ -155,25 +158,22 @@ async def decide_natively(
             [eval_leaf(leaf, groups[g], None, False, path) for _, leaf in others]
             for g in range(n_groups)
         ]
-
-    # Round 1: the statistics. Per row group, each leaf's outcome (UNDECIDED: its filter's).
-    firsts: list[Outcome] = []
     current: dict[int, Outcome] = dict(fixed)
-    for g in range(n_groups):
-        if others:
-            current.update(zip([key for key, _ in others], other_outs[g], strict=True))
+
+    def outcome(g: int, answers: Mapping[tuple[int, int], Outcome] | None) -> Outcome:
+        """Row group ``g``'s outcome; a leaf its filter decides takes the filter's answer
+        (None: round 1, UNDECIDED)."""
+        current.update(zip(other_keys, other_outs[g] if others else (), strict=True))
         for i, (key, _, nat) in enumerate(natives):
             code = decided[g * m + i][0]
             if code == _SPAN:
-                current[key] = UNDECIDED
-            elif code == _NULLS:
-                current[key] = nat.nulls
-            elif code == _STATS:
-                current[key] = nat.stats
+                current[key] = UNDECIDED if answers is None else answers[(g, i)]
             else:
-                return None  # UNSURE
-        firsts.append(combine(where, lambda p: current[id(p)], KEPT_ORDER))
+                current[key] = nat.nulls if code == _NULLS else nat.stats
+        return combine(where, lambda p: current[id(p)], KEPT_ORDER)
 
+    # Round 1: the statistics.
+    firsts = [outcome(g, None) for g in range(n_groups)]
     # Round 2: the filters of the row groups still undecided: probed where they lie, else
     # read (and kept) by the reader as the Python evaluator reads them.
     undecided = [g for g, first in enumerate(firsts) if not first.excluded]
@@ -188,16 +188,7 @@ async def decide_natively(
     verdicts = []
     row_groups = meta.row_groups
     for g, first in enumerate(firsts):
-        out_g = first
-        if not first.excluded:
-            if others:
-                current.update(zip([key for key, _ in others], other_outs[g], strict=True))
-            for i, (key, _, nat) in enumerate(natives):
-                code = decided[g * m + i][0]
-                current[key] = (
-                    answers[(g, i)] if code == _SPAN else nat.nulls if code == _NULLS else nat.stats
-                )
-            out_g = combine(where, lambda p: current[id(p)], KEPT_ORDER)
+        out_g = first if first.excluded else outcome(g, answers)
         verdicts.append(
             Verdict(path, g, row_groups[g].num_rows, not out_g.excluded, out_g.reason, out_g.rule)
         )
@@ -305,7 +296,7 @@ def _probed(
         return None  # some recorded, others not: the planned reads decide each
     if probes:
         got = file.probe(probes)
-        if got is None or any(r != ABSENT and r != MAY for r in got):
+        if got is None:
             return None
         for (g, i, nat), r, probe in zip(asked, got, probes, strict=True):
             out[(g, i)] = nat.passed[r]

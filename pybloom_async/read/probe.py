@@ -10,7 +10,7 @@ length, the header's size and the bitset it announces), and then only the blocks
 about; with many keys, the whole bitset in one read. A filter the footer's read holds
 already (a small file's, in the tail) is probed in that memory, with no read. A filter
 outside that usual shape
-answers UNSURE, and the caller reads the filters the planned way, which names the reason.
+is UNSURE, and the caller reads the filters the planned way, which names the reason.
 Nothing is cached: a block read costs less than keeping the filter.
 """
 
@@ -52,8 +52,9 @@ class Probe(NamedTuple):
 def probe_in_place(
     source: ByteSource, footer: Footer, probes: Sequence[Probe], config: PlanConfig
 ) -> list[int] | None:
-    """Per probe ABSENT, MAY or UNSURE; None when ``source`` is not a local file open in
-    this thread (then nothing was read). The reads are counted in ``source.stats``.
+    """Per probe ABSENT or MAY; None when ``source`` is not a local file open in this
+    thread (then nothing was read) or a filter was not as the footer says (UNSURE: the
+    caller reads the filters the planned way). The reads are counted in ``source.stats``.
 
     Raises
     ------
@@ -70,14 +71,17 @@ def probe_in_place(
         return []
     arr = ffi.new("pba_probe[]", n)
     views: list[Any] = []
+    # One view per hashes array: a leaf's is asked of its filter in row group after row group.
+    hash_views: dict[int, Any] = {}
     tail_start = footer.tail_start
     tail_end = footer.file_size
     tail = None
     for i, (offset, length, hashes, lo, hi, may) in enumerate(probes):
         if not 0 <= lo < hi <= len(hashes):
             raise ValueError(f"probe {i}: hashes [{lo}, {hi}) of {len(hashes)}")
-        view = ffi.from_buffer("uint64_t[]", hashes)
-        views.append(view)
+        view = hash_views.get(id(hashes))
+        if view is None:
+            view = hash_views[id(hashes)] = ffi.from_buffer("uint64_t[]", hashes)
         p = arr[i]
         p.offset = offset
         p.length = length
@@ -112,4 +116,5 @@ def probe_in_place(
     if rc == lib.PBA_ERR_NOMEM:
         raise MemoryError("no memory for a Bloom filter's bitset")
     check(rc, "probing Bloom filters")
-    return list(out)
+    found = list(out)
+    return None if UNSURE in found else found

@@ -483,9 +483,10 @@ class OpenedFile:
 
     def probe(self, probes: Sequence[Probe]) -> list[int] | None:
         """Its filters asked about hashes where they lie, read by the C core
-        (:func:`.probe.probe_in_place`): per probe ABSENT, MAY or UNSURE; None when the
-        file is not a local one read in this thread, or its reader keeps filters (a
-        caller's: :attr:`BloomReader.probes_in_place`). Call after :meth:`footer`."""
+        (:func:`.probe.probe_in_place`): per probe ABSENT or MAY; None when the file is
+        not a local one read in this thread, its reader keeps filters (a caller's:
+        :attr:`BloomReader.probes_in_place`), or a filter is not as the footer says. Call
+        after :meth:`footer`."""
         assert self._source is not None and self._entry is not None, "read the footer first"
         if not self._reader.probes_in_place:
             return None

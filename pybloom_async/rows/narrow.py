@@ -21,7 +21,7 @@ from ..core.hashing import hash_values
 from ..parquet import ColumnDescriptor
 from ..predicate import And, In, Or, Predicate, iter_leaves, normal_form
 from ..read.fetch import BloomFilterRead, FilterKey, FilterState
-from ..read.probe import ABSENT, MAY, Probe
+from ..read.probe import Probe
 from ..read.reader import OpenedFile
 from ..types import PhysicalType
 from .plan import FilePlan
@@ -73,8 +73,7 @@ async def _probed(
         if offset is None or length is None:
             return None
         probes.append(Probe(offset, length, hashes, 0, len(hashes), may))
-    found = file.probe(probes)
-    if found is None or any(r != ABSENT and r != MAY for r in found):
+    if file.probe(probes) is None:
         return None
     return may.astype(np.bool_)
 
