@@ -334,7 +334,7 @@ int pba_decide_equalities(const uint8_t *buf, size_t len, const pba_footer_chunk
  * limit is far below it); a longer one is UNSURE. */
 #define HEADER_READ 256u
 #define BLOCK 32u
-/* A filter of at most this many bytes is read whole, in one read. */
+/* A filter of at most this many bytes is read whole, in one read (above HEADER_READ). */
 #define WHOLE_READ 16384u
 
 /* A bitset in memory asked about the probe's hashes (each one, when it wants `may`). */
@@ -355,15 +355,24 @@ static int32_t probe_bits(const uint8_t *bits, size_t num_bytes, const pba_probe
     return found;
 }
 
-/* The filter's `length` bytes in memory: its header checked as the reader checks it, then
- * its bitset probed. */
+/* Whether buf[0..len), the start of the probe's filter, holds a header the reader would
+ * take: numBytes a power of two in [32, max_filter_bytes], the header at most
+ * max_header_bytes, and the two together the filter's recorded length. */
+static int header_agrees(const uint8_t *buf, size_t len, const pba_probe *p,
+                         uint64_t max_filter_bytes, uint64_t max_header_bytes,
+                         pba_bloom_header *h)
+{
+    return pba_bloom_header_decode(buf, len, max_filter_bytes, h) == PBA_OK &&
+           h->header_len <= max_header_bytes && h->num_bytes >= (int64_t)BLOCK &&
+           h->num_bytes % BLOCK == 0 && (int64_t)h->header_len + h->num_bytes == p->length;
+}
+
+/* The filter's `length` bytes in memory: its header checked, then its bitset probed. */
 static int32_t probe_memory(const uint8_t *bytes, const pba_probe *p, uint64_t max_filter_bytes,
                             uint64_t max_header_bytes)
 {
     pba_bloom_header h;
-    if (pba_bloom_header_decode(bytes, (size_t)p->length, max_filter_bytes, &h) != PBA_OK ||
-        h.header_len > max_header_bytes || h.num_bytes < (int64_t)BLOCK ||
-        h.num_bytes % BLOCK || (int64_t)h.header_len + h.num_bytes != p->length) {
+    if (!header_agrees(bytes, (size_t)p->length, p, max_filter_bytes, max_header_bytes, &h)) {
         return PBA_PROBE_UNSURE;
     }
     return probe_bits(bytes + h.header_len, (size_t)h.num_bytes, p);
@@ -390,6 +399,25 @@ static int read_at(int fd, uint8_t *dst, size_t n, int64_t offset, uint64_t *req
     return 1;
 }
 
+/* The whole filter (its `length` bytes: at most max_serialized, checked by the caller) in
+ * one read, then probed in memory. */
+static int32_t probe_whole(int fd, const pba_probe *p, uint64_t max_filter_bytes,
+                           uint64_t max_header_bytes, uint64_t *requests, uint64_t *bytes_read,
+                           int *nomem)
+{
+    uint8_t *whole = malloc((size_t)p->length);
+    if (!whole) {
+        *nomem = 1;
+        return PBA_PROBE_UNSURE;
+    }
+    int32_t found = PBA_PROBE_UNSURE;
+    if (read_at(fd, whole, (size_t)p->length, p->offset, requests, bytes_read)) {
+        found = probe_memory(whole, p, max_filter_bytes, max_header_bytes);
+    }
+    free(whole);
+    return found;
+}
+
 static int32_t probe_one(int fd, const pba_probe *p, int64_t limit, uint64_t max_serialized,
                          uint64_t max_filter_bytes, uint64_t max_header_bytes,
                          uint64_t *requests, uint64_t *bytes_read, int *nomem)
@@ -407,55 +435,25 @@ static int32_t probe_one(int fd, const pba_probe *p, int64_t limit, uint64_t max
     }
     if ((uint64_t)p->length <= WHOLE_READ) {
         /* A small filter: all of it in one read, no second one for a block. */
-        uint8_t *whole = malloc((size_t)p->length);
-        if (!whole) {
-            *nomem = 1;
-            return PBA_PROBE_UNSURE;
-        }
-        int32_t found = PBA_PROBE_UNSURE;
-        if (read_at(fd, whole, (size_t)p->length, p->offset, requests, bytes_read)) {
-            found = probe_memory(whole, p, max_filter_bytes, max_header_bytes);
-        }
-        free(whole);
-        return found;
+        return probe_whole(fd, p, max_filter_bytes, max_header_bytes, requests, bytes_read,
+                           nomem);
     }
+    /* A large filter: its header first (the filter is longer than this read). */
     pba_bloom_header h;
     uint8_t head[HEADER_READ];
-    const size_t want = (uint64_t)p->length < HEADER_READ ? (size_t)p->length : HEADER_READ;
-    if (!read_at(fd, head, want, p->offset, requests, bytes_read)) {
-        return PBA_PROBE_UNSURE;
-    }
-    if (pba_bloom_header_decode(head, want, max_filter_bytes, &h) != PBA_OK) {
-        return PBA_PROBE_UNSURE;
-    }
-    if (h.header_len > max_header_bytes || h.num_bytes < (int64_t)BLOCK ||
-        h.num_bytes % BLOCK || (int64_t)h.header_len + h.num_bytes != p->length) {
+    if (!read_at(fd, head, HEADER_READ, p->offset, requests, bytes_read) ||
+        !header_agrees(head, HEADER_READ, p, max_filter_bytes, max_header_bytes, &h)) {
         return PBA_PROBE_UNSURE;
     }
     const int64_t bits_at = p->offset + (int64_t)h.header_len;
     const size_t num_bytes = (size_t)h.num_bytes;
     const uint32_t blocks = (uint32_t)(num_bytes / BLOCK);
-    /* The bitset the header read holds already, and how much of it. */
-    const size_t held = want - h.header_len;
-    if (held >= num_bytes || (uint64_t)p->n_hashes * 256u >= num_bytes) {
-        /* Held already, or many hashes (one per 8 blocks or more): one read of it all. */
-        const uint8_t *bits = head + h.header_len;
-        uint8_t *owned = NULL;
-        if (held < num_bytes) {
-            owned = malloc(num_bytes); /* at most max_filter_bytes: checked by the decode */
-            if (!owned) {
-                *nomem = 1;
-                return PBA_PROBE_UNSURE;
-            }
-            if (!read_at(fd, owned, num_bytes, bits_at, requests, bytes_read)) {
-                free(owned);
-                return PBA_PROBE_UNSURE;
-            }
-            bits = owned;
-        }
-        const int32_t found = probe_bits(bits, num_bytes, p);
-        free(owned);
-        return found;
+    /* How much of the bitset the header's read holds already. */
+    const size_t held = HEADER_READ - h.header_len;
+    if ((uint64_t)p->n_hashes * 256u >= num_bytes) {
+        /* Many hashes (one per 8 blocks or more): one read of it all. */
+        return probe_whole(fd, p, max_filter_bytes, max_header_bytes, requests, bytes_read,
+                           nomem);
     }
     int32_t found = PBA_PROBE_ABSENT;
     for (size_t k = 0; k < p->n_hashes; k++) {
