@@ -1,10 +1,10 @@
 """Thrift specs of the page structs: page headers and the page index.
 
 The structs a reader meets beside the footer rather than in it: the header before each
-page of a column chunk (``PageHeader``, with the data page v1 header), and the two halves
-of a chunk's page index (``ColumnIndex``; ``OffsetIndex``, a list of ``PageLocation``).
-They are wire shapes like the footer's (:mod:`.thrift_specs`, whose base struct and spec
-builders they use); ``pages.py`` and ``page_index.py`` check them.
+page of a column chunk (``PageHeader``, with the data and dictionary pages' own headers),
+and the two halves of a chunk's page index (``ColumnIndex``; ``OffsetIndex``, a list of
+``PageLocation``). They are wire shapes like the footer's (:mod:`.thrift_specs`, whose base
+struct and spec builders they use); ``pages.py`` and ``page_index.py`` check them.
 """
 
 from __future__ import annotations
@@ -39,17 +39,39 @@ class ColumnIndex(Struct):
 
 
 class DataPageHeader(Struct):
-    """``struct DataPageHeader`` (data page v1; without the level encodings and statistics)."""
+    """``struct DataPageHeader`` (data page v1; without its statistics)."""
 
     num_values: int | None = None
     encoding: int | None = None
+    definition_level_encoding: int | None = None
+    repetition_level_encoding: int | None = None
+
+
+class DictionaryPageHeader(Struct):
+    """``struct DictionaryPageHeader``."""
+
+    num_values: int | None = None
+    encoding: int | None = None
+    is_sorted: bool | None = None
+
+
+class DataPageHeaderV2(Struct):
+    """``struct DataPageHeaderV2`` (without its statistics)."""
+
+    num_values: int | None = None
+    num_nulls: int | None = None
+    num_rows: int | None = None
+    encoding: int | None = None
+    definition_levels_byte_length: int | None = None
+    repetition_levels_byte_length: int | None = None
+    is_compressed: bool | None = None
 
 
 class PageHeader(Struct):
     """``struct PageHeader``: the header before each page of a column chunk.
 
-    Only the data page v1 member is read; dictionary, index and v2 data pages are
-    recognised by ``type`` (their own headers are skipped).
+    The data page (v1 and v2) and dictionary page members are read; an index page is
+    recognised by ``type`` (its own header is skipped).
     """
 
     type: int | None = None
@@ -57,6 +79,8 @@ class PageHeader(Struct):
     compressed_page_size: int | None = None
     crc: int | None = None
     data_page_header: DataPageHeader | None = None
+    dictionary_page_header: DictionaryPageHeader | None = None
+    data_page_header_v2: DataPageHeaderV2 | None = None
 
 
 install_spec(
@@ -76,7 +100,31 @@ install_spec(
     (4, TType.I32, "boundary_order", None),
     (5, TType.LIST, "null_counts", list_of(TType.I64)),
 )
-install_spec(DataPageHeader, (1, TType.I32, "num_values", None), (2, TType.I32, "encoding", None))
+install_spec(
+    DataPageHeader,
+    (1, TType.I32, "num_values", None),
+    (2, TType.I32, "encoding", None),
+    (3, TType.I32, "definition_level_encoding", None),
+    (4, TType.I32, "repetition_level_encoding", None),
+    # 5 (statistics) is not read.
+)
+install_spec(
+    DictionaryPageHeader,
+    (1, TType.I32, "num_values", None),
+    (2, TType.I32, "encoding", None),
+    (3, TType.BOOL, "is_sorted", None),
+)
+install_spec(
+    DataPageHeaderV2,
+    (1, TType.I32, "num_values", None),
+    (2, TType.I32, "num_nulls", None),
+    (3, TType.I32, "num_rows", None),
+    (4, TType.I32, "encoding", None),
+    (5, TType.I32, "definition_levels_byte_length", None),
+    (6, TType.I32, "repetition_levels_byte_length", None),
+    (7, TType.BOOL, "is_compressed", None),
+    # 8 (statistics) is not read.
+)
 install_spec(
     PageHeader,
     (1, TType.I32, "type", None),
@@ -84,5 +132,7 @@ install_spec(
     (3, TType.I32, "compressed_page_size", None),
     (4, TType.I32, "crc", None),
     (5, TType.STRUCT, "data_page_header", struct_args(DataPageHeader)),
-    # 6-8 (index, dictionary and v2 data page headers) are not read.
+    # 6 (the index page header) is not read.
+    (7, TType.STRUCT, "dictionary_page_header", struct_args(DictionaryPageHeader)),
+    (8, TType.STRUCT, "data_page_header_v2", struct_args(DataPageHeaderV2)),
 )

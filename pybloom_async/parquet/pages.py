@@ -3,8 +3,8 @@
 A column chunk is a run of pages, each a compact-protocol ``PageHeader`` followed by
 ``compressed_page_size`` bytes. :class:`PageHeaderReader` decodes headers anywhere in
 one buffer (one thrift transport for all of them); :func:`decode_page_header` is the
-one-off form. Only the fields of data pages v1 are read (:mod:`.page_specs`); other
-page kinds are recognised by ``type`` and their own headers skipped.
+one-off form. The fields of data pages (v1 and v2) and dictionary pages are read
+(:mod:`.page_specs`); an index page is recognised by ``type`` and its own header skipped.
 
 The bytes are untrusted: decoder limits come from the buffer's size, and every
 decoder failure becomes a :class:`~pybloom_async.errors.ParquetFormatError` naming
@@ -33,6 +33,18 @@ except ImportError:  # pragma: no cover - thrift built without its C extension (
 DATA_PAGE = 0
 
 
+class DataPageV2(NamedTuple):
+    """A v2 data page's own header; fields the writer left out are None."""
+
+    num_values: int | None
+    num_nulls: int | None
+    num_rows: int | None
+    encoding: int | None
+    definition_levels_byte_length: int | None
+    repetition_levels_byte_length: int | None
+    is_compressed: bool  # the values are compressed (the levels never are); true if unset
+
+
 class PageHeader(NamedTuple):
     """One decoded ``PageHeader``; fields the writer left out are None."""
 
@@ -40,12 +52,26 @@ class PageHeader(NamedTuple):
     uncompressed_page_size: int | None
     compressed_page_size: int | None  # the bytes that follow the header
     crc: int | None  # CRC32 of those bytes as thrift's signed i32: compare crc & 0xFFFFFFFF
-    num_values: int | None  # from the v1 data page header (None for other pages)
-    encoding: int | None  # the v1 data page's Encoding number (PLAIN is 0)
+    num_values: int | None  # from the v1 data page or the dictionary page header
+    encoding: int | None  # that header's Encoding number (PLAIN is 0)
     header_length: int  # bytes the header itself took
+    definition_level_encoding: int | None = None  # a v1 data page's
+    v2: DataPageV2 | None = None  # a v2 data page's header
 
 
 _ARGS = [wire.PageHeader, wire.PageHeader.thrift_spec]
+
+
+def _v2(raw: Any) -> DataPageV2:
+    return DataPageV2(
+        raw.num_values,
+        raw.num_nulls,
+        raw.num_rows,
+        raw.encoding,
+        raw.definition_levels_byte_length,
+        raw.repetition_levels_byte_length,
+        raw.is_compressed is not False,
+    )
 
 
 class PageHeaderReader:
@@ -126,7 +152,9 @@ class PageHeaderReader:
                 path=self.path,
                 column=column,
             ) from None
-        dph = raw.data_page_header
+        v1 = raw.data_page_header
+        dph = v1 or raw.dictionary_page_header
+        v2 = raw.data_page_header_v2
         return PageHeader(
             raw.type,
             raw.uncompressed_page_size,
@@ -135,6 +163,8 @@ class PageHeaderReader:
             None if dph is None else dph.num_values,
             None if dph is None else dph.encoding,
             buffer.tell() - offset,
+            None if v1 is None else v1.definition_level_encoding,
+            None if v2 is None else _v2(v2),
         )
 
 

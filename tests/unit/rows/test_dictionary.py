@@ -29,12 +29,18 @@ def decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return seen
 
 
+#: Each value written this many times in a row: a dictionary then holds a third of its
+#: chunk's values, and is read (one of mostly distinct values is not).
+REPEAT = 3
+
+
 def _interleaved(n: int, groups: int) -> list[int]:
     """Values whose row groups' min/max all overlap: statistics rule nothing out."""
-    return [(i % groups) * 1_000 + i // groups for i in range(n)] + [0, 10**6]
+    values = [(i % groups) * 1_000 + i // groups for i in range(n)] + [0, 10**6]
+    return [v for v in values for _ in range(REPEAT)]
 
 
-def _write(path: Path, columns: dict[str, Any], rows: int = 100, **kwargs: Any) -> None:
+def _write(path: Path, columns: dict[str, Any], rows: int = 100 * REPEAT, **kwargs: Any) -> None:
     pq.write_table(pa.table(columns), path, row_group_size=rows, **kwargs)
 
 
@@ -47,7 +53,7 @@ def test_an_absent_key_decodes_no_row_group_when_there_is_no_filter(
     assert lookup_sync(str(tmp_path / "a.parquet"), "id IN (500, 1500, 2500)").num_rows == 0
     assert decoded == []
     got = lookup_sync(str(tmp_path / "a.parquet"), "id IN (2062, 2500)")
-    assert got.to_pylist() == [{"id": 2062, "s": "2062"}]
+    assert got.to_pylist() == [{"id": 2062, "s": "2062"}] * REPEAT
     assert decoded == [2]  # only the row group whose dictionary holds 2062 (row 250)
 
 
@@ -61,7 +67,7 @@ def test_the_rows_are_the_same_with_and_without_dictionaries(tmp_path: Path) -> 
         "f64": pa.array(values, pa.float64()),
         "f32": pa.array(values, pa.float32()),
         "fixed": pa.array([v.to_bytes(4, "little") for v in ints], pa.binary(4)),
-        "s": [str(i) for i in range(400)],
+        "s": [str(i // REPEAT) for i in range(400 * REPEAT)],
         "b": pa.array([None if i % 7 == 0 else f"k{v}".encode() for i, v in enumerate(ints)]),
     }
     _write(tmp_path / "dict.parquet", table)
@@ -112,12 +118,13 @@ def test_strings_are_decided_and_other_comparisons_are_not(
     _write(tmp_path / "a.parquet", {"id": pa.array(ids, pa.int64()), "s": [str(i) for i in ids]})
     assert lookup_sync(str(tmp_path / "a.parquet"), "s IN ('1003x', '', 'zz')").num_rows == 0
     assert decoded == []
-    assert lookup_sync(str(tmp_path / "a.parquet"), "s = '2062'").num_rows == 1
+    assert lookup_sync(str(tmp_path / "a.parquet"), "s = '2062'").num_rows == REPEAT
     assert decoded == [2]
     decoded.clear()
     assert lookup_sync(str(tmp_path / "a.parquet"), "id != 1003 AND id = 7777").num_rows == 0
     assert decoded == []  # the equality alone rules every row group out
-    assert lookup_sync(str(tmp_path / "a.parquet"), "id != 1003 OR id = 7777").num_rows == 399
+    got = lookup_sync(str(tmp_path / "a.parquet"), "id != 1003 OR id = 7777")
+    assert got.num_rows == 399 * REPEAT
     assert sorted(decoded) == [0, 1, 2, 3]
     decoded.clear()
     assert lookup_sync(str(tmp_path / "a.parquet"), "s > '2062' AND s < '2063'").num_rows == 0
@@ -137,6 +144,23 @@ def test_encodings_without_page_statistics() -> None:
     assert not dictionary.all_dictionary(Chunk((0, 3, 8)))  # type: ignore[arg-type]
     assert not dictionary.all_dictionary(Chunk((0, 2, 3)))  # type: ignore[arg-type]
     assert not dictionary.all_dictionary(Chunk((3,)))  # type: ignore[arg-type]
+
+
+def test_a_dictionary_of_mostly_distinct_values_is_not_read(
+    tmp_path: Path, decoded: list[int]
+) -> None:
+    """A key column's dictionary holds about all its chunk's bytes: checking it would cost
+    what decoding costs, so the row groups the filters keep are decoded without it."""
+    ids = [v for v in _interleaved(398, 4)[::REPEAT]]
+    _write(tmp_path / "a.parquet", {"id": pa.array(ids, pa.int64())}, rows=100)
+    md = pq.ParquetFile(tmp_path / "a.parquet").metadata.row_group(0).column(0)
+    assert md.has_dictionary_page
+    assert lookup_sync(str(tmp_path / "a.parquet"), "id IN (500, 1500, 2500)").num_rows == 0
+    assert decoded == [0, 1, 2, 3]
+    decoded.clear()
+    _write(tmp_path / "b.parquet", {"id": pa.array(_interleaved(398, 4), pa.int64())})
+    assert lookup_sync(str(tmp_path / "b.parquet"), "id IN (500, 1500, 2500)").num_rows == 0
+    assert decoded == []  # each value thrice: its dictionary is a third of the chunk
 
 
 def test_a_damaged_dictionary_keeps_its_row_group(tmp_path: Path, decoded: list[int]) -> None:
