@@ -1,7 +1,7 @@
 """cffi build script for ``pybloom_async._native._cffi`` (out-of-line API mode).
 
 Kept outside the package on purpose: it is needed only at build time. Every
-``csrc/<component>/*.c`` file (``core``, ``footer``, ``paimon``) is compiled into the module.
+``csrc/<component>/*.c`` file (``core``, ``footer``, ``paimon``, ``rows``) is compiled into the module.
 The declarations cffi exposes to Python are derived from the public headers
 ``csrc/include/*.h``, the single place a declaration is written: each header runs
 through the C preprocessor (as python-zstandard's ``make_cffi.py`` does), and its
@@ -42,7 +42,7 @@ def _rel(path: Path) -> str:
 
 
 INCLUDE = HERE / "include"
-COMPONENTS = ("core", "footer", "paimon")
+COMPONENTS = ("core", "footer", "paimon", "rows")
 SOURCES = sorted(p for c in COMPONENTS for p in (HERE / c).glob("*.c"))
 
 #: Valued macros of the public API (include guards have no value).

@@ -46,7 +46,7 @@ from fuzz.targets import TARGETS, CTarget, PyTarget  # noqa: E402
 FUZZ = REPO / "fuzz"
 BUILD = REPO / "build" / "fuzz"
 CORE_SOURCES = sorted(
-    p for c in ("core", "footer", "paimon") for p in (REPO / "csrc" / c).glob("*.c")
+    p for c in ("core", "footer", "paimon", "rows") for p in (REPO / "csrc" / c).glob("*.c")
 )
 C_FLAGS = [
     "-g",

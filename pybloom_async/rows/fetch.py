@@ -247,8 +247,9 @@ async def _in_one_phase(
                 yield await to_worker(decode_pages_of, pages, plan, job, match, held)
             except WholeChunks:  # the pages did not decode as indexed: whole chunks
                 chunks = [chunk_range(plan, group, x) for x in leaf_indexes]
-                group_pf = row_group_reader(plan, await _fetch(source, job, chunks, held))
-                yield await _decoded_run(group_pf, plan, [group], columns, job, match)
+                group_held = await _fetch(source, job, chunks, held)
+                group_pf = row_group_reader(plan, group_held)
+                yield await _decoded_run(group_pf, group_held, plan, [group], columns, job, match)
             except (PyBloomError, OSError, pa.ArrowException) as exc:
                 raise format_error(exc, plan, group) from None
         if whole:
@@ -271,14 +272,20 @@ async def _decoded(
     their bytes); an error names the row group that fails (each decoded alone to find it)."""
     groups = await to_worker(dictionary_kept, plan, job, held, groups)
     for run in decode_batches(plan, groups, columns.leaves):
-        yield await _decoded_run(pf, plan, run, columns, job, match)
+        yield await _decoded_run(pf, held, plan, run, columns, job, match)
 
 
 async def _decoded_run(
-    pf: Any, plan: FilePlan, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
+    pf: Any,
+    held: HeldBytes,
+    plan: FilePlan,
+    groups: list[int],
+    columns: ReadColumns,
+    job: Job,
+    match: FileMatch,
 ) -> Any:
     def decode(run: list[int]) -> Any:
-        return decode_row_groups(pf, plan, run, columns, job, match)
+        return decode_row_groups(pf, held, plan, run, columns, job, match)
 
     return await to_worker(named_failure, decode, plan, groups)
 

@@ -33,6 +33,7 @@ from .decode import (
 from .match import computable
 from .pages import GroupPages, WholeChunks, decode_group, held_reader, pages_for_rows
 from .plan import FileMatch, FilePlan, Job, chunk_range, row_group_reader
+from .take import take_columns
 
 
 @dataclass
@@ -135,11 +136,14 @@ def other_rows(hit: Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: H
             )
             parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
         whole = _whole(columns, paged)
-        if whole:
-            pf = row_group_reader(plan, held)
-            read = computable(pf.read_row_group(hit.group, columns=whole, use_threads=False))
-            read = read.take(int64_array(hit.matched))
-            parts.update(zip(read.column_names, read.columns, strict=True))
+        if whole:  # taken from their pages by the C decoder, or decoded by pyarrow
+            parts.update(take_columns(plan, held, hit.group, whole, hit.matched))
+            decoded = [name for name in whole if name not in parts]
+            if decoded:
+                pf = row_group_reader(plan, held)
+                read = pf.read_row_group(hit.group, columns=decoded, use_threads=False)
+                read = computable(read).take(int64_array(hit.matched))
+                parts.update(zip(read.column_names, read.columns, strict=True))
         table = hit.first
         for name in columns.rest:  # top-level names (the predicate's leaves are first)
             table = table.append_column(name, parts[name])

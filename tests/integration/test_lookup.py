@@ -46,6 +46,7 @@ from pybloom_async import (
 )
 from pybloom_async.io.base import SourceStats
 from pybloom_async.predicate import And, Eq, In, Or, TextLiteral
+from pybloom_async.rows import decode
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -405,6 +406,14 @@ def test_a_row_group_without_a_match_decodes_only_the_predicate_columns(
         return real(self, groups, columns=columns, **kwargs)
 
     monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
+    taken: list[tuple[int, list[str], list[int]]] = []
+    real_take = decode.take_columns
+
+    def take_spy(plan: Any, held: Any, group: int, names: Any, rows: Any) -> Any:
+        taken.append((group, list(names), list(rows)))
+        return real_take(plan, held, group, names, rows)
+
+    monkeypatch.setattr(decode, "take_columns", take_spy)
     assert lookup_sync(str(path), col("id") == 401).num_rows == 0
     every = list(range(len(ids) // GROUP))
     assert decoded == [(every, ["id"])]  # every row group's predicate column, in one call
@@ -412,7 +421,14 @@ def test_a_row_group_without_a_match_decodes_only_the_predicate_columns(
     got = lookup_sync(str(path), col("id").isin([400, 401]), columns=["name", "id"])
     assert got.to_pylist() == [{"name": "n400", "id": 400}]
     holding = ids.index(400) // GROUP
-    assert decoded == [(every, ["id"]), ([holding], ["name"])]  # only the one holding 400
+    # "name" only of the one holding 400: taken from its pages by the C decoder, which
+    # pyarrow decodes when the C decoder does not read the column.
+    assert decoded == [(every, ["id"])]
+    assert taken == [(holding, ["name"], [ids.index(400) % GROUP])]
+    decoded.clear()
+    monkeypatch.setattr(decode, "take_columns", lambda *args: {})
+    assert lookup_sync(str(path), col("id").isin([400, 401]), columns=["name", "id"]) == got
+    assert decoded == [(every, ["id"]), ([holding], ["name"])]
 
 
 def test_row_groups_are_decoded_together_within_a_bound(

@@ -1,0 +1,80 @@
+/*
+ * pybloom_async_rows.h: rows taken from the pages of a flat column chunk.
+ *
+ * A lookup's matching rows are few; their other columns' chunks hold many. Decoding a
+ * whole chunk to keep one value costs what the chunk holds. These calls find, in one
+ * decompressed data page of a flat column (no repetition, definition levels 0 or 1),
+ * where each wanted row's value lies, walking the levels and the values only as far as
+ * the last wanted row, and copy out the byte arrays found: the values of the other rows
+ * are never materialised.
+ *
+ * What is read: definition levels in the RLE/bit-packed hybrid encoding of bit width 1;
+ * values PLAIN (fixed width, or BYTE_ARRAY with its 4-byte length) or dictionary indices
+ * (a bit width byte, then the hybrid encoding). Decompression, page headers and the
+ * values' Arrow types are the caller's.
+ *
+ * The input is untrusted: every read is bounded by the lengths given, every run and
+ * length checked against the bytes left, every dictionary index against the
+ * dictionary's size; a malformed page gives a negative status, never a read outside
+ * the buffers, and nothing is allocated.
+ *
+ * Thread safety: no state; concurrent calls on different outputs are safe.
+ */
+#ifndef PYBLOOM_ASYNC_ROWS_H
+#define PYBLOOM_ASYNC_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes of the row takers: 0 (PBA_TAKE_OK) or one of these, from -80. */
+enum {
+    PBA_TAKE_OK = 0,
+    PBA_TAKE_ERR_ARG = -80,       /* null pointer, rows not ascending or past the page */
+    PBA_TAKE_ERR_TRUNCATED = -81, /* levels or values end before the rows they must hold */
+    PBA_TAKE_ERR_MALFORMED = -82, /* a level, bit width or dictionary index out of range */
+    PBA_TAKE_ERR_CAPACITY = -83   /* the output buffer is smaller than the values */
+};
+
+/*
+ * pba_take_refs: where the value of each wanted row of one data page lies.
+ *
+ * levels, levels_len: the page's definition levels (hybrid encoding, bit width 1, no
+ *     length prefix), or NULL for a required column (every value present).
+ * values, values_len: the page's values, decompressed.
+ * num_values: the page's values, NULLs included (its rows: the column is flat).
+ * dictionary_count: nonzero: the values are dictionary indices, each checked to be
+ *     below it; zero: PLAIN values.
+ * width: bytes of one PLAIN value; 0 for BYTE_ARRAY (a 4-byte length, then the bytes).
+ * rows, n: the wanted rows, strictly ascending, each below num_values.
+ * refs (out, n): -1 for a NULL; else the dictionary index, or the byte offset in
+ *     values of the PLAIN value (of its length, for a byte array; the bytes checked to
+ *     lie within values).
+ */
+int pba_take_refs(const uint8_t *levels, size_t levels_len, const uint8_t *values,
+                  size_t values_len, uint32_t num_values, uint32_t dictionary_count,
+                  uint32_t width, const uint32_t *rows, size_t n, int64_t *refs);
+
+/*
+ * pba_byte_array_offsets: the byte offset of each of the `count` PLAIN byte arrays
+ * of `data` (a dictionary page), each checked to lie within it.
+ */
+int pba_byte_array_offsets(const uint8_t *data, size_t len, uint32_t count, int64_t *offsets);
+
+/*
+ * pba_gather_byte_arrays: the byte arrays at `refs` (offsets of their lengths in data;
+ * -1: none, an empty value) as Arrow lays them out: offsets (n + 1, from 0) and, when
+ * `out` is not NULL, the bytes copied into out (out_len bytes at most). With out NULL
+ * only the offsets are written: offsets[n] is the size out needs.
+ */
+int pba_gather_byte_arrays(const uint8_t *data, size_t len, const int64_t *refs, size_t n,
+                           int64_t *offsets, uint8_t *out, size_t out_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PYBLOOM_ASYNC_ROWS_H */

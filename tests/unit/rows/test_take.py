@@ -1,0 +1,269 @@
+"""Rows taken from whole column chunks by the C decoder: the same values and types as
+pyarrow's decode of the chunk followed by a take, on files of every layout the decoder
+reads, on the parquet-testing corpus, and a refusal (pyarrow then decodes) for the rest."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pybloom_async import read_footer_sync
+from pybloom_async._native import ffi, lib
+from pybloom_async.read.ranges import HeldBytes
+from pybloom_async.rows.plan import describe
+from pybloom_async.rows.take import take_columns, takeable
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+def _same(got: Any, want: Any) -> bool:
+    """Equal values and type; floats compared by their bits (NaN equals NaN)."""
+    if got.type != want.type:
+        return False
+    if pa.types.is_floating(got.type):
+        bits = pa.int32() if got.type.bit_width == 32 else pa.int64()
+        got, want = got.view(bits), want.view(bits)
+    return bool(got.equals(want))
+
+
+def _selections(n: int, rng: Any) -> list[Any]:
+    picks = [np.arange(n), np.array([0]), np.array([n - 1]), np.zeros(0, dtype=np.int64)]
+    picks.append(np.sort(rng.choice(n, size=min(n, 7), replace=False)))
+    picks.append(np.arange(0, n, 3))
+    return [p for p in picks if not len(p) or p[-1] < n]
+
+
+def _compare(path: Path | str, seed: int = 0) -> tuple[int, int]:
+    """Every row group's takeable columns against pyarrow's: (taken, refused) counts."""
+    rng = np.random.default_rng(seed)
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, list(range(len(footer.metadata.row_groups))))
+    held = HeldBytes([(0, Path(path).read_bytes())])
+    pf = pq.ParquetFile(path)
+    names = list(plan.arrow_schema.names)
+    taken = refused = 0
+    for group in plan.kept:
+        n = plan.metadata.row_groups[group].num_rows
+        decoded = {}
+        for name in names:
+            try:
+                column = pf.read_row_group(group, columns=[name])[name].combine_chunks()
+            except (OSError, pa.ArrowException):
+                continue  # a damaged chunk: the pages read here may be whole
+            if len(column) == n:
+                decoded[name] = column
+        for rows in _selections(n, rng):
+            got = take_columns(plan, held, group, names, rows)
+            for name, column in decoded.items():
+                if name not in got:
+                    refused += takeable(plan, name) is not None
+                    continue
+                want = column.take(pa.array(rows, pa.int64()))
+                got[name].validate()
+                try:
+                    want.validate(full=True)
+                except pa.ArrowInvalid:
+                    pass  # invalid UTF-8 a damaged page holds: pyarrow's reading holds it too
+                else:
+                    got[name].validate(full=True)
+                assert _same(got[name], want), (path, group, name, rows[:5])
+                taken += 1
+    return taken, refused
+
+
+def _table(n: int, nulls: bool) -> Any:
+    rng = np.random.default_rng(n)
+    valid = rng.random(n) > 0.3 if nulls else np.ones(n, dtype=bool)
+    mask = ~valid
+    ints = rng.integers(-(2**40), 2**40, n)
+    small = rng.integers(0, 50, n)  # few values: dictionaries stay
+    base = datetime.datetime(2026, 1, 1)
+    return pa.table(
+        {
+            "i8": pa.array(small.astype(np.int8), mask=mask),
+            "i16": pa.array(ints.astype(np.int16), mask=mask),
+            "i32": pa.array(ints.astype(np.int32), mask=mask),
+            "i64": pa.array(ints, mask=mask),
+            "u8": pa.array(small.astype(np.uint8), mask=mask),
+            "u16": pa.array(ints.astype(np.uint16), mask=mask),
+            "u32": pa.array(ints.astype(np.uint32), mask=mask),
+            "u64": pa.array(ints.astype(np.uint64), mask=mask),
+            "f32": pa.array(np.where(small == 3, np.nan, ints / 7).astype(np.float32), mask=mask),
+            "f64": pa.array(np.where(small == 4, -0.0, ints / 3), mask=mask),
+            "d": pa.array([datetime.date(2026, 1, 1 + int(s) % 28) for s in small], mask=mask),
+            "ts_ms": pa.array(
+                [base + datetime.timedelta(seconds=int(s)) for s in small],
+                pa.timestamp("ms"),
+                mask=mask,
+            ),
+            "ts_us": pa.array(ints % 10**15, pa.timestamp("us", tz="UTC"), mask=mask),
+            "ts_ns": pa.array(ints, pa.timestamp("ns"), mask=mask),
+            "ts_s": pa.array(small, pa.timestamp("s"), mask=mask),
+            "s": pa.array(
+                [f"value-{int(i)}" * (int(i) % 3) for i in small * ints % 997], mask=mask
+            ),
+            "few": pa.array([f"country-{int(s)}" for s in small], mask=mask),
+            "b": pa.array([bytes([int(s)]) * int(s) for s in small], pa.binary(), mask=mask),
+            "ls": pa.array([str(int(i)) for i in ints], pa.large_string(), mask=mask),
+            "req": pa.array(ints),  # required where the table has no nulls
+        }
+    )
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("compression", ["none", "snappy", "zstd", "gzip", "lz4", "brotli"])
+def test_taken_rows_equal_pyarrows(
+    tmp_path: Path, nulls: bool, version: str, compression: str
+) -> None:
+    table = _table(3_000, nulls)
+    schema = table.schema.set(
+        table.schema.get_field_index("req"), pa.field("req", pa.int64(), nullable=False)
+    )
+    table = table.cast(schema)
+    for i, options in enumerate(
+        [
+            {},
+            {"use_dictionary": False},
+            {"data_page_size": 512},  # many pages: those without a wanted row not read
+            {"dictionary_pagesize_limit": 256, "data_page_size": 512},  # dictionary, then PLAIN
+        ]
+    ):
+        path = tmp_path / f"t{i}.parquet"
+        pq.write_table(
+            table,
+            path,
+            row_group_size=1_000,
+            data_page_version=version,
+            compression=compression,
+            **options,
+        )
+        taken, refused = _compare(path, seed=i)
+        assert taken > 0 and refused == 0, (options, taken, refused)
+
+
+def test_columns_it_does_not_read_are_left_to_pyarrow(tmp_path: Path) -> None:
+    table = pa.table(
+        {
+            "dec": pa.array([1, 2, 3], pa.decimal128(10, 2)),
+            "nested": pa.array([[1], [], None], pa.list_(pa.int64())),
+            "flag": [True, False, None],
+            "fixed": pa.array([b"ab", b"cd", b"ef"], pa.binary(2)),
+            "dict": pa.array(["a", "b", "a"]).dictionary_encode(),
+            "delta": pa.array([1, 2, 3], pa.int64()),
+            "ok": pa.array([1, 2, 3], pa.int64()),
+        }
+    )
+    path = tmp_path / "a.parquet"
+    pq.write_table(
+        table, path, use_dictionary=["dict"], column_encoding={"delta": "DELTA_BINARY_PACKED"}
+    )
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, [0])
+    held = HeldBytes([(0, path.read_bytes())])
+    got = take_columns(plan, held, 0, table.column_names, np.array([0, 2]))
+    assert sorted(got) == ["ok"]
+    assert got["ok"].to_pylist() == [1, 3]
+    # Bytes not fetched: nothing is taken (and nothing is read).
+    assert take_columns(plan, HeldBytes(), 0, ["ok"], np.array([0])) == {}
+
+
+def test_a_damaged_page_is_refused_never_misread(tmp_path: Path) -> None:
+    """Every byte of a chunk's pages changed in turn: each read gives pyarrow's values or
+    leaves the column to pyarrow."""
+    table = pa.table(
+        {
+            "v": pa.array([None if i % 5 == 0 else i % 13 for i in range(200)], pa.int64()),
+            "s": [f"k{i % 7}" for i in range(200)],
+        }
+    )
+    path = tmp_path / "a.parquet"
+    pq.write_table(table, path, compression="none")
+    data = bytearray(path.read_bytes())
+    end = pq.ParquetFile(path).metadata.row_group(0).column(1).data_page_offset + 60
+    for at in range(4, end):
+        for value in (0xFF, data[at] ^ 0x01):
+            damaged = bytearray(data)
+            damaged[at] = value
+            broken = tmp_path / "b.parquet"
+            broken.write_bytes(bytes(damaged))
+            _compare(broken)
+
+
+def test_the_corpus(parquet_testing: Path) -> None:
+    taken = 0
+    for path in sorted(parquet_testing.rglob("*.parquet")):
+        try:
+            read_footer_sync(str(path))
+            md = pq.ParquetFile(path).metadata
+        except Exception:
+            continue
+        if any(md.row_group(g).total_byte_size > 64 << 20 for g in range(md.num_row_groups)):
+            continue  # a gigabyte of strings: as read here as the generated files
+        try:
+            taken += _compare(path)[0]
+        except Exception as exc:
+            if "pyarrow cannot read" in str(exc) or "does not match schema" in str(exc):
+                continue
+            raise
+    assert taken > 100
+
+
+def test_the_c_calls_check_their_arguments() -> None:
+    refs = np.zeros(2, dtype=np.int64)
+    out = ffi.from_buffer("int64_t[]", refs)
+
+    def take(
+        levels: bytes | None, values: bytes, n: int, count: int, width: int, rows: list[int]
+    ) -> int:
+        wanted = np.array(rows, dtype=np.uint32)
+        return int(
+            lib.pba_take_refs(
+                ffi.NULL if levels is None else levels,
+                0 if levels is None else len(levels),
+                values,
+                len(values),
+                n,
+                count,
+                width,
+                ffi.from_buffer("uint32_t[]", wanted),
+                len(wanted),
+                out,
+            )
+        )
+
+    eight = bytes(range(16))
+    assert take(None, eight, 2, 0, 8, [0, 1]) == 0 and refs.tolist() == [0, 8]
+    assert take(None, eight, 2, 0, 8, [1, 1]) == lib.PBA_TAKE_ERR_ARG  # not ascending
+    assert take(None, eight, 2, 0, 8, [2]) == lib.PBA_TAKE_ERR_ARG  # past the page
+    assert take(None, eight, 3, 0, 8, [2]) == lib.PBA_TAKE_ERR_TRUNCATED
+    # Levels: an RLE run of 2 ones (header 4, value 1), then the values.
+    assert take(b"\x04\x01", eight, 2, 0, 8, [1]) == 0 and refs[0] == 8
+    assert take(b"\x04\x02", eight, 2, 0, 8, [1]) == lib.PBA_TAKE_ERR_MALFORMED  # level 2
+    assert take(b"\x04", eight, 2, 0, 8, [1]) == lib.PBA_TAKE_ERR_TRUNCATED
+    assert take(b"\x03", eight, 8, 0, 8, [7]) == lib.PBA_TAKE_ERR_TRUNCATED  # packed, no bytes
+    # Dictionary indices: bit width 2, a bit-packed group of 8: 3, 0, 1, 2, ...
+    indices = bytes([2, 0x03, 0b10_01_00_11, 0])
+    assert take(None, indices, 4, 4, 0, [0, 3]) == 0 and refs.tolist() == [3, 2]
+    assert take(None, indices, 4, 3, 0, [0]) == lib.PBA_TAKE_ERR_MALFORMED  # 3 >= 3 entries
+    assert take(None, bytes([33]), 1, 4, 0, [0]) == lib.PBA_TAKE_ERR_MALFORMED  # width 33
+    # Byte arrays: a length past the bytes is truncated, never read.
+    arrays = (3).to_bytes(4, "little") + b"abc" + (9).to_bytes(4, "little") + b"x"
+    assert take(None, arrays, 2, 0, 0, [0]) == 0 and refs[0] == 0
+    assert take(None, arrays, 2, 0, 0, [1]) == lib.PBA_TAKE_ERR_TRUNCATED
+    offsets = np.zeros(3, dtype=np.int64)
+    status = lib.pba_byte_array_offsets(
+        arrays, len(arrays), 2, ffi.from_buffer("int64_t[]", offsets)
+    )
+    assert status == lib.PBA_TAKE_ERR_TRUNCATED
+    room = bytearray(2)
+    refs[:] = [0, -1]
+    status = lib.pba_gather_byte_arrays(
+        arrays, len(arrays), out, 2, ffi.from_buffer("int64_t[]", offsets), ffi.from_buffer(room), 2
+    )
+    assert status == lib.PBA_TAKE_ERR_CAPACITY
