@@ -139,6 +139,28 @@ def plain_runs_c() -> Iterator[tuple[str, bytes]]:
     yield "long", bytes([255]) + (1 << 30).to_bytes(4, "little") + b"xyz"
 
 
+def take_pages_c() -> Iterator[tuple[str, bytes]]:
+    """Seeds of the C row-taker harness (see ``fuzz/c/take.c`` for the layout): pages of
+    pyarrow's files (levels and values as a data page holds them) and small made ones."""
+    rows = b"".join(r.to_bytes(2, "little") for r in (0, 3, 7, 100, 399))
+    levels = bytes([0x04 << 1 | 1]) + b"\xff" * 4 + bytes([40 << 1, 1])  # packed, then a run
+    plain = b"".join(i.to_bytes(8, "little") for i in range(64))
+    arrays = b"".join(len(v).to_bytes(4, "little") + v for v in (b"", b"ab", b"xyz" * 9) * 10)
+    indices = bytes([3, 8 << 1 | 1]) + bytes(range(24)) + bytes([50 << 1, 5])
+    for flags, width, body in ((0, 7, plain), (1, 7, plain), (4, 0, arrays), (5, 0, arrays)):
+        yield f"f{flags}", _take_seed(flags, width, 400, levels, 1, rows, body)
+    for flags in (2, 3):
+        yield f"dict{flags}", _take_seed(flags, 0, 100, levels, 8, rows, indices)
+
+
+def _take_seed(
+    flags: int, width: int, n: int, levels: bytes, count: int, rows: bytes, body: bytes
+) -> bytes:
+    head = bytes([flags, width]) + n.to_bytes(2, "little") + bytes([len(rows) // 2])
+    head += len(levels).to_bytes(2, "little") + (count - 1).to_bytes(2, "little")
+    return head + rows + (levels if flags & 1 else b"") + body
+
+
 def stripes_c() -> Iterator[tuple[str, bytes]]:
     """Seeds of the C stripe harness (see ``fuzz/c/stripe.c`` for the layout)."""
     # flags, n (u16), hash (u64), then the stripe bytes; bit 5 of flags inserts the hash into

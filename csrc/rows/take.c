@@ -139,11 +139,7 @@ int pba_take_refs(const uint8_t *levels, size_t levels_len, const uint8_t *value
 
     hybrid defs, indices;
     if (levels != NULL) hybrid_init(&defs, levels, levels_len, 1);
-    if (dictionary_count) {
-        if (values_len < 1) return PBA_TAKE_ERR_TRUNCATED;
-        if (values[0] > 32) return PBA_TAKE_ERR_MALFORMED;
-        hybrid_init(&indices, values + 1, values_len - 1, values[0]);
-    }
+    int indices_read = 0; /* the indices' bit width is read when the first is wanted */
     uint64_t row_at = 0;   /* levels read */
     uint64_t present = 0;  /* values present before row_at */
     uint64_t value_at = 0; /* values read (indices, or PLAIN byte arrays) */
@@ -168,6 +164,12 @@ int pba_take_refs(const uint8_t *levels, size_t levels_len, const uint8_t *value
             k = present++;
         }
         if (dictionary_count) {
+            if (!indices_read) {
+                if (values_len < 1) return PBA_TAKE_ERR_TRUNCATED;
+                if (values[0] > 32) return PBA_TAKE_ERR_MALFORMED;
+                hybrid_init(&indices, values + 1, values_len - 1, values[0]);
+                indices_read = 1;
+            }
             uint32_t index = 0;
             int status = hybrid_skip(&indices, k - value_at, NULL);
             if (status == PBA_TAKE_OK) status = hybrid_next(&indices, &index);
