@@ -32,25 +32,26 @@ _INTS = {PhysicalType.INT32: np.int32, PhysicalType.INT64: np.int64}
 async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> Predicate:
     """``where`` (in normal form) with each plain IN list over a column of ``file`` cut to
     the values its kept row groups' filters may hold (the filters pruning read: cached)."""
-    lists = [p for p in iter_leaves(where) if isinstance(p, In) and _plain(p, plan) is not None]
+    lists = [(p, dtype) for p in iter_leaves(where) if (dtype := _plain(p, plan)) is not None]
     if not lists or not plan.kept:
         return where
     filters: dict[FilterKey, BloomFilterRead] | None = None
     cut: dict[int, Predicate] = {}
-    for p in lists:
-        dtype = _plain(p, plan)
+    for p, dtype in lists:
+        assert isinstance(p, In)
         desc = plan.schema.column(p.column)
-        hashes = hash_values(np.array(p.values, dtype=dtype), desc.physical_type)
+        values = np.array(p.values, dtype=dtype)
+        hashes = hash_values(values, desc.physical_type)
         may = await _probed(file, plan, desc, hashes)
         if may is None:
             if filters is None:
-                columns = sorted({p.column for p in lists})
+                columns = sorted({q.column for q, _ in lists if isinstance(q, In)})
                 filters = await file.filters(columns, plan.kept)
             may = _from_filters(filters, plan, desc, hashes)
             if may is None:
                 continue  # a kept row group without its filter: every value may be there
         if not may.all():
-            cut[id(p)] = In(p.column, tuple(v for v, m in zip(p.values, may, strict=True) if m))
+            cut[id(p)] = In(p.column, tuple(values[may].tolist()))
     return _replaced(where, cut) if cut else where
 
 
@@ -83,18 +84,24 @@ def _marked(
 ) -> np.ndarray[Any, Any] | None:
     """Which hashes the kept row groups may hold, from what pruning's probes marked (every
     key of the list asked in every kept row group); None when one was not asked so."""
-    seen: dict[int, bool] = {}
+    may = np.zeros(len(hashes), dtype=np.bool_)
     for g in plan.kept:
         found = file.marks.get((g, desc.path))
         if found is None:
             return None
         asked, marks = found
-        for h, m in zip(asked.tolist(), marks.tolist(), strict=True):
-            seen[h] = seen.get(h, False) or bool(m)
-    out = [seen.get(h) for h in hashes.tolist()]
-    if any(m is None for m in out):
-        return None
-    return np.array(out, dtype=np.bool_)
+        if len(asked) == len(hashes) and np.array_equal(asked, hashes):
+            may |= marks.astype(np.bool_)  # the list's own hashes, in its order
+            continue
+        # Another order or a part of them: each hash found among those asked (a hash's
+        # mark depends on it and the filter only, so which of equal ones is found is moot).
+        order = np.argsort(asked, kind="stable")
+        ranked = asked[order]
+        at = np.minimum(np.searchsorted(ranked, hashes), max(len(ranked) - 1, 0))
+        if not len(ranked) or not np.array_equal(ranked[at], hashes):
+            return None  # a hash this row group was not asked
+        may |= marks[order][at].astype(np.bool_)
+    return may
 
 
 def _from_filters(
@@ -121,7 +128,9 @@ def _plain(p: Predicate, plan: FilePlan) -> Any:
     if dtype is None or desc.logical_type is not None or desc.converted_type is not None:
         return None
     info = np.iinfo(dtype)
-    if not all(type(v) is int and info.min <= v <= info.max for v in p.values):
+    values = p.values
+    # Python ints only (not bools), in range: checked by C loops, not one in Python per value.
+    if set(map(type, values)) != {int} or min(values) < info.min or max(values) > info.max:
         return None
     return dtype
 
