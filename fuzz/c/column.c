@@ -25,12 +25,7 @@
 
 #include "pybloom_async.h"
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            __builtin_trap();                                                                \
-        }                                                                                    \
-    } while (0)
+#include "check.h"
 
 typedef struct {
     const uint8_t *p;

@@ -21,12 +21,7 @@
 
 #include "pybloom_async_footer.h"
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            __builtin_trap();                                                                \
-        }                                                                                    \
-    } while (0)
+#include "check.h"
 
 #define MAX_LEAVES 16
 #define MAX_GROUPS 64

@@ -16,12 +16,7 @@
 
 #include "pybloom_async.h"
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            __builtin_trap();                                                                \
-        }                                                                                    \
-    } while (0)
+#include "check.h"
 
 static const uint64_t LIMITS[] = {
     PBA_SBBF_DEFAULT_MAX_BYTES, 1024, 32, 65536, 31, 0, 1000, 1ull << 31, UINT64_MAX,

@@ -18,12 +18,7 @@
 
 #include "pybloom_async.h"
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            __builtin_trap();                                                                \
-        }                                                                                    \
-    } while (0)
+#include "check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -25,12 +25,7 @@
 
 #include "pybloom_async.h"
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            __builtin_trap();                                                                \
-        }                                                                                    \
-    } while (0)
+#include "check.h"
 
 static uint64_t load_le(const uint8_t *p, size_t n)
 {

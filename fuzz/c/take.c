@@ -22,12 +22,7 @@
 
 #include "pybloom_async_rows.h"
 
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            __builtin_trap();                                                                \
-        }                                                                                    \
-    } while (0)
+#include "check.h"
 
 static uint32_t u16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 
