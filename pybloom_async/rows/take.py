@@ -150,7 +150,7 @@ def take_columns(
     numpy integers) of row group ``group``: those the C decoder reads, each an Arrow array
     of the type pyarrow reads it as; the others are left out (pyarrow decodes them)."""
     found: dict[str, Any] = {}
-    wanted = np.asarray(rows, dtype=np.uint32)
+    wanted = np.asarray(rows, dtype=np.int64)
     for name in names:
         column = takeable(plan, name)
         if column is None:
@@ -168,6 +168,8 @@ def _take_chunk(plan: FilePlan, held: HeldBytes, group: int, column: Column, row
     chunk = plan.metadata.row_groups[group].columns[desc.index]
     num_rows = plan.metadata.row_groups[group].num_rows
     start, end = chunk_range(plan, group, desc.index)
+    if num_rows >= 1 << 31 or (len(rows) and not 0 <= rows[0] <= rows[-1] < num_rows):
+        raise _Refused
     data = held.read(start, end)
     if data is None or (chunk.codec != CompressionCodec.UNCOMPRESSED and chunk.codec not in CODECS):
         raise _Refused
@@ -188,15 +190,20 @@ def _take_chunk(plan: FilePlan, held: HeldBytes, group: int, column: Column, row
         if header.type == PageType.DICTIONARY_PAGE:
             if dictionary is not None or row:
                 raise _Refused
-            dictionary = _Dictionary(header, page, chunk.codec, desc)
+            limit = chunk.total_uncompressed_size
+            dictionary = _Dictionary(header, page, chunk.codec, desc, limit)
+            continue
+        if header.type == PageType.INDEX_PAGE:
             continue
         if header.type not in _DATA_PAGES:
-            continue  # an index page
+            raise _Refused  # a page kind newer than this reader
         values = _page_values(header)
         if values is None or values <= 0:
             raise _Refused
         more = int(np.searchsorted(rows, row + values, side="left"))
         if more > taken:
+            if (header.uncompressed_page_size or 0) > chunk.total_uncompressed_size:
+                raise _Refused  # more than the footer says the chunk holds
             parsed = _Page.of(header, page, chunk.codec, desc, dictionary)
             pieces.append((parsed, parsed.refs(rows[taken:more] - row, values)))
         taken = more
@@ -217,8 +224,11 @@ def _page_values(header: PageHeader) -> int | None:
 class _Dictionary:
     """A chunk's dictionary page, decompressed and read when a page first needs it."""
 
-    def __init__(self, header: PageHeader, page: bytes, codec: int, desc: ColumnDescriptor):
+    def __init__(
+        self, header: PageHeader, page: bytes, codec: int, desc: ColumnDescriptor, limit: int
+    ) -> None:
         self._header, self._page, self._codec, self._desc = header, page, codec, desc
+        self._limit = limit  # the chunk's uncompressed bytes, as its footer says
         self._read: tuple[bytes, int, Any] | None = None
 
     def read(self) -> tuple[bytes, int, Any]:
@@ -230,7 +240,7 @@ class _Dictionary:
             raw = header.uncompressed_page_size
             if header.encoding not in _PLAIN_DICTIONARY_PAGE or count is None or raw is None:
                 raise _Refused
-            if not 0 < count <= 1 << 31:
+            if count <= 0 or raw > self._limit:
                 raise _Refused
             data = decompressed(self._page, raw, self._codec)
             if data is None:
@@ -241,6 +251,8 @@ class _Dictionary:
                     raise _Refused
                 values: Any = np.frombuffer(data, dtype=dtype, count=count)
             else:
+                if count > len(data) // 4:  # each entry's length takes 4 bytes
+                    raise _Refused
                 values = np.empty(count, dtype=np.int64)
                 _check(lib.pba_byte_array_offsets(data, len(data), count, _i64(values)))
             self._read = (data, count, values)
