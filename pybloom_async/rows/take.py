@@ -72,16 +72,16 @@ _STORAGE = {
 _UNITS = {TimeUnit.MILLIS: "ms", TimeUnit.MICROS: "us", TimeUnit.NANOS: "ns"}
 
 
-def decompressed(data: bytes, raw_size: int, codec: int) -> bytes | None:
-    """A page's bytes decompressed to ``raw_size`` bytes (None: a codec pyarrow cannot
-    decompress, or bytes that do not decompress to that size)."""
+def decompressed(data: memoryview, raw_size: int, codec: int) -> memoryview | None:
+    """A page's bytes decompressed to ``raw_size`` bytes, without a copy of them (None: a
+    codec pyarrow cannot decompress, or bytes that do not decompress to that size)."""
     if codec == CompressionCodec.UNCOMPRESSED:
         return data if len(data) == raw_size else None
     name = CODECS.get(codec)
     if name is None or not 0 <= raw_size <= MAX_PAGE_BYTES:
         return None
     try:
-        out = pa.decompress(data, raw_size, codec=name, asbytes=True)
+        out = memoryview(pa.decompress(data, raw_size, codec=name))
     except (pa.ArrowException, OSError, ValueError):
         return None
     return out if len(out) == raw_size else None
@@ -185,7 +185,7 @@ def _take_chunk(plan: FilePlan, held: HeldBytes, group: int, column: Column, row
         size = header.compressed_page_size
         if size is None or not 0 <= size <= len(data) - body:
             raise _Refused
-        page = data[body : body + size]
+        page = memoryview(data)[body : body + size]
         at = body + size
         if header.type == PageType.DICTIONARY_PAGE:
             if dictionary is not None or row:
@@ -225,13 +225,13 @@ class _Dictionary:
     """A chunk's dictionary page, decompressed and read when a page first needs it."""
 
     def __init__(
-        self, header: PageHeader, page: bytes, codec: int, desc: ColumnDescriptor, limit: int
+        self, header: PageHeader, page: memoryview, codec: int, desc: ColumnDescriptor, limit: int
     ) -> None:
         self._header, self._page, self._codec, self._desc = header, page, codec, desc
         self._limit = limit  # the chunk's uncompressed bytes, as its footer says
-        self._read: tuple[bytes, int, Any] | None = None
+        self._read: tuple[memoryview, int, Any] | None = None
 
-    def read(self) -> tuple[bytes, int, Any]:
+    def read(self) -> tuple[memoryview, int, Any]:
         """Its bytes, its entry count, and its values (fixed width: a numpy array) or the
         offsets of its byte arrays' lengths."""
         if self._read is None:
@@ -254,7 +254,7 @@ class _Dictionary:
                 if count > len(data) // 4:  # each entry's length takes 4 bytes
                     raise _Refused
                 values = np.empty(count, dtype=np.int64)
-                _check(lib.pba_byte_array_offsets(data, len(data), count, _i64(values)))
+                _check(lib.pba_byte_array_offsets(_u8(data), len(data), count, _i64(values)))
             self._read = (data, count, values)
         return self._read
 
@@ -263,8 +263,8 @@ class _Dictionary:
 class _Page:
     """A data page's definition levels and values, decompressed."""
 
-    levels: bytes | None
-    values: bytes
+    levels: memoryview | None
+    values: memoryview
     dictionary: _Dictionary | None
     width: int
 
@@ -272,7 +272,7 @@ class _Page:
     def of(
         cls,
         header: PageHeader,
-        page: bytes,
+        page: memoryview,
         codec: int,
         desc: ColumnDescriptor,
         dictionary: _Dictionary | None,
@@ -281,7 +281,7 @@ class _Page:
         if raw is None:
             raise _Refused
         optional = desc.max_definition_level == 1
-        levels: bytes | None = None
+        levels: memoryview | None = None
         if header.v2 is not None:
             v2 = header.v2
             encoding = v2.encoding
@@ -324,9 +324,9 @@ class _Page:
         levels = self.levels
         _check(
             lib.pba_take_refs(
-                ffi.NULL if levels is None else levels,
+                ffi.NULL if levels is None else _u8(levels),
                 0 if levels is None else len(levels),
-                self.values,
+                _u8(self.values),
                 len(self.values),
                 values,
                 count,
@@ -393,7 +393,7 @@ def _gathered(pieces: Sequence[tuple[_Page, Any]]) -> tuple[Any, Any]:
         offsets = np.empty(len(refs) + 1, dtype=np.int64)
         _check(
             lib.pba_gather_byte_arrays(
-                data, len(data), _i64(refs), len(refs), _i64(offsets), ffi.NULL, 0
+                _u8(data), len(data), _i64(refs), len(refs), _i64(offsets), ffi.NULL, 0
             )
         )
         parts.append((data, refs, offsets))
@@ -407,10 +407,9 @@ def _gathered(pieces: Sequence[tuple[_Page, Any]]) -> tuple[Any, Any]:
         room = out[at:]
         _check(
             lib.pba_gather_byte_arrays(
-                data, len(data), _i64(refs), len(refs), _i64(offsets),
-                ffi.from_buffer("uint8_t[]", room), len(room),
+                _u8(data), len(data), _i64(refs), len(refs), _i64(offsets), _u8(room), len(room)
             )
-        )  # fmt: skip
+        )
         all_offsets.append(offsets[1:] + at)
         at += int(offsets[-1])
     return np.concatenate(all_offsets), out
@@ -428,6 +427,10 @@ def _as(array: Any, arrow_type: Any) -> Any:
 
 def _i64(values: Any) -> Any:
     return ffi.from_buffer("int64_t[]", values)
+
+
+def _u8(data: Any) -> Any:
+    return ffi.from_buffer("uint8_t[]", data)
 
 
 def _check(status: int) -> None:
