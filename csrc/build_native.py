@@ -1,7 +1,8 @@
 """cffi build script for ``pybloom_async._native._cffi`` (out-of-line API mode).
 
 Kept outside the package on purpose: it is needed only at build time. Every
-``csrc/<component>/*.c`` file (``core``, ``footer``, ``paimon``, ``rows``) is compiled into the module.
+``csrc/<component>/*.c`` file (``core``, ``footer``, ``paimon``, ``rows``) is compiled into
+the module.
 The declarations cffi exposes to Python are derived from the public headers
 ``csrc/include/*.h``, the single place a declaration is written: each header runs
 through the C preprocessor (as python-zstandard's ``make_cffi.py`` does), and its
