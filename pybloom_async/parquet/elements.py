@@ -44,6 +44,10 @@ class PageType(enum.IntEnum):
     DATA_PAGE_V2 = 3
 
 
+#: The data pages' kinds, and the encodings of a data page that holds dictionary indices.
+DATA_PAGES = (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)
+DICTIONARY_ENCODINGS = (Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
+
 # Known values become enum members; values from newer writers stay plain ints
 # rather than failing the whole footer. Dict lookups: Enum(value) costs a
 # Python call, and a footer can hold millions of these.

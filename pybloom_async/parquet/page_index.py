@@ -33,6 +33,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 from ..errors import ParquetFormatError
 from . import page_specs as page_wire
 from . import thrift_specs as wire
+from .elements import DATA_PAGES, DICTIONARY_ENCODINGS
 from .tail import MAGIC
 from .thrift import THRIFT_DECODER, decode_struct
 
@@ -135,18 +136,13 @@ def _index_range(
     return offset, offset + length
 
 
-#: PageType DATA_PAGE and DATA_PAGE_V2; Encoding PLAIN_DICTIONARY and RLE_DICTIONARY.
-_DATA_PAGES = (0, 3)
-_DICTIONARY_ENCODINGS = (2, 8)
-
-
 def _dictionary_pages(md: Any) -> int | None:
     stats = md.encoding_stats
     if not stats:
         return None
     count = 0
     for entry in stats:
-        if entry.page_type in _DATA_PAGES and entry.encoding in _DICTIONARY_ENCODINGS:
+        if entry.page_type in DATA_PAGES and entry.encoding in DICTIONARY_ENCODINGS:
             if entry.count is None or entry.count < 0:
                 return None
             count += entry.count

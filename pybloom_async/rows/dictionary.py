@@ -34,12 +34,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from ..core.hashing import hash_plain_byte_arrays, hash_values
 from ..errors import PyBloomError
 from ..parquet import ColumnChunk
-from ..parquet.elements import CompressionCodec, Encoding, PageType
+from ..parquet.elements import (
+    DATA_PAGES,
+    DICTIONARY_ENCODINGS,
+    Encoding,
+    PageType,
+)
 from ..parquet.pages import decode_page_header
 from ..parquet.schema import ColumnDescriptor
 from ..predicate import Predicate, normal_form
@@ -51,6 +55,7 @@ from ..pruning.verdicts import Rule
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
 from .plan import FilePlan, Job, chunk_range, rows_where
+from .take import decompressed, decompressible
 
 #: How each fixed-width physical type read here is hashed: its PLAIN bytes as they are,
 #: read as integers of their width (a float's bits, -0.0 and NaN's payload included, as the
@@ -62,18 +67,6 @@ _WIDTHS: dict[PhysicalType, tuple[np.dtype[Any], PhysicalType]] = {
     PhysicalType.DOUBLE: (np.dtype("<i8"), PhysicalType.INT64),
 }
 
-#: pyarrow's names of the codecs a dictionary page is decompressed with (LZ4 is Hadoop's
-#: framing, LZO has no codec in pyarrow: those chunks keep their row groups).
-_CODECS: dict[int, str] = {
-    CompressionCodec.SNAPPY: "snappy",
-    CompressionCodec.GZIP: "gzip",
-    CompressionCodec.BROTLI: "brotli",
-    CompressionCodec.ZSTD: "zstd",
-    CompressionCodec.LZ4_RAW: "lz4_raw",
-}
-
-_DATA_PAGES = (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)
-_DICTIONARY = (Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
 #: A dictionary larger than this, uncompressed, is not read here (its row group is decoded).
 MAX_DICTIONARY_BYTES = 64 << 20
 #: A dictionary of more entries than this share of its chunk's values is not read (see
@@ -159,8 +152,8 @@ def all_dictionary(chunk: ColumnChunk) -> bool:
     """Whether the footer records every data page of the chunk as dictionary-encoded."""
     stats = chunk.encoding_stats
     if stats:
-        data = [s for s in stats if s.page_type in _DATA_PAGES and s.count > 0]
-        return all(s.encoding in _DICTIONARY for s in data)
+        data = [s for s in stats if s.page_type in DATA_PAGES and s.count > 0]
+        return all(s.encoding in DICTIONARY_ENCODINGS for s in data)
     # No page statistics: only the old writers' list, whose PLAIN_DICTIONARY (not PLAIN)
     # names the dictionary page, says so; with PLAIN listed a data page may be PLAIN.
     encodings = set(chunk.encodings)
@@ -176,7 +169,7 @@ def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: Column
     codec = chunk.codec
     if width is None or not all_dictionary(chunk):
         return None
-    if codec != CompressionCodec.UNCOMPRESSED and codec not in _CODECS:
+    if not decompressible(codec):
         return None
     try:
         start, end = chunk_range(plan, group, desc.index)
@@ -200,15 +193,9 @@ def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: Column
     dtype, hashed_as = width
     if raw_size % dtype.itemsize:
         return None
-    data = held.read(body, body + size)
+    page = held.read(body, body + size)
+    data = None if page is None else decompressed(memoryview(page), raw_size, codec)
     if data is None:
-        return None
-    if codec != CompressionCodec.UNCOMPRESSED:
-        try:
-            data = pa.decompress(data, raw_size, codec=_CODECS[codec], asbytes=True)
-        except (pa.ArrowException, ValueError):
-            return None
-    if len(data) != raw_size:
         return None
     if hashed_as is PhysicalType.BYTE_ARRAY:
         try:

@@ -28,7 +28,13 @@ import pyarrow as pa
 
 from .._native import ffi, lib
 from ..errors import PyBloomError
-from ..parquet.elements import CompressionCodec, Encoding, PageType
+from ..parquet.elements import (
+    DATA_PAGES,
+    DICTIONARY_ENCODINGS,
+    CompressionCodec,
+    Encoding,
+    PageType,
+)
 from ..parquet.logical import LogicalKind, TimeUnit
 from ..parquet.pages import PageHeader, PageHeaderReader
 from ..parquet.schema import ColumnDescriptor
@@ -38,7 +44,7 @@ from .plan import FilePlan, chunk_range
 
 #: pyarrow's names of the codecs a page is decompressed with (LZ4 is Hadoop's framing, LZO
 #: has no codec in pyarrow: their chunks are left to pyarrow's reader).
-CODECS: dict[int, str] = {
+ARROW_CODECS: dict[int, str] = {
     CompressionCodec.SNAPPY: "snappy",
     CompressionCodec.GZIP: "gzip",
     CompressionCodec.BROTLI: "brotli",
@@ -51,8 +57,6 @@ MAX_PAGE_BYTES = 256 << 20
 #: Byte arrays taken from one chunk total at most this (more: left to pyarrow).
 MAX_TAKEN_BYTES = 256 << 20
 
-_DATA_PAGES = (PageType.DATA_PAGE, PageType.DATA_PAGE_V2)
-_DICTIONARY = (Encoding.PLAIN_DICTIONARY, Encoding.RLE_DICTIONARY)
 _PLAIN_DICTIONARY_PAGE = (Encoding.PLAIN, Encoding.PLAIN_DICTIONARY)
 
 #: numpy's type of a PLAIN value of each fixed-width physical type read here.
@@ -72,12 +76,17 @@ _STORAGE = {
 _UNITS = {TimeUnit.MILLIS: "ms", TimeUnit.MICROS: "us", TimeUnit.NANOS: "ns"}
 
 
+def decompressible(codec: int) -> bool:
+    """Whether pages of ``codec`` are decompressed here (:func:`decompressed`)."""
+    return codec == CompressionCodec.UNCOMPRESSED or codec in ARROW_CODECS
+
+
 def decompressed(data: memoryview, raw_size: int, codec: int) -> memoryview | None:
     """A page's bytes decompressed to ``raw_size`` bytes, without a copy of them (None: a
     codec pyarrow cannot decompress, or bytes that do not decompress to that size)."""
     if codec == CompressionCodec.UNCOMPRESSED:
         return data if len(data) == raw_size else None
-    name = CODECS.get(codec)
+    name = ARROW_CODECS.get(codec)
     if name is None or not 0 <= raw_size <= MAX_PAGE_BYTES:
         return None
     try:
@@ -171,7 +180,7 @@ def _take_chunk(plan: FilePlan, held: HeldBytes, group: int, column: Column, row
     if num_rows >= 1 << 31 or (len(rows) and not 0 <= rows[0] <= rows[-1] < num_rows):
         raise _Refused
     data = held.read(start, end)
-    if data is None or (chunk.codec != CompressionCodec.UNCOMPRESSED and chunk.codec not in CODECS):
+    if data is None or not decompressible(chunk.codec):
         raise _Refused
     reader = PageHeaderReader(data, path=plan.path)
     pieces: list[tuple[_Page, Any]] = []
@@ -195,7 +204,7 @@ def _take_chunk(plan: FilePlan, held: HeldBytes, group: int, column: Column, row
             continue
         if header.type == PageType.INDEX_PAGE:
             continue
-        if header.type not in _DATA_PAGES:
+        if header.type not in DATA_PAGES:
             raise _Refused  # a page kind newer than this reader
         values = _page_values(header)
         if values is None or values <= 0:
@@ -306,7 +315,7 @@ class _Page:
                 levels, body = body[4 : 4 + size], body[4 + size :]
         if body is None:
             raise _Refused
-        if encoding in _DICTIONARY:
+        if encoding in DICTIONARY_ENCODINGS:
             if dictionary is None:
                 raise _Refused
         elif encoding == Encoding.PLAIN:

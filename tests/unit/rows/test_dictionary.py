@@ -177,6 +177,25 @@ def test_a_damaged_dictionary_keeps_its_row_group(tmp_path: Path, decoded: list[
     assert decoded == [0]
 
 
+def test_a_dictionary_that_does_not_decompress_keeps_its_row_group(
+    tmp_path: Path, decoded: list[int]
+) -> None:
+    """The header reads, the compressed bytes after it do not: the row group is decoded,
+    and the decode says what is wrong."""
+    path = tmp_path / "a.parquet"
+    ids = _interleaved(98, 1)
+    _write(path, {"id": pa.array(ids, pa.int64())}, compression="snappy")
+    column = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    start, end = column.dictionary_page_offset, column.data_page_offset
+    data = bytearray(path.read_bytes())
+    middle = (start + end) // 2  # inside the dictionary page's compressed bytes
+    data[middle : middle + 6] = b"\xff" * 6
+    path.write_bytes(bytes(data))
+    with pytest.raises(ParquetFormatError, match="row group 0"):
+        lookup_sync(str(path), "id = 51", on_error="raise")
+    assert decoded == [0]
+
+
 def test_plain_byte_arrays_are_hashed_as_a_writer_hashes_them() -> None:
     from pybloom_async.core.hashing import hash_plain_byte_arrays, hash_values
     from pybloom_async.errors import ValueEncodingError
