@@ -32,20 +32,23 @@ _INTS = {PhysicalType.INT32: np.int32, PhysicalType.INT64: np.int64}
 async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> Predicate:
     """``where`` (in normal form) with each plain IN list over a column of ``file`` cut to
     the values its kept row groups' filters may hold (the filters pruning read: cached)."""
-    lists = [(p, dtype) for p in iter_leaves(where) if (dtype := _plain(p, plan)) is not None]
+    lists = [
+        (p, dtype)
+        for p in iter_leaves(where)
+        if isinstance(p, In) and (dtype := _plain(p, plan)) is not None
+    ]
     if not lists or not plan.kept:
         return where
     filters: dict[FilterKey, BloomFilterRead] | None = None
     cut: dict[int, Predicate] = {}
     for p, dtype in lists:
-        assert isinstance(p, In)
         desc = plan.schema.column(p.column)
         values = np.array(p.values, dtype=dtype)
         hashes = hash_values(values, desc.physical_type)
         may = await _probed(file, plan, desc, hashes)
         if may is None:
             if filters is None:
-                columns = sorted({q.column for q, _ in lists if isinstance(q, In)})
+                columns = sorted({q.column for q, _ in lists})
                 filters = await file.filters(columns, plan.kept)
             may = _from_filters(filters, plan, desc, hashes)
             if may is None:
@@ -119,9 +122,9 @@ def _from_filters(
     return may
 
 
-def _plain(p: Predicate, plan: FilePlan) -> Any:
+def _plain(p: In, plan: FilePlan) -> Any:
     """The numpy type of a plain integer IN list's values (None: not one)."""
-    if not isinstance(p, In) or len(p.values) < 2 or p.column not in plan.schema:
+    if len(p.values) < 2 or p.column not in plan.schema:
         return None
     desc = plan.schema.column(p.column)
     dtype = _INTS.get(desc.physical_type)
