@@ -11,7 +11,7 @@ PIP := $(PY) -m pip
 # The runtime install (the demo's) and the test install on top of it.
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed
-NATIVE_SRC := $(wildcard csrc/core/*.[ch] csrc/paimon/*.c csrc/include/*.h) csrc/build_native.py
+NATIVE_SRC := $(wildcard csrc/*/*.[ch] csrc/include/*.h) csrc/build_native.py
 PYTEST_ARGS ?=
 # pytest-xdist workers for make test's three passes: one per core, at most 4 (each worker
 # starts its own servers and Spark session). TEST_JOBS=0 runs in this process.

@@ -1,12 +1,15 @@
 /*
- * pybloom_async_rows.h: rows taken from the pages of a flat column chunk.
+ * pybloom_async_rows.h: rows found and taken in the pages of a flat column chunk.
  *
  * A lookup's matching rows are few; their other columns' chunks hold many. Decoding a
  * whole chunk to keep one value costs what the chunk holds. These calls find, in one
  * decompressed data page of a flat column (no repetition, definition levels 0 or 1),
  * where each wanted row's value lies, walking the levels and the values only as far as
  * the last wanted row, and copy out the byte arrays found: the values of the other rows
- * are never materialised.
+ * are never materialised. The matches themselves are found so too: pba_match_rows reads
+ * a key column's page and gives the rows whose value is one of a few (an equality or an
+ * IN list), comparing stored bytes, or dictionary indices with the entries wanted,
+ * without building the column.
  *
  * What is read: definition levels in the RLE/bit-packed hybrid encoding of bit width 1;
  * values PLAIN (fixed width, or BYTE_ARRAY with its 4-byte length) or dictionary indices
@@ -72,6 +75,54 @@ int pba_byte_array_offsets(const uint8_t *data, size_t len, uint32_t count, int6
  */
 int pba_gather_byte_arrays(const uint8_t *data, size_t len, const int64_t *refs, size_t n,
                            int64_t *offsets, uint8_t *out, size_t out_len);
+
+/*
+ * The values pba_match_rows looks for, as a column stores them (PLAIN): integers of an
+ * INT32 (width 4) or INT64 (width 8) column, or byte arrays (width 0).
+ *
+ * ints: n integers, ascending (width 4: the INT32 values, sign-extended).
+ * bytes, offsets: byte arrays: value i is bytes[offsets[i] .. offsets[i + 1]), the n
+ *     values ascending as memcmp orders them, a shorter value before the longer one it
+ *     begins.
+ * filter, filter_bits: NULL and 0, or a bitmap of 2^filter_bits bits (6 to 24) that
+ *     pba_keys_filter filled from these keys: a value whose bit is clear is no key, so
+ *     most values are ruled out by one hash and one bit, not a search.
+ */
+typedef struct {
+    uint32_t width;
+    const int64_t *ints;
+    const uint8_t *bytes;
+    const int64_t *offsets;
+    size_t n;
+    const uint64_t *filter;
+    uint32_t filter_bits;
+} pba_keys;
+
+/*
+ * pba_keys_filter: fills `filter` (2^bits bits, bits 6 to 24, as 64-bit words) with the
+ * bits of `keys` (whose own filter is not read).
+ */
+int pba_keys_filter(const pba_keys *keys, uint64_t *filter, uint32_t bits);
+
+/*
+ * pba_match_rows: the rows of one data page whose value is wanted, ascending.
+ *
+ * levels, levels_len, values, values_len, num_values: as for pba_take_refs (a NULL is
+ *     never wanted).
+ * dictionary_count nonzero: the values are dictionary indices, each checked to be below
+ *     it, and wanted[index] (dictionary_count bytes) nonzero says the entry is wanted;
+ *     keys is not read. Zero: PLAIN values, wanted where they equal one of keys (wanted
+ *     is not read). A dictionary page's own entries are matched so: its bytes as the
+ *     values, no levels, num_values its entry count.
+ * rows (out, capacity): the rows whose value is wanted; *found: how many there are. More
+ *     than capacity: the first capacity are written and PBA_TAKE_ERR_CAPACITY returned.
+ *
+ * The whole page is read: every level, index and value is checked as it is met.
+ */
+int pba_match_rows(const uint8_t *levels, size_t levels_len, const uint8_t *values,
+                   size_t values_len, uint32_t num_values, uint32_t dictionary_count,
+                   const uint8_t *wanted, const pba_keys *keys, uint32_t *rows,
+                   size_t capacity, size_t *found);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,6 @@
 /*
- * take.c: the values of a few rows of one data page (see pybloom_async_rows.h).
+ * take.c: the values of a few rows of one data page, and the rows whose value is one of
+ * a few (see pybloom_async_rows.h).
  *
  * One reader walks the RLE/bit-packed hybrid encoding (the definition levels, and the
  * dictionary indices): a run is decoded from its header as it is met, and values are
@@ -8,6 +9,10 @@
 #include "pybloom_async_rows.h"
 
 #include <string.h>
+
+#define XXH_INLINE_ALL
+#define XXH_STATIC_LINKING_ONLY
+#include "xxhash.h"
 
 /* A reader of the RLE/bit-packed hybrid encoding. */
 typedef struct {
@@ -66,15 +71,29 @@ static int hybrid_run(hybrid *r) {
     return PBA_TAKE_OK;
 }
 
+/* Eight bytes at p, little-endian. */
+static uint64_t load_le64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
 /* The bit-packed run's value at `i` (below its values: its bytes are all there). */
 static uint32_t packed_value(const hybrid *r, uint64_t i) {
     uint64_t bit = i * r->width;
     uint64_t byte = bit >> 3;
     unsigned shift = (unsigned)(bit & 7);
     uint64_t word = 0;
-    size_t need = (shift + r->width + 7) / 8;
-    for (size_t j = 0; j < need && byte + j < r->run_bytes; j++)
-        word |= (uint64_t)r->bits[byte + j] << (8 * j);
+    if (byte + 8 <= r->run_bytes) { /* shift + width <= 39 bits: one load holds them */
+        word = load_le64(r->bits + byte);
+    } else {
+        size_t need = (shift + r->width + 7) / 8;
+        for (size_t j = 0; j < need && byte + j < r->run_bytes; j++)
+            word |= (uint64_t)r->bits[byte + j] << (8 * j);
+    }
     uint64_t mask = r->width == 32 ? 0xffffffffu : (((uint64_t)1 << r->width) - 1);
     return (uint32_t)((word >> shift) & mask);
 }
@@ -225,6 +244,221 @@ int pba_gather_byte_arrays(const uint8_t *data, size_t len, const int64_t *refs,
             return PBA_TAKE_ERR_ARG;
         }
         offsets[i + 1] = (int64_t)total;
+    }
+    return PBA_TAKE_OK;
+}
+
+/* A key's bit in a filter of 2^bits bits. */
+static uint64_t int_bit(int64_t v, uint32_t bits) {
+    return ((uint64_t)v * 0x9E3779B97F4A7C15ull) >> (64 - bits);
+}
+
+static uint64_t bytes_bit(const uint8_t *p, uint64_t len, uint32_t bits) {
+    return XXH64(p, (size_t)len, 0) >> (64 - bits);
+}
+
+static int filter_has(const pba_keys *keys, uint64_t bit) {
+    return (keys->filter[bit >> 6] >> (bit & 63)) & 1;
+}
+
+/* Whether the integer v is one of the keys (ascending). */
+static int key_int(const pba_keys *keys, int64_t v) {
+    if (keys->filter != NULL && !filter_has(keys, int_bit(v, keys->filter_bits))) return 0;
+    const int64_t *k = keys->ints;
+    size_t n = keys->n;
+    if (n <= 8) {
+        for (size_t i = 0; i < n; i++)
+            if (k[i] == v) return 1;
+        return 0;
+    }
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid] == v) return 1;
+        if (k[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* Whether the byte array p[0 .. len) is one of the keys (ascending as memcmp orders). */
+static int key_bytes(const pba_keys *keys, const uint8_t *p, uint64_t len) {
+    if (keys->filter != NULL && !filter_has(keys, bytes_bit(p, len, keys->filter_bits)))
+        return 0;
+    size_t lo = 0, hi = keys->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const uint8_t *k = keys->bytes + keys->offsets[mid];
+        uint64_t k_len = (uint64_t)(keys->offsets[mid + 1] - keys->offsets[mid]);
+        uint64_t common = k_len < len ? k_len : len;
+        int order = common ? memcmp(k, p, (size_t)common) : 0;
+        if (order == 0) order = k_len < len ? -1 : (k_len > len ? 1 : 0);
+        if (order == 0) return 1;
+        if (order < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+static int keys_valid(const pba_keys *keys) {
+    if (keys->filter != NULL && (keys->filter_bits < 6 || keys->filter_bits > 24)) return 0;
+    if (keys->width == 0) {
+        if (keys->offsets == NULL || (keys->n && keys->bytes == NULL)) return 0;
+        for (size_t i = 0; i < keys->n; i++)
+            if (keys->offsets[i] < 0 || keys->offsets[i + 1] < keys->offsets[i]) return 0;
+        return 1;
+    }
+    return (keys->width == 4 || keys->width == 8) && (keys->ints != NULL || !keys->n);
+}
+
+/* What pba_match_rows walks: the values (indices, or PLAIN values) and the rows found. */
+typedef struct {
+    hybrid indices;
+    int indices_read; /* the indices' reader is set up (at the first present value) */
+    uint32_t dictionary_count;
+    const uint8_t *wanted;
+    const pba_keys *keys;
+    const uint8_t *values;
+    size_t values_len;
+    uint64_t count;   /* PLAIN fixed-width values in the page */
+    uint64_t k;       /* PLAIN values read */
+    uint64_t byte_at; /* the next PLAIN byte array's offset */
+    uint32_t *rows;
+    size_t capacity;
+    size_t n;
+} matcher;
+
+static void found_row(matcher *m, uint64_t row) {
+    if (m->n < m->capacity) m->rows[m->n] = (uint32_t)row;
+    m->n++;
+}
+
+/* Matches the next `count` values, present and in rows row, row + 1, ... */
+static int match_values(matcher *m, uint64_t count, uint64_t row) {
+    if (m->dictionary_count) {
+        hybrid *r = &m->indices;
+        if (!m->indices_read) { /* the bit width is read when the first index is */
+            if (m->values_len < 1) return PBA_TAKE_ERR_TRUNCATED;
+            if (m->values[0] > 32) return PBA_TAKE_ERR_MALFORMED;
+            hybrid_init(r, m->values + 1, m->values_len - 1, m->values[0]);
+            m->indices_read = 1;
+        }
+        while (count) {
+            if (r->left == 0) {
+                int status = hybrid_run(r);
+                if (status != PBA_TAKE_OK) return status;
+                continue;
+            }
+            uint64_t step = count < r->left ? count : r->left;
+            if (r->packed) {
+                for (uint64_t i = 0; i < step; i++) {
+                    uint32_t index = packed_value(r, r->at + i);
+                    if (index >= m->dictionary_count) return PBA_TAKE_ERR_MALFORMED;
+                    if (m->wanted[index]) found_row(m, row + i);
+                }
+                r->at += step;
+            } else {
+                if (r->value >= m->dictionary_count) return PBA_TAKE_ERR_MALFORMED;
+                if (m->wanted[r->value])
+                    for (uint64_t i = 0; i < step; i++) found_row(m, row + i);
+            }
+            r->left -= step;
+            count -= step;
+            row += step;
+        }
+        return PBA_TAKE_OK;
+    }
+    uint32_t width = m->keys->width;
+    if (width) {
+        if (count > m->count - m->k) return PBA_TAKE_ERR_TRUNCATED;
+        const uint8_t *p = m->values + m->k * width;
+        for (uint64_t i = 0; i < count; i++, p += width) {
+            int64_t v = width == 8 ? (int64_t)load_le64(p) : (int64_t)(int32_t)read_u32(p);
+            if (key_int(m->keys, v)) found_row(m, row + i);
+        }
+        m->k += count;
+        return PBA_TAKE_OK;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        int64_t end = byte_array_end(m->values, m->values_len, m->byte_at);
+        if (end < 0) return PBA_TAKE_ERR_TRUNCATED;
+        if (key_bytes(m->keys, m->values + m->byte_at + 4, (uint64_t)end - m->byte_at - 4))
+            found_row(m, row + i);
+        m->byte_at = (uint64_t)end;
+    }
+    return PBA_TAKE_OK;
+}
+
+int pba_match_rows(const uint8_t *levels, size_t levels_len, const uint8_t *values,
+                   size_t values_len, uint32_t num_values, uint32_t dictionary_count,
+                   const uint8_t *wanted, const pba_keys *keys, uint32_t *rows,
+                   size_t capacity, size_t *found) {
+    if ((values == NULL && values_len) || (levels == NULL && levels_len) || found == NULL ||
+        (capacity && rows == NULL))
+        return PBA_TAKE_ERR_ARG;
+    if (dictionary_count ? wanted == NULL : (keys == NULL || !keys_valid(keys)))
+        return PBA_TAKE_ERR_ARG;
+    *found = 0;
+    matcher m;
+    memset(&m, 0, sizeof m);
+    m.dictionary_count = dictionary_count;
+    m.wanted = wanted;
+    m.keys = keys;
+    m.values = values;
+    m.values_len = values_len;
+    m.rows = rows;
+    m.capacity = capacity;
+    if (!dictionary_count && keys->width) {
+        m.count = values_len / keys->width;
+    }
+    hybrid defs;
+    if (levels != NULL) hybrid_init(&defs, levels, levels_len, 1);
+    uint64_t row = 0;
+    while (row < num_values) {
+        uint64_t run = num_values - row; /* rows of one level, or every row left */
+        uint32_t level = 1;
+        if (levels != NULL) {
+            if (defs.left == 0) {
+                int status = hybrid_run(&defs);
+                if (status != PBA_TAKE_OK) return status;
+                continue;
+            }
+            if (defs.packed) {
+                run = 1;
+                level = packed_value(&defs, defs.at);
+                defs.at++;
+            } else {
+                run = run < defs.left ? run : defs.left;
+                level = defs.value;
+            }
+            defs.left -= run;
+            if (level > 1) return PBA_TAKE_ERR_MALFORMED;
+        }
+        if (level) {
+            int status = match_values(&m, run, row);
+            if (status != PBA_TAKE_OK) return status;
+        }
+        row += run;
+    }
+    *found = m.n;
+    return m.n > capacity ? PBA_TAKE_ERR_CAPACITY : PBA_TAKE_OK;
+}
+
+int pba_keys_filter(const pba_keys *keys, uint64_t *filter, uint32_t bits) {
+    if (keys == NULL || filter == NULL || bits < 6 || bits > 24) return PBA_TAKE_ERR_ARG;
+    pba_keys plain = *keys;
+    plain.filter = NULL;
+    if (!keys_valid(&plain)) return PBA_TAKE_ERR_ARG;
+    memset(filter, 0, ((size_t)1 << bits) / 8);
+    for (size_t i = 0; i < keys->n; i++) {
+        uint64_t bit;
+        if (keys->width) {
+            bit = int_bit(keys->ints[i], bits);
+        } else {
+            const uint8_t *p = keys->bytes + keys->offsets[i];
+            bit = bytes_bit(p, (uint64_t)(keys->offsets[i + 1] - keys->offsets[i]), bits);
+        }
+        filter[bit >> 6] |= (uint64_t)1 << (bit & 63);
     }
     return PBA_TAKE_OK;
 }

@@ -19,7 +19,8 @@ from ..errors import ParquetFormatError, PyBloomError
 from ..predicate import iter_leaves
 from ..pruning.in_lists import sorted_unique
 from ..read.ranges import HeldBytes
-from .arrow import bool_array, constant_bools, int64_array, numpy_of, rows_at
+from .arrow import bool_array, constant_bools, empty_table, int64_array, numpy_of, rows_at
+from .keyed import Keys, key_of, key_rows
 from .match import computable, evaluate, leaf_array
 from .pages import GroupPages, decode_group, held_reader
 from .plan import FileMatch, FilePlan, Job, TableFile, read_columns, row_numbers, rows_where
@@ -117,13 +118,23 @@ class Matches:
 
 
 def match_row_groups(
-    pf: Any, plan: FilePlan, groups: Sequence[int], columns: ReadColumns, job: Job, match: FileMatch
+    pf: Any,
+    held: HeldBytes,
+    plan: FilePlan,
+    groups: Sequence[int],
+    columns: ReadColumns,
+    job: Job,
+    match: FileMatch,
 ) -> Matches:
     """Row groups' predicate columns decoded in one call (not one per row group: the reader,
-    the predicate's arrays and the mask are made once) and the predicate evaluated on them."""
-    table = computable(pf.read_row_groups(groups, columns=columns.first, use_threads=False))
-    sizes = [pf.metadata.row_group(g).num_rows for g in groups]
+    the predicate's arrays and the mask are made once) and the predicate evaluated on them;
+    or, for a lookup by key, only the rows whose key matches (:func:`keyed_matches`)."""
+    sizes = [plan.metadata.row_groups[g].num_rows for g in groups]
     starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+    found = keyed_matches(held, plan, groups, starts, columns, job, match)
+    if found is not None:
+        return found
+    table = computable(pf.read_row_groups(groups, columns=columns.first, use_threads=False))
     positions = None
     if match.table is not None:
         positions = np.concatenate(
@@ -131,6 +142,53 @@ def match_row_groups(
         )
     rows, taken = matched_rows(table, plan, job, match, positions)
     return Matches(groups, rows, taken, starts)
+
+
+def keys_of(plan: FilePlan, job: Job, match: FileMatch) -> Keys | None:
+    """The keys the file's rows are found by (:func:`keyed_matches`); None: they are not
+    (no equality or IN list on a column the C matcher reads, or a table's data file)."""
+    where = rows_where(plan, job)
+    if where is None or match.table is not None:
+        return None
+    return key_of(plan, where, match.leaves)
+
+
+def keyed_matches(
+    held: HeldBytes,
+    plan: FilePlan,
+    groups: Sequence[int],
+    starts: Any,
+    columns: ReadColumns,
+    job: Job,
+    match: FileMatch,
+) -> Matches | None:
+    """:func:`match_row_groups` for a predicate with an equality or IN list on a key the C
+    matcher reads (:mod:`.keyed`): the rows whose key matches are found in the key chunk's
+    pages, the predicate's columns taken at those rows only (:mod:`.take`), and the
+    predicate evaluated on them. None when a chunk is not read so (pyarrow decodes them)."""
+    keys = keys_of(plan, job, match)
+    if keys is None:
+        return None
+    parts, candidates = [], []
+    for group, start in zip(groups, starts, strict=False):
+        found = key_rows(plan, held, group, keys)
+        if found is None:
+            return None
+        rows, chunk = found
+        if rows.size:
+            taken = take_columns(plan, held, group, columns.first, rows, {keys.column: chunk})
+            if len(taken) != len(columns.first):
+                return None
+            parts.append(pa.table([taken[n] for n in columns.first], names=columns.first))
+            candidates.append(rows + start)
+    if parts:
+        table = computable(pa.concat_tables(parts))
+        at = np.concatenate(candidates)
+    else:
+        table = computable(empty_table(plan.arrow_schema).select(columns.first))
+        at = np.zeros(0, dtype=np.int64)
+    rows, taken = matched_rows(table, plan, job, match)
+    return Matches(groups, rows, at[taken], starts)
 
 
 def matched_rows(
@@ -185,7 +243,7 @@ def decode_row_groups(
             more = pf.read_row_groups(groups, columns=rest, use_threads=False)
             table = _joined(table, computable(more))
         return shaped(table, plan, job)
-    found = match_row_groups(pf, plan, groups, columns, job, match)
+    found = match_row_groups(pf, held, plan, groups, columns, job, match)
     table = found.table
     if rest and found.taken.size:
         table = _joined(table, other_columns(pf, held, plan, found, rest))

@@ -28,6 +28,7 @@ from .decode import (
     decode_pages_of,
     decode_row_groups,
     format_error,
+    keys_of,
     named_failure,
     read_columns_of,
     where_columns,
@@ -270,7 +271,8 @@ async def _decoded(
     """:func:`~.decode.decode_row_groups` in a worker, a bounded run of row groups at a time
     (:func:`~.decode.decode_batches`), less those their dictionaries rule out (``held``:
     their bytes); an error names the row group that fails (each decoded alone to find it)."""
-    groups = await to_worker(dictionary_kept, plan, job, held, groups)
+    if keys_of(plan, job, match) is None:  # found by key, the dictionaries are read then
+        groups = await to_worker(dictionary_kept, plan, job, held, groups)
     for run in decode_batches(plan, groups, columns.leaves):
         yield await _decoded_run(pf, held, plan, run, columns, job, match)
 
@@ -373,7 +375,8 @@ async def _phase_one(
     found = [hit for hits in await gather(one, [(g,) for g in paged]) for hit in hits]
     # The row groups read as whole chunks, less those their dictionaries rule out: decoded
     # together, a bounded run at a time.
-    whole = await to_worker(dictionary_kept, plan, job, held, whole)
+    if keys_of(plan, job, match) is None:  # found by key, the dictionaries are read then
+        whole = await to_worker(dictionary_kept, plan, job, held, whole)
     for run in decode_batches(plan, whole, columns.first_leaves):
         found += await to_worker(whole_first_rows, held, plan, run, columns, job, match)
     return sorted(found, key=lambda hit: hit.group)

@@ -187,12 +187,38 @@ def _decode(raw: bytes, desc: ColumnDescriptor, arrow_type: pa.DataType) -> Any:
     return stored  # DATE days, durations and raw counts: the stored integer itself
 
 
-def _value_set(
+_INTS: dict[PhysicalType, np.dtype[Any]] = {
+    PhysicalType.INT32: np.dtype("<i4"),
+    PhysicalType.INT64: np.dtype("<i8"),
+}
+
+
+def plain_ints(values: tuple[Any, ...], desc: ColumnDescriptor) -> Any:
+    """The literals as a numpy array of an INT32 or INT64 column's own values, when the
+    column has no annotation and every literal is a Python int in its range (their
+    encoding is then the integer's own: :func:`encode_literal` is not needed, nor run
+    once per value); None otherwise."""
+    dtype = _INTS.get(desc.physical_type)
+    if dtype is None or desc.logical_type is not None or desc.converted_type is not None:
+        return None
+    if not values or set(map(type, values)) != {int}:  # not bools, not None
+        return None
+    info = np.iinfo(dtype)
+    if min(values) < info.min or max(values) > info.max:
+        return None
+    return np.array(values, dtype=dtype)
+
+
+def _stored(
     values: tuple[Any, ...], desc: ColumnDescriptor, arrow_type: pa.DataType, path: str
-) -> pa.Array:
-    """The Arrow values equal to any of the literals (null literals left out)."""
-    found: list[Any] = []
-    raws: set[bytes] = set()  # distinct by stored bytes: 0.0 and -0.0 are both needed
+) -> tuple[bytes, ...]:
+    """The stored (PLAIN) encodings equal to any of the literals, each once (null literals
+    and NaN left out: they equal nothing)."""
+    ints = plain_ints(values, desc)
+    if ints is not None:
+        data, width = ints.tobytes(), ints.dtype.itemsize
+        return tuple(dict.fromkeys(data[i : i + width] for i in range(0, len(data), width)))
+    raws: dict[bytes, None] = {}  # distinct by stored bytes: 0.0 and -0.0 are both needed
     for value in values:
         if value is None:
             continue
@@ -209,13 +235,22 @@ def _value_set(
                 column=path,
             )
         assert isinstance(encoded, Probe)
-        for raw in encoded.alternatives:
-            if raw in raws:
-                continue
-            raws.add(raw)
-            decoded = _decode(raw, desc, arrow_type)
-            if decoded is not None:
-                found.append(decoded)
+        raws.update(dict.fromkeys(encoded.alternatives))
+    return tuple(raws)
+
+
+def _value_set(
+    values: tuple[Any, ...], desc: ColumnDescriptor, arrow_type: pa.DataType, path: str
+) -> pa.Array:
+    """The Arrow values equal to any of the literals (null literals left out)."""
+    ints = plain_ints(values, desc)
+    if ints is not None and arrow_type == (pa.int32() if ints.dtype.itemsize == 4 else pa.int64()):
+        return arrow_values(ints.tolist(), arrow_type)
+    found: list[Any] = []
+    for raw in _stored(values, desc, arrow_type, path):
+        decoded = _decode(raw, desc, arrow_type)
+        if decoded is not None:
+            found.append(decoded)
     storage = int_storage(arrow_type)
     try:
         if storage is not None:
@@ -228,8 +263,9 @@ def _value_set(
 
 
 #: What the predicate's leaves are prepared into, by leaf, column, Arrow type and part (0: an
-#: equality's value set, 1 and 2: a range's ends), each beside its leaf: shared by a run's
-#: files, so a literal list is encoded once per column type, not once per file.
+#: equality's value set, 1 and 2: a range's ends, -1: an equality's stored encodings), each
+#: beside its leaf: shared by a run's files, so a literal list is encoded once per column
+#: type, not once per file.
 ValueSets = dict[tuple[int, ColumnDescriptor, pa.DataType, int], tuple[Predicate, Any]]
 
 
@@ -272,6 +308,17 @@ class Leaves:
         return self._cached(
             leaf, desc, arrow_type, 0, lambda: _value_set(values, desc, arrow_type, column)
         )
+
+    def stored(
+        self, leaf: Predicate, values: tuple[Any, ...], desc: ColumnDescriptor, arrow_type: Any
+    ) -> tuple[bytes, ...]:
+        """The stored (PLAIN) encodings equal to any of ``values`` (the literals of
+        ``leaf``): those a row's value equals when the leaf holds for it."""
+        column = desc.path
+        found: tuple[bytes, ...] = self._cached(
+            leaf, desc, arrow_type, -1, lambda: _stored(values, desc, arrow_type, column)
+        )
+        return found
 
     def bound(
         self, leaf: Predicate, part: int, value: Any, op: str, desc: ColumnDescriptor, data: Any

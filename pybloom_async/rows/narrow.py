@@ -23,10 +23,8 @@ from ..predicate import And, In, Or, Predicate, iter_leaves, normal_form
 from ..read.fetch import BloomFilterRead, FilterKey, FilterState
 from ..read.probe import Probe
 from ..read.reader import OpenedFile
-from ..types import PhysicalType
+from .match import plain_ints
 from .plan import FilePlan
-
-_INTS = {PhysicalType.INT32: np.int32, PhysicalType.INT64: np.int64}
 
 
 async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> Predicate:
@@ -126,16 +124,9 @@ def _plain(p: In, plan: FilePlan) -> Any:
     """The numpy type of a plain integer IN list's values (None: not one)."""
     if len(p.values) < 2 or p.column not in plan.schema:
         return None
-    desc = plan.schema.column(p.column)
-    dtype = _INTS.get(desc.physical_type)
-    if dtype is None or desc.logical_type is not None or desc.converted_type is not None:
-        return None
-    info = np.iinfo(dtype)
-    values = p.values
     # Python ints only (not bools), in range: checked by C loops, not one in Python per value.
-    if set(map(type, values)) != {int} or min(values) < info.min or max(values) > info.max:
-        return None
-    return dtype
+    ints = plain_ints(p.values, plan.schema.column(p.column))
+    return None if ints is None else ints.dtype
 
 
 def _replaced(p: Predicate, cut: dict[int, Predicate]) -> Predicate:

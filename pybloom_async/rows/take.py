@@ -19,8 +19,8 @@ never raises for what a file holds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -148,16 +148,22 @@ def _natural(desc: ColumnDescriptor, arrow_type: Any) -> Any:
     return None
 
 
-class _Refused(Exception):
+class Refused(Exception):
     """The chunk is not read here (pyarrow decodes it, and says what is wrong)."""
 
 
 def take_columns(
-    plan: FilePlan, held: HeldBytes, group: int, names: Sequence[str], rows: Any
+    plan: FilePlan,
+    held: HeldBytes,
+    group: int,
+    names: Sequence[str],
+    rows: Any,
+    read: Mapping[str, ChunkPages] | None = None,
 ) -> dict[str, Any]:
     """The columns of ``names`` taken at ``rows`` (ascending row numbers in the row group,
     numpy integers) of row group ``group``: those the C decoder reads, each an Arrow array
-    of the type pyarrow reads it as; the others are left out (pyarrow decodes them)."""
+    of the type pyarrow reads it as; the others are left out (pyarrow decodes them).
+    ``read``: chunks of the row group already read, by column (their pages reused)."""
     found: dict[str, Any] = {}
     wanted = np.asarray(rows, dtype=np.int64)
     for name in names:
@@ -165,61 +171,129 @@ def take_columns(
         if column is None:
             continue
         try:
-            found[name] = _take_chunk(plan, held, group, column, wanted)
-        except (_Refused, PyBloomError, pa.ArrowException, OSError):
+            chunk = read.get(name) if read is not None else None
+            found[name] = _take_chunk(plan, held, group, column, wanted, chunk)
+        except (Refused, PyBloomError, pa.ArrowException, OSError):
             continue
     return found
 
 
-def _take_chunk(plan: FilePlan, held: HeldBytes, group: int, column: Column, rows: Any) -> Any:
+def _take_chunk(
+    plan: FilePlan,
+    held: HeldBytes,
+    group: int,
+    column: Column,
+    rows: Any,
+    chunk: ChunkPages | None = None,
+) -> Any:
     """One chunk's values at ``rows``: its pages walked by their headers."""
-    desc = column.desc
+    num_rows = plan.metadata.row_groups[group].num_rows
+    if len(rows) and not 0 <= rows[0] <= rows[-1] < num_rows:
+        raise Refused
+    if chunk is None:
+        chunk = chunk_pages(plan, held, group, column.desc)
+    pieces: list[tuple[Page, Any]] = []
+    taken = 0
+    for page in chunk.pages:
+        more = int(np.searchsorted(rows, page.row + page.values, side="left"))
+        if more > taken:
+            parsed = chunk.read(page)
+            pieces.append((parsed, parsed.refs(rows[taken:more] - page.row, page.values)))
+        taken = more
+    if taken != len(rows):
+        raise Refused
+    return _assembled(column, pieces, len(rows))
+
+
+@dataclass(frozen=True)
+class DataPage:
+    """A data page of a chunk as its header says: its first row in the row group, its
+    values (its rows: the column is flat), its header and its bytes as stored."""
+
+    row: int
+    values: int
+    header: PageHeader
+    data: memoryview
+
+    @property
+    def encoding(self) -> int | None:
+        """How its values are encoded."""
+        return self.header.v2.encoding if self.header.v2 is not None else self.header.encoding
+
+
+@dataclass(frozen=True)
+class ChunkPages:
+    """A chunk's pages, read by their headers (nothing decompressed yet): its dictionary,
+    if it has one, and its data pages in order, covering its row group's rows."""
+
+    dictionary: Dictionary | None
+    pages: list[DataPage]
+    codec: int
+    desc: ColumnDescriptor
+    #: The chunk's uncompressed bytes, as its footer says.
+    limit: int
+    #: The pages read so far, by their first row (each is decompressed once).
+    parsed: dict[int, Page] = field(default_factory=dict, compare=False)
+
+    def read(self, page: DataPage) -> Page:
+        """The data page decompressed, its levels and values apart."""
+        found = self.parsed.get(page.row)
+        if found is None:
+            if (page.header.uncompressed_page_size or 0) > self.limit:
+                raise Refused  # more than the footer says the chunk holds
+            found = Page.of(page.header, page.data, self.codec, self.desc, self.dictionary)
+            self.parsed[page.row] = found
+        return found
+
+
+def chunk_pages(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor) -> ChunkPages:
+    """The pages of the chunk of ``desc`` in row group ``group`` (its bytes in ``held``).
+
+    Raises
+    ------
+    Refused
+        The chunk is not read here: its bytes are not held, its codec is not one
+        :func:`decompressed` reads, or its pages are not as this reader reads them (a page
+        kind newer than it, a second dictionary, pages past the chunk or short of its rows).
+    """
     chunk = plan.metadata.row_groups[group].columns[desc.index]
     num_rows = plan.metadata.row_groups[group].num_rows
     start, end = chunk_range(plan, group, desc.index)
-    if num_rows >= 1 << 31 or (len(rows) and not 0 <= rows[0] <= rows[-1] < num_rows):
-        raise _Refused
+    if num_rows >= 1 << 31:
+        raise Refused
     data = held.read(start, end)
     if data is None or not decompressible(chunk.codec):
-        raise _Refused
+        raise Refused
     reader = PageHeaderReader(data, path=plan.path)
-    pieces: list[tuple[_Page, Any]] = []
-    dictionary: _Dictionary | None = None
-    at, row, taken = 0, 0, 0
+    pages: list[DataPage] = []
+    dictionary: Dictionary | None = None
+    at, row = 0, 0
     while row < num_rows:
         if at >= len(data):
-            raise _Refused
+            raise Refused
         header = reader.read(at, column=desc.path)
         body = at + header.header_length
         size = header.compressed_page_size
         if size is None or not 0 <= size <= len(data) - body:
-            raise _Refused
+            raise Refused
         page = memoryview(data)[body : body + size]
         at = body + size
         if header.type == PageType.DICTIONARY_PAGE:
             if dictionary is not None or row:
-                raise _Refused
+                raise Refused
             limit = chunk.total_uncompressed_size
-            dictionary = _Dictionary(header, page, chunk.codec, desc, limit)
+            dictionary = Dictionary(header, page, chunk.codec, desc, limit)
             continue
         if header.type == PageType.INDEX_PAGE:
             continue
         if header.type not in DATA_PAGES:
-            raise _Refused  # a page kind newer than this reader
+            raise Refused  # a page kind newer than this reader
         values = _page_values(header)
-        if values is None or values <= 0:
-            raise _Refused
-        more = int(np.searchsorted(rows, row + values, side="left"))
-        if more > taken:
-            if (header.uncompressed_page_size or 0) > chunk.total_uncompressed_size:
-                raise _Refused  # more than the footer says the chunk holds
-            parsed = _Page.of(header, page, chunk.codec, desc, dictionary)
-            pieces.append((parsed, parsed.refs(rows[taken:more] - row, values)))
-        taken = more
+        if values is None or not 0 < values <= num_rows - row:
+            raise Refused
+        pages.append(DataPage(row, values, header, page))
         row += values
-    if row != num_rows or taken != len(rows):
-        raise _Refused
-    return _assembled(column, pieces, len(rows))
+    return ChunkPages(dictionary, pages, chunk.codec, desc, chunk.total_uncompressed_size)
 
 
 def _page_values(header: PageHeader) -> int | None:
@@ -230,7 +304,7 @@ def _page_values(header: PageHeader) -> int | None:
     return header.num_values
 
 
-class _Dictionary:
+class Dictionary:
     """A chunk's dictionary page, decompressed and read when a page first needs it."""
 
     def __init__(
@@ -248,20 +322,20 @@ class _Dictionary:
             count = header.num_values
             raw = header.uncompressed_page_size
             if header.encoding not in _PLAIN_DICTIONARY_PAGE or count is None or raw is None:
-                raise _Refused
+                raise Refused
             if count <= 0 or raw > self._limit:
-                raise _Refused
+                raise Refused
             data = decompressed(self._page, raw, self._codec)
             if data is None:
-                raise _Refused
+                raise Refused
             dtype = _DTYPES.get(self._desc.physical_type)
             if dtype is not None:
                 if len(data) < count * dtype.itemsize:
-                    raise _Refused
+                    raise Refused
                 values: Any = np.frombuffer(data, dtype=dtype, count=count)
             else:
                 if count > len(data) // 4:  # each entry's length takes 4 bytes
-                    raise _Refused
+                    raise Refused
                 values = np.empty(count, dtype=np.int64)
                 _check(lib.pba_byte_array_offsets(_u8(data), len(data), count, _i64(values)))
             self._read = (data, count, values)
@@ -269,12 +343,12 @@ class _Dictionary:
 
 
 @dataclass
-class _Page:
+class Page:
     """A data page's definition levels and values, decompressed."""
 
     levels: memoryview | None
     values: memoryview
-    dictionary: _Dictionary | None
+    dictionary: Dictionary | None
     width: int
 
     @classmethod
@@ -284,11 +358,11 @@ class _Page:
         page: memoryview,
         codec: int,
         desc: ColumnDescriptor,
-        dictionary: _Dictionary | None,
-    ) -> _Page:
+        dictionary: Dictionary | None,
+    ) -> Page:
         raw = header.uncompressed_page_size
         if raw is None:
-            raise _Refused
+            raise Refused
         optional = desc.max_definition_level == 1
         levels: memoryview | None = None
         if header.v2 is not None:
@@ -296,7 +370,7 @@ class _Page:
             encoding = v2.encoding
             rep, defs = v2.repetition_levels_byte_length or 0, v2.definition_levels_byte_length
             if rep or defs is None or not 0 <= defs <= len(page) or (defs and not optional):
-                raise _Refused
+                raise Refused
             levels = page[:defs] if optional else None
             values = page[defs:]
             if v2.is_compressed:
@@ -308,20 +382,20 @@ class _Page:
             body = decompressed(page, raw, codec)
             if body is not None and optional:
                 if header.definition_level_encoding != Encoding.RLE or len(body) < 4:
-                    raise _Refused
+                    raise Refused
                 size = int.from_bytes(body[:4], "little")
                 if size > len(body) - 4:
-                    raise _Refused
+                    raise Refused
                 levels, body = body[4 : 4 + size], body[4 + size :]
         if body is None:
-            raise _Refused
+            raise Refused
         if encoding in DICTIONARY_ENCODINGS:
             if dictionary is None:
-                raise _Refused
+                raise Refused
         elif encoding == Encoding.PLAIN:
             dictionary = None
         else:
-            raise _Refused
+            raise Refused
         dtype = _DTYPES.get(desc.physical_type)
         return cls(levels, body, dictionary, dtype.itemsize if dtype is not None else 0)
 
@@ -348,7 +422,7 @@ class _Page:
         return refs
 
 
-def _assembled(column: Column, pieces: Sequence[tuple[_Page, Any]], n: int) -> Any:
+def _assembled(column: Column, pieces: Sequence[tuple[Page, Any]], n: int) -> Any:
     """The taken values of every page, in order, as one Arrow array of the column's type."""
     refs = np.concatenate([r for _, r in pieces]) if pieces else np.zeros(0, np.int64)
     present = refs >= 0
@@ -379,7 +453,7 @@ def _assembled(column: Column, pieces: Sequence[tuple[_Page, Any]], n: int) -> A
     )
     if not large:
         if offsets[-1] > np.iinfo(np.int32).max:
-            raise _Refused
+            raise Refused
         offsets = offsets.astype(np.int32)
     return pa.Array.from_buffers(
         column.arrow_type,
@@ -389,7 +463,7 @@ def _assembled(column: Column, pieces: Sequence[tuple[_Page, Any]], n: int) -> A
     )
 
 
-def _gathered(pieces: Sequence[tuple[_Page, Any]]) -> tuple[Any, Any]:
+def _gathered(pieces: Sequence[tuple[Page, Any]]) -> tuple[Any, Any]:
     """The byte arrays every page's refs name: Arrow's offsets (int64) and bytes."""
     parts = []
     for page, refs in pieces:
@@ -408,7 +482,7 @@ def _gathered(pieces: Sequence[tuple[_Page, Any]]) -> tuple[Any, Any]:
         parts.append((data, refs, offsets))
     total = sum(int(offsets[-1]) for _, _, offsets in parts)
     if total > MAX_TAKEN_BYTES:
-        raise _Refused
+        raise Refused
     out = np.empty(total, dtype=np.uint8)
     all_offsets = [np.zeros(1, dtype=np.int64)]
     at = 0
@@ -444,4 +518,4 @@ def _u8(data: Any) -> Any:
 
 def _check(status: int) -> None:
     if status != 0:
-        raise _Refused
+        raise Refused

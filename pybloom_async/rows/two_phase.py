@@ -167,7 +167,7 @@ def whole_first_rows(
     pf = row_group_reader(plan, held)
 
     def decode(run: list[int]) -> Matches:
-        return match_row_groups(pf, plan, run, columns, job, match)
+        return match_row_groups(pf, held, plan, run, columns, job, match)
 
     found: Matches = named_failure(decode, plan, groups)
     return [Hit(group, rows, matched) for group, rows, matched in found.per_group()]

@@ -1,0 +1,203 @@
+"""A row group's rows whose key is one of a few values, found in the key column's pages.
+
+A lookup by key (``id = 7``, ``id IN (...)``, either ANDed with more) keeps row groups
+whose filters may hold a key; pyarrow would decode the whole key column of each to find
+the row or two that hold it. Here the C matcher (``pba_match_rows``, ``csrc/rows/take.c``)
+reads the key column's pages instead and gives the rows whose stored value is one of the
+keys': the values are compared as the column stores them (PLAIN), or, in a dictionary-
+encoded page, its indices with the dictionary entries that are keys. A page whose
+dictionary holds none of the keys is not even decompressed.
+
+These rows are candidates, not answers: every row where the key leaf holds is among them
+(its literals' stored encodings are those pruning probes, and equal values of these types
+are equal bytes), and the predicate is then evaluated on them by :mod:`.match` as on any
+decoded rows, so the answer and its semantics are the same as a full decode's.
+
+What is matched: a flat INT32 or INT64 column read as integers of its own width, dates or
+timestamps, or a BYTE_ARRAY column read as strings or binaries (:func:`.take.takeable`).
+Floats are not (0.0 and -0.0 are equal values of different bytes), nor narrower integers
+nor decimals. A chunk not read here (:class:`.take.Refused`) is left to pyarrow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from .._native import ffi, lib
+from ..errors import PyBloomError
+from ..parquet.elements import DICTIONARY_ENCODINGS
+from ..predicate import And, Eq, In, IsNull, Predicate
+from ..read.ranges import HeldBytes
+from ..types import PhysicalType
+from .match import Leaves
+from .plan import FilePlan
+from .take import ChunkPages, Page, Refused, chunk_pages, takeable
+
+#: The Arrow types (as pyarrow reads the column) whose values are their stored bytes.
+_INT_WIDTHS = {PhysicalType.INT32: 4, PhysicalType.INT64: 8}
+
+
+@dataclass(frozen=True)
+class Keys:
+    """A key leaf's values as its column stores them, in the C matcher's form (``pba_keys``,
+    with its filter of the keys' bits filled)."""
+
+    column: str
+    width: int
+    count: int
+    ints: Any
+    data: Any
+    offsets: Any
+    filter: Any
+    bits: int
+
+    @classmethod
+    def of(cls, column: str, stored: Sequence[bytes], width: int) -> Keys:
+        if width:
+            ints = sorted({int.from_bytes(raw, "little", signed=True) for raw in stored})
+            count = len(ints)
+            data, offsets = np.zeros(1, dtype=np.uint8), np.zeros(1, np.int64)
+            int_keys = np.array(ints or [0], dtype=np.int64)
+        else:
+            values = sorted(set(stored))
+            count = len(values)
+            offsets = np.zeros(count + 1, dtype=np.int64)
+            offsets[1:] = np.cumsum([len(v) for v in values])
+            data = np.frombuffer(b"".join(values) or b"\0", dtype=np.uint8)
+            int_keys = np.zeros(1, np.int64)
+        # About 64 bits a key (at least 1,024): a value that is no key passes 1 time in 64.
+        bits = min(max(10, (64 * count).bit_length()), 24)
+        words = np.zeros(1 << (bits - 6), np.uint64)
+        keys = cls(column, width, count, int_keys, data, offsets, words, bits)
+        struct = keys.struct(with_filter=False)
+        if lib.pba_keys_filter(struct, ffi.from_buffer("uint64_t[]", keys.filter), bits) != 0:
+            raise Refused
+        return keys
+
+    def struct(self, with_filter: bool = True) -> Any:
+        """The ``pba_keys`` of these keys (valid while this object lives)."""
+        keys = ffi.new("pba_keys *")
+        keys.width = self.width
+        keys.ints = ffi.from_buffer("int64_t[]", self.ints)
+        keys.bytes = ffi.from_buffer("uint8_t[]", self.data)
+        keys.offsets = ffi.from_buffer("int64_t[]", self.offsets)
+        keys.n = self.count
+        if with_filter:
+            keys.filter = ffi.from_buffer("uint64_t[]", self.filter)
+            keys.filter_bits = self.bits
+        return keys
+
+
+def key_of(plan: FilePlan, where: Predicate, leaves: Leaves) -> Keys | None:
+    """The keys rows are first matched on: of the conjuncts of ``where`` (in normal form),
+    the equality or IN list with the fewest values over a column matched here (None:
+    none is)."""
+    conjuncts = where.children if isinstance(where, And) else (where,)
+    best: Keys | None = None
+    for leaf in conjuncts:
+        if isinstance(leaf, In):
+            values = leaf.values
+        elif isinstance(leaf, Eq) and not isinstance(leaf, IsNull):
+            values = (leaf.value,)
+        else:
+            continue
+        if best is not None and len(values) >= best.count:
+            continue
+        width = _matched_width(plan, leaf.column)
+        if width is None:
+            continue
+        desc = plan.schema.column(leaf.column)
+        arrow_type = plan.arrow_schema.field(leaf.column).type
+        stored = leaves.stored(leaf, values, desc, arrow_type)
+        if width and any(len(raw) != width for raw in stored):
+            continue  # not as this column stores its values: left to the full decode
+        best = Keys.of(leaf.column, stored, width)
+    return best
+
+
+def _matched_width(plan: FilePlan, column: str) -> int | None:
+    """The PLAIN width of ``column``'s values (0: byte arrays) if its rows are matched here."""
+    found = takeable(plan, column)
+    if found is None:
+        return None
+    physical = found.desc.physical_type
+    if physical is PhysicalType.BYTE_ARRAY:
+        return 0
+    width = _INT_WIDTHS.get(physical)
+    if width is None or found.arrow_type.bit_width != 8 * width:
+        return None
+    return width
+
+
+def key_rows(
+    plan: FilePlan, held: HeldBytes, group: int, keys: Keys
+) -> tuple[Any, ChunkPages] | None:
+    """The rows of row group ``group`` whose key is one of ``keys`` (ascending row numbers,
+    numpy int64), and the key chunk as read (its pages that hold them decompressed); None
+    when the chunk is not read here (pyarrow decodes it)."""
+    desc = plan.schema.column(keys.column)
+    try:
+        chunk = chunk_pages(plan, held, group, desc)
+        return _matched(chunk, keys), chunk
+    except (Refused, PyBloomError, pa.ArrowException, OSError):
+        return None
+
+
+def _matched(chunk: ChunkPages, keys: Keys) -> Any:
+    struct = keys.struct()
+    wanted: Any = None
+    found = []
+    for page in chunk.pages:
+        if page.encoding in DICTIONARY_ENCODINGS:
+            if chunk.dictionary is None:
+                raise Refused
+            if wanted is None:
+                data, count, _ = chunk.dictionary.read()
+                entries = _rows_of(None, memoryview(data), count, 0, None, struct)
+                wanted = np.zeros(count, dtype=np.uint8)
+                wanted[entries] = 1
+            if not wanted.any():
+                continue  # no key is in the dictionary: none is in its pages
+        parsed = chunk.read(page)
+        found.append(_page_rows(parsed, page.values, wanted, struct) + page.row)
+    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+def _page_rows(page: Page, values: int, wanted: Any, struct: Any) -> Any:
+    if page.dictionary is not None:
+        return _rows_of(page.levels, page.values, values, len(wanted), wanted, struct)
+    return _rows_of(page.levels, page.values, values, 0, None, struct)
+
+
+def _rows_of(
+    levels: memoryview | None,
+    values: memoryview,
+    num_values: int,
+    dictionary_count: int,
+    wanted: Any,
+    struct: Any,
+) -> Any:
+    """``pba_match_rows`` on one page: its wanted rows (numpy int64)."""
+    rows = np.empty(num_values, dtype=np.uint32)
+    found = ffi.new("size_t *")
+    status = lib.pba_match_rows(
+        ffi.NULL if levels is None else ffi.from_buffer("uint8_t[]", levels),
+        0 if levels is None else len(levels),
+        ffi.from_buffer("uint8_t[]", values),
+        len(values),
+        num_values,
+        dictionary_count,
+        ffi.NULL if wanted is None else ffi.from_buffer("uint8_t[]", wanted),
+        struct,
+        ffi.from_buffer("uint32_t[]", rows),
+        num_values,
+        found,
+    )
+    if status != 0:
+        raise Refused
+    return rows[: found[0]].astype(np.int64)

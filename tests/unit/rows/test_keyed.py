@@ -1,0 +1,242 @@
+"""Rows found by key in the key column's pages (``rows/keyed.py``, ``pba_match_rows``): the
+same rows as pyarrow's decode of the whole column, found without it, and the pages whose
+dictionary holds no key not even decompressed."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pybloom_async import lookup_sync
+from pybloom_async._native import ffi, lib
+from pybloom_async.rows import decode, take
+from pybloom_async.rows.keyed import Keys
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+N = 2_000
+
+
+def _table(nulls: bool) -> Any:
+    rng = np.random.default_rng(7)
+    valid = rng.random(N) > 0.25 if nulls else np.ones(N, dtype=bool)
+    mask = ~valid
+    ints = rng.integers(-(2**40), 2**40, N)
+    small = rng.integers(0, 40, N)  # few values: dictionaries stay, keys repeat
+    base = datetime.datetime(2026, 1, 1)
+    return pa.table(
+        {
+            "i32": pa.array(small.astype(np.int32) - 20, mask=mask),
+            "i64": pa.array(ints, mask=mask),
+            "u32": pa.array((small * 100_000_000).astype(np.uint32), mask=mask),
+            "u64": pa.array(ints.astype(np.uint64), mask=mask),
+            "i8": pa.array(small.astype(np.int8), mask=mask),
+            "f64": pa.array(np.where(small == 4, -0.0, small / 2), mask=mask),
+            "d": pa.array([datetime.date(2026, 1, 1 + int(s) % 28) for s in small], mask=mask),
+            "ts": pa.array(
+                [base + datetime.timedelta(seconds=int(s)) for s in small],
+                pa.timestamp("us"),
+                mask=mask,
+            ),
+            "s": pa.array([f"k{int(s)}" * (int(s) % 3) for s in small], mask=mask),
+            "b": pa.array([bytes([int(s)]) * int(s) for s in small], pa.binary(), mask=mask),
+            "ls": pa.array([str(int(i)) for i in ints], pa.large_string(), mask=mask),
+        }
+    )
+
+
+def _queries(table: Any) -> list[str]:
+    def some(name: str, k: int) -> list[Any]:
+        values = [v for v in table[name].to_pylist() if v is not None]
+        return values[:: max(1, len(values) // k)][:k]
+
+    i64 = some("i64", 5)
+    s = some("s", 3)
+    return [
+        "i32 = -3",
+        "i32 IN (-20, 0, 19, 5000)",
+        f"i64 = {i64[0]}",
+        f"i64 IN ({', '.join(map(str, i64))}, 7)",
+        f"i64 IN ({i64[1]}, NULL)",
+        "u32 IN (100000000, 3900000000)",
+        f"u64 = {some('u64', 1)[0]}",
+        "d = '2026-01-05'",
+        "ts IN ('2026-01-01 00:00:03', '2026-01-01 00:00:39')",
+        f"s IN ({', '.join(repr(v) for v in s)}, 'nope')",
+        "s = ''",
+        "b = X'0505050505'",
+        f"ls = '{some('ls', 1)[0]}'",
+        # The key leaf first, the rest of the predicate on the rows it finds.
+        "i32 IN (-3, 4) AND s != 'k23'",
+        "i32 = 5 AND d BETWEEN '2026-01-01' AND '2026-01-20'",
+        "i32 = 5 AND f64 = 12.5",
+        "i32 = 5 AND (s = 'k25k25' OR s IS NULL)",
+        "i32 = 1000",  # a key in no row
+        "i8 = 3",  # not found by key: narrower than its column's values
+        "f64 = 0.0",  # nor floats (-0.0 is another byte string)
+        "i32 = 3 OR s = 'k1'",  # nor an OR
+    ]
+
+
+def _without_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(decode, "key_of", lambda *args: None)
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"use_dictionary": False},
+        {"data_page_version": "2.0", "compression": "zstd"},
+        {"data_page_size": 512, "compression": "gzip"},
+        # The dictionary grows past its limit: later pages PLAIN.
+        {"dictionary_pagesize_limit": 256, "data_page_size": 256},
+    ],
+)
+def test_rows_found_by_key_are_those_a_full_decode_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nulls: bool, options: dict[str, Any]
+) -> None:
+    table = _table(nulls)
+    path = str(tmp_path / "a.parquet")
+    pq.write_table(table, path, row_group_size=700, **options)
+    queries = _queries(table)
+    searched: list[int] = []
+    real = decode.key_rows
+
+    def key_rows(plan: Any, held: Any, group: int, keys: Any) -> Any:
+        found = real(plan, held, group, keys)
+        searched.append(found is not None)
+        return found
+
+    monkeypatch.setattr(decode, "key_rows", key_rows)
+    found = {q: lookup_sync(path, q) for q in queries}
+    assert sum(searched) > len(queries)  # each found by key, but the last four
+    _without_keys(monkeypatch)
+    for q in queries:
+        want = lookup_sync(path, q)
+        assert found[q].equals(want), q
+    assert any(found[q].num_rows for q in queries)
+
+
+def test_the_key_column_is_not_decoded_and_pages_without_a_key_not_decompressed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = str(tmp_path / "a.parquet")
+    # Row i holds (i % 4) * 10,000 + i // 4: every row group spans nearly every id.
+    ids = np.arange(40_000, dtype=np.int64).reshape(4, 10_000).T.ravel()
+    table = pa.table({"id": ids, "s": [f"v{i}" for i in ids]})
+    pq.write_table(table, path, row_group_size=10_000)
+    decoded: list[Any] = []
+    real = pq.ParquetFile.read_row_groups
+
+    def spy(self: Any, groups: Any, *args: Any, **kwargs: Any) -> Any:
+        decoded.append(groups)
+        return real(self, groups, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
+    pages: list[int] = []  # the leaf of each data page decompressed
+    real_of = take.Page.of
+
+    def of(header: Any, page: Any, codec: int, desc: Any, dictionary: Any) -> Any:
+        pages.append(desc.index)
+        return real_of(header, page, codec, desc, dictionary)
+
+    monkeypatch.setattr(take.Page, "of", of)
+    # No filters, statistics that keep every row group for 15,000 (in row group 2): the
+    # dictionaries of row groups 0 and 1 rule them out.
+    got = lookup_sync(path, "id IN (15000, 39999)")
+    assert got.to_pylist() == [{"id": 15000, "s": "v15000"}, {"id": 39999, "s": "v39999"}]
+    assert decoded == []
+    # The key chunk's data pages of the two row groups with a key, and the other column's
+    # pages that hold the rows: nothing of the two row groups without one.
+    assert pages.count(0) == 2 and pages.count(1) == 2
+
+
+def _keys(values: list[Any], width: int) -> Keys:
+    raws = [
+        v if isinstance(v, bytes) else int(v).to_bytes(width, "little", signed=True) for v in values
+    ]
+    return Keys.of("c", raws, width)
+
+
+def _match(values: bytes, num_values: int, keys: Keys, levels: bytes | None = None) -> Any:
+    found = ffi.new("size_t *")
+    rows = np.zeros(max(num_values, 1), dtype=np.uint32)
+    status = lib.pba_match_rows(
+        ffi.NULL if levels is None else levels,
+        0 if levels is None else len(levels),
+        values,
+        len(values),
+        num_values,
+        0,
+        ffi.NULL,
+        keys.struct(),
+        ffi.from_buffer("uint32_t[]", rows),
+        num_values,
+        found,
+    )
+    return status, rows[: found[0]].tolist()
+
+
+def test_the_matcher_finds_plain_values_and_refuses_what_does_not_read() -> None:
+    ints = np.array([5, -1, 7, 5, 2**40], dtype=np.int64)
+    keys = _keys([5, 2**40, 99], 8)
+    assert _match(ints.tobytes(), 5, keys) == (0, [0, 3, 4])
+    int32s = np.array([-1, 3, -1], dtype=np.int32)
+    assert _match(int32s.tobytes(), 3, _keys([-1], 4)) == (0, [0, 2])
+    # Levels: 1, 0, 1, 1 (bit-packed, one group): the NULL row holds no value.
+    assert _match(ints[[0, 1, 4]].tobytes(), 4, keys, bytes([0x03, 0b1101])) == (0, [0, 3])
+    assert _match(ints[:2].tobytes(), 3, keys)[0] == lib.PBA_TAKE_ERR_TRUNCATED
+    arrays = b"".join(len(v).to_bytes(4, "little") + v for v in [b"ab", b"", b"abc", b"ab"])
+    assert _match(arrays, 4, _keys([b"ab", b""], 0)) == (0, [0, 1, 3])
+    assert _match(arrays, 4, _keys([b"a", b"abcd"], 0)) == (0, [])
+    assert _match(arrays[:-1], 4, _keys([b"ab"], 0))[0] == lib.PBA_TAKE_ERR_TRUNCATED
+    assert _match(ints.tobytes(), 5, keys, bytes([0x02, 0x02]))[0] == lib.PBA_TAKE_ERR_MALFORMED
+
+
+def test_the_matcher_reads_dictionary_indices() -> None:
+    found = ffi.new("size_t *")
+    rows = np.zeros(8, dtype=np.uint32)
+    wanted = np.array([0, 1, 0], dtype=np.uint8)
+    # Bit width 2; an RLE run of 3 x index 1, then one bit-packed group: 0, 2, 1, 1, ...
+    indices = bytes([2, 0x06, 0x01, 0x03, 0b01_01_10_00, 0, 0])
+    status = lib.pba_match_rows(
+        ffi.NULL, 0, indices, len(indices), 7, 3, ffi.from_buffer("uint8_t[]", wanted),
+        ffi.NULL, ffi.from_buffer("uint32_t[]", rows), 8, found,
+    )  # fmt: skip
+    assert status == 0 and rows[: found[0]].tolist() == [0, 1, 2, 5, 6]
+    status = lib.pba_match_rows(
+        ffi.NULL, 0, indices, len(indices), 7, 2, ffi.from_buffer("uint8_t[]", wanted),
+        ffi.NULL, ffi.from_buffer("uint32_t[]", rows), 8, found,
+    )  # fmt: skip
+    assert status == lib.PBA_TAKE_ERR_MALFORMED  # index 2 of a 2-entry dictionary
+    status = lib.pba_match_rows(
+        ffi.NULL, 0, indices, len(indices), 7, 3, ffi.from_buffer("uint8_t[]", wanted),
+        ffi.NULL, ffi.from_buffer("uint32_t[]", rows), 2, found,
+    )  # fmt: skip
+    assert status == lib.PBA_TAKE_ERR_CAPACITY and found[0] == 5
+
+
+@pytest.mark.parametrize("width", [0, 4, 8])
+def test_the_keys_filter_rules_nothing_in_that_is_a_key(width: int) -> None:
+    rng = np.random.default_rng(width)
+    if width:
+        info = np.iinfo(np.int32 if width == 4 else np.int64)
+        values = rng.integers(info.min, info.max, 5_000, dtype=np.int64)
+        keys = _keys(values[:3_000].tolist(), width)
+        data = values.astype(np.int32 if width == 4 else np.int64).tobytes()
+    else:
+        words = [rng.bytes(int(n)) for n in rng.integers(0, 20, 5_000)]
+        keys = _keys(words[:3_000], 0)
+        data = b"".join(len(w).to_bytes(4, "little") + w for w in words)
+        values = np.array([hash(w) for w in words])
+    status, rows = _match(data, 5_000, keys)
+    assert status == 0
+    is_key = np.isin(values, values[:3_000])
+    assert rows == np.flatnonzero(is_key).tolist()
