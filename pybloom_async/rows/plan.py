@@ -91,7 +91,9 @@ class FilePlan:
     identity: SourceIdentity
     kept: list[int]
     arrow_schema: Any  # pa.Schema of the whole file
-    pyarrow_metadata: Any  # pq.FileMetaData decoded from the footer bytes already read
+    #: The footer's bytes (a file with row groups to read keeps them), for pyarrow's decode
+    #: of them when a row group is first decoded by pyarrow (:attr:`pyarrow_metadata`).
+    footer_bytes: bytes | None
     page_index: FilePageIndex | None = None  # the kept row groups' page index, if any
     footer_metadata: FileMetaData | None = None  # our footer model (None: nothing kept)
     #: The predicate its rows are matched with, its partition leaves decided (None: the
@@ -106,11 +108,30 @@ class FilePlan:
     #: brought already (its tail): the rows' reads start from them, never fetch them again.
     held: HeldBytes = dataclasses.field(default_factory=HeldBytes)
 
+    #: pyarrow's decode of the footer, made when first asked.
+    decoded_by_pyarrow: Any = None
+
     @property
     def metadata(self) -> FileMetaData:
         """The footer's model, which a file with row groups to read keeps."""
         assert self.footer_metadata is not None, "a file pruned whole keeps no footer model"
         return self.footer_metadata
+
+    @property
+    def pyarrow_metadata(self) -> Any:
+        """pyarrow's decode of the footer (``pq.FileMetaData``), made when pyarrow first
+        decodes a row group of the file: a lookup whose rows are found by key and taken
+        from their pages (:mod:`.keyed`, :mod:`.take`) never decodes the footer twice.
+
+        Raises
+        ------
+        ParquetFormatError
+            pyarrow cannot read the footer.
+        """
+        if self.decoded_by_pyarrow is None:
+            assert self.footer_bytes is not None, "a file pruned whole keeps no footer"
+            self.decoded_by_pyarrow = _pyarrow_metadata(self.footer_bytes, self.path)
+        return self.decoded_by_pyarrow
 
 
 def footer_bytes(footer: Footer) -> bytes:
@@ -162,16 +183,36 @@ def _padded(created_by: str | None) -> bool:
     return version < (1, 2, 9)
 
 
-def row_group_reader(plan: FilePlan, held: HeldBytes) -> Any:
-    """pyarrow's reader of the file's fetched bytes, with the footer it already decoded.
+class RowGroupReader:
+    """pyarrow's reader of a file's fetched bytes, made (with pyarrow's decode of the
+    footer) when a row group is first decoded: rows found by key and taken from their pages
+    need neither.
 
     Without pre-buffering: pyarrow then reads each column chunk it decodes as it is
     (:func:`chunk_range`), where pre-buffering would coalesce the chunks of a row group over
     the holes between them, bytes of other columns never fetched."""
-    size = plan.footer_location.file_size
-    return pq.ParquetFile(
-        FetchedFile(size, held, plan.path), metadata=plan.pyarrow_metadata, pre_buffer=False
-    )
+
+    def __init__(self, plan: FilePlan, held: HeldBytes) -> None:
+        self._plan, self._held = plan, held
+        self._reader: Any = None
+
+    def _made(self) -> Any:
+        if self._reader is None:
+            plan = self._plan
+            source = FetchedFile(plan.footer_location.file_size, self._held, plan.path)
+            self._reader = pq.ParquetFile(source, metadata=plan.pyarrow_metadata, pre_buffer=False)
+        return self._reader
+
+    def read_row_groups(self, groups: Sequence[int], **options: Any) -> Any:
+        return self._made().read_row_groups(groups, **options)
+
+    def read_row_group(self, group: int, **options: Any) -> Any:
+        return self._made().read_row_group(group, **options)
+
+
+def row_group_reader(plan: FilePlan, held: HeldBytes) -> RowGroupReader:
+    """pyarrow's reader of the file's fetched bytes ``held`` (see :class:`RowGroupReader`)."""
+    return RowGroupReader(plan, held)
 
 
 def top_level(plan: FilePlan) -> list[str]:
@@ -232,7 +273,7 @@ _ARROW_SCHEMAS_LOCK = threading.Lock()
 _ARROW_KEY = "ARROW:schema"
 
 
-def _pyarrow_metadata(footer: Footer) -> Any:
+def _pyarrow_metadata(data: bytes, path: str) -> Any:
     """pyarrow's own decode of the footer (what its reader needs to decode data).
 
     Only pyarrow calls that raise are made on it: opening a reader with it, its schema, and
@@ -243,9 +284,9 @@ def _pyarrow_metadata(footer: Footer) -> Any:
     file is refused with a clear message before any row is read.
     """
     try:
-        return pq.read_metadata(pa.BufferReader(footer_bytes(footer)))
+        return pq.read_metadata(pa.BufferReader(data))
     except _PYARROW_ERRORS as exc:
-        raise _unreadable(exc, footer) from None
+        raise _unreadable(exc, path) from None
 
 
 #: What pyarrow raises on a footer it cannot read: its own errors, and UnicodeDecodeError
@@ -253,47 +294,45 @@ def _pyarrow_metadata(footer: Footer) -> Any:
 _PYARROW_ERRORS = (OSError, pa.ArrowException, UnicodeDecodeError)
 
 
-def _unreadable(exc: BaseException, footer: Footer) -> ParquetFormatError:
+def _unreadable(exc: BaseException, path: str) -> ParquetFormatError:
     """The file's error for what pyarrow raised reading its footer."""
     if isinstance(exc, UnicodeDecodeError):
         return ParquetFormatError(
-            f"pyarrow cannot read the footer: a column name is not UTF-8 ({exc})",
-            path=footer.path,
+            f"pyarrow cannot read the footer: a column name is not UTF-8 ({exc})", path=path
         )
-    return ParquetFormatError(f"pyarrow cannot read the footer: {exc}", path=footer.path)
+    return ParquetFormatError(f"pyarrow cannot read the footer: {exc}", path=path)
 
 
-def _arrow_schema(footer: Footer, md: Any | None) -> Any:
-    """The file's Arrow schema as pyarrow reads it, from ``md`` (pyarrow's decode) or from
-    an earlier file of the same schema: a file pruned whole never reaches pyarrow unless
-    its schema is one not met before (then pyarrow decodes that footer once)."""
+def _arrow_schema(footer: Footer) -> tuple[Any, Any]:
+    """The file's Arrow schema as pyarrow reads it, from an earlier file of the same schema
+    or else from pyarrow's decode of the footer (then given too; None when not made): a
+    file reaches pyarrow's footer decoder here only when its schema is one not met before."""
     meta = footer.metadata
     fingerprint = meta.schema.fingerprint
     stored = next((kv.value for kv in meta.key_value_metadata or () if kv.key == _ARROW_KEY), None)
     key = None if fingerprint is None else (fingerprint, stored)
     found = _ARROW_SCHEMAS.get(key) if key is not None else None
     if found is not None:
-        return found
+        return found, None
     # Files of one new schema met at once in several threads: one decodes it, the others
     # wait for it (a decode costs more than the wait).
     with _ARROW_SCHEMAS_LOCK:
         found = _ARROW_SCHEMAS.get(key) if key is not None else None
         if found is not None:
-            return found
-        if md is None:
-            md = _pyarrow_metadata(footer)
+            return found, None
+        md = _pyarrow_metadata(footer_bytes(footer), footer.path)
         try:
             found = pq.ParquetFile(
                 FetchedFile(footer.file_size, HeldBytes(), footer.path), metadata=md
             )
             found = found.schema_arrow
         except _PYARROW_ERRORS as exc:
-            raise _unreadable(exc, footer) from None
+            raise _unreadable(exc, footer.path) from None
         if key is not None:
             if len(_ARROW_SCHEMAS) >= _ARROW_SCHEMAS_MAX:
                 _ARROW_SCHEMAS.clear()
             _ARROW_SCHEMAS[key] = found
-    return found
+    return found, md
 
 
 def describe(
@@ -306,10 +345,11 @@ def describe(
 ) -> FilePlan:
     """What reading the rows of the kept row groups needs, from the footer already read.
 
-    pyarrow decodes the footer only when there is a row group to read (its reader needs
-    its own metadata); the Arrow schema of a file pruned whole comes from an earlier file
-    of the same schema. A row group of no rows has nothing to read: it is left out
-    (pyarrow writes one for an empty table, its chunks at offset 0). With ``page_index``,
+    pyarrow decodes the footer when it first decodes a row group (its reader needs its own
+    metadata: :attr:`FilePlan.pyarrow_metadata`), or here for a schema not met before; the
+    Arrow schema of a file comes from an earlier file of the same schema. A row group of
+    no rows has nothing to read: it is left out (pyarrow writes one for an empty table,
+    its chunks at offset 0). With ``page_index``,
     the places of the file's page index are read too (see :mod:`.pages`), and the index
     bytes the footer's tail already holds are kept. ``rows`` says what its partition
     folders make of the file's rows. With ``tail`` (rows read right after, in the same
@@ -319,15 +359,15 @@ def describe(
     Raises
     ------
     ParquetFormatError
-        The footer is damaged (a row group is read from it), or pyarrow cannot read it.
+        The footer is damaged (a row group is read from it), or pyarrow cannot read the
+        footer of a schema not met before.
     """
     groups = footer.metadata.row_groups
     kept = [g for g in kept if groups[g].num_rows != 0]
     if kept:
         # Every field pyarrow's reader checks is checked here first (see _pyarrow_metadata).
         footer.metadata.load()
-    md = _pyarrow_metadata(footer) if kept else None
-    arrow_schema = _arrow_schema(footer, md)
+    arrow_schema, md = _arrow_schema(footer)
     pages = None
     # Files without a page index (pyarrow's default) skip the second footer decode.
     if page_index and kept and any(c.has_offset_index for c in groups[kept[0]].columns):
@@ -344,10 +384,12 @@ def describe(
         footer.identity,
         kept,
         arrow_schema,
-        md,
+        footer_bytes(footer) if kept else None,
         pages,
         footer.metadata if kept else None,
     )
+    if kept:
+        plan.decoded_by_pyarrow = md
     if rows is not None:
         plan.where, plan.every_row = rows.where, rows.every_row
         plan.partition, plan.partition_fields = dict(rows.values), tuple(rows.fields)
