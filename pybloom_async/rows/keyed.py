@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -116,7 +117,8 @@ def key_of(plan: FilePlan, where: Predicate, leaves: Leaves) -> Keys | None:
         stored = leaves.stored(leaf, values, desc, arrow_type)
         if width and any(len(raw) != width for raw in stored):
             continue  # not as this column stores its values: left to the full decode
-        best = Keys.of(leaf.column, stored, width)
+        make = partial(Keys.of, leaf.column, stored, width)
+        best = leaves.cached(leaf, desc, arrow_type, -2, make)
     return best
 
 

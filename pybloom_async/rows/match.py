@@ -263,9 +263,9 @@ def _value_set(
 
 
 #: What the predicate's leaves are prepared into, by leaf, column, Arrow type and part (0: an
-#: equality's value set, 1 and 2: a range's ends, -1: an equality's stored encodings), each
-#: beside its leaf: shared by a run's files, so a literal list is encoded once per column
-#: type, not once per file.
+#: equality's value set, 1 and 2: a range's ends, -1: an equality's stored encodings, -2:
+#: those as the C matcher's keys), each beside its leaf: shared by a run's files, so a
+#: literal list is encoded once per column type, not once per file.
 ValueSets = dict[tuple[int, ColumnDescriptor, pa.DataType, int], tuple[Predicate, Any]]
 
 
@@ -286,9 +286,11 @@ class Leaves:
             return None
         return self.schema.column(column)
 
-    def _cached(
+    def cached(
         self, leaf: Predicate, desc: ColumnDescriptor, arrow_type: pa.DataType, part: int, make: Any
     ) -> Any:
+        """What ``make()`` prepares of ``leaf`` for ``desc`` read as ``arrow_type`` (``part``
+        says what: see :data:`ValueSets`), made once per run."""
         key = (id(leaf), desc, arrow_type, part)
         found = self._prepared.get(key)
         if found is not None and found[0] is leaf:
@@ -305,7 +307,7 @@ class Leaves:
     ) -> pa.Array:
         """The Arrow values equal to any of ``values`` (the literals of ``leaf``)."""
         column = desc.path
-        return self._cached(
+        return self.cached(
             leaf, desc, arrow_type, 0, lambda: _value_set(values, desc, arrow_type, column)
         )
 
@@ -315,7 +317,7 @@ class Leaves:
         """The stored (PLAIN) encodings equal to any of ``values`` (the literals of
         ``leaf``): those a row's value equals when the leaf holds for it."""
         column = desc.path
-        found: tuple[bytes, ...] = self._cached(
+        found: tuple[bytes, ...] = self.cached(
             leaf, desc, arrow_type, -1, lambda: _stored(values, desc, arrow_type, column)
         )
         return found
@@ -324,7 +326,7 @@ class Leaves:
         self, leaf: Predicate, part: int, value: Any, op: str, desc: ColumnDescriptor, data: Any
     ) -> Bound:
         """One end of a range (``column op value``) as a comparison of the decoded values."""
-        bound: Bound = self._cached(
+        bound: Bound = self.cached(
             leaf, desc, data.type, part + 1, lambda: range_bound(value, op, desc, data)
         )
         return bound

@@ -19,6 +19,7 @@ never raises for what a file holds.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,8 +105,27 @@ class Column:
     arrow_type: Any
 
 
+#: What :func:`takeable` found, by the ids of the schemas (shared by the files of one
+#: schema) and the column's name, beside the schemas (so their ids are theirs while the
+#: entry lives). Bounded: cleared when full.
+_TAKEABLE: dict[tuple[int, int, str], tuple[Any, Any, Column | None]] = {}
+_TAKEABLE_MAX = 4096
+
+
 def takeable(plan: FilePlan, name: str) -> Column | None:
     """The column ``name`` (a top-level name of the file) if its rows can be taken here."""
+    key = (id(plan.schema), id(plan.arrow_schema), name)
+    found = _TAKEABLE.get(key)
+    if found is not None and found[0] is plan.schema and found[1] is plan.arrow_schema:
+        return found[2]
+    column = _takeable(plan, name)
+    if len(_TAKEABLE) >= _TAKEABLE_MAX:
+        _TAKEABLE.clear()
+    _TAKEABLE[key] = (plan.schema, plan.arrow_schema, column)
+    return column
+
+
+def _takeable(plan: FilePlan, name: str) -> Column | None:
     if name not in plan.schema:
         return None
     desc = plan.schema.column(name)
@@ -194,8 +214,9 @@ def _take_chunk(
         chunk = chunk_pages(plan, held, group, column.desc)
     pieces: list[tuple[Page, Any]] = []
     taken = 0
+    wanted = rows.tolist()  # bisected per page: a few rows, where numpy's call costs more
     for page in chunk.pages:
-        more = int(np.searchsorted(rows, page.row + page.values, side="left"))
+        more = bisect.bisect_left(wanted, page.row + page.values)
         if more > taken:
             parsed = chunk.read(page)
             pieces.append((parsed, parsed.refs(rows[taken:more] - page.row, page.values)))
