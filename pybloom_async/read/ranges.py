@@ -291,6 +291,18 @@ class HeldBytes:
         """The ``(start, end)`` of each piece held."""
         return [(start, start + len(data)) for start, data in self._pieces]
 
+    def view(self, start: int, end: int) -> memoryview | None:
+        """The bytes ``[start, end)`` as a view of the piece that holds them all (no copy),
+        or of a copy when they span pieces; None when any of them is not held."""
+        pieces = self._pieces
+        i = max(0, bisect.bisect_right(self._starts, start) - 1)
+        if i < len(pieces):
+            base, data = pieces[i]
+            if base <= start and end <= base + len(data):
+                return memoryview(data)[start - base : end - base]
+        found = self.read(start, end)
+        return None if found is None else memoryview(found)
+
     def read(self, start: int, end: int) -> bytes | None:
         """The bytes ``[start, end)``, or None when any of them is not held."""
         pieces = self._pieces
