@@ -35,6 +35,10 @@ from pathlib import Path
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from record import installed_bytecode  # noqa: E402
+
 ROOT = BENCH / "data" / "rows"
 LAKE = ROOT / "hive-60-v1"
 DAYS = 30
@@ -247,6 +251,7 @@ def main() -> None:
         print(json.dumps(_worker(engine, str(LAKE), json.loads(query))))
         return
     ensure_lake()
+    installed_bytecode()
     queries = make_queries(args.seed)
     engines = args.engines.split(",")
     names = args.queries.split(",")
