@@ -82,6 +82,21 @@ static int cmp_u32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* The offsets of the first `count` PLAIN byte arrays of values; 0 when they do not fit. */
+static int array_offsets(const uint8_t *values, size_t values_len, uint32_t count,
+                         int64_t *offsets) {
+    uint64_t byte = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (byte > values_len || values_len - byte < 4) return 0;
+        uint64_t len = (uint32_t)values[byte] | (uint32_t)values[byte + 1] << 8 |
+                       (uint32_t)values[byte + 2] << 16 | (uint32_t)values[byte + 3] << 24;
+        if (len > values_len - byte - 4) return 0;
+        offsets[i] = (int64_t)byte;
+        byte += 4 + len;
+    }
+    return 1;
+}
+
 static int64_t le(const uint8_t *p, uint32_t width) {
     uint64_t v = 0;
     for (uint32_t i = width; i-- > 0;) v = v << 8 | p[i];
@@ -123,16 +138,7 @@ static void check_match(const uint8_t *levels, size_t levels_len, const uint8_t 
              reference(values + 1, values_len - 1, values[0], present, indices);
         for (uint32_t i = 0; ok && i < present; i++) ok = indices[i] < dict_count;
     } else if (ok && !dict_count && arrays) {
-        uint64_t byte = 0;
-        for (uint32_t i = 0; ok && i < present; i++) {
-            ok = byte <= values_len && values_len - byte >= 4;
-            if (!ok) break;
-            uint64_t len = (uint32_t)values[byte] | (uint32_t)values[byte + 1] << 8 |
-                           (uint32_t)values[byte + 2] << 16 | (uint32_t)values[byte + 3] << 24;
-            ok = len <= values_len - byte - 4;
-            at[i] = (int64_t)byte;
-            byte += 4 + len;
-        }
+        ok = array_offsets(values, values_len, present, at);
     } else if (ok && !dict_count) {
         ok = (uint64_t)present * key_width <= values_len;
     }
@@ -312,16 +318,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (defs[row] == 1) ok = indices[k] < dict_count;
         }
     } else if (ok && arrays) {
-        uint64_t byte = 0;
-        for (uint32_t i = 0; ok && i < present; i++) {
-            ok = byte <= values_len && values_len - byte >= 4;
-            if (!ok) break;
-            uint64_t size_i = (uint32_t)values[byte] | (uint32_t)values[byte + 1] << 8 |
-                              (uint32_t)values[byte + 2] << 16 | (uint32_t)values[byte + 3] << 24;
-            ok = size_i <= values_len - byte - 4;
-            offsets[i] = (int64_t)byte;
-            byte += 4 + size_i;
-        }
+        ok = array_offsets(values, values_len, present, offsets);
     } else if (ok) {
         ok = (uint64_t)present * width <= values_len;
     }

@@ -23,7 +23,16 @@ from .arrow import bool_array, constant_bools, empty_table, int64_array, numpy_o
 from .keyed import Keys, key_of, key_rows
 from .match import computable, evaluate, leaf_array
 from .pages import GroupPages, decode_group, held_reader
-from .plan import FileMatch, FilePlan, Job, TableFile, read_columns, row_numbers, rows_where
+from .plan import (
+    Fetched,
+    FileMatch,
+    FilePlan,
+    Job,
+    TableFile,
+    read_columns,
+    row_numbers,
+    rows_where,
+)
 from .schema import conform
 from .take import take_columns
 
@@ -118,23 +127,18 @@ class Matches:
 
 
 def match_row_groups(
-    pf: Any,
-    held: HeldBytes,
-    plan: FilePlan,
-    groups: Sequence[int],
-    columns: ReadColumns,
-    job: Job,
-    match: FileMatch,
+    fetched: Fetched, groups: Sequence[int], columns: ReadColumns, job: Job, match: FileMatch
 ) -> Matches:
     """Row groups' predicate columns decoded in one call (not one per row group: the reader,
     the predicate's arrays and the mask are made once) and the predicate evaluated on them;
     or, for a lookup by key, only the rows whose key matches (:func:`keyed_matches`)."""
+    plan = fetched.plan
     sizes = [plan.metadata.row_groups[g].num_rows for g in groups]
     starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
-    found = keyed_matches(held, plan, groups, starts, columns, job, match)
+    found = keyed_matches(fetched, groups, starts, columns, job, match)
     if found is not None:
         return found
-    table = computable(pf.read_row_groups(groups, columns=columns.first, use_threads=False))
+    table = computable(fetched.read_row_groups(groups, columns=columns.first, use_threads=False))
     positions = None
     if match.table is not None:
         positions = np.concatenate(
@@ -154,8 +158,7 @@ def keys_of(plan: FilePlan, job: Job, match: FileMatch) -> Keys | None:
 
 
 def keyed_matches(
-    held: HeldBytes,
-    plan: FilePlan,
+    fetched: Fetched,
     groups: Sequence[int],
     starts: Any,
     columns: ReadColumns,
@@ -166,6 +169,7 @@ def keyed_matches(
     matcher reads (:mod:`.keyed`): the rows whose key matches are found in the key chunk's
     pages, the predicate's columns taken at those rows only (:mod:`.take`), and the
     predicate evaluated on them. None when a chunk is not read so (pyarrow decodes them)."""
+    plan, held = fetched.plan, fetched.held
     keys = keys_of(plan, job, match)
     if keys is None:
         return None
@@ -220,43 +224,37 @@ def named_failure(decode: Callable[[list[int]], Any], plan: FilePlan, groups: li
 
 
 def decode_row_groups(
-    pf: Any,
-    held: HeldBytes,
-    plan: FilePlan,
-    groups: Sequence[int],
-    columns: ReadColumns,
-    job: Job,
-    match: FileMatch,
+    fetched: Fetched, groups: Sequence[int], columns: ReadColumns, job: Job, match: FileMatch
 ) -> Any:
     """Decode row groups (in order), keep the rows where the predicate holds, shape them as
-    the result: one table. ``pf`` reads the fetched bytes ``held``.
+    the result: one table, of the file's ``fetched`` bytes.
 
     The predicate's columns are decoded first (:func:`match_row_groups`), and the others
     only at the matching rows of the row groups that hold one (:func:`other_columns`): a
     row group kept by a filter's false positive (about 1 in 100 per probed value) costs the
     decode of its predicate columns only.
     """
-    rest = columns.rest
+    rest, plan = columns.rest, fetched.plan
     if rows_where(plan, job) is None and match.table is None:  # a scan, or partition values
-        table = computable(pf.read_row_groups(groups, columns=columns.first, use_threads=False))
+        first = fetched.read_row_groups(groups, columns=columns.first, use_threads=False)
+        table = computable(first)
         if rest:
-            more = pf.read_row_groups(groups, columns=rest, use_threads=False)
+            more = fetched.read_row_groups(groups, columns=rest, use_threads=False)
             table = _joined(table, computable(more))
         return shaped(table, plan, job)
-    found = match_row_groups(pf, held, plan, groups, columns, job, match)
+    found = match_row_groups(fetched, groups, columns, job, match)
     table = found.table
     if rest and found.taken.size:
-        table = _joined(table, other_columns(pf, held, plan, found, rest))
+        table = _joined(table, other_columns(fetched, found, rest))
     return shaped(table, plan, job)
 
 
-def other_columns(
-    pf: Any, held: HeldBytes, plan: FilePlan, found: Matches, names: list[str]
-) -> Any:
+def other_columns(fetched: Fetched, found: Matches, names: list[str]) -> Any:
     """The columns ``names`` at the matching rows of ``found``: taken from their chunks'
     pages by the C decoder (:mod:`.take`) where it reads them, else decoded by pyarrow
     (whole chunks of the row groups with a match) and taken."""
     hits = found.per_group()
+    plan, held = fetched.plan, fetched.held
     taken = [take_columns(plan, held, group, names, rows) for group, _, rows in hits]
     native = [n for n in names if all(n in t for t in taken)]
     parts = {n: pa.chunked_array([t[n] for t in taken]) for n in native}
@@ -269,7 +267,7 @@ def other_columns(
         hit_starts = np.zeros(len(found.groups), dtype=np.int64)
         hit_starts[hit] = np.concatenate(([0], np.cumsum(sizes[hit])[:-1]))
         groups = [found.groups[i] for i in hit]
-        more = pf.read_row_groups(groups, columns=decoded, use_threads=False)
+        more = fetched.read_row_groups(groups, columns=decoded, use_threads=False)
         at = found.taken - found.starts[of] + hit_starts[of]
         more = computable(more).take(int64_array(at))
         parts.update(zip(more.column_names, more.columns, strict=True))

@@ -42,12 +42,12 @@ from .pages import (
     select_group,
 )
 from .plan import (
+    Fetched,
     FileMatch,
     FilePlan,
     Job,
     chunk_range,
     file_match,
-    row_group_reader,
     rows_where,
 )
 from .two_phase import Hit, first_rows, hit_batches, other_rows, whole_first_rows
@@ -230,7 +230,7 @@ async def _in_one_phase(
             else:
                 wanted.extend(chunk_range(plan, g, leaf) for leaf in leaf_indexes)
         held = await _fetch(source, job, wanted, plan.held)
-        pf = row_group_reader(plan, held)
+        fetched = Fetched(plan, held)
         whole: list[int] = []  # row groups read as whole chunks, decoded together
         for group in groups:
             pages = selected.get(group)
@@ -238,7 +238,7 @@ async def _in_one_phase(
                 whole.append(group)
                 continue
             if whole:
-                async with aclosing(_decoded(pf, held, plan, whole, columns, job, match)) as runs:
+                async with aclosing(_decoded(fetched, whole, columns, job, match)) as runs:
                     async for table in runs:
                         yield table
                 whole = []
@@ -248,48 +248,37 @@ async def _in_one_phase(
                 yield await to_worker(decode_pages_of, pages, plan, job, match, held)
             except WholeChunks:  # the pages did not decode as indexed: whole chunks
                 chunks = [chunk_range(plan, group, x) for x in leaf_indexes]
-                group_held = await _fetch(source, job, chunks, held)
-                group_pf = row_group_reader(plan, group_held)
-                yield await _decoded_run(group_pf, group_held, plan, [group], columns, job, match)
+                group_held = Fetched(plan, await _fetch(source, job, chunks, held))
+                yield await _decoded_run(group_held, [group], columns, job, match)
             except (PyBloomError, OSError, pa.ArrowException) as exc:
                 raise format_error(exc, plan, group) from None
         if whole:
-            async with aclosing(_decoded(pf, held, plan, whole, columns, job, match)) as runs:
+            async with aclosing(_decoded(fetched, whole, columns, job, match)) as runs:
                 async for table in runs:
                     yield table
 
 
 async def _decoded(
-    pf: Any,
-    held: HeldBytes,
-    plan: FilePlan,
-    groups: list[int],
-    columns: ReadColumns,
-    job: Job,
-    match: FileMatch,
+    fetched: Fetched, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
 ) -> AsyncGenerator[Any, None]:
     """:func:`~.decode.decode_row_groups` in a worker, a bounded run of row groups at a time
-    (:func:`~.decode.decode_batches`), less those their dictionaries rule out (``held``:
-    their bytes); an error names the row group that fails (each decoded alone to find it)."""
+    (:func:`~.decode.decode_batches`), less those their dictionaries rule out (their bytes
+    are ``fetched``); an error names the row group that fails (each decoded alone to find
+    it)."""
+    plan = fetched.plan
     if keys_of(plan, job, match) is None:  # found by key, the dictionaries are read then
-        groups = await to_worker(dictionary_kept, plan, job, held, groups)
+        groups = await to_worker(dictionary_kept, plan, job, fetched.held, groups)
     for run in decode_batches(plan, groups, columns.leaves):
-        yield await _decoded_run(pf, held, plan, run, columns, job, match)
+        yield await _decoded_run(fetched, run, columns, job, match)
 
 
 async def _decoded_run(
-    pf: Any,
-    held: HeldBytes,
-    plan: FilePlan,
-    groups: list[int],
-    columns: ReadColumns,
-    job: Job,
-    match: FileMatch,
+    fetched: Fetched, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
 ) -> Any:
     def decode(run: list[int]) -> Any:
-        return decode_row_groups(pf, held, plan, run, columns, job, match)
+        return decode_row_groups(fetched, run, columns, job, match)
 
-    return await to_worker(named_failure, decode, plan, groups)
+    return await to_worker(named_failure, decode, fetched.plan, groups)
 
 
 # ---- two phases ------------------------------------------------------------------------
@@ -368,7 +357,9 @@ async def _phase_one(
         except WholeChunks:
             ranges = [chunk_range(plan, group, leaf) for leaf in columns.first_leaves]
             whole = await _fetch(source, job, ranges, held)
-            return await to_worker(whole_first_rows, whole, plan, [group], columns, job, match)
+            return await to_worker(
+                whole_first_rows, Fetched(plan, whole), [group], columns, job, match
+            )
 
     paged = [g for g in groups if g in selected]
     whole = [g for g in groups if g not in selected]
@@ -377,6 +368,7 @@ async def _phase_one(
     # together, a bounded run at a time.
     if keys_of(plan, job, match) is None:  # found by key, the dictionaries are read then
         whole = await to_worker(dictionary_kept, plan, job, held, whole)
+    fetched = Fetched(plan, held)
     for run in decode_batches(plan, whole, columns.first_leaves):
-        found += await to_worker(whole_first_rows, held, plan, run, columns, job, match)
+        found += await to_worker(whole_first_rows, fetched, run, columns, job, match)
     return sorted(found, key=lambda hit: hit.group)

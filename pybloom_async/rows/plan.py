@@ -183,36 +183,33 @@ def _padded(created_by: str | None) -> bool:
     return version < (1, 2, 9)
 
 
-class RowGroupReader:
-    """pyarrow's reader of a file's fetched bytes, made (with pyarrow's decode of the
-    footer) when a row group is first decoded: rows found by key and taken from their pages
-    need neither.
+class Fetched:
+    """A file's plan and the bytes fetched of it (``held``), read by our own code (rows
+    found by key and taken: :mod:`.keyed`, :mod:`.take`) or by pyarrow, whose reader (with
+    its decode of the footer) is made when it first decodes a row group.
 
-    Without pre-buffering: pyarrow then reads each column chunk it decodes as it is
+    pyarrow reads without pre-buffering: each column chunk it decodes as it is
     (:func:`chunk_range`), where pre-buffering would coalesce the chunks of a row group over
     the holes between them, bytes of other columns never fetched."""
 
     def __init__(self, plan: FilePlan, held: HeldBytes) -> None:
-        self._plan, self._held = plan, held
+        self.plan, self.held = plan, held
         self._reader: Any = None
 
     def _made(self) -> Any:
         if self._reader is None:
-            plan = self._plan
-            source = FetchedFile(plan.footer_location.file_size, self._held, plan.path)
+            plan = self.plan
+            source = FetchedFile(plan.footer_location.file_size, self.held, plan.path)
             self._reader = pq.ParquetFile(source, metadata=plan.pyarrow_metadata, pre_buffer=False)
         return self._reader
 
     def read_row_groups(self, groups: Sequence[int], **options: Any) -> Any:
+        """pyarrow's ``ParquetFile.read_row_groups`` of the fetched bytes."""
         return self._made().read_row_groups(groups, **options)
 
     def read_row_group(self, group: int, **options: Any) -> Any:
+        """pyarrow's ``ParquetFile.read_row_group`` of the fetched bytes."""
         return self._made().read_row_group(group, **options)
-
-
-def row_group_reader(plan: FilePlan, held: HeldBytes) -> RowGroupReader:
-    """pyarrow's reader of the file's fetched bytes ``held`` (see :class:`RowGroupReader`)."""
-    return RowGroupReader(plan, held)
 
 
 def top_level(plan: FilePlan) -> list[str]:

@@ -32,7 +32,7 @@ from .decode import (
 )
 from .match import computable
 from .pages import GroupPages, WholeChunks, decode_group, held_reader, pages_for_rows
-from .plan import FileMatch, FilePlan, Job, chunk_range, row_group_reader
+from .plan import Fetched, FileMatch, FilePlan, Job, chunk_range
 from .take import take_columns
 
 
@@ -140,8 +140,8 @@ def other_rows(hit: Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: H
             parts.update(take_columns(plan, held, hit.group, whole, hit.matched))
             decoded = [name for name in whole if name not in parts]
             if decoded:
-                pf = row_group_reader(plan, held)
-                read = pf.read_row_group(hit.group, columns=decoded, use_threads=False)
+                fetched = Fetched(plan, held)
+                read = fetched.read_row_group(hit.group, columns=decoded, use_threads=False)
                 read = computable(read).take(int64_array(hit.matched))
                 parts.update(zip(read.column_names, read.columns, strict=True))
         table = hit.first
@@ -155,21 +155,15 @@ def other_rows(hit: Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: H
 
 
 def whole_first_rows(
-    held: HeldBytes,
-    plan: FilePlan,
-    groups: list[int],
-    columns: ReadColumns,
-    job: Job,
-    match: FileMatch,
+    fetched: Fetched, groups: list[int], columns: ReadColumns, job: Job, match: FileMatch
 ) -> list[Hit]:
     """Phase one of row groups read as whole chunks, decoded in one call: those with a
     match. An error names the row group that fails (each decoded alone to find it)."""
-    pf = row_group_reader(plan, held)
 
     def decode(run: list[int]) -> Matches:
-        return match_row_groups(pf, held, plan, run, columns, job, match)
+        return match_row_groups(fetched, run, columns, job, match)
 
-    found: Matches = named_failure(decode, plan, groups)
+    found: Matches = named_failure(decode, fetched.plan, groups)
     return [Hit(group, rows, matched) for group, rows, matched in found.per_group()]
 
 

@@ -22,9 +22,9 @@ def decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     seen: list[int] = []
     real = decode.match_row_groups
 
-    def spy(pf: Any, held: Any, plan: Any, groups: Any, *args: Any) -> Any:
+    def spy(fetched: Any, groups: Any, *args: Any) -> Any:
         seen.extend(groups)
-        return real(pf, held, plan, groups, *args)
+        return real(fetched, groups, *args)
 
     monkeypatch.setattr(decode, "match_row_groups", spy)
     monkeypatch.setattr(decode, "key_of", lambda *args: None)
