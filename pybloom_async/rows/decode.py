@@ -150,9 +150,9 @@ def match_row_groups(
 
 def keys_of(plan: FilePlan, job: Job, match: FileMatch) -> Keys | None:
     """The keys the file's rows are found by (:func:`keyed_matches`); None: they are not
-    (no equality or IN list on a column the C matcher reads, or a table's data file)."""
+    (no equality or IN list on a column the C matcher reads)."""
     where = rows_where(plan, job)
-    if where is None or match.table is not None:
+    if where is None:
         return None
     return key_of(plan, where, match.leaves)
 
@@ -185,13 +185,16 @@ def keyed_matches(
                 return None
             parts.append(pa.table([taken[n] for n in columns.first], names=columns.first))
             candidates.append(rows + start)
+            positions.append(match.positions(group, rows))
+    none = np.zeros(0, dtype=np.int64)
     if parts:
         table = computable(pa.concat_tables(parts))
         at = np.concatenate(candidates)
     else:
         table = computable(empty_table(plan.arrow_schema).select(columns.first))
-        at = np.zeros(0, dtype=np.int64)
-    rows, taken = matched_rows(table, plan, job, match)
+        at = none
+    where = None if match.table is None else np.concatenate(positions) if positions else none
+    rows, taken = matched_rows(table, plan, job, match, where)
     return Matches(groups, rows, at[taken], starts)
 
 
