@@ -168,12 +168,13 @@ def keyed_matches(
     """:func:`match_row_groups` for a predicate with an equality or IN list on a key the C
     matcher reads (:mod:`.keyed`): the rows whose key matches are found in the key chunk's
     pages, the predicate's columns taken at those rows only (:mod:`.take`), and the
-    predicate evaluated on them. None when a chunk is not read so (pyarrow decodes them)."""
+    predicate evaluated on them (a table's data file: and its deletes applied to them, by
+    their positions in the file). None when a chunk is not read so (pyarrow decodes them)."""
     plan, held = fetched.plan, fetched.held
     keys = keys_of(plan, job, match)
     if keys is None:
         return None
-    parts, candidates = [], []
+    parts, candidates, positions = [], [], []
     for group, start in zip(groups, starts, strict=False):
         found = key_rows(plan, held, group, keys)
         if found is None:
