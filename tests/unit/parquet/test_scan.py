@@ -296,6 +296,42 @@ def test_chunks_of_takes_the_decoders_chunks_where_the_scanner_refuses() -> None
     assert group.columns[1].statistics == meta.row_groups[0].columns[1].statistics
 
 
+def test_a_row_groups_list_replaced_by_a_later_one_is_read_by_the_decoder() -> None:
+    # Thrift keeps the last value of a field read twice. The first row_groups list has a
+    # chunk without its type; the second is whole. The scanner stops at the first (it
+    # checks chunks as it meets them) and the decoder reads the second: its chunks are used.
+    bad = _footer([_chunk("a", type=None), _good_chunks()[1]])
+    good = encode(wire.FileMetaData(row_groups=[wire.RowGroup(
+        columns=_good_chunks(), total_byte_size=200, num_rows=10)]))  # fmt: skip
+    assert bad[-1] == 0 and good[0] == 0x49 and good[-1] == 0  # field 4 (a list), stop
+    # The first encoding's stop dropped; field 4 again (delta 0: the long form), then stop.
+    data = bad[:-1] + bytes([0x09, 0x08]) + good[1:-1] + b"\x00"
+    assert agree(data) == "read-by-decoder"
+    meta = _meta(data)
+    group = meta.chunks_of([0, 1])[0]
+    assert group.columns[1].statistics == meta.row_groups[0].columns[1].statistics
+    assert meta.row_groups[0].columns[0].physical_type == PhysicalType.INT64
+
+
+def test_a_refused_chunk_before_damage_raises_the_decoders_error() -> None:
+    # The scanner refuses the encrypted chunk and stops there; the decoder reads on and
+    # trips over the damage after it. Either way the footer is refused, with the
+    # decoder's error (the scanner's verdict is never the one raised).
+    encrypted = wire.ColumnChunk(meta_data=_chunk("a").meta_data, crypto_metadata=wire.Empty())
+    data = _footer([encrypted, _good_chunks()[1]])
+    # The second chunk's path_in_schema, a list of one binary (field 3, one after the
+    # encodings: 0x19, then 0x18, "b"), made a list of one i32: thrift's decoder refuses
+    # its element type.
+    at = data.index(b"\x19\x18\x01b")
+    damaged = data[: at + 1] + b"\x15" + data[at + 2 :]
+    assert agree(damaged) == "refused-otherwise"
+    with pytest.raises(ParquetFormatError) as decoded:
+        _meta(damaged).row_groups[0].columns  # noqa: B018
+    with pytest.raises(ParquetFormatError) as scanned:
+        _meta(damaged).chunks_of([0])
+    assert str(scanned.value) == str(decoded.value)
+
+
 def test_pruning_builds_only_the_wanted_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
