@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.damage import damaged, paged_file
 
 from pybloom_async import read_footer_sync
 from pybloom_async._native import ffi, lib
@@ -176,23 +177,12 @@ def test_columns_it_does_not_read_are_left_to_pyarrow(tmp_path: Path) -> None:
 def test_a_damaged_page_is_refused_never_misread(tmp_path: Path) -> None:
     """Every byte of a chunk's pages changed in turn: each read gives pyarrow's values or
     leaves the column to pyarrow."""
-    table = pa.table(
-        {
-            "v": pa.array([None if i % 5 == 0 else i % 13 for i in range(200)], pa.int64()),
-            "s": [f"k{i % 7}" for i in range(200)],
-        }
-    )
     path = tmp_path / "a.parquet"
-    pq.write_table(table, path, compression="none")
-    data = bytearray(path.read_bytes())
-    end = pq.ParquetFile(path).metadata.row_group(0).column(1).data_page_offset + 60
-    for at in range(4, end):
-        for value in (0xFF, data[at] ^ 0x01):
-            damaged = bytearray(data)
-            damaged[at] = value
-            broken = tmp_path / "b.parquet"
-            broken.write_bytes(bytes(damaged))
-            _compare(broken)
+    data = paged_file(path, "v", "s")
+    broken = tmp_path / "b.parquet"
+    for _at, _value, bad in damaged(path, data):
+        broken.write_bytes(bad)
+        _compare(broken)
 
 
 def test_the_corpus(parquet_testing: Path) -> None:
