@@ -294,23 +294,33 @@ class HeldBytes:
     def view(self, start: int, end: int) -> memoryview | None:
         """The bytes ``[start, end)`` as a view of the piece that holds them all (no copy),
         or of a copy when they span pieces; None when any of them is not held."""
+        i, whole = self._piece(start, end)
+        if whole is not None:
+            return whole
+        found = self._joined(i, start, end)
+        return None if found is None else memoryview(found)
+
+    def read(self, start: int, end: int) -> bytes | None:
+        """The bytes ``[start, end)``, or None when any of them is not held."""
+        i, whole = self._piece(start, end)
+        if whole is not None:
+            return bytes(whole)
+        return self._joined(i, start, end)
+
+    def _piece(self, start: int, end: int) -> tuple[int, memoryview | None]:
+        """The index of the piece where ``start`` would lie, and a view of ``[start, end)``
+        when that piece holds it all (else None)."""
         pieces = self._pieces
         i = max(0, bisect.bisect_right(self._starts, start) - 1)
         if i < len(pieces):
             base, data = pieces[i]
             if base <= start and end <= base + len(data):
-                return memoryview(data)[start - base : end - base]
-        found = self.read(start, end)
-        return None if found is None else memoryview(found)
+                return i, memoryview(data)[start - base : end - base]
+        return i, None
 
-    def read(self, start: int, end: int) -> bytes | None:
-        """The bytes ``[start, end)``, or None when any of them is not held."""
+    def _joined(self, i: int, start: int, end: int) -> bytes | None:
+        """``[start, end)`` copied from the pieces from ``i`` on (None: not all held)."""
         pieces = self._pieces
-        i = max(0, bisect.bisect_right(self._starts, start) - 1)
-        if i < len(pieces):
-            base, data = pieces[i]
-            if base <= start and end <= base + len(data):  # one piece holds it all
-                return bytes(memoryview(data)[start - base : end - base])
         out = bytearray()
         at = start
         while at < end and i < len(pieces):

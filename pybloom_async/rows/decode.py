@@ -194,8 +194,8 @@ def keyed_matches(
     else:
         table = computable(empty_table(plan.arrow_schema).select(columns.first))
         at = none
-    where = None if match.table is None else np.concatenate(positions) if positions else none
-    rows, taken = matched_rows(table, plan, job, match, where)
+    in_file = None if match.table is None else np.concatenate(positions) if positions else none
+    rows, taken = matched_rows(table, plan, job, match, in_file)
     return Matches(groups, rows, at[taken], starts)
 
 

@@ -193,8 +193,8 @@ def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: Column
     dtype, hashed_as = width
     if raw_size % dtype.itemsize:
         return None
-    page = held.read(body, body + size)
-    data = None if page is None else decompressed(memoryview(page), raw_size, codec)
+    page = held.view(body, body + size)
+    data = None if page is None else decompressed(page, raw_size, codec)
     if data is None:
         return None
     if hashed_as is PhysicalType.BYTE_ARRAY:

@@ -152,7 +152,8 @@ def key_rows(
 
 def _matched(chunk: ChunkPages, keys: Keys) -> Any:
     struct = keys.struct()
-    wanted: Any = None
+    wanted: Any = None  # which dictionary entries are keys (read when a page needs it)
+    any_key = False
     found = []
     for page in chunk.pages:
         if page.encoding in DICTIONARY_ENCODINGS:
@@ -160,10 +161,11 @@ def _matched(chunk: ChunkPages, keys: Keys) -> Any:
                 raise Refused
             if wanted is None:
                 data, count, _ = chunk.dictionary.read()
-                entries = _rows_of(None, memoryview(data), count, 0, None, struct)
+                entries = _rows_of(None, data, count, 0, None, struct)
                 wanted = np.zeros(count, dtype=np.uint8)
                 wanted[entries] = 1
-            if not wanted.any():
+                any_key = len(entries) > 0
+            if not any_key:
                 continue  # no key is in the dictionary: none is in its pages
         parsed = chunk.read(page)
         found.append(_page_rows(parsed, page.values, wanted, struct) + page.row)

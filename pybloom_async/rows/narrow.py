@@ -31,17 +31,16 @@ async def narrowed_where(file: OpenedFile, plan: FilePlan, where: Predicate) -> 
     """``where`` (in normal form) with each plain IN list over a column of ``file`` cut to
     the values its kept row groups' filters may hold (the filters pruning read: cached)."""
     lists = [
-        (p, dtype)
+        (p, values)
         for p in iter_leaves(where)
-        if isinstance(p, In) and (dtype := _plain(p, plan)) is not None
+        if isinstance(p, In) and (values := _plain(p, plan)) is not None
     ]
     if not lists or not plan.kept:
         return where
     filters: dict[FilterKey, BloomFilterRead] | None = None
     cut: dict[int, Predicate] = {}
-    for p, dtype in lists:
+    for p, values in lists:
         desc = plan.schema.column(p.column)
-        values = np.array(p.values, dtype=dtype)
         hashes = hash_values(values, desc.physical_type)
         may = await _probed(file, plan, desc, hashes)
         if may is None:
@@ -121,12 +120,12 @@ def _from_filters(
 
 
 def _plain(p: In, plan: FilePlan) -> Any:
-    """The numpy type of a plain integer IN list's values (None: not one)."""
+    """A plain integer IN list's values as a numpy array of the column's type (None: not
+    one). Python ints only (not bools), in range: checked by C loops, not one in Python per
+    value."""
     if len(p.values) < 2 or p.column not in plan.schema:
         return None
-    # Python ints only (not bools), in range: checked by C loops, not one in Python per value.
-    ints = plain_ints(p.values, plan.schema.column(p.column))
-    return None if ints is None else ints.dtype
+    return plain_ints(p.values, plan.schema.column(p.column))
 
 
 def _replaced(p: Predicate, cut: dict[int, Predicate]) -> Predicate:
