@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 from support.delta_logs import commit_deletion_vector
+from support.descriptors import LISTS_DESCRIPTORS, fds_under
 
 import pybloom_async as pba
 from pybloom_async.errors import InvalidArgumentError, PredicateError, UnsupportedTypeError
@@ -192,26 +193,24 @@ def test_deletion_vectors_are_applied(tmp_path: Path) -> None:
     assert [r["id"] for b in batches for r in b.to_pylist()] == [3]
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+@pytest.mark.skipif(not LISTS_DESCRIPTORS, reason="counts /proc/self/fd")
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
-def test_a_table_stream_closed_early_closes_its_file(table: Any, backend: str) -> None:
+def test_a_table_stream_closed_early_closes_its_file(
+    table: Any, tmp_path: Path, backend: str
+) -> None:
     # Keys in two files: the consumer stops after the first file's rows; closing the stream
     # closes the file it had open (nothing left for the garbage collector to finish).
-    def descriptors() -> int:
-        return len(os.listdir("/proc/self/fd"))
-
-    async def first_then_close() -> tuple[int, int]:
+    async def first_then_close() -> tuple[int, list[str]]:
         stream = pba.lookup_batches(table, "id IN (3, 390)")
         first = await anext(stream)
-        open_now = descriptors()
+        open_now = fds_under(tmp_path / "t")
         await stream.aclose()
         return first.num_rows, open_now
 
-    before = descriptors()
     rows, open_now = anyio.run(first_then_close, backend=backend)
     assert rows == 1
-    assert open_now > before
-    assert descriptors() == before
+    assert open_now
+    assert fds_under(tmp_path / "t") == []
 
 
 def test_deletion_vectors_in_a_partition_that_needs_escaping(tmp_path: Path) -> None:

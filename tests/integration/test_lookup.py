@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.descriptors import LISTS_DESCRIPTORS, fds_under
 from support.predicates import ALL_FORMS, random_predicate, truth
 from support.servers import table_guard_lists
 
@@ -495,24 +496,19 @@ async def test_batches_are_the_table_in_pieces(tmp_path: Path, anyio_backend: st
     assert pa.Table.from_batches(batches).equals(whole)
 
 
-def _open_descriptors() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
-@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+@pytest.mark.skipif(not LISTS_DESCRIPTORS, reason="counts /proc/self/fd")
 @pytest.mark.anyio
 async def test_a_stream_closed_early_closes_its_file(tmp_path: Path, anyio_backend: str) -> None:
     # The consumer stops after the first batch, with the file's other row groups unread:
     # closing the stream closes the file it was reading (no descriptor left to the GC).
     path = _small(tmp_path)
     where = col("id").isin([1, 150, 151, 399])
-    before = _open_descriptors()
     stream = lookup_batches(str(path), where, max_fetch_bytes=1)
     first = await stream.__anext__()
     assert first.num_rows == 1
-    assert _open_descriptors() > before  # the file is open while it is read
+    assert len(fds_under(path)) == 1  # the file is open while it is read
     await stream.aclose()
-    assert _open_descriptors() == before
+    assert fds_under(path) == []
 
 
 # ---- many files -----------------------------------------------------------------------------

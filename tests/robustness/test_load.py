@@ -32,6 +32,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.descriptors import fds_under, open_fds
 from support.servers import table_guard_lists
 
 from pybloom_async import ReaderConfig, Rule, Verdict, col, prune
@@ -112,29 +113,6 @@ def check_verdicts(verdicts: Sequence[Verdict], n: int, holders: set[tuple[int, 
 
 
 # --------------------------------------------------------------------------- measuring
-
-
-_FD_LOCK = threading.Lock()
-
-
-def open_fds() -> int:
-    """Open descriptors of the process (one at a time: listing the folder opens one)."""
-    with _FD_LOCK:
-        return len(os.listdir("/proc/self/fd"))
-
-
-def fds_under(folder: str) -> list[str]:
-    """Descriptors of the process open on files under ``folder`` (their paths)."""
-    found = []
-    with _FD_LOCK:
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                target = os.readlink(f"/proc/self/fd/{fd}")
-            except OSError:
-                continue  # closed meanwhile (or the listing's own descriptor)
-            if target.startswith(folder.rstrip("/") + "/"):
-                found.append(target)
-    return found
 
 
 #: Descriptors other parts of the process may open while a run goes on (in the full suite,

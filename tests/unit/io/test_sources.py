@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pytest
 from obstore.store import AzureStore, GCSStore, HTTPStore, S3Store
+from support.descriptors import LISTS_DESCRIPTORS, fds_under
 
 from pybloom_async.errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from pybloom_async.io.base import ByteSource, FileInfo, SourceStats
@@ -371,29 +372,27 @@ async def test_local_path_under_a_file_is_not_found(tmp_path: Path) -> None:
         await open_source(tmp_path / "f" / "g.parquet").size()
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+@pytest.mark.skipif(not LISTS_DESCRIPTORS, reason="needs /proc/self/fd")
 @pytest.mark.anyio
 async def test_local_lazy_open_keeps_one_descriptor(tmp_path: Path) -> None:
     """Tasks racing to open the file leave exactly one descriptor, closed by aclose()."""
     path = tmp_path / "race.bin"
     path.write_bytes(DATA)
-    before = len(os.listdir("/proc/self/fd"))
     source = LocalFileSource(path)
     async with anyio.create_task_group() as tg:
         for i in range(20):
             tg.start_soon(source.read_range, i, i + 100)
-    assert len(os.listdir("/proc/self/fd")) == before + 1
+    assert len(fds_under(path)) == 1
     await source.aclose()
-    assert len(os.listdir("/proc/self/fd")) == before
+    assert fds_under(path) == []
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+@pytest.mark.skipif(not LISTS_DESCRIPTORS, reason="needs /proc/self/fd")
 @pytest.mark.anyio
 async def test_local_close_during_reads(tmp_path: Path) -> None:
     """aclose() while reads run: each read gets its bytes or "closed", never a bad fd."""
     path = tmp_path / "close.bin"
     path.write_bytes(DATA)
-    before = len(os.listdir("/proc/self/fd"))
     source = LocalFileSource(path)
     await source.size()
     outcomes: list[str] = []
@@ -413,7 +412,7 @@ async def test_local_close_during_reads(tmp_path: Path) -> None:
         await source.aclose()
     assert len(outcomes) == 100
     assert set(outcomes) <= {"ok", "closed"}, set(outcomes)
-    assert len(os.listdir("/proc/self/fd")) == before
+    assert fds_under(path) == []
 
 
 @pytest.mark.anyio
