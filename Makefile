@@ -61,11 +61,12 @@ $(STAMP): $(RUNTIME_STAMP)
 	@touch $@
 
 # The compiled module lands inside the package (editable install); `flock`
-# keeps concurrent rebuilds from tripping over one build directory.
+# keeps concurrent rebuilds from tripping over one build directory; `--force`
+# rebuilds every C file, since setuptools does not see a change to a header.
 native: $(STAMP) pybloom_async/.native-stamp
 
 pybloom_async/.native-stamp: $(NATIVE_SRC) | $(RUNTIME_STAMP)
-	flock .build.lock $(PY) setup.py -q build_ext --inplace
+	flock .build.lock $(PY) setup.py -q build_ext --inplace --force
 	@touch $@
 
 # The main job on generated local files; keep them with DEMO_ARGS="--dir DIR".

@@ -258,6 +258,33 @@ def paimon_indexes() -> Iterator[tuple[str, bytes]]:
     yield "empty", write_paimon_file_index({})
 
 
+def page_headers() -> Iterator[tuple[str, bytes]]:
+    """The first page headers of every chunk of the first row group of each parquet-testing
+    file with a plaintext footer (v1 and v2 data pages, dictionaries, page statistics)."""
+    from pybloom_async.parquet import PageHeaderReader, decode_file_metadata
+
+    for path in parquet_files():
+        data = path.read_bytes()
+        found = _footer_of(data)
+        if found is None:
+            continue
+        try:
+            meta = decode_file_metadata(found[1])
+            chunks = meta.row_groups[0].columns if meta.row_groups else []
+        except Exception:  # a damaged file (bad_data/): no seeds from it
+            continue
+        reader = PageHeaderReader(data)
+        for chunk in chunks:
+            at = chunk.dictionary_page_offset or chunk.data_page_offset
+            for n in range(3):
+                try:
+                    header = reader.read(at)
+                except Exception:
+                    break
+                yield f"{path.name}-{chunk.path}-{n}", data[at : at + header.header_length]
+                at += header.header_length + (header.compressed_page_size or 0)
+
+
 def page_indexes() -> Iterator[tuple[str, bytes]]:
     """Inputs of the ``page_index`` target: a mode byte, then the bytes that mode decodes.
 

@@ -3,8 +3,11 @@
 A column chunk is a run of pages, each a compact-protocol ``PageHeader`` followed by
 ``compressed_page_size`` bytes. :class:`PageHeaderReader` decodes headers anywhere in
 one buffer (one thrift transport for all of them); :func:`decode_page_header` is the
-one-off form. The fields of data pages (v1 and v2) and dictionary pages are read
-(:mod:`.page_specs`); an index page is recognised by ``type`` and its own header skipped.
+one-off form. :func:`read_page_header` is the fast one: the C decoder
+(``csrc/footer/page_header.c``), which reads the values thrift reads where it accepts a
+header, and this module's decoder where it refuses one (which names what is wrong). The
+fields of data pages (v1 and v2) and dictionary pages are read (:mod:`.page_specs`); an
+index page is recognised by ``type`` and its own header skipped.
 
 The bytes are untrusted: decoder limits come from the buffer's size, and every
 decoder failure becomes a :class:`~pybloom_async.errors.ParquetFormatError` naming
@@ -19,6 +22,7 @@ from typing import Any, Literal, NamedTuple
 from thrift.protocol.TCompactProtocol import TCompactProtocol
 from thrift.transport.TTransport import TMemoryBuffer
 
+from .._native import ffi, lib
 from ..errors import InvalidArgumentError, ParquetFormatError
 from . import page_specs as wire
 from .thrift import THRIFT_DECODER, StrictCompactProtocol, describe_decode_error, length_limit
@@ -183,3 +187,67 @@ def decode_page_header(
         ``data`` is not bytes or ``offset`` not an int.
     """
     return PageHeaderReader(data, path=path).read(offset, column=column)
+
+
+# The fields of a header the C decoder read (pba_page_header.present).
+_PH_TYPE = lib.PBA_PH_TYPE
+_PH_UNCOMPRESSED = lib.PBA_PH_UNCOMPRESSED_PAGE_SIZE
+_PH_COMPRESSED = lib.PBA_PH_COMPRESSED_PAGE_SIZE
+_PH_CRC = lib.PBA_PH_CRC
+_PH_NUM_VALUES = lib.PBA_PH_NUM_VALUES
+_PH_ENCODING = lib.PBA_PH_ENCODING
+_PH_DEFINITION_LEVEL_ENCODING = lib.PBA_PH_DEFINITION_LEVEL_ENCODING
+_PH_V2 = lib.PBA_PH_V2
+_PH_V2_FIELDS = (
+    ("v2_num_values", lib.PBA_PH_V2_NUM_VALUES),
+    ("v2_num_nulls", lib.PBA_PH_V2_NUM_NULLS),
+    ("v2_num_rows", lib.PBA_PH_V2_NUM_ROWS),
+    ("v2_encoding", lib.PBA_PH_V2_ENCODING),
+    ("v2_definition_levels_byte_length", lib.PBA_PH_V2_DEFINITION_LEVELS_BYTE_LENGTH),
+    ("v2_repetition_levels_byte_length", lib.PBA_PH_V2_REPETITION_LEVELS_BYTE_LENGTH),
+)
+
+
+def read_page_header(
+    data: bytes | memoryview,
+    offset: int = 0,
+    *,
+    path: str | None = None,
+    column: str | None = None,
+) -> PageHeader:
+    """The ``PageHeader`` at ``offset`` of ``data`` (bytes, or a memoryview of bytes: not
+    copied), as :func:`decode_page_header` reads it: decoded in C where the C decoder
+    accepts it, else by :class:`PageHeaderReader` from a copy of the bytes from ``offset``.
+
+    Raises
+    ------
+    ParquetFormatError
+        The offset lies outside ``data``, or the header is truncated or malformed.
+    """
+    view = memoryview(data)
+    if 0 <= offset < len(view):
+        rest = view[offset:]
+        out = ffi.new("pba_page_header *")
+        if lib.pba_page_header_read(ffi.from_buffer("uint8_t[]", rest), len(rest), out) == 0:
+            return _from_record(out)
+    whole = data if isinstance(data, bytes) else view.tobytes()
+    return PageHeaderReader(whole, path=path).read(offset, column=column)
+
+
+def _from_record(h: Any) -> PageHeader:
+    present = h.present
+    v2 = None
+    if present & _PH_V2:
+        got = [getattr(h, name) if present & bit else None for name, bit in _PH_V2_FIELDS]
+        v2 = DataPageV2(got[0], got[1], got[2], got[3], got[4], got[5], bool(h.v2_is_compressed))
+    return PageHeader(
+        h.type if present & _PH_TYPE else None,
+        h.uncompressed_page_size if present & _PH_UNCOMPRESSED else None,
+        h.compressed_page_size if present & _PH_COMPRESSED else None,
+        h.crc if present & _PH_CRC else None,
+        h.num_values if present & _PH_NUM_VALUES else None,
+        h.encoding if present & _PH_ENCODING else None,
+        h.header_length,
+        h.definition_level_encoding if present & _PH_DEFINITION_LEVEL_ENCODING else None,
+        v2,
+    )

@@ -44,7 +44,7 @@ from ..parquet.elements import (
     Encoding,
     PageType,
 )
-from ..parquet.pages import decode_page_header
+from ..parquet.pages import read_page_header
 from ..parquet.schema import ColumnDescriptor
 from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate
@@ -173,10 +173,10 @@ def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: Column
         return None
     try:
         start, end = chunk_range(plan, group, desc.index)
-        head = held.read(start, min(end, start + _HEADER_BYTES))
+        head = held.view(start, min(end, start + _HEADER_BYTES))
         if head is None:  # the chunk's start is not held, so neither is the whole chunk
             return None
-        header = decode_page_header(head, path=plan.path, column=desc.path)
+        header = read_page_header(head, path=plan.path, column=desc.path)
     except PyBloomError:
         return None
     size, raw_size = header.compressed_page_size, header.uncompressed_page_size

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from .._native import ffi, lib
-from ..errors import ParquetFormatError, PyBloomError
+from ..errors import PyBloomError
 from ..parquet.elements import (
     DATA_PAGES,
     DICTIONARY_ENCODINGS,
@@ -37,7 +37,7 @@ from ..parquet.elements import (
     PageType,
 )
 from ..parquet.logical import LogicalKind, TimeUnit
-from ..parquet.pages import PageHeader, decode_page_header
+from ..parquet.pages import PageHeader, read_page_header
 from ..parquet.schema import ColumnDescriptor
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
@@ -282,7 +282,7 @@ def chunk_pages(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescrip
     start, end = chunk_range(plan, group, desc.index)
     if num_rows >= 1 << 31:
         raise Refused
-    data = held.view(start, end)  # the pages are read in place, their headers copied
+    data = held.view(start, end)  # the pages and their headers are read in place
     if data is None or not decompressible(chunk.codec):
         raise Refused
     pages: list[DataPage] = []
@@ -291,7 +291,7 @@ def chunk_pages(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescrip
     while row < num_rows:
         if at >= len(data):
             raise Refused
-        header = _header_at(data, at, plan.path, desc.path)
+        header = read_page_header(data, at, path=plan.path, column=desc.path)
         body = at + header.header_length
         size = header.compressed_page_size
         if size is None or not 0 <= size <= len(data) - body:
@@ -314,23 +314,6 @@ def chunk_pages(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescrip
         pages.append(DataPage(row, values, header, page))
         row += values
     return ChunkPages(dictionary, pages, chunk.codec, desc, chunk.total_uncompressed_size)
-
-
-#: A page header is decoded from a copy of this many bytes where it starts (the whole
-#: rest of the chunk when it is longer: page statistics of long values).
-_HEADER_WINDOW = 1024
-
-
-def _header_at(data: memoryview, at: int, path: str, column: str) -> PageHeader:
-    """The page header at ``at`` of a chunk's bytes, decoded from a copy of its own bytes
-    only (not of the chunk's)."""
-    rest = len(data) - at
-    try:
-        return decode_page_header(bytes(data[at : at + _HEADER_WINDOW]), path=path, column=column)
-    except ParquetFormatError:
-        if rest <= _HEADER_WINDOW:
-            raise
-    return decode_page_header(bytes(data[at:]), path=path, column=column)
 
 
 def _page_values(header: PageHeader) -> int | None:

@@ -239,6 +239,23 @@ def test_uuid_fields_are_skipped() -> None:
     assert agree(crafted) == "read"
 
 
+def test_an_empty_list_of_no_thrift_type_is_refused() -> None:
+    # thrift refuses a list whose element type is none of its own (14, 15), even an empty
+    # one; the scanner read such a list in an unknown field (the page_header fuzz target
+    # found it in the compact reader the two decoders share).
+    footer = _footer(_good_chunks())
+    head = wire.FileMetaData()
+    decode_struct(footer, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
+    schema, raw_paths = schema_from_elements(head.schema, None)
+    for elem in (0x0E, 0x0F):
+        crafted = footer[:-1] + b"\x09\x28" + bytes([elem]) + b"\x00"
+        with pytest.raises(ParquetFormatError, match="malformed"):
+            scan_footer(crafted, schema, raw_paths, [0], groups=1)
+        assert agree(crafted) == "head"  # the decoder refuses it too
+    uuids = footer[:-1] + b"\x09\x28\x0d\x00"  # an empty list of UUIDs: thrift reads it
+    assert agree(uuids) == "read"
+
+
 # ---- FileMetaData.chunks_of: the scanned chunks in the model -------------------------------
 
 
