@@ -17,6 +17,7 @@ against the chunk before using them.
 
 from __future__ import annotations
 
+import struct
 from typing import Any, Literal, NamedTuple
 
 from thrift.protocol.TCompactProtocol import TCompactProtocol
@@ -198,14 +199,22 @@ _PH_NUM_VALUES = lib.PBA_PH_NUM_VALUES
 _PH_ENCODING = lib.PBA_PH_ENCODING
 _PH_DEFINITION_LEVEL_ENCODING = lib.PBA_PH_DEFINITION_LEVEL_ENCODING
 _PH_V2 = lib.PBA_PH_V2
-_PH_V2_FIELDS = (
-    ("v2_num_values", lib.PBA_PH_V2_NUM_VALUES),
-    ("v2_num_nulls", lib.PBA_PH_V2_NUM_NULLS),
-    ("v2_num_rows", lib.PBA_PH_V2_NUM_ROWS),
-    ("v2_encoding", lib.PBA_PH_V2_ENCODING),
-    ("v2_definition_levels_byte_length", lib.PBA_PH_V2_DEFINITION_LEVELS_BYTE_LENGTH),
-    ("v2_repetition_levels_byte_length", lib.PBA_PH_V2_REPETITION_LEVELS_BYTE_LENGTH),
+_PH_V2_BITS = (
+    lib.PBA_PH_V2_NUM_VALUES,
+    lib.PBA_PH_V2_NUM_NULLS,
+    lib.PBA_PH_V2_NUM_ROWS,
+    lib.PBA_PH_V2_ENCODING,
+    lib.PBA_PH_V2_DEFINITION_LEVELS_BYTE_LENGTH,
+    lib.PBA_PH_V2_REPETITION_LEVELS_BYTE_LENGTH,
 )
+#: pba_page_header's layout: ``present``, fourteen int32 fields in declaration order, then
+#: ``header_length`` (checked against the compiler's layout here).
+_RECORD = struct.Struct("=I14i4xQ")
+if (
+    ffi.sizeof("pba_page_header") != _RECORD.size
+    or ffi.offsetof("pba_page_header", "header_length") != _RECORD.size - 8
+):  # pragma: no cover - a compiler that lays the struct out otherwise
+    raise ImportError("pba_page_header's layout is not the one pages.py reads")
 
 
 def read_page_header(
@@ -224,30 +233,30 @@ def read_page_header(
     ParquetFormatError
         The offset lies outside ``data``, or the header is truncated or malformed.
     """
-    view = memoryview(data)
-    if 0 <= offset < len(view):
-        rest = view[offset:]
+    size = len(data)
+    if 0 <= offset < size:
         out = ffi.new("pba_page_header *")
-        if lib.pba_page_header_read(ffi.from_buffer("uint8_t[]", rest), len(rest), out) == 0:
-            return _from_record(out)
-    whole = data if isinstance(data, bytes) else view.tobytes()
+        start = ffi.from_buffer("uint8_t[]", data) + offset
+        if lib.pba_page_header_read(start, size - offset, out) == 0:
+            return _from_record(_RECORD.unpack(ffi.buffer(out)))
+    whole = data if isinstance(data, bytes) else bytes(data)
     return PageHeaderReader(whole, path=path).read(offset, column=column)
 
 
-def _from_record(h: Any) -> PageHeader:
-    present = h.present
+def _from_record(h: tuple[int, ...]) -> PageHeader:
+    present = h[0]
     v2 = None
     if present & _PH_V2:
-        got = [getattr(h, name) if present & bit else None for name, bit in _PH_V2_FIELDS]
-        v2 = DataPageV2(got[0], got[1], got[2], got[3], got[4], got[5], bool(h.v2_is_compressed))
+        got = [h[8 + i] if present & bit else None for i, bit in enumerate(_PH_V2_BITS)]
+        v2 = DataPageV2(got[0], got[1], got[2], got[3], got[4], got[5], bool(h[14]))
     return PageHeader(
-        h.type if present & _PH_TYPE else None,
-        h.uncompressed_page_size if present & _PH_UNCOMPRESSED else None,
-        h.compressed_page_size if present & _PH_COMPRESSED else None,
-        h.crc if present & _PH_CRC else None,
-        h.num_values if present & _PH_NUM_VALUES else None,
-        h.encoding if present & _PH_ENCODING else None,
-        h.header_length,
-        h.definition_level_encoding if present & _PH_DEFINITION_LEVEL_ENCODING else None,
+        h[1] if present & _PH_TYPE else None,
+        h[2] if present & _PH_UNCOMPRESSED else None,
+        h[3] if present & _PH_COMPRESSED else None,
+        h[4] if present & _PH_CRC else None,
+        h[5] if present & _PH_NUM_VALUES else None,
+        h[6] if present & _PH_ENCODING else None,
+        h[15],
+        h[7] if present & _PH_DEFINITION_LEVEL_ENCODING else None,
         v2,
     )

@@ -110,6 +110,10 @@ class FilePlan:
 
     #: pyarrow's decode of the footer, made when first asked.
     decoded_by_pyarrow: Any = None
+    #: :func:`chunk_range` of each (row group, leaf) asked so far.
+    chunk_ranges: dict[tuple[int, int], tuple[int, int]] = dataclasses.field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @property
     def metadata(self) -> FileMetaData:
@@ -141,7 +145,21 @@ def footer_bytes(footer: Footer) -> bytes:
 
 
 def chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
-    """Bytes of one column chunk, checked against the file (before the footer)."""
+    """Bytes of one column chunk, checked against the file (before the footer); each
+    chunk's are found once per plan (the read asks for them many times).
+
+    Raises
+    ------
+    ParquetFormatError
+        The chunk lies in another file, or outside this one's data.
+    """
+    found = plan.chunk_ranges.get((group, leaf))
+    if found is None:
+        found = plan.chunk_ranges[group, leaf] = _chunk_range(plan, group, leaf)
+    return found
+
+
+def _chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
     chunk = plan.metadata.row_groups[group].columns[leaf]
     start = chunk.data_page_offset
     dictionary = chunk.dictionary_page_offset
