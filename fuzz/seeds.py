@@ -11,6 +11,7 @@ import os
 import struct
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -45,16 +46,22 @@ def _footer_of(data: bytes) -> tuple[int, bytes] | None:
     return len(data) - 8 - n, data[len(data) - 8 - n : -8]
 
 
-def _chunks(footer: bytes) -> list[tuple[int, str, int | None, int | None]]:
-    """(row group, column, bloom_filter_offset, bloom_filter_length) of every column chunk."""
+def _chunked_files() -> Iterator[tuple[Path, bytes, bytes, list[Any]]]:
+    """(path, file bytes, FileMetaData bytes, each row group's column chunks) of every
+    parquet-testing file whose footer and chunks decode (a damaged file of ``bad_data/``
+    gives no seeds)."""
     from pybloom_async.parquet import decode_file_metadata
 
-    meta = decode_file_metadata(footer)
-    return [
-        (rg.index, c.path, c.bloom_filter_offset, c.bloom_filter_length)
-        for rg in meta.row_groups
-        for c in rg.columns
-    ]
+    for path in parquet_files():
+        data = path.read_bytes()
+        found = _footer_of(data)
+        if found is None:
+            continue
+        try:
+            groups = [rg.columns for rg in decode_file_metadata(found[1]).row_groups]
+        except Exception:
+            continue
+        yield path, data, found[1], groups
 
 
 def footers() -> Iterator[tuple[str, bytes]]:
@@ -74,24 +81,19 @@ def _filter_blobs() -> Iterator[tuple[str, bytes]]:
     for name in ("bloom_filter.xxhash.bin", "bloom_filter.bin"):
         if (data_dir / name).exists():
             yield name, (data_dir / name).read_bytes()
-    for path in parquet_files():
-        data = path.read_bytes()
-        found = _footer_of(data)
-        if found is None:
-            continue
-        try:
-            chunks = _chunks(found[1])
-        except Exception:  # a damaged file (bad_data/): no filter seeds from it
-            continue
-        for group, column, offset, _ in chunks:
-            if offset is None or not 4 <= offset < found[0]:
-                continue
-            try:
-                header_len, num_bytes = decode_header(data[offset : offset + 64])
-            except Exception:
-                continue
-            blob = data[offset : offset + header_len + num_bytes]
-            yield f"{path.name}-{group}-{column}", blob
+    for path, data, footer, groups in _chunked_files():
+        footer_start = len(data) - 8 - len(footer)
+        for group, chunks in enumerate(groups):
+            for chunk in chunks:
+                offset = chunk.bloom_filter_offset
+                if offset is None or not 4 <= offset < footer_start:
+                    continue
+                try:
+                    header_len, num_bytes = decode_header(data[offset : offset + 64])
+                except Exception:
+                    continue
+                blob = data[offset : offset + header_len + num_bytes]
+                yield f"{path.name}-{group}-{chunk.path}", blob
     for size in (32, 64, 256, 1024):
         bloom = SplitBlockBloomFilter(size)
         bloom.insert(list(range(size // 8)), "INT64")
@@ -176,23 +178,19 @@ def plans() -> Iterator[tuple[str, bytes]]:
     """Seeds of ``plan``: the real geometry of every parquet-testing file with filters."""
     from . import planfuzz
 
-    for path in parquet_files():
-        data = path.read_bytes()
-        found = _footer_of(data)
-        if found is None:
-            continue
-        try:
-            chunks = _chunks(found[1])
-        except Exception:  # a damaged file (bad_data/)
-            continue
-        wanted = [(offset, length, 16, 0, 1024) for _, _, offset, length in chunks]
+    for path, data, footer, groups in _chunked_files():
+        wanted = [
+            (c.bloom_filter_offset, c.bloom_filter_length, 16, 0, 1024)
+            for chunks in groups
+            for c in chunks
+        ]
         if not any(o is not None for o, *_ in wanted):
             continue
         for config in (0, 4):
             # Seeds use the default config (4) and a small one (0) with the file's numbers.
             yield (
                 f"{path.name}-{config}",
-                planfuzz.encode(config, len(data) - 13, len(found[1]) - 1, 0, wanted),
+                planfuzz.encode(config, len(data) - 13, len(footer) - 1, 0, wanted),
             )
     yield (
         "packed",
@@ -261,20 +259,11 @@ def paimon_indexes() -> Iterator[tuple[str, bytes]]:
 def page_headers() -> Iterator[tuple[str, bytes]]:
     """The first page headers of every chunk of the first row group of each parquet-testing
     file with a plaintext footer (v1 and v2 data pages, dictionaries, page statistics)."""
-    from pybloom_async.parquet import PageHeaderReader, decode_file_metadata
+    from pybloom_async.parquet import PageHeaderReader
 
-    for path in parquet_files():
-        data = path.read_bytes()
-        found = _footer_of(data)
-        if found is None:
-            continue
-        try:
-            meta = decode_file_metadata(found[1])
-            chunks = meta.row_groups[0].columns if meta.row_groups else []
-        except Exception:  # a damaged file (bad_data/): no seeds from it
-            continue
+    for path, data, _, groups in _chunked_files():
         reader = PageHeaderReader(data)
-        for chunk in chunks:
+        for chunk in groups[0] if groups else []:
             at = chunk.dictionary_page_offset or chunk.data_page_offset
             for n in range(3):
                 try:
