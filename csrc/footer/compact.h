@@ -192,6 +192,9 @@ static inline int skip(reader *r, int type, int depth)
     uint64_t n;
     int64_t v;
     int rc;
+    if (depth + 1 > MAX_DEPTH) {
+        return PBA_FOOTER_ERR_DEPTH; /* thrift counts every value it enters, scalars too */
+    }
     switch (type) {
     case CT_TRUE:
     case CT_FALSE:
@@ -237,9 +240,6 @@ static inline int skip(reader *r, int type, int depth)
         if (elem == CT_TRUE || elem == CT_FALSE) {
             elem = CT_BYTE;
         }
-        if (depth + 1 > MAX_DEPTH) {
-            return PBA_FOOTER_ERR_DEPTH;
-        }
         for (uint64_t i = 0; i < n; i++) {
             rc = skip(r, elem, depth + 1);
             if (rc != PBA_FOOTER_OK) {
@@ -251,7 +251,7 @@ static inline int skip(reader *r, int type, int depth)
     case CT_MAP: {
         rc = read_size(r, 0, 0, &n);
         if (rc != PBA_FOOTER_OK || n == 0) {
-            return rc;
+            return rc; /* an empty map is one byte, checked for depth above */
         }
         if (r->p >= r->end) {
             return PBA_FOOTER_ERR_TRUNCATED;
@@ -263,9 +263,6 @@ static inline int skip(reader *r, int type, int depth)
         }
         kt = (kt == CT_TRUE || kt == CT_FALSE) ? CT_BYTE : kt;
         vt = (vt == CT_TRUE || vt == CT_FALSE) ? CT_BYTE : vt;
-        if (depth + 1 > MAX_DEPTH) {
-            return PBA_FOOTER_ERR_DEPTH;
-        }
         for (uint64_t i = 0; i < n; i++) {
             rc = skip(r, kt, depth + 1);
             if (rc == PBA_FOOTER_OK) {

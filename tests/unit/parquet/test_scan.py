@@ -256,6 +256,24 @@ def test_an_empty_list_of_no_thrift_type_is_refused() -> None:
     assert agree(uuids) == "read"
 
 
+def test_nesting_is_limited_as_thrift_limits_it() -> None:
+    # Lists nested in an unknown field, the deepest holding an i32: thrift reads 62 of them
+    # (it counts the i32 too); the scanner read one more (found through the page_header
+    # fuzz target, which shares its compact reader).
+    footer = _footer(_good_chunks())
+    head = wire.FileMetaData()
+    decode_struct(footer, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
+    schema, raw_paths = schema_from_elements(head.schema, None)
+
+    def nested(k: int) -> bytes:
+        return footer[:-1] + b"\x09\x28" + b"\x19" * (k - 1) + b"\x15\x02" + b"\x00"
+
+    assert scan_footer(nested(62), schema, raw_paths, [0], groups=1).num_rows
+    with pytest.raises(ParquetFormatError, match="nested too deeply"):
+        scan_footer(nested(63), schema, raw_paths, [0], groups=1)
+    assert agree(nested(62)) == "read" and agree(nested(63)) == "head"
+
+
 # ---- FileMetaData.chunks_of: the scanned chunks in the model -------------------------------
 
 
