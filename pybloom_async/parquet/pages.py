@@ -236,8 +236,8 @@ def read_page_header(
     size = len(data)
     if 0 <= offset < size:
         out = ffi.new("pba_page_header *")
-        start = ffi.from_buffer("uint8_t[]", data) + offset
-        if lib.pba_page_header_read(start, size - offset, out) == 0:
+        held = ffi.from_buffer("uint8_t[]", data)  # keeps the buffer exported during the call
+        if lib.pba_page_header_read(held + offset, size - offset, out) == 0:
             return _from_record(_RECORD.unpack(ffi.buffer(out)))
     whole = data if isinstance(data, bytes) else bytes(data)
     return PageHeaderReader(whole, path=path).read(offset, column=column)
