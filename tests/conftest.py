@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,10 @@ import pytest
 pytest_plugins = ["support.servers", "support.writers"]
 
 REPO = Path(__file__).resolve().parent.parent
+# The fuzz targets (``fuzz/``) hold properties some tests share. Appended, not prepended:
+# under `make asan` the tests run from the sanitised copy, whose package must stay first.
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))
 # The parquet-testing and Paimon vectors live beside the clone, never inside it.
 SHARED_TESTDATA = Path(
     os.environ.get("PYBLOOM_ASYNC_TESTDATA", REPO.parent / "shared" / "testdata")

@@ -6,9 +6,6 @@ are inline (a few bytes each) so the tests need neither atheris nor the corpora.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from pybloom_async.core.filter import SplitBlockBloomFilter
@@ -20,11 +17,6 @@ from pybloom_async.errors import (
     ParquetFormatError,
 )
 from pybloom_async.parquet.decode import decode_file_metadata_with
-
-# Appended, not prepended: under `make asan` the sanitised package must stay first.
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.append(str(REPO))
 
 targets = pytest.importorskip("fuzz.targets")
 
