@@ -461,8 +461,9 @@ def fuzz_footer_scan(data: bytes) -> None:
 )
 def fuzz_page_header(data: bytes) -> None:
     """The C page header decoder against thrift's: where the C decoder accepts a header,
-    thrift's decoder reads it with the same values and length (the header read from a
-    copy of exactly its own bytes reads the same); where it refuses, thrift refuses too."""
+    thrift's decoder reads it with the same values and length, and the header's own bytes
+    alone read the same; where thrift refuses one, ``read_page_header`` raises. (Where the
+    C decoder refuses a header thrift reads, ``read_page_header`` gives thrift's.)"""
     from pybloom_async.errors import ParquetFormatError
     from pybloom_async.parquet.pages import PageHeaderReader, read_page_header
 

@@ -44,6 +44,14 @@ def encode(obj: Any) -> bytes:
     return bytes(buf.getvalue())
 
 
+def schema_of(footer: bytes) -> tuple[Any, Any]:
+    """The schema and the leaves' raw paths the scanner is given, from the decoder's first
+    pass over ``footer``."""
+    head = wire.FileMetaData()
+    decode_struct(footer, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
+    return schema_from_elements(head.schema, None)
+
+
 def agree(data: bytes, path: str = "t.parquet") -> str:
     return str(targets.scan_agrees(data, path))
 
@@ -177,9 +185,7 @@ def test_crafted_chunks(chunks: list[wire.ColumnChunk], error: type[Exception] |
 def test_statistics_read_from_the_footer() -> None:
     data = _footer(_good_chunks())
     meta = decode_file_metadata_with(data, None, THRIFT_DECODER, lazy=True)
-    head = wire.FileMetaData()
-    decode_struct(data, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
-    schema, raw_paths = schema_from_elements(head.schema, None)
+    schema, raw_paths = schema_of(data)
     scan = scan_footer(data, schema, raw_paths, [1], groups=1)
     stats = scan.chunks[0][0].statistics
     assert stats is not None
@@ -195,9 +201,7 @@ def test_more_row_groups_than_expected() -> None:
         wire.RowGroup(columns=_good_chunks(), total_byte_size=1, num_rows=i) for i in range(5)
     ]
     data = _footer(_good_chunks(), row_groups=groups)
-    head = wire.FileMetaData()
-    decode_struct(data, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
-    schema, raw_paths = schema_from_elements(head.schema, None)
+    schema, raw_paths = schema_of(data)
     scan = scan_footer(data, schema, raw_paths, [0], groups=1)  # a second call makes room
     assert scan.num_rows == (0, 1, 2, 3, 4)
 
@@ -222,9 +226,7 @@ def test_deep_nesting_is_refused_not_a_crash() -> None:
     # An unknown field (id 20) holding lists of lists 100 000 deep: refused at depth 64.
     footer = _footer(_good_chunks())
     crafted = footer[:-1] + b"\x09\x28" + b"\x19" * 100_000 + b"\x09" + b"\x00"
-    head = wire.FileMetaData()
-    decode_struct(footer, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
-    schema, raw_paths = schema_from_elements(head.schema, None)
+    schema, raw_paths = schema_of(footer)
     with pytest.raises(ParquetFormatError, match="nested too deeply"):
         scan_footer(crafted, schema, raw_paths, [0], groups=1)
     assert agree(crafted) == "head"  # the decoder refuses it too
@@ -244,9 +246,7 @@ def test_an_empty_list_of_no_thrift_type_is_refused() -> None:
     # one; the scanner read such a list in an unknown field (the page_header fuzz target
     # found it in the compact reader the two decoders share).
     footer = _footer(_good_chunks())
-    head = wire.FileMetaData()
-    decode_struct(footer, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
-    schema, raw_paths = schema_from_elements(head.schema, None)
+    schema, raw_paths = schema_of(footer)
     for elem in (0x0E, 0x0F):
         crafted = footer[:-1] + b"\x09\x28" + bytes([elem]) + b"\x00"
         with pytest.raises(ParquetFormatError, match="malformed"):
@@ -261,9 +261,7 @@ def test_nesting_is_limited_as_thrift_limits_it() -> None:
     # (it counts the i32 too); the scanner read one more (found through the page_header
     # fuzz target, which shares its compact reader).
     footer = _footer(_good_chunks())
-    head = wire.FileMetaData()
-    decode_struct(footer, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
-    schema, raw_paths = schema_from_elements(head.schema, None)
+    schema, raw_paths = schema_of(footer)
 
     def nested(k: int) -> bytes:
         return footer[:-1] + b"\x09\x28" + b"\x19" * (k - 1) + b"\x15\x02" + b"\x00"
@@ -399,9 +397,7 @@ def test_a_refusal_names_the_file_and_the_chunk() -> None:
     from pybloom_async._native import lib, status_text
 
     data = _footer([_chunk("a"), _chunk("b", PhysicalType.BYTE_ARRAY, num_values=-1)])
-    head = wire.FileMetaData()
-    decode_struct(data, head, _SCHEMA_PASS, what="footer", path=None, decoder=THRIFT_DECODER)
-    schema, raw_paths = schema_from_elements(head.schema, None)
+    schema, raw_paths = schema_of(data)
     with pytest.raises(ParquetFormatError, match="num_values is negative") as refused:
         scan_footer(data, schema, raw_paths, [0], groups=1, path="x.parquet")
     assert (refused.value.path, refused.value.row_group, refused.value.column) == (
