@@ -140,7 +140,7 @@ int pba_page_header_read(const uint8_t *data, size_t len, pba_page_header *out)
      * there is one, else of the dictionary page header. */
     const small_header *h = v1.present ? &v1 : dictionary.present ? &dictionary : NULL;
     if (h != NULL) {
-        out->present |= PBA_PH_V1_OR_DICTIONARY | (h->fields & (PBA_PH_NUM_VALUES | PBA_PH_ENCODING));
+        out->present |= h->fields & (PBA_PH_NUM_VALUES | PBA_PH_ENCODING);
         out->num_values = h->num_values;
         out->encoding = h->encoding;
     }

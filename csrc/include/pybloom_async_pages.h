@@ -42,9 +42,6 @@ extern "C" {
 #define PBA_PH_V2_ENCODING 0x800u
 #define PBA_PH_V2_DEFINITION_LEVELS_BYTE_LENGTH 0x1000u
 #define PBA_PH_V2_REPETITION_LEVELS_BYTE_LENGTH 0x2000u
-/* A v1 data page header or a dictionary page header is present (NUM_VALUES and ENCODING
- * come from one of them). */
-#define PBA_PH_V1_OR_DICTIONARY 0x4000u
 
 /* One decoded PageHeader: a field is meaningful when its bit of `present` is set. */
 typedef struct {
