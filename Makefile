@@ -1,6 +1,7 @@
 # pybloom-async: the two quick-start commands are `make demo` and `make test`.
 # Both set up what they need first, so they work on a fresh machine: `make demo`
-# only the package with its runtime extras and the C build; `make test` adds the
+# only the package with its runtime extras, the codec libraries the C build links (apt,
+# optional) and the C build; `make test` adds the
 # test tools (pytest, PySpark, moto, mypy, atheris, ...), the documentation tools
 # (the `docs` extra) and the system packages the tests use (apt packages, npm tools).
 
@@ -21,10 +22,17 @@ DEMO_ARGS ?=
 .PHONY: setup setup-runtime native demo test test-fast lint typecheck docs asan fuzz fuzz-smoke differential bench bench-c bench-stripe charts clean bench-lookup-env
 
 SYSTEM_STAMP := .cache/system-deps.stamp
+BUILD_DEPS_STAMP := .cache/build-deps.stamp
 
 setup: $(SYSTEM_STAMP) $(STAMP) native
 
 setup-runtime: $(RUNTIME_STAMP) pybloom_async/.native-stamp
+
+# The codec libraries the C build links when it finds them (optional: without them pyarrow
+# decompresses those pages in Python). Both `make demo` and `make test` install them.
+$(BUILD_DEPS_STAMP): scripts/install-build-deps.sh
+	bash scripts/install-build-deps.sh
+	mkdir -p .cache && touch $@
 
 # Debian packages and npm tools the tests use (nginx, Java, azurite).
 $(SYSTEM_STAMP): scripts/install-system-deps.sh
@@ -37,7 +45,7 @@ QUIET_PIP = log=$$(mktemp) && \
 	if $(PIP) install --quiet --disable-pip-version-check $(1) >"$$log" 2>&1; \
 	then rm -f "$$log"; else cat "$$log" >&2; rm -f "$$log"; exit 1; fi
 
-$(RUNTIME_STAMP): pyproject.toml setup.py
+$(RUNTIME_STAMP): pyproject.toml setup.py | $(BUILD_DEPS_STAMP)
 	@echo "setting up $(VENV): the package and its runtime extras (pip's log shows on failure)"
 	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
 	@$(call QUIET_PIP,--upgrade pip setuptools wheel)
@@ -65,7 +73,7 @@ $(STAMP): $(RUNTIME_STAMP)
 # rebuilds every C file, since setuptools does not see a change to a header.
 native: $(STAMP) pybloom_async/.native-stamp
 
-pybloom_async/.native-stamp: $(NATIVE_SRC) | $(RUNTIME_STAMP)
+pybloom_async/.native-stamp: $(NATIVE_SRC) $(BUILD_DEPS_STAMP) | $(RUNTIME_STAMP)
 	flock .build.lock $(PY) setup.py -q build_ext --inplace --force
 	@touch $@
 

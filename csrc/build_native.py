@@ -15,6 +15,11 @@ Only ``csrc/core/sbbf_avx2.c`` contains AVX2 code, enabled per function with
 ``__attribute__((target("avx2")))``; everything else is built for the baseline
 target, and the backend is picked once at load time (``csrc/core/dispatch.c``).
 
+The codecs of ``csrc/rows/codec.c`` beyond snappy (read there) link their system library
+when the build finds it (a header and a library a test program compiles and links
+against: zlib, libbrotlidec, libzstd, liblz4; ``scripts/install-build-deps.sh`` installs
+them on Debian). Without one, its pages are decompressed in Python by pyarrow instead.
+
 Environment:
     PYBLOOM_ASYNC_CFLAGS   extra compiler flags (e.g. ``-Werror`` or sanitizers)
     PYBLOOM_ASYNC_LDFLAGS  extra linker flags
@@ -88,11 +93,45 @@ def _compile_args() -> list[str]:
     return args
 
 
+#: Codec libraries linked when found: the macro codec.c tests, a header, the library and a
+#: call that must link.
+_CODECS = (
+    ("PBA_HAVE_ZLIB", "zlib.h", "z", "inflateEnd(0)"),
+    ("PBA_HAVE_BROTLI", "brotli/decode.h", "brotlidec", "BrotliDecoderVersion()"),
+    ("PBA_HAVE_ZSTD", "zstd.h", "zstd", "ZSTD_versionNumber()"),
+    ("PBA_HAVE_LZ4", "lz4.h", "lz4", "LZ4_versionNumber()"),
+)
+
+
+def _links(header: str, library: str, call: str) -> bool:
+    """Whether a program calling ``call`` from ``header`` compiles and links."""
+    if sys.platform == "win32":
+        return False
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "probe.c"
+        source.write_text(f"#include <{header}>\nint main(void) {{ (void){call}; return 0; }}\n")
+        command = [*shlex.split(cc), str(source), "-o", str(Path(tmp) / "probe"), f"-l{library}"]
+        return subprocess.run(command, capture_output=True).returncode == 0
+
+
+def _codecs() -> tuple[list[tuple[str, str]], list[str]]:
+    """The macros and libraries of the codec libraries found."""
+    found = [
+        (macro, library)
+        for macro, header, library, call in _CODECS
+        if _links(header, library, call)
+    ]
+    return [(macro, "1") for macro, _ in found], [library for _, library in found]
+
+
 def _preamble() -> str:
     # Every public header in csrc/include is visible to the generated module.
     headers = sorted(INCLUDE.glob("*.h"))
     return "".join(f'#include "{h.name}"\n' for h in headers)
 
+
+CODEC_MACROS, CODEC_LIBRARIES = _codecs()
 
 ffi = FFI()
 ffi.cdef(_cdefs())
@@ -102,6 +141,8 @@ ffi.set_source(
     sources=[_rel(p) for p in SOURCES],
     include_dirs=[_rel(INCLUDE), _rel(HERE / "vendor" / "xxhash"), _rel(HERE / "core")],
     extra_compile_args=_compile_args(),
+    define_macros=CODEC_MACROS,
+    libraries=CODEC_LIBRARIES,
     extra_link_args=shlex.split(os.environ.get("PYBLOOM_ASYNC_LDFLAGS", "")),
 )
 

@@ -163,6 +163,64 @@ def _take_seed(
     return head + rows + (levels if flags & 1 else b"") + body
 
 
+def chunks_c() -> Iterator[tuple[str, bytes]]:
+    """Seeds of the C chunk-reader harness (see ``fuzz/c/chunk.c`` for the layout): the
+    flat chunks of small files pyarrow writes (snappy and uncompressed, pages v1 and v2,
+    dictionaries and PLAIN), each with keys from its values and a few wanted rows, and
+    snappy blocks alone."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 300
+    table = pa.table(
+        {
+            "i64": pa.array([i * 7 % 50 for i in range(n)], pa.int64()),
+            "i32": pa.array([None if i % 5 == 0 else i for i in range(n)], pa.int32()),
+            "s": pa.array([None if i % 7 == 0 else f"v{i % 40}" for i in range(n)]),
+            "u": pa.array([f"unique-{i}" for i in range(n)]),
+        }
+    )
+    widths = {"i64": 8, "i32": 4, "s": 0, "u": 0}
+    keys = {
+        "i64": [(7).to_bytes(8, "little", signed=True), (14).to_bytes(8, "little", signed=True)],
+        "i32": [(3).to_bytes(8, "little", signed=True)],
+        "s": [b"v1", b"v39"],
+        "u": [b"unique-5"],
+    }
+    rows = b"".join(r.to_bytes(2, "little") for r in (0, 5, 99, 250, 299))
+    for compression in ("snappy", "none"):
+        for version in ("1.0", "2.0"):
+            for options in ({}, {"use_dictionary": False, "data_page_size": 256}):
+                sink = io.BytesIO()
+                pq.write_table(
+                    table, sink, compression=compression, data_page_version=version, **options
+                )
+                data = sink.getvalue()
+                md = pq.ParquetFile(io.BytesIO(data)).metadata
+                group = md.row_group(0)
+                for i, name in enumerate(table.column_names):
+                    chunk = group.column(i)
+                    start = chunk.dictionary_page_offset or chunk.data_page_offset
+                    body = data[start : start + chunk.total_compressed_size]
+                    flags = (
+                        int(table.schema.field(name).nullable) | {0: 0, 4: 2, 8: 4}[widths[name]]
+                    )
+                    codec = 1 if compression == "snappy" else 0
+                    head = bytes([flags, codec]) + group.num_rows.to_bytes(2, "little")
+                    head += chunk.total_uncompressed_size.to_bytes(4, "little")
+                    head += bytes([len(rows) // 2, len(keys[name])])
+                    packed = b"".join(
+                        k if widths[name] else bytes([len(k)]) + k for k in keys[name]
+                    )
+                    label = f"{name}-{compression}-{version}-{len(options)}"
+                    yield label, head + packed + rows + body
+    for size in (0, 1, 100, 5000):
+        block = pa.compress(bytes(range(256)) * (size // 256) + b"x" * (size % 256), "snappy")
+        yield f"snappy-{size}", b"\x08" + bytes(block)
+
+
 def stripes_c() -> Iterator[tuple[str, bytes]]:
     """Seeds of the C stripe harness (see ``fuzz/c/stripe.c`` for the layout)."""
     # flags, n (u16), hash (u64), then the stripe bytes; bit 5 of flags inserts the hash into

@@ -708,6 +708,7 @@ c_target("c_column", "column.c", seeds=seeds.columns_c, max_len=4096)
 c_target("c_plain", "plain.c", seeds=seeds.plain_runs_c, max_len=4096)
 c_target("c_footer", "footer.c", seeds=seeds.footer_scans_c, max_len=65536)
 c_target("c_take", "take.c", seeds=seeds.take_pages_c, max_len=4096)
+c_target("c_chunk", "chunk.c", seeds=seeds.chunks_c, max_len=16384)
 # The stripe kernel prefetches from 4 MiB stripes (131,072 files) on; this build lowers that
 # to 1 KiB so that the prefetching loop runs on the small stripes the fuzzer makes quickly.
 c_target(

@@ -13,15 +13,17 @@
  *
  * What is read: definition levels in the RLE/bit-packed hybrid encoding of bit width 1;
  * values PLAIN (fixed width, or BYTE_ARRAY with its 4-byte length) or dictionary indices
- * (a bit width byte, then the hybrid encoding). Decompression, page headers and the
- * values' Arrow types are the caller's.
+ * (a bit width byte, then the hybrid encoding). For these page calls, decompression and
+ * page headers are the caller's; the chunk reader below does both. The values' Arrow types
+ * are always the caller's.
  *
  * The input is untrusted: every read is bounded by the lengths given, every run and
  * length checked against the bytes left, every dictionary index against the
  * dictionary's size; a malformed page gives a negative status, never a read outside
- * the buffers, and nothing is allocated.
+ * the buffers. The page calls allocate nothing (the chunk reader: see below).
  *
- * Thread safety: no state; concurrent calls on different outputs are safe.
+ * Thread safety of the page calls: no state; concurrent calls on different outputs are
+ * safe.
  */
 #ifndef PYBLOOM_ASYNC_ROWS_H
 #define PYBLOOM_ASYNC_ROWS_H
@@ -123,6 +125,119 @@ int pba_match_rows(const uint8_t *levels, size_t levels_len, const uint8_t *valu
                    size_t values_len, uint32_t num_values, uint32_t dictionary_count,
                    const uint8_t *wanted, const pba_keys *keys, uint32_t *rows,
                    size_t capacity, size_t *found);
+
+/*
+ * Whole chunks.
+ *
+ * The calls above read one decompressed data page. Here a whole column chunk (its
+ * pages and their headers, as stored in the file) is opened once: its page headers are
+ * read (pybloom_async_pages.h), and a page is decompressed the first time a wanted row
+ * lies in it, then kept for later calls on the same chunk. Two calls read it:
+ *
+ *   pba_chunk_match  the rows whose value is one of a few keys (pba_match_rows per page;
+ *                    a dictionary-encoded page whose dictionary holds no key is not even
+ *                    decompressed);
+ *   pba_chunk_take   the values of given rows (pba_take_refs per page), fixed-width
+ *                    values copied out, byte arrays as Arrow's offsets, then their bytes
+ *                    copied by pba_chunk_gather.
+ *
+ * Each call does a whole chunk's work, so a caller that holds an interpreter lock can
+ * release it for the call (cffi does): the chunks of a run are then read on every core.
+ *
+ * Codecs: UNCOMPRESSED and SNAPPY always (snappy's format read here); GZIP, BROTLI, ZSTD
+ * and LZ4_RAW when the library was built with zlib, libbrotlidec, libzstd and liblz4
+ * (pba_codec_available says which). Hadoop's LZ4 framing and LZO are not read.
+ *
+ * What is read: as pybloom_async_rows.h, plus data pages v1 (definition levels RLE, with
+ * their 4-byte length) and v2 (levels stored uncompressed before the values), a PLAIN
+ * dictionary page before the data pages, index pages skipped. Anything else, and any page
+ * that does not read as its header says, gives a negative status: the caller reads the
+ * chunk another way. Nothing outside the given bytes is read.
+ *
+ * Memory: a page is decompressed into a buffer of its header's uncompressed size, at most
+ * PBA_CHUNK_MAX_PAGE bytes, and the pages decompressed in one chunk total at most the
+ * chunk's uncompressed size as its footer says (`limit`). They are freed by
+ * pba_chunk_close.
+ *
+ * Thread safety: one reader is used by one thread at a time; different readers are
+ * independent.
+ */
+
+/* Status codes of the chunk reader: 0 (PBA_CHUNK_OK), one of pybloom_async_rows.h's
+ * PBA_TAKE_ERR_* from the page readers, or one of these, from -90. */
+enum {
+    PBA_CHUNK_OK = 0,
+    PBA_CHUNK_ERR_ARG = -90,       /* a null pointer, rows not ascending or past the chunk */
+    PBA_CHUNK_ERR_PAGES = -91,     /* a header unreadable, a page past the chunk or short of
+                                      its rows, a page kind or encoding not read here */
+    PBA_CHUNK_ERR_CODEC = -92,     /* a codec not built in */
+    PBA_CHUNK_ERR_CORRUPT = -93,   /* a page that does not decompress to its size */
+    PBA_CHUNK_ERR_TOO_LARGE = -94, /* past PBA_CHUNK_MAX_PAGE or the chunk's limit */
+    PBA_CHUNK_ERR_MEMORY = -95     /* an allocation failed */
+};
+
+/* A page larger than this, uncompressed, is not read here. */
+#define PBA_CHUNK_MAX_PAGE 268435456
+
+/* Parquet's CompressionCodec values. */
+#define PBA_CODEC_UNCOMPRESSED 0
+#define PBA_CODEC_SNAPPY 1
+#define PBA_CODEC_GZIP 2
+#define PBA_CODEC_BROTLI 4
+#define PBA_CODEC_ZSTD 6
+#define PBA_CODEC_LZ4_RAW 7
+
+/* 1 if pages of this codec are decompressed here, else 0. */
+int pba_codec_available(int32_t codec);
+
+/* Decompresses src into exactly dst_len bytes: PBA_CHUNK_OK, or ERR_CODEC, or
+ * ERR_CORRUPT when src is not one whole compressed block of that size. */
+int pba_decompress(int32_t codec, const uint8_t *src, size_t src_len, uint8_t *dst,
+                   size_t dst_len);
+
+/* A column chunk as stored: data[0, len) starts at its first page (the dictionary page,
+ * if any). width: 4 or 8 for fixed-width values, 0 for BYTE_ARRAY. optional: 1 if its
+ * maximum definition level is 1, else 0 (no levels). num_rows: its row group's rows
+ * (below 2^31). limit: its total uncompressed size, as its footer says. */
+typedef struct {
+    const uint8_t *data;
+    size_t len;
+    int32_t codec;
+    uint32_t width;
+    uint32_t optional;
+    uint64_t num_rows;
+    uint64_t limit;
+} pba_chunk;
+
+typedef struct pba_chunk_reader pba_chunk_reader;
+
+/* Reads the chunk's page headers. The chunk's bytes must outlive the reader (pages
+ * stored uncompressed are read in place). On success *out is a reader to close. */
+int pba_chunk_open(const pba_chunk *chunk, pba_chunk_reader **out);
+
+/* Frees the reader and the pages it decompressed (NULL: nothing). */
+void pba_chunk_close(pba_chunk_reader *reader);
+
+/* The rows (of the row group, ascending) whose value is one of `keys`: *found of them
+ * written to rows (capacity: the chunk's num_rows suffices). */
+int pba_chunk_match(pba_chunk_reader *reader, const pba_keys *keys, uint32_t *rows,
+                    size_t capacity, size_t *found);
+
+/* The values of `rows` (n of them, strictly ascending, each below num_rows).
+ * valid (out, n): 1 where the row's value is present, 0 for a NULL.
+ * Fixed width: values (out, n * width bytes): each present value, zeros for a NULL.
+ * BYTE_ARRAY: offsets (out, n + 1): Arrow's offsets of the values, from 0 (a NULL is
+ *     empty); the bytes are then copied by pba_chunk_gather. */
+int pba_chunk_take(pba_chunk_reader *reader, const int64_t *rows, size_t n, uint8_t *valid,
+                   uint8_t *values, int64_t *offsets);
+
+/* How many of its data pages the reader has read so far (each once: decompressed, or
+ * read in place). */
+size_t pba_chunk_pages_read(const pba_chunk_reader *reader);
+
+/* Copies the byte arrays of the last pba_chunk_take into out (exactly the size its
+ * offsets[n] said). */
+int pba_chunk_gather(pba_chunk_reader *reader, uint8_t *out, size_t out_len);
 
 #ifdef __cplusplus
 }

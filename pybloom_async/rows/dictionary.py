@@ -54,8 +54,8 @@ from ..pruning.leaves import Leaf, leaf_column
 from ..pruning.verdicts import Rule
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
+from .page_walk import decompressed, decompressible
 from .plan import FilePlan, Job, chunk_range, rows_where
-from .take import decompressed, decompressible
 
 #: How each fixed-width physical type read here is hashed: its PLAIN bytes as they are,
 #: read as integers of their width (a float's bits, -0.0 and NaN's payload included, as the

@@ -35,9 +35,11 @@ from ..parquet.elements import DICTIONARY_ENCODINGS
 from ..predicate import And, Eq, In, IsNull, Predicate
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
+from .chunk import Chunk
 from .match import Leaves
+from .page_walk import ChunkPages, Page, Refused, chunk_pages
 from .plan import FilePlan
-from .take import ChunkPages, Page, Refused, chunk_pages, takeable
+from .take import open_chunk, takeable
 
 #: The Arrow types (as pyarrow reads the column) whose values are their stored bytes.
 _INT_WIDTHS = {PhysicalType.INT32: 4, PhysicalType.INT64: 8}
@@ -138,11 +140,16 @@ def _matched_width(plan: FilePlan, column: str) -> int | None:
 
 def key_rows(
     plan: FilePlan, held: HeldBytes, group: int, keys: Keys
-) -> tuple[Any, ChunkPages] | None:
+) -> tuple[Any, ChunkPages | Chunk] | None:
     """The rows of row group ``group`` whose key is one of ``keys`` (ascending row numbers,
-    numpy int64), and the key chunk as read (its pages that hold them decompressed); None
-    when the chunk is not read here (pyarrow decodes it)."""
+    numpy int64), and the key chunk as read (its pages that hold them decompressed): by the
+    C chunk reader, or else its pages walked; None when the chunk is not read here (pyarrow
+    decodes it)."""
     desc = plan.schema.column(keys.column)
+    native = open_chunk(plan, held, group, desc)
+    rows = native.match(keys.struct()) if native is not None else None
+    if native is not None and rows is not None:
+        return rows, native
     try:
         chunk = chunk_pages(plan, held, group, desc)
         return _matched(chunk, keys), chunk

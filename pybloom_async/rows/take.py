@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,44 +29,19 @@ import pyarrow as pa
 
 from .._native import ffi, lib
 from ..errors import PyBloomError
-from ..parquet.elements import (
-    DATA_PAGES,
-    DICTIONARY_ENCODINGS,
-    CompressionCodec,
-    Encoding,
-    PageType,
-)
 from ..parquet.logical import LogicalKind, TimeUnit
-from ..parquet.pages import PageHeader, read_page_header
 from ..parquet.schema import ColumnDescriptor
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
+from .chunk import MAX_TAKEN_BYTES, Chunk
+from .page_walk import DTYPES, ChunkPages, Page, Refused, as_i64, as_u8, checked, chunk_pages
 from .plan import FilePlan, chunk_range
 
-#: pyarrow's names of the codecs a page is decompressed with (LZ4 is Hadoop's framing, LZO
-#: has no codec in pyarrow: their chunks are left to pyarrow's reader).
-ARROW_CODECS: dict[int, str] = {
-    CompressionCodec.SNAPPY: "snappy",
-    CompressionCodec.GZIP: "gzip",
-    CompressionCodec.BROTLI: "brotli",
-    CompressionCodec.ZSTD: "zstd",
-    CompressionCodec.LZ4_RAW: "lz4_raw",
-}
+#: Whether a chunk is read by the C chunk reader (:mod:`.chunk`) first, and walked by
+#: :mod:`.page_walk` only where that refuses it. The tests switch it off to read every
+#: chunk by the walk.
+NATIVE_CHUNKS = True
 
-#: A page larger than this, uncompressed, is left to pyarrow.
-MAX_PAGE_BYTES = 256 << 20
-#: Byte arrays taken from one chunk total at most this (more: left to pyarrow).
-MAX_TAKEN_BYTES = 256 << 20
-
-_PLAIN_DICTIONARY_PAGE = (Encoding.PLAIN, Encoding.PLAIN_DICTIONARY)
-
-#: numpy's type of a PLAIN value of each fixed-width physical type read here.
-_DTYPES: dict[PhysicalType, np.dtype[Any]] = {
-    PhysicalType.INT32: np.dtype("<i4"),
-    PhysicalType.INT64: np.dtype("<i8"),
-    PhysicalType.FLOAT: np.dtype("<f4"),
-    PhysicalType.DOUBLE: np.dtype("<f8"),
-}
 #: Arrow's type of those values as they are stored.
 _STORAGE = {
     PhysicalType.INT32: pa.int32(),
@@ -75,26 +50,6 @@ _STORAGE = {
     PhysicalType.DOUBLE: pa.float64(),
 }
 _UNITS = {TimeUnit.MILLIS: "ms", TimeUnit.MICROS: "us", TimeUnit.NANOS: "ns"}
-
-
-def decompressible(codec: int) -> bool:
-    """Whether pages of ``codec`` are decompressed here (:func:`decompressed`)."""
-    return codec == CompressionCodec.UNCOMPRESSED or codec in ARROW_CODECS
-
-
-def decompressed(data: memoryview, raw_size: int, codec: int) -> memoryview | None:
-    """A page's bytes decompressed to ``raw_size`` bytes, without a copy of them (None: a
-    codec pyarrow cannot decompress, or bytes that do not decompress to that size)."""
-    if codec == CompressionCodec.UNCOMPRESSED:
-        return data if len(data) == raw_size else None
-    name = ARROW_CODECS.get(codec)
-    if name is None or not 0 <= raw_size <= MAX_PAGE_BYTES:
-        return None
-    try:
-        out = memoryview(pa.decompress(data, raw_size, codec=name))
-    except (pa.ArrowException, OSError, ValueError):
-        return None
-    return out if len(out) == raw_size else None
 
 
 @dataclass(frozen=True)
@@ -168,17 +123,13 @@ def _natural(desc: ColumnDescriptor, arrow_type: Any) -> Any:
     return None
 
 
-class Refused(Exception):
-    """The chunk is not read here (pyarrow decodes it, and says what is wrong)."""
-
-
 def take_columns(
     plan: FilePlan,
     held: HeldBytes,
     group: int,
     names: Sequence[str],
     rows: Any,
-    read: Mapping[str, ChunkPages] | None = None,
+    read: Mapping[str, ChunkPages | Chunk] | None = None,
 ) -> dict[str, Any]:
     """The columns of ``names`` taken at ``rows`` (ascending row numbers in the row group,
     numpy integers) of row group ``group``: those the C decoder reads, each an Arrow array
@@ -198,257 +149,63 @@ def take_columns(
     return found
 
 
+def open_chunk(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor) -> Chunk | None:
+    """The chunk of ``desc`` in row group ``group`` opened by the C chunk reader (None: its
+    bytes are not held, or it is not read so)."""
+    if not NATIVE_CHUNKS:
+        return None
+    group_meta = plan.metadata.row_groups[group]
+    meta = group_meta.columns[desc.index]
+    data = held.view(*chunk_range(plan, group, desc.index))
+    if data is None:
+        return None
+    dtype = DTYPES.get(desc.physical_type)
+    width = dtype.itemsize if dtype is not None else 0
+    optional = desc.max_definition_level == 1
+    limit = meta.total_uncompressed_size
+    return Chunk.open(data, meta.codec, width, optional, group_meta.num_rows, limit)
+
+
 def _take_chunk(
     plan: FilePlan,
     held: HeldBytes,
     group: int,
     column: Column,
     rows: Any,
-    chunk: ChunkPages | None = None,
+    chunk: ChunkPages | Chunk | None = None,
 ) -> Any:
-    """One chunk's values at ``rows``: its pages walked by their headers."""
+    """One chunk's values at ``rows``: read by the C chunk reader, or its pages walked."""
     num_rows = plan.metadata.row_groups[group].num_rows
     if len(rows) and not 0 <= rows[0] <= rows[-1] < num_rows:
         raise Refused
+    if not isinstance(chunk, ChunkPages):
+        native = chunk if chunk is not None else open_chunk(plan, held, group, column.desc)
+        taken = native.take(rows) if native is not None else None
+        if taken is not None:
+            valid, values, offsets = taken
+            return _built(column, len(rows), valid, values, offsets)
+        chunk = None
     if chunk is None:
         chunk = chunk_pages(plan, held, group, column.desc)
     pieces: list[tuple[Page, Any]] = []
-    taken = 0
+    taken_rows = 0
     wanted = rows.tolist()  # bisected per page: a few rows, where numpy's call costs more
     for page in chunk.pages:
         more = bisect.bisect_left(wanted, page.row + page.values)
-        if more > taken:
+        if more > taken_rows:
             parsed = chunk.read(page)
-            pieces.append((parsed, parsed.refs(rows[taken:more] - page.row, page.values)))
-        taken = more
-    if taken != len(rows):
+            pieces.append((parsed, parsed.refs(rows[taken_rows:more] - page.row, page.values)))
+        taken_rows = more
+    if taken_rows != len(rows):
         raise Refused
     return _assembled(column, pieces, len(rows))
-
-
-@dataclass(frozen=True)
-class DataPage:
-    """A data page of a chunk as its header says: its first row in the row group, its
-    values (its rows: the column is flat), its header and its bytes as stored."""
-
-    row: int
-    values: int
-    header: PageHeader
-    data: memoryview
-
-    @property
-    def encoding(self) -> int | None:
-        """How its values are encoded."""
-        return self.header.v2.encoding if self.header.v2 is not None else self.header.encoding
-
-
-@dataclass(frozen=True)
-class ChunkPages:
-    """A chunk's pages, read by their headers (nothing decompressed yet): its dictionary,
-    if it has one, and its data pages in order, covering its row group's rows."""
-
-    dictionary: Dictionary | None
-    pages: list[DataPage]
-    codec: int
-    desc: ColumnDescriptor
-    #: The chunk's uncompressed bytes, as its footer says.
-    limit: int
-    #: The pages read so far, by their first row (each is decompressed once).
-    parsed: dict[int, Page] = field(default_factory=dict, compare=False)
-
-    def read(self, page: DataPage) -> Page:
-        """The data page decompressed, its levels and values apart."""
-        found = self.parsed.get(page.row)
-        if found is None:
-            if (page.header.uncompressed_page_size or 0) > self.limit:
-                raise Refused  # more than the footer says the chunk holds
-            found = Page.of(page.header, page.data, self.codec, self.desc, self.dictionary)
-            self.parsed[page.row] = found
-        return found
-
-
-def chunk_pages(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor) -> ChunkPages:
-    """The pages of the chunk of ``desc`` in row group ``group`` (its bytes in ``held``).
-
-    Raises
-    ------
-    Refused
-        The chunk is not read here: its bytes are not held, its codec is not one
-        :func:`decompressed` reads, or its pages are not as this reader reads them (a page
-        kind newer than it, a second dictionary, pages past the chunk or short of its rows).
-    """
-    chunk = plan.metadata.row_groups[group].columns[desc.index]
-    num_rows = plan.metadata.row_groups[group].num_rows
-    start, end = chunk_range(plan, group, desc.index)
-    if num_rows >= 1 << 31:
-        raise Refused
-    data = held.view(start, end)  # the pages and their headers are read in place
-    if data is None or not decompressible(chunk.codec):
-        raise Refused
-    pages: list[DataPage] = []
-    dictionary: Dictionary | None = None
-    at, row = 0, 0
-    while row < num_rows:
-        if at >= len(data):
-            raise Refused
-        header = read_page_header(data, at, path=plan.path, column=desc.path)
-        body = at + header.header_length
-        size = header.compressed_page_size
-        if size is None or not 0 <= size <= len(data) - body:
-            raise Refused
-        page = data[body : body + size]
-        at = body + size
-        if header.type == PageType.DICTIONARY_PAGE:
-            if dictionary is not None or row:
-                raise Refused
-            limit = chunk.total_uncompressed_size
-            dictionary = Dictionary(header, page, chunk.codec, desc, limit)
-            continue
-        if header.type == PageType.INDEX_PAGE:
-            continue
-        if header.type not in DATA_PAGES:
-            raise Refused  # a page kind newer than this reader
-        values = _page_values(header)
-        if values is None or not 0 < values <= num_rows - row:
-            raise Refused
-        pages.append(DataPage(row, values, header, page))
-        row += values
-    return ChunkPages(dictionary, pages, chunk.codec, desc, chunk.total_uncompressed_size)
-
-
-def _page_values(header: PageHeader) -> int | None:
-    """A data page's values (its rows: the column is flat)."""
-    if header.v2 is not None:
-        v2 = header.v2
-        return v2.num_values if v2.num_rows == v2.num_values else None
-    return header.num_values
-
-
-class Dictionary:
-    """A chunk's dictionary page, decompressed and read when a page first needs it."""
-
-    def __init__(
-        self, header: PageHeader, page: memoryview, codec: int, desc: ColumnDescriptor, limit: int
-    ) -> None:
-        self._header, self._page, self._codec, self._desc = header, page, codec, desc
-        self._limit = limit  # the chunk's uncompressed bytes, as its footer says
-        self._read: tuple[memoryview, int, Any] | None = None
-
-    def read(self) -> tuple[memoryview, int, Any]:
-        """Its bytes, its entry count, and its values (fixed width: a numpy array) or the
-        offsets of its byte arrays' lengths."""
-        if self._read is None:
-            header = self._header
-            count = header.num_values
-            raw = header.uncompressed_page_size
-            if header.encoding not in _PLAIN_DICTIONARY_PAGE or count is None or raw is None:
-                raise Refused
-            if count <= 0 or raw > self._limit:
-                raise Refused
-            data = decompressed(self._page, raw, self._codec)
-            if data is None:
-                raise Refused
-            dtype = _DTYPES.get(self._desc.physical_type)
-            if dtype is not None:
-                if len(data) < count * dtype.itemsize:
-                    raise Refused
-                values: Any = np.frombuffer(data, dtype=dtype, count=count)
-            else:
-                if count > len(data) // 4:  # each entry's length takes 4 bytes
-                    raise Refused
-                values = np.empty(count, dtype=np.int64)
-                _check(lib.pba_byte_array_offsets(_u8(data), len(data), count, _i64(values)))
-            self._read = (data, count, values)
-        return self._read
-
-
-@dataclass
-class Page:
-    """A data page's definition levels and values, decompressed."""
-
-    levels: memoryview | None
-    values: memoryview
-    dictionary: Dictionary | None
-    width: int
-
-    @classmethod
-    def of(
-        cls,
-        header: PageHeader,
-        page: memoryview,
-        codec: int,
-        desc: ColumnDescriptor,
-        dictionary: Dictionary | None,
-    ) -> Page:
-        raw = header.uncompressed_page_size
-        if raw is None:
-            raise Refused
-        optional = desc.max_definition_level == 1
-        levels: memoryview | None = None
-        if header.v2 is not None:
-            v2 = header.v2
-            encoding = v2.encoding
-            rep, defs = v2.repetition_levels_byte_length or 0, v2.definition_levels_byte_length
-            if rep or defs is None or not 0 <= defs <= len(page) or (defs and not optional):
-                raise Refused
-            levels = page[:defs] if optional else None
-            values = page[defs:]
-            if v2.is_compressed:
-                body = decompressed(values, raw - defs, codec)
-            else:
-                body = values if len(values) == raw - defs else None
-        else:
-            encoding = header.encoding
-            body = decompressed(page, raw, codec)
-            if body is not None and optional:
-                if header.definition_level_encoding != Encoding.RLE or len(body) < 4:
-                    raise Refused
-                size = int.from_bytes(body[:4], "little")
-                if size > len(body) - 4:
-                    raise Refused
-                levels, body = body[4 : 4 + size], body[4 + size :]
-        if body is None:
-            raise Refused
-        if encoding in DICTIONARY_ENCODINGS:
-            if dictionary is None:
-                raise Refused
-        elif encoding == Encoding.PLAIN:
-            dictionary = None
-        else:
-            raise Refused
-        dtype = _DTYPES.get(desc.physical_type)
-        return cls(levels, body, dictionary, dtype.itemsize if dtype is not None else 0)
-
-    def refs(self, rows: Any, values: int) -> Any:
-        """Where each of ``rows`` (in the page) has its value (see ``pba_take_refs``)."""
-        rows = np.ascontiguousarray(rows, dtype=np.uint32)
-        refs = np.empty(len(rows), dtype=np.int64)
-        count = self.dictionary.read()[1] if self.dictionary is not None else 0
-        levels = self.levels
-        _check(
-            lib.pba_take_refs(
-                ffi.NULL if levels is None else _u8(levels),
-                0 if levels is None else len(levels),
-                _u8(self.values),
-                len(self.values),
-                values,
-                count,
-                self.width,
-                ffi.from_buffer("uint32_t[]", rows),
-                len(rows),
-                _i64(refs),
-            )
-        )
-        return refs
 
 
 def _assembled(column: Column, pieces: Sequence[tuple[Page, Any]], n: int) -> Any:
     """The taken values of every page, in order, as one Arrow array of the column's type."""
     refs = np.concatenate([r for _, r in pieces]) if pieces else np.zeros(0, np.int64)
     present = refs >= 0
-    nulls = n - int(np.count_nonzero(present))
-    validity = None if not nulls else pa.py_buffer(np.packbits(present, bitorder="little"))
-    dtype = _DTYPES.get(column.desc.physical_type)
+    dtype = DTYPES.get(column.desc.physical_type)
     if dtype is not None:
         out = np.zeros(n, dtype=dtype)
         at = 0
@@ -464,10 +221,23 @@ def _assembled(column: Column, pieces: Sequence[tuple[Page, Any]], n: int) -> An
                 picked = source[page_refs[here] // page.width]
             out[at : at + len(page_refs)][here] = picked
             at += len(page_refs)
-        storage = _STORAGE[column.desc.physical_type]
-        array = pa.Array.from_buffers(storage, n, [validity, pa.py_buffer(out)], null_count=nulls)
-        return _as(array, column.arrow_type)
+        return _built(column, n, present, out, None)
     offsets, data = _gathered(pieces)
+    return _built(column, n, present, data, offsets)
+
+
+def _built(column: Column, n: int, present: Any, values: Any, offsets: Any) -> Any:
+    """The Arrow array of the column's type of ``n`` values: ``present`` (nonzero where a
+    value is, zero for a NULL), and ``values`` (fixed width: the values; byte arrays: their
+    bytes, at ``offsets``, int64)."""
+    nulls = n - int(np.count_nonzero(present))
+    validity = None if not nulls else pa.py_buffer(np.packbits(present, bitorder="little"))
+    if offsets is None:
+        storage = _STORAGE[column.desc.physical_type]
+        array = pa.Array.from_buffers(
+            storage, n, [validity, pa.py_buffer(values)], null_count=nulls
+        )
+        return _as(array, column.arrow_type)
     large = pa.types.is_large_string(column.arrow_type) or pa.types.is_large_binary(
         column.arrow_type
     )
@@ -478,7 +248,7 @@ def _assembled(column: Column, pieces: Sequence[tuple[Page, Any]], n: int) -> An
     return pa.Array.from_buffers(
         column.arrow_type,
         n,
-        [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+        [validity, pa.py_buffer(offsets), pa.py_buffer(values)],
         null_count=nulls,
     )
 
@@ -494,9 +264,9 @@ def _gathered(pieces: Sequence[tuple[Page, Any]]) -> tuple[Any, Any]:
             data = page.values
         refs = np.ascontiguousarray(refs, dtype=np.int64)
         offsets = np.empty(len(refs) + 1, dtype=np.int64)
-        _check(
+        checked(
             lib.pba_gather_byte_arrays(
-                _u8(data), len(data), _i64(refs), len(refs), _i64(offsets), ffi.NULL, 0
+                as_u8(data), len(data), as_i64(refs), len(refs), as_i64(offsets), ffi.NULL, 0
             )
         )
         parts.append((data, refs, offsets))
@@ -508,9 +278,15 @@ def _gathered(pieces: Sequence[tuple[Page, Any]]) -> tuple[Any, Any]:
     at = 0
     for data, refs, offsets in parts:
         room = out[at:]
-        _check(
+        checked(
             lib.pba_gather_byte_arrays(
-                _u8(data), len(data), _i64(refs), len(refs), _i64(offsets), _u8(room), len(room)
+                as_u8(data),
+                len(data),
+                as_i64(refs),
+                len(refs),
+                as_i64(offsets),
+                as_u8(room),
+                len(room),
             )
         )
         all_offsets.append(offsets[1:] + at)
@@ -526,16 +302,3 @@ def _as(array: Any, arrow_type: Any) -> Any:
     if arrow_type.bit_width == array.type.bit_width:
         return array.view(arrow_type)
     return array.cast(arrow_type, safe=True)
-
-
-def _i64(values: Any) -> Any:
-    return ffi.from_buffer("int64_t[]", values)
-
-
-def _u8(data: Any) -> Any:
-    return ffi.from_buffer("uint8_t[]", data)
-
-
-def _check(status: int) -> None:
-    if status != 0:
-        raise Refused

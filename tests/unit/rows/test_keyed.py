@@ -14,13 +14,20 @@ from support.damage import damaged, paged_file
 
 from pybloom_async import lookup_sync
 from pybloom_async._native import ffi, lib
-from pybloom_async.rows import decode, take
+from pybloom_async.rows import decode, keyed, page_walk, take
 from pybloom_async.rows.keyed import Keys
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 N = 2_000
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["c-reader", "page-walk"])
+def native(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every test with the C chunk reader first, then with the page walk alone."""
+    monkeypatch.setattr(take, "NATIVE_CHUNKS", request.param)
+    return bool(request.param)
 
 
 def _table(nulls: bool) -> Any:
@@ -126,7 +133,7 @@ def test_rows_found_by_key_are_those_a_full_decode_finds(
 
 
 def test_the_key_column_is_not_decoded_and_pages_without_a_key_not_decompressed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool
 ) -> None:
     path = str(tmp_path / "a.parquet")
     # Row i holds (i % 4) * 10,000 + i // 4: every row group spans nearly every id.
@@ -141,14 +148,24 @@ def test_the_key_column_is_not_decoded_and_pages_without_a_key_not_decompressed(
         return real(self, groups, *args, **kwargs)
 
     monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
-    pages: list[int] = []  # the leaf of each data page decompressed
-    real_of = take.Page.of
+    pages: list[int] = []  # the leaf of each data page decompressed by the walk
+    real_of = page_walk.Page.of
 
     def of(header: Any, page: Any, codec: int, desc: Any, dictionary: Any) -> Any:
         pages.append(desc.index)
         return real_of(header, page, codec, desc, dictionary)
 
-    monkeypatch.setattr(take.Page, "of", of)
+    monkeypatch.setattr(page_walk.Page, "of", of)
+    opened: list[tuple[int, Any]] = []  # the C reader's chunks, by leaf
+    real_open = take.open_chunk
+
+    def open_chunk(plan: Any, held: Any, group: int, desc: Any) -> Any:
+        chunk = real_open(plan, held, group, desc)
+        opened.append((desc.index, chunk))
+        return chunk
+
+    monkeypatch.setattr(take, "open_chunk", open_chunk)
+    monkeypatch.setattr(keyed, "open_chunk", open_chunk)
     # No filters, statistics that keep every row group for 15,000 (in row group 2): the
     # dictionaries of row groups 0 and 1 rule them out.
     got = lookup_sync(path, "id IN (15000, 39999)")
@@ -156,6 +173,11 @@ def test_the_key_column_is_not_decoded_and_pages_without_a_key_not_decompressed(
     assert decoded == []
     # The key chunk's data pages of the two row groups with a key, and the other column's
     # pages that hold the rows: nothing of the two row groups without one.
+    if native:
+        assert pages == [] and all(chunk is not None for _, chunk in opened)
+        pages = [leaf for leaf, chunk in opened for _ in range(chunk.pages_read)]
+    else:
+        assert all(chunk is None for _, chunk in opened)
     assert pages.count(0) == 2 and pages.count(1) == 2
 
 

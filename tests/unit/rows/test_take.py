@@ -15,11 +15,37 @@ from support.damage import damaged, paged_file
 from pybloom_async import read_footer_sync
 from pybloom_async._native import ffi, lib
 from pybloom_async.read.ranges import HeldBytes
+from pybloom_async.rows import take
 from pybloom_async.rows.plan import describe
-from pybloom_async.rows.take import take_columns, takeable
+from pybloom_async.rows.take import open_chunk, take_columns, takeable
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture(autouse=True, params=[True, False], ids=["c-reader", "page-walk"])
+def native(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Every test with the C chunk reader first, then with the page walk alone."""
+    monkeypatch.setattr(take, "NATIVE_CHUNKS", request.param)
+    return bool(request.param)
+
+
+def _read_natively(path: Path) -> int:
+    """Every takeable chunk of the file read by the C chunk reader itself: its count."""
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, list(range(len(footer.metadata.row_groups))))
+    held = HeldBytes([(0, path.read_bytes())])
+    read = 0
+    for group in plan.kept:
+        rows = np.arange(plan.metadata.row_groups[group].num_rows)
+        for name in plan.arrow_schema.names:
+            column = takeable(plan, name)
+            if column is None:
+                continue
+            chunk = open_chunk(plan, held, group, column.desc)
+            assert chunk is not None and chunk.take(rows) is not None, (path, group, name)
+            read += 1
+    return read
 
 
 def _same(got: Any, want: Any) -> bool:
@@ -120,7 +146,7 @@ def _table(n: int, nulls: bool) -> Any:
 @pytest.mark.parametrize("version", ["1.0", "2.0"])
 @pytest.mark.parametrize("compression", ["none", "snappy", "zstd", "gzip", "lz4", "brotli"])
 def test_taken_rows_equal_pyarrows(
-    tmp_path: Path, nulls: bool, version: str, compression: str
+    tmp_path: Path, nulls: bool, version: str, compression: str, native: bool
 ) -> None:
     table = _table(3_000, nulls)
     schema = table.schema.set(
@@ -146,6 +172,8 @@ def test_taken_rows_equal_pyarrows(
         )
         taken, refused = _compare(path, seed=i)
         assert taken > 0 and refused == 0, (options, taken, refused)
+        if native:  # and the C reader read them (its codecs are built in: make setup)
+            assert _read_natively(path) > 0
 
 
 def test_columns_it_does_not_read_are_left_to_pyarrow(tmp_path: Path) -> None:

@@ -1,0 +1,107 @@
+"""A flat column chunk read in C, a whole chunk per call (``pba_chunk_*``, ``csrc/rows/chunk.c``).
+
+The walk of :mod:`.page_walk` makes a few calls and objects per page, each holding the
+interpreter. Here one call reads the page headers of a chunk, and one call per use finds
+its rows whose key is one of a few (:meth:`Chunk.match`) or takes its values at given rows
+(:meth:`Chunk.take`): the pages that hold a wanted row are decompressed in C, once per
+chunk, and read there. cffi releases the interpreter around each call, so the chunks of a
+run are read on every core.
+
+Every method returns None where the C reader does not read the chunk (a codec the library
+was built without, :func:`codec_available`; a page kind, encoding or layout it does not
+read; bytes that are not what the headers say): the caller reads it another way, which
+names what is wrong. Nothing here raises for what a file holds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._native import ffi, lib
+
+#: Byte arrays taken from one chunk total at most this (more: the chunk is read another way).
+MAX_TAKEN_BYTES = 256 << 20
+
+
+def codec_available(codec: int) -> bool:
+    """Whether pages of ``codec`` (Parquet's CompressionCodec) are decompressed in C."""
+    return bool(lib.pba_codec_available(codec))
+
+
+class Chunk:
+    """An open C chunk reader over a chunk's stored bytes (kept alive with it). The pages it
+    decompressed are freed with it."""
+
+    def __init__(self, reader: Any, data: Any, width: int, num_rows: int) -> None:
+        self._reader, self._data, self.width, self.num_rows = reader, data, width, num_rows
+
+    @classmethod
+    def open(
+        cls, data: memoryview, codec: int, width: int, optional: bool, num_rows: int, limit: int
+    ) -> Chunk | None:
+        """The chunk whose pages are ``data`` (None: not read here). ``width``: 4 or 8 for
+        fixed-width values, 0 for byte arrays; ``limit``: its uncompressed size, as its
+        footer says (its pages decompress to no more)."""
+        if not codec_available(codec) or not 0 <= num_rows < 1 << 31 or limit < 0:
+            return None
+        source = ffi.from_buffer("uint8_t[]", data)
+        spec = ffi.new("pba_chunk *")
+        spec.data, spec.len, spec.codec = source, len(data), codec
+        spec.width, spec.optional, spec.num_rows, spec.limit = width, int(optional), num_rows, limit
+        out = ffi.new("pba_chunk_reader **")
+        if lib.pba_chunk_open(spec, out) != 0:
+            return None
+        return cls(ffi.gc(out[0], lib.pba_chunk_close), source, width, num_rows)
+
+    @property
+    def pages_read(self) -> int:
+        """How many of its data pages have been read (each is decompressed once)."""
+        return int(lib.pba_chunk_pages_read(self._reader))
+
+    def match(self, keys: Any) -> Any:
+        """The rows (ascending, numpy int64) whose value is one of ``keys`` (a ``pba_keys *``
+        of this chunk's width), or None."""
+        rows = np.empty(max(self.num_rows, 1), dtype=np.uint32)
+        found = ffi.new("size_t *")
+        status = lib.pba_chunk_match(
+            self._reader, keys, ffi.from_buffer("uint32_t[]", rows), len(rows), found
+        )
+        return rows[: found[0]].astype(np.int64) if status == 0 else None
+
+    def take(self, rows: Any) -> tuple[Any, Any, Any] | None:
+        """The values at ``rows`` (strictly ascending numpy int64, each below the row
+        group's rows), or None: a numpy ``uint8`` of 1 for a present value and 0 for a NULL;
+        fixed width, the values' bytes (``n * width``, zeros for a NULL) and None; byte
+        arrays, their bytes and Arrow's offsets (int64, ``n + 1``)."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        n = len(rows)
+        valid = np.empty(n, dtype=np.uint8)
+        u8 = "uint8_t[]"
+        if self.width:
+            values = np.empty(n * self.width, dtype=np.uint8)
+            status = lib.pba_chunk_take(
+                self._reader,
+                ffi.from_buffer("int64_t[]", rows),
+                n,
+                ffi.from_buffer(u8, valid),
+                ffi.from_buffer(u8, values),
+                ffi.NULL,
+            )
+            return (valid, values, None) if status == 0 else None
+        offsets = np.empty(n + 1, dtype=np.int64)
+        status = lib.pba_chunk_take(
+            self._reader,
+            ffi.from_buffer("int64_t[]", rows),
+            n,
+            ffi.from_buffer(u8, valid),
+            ffi.NULL,
+            ffi.from_buffer("int64_t[]", offsets),
+        )
+        if status != 0 or offsets[-1] > MAX_TAKEN_BYTES:
+            return None
+        data = np.empty(int(offsets[-1]), dtype=np.uint8)
+        if lib.pba_chunk_gather(self._reader, ffi.from_buffer(u8, data), len(data)) != 0:
+            return None
+        return valid, data, offsets

@@ -1,0 +1,130 @@
+"""The C chunk reader's own calls: page decompression (snappy read in C, the other codecs
+from their libraries) against pyarrow's compression, and the reader's argument checks.
+Its rows are compared with pyarrow's in test_take.py and test_keyed.py."""
+
+from __future__ import annotations
+
+import io
+import os
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pybloom_async._native import ffi, lib
+from pybloom_async.rows.chunk import Chunk, codec_available
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+CODECS = {1: "snappy", 2: "gzip", 4: "brotli", 6: "zstd", 7: "lz4_raw"}
+
+
+def _decompress(codec: int, src: bytes, size: int) -> tuple[int, bytes]:
+    out = bytearray(size)
+    status = lib.pba_decompress(codec, src, len(src), ffi.from_buffer(out), size)
+    return int(status), bytes(out)
+
+
+def _samples() -> list[bytes]:
+    rng = np.random.default_rng(3)
+    words = [b"hello", b"world", b"x" * 70, os.urandom(20)]
+    return [
+        b"",
+        b"a",
+        os.urandom(1000),
+        b"abc" * 10_000,
+        bytes(100_000),
+        np.arange(50_000, dtype=np.int64).tobytes(),
+        b"".join(words[i] for i in rng.integers(0, 4, 20_000)),
+    ]
+
+
+@pytest.mark.parametrize("codec", sorted(CODECS), ids=list(CODECS.values()))
+def test_pages_decompress_as_pyarrow_compressed_them(codec: int) -> None:
+    if not codec_available(codec):
+        pytest.skip(f"{CODECS[codec]} is not built in (its library was not found at build)")
+    for data in _samples():
+        packed = pa.compress(data, codec=CODECS[codec], asbytes=True)
+        assert _decompress(codec, packed, len(data)) == (0, data)
+        # Any other size is refused: a page is exactly its header's size.
+        assert _decompress(codec, packed, len(data) + 1)[0] == lib.PBA_CHUNK_ERR_CORRUPT
+        if data:
+            assert _decompress(codec, packed, len(data) - 1)[0] == lib.PBA_CHUNK_ERR_CORRUPT
+            assert _decompress(codec, packed[: len(packed) // 2], len(data))[0] != 0
+
+
+def test_snappy_is_always_built_in_and_damaged_blocks_are_refused() -> None:
+    assert codec_available(0) and codec_available(1)
+    assert not codec_available(5) and not codec_available(3)  # Hadoop's LZ4, LZO
+    corrupt = lib.PBA_CHUNK_ERR_CORRUPT
+    # The declared length (a varint), then tags: a literal (tag 0: length - 1 << 2).
+    assert _decompress(1, b"\x03\x08abc", 3) == (0, b"abc")
+    assert _decompress(1, b"\x03\x08abc", 4)[0] == corrupt  # declares 3
+    assert _decompress(1, b"\x03\x08ab", 3)[0] == corrupt  # the literal past the input
+    assert _decompress(1, b"\x03\x08abcd", 3)[0] == corrupt  # trailing bytes
+    # A copy (tag 1: length 4-11, 11-bit offset) of the literal's bytes, overlapping.
+    assert _decompress(1, b"\x07\x08abc\x01\x03", 7) == (0, b"abcabca")
+    assert _decompress(1, b"\x07\x08abc\x01\x04", 7)[0] == corrupt  # before the output
+    assert _decompress(1, b"\x07\x08abc\x01\x00", 7)[0] == corrupt  # offset zero
+    assert _decompress(1, b"\x07\x08abc\x01", 7)[0] == corrupt  # offset cut off
+    assert _decompress(1, b"\xff\xff\xff\xff\xff\x01", 1)[0] == corrupt  # varint too long
+    assert _decompress(9, b"", 0)[0] == lib.PBA_CHUNK_ERR_CODEC
+
+
+def _file(**options: Any) -> tuple[bytes, Any]:
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"v": pa.array(range(100), pa.int64())}), sink, **options)
+    data = sink.getvalue()
+    return data, pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0).column(0)
+
+
+def test_the_reader_checks_its_arguments() -> None:
+    data, meta = _file(compression="snappy")
+    start = meta.dictionary_page_offset or meta.data_page_offset
+    pages = memoryview(data)[start : start + meta.total_compressed_size]
+    limit = meta.total_uncompressed_size
+    chunk = Chunk.open(pages, 1, 8, True, 100, limit)
+    assert chunk is not None
+    valid, values, offsets = chunk.take(np.array([0, 50, 99])) or (None, None, None)
+    assert valid is not None and offsets is None
+    assert valid.tolist() == [1, 1, 1] and values.view(np.int64).tolist() == [0, 50, 99]
+    assert chunk.take(np.array([3, 3])) is None  # not strictly ascending
+    assert chunk.take(np.array([100])) is None  # past the row group
+    assert chunk.take(np.array([-1])) is None
+    assert chunk.pages_read == 1
+    # A codec not built in, a width not read, too many rows, the wrong row count.
+    assert Chunk.open(pages, 5, 8, True, 100, limit) is None
+    assert Chunk.open(pages, 1, 8, True, 1 << 31, limit) is None
+    assert Chunk.open(pages, 1, 8, True, 101, limit) is None  # pages short of the rows
+    spec = ffi.new("pba_chunk *")
+    spec.data, spec.len, spec.codec = ffi.from_buffer("uint8_t[]", pages), len(pages), 1
+    spec.width, spec.optional, spec.num_rows, spec.limit = 3, 1, 100, limit
+    out = ffi.new("pba_chunk_reader **")
+    assert lib.pba_chunk_open(spec, out) == lib.PBA_CHUNK_ERR_ARG and out[0] == ffi.NULL
+    # Pages that decompress to more than the footer's size of the chunk are refused.
+    assert Chunk.open(pages, 1, 8, True, 100, 16) is not None
+    small = Chunk.open(pages, 1, 8, True, 100, 16)
+    assert small is not None and small.take(np.array([0])) is None
+    assert lib.pba_chunk_gather(ffi.NULL, ffi.NULL, 0) == lib.PBA_CHUNK_ERR_ARG
+
+
+def test_byte_arrays_are_gathered_exactly() -> None:
+    sink = io.BytesIO()
+    values = [None if i % 4 == 0 else f"s{i}" * (i % 3) for i in range(50)]
+    pq.write_table(pa.table({"s": pa.array(values)}), sink, compression="none")
+    data = sink.getvalue()
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0).column(0)
+    start = meta.dictionary_page_offset or meta.data_page_offset
+    pages = memoryview(data)[start : start + meta.total_compressed_size]
+    chunk = Chunk.open(pages, 0, 0, True, 50, meta.total_uncompressed_size)
+    assert chunk is not None
+    rows = np.array([0, 1, 2, 5, 49])
+    taken = chunk.take(rows)
+    assert taken is not None
+    valid, raw, offsets = taken
+    got = [
+        bytes(raw[offsets[i] : offsets[i + 1]]).decode() if valid[i] else None
+        for i in range(len(rows))
+    ]
+    assert got == [values[r] for r in rows]
