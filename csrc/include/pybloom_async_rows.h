@@ -154,6 +154,9 @@ int pba_match_rows(const uint8_t *levels, size_t levels_len, const uint8_t *valu
  * that does not read as its header says, gives a negative status: the caller reads the
  * chunk another way. Nothing outside the given bytes is read.
  *
+ * A dictionary page is decompressed only as far as the entries a take reads (snappy and
+ * zstd; the other codecs whole), and whole, checked to end at its size, for a match.
+ *
  * Memory: a page is decompressed into a buffer of its header's uncompressed size, at most
  * PBA_CHUNK_MAX_PAGE bytes, and the pages decompressed in one chunk total at most the
  * chunk's uncompressed size as its footer says (`limit`). They are freed by

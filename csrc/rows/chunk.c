@@ -12,6 +12,7 @@
 
 #include "pybloom_async_pages.h"
 #include "pybloom_async_rows.h"
+#include "stream.h"
 
 /* Parquet's PageType and Encoding values read here. */
 enum { DATA_PAGE = 0, INDEX_PAGE = 1, DICTIONARY_PAGE = 2, DATA_PAGE_V2 = 3 };
@@ -44,8 +45,14 @@ struct pba_chunk_reader {
     size_t n_pages;
     int has_dictionary;
     page dictionary;
-    uint32_t entries;       /* the dictionary's entries, once read */
+    /* The dictionary is decompressed only as far as the entries read need (a take of a
+     * row or two reads a part of it; a match reads it whole). */
+    int dictionary_open;    /* 1 once set up, or the negative status it failed with */
+    pba_stream stream;      /* its bytes, decompressed so far */
+    uint32_t entries;       /* its entries, as its header says */
     int64_t *entry_at;      /* byte arrays: the offset of each entry's length */
+    uint32_t entries_known; /* byte arrays: the entries whose offsets are known */
+    uint64_t scan_at;       /* byte arrays: where entry entries_known's length lies */
     uint8_t *wanted;        /* pba_chunk_match: which entries are keys */
     int any_wanted;
     uint64_t decompressed;  /* bytes decompressed so far (at most chunk.limit) */
@@ -181,6 +188,7 @@ void pba_chunk_close(pba_chunk_reader *r) {
     for (size_t i = 0; i < r->n_pages; i++) free(r->pages[i].owned);
     free(r->pages);
     free(r->dictionary.owned);
+    pba_stream_free(&r->stream);
     free(r->entry_at);
     free(r->wanted);
     free(r->taken);
@@ -259,37 +267,83 @@ static int page_read_once(pba_chunk_reader *r, page *p) {
 
 size_t pba_chunk_pages_read(const pba_chunk_reader *r) { return r == NULL ? 0 : r->pages_read; }
 
-/* The dictionary decompressed and its entries found. */
-static int dictionary_read_once(pba_chunk_reader *r);
-
-static int dictionary_read(pba_chunk_reader *r) {
+/* The dictionary set up to be read: its sizes checked, its buffer made. */
+static int dictionary_start(pba_chunk_reader *r) {
     page *d = &r->dictionary;
-    if (!r->has_dictionary) return PBA_CHUNK_ERR_PAGES;
-    if (d->read == 0) {
-        int status = dictionary_read_once(r);
-        d->read = status == PBA_CHUNK_OK ? 1 : status;
-    }
-    return d->read == 1 ? PBA_CHUNK_OK : d->read;
-}
-
-static int dictionary_read_once(pba_chunk_reader *r) {
-    page *d = &r->dictionary;
-    const uint8_t *data = NULL;
-    int status = inflate_into(r, d->stored, d->stored_len, d->raw, 1, &d->owned, &data);
-    if (status != PBA_CHUNK_OK) return status;
     uint32_t count = d->values;
-    if (r->chunk.width) {
-        if ((uint64_t)count * r->chunk.width > d->raw) return PBA_CHUNK_ERR_PAGES;
-    } else {
-        if (count > d->raw / 4) return PBA_CHUNK_ERR_PAGES; /* each length takes 4 bytes */
+    if (r->chunk.width ? (uint64_t)count * r->chunk.width > d->raw : count > d->raw / 4)
+        return PBA_CHUNK_ERR_PAGES; /* a byte array's length alone takes 4 bytes */
+    if (!r->chunk.width) {
         r->entry_at = malloc((size_t)count * sizeof *r->entry_at);
         if (r->entry_at == NULL) return PBA_CHUNK_ERR_MEMORY;
-        status = pba_byte_array_offsets(data, d->raw, count, r->entry_at);
-        if (status != PBA_TAKE_OK) return status;
     }
-    d->body = data;
-    d->body_len = d->raw;
     r->entries = count;
+    if (r->chunk.codec == PBA_CODEC_UNCOMPRESSED) {
+        if (d->stored_len != d->raw) return PBA_CHUNK_ERR_CORRUPT;
+        d->body = d->stored; /* read in place: the stream is done */
+        pba_stream_init(&r->stream, PBA_CODEC_UNCOMPRESSED, d->stored, d->raw, NULL, d->raw);
+        r->stream.done = d->raw;
+        r->stream.finished = 1;
+        return PBA_CHUNK_OK;
+    }
+    if (d->raw > PBA_CHUNK_MAX_PAGE || d->raw > r->chunk.limit - r->decompressed)
+        return PBA_CHUNK_ERR_TOO_LARGE;
+    d->owned = malloc(d->raw ? d->raw : 1);
+    if (d->owned == NULL) return PBA_CHUNK_ERR_MEMORY;
+    r->decompressed += d->raw;
+    d->body = d->owned;
+    return pba_stream_init(&r->stream, r->chunk.codec, d->stored, d->stored_len, d->owned,
+                           d->raw);
+}
+
+/* The dictionary set up (once; a failure stays), its entry count known. */
+static int dictionary_opened(pba_chunk_reader *r) {
+    if (!r->has_dictionary) return PBA_CHUNK_ERR_PAGES;
+    if (r->dictionary_open == 0) {
+        int status = dictionary_start(r);
+        r->dictionary_open = status == PBA_CHUNK_OK ? 1 : status;
+    }
+    return r->dictionary_open == 1 ? PBA_CHUNK_OK : r->dictionary_open;
+}
+
+/* The dictionary decompressed to at least `need` bytes: ahead in steps of an eighth of it
+ * (at least 64 KiB), so that its entries are not found one decompression call each. */
+static int dictionary_ahead(pba_chunk_reader *r, uint64_t need) {
+    if (need <= r->stream.done) return PBA_CHUNK_OK;
+    uint64_t raw = r->dictionary.raw;
+    uint64_t step = raw / 8 > ((uint64_t)1 << 16) ? raw / 8 : ((uint64_t)1 << 16);
+    uint64_t ahead = r->stream.done + step > need ? r->stream.done + step : need;
+    return pba_stream_until(&r->stream, (size_t)(ahead < raw ? ahead : raw));
+}
+
+/* The dictionary read as far as entry `index` (below its entry count). */
+static int dictionary_upto(pba_chunk_reader *r, uint32_t index) {
+    int opened = dictionary_opened(r);
+    if (opened != PBA_CHUNK_OK) return opened;
+    uint64_t raw = r->dictionary.raw;
+    if (r->chunk.width) return dictionary_ahead(r, ((uint64_t)index + 1) * r->chunk.width);
+    while (r->entries_known <= index) {
+        uint64_t at = r->scan_at;
+        if (raw - at < 4) return PBA_TAKE_ERR_TRUNCATED;
+        int status = dictionary_ahead(r, at + 4);
+        if (status != PBA_CHUNK_OK) return status;
+        uint32_t size = le32(r->dictionary.body + at);
+        if (size > raw - at - 4) return PBA_TAKE_ERR_TRUNCATED;
+        status = dictionary_ahead(r, at + 4 + size);
+        if (status != PBA_CHUNK_OK) return status;
+        r->entry_at[r->entries_known++] = (int64_t)at;
+        r->scan_at = at + 4 + size;
+    }
+    return PBA_CHUNK_OK;
+}
+
+/* The dictionary read whole: every entry found, the page checked to end at its size. */
+static int dictionary_read(pba_chunk_reader *r) {
+    int status = dictionary_opened(r); /* then whole at once: not a part first */
+    if (status == PBA_CHUNK_OK) status = pba_stream_until(&r->stream, r->dictionary.raw);
+    if (status == PBA_CHUNK_OK && !r->chunk.width) status = dictionary_upto(r, r->entries - 1);
+    if (status != PBA_CHUNK_OK) return status;
+    r->dictionary.body_len = r->dictionary.raw;
     return PBA_CHUNK_OK;
 }
 
@@ -397,7 +451,7 @@ static int taken_room(pba_chunk_reader *r, size_t n) {
 static int take_page(pba_chunk_reader *r, page *p, const int64_t *rows, size_t first,
                      size_t count, uint8_t *valid, uint8_t *values, int64_t *offsets) {
     int status = page_read(r, p);
-    if (status == PBA_CHUNK_OK && dictionary_encoded(p)) status = dictionary_read(r);
+    if (status == PBA_CHUNK_OK && dictionary_encoded(p)) status = dictionary_opened(r);
     if (status == PBA_CHUNK_OK) status = scratch(r, count);
     if (status != PBA_CHUNK_OK) return status;
     for (size_t k = 0; k < count; k++) r->scratch_rows[k] = (uint32_t)(rows[first + k] - p->row);
@@ -406,6 +460,13 @@ static int take_page(pba_chunk_reader *r, page *p, const int64_t *rows, size_t f
                            dictionary_encoded(p) ? r->entries : 0, width, r->scratch_rows,
                            count, r->scratch_refs);
     if (status != PBA_TAKE_OK) return status;
+    if (dictionary_encoded(p)) { /* the dictionary read as far as the largest index */
+        int64_t last = -1;
+        for (size_t k = 0; k < count; k++)
+            if (r->scratch_refs[k] > last) last = r->scratch_refs[k];
+        if (last >= 0) status = dictionary_upto(r, (uint32_t)last);
+        if (status != PBA_CHUNK_OK) return status;
+    }
     for (size_t k = 0; k < count; k++) {
         size_t i = first + k;
         int64_t ref = r->scratch_refs[k];

@@ -11,10 +11,13 @@
  *   each wanted row: a u16 (sorted and made distinct here, kept below num_rows).
  * Each buffer is copied into one of exactly its size, so a read past it is caught.
  *
- * Properties: a codec not built in is refused at open; every row pba_chunk_match gives
+ * Properties: a codec not built in is refused at open; rows taken by a reader whose
+ * dictionary was read whole (by the match) equal those of a fresh reader, which reads it
+ * only as far as they need; every row pba_chunk_match gives
  * is ascending, below num_rows, and taken has a present value equal to one of the keys;
  * pba_chunk_take's offsets ascend from 0 and pba_chunk_gather fills exactly their total;
- * a snappy block decompresses to exactly the size it declares, or is refused.
+ * a snappy block decompresses to exactly the size it declares, or is refused, and a part
+ * of it read as a stream is the whole's first bytes.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 
 #include "pybloom_async_rows.h"
 
+#include "../../csrc/rows/stream.h"
 #include "check.h"
 
 static uint32_t u16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
@@ -63,6 +67,17 @@ static void snappy_only(const uint8_t *data, size_t size) {
     int status = pba_decompress(PBA_CODEC_SNAPPY, src, size, dst, declared);
     CHECK(status == PBA_CHUNK_OK || status == PBA_CHUNK_ERR_CORRUPT);
     if (declared) CHECK(pba_decompress(PBA_CODEC_SNAPPY, src, size, dst, declared - 1) != 0);
+    /* A third of it as a stream: the same bytes as the whole (where the whole reads). */
+    uint8_t *part = malloc(declared ? declared : 1);
+    pba_stream s;
+    if (status == PBA_CHUNK_OK &&
+        pba_stream_init(&s, PBA_CODEC_SNAPPY, src, size, part, declared) == PBA_CHUNK_OK &&
+        pba_stream_until(&s, declared / 3) == PBA_CHUNK_OK) {
+        CHECK(s.done >= declared / 3 && s.done <= declared);
+        CHECK(s.done == 0 || memcmp(part, dst, s.done) == 0);
+        CHECK(pba_stream_until(&s, declared) == PBA_CHUNK_OK && memcmp(part, dst, declared) == 0);
+    }
+    free(part);
     free(src);
     free(dst);
 }
@@ -207,11 +222,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     free(found);
 
-    /* The wanted rows taken: offsets ascending from 0, the gather exactly their total. */
+    /* The wanted rows taken: offsets ascending from 0, the gather exactly their total; and
+     * by a fresh reader, whose dictionary is read only as far as they need, the same. */
     uint8_t valid[256];
     uint8_t values[256 * 8];
     int64_t offsets[257];
+    pba_chunk_reader *fresh = NULL;
+    uint8_t fresh_valid[256];
+    uint8_t fresh_values[256 * 8];
+    int64_t fresh_offsets[257];
+    int fresh_ok = pba_chunk_open(&spec, &fresh) == PBA_CHUNK_OK &&
+                   pba_chunk_take(fresh, wanted, m, fresh_valid, fresh_values, fresh_offsets) ==
+                       PBA_CHUNK_OK;
     if (pba_chunk_take(reader, wanted, m, valid, values, offsets) == PBA_CHUNK_OK) {
+        if (fresh_ok) {
+            CHECK(memcmp(valid, fresh_valid, m) == 0);
+            if (spec.width) {
+                for (size_t k = 0; k < m; k++)
+                    if (valid[k]) CHECK(!memcmp(values + k * spec.width, fresh_values + k * spec.width, spec.width));
+            } else {
+                CHECK(memcmp(offsets, fresh_offsets, (m + 1) * sizeof *offsets) == 0);
+                uint8_t *a = malloc(offsets[m] ? (size_t)offsets[m] : 1);
+                uint8_t *b = malloc(offsets[m] ? (size_t)offsets[m] : 1);
+                CHECK(pba_chunk_gather(reader, a, (size_t)offsets[m]) == 0);
+                CHECK(pba_chunk_gather(fresh, b, (size_t)offsets[m]) == 0);
+                CHECK(offsets[m] == 0 || memcmp(a, b, (size_t)offsets[m]) == 0);
+                free(a);
+                free(b);
+            }
+        }
         for (size_t k = 0; k < m; k++) CHECK(valid[k] <= 1);
         if (!spec.width) {
             CHECK(offsets[0] == 0);
@@ -225,6 +264,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             free(bytes);
         }
     }
+    pba_chunk_close(fresh);
     pba_chunk_close(reader);
     free(chunk);
     return 0;
