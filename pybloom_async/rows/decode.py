@@ -85,8 +85,7 @@ def decode_batches(plan: FilePlan, groups: Sequence[int], leaves: Sequence[int])
     runs: list[list[int]] = []
     size = 0
     for group in groups:
-        columns = plan.metadata.row_groups[group].columns
-        need = sum(columns[leaf].total_uncompressed_size for leaf in leaves)
+        need = sum(plan.chunk(group, leaf).total_uncompressed_size for leaf in leaves)
         if not runs or size + need > DECODE_BATCH_BYTES:
             runs.append([])
             size = 0

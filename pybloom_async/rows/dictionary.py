@@ -164,7 +164,7 @@ def all_dictionary(chunk: ColumnChunk) -> bool:
 def _dictionary_hashes(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor) -> Any:
     """The hashes of every value of the chunk's dictionary (None: not known exactly, or not
     worth reading: see :data:`MAX_DICTIONARY_SHARE`)."""
-    chunk = plan.metadata.row_groups[group].columns[desc.index]
+    chunk = plan.chunk(group, desc.index)
     width = _width(desc)
     codec = chunk.codec
     if width is None or not all_dictionary(chunk):

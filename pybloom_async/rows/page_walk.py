@@ -130,7 +130,7 @@ def chunk_pages(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescrip
         :func:`decompressed` reads, or its pages are not as this reader reads them (a page
         kind newer than it, a second dictionary, pages past the chunk or short of its rows).
     """
-    chunk = plan.metadata.row_groups[group].columns[desc.index]
+    chunk = plan.chunk(group, desc.index)
     num_rows = plan.metadata.row_groups[group].num_rows
     start, end = chunk_range(plan, group, desc.index)
     if num_rows >= 1 << 31:

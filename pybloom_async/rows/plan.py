@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from ..errors import ParquetFormatError
 from ..io.base import FileInfo, location_text
 from ..io.identity import SourceIdentity
-from ..parquet import FileMetaData, FooterBounds, Schema
+from ..parquet import ColumnChunk, FileMetaData, FooterBounds, GroupChunks, Schema
 from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.partitions import PartitionPredicate
@@ -114,12 +114,26 @@ class FilePlan:
     chunk_ranges: dict[tuple[int, int], tuple[int, int]] = dataclasses.field(
         default_factory=dict, repr=False, compare=False
     )
+    #: Every leaf's chunks, per row group, once asked (:meth:`chunk`).
+    scanned_chunks: tuple[GroupChunks, ...] | None = dataclasses.field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def metadata(self) -> FileMetaData:
         """The footer's model, which a file with row groups to read keeps."""
         assert self.footer_metadata is not None, "a file pruned whole keeps no footer model"
         return self.footer_metadata
+
+    def chunk(self, group: int, leaf: int) -> ColumnChunk:
+        """Leaf ``leaf``'s chunk in row group ``group``. The footer scanner reads every
+        leaf's chunks once (:meth:`FileMetaData.chunks_of`): the rows need their places,
+        sizes and codecs, not every chunk's statistics decoded."""
+        found = self.scanned_chunks
+        if found is None:
+            leaves = range(len(self.schema.columns))
+            found = self.scanned_chunks = self.metadata.chunks_of(leaves)
+        return found[group].columns[leaf]
 
     @property
     def pyarrow_metadata(self) -> Any:
@@ -134,6 +148,7 @@ class FilePlan:
         """
         if self.decoded_by_pyarrow is None:
             assert self.footer_bytes is not None, "a file pruned whole keeps no footer"
+            self.metadata.load()  # every field pyarrow's reader checks, checked first
             self.decoded_by_pyarrow = _pyarrow_metadata(self.footer_bytes, self.path)
         return self.decoded_by_pyarrow
 
@@ -160,7 +175,7 @@ def chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
 
 
 def _chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
-    chunk = plan.metadata.row_groups[group].columns[leaf]
+    chunk = plan.chunk(group, leaf)
     start = chunk.data_page_offset
     dictionary = chunk.dictionary_page_offset
     if dictionary is not None and 0 < dictionary < start:
@@ -335,6 +350,7 @@ def _arrow_schema(footer: Footer) -> tuple[Any, Any]:
         found = _ARROW_SCHEMAS.get(key) if key is not None else None
         if found is not None:
             return found, None
+        footer.metadata.load()  # every field pyarrow's reader checks, checked first
         md = _pyarrow_metadata(footer_bytes(footer), footer.path)
         try:
             found = pq.ParquetFile(
@@ -379,9 +395,6 @@ def describe(
     """
     groups = footer.metadata.row_groups
     kept = [g for g in kept if groups[g].num_rows != 0]
-    if kept:
-        # Every field pyarrow's reader checks is checked here first (see _pyarrow_metadata).
-        footer.metadata.load()
     arrow_schema, md = _arrow_schema(footer)
     pages = None
     # Files without a page index (pyarrow's default) skip the second footer decode.
@@ -423,7 +436,7 @@ def _tail_data(plan: FilePlan, footer: Footer) -> list[tuple[int, bytes]]:
     found = []
     for group in plan.kept:
         spans = []
-        for leaf in range(len(plan.metadata.row_groups[group].columns)):
+        for leaf in range(len(plan.schema.columns)):
             try:
                 spans.append(chunk_range(plan, group, leaf))
             except ParquetFormatError:

@@ -155,7 +155,7 @@ def open_chunk(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescript
     if not NATIVE_CHUNKS:
         return None
     group_meta = plan.metadata.row_groups[group]
-    meta = group_meta.columns[desc.index]
+    meta = plan.chunk(group, desc.index)
     data = held.view(*chunk_range(plan, group, desc.index))
     if data is None:
         return None
