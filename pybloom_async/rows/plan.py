@@ -398,7 +398,11 @@ def describe(
     arrow_schema, md = _arrow_schema(footer)
     pages = None
     # Files without a page index (pyarrow's default) skip the second footer decode.
-    if page_index and kept and any(c.has_offset_index for c in groups[kept[0]].columns):
+    leaves = range(len(footer.metadata.schema.columns))
+    first = (
+        footer.metadata.chunks_of(leaves)[kept[0]].columns.values() if page_index and kept else ()
+    )
+    if page_index and any(c.has_offset_index for c in first):
         metadata = footer_bytes(footer)[:-8]
         bounds = footer.location
         pages = file_page_index(
