@@ -3,9 +3,10 @@
 The lake (``bench/lookup_lake.py``): N pyarrow-written files (``--files``, 200 and 1,000)
 of 4 row groups x 25,000 rows, columns ``id`` int64, ``email`` string, ``score`` int32,
 bloom filters on ``id`` and ``email``; keys are random in every row group, so min/max
-statistics prune nothing. The same files are also a Delta table (``convert_to_deltalake``,
-in place) and an Iceberg table (pyiceberg ``add_files``, sqlite catalog): the three share
-the bytes, so every engine reads the same files.
+statistics prune nothing. The same files are also a Delta table (``convert_to_deltalake``
+over hard links in a folder of its own, on S3 a copy under a prefix of its own: a folder
+with a ``_delta_log`` is a table, refused to plain-file readers) and an Iceberg table
+(pyiceberg ``add_files``, sqlite catalog), so every engine reads the same bytes.
 
 Queries (``--queries``): ``present`` (``id = k``, k in one row), ``absent`` (``id = k``, an
 odd id inside the key range: no row), ``in100`` (``id IN`` 100 present keys of random
@@ -463,12 +464,18 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-lookup-"))  # the Iceberg catalogs
     atexit.register(shutil.rmtree, work, ignore_errors=True)
     if "local" in args.targets.split(","):
+        # The Delta table is the same files hard-linked into a folder of its own: a folder
+        # with a _delta_log is a table, which plain-file readers are refused.
+        delta_dir = work / "delta-local"
         if DELTA & set(args.engines):
-            make_delta(str(lake), None)
+            delta_dir.mkdir()
+            for path in files:
+                os.link(path, delta_dir / path.name)
+            make_delta(str(delta_dir), None)
         ice = {}
         if ICEBERG & set(args.engines):
             ice = make_iceberg(work / "local", [str(p) for p in files], {})
-        spec = {"kind": "local", "local_dir": str(lake), "delta_uri": str(lake)} | ice
+        spec = {"kind": "local", "local_dir": str(lake), "delta_uri": str(delta_dir)} | ice
         if set(LAKE_ENGINES) & set(args.engines):
             spec["indexed"] = str(indexed_local(lake, files))
         spec |= {"iceberg_table": ICEBERG_TABLE, "warm_ids": queries["warm_ids"]["ids"]}
@@ -486,8 +493,11 @@ def main() -> None:
                 "AWS_ALLOW_HTTP": "true",
                 "AWS_S3_ALLOW_UNSAFE_RENAME": "true",
             }
-            delta_uri = f"s3://{BUCKET}/{prefix}"
+            # The Delta table under a prefix of its own (see the local one).
+            delta_prefix = f"lake{args.files}-delta/"
+            delta_uri = f"s3://{BUCKET}/{delta_prefix}"
             if DELTA & set(args.engines):
+                upload(endpoint, files, delta_prefix)
                 make_delta(delta_uri, storage)
             s3_props = {
                 "s3.endpoint": endpoint,
