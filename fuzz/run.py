@@ -109,8 +109,8 @@ def build_c(t: CTarget) -> Path | None:
     if clang is None:
         return None
     out = BUILD / t.name
-    inputs = [t.source, *CORE_SOURCES, *(REPO / "csrc" / "core").glob("*.h")]
-    inputs += list((REPO / "csrc" / "include").glob("*.h")) + list(t.source.parent.glob("*.h"))
+    inputs = [t.source, *CORE_SOURCES, *(REPO / "csrc").rglob("*.h")]
+    inputs += list(t.source.parent.glob("*.h"))
     if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
         return out
     BUILD.mkdir(parents=True, exist_ok=True)

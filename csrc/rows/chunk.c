@@ -12,6 +12,7 @@
 
 #include "pybloom_async_pages.h"
 #include "pybloom_async_rows.h"
+#include "le.h"
 #include "stream.h"
 
 /* Parquet's PageType and Encoding values read here. */
@@ -67,10 +68,6 @@ struct pba_chunk_reader {
     int64_t *scratch_refs;
     size_t scratch_n;
 };
-
-static uint32_t le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static int has(const pba_page_header *h, uint32_t bits) { return (h->present & bits) == bits; }
 
@@ -254,7 +251,7 @@ static int page_read_once(pba_chunk_reader *r, page *p) {
         p->body_len = p->raw;
         if (r->chunk.optional) {
             if (p->body_len < 4) return PBA_CHUNK_ERR_PAGES;
-            uint32_t size = le32(p->body);
+            uint32_t size = pba_le32(p->body);
             if (size > p->body_len - 4) return PBA_CHUNK_ERR_PAGES;
             p->levels = p->body + 4;
             p->levels_len = size;
@@ -327,7 +324,7 @@ static int dictionary_upto(pba_chunk_reader *r, uint32_t index) {
         if (raw - at < 4) return PBA_TAKE_ERR_TRUNCATED;
         int status = dictionary_ahead(r, at + 4);
         if (status != PBA_CHUNK_OK) return status;
-        uint32_t size = le32(r->dictionary.body + at);
+        uint32_t size = pba_le32(r->dictionary.body + at);
         if (size > raw - at - 4) return PBA_TAKE_ERR_TRUNCATED;
         status = dictionary_ahead(r, at + 4 + size);
         if (status != PBA_CHUNK_OK) return status;
@@ -432,7 +429,7 @@ static int value_of(pba_chunk_reader *r, const page *p, int64_t ref, const uint8
         base = p->body;
     }
     /* A byte array's 4-byte length, then its bytes (both checked by the page readers). */
-    *len = le32(base + ref);
+    *len = pba_le32(base + ref);
     *at = base + ref + 4;
     return PBA_CHUNK_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pybloom_async_rows.h"
+#include "le.h"
 #include "stream.h"
 
 #ifdef PBA_HAVE_ZLIB
@@ -52,10 +53,6 @@ int pba_codec_available(int32_t codec) {
     default:
         return 0;
     }
-}
-
-static uint32_t le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* A back-reference: `len` bytes from `offset` bytes back, which may overlap what it
@@ -135,7 +132,7 @@ static int snappy_until(pba_stream *s, size_t want) {
         default: /* 1-64 bytes, a 32-bit offset */
             if (n - i < 4) return PBA_CHUNK_ERR_CORRUPT;
             len = (size_t)(tag >> 2) + 1;
-            offset = le32(src + i);
+            offset = pba_le32(src + i);
             i += 4;
             break;
         }

@@ -7,6 +7,7 @@
  * skipped a run at a time where they are not wanted.
  */
 #include "pybloom_async_rows.h"
+#include "le.h"
 
 #include <string.h>
 
@@ -71,16 +72,6 @@ static int hybrid_run(hybrid *r) {
     return PBA_TAKE_OK;
 }
 
-/* Eight bytes at p, little-endian. */
-static uint64_t load_le64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, sizeof v);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
 /* The bit-packed run's value at `i` (below its values: its bytes are all there). */
 static uint32_t packed_value(const hybrid *r, uint64_t i) {
     uint64_t bit = i * r->width;
@@ -88,7 +79,7 @@ static uint32_t packed_value(const hybrid *r, uint64_t i) {
     unsigned shift = (unsigned)(bit & 7);
     uint64_t word = 0;
     if (byte + 8 <= r->run_bytes) { /* shift + width <= 39 bits: one load holds them */
-        word = load_le64(r->bits + byte);
+        word = pba_le64(r->bits + byte);
     } else {
         size_t need = (shift + r->width + 7) / 8;
         for (size_t j = 0; j < need && byte + j < r->run_bytes; j++)
@@ -137,14 +128,10 @@ static int hybrid_next(hybrid *r, uint32_t *value) {
     return PBA_TAKE_OK;
 }
 
-static uint32_t read_u32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* The end of the byte array whose length lies at `at`, or -1 past `len`. */
 static int64_t byte_array_end(const uint8_t *data, size_t len, uint64_t at) {
     if (at > len || len - at < 4) return -1;
-    uint64_t size = read_u32(data + at);
+    uint64_t size = pba_le32(data + at);
     if (size > len - at - 4) return -1;
     return (int64_t)(at + 4 + size);
 }
@@ -373,7 +360,7 @@ static int match_values(matcher *m, uint64_t count, uint64_t row) {
         if (count > m->count - m->k) return PBA_TAKE_ERR_TRUNCATED;
         const uint8_t *p = m->values + m->k * width;
         for (uint64_t i = 0; i < count; i++, p += width) {
-            int64_t v = width == 8 ? (int64_t)load_le64(p) : (int64_t)(int32_t)read_u32(p);
+            int64_t v = width == 8 ? (int64_t)pba_le64(p) : (int64_t)(int32_t)pba_le32(p);
             if (key_int(m->keys, v)) found_row(m, row + i);
         }
         m->k += count;
