@@ -29,7 +29,6 @@ typedef struct {
     int v2;
     uint32_t v2_levels;    /* v2: the bytes of its definition levels */
     int v2_compressed;
-    int32_t level_encoding; /* v1 */
     /* After page_read: 1 once read, or the negative status it failed with (a page is
      * read at most once). */
     int read;
@@ -147,7 +146,6 @@ static int walk(pba_chunk_reader *r) {
             r->has_dictionary = 1;
             page *d = &r->dictionary;
             d->values = (uint32_t)h.num_values;
-            d->encoding = PLAIN;
             d->stored = c->data + body;
             d->stored_len = size;
             d->raw = (uint32_t)h.uncompressed_page_size;
@@ -195,6 +193,15 @@ void pba_chunk_close(pba_chunk_reader *r) {
     free(r);
 }
 
+/* A buffer for a page of `len` bytes decompressed: within PBA_CHUNK_MAX_PAGE and what the
+ * chunk's footer says is left of its uncompressed size (the caller counts it when used). */
+static int page_buffer(const pba_chunk_reader *r, size_t len, uint8_t **out) {
+    if (len > PBA_CHUNK_MAX_PAGE || len > r->chunk.limit - r->decompressed)
+        return PBA_CHUNK_ERR_TOO_LARGE;
+    *out = malloc(len ? len : 1);
+    return *out == NULL ? PBA_CHUNK_ERR_MEMORY : PBA_CHUNK_OK;
+}
+
 /* `len` decompressed bytes of `src` into a buffer of the reader's (in place when stored
  * uncompressed). */
 static int inflate_into(pba_chunk_reader *r, const uint8_t *src, size_t src_len, size_t len,
@@ -204,11 +211,10 @@ static int inflate_into(pba_chunk_reader *r, const uint8_t *src, size_t src_len,
         *data = src;
         return PBA_CHUNK_OK;
     }
-    if (len > PBA_CHUNK_MAX_PAGE || len > r->chunk.limit - r->decompressed)
-        return PBA_CHUNK_ERR_TOO_LARGE;
-    uint8_t *buf = malloc(len ? len : 1);
-    if (buf == NULL) return PBA_CHUNK_ERR_MEMORY;
-    int status = pba_decompress(r->chunk.codec, src, src_len, buf, len);
+    uint8_t *buf = NULL;
+    int status = page_buffer(r, len, &buf);
+    if (status != PBA_CHUNK_OK) return status;
+    status = pba_decompress(r->chunk.codec, src, src_len, buf, len);
     if (status != PBA_CHUNK_OK) {
         free(buf);
         return status;
@@ -283,10 +289,8 @@ static int dictionary_start(pba_chunk_reader *r) {
         r->stream.finished = 1;
         return PBA_CHUNK_OK;
     }
-    if (d->raw > PBA_CHUNK_MAX_PAGE || d->raw > r->chunk.limit - r->decompressed)
-        return PBA_CHUNK_ERR_TOO_LARGE;
-    d->owned = malloc(d->raw ? d->raw : 1);
-    if (d->owned == NULL) return PBA_CHUNK_ERR_MEMORY;
+    int status = page_buffer(r, d->raw, &d->owned);
+    if (status != PBA_CHUNK_OK) return status;
     r->decompressed += d->raw;
     d->body = d->owned;
     return pba_stream_init(&r->stream, r->chunk.codec, d->stored, d->stored_len, d->owned,

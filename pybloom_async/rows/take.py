@@ -1,17 +1,18 @@
 """A row group's matching rows taken from whole column chunks without decoding the rest.
 
 A lookup's matches are a few rows of a row group; pyarrow decodes every value of a chunk
-to give them. For a flat column of a plain type, the C decoder (``csrc/rows/take.c``) finds
-each wanted row's value in the chunk's pages instead: the page headers are read here, only
-the pages that hold a wanted row (and the dictionary, if they use it) are decompressed, and
-their levels and values are walked no further than the last wanted row. Only the wanted
-values are copied out.
+to give them. For a flat column of a plain type, the C chunk reader (:mod:`.chunk`) finds
+each wanted row's value in the chunk's pages instead, in one call: only the pages that hold
+a wanted row (and the dictionary, as far as they use it) are decompressed, and their levels
+and values are walked no further than the last wanted row. Only the wanted values are
+copied out. Where the C reader refuses a chunk, :mod:`.page_walk` walks its pages in
+Python with the same page calls; here each column's values become an Arrow array.
 
 What it reads: columns without repetition and with at most one definition level, stored
 as INT32, INT64, FLOAT, DOUBLE or BYTE_ARRAY, whose Arrow type (as pyarrow reads this file)
 is their values' own or a view of them: integers, floats, ``date32``, timestamps of the
 column's unit, strings and binaries. Pages v1 (levels RLE) and v2, values PLAIN or
-dictionary-encoded, every codec pyarrow decompresses but Hadoop's LZ4 framing. Any other
+dictionary-encoded, every codec but Hadoop's LZ4 framing and LZO. Any other
 column, encoding or page, and any page that does not read as its header says, is left to
 pyarrow, which decodes the whole chunk as before and names what is wrong: this module
 never raises for what a file holds.
