@@ -370,11 +370,14 @@ async def _python_only(*args: Any) -> None:
 
 
 def check_native(script: bytes) -> None:
-    """The C evaluator of equalities against the Python one on a damaged file.
+    """The C evaluator of equalities, and the file pass, against the Python one on a
+    damaged file.
 
     The script damages a base file as for :func:`check_reader` (byte 1, when present, also
     picks the predicate); the file is written to disk (the C side probes filters where
-    they lie) and pruned with the C path and without it. Property: the same verdicts,
+    they lie) and pruned with the C path and without it; then again right after the base
+    file, undamaged, in the same run: the base file binds its schema, and the damaged one
+    goes through the file pass (``csrc/footer/pass.c``). Property: the same verdicts,
     reasons and rules included, or the same error.
     """
     import tempfile
@@ -410,6 +413,15 @@ def check_native(script: bytes) -> None:
         return [v.to_dict() for v in found]
 
     native = verdicts()
+    clean = os.path.join(_native_dir, f"base-{all_bases.index(base)}.parquet")
+    if not os.path.exists(clean):
+        with open(clean, "wb") as f:
+            f.write(base.data)
+    try:
+        after = prune_sync([clean, path], where, on_error=on_error, require_columns=False)
+        passed: Any = [v.to_dict() for v in after if v.file == path]
+    except PyBloomError:
+        passed = None  # the run's error may name the base file: compared below on its own
     real = prune_api.decide_natively
     prune_api.decide_natively = _python_only  # type: ignore[assignment]
     try:
@@ -417,3 +429,5 @@ def check_native(script: bytes) -> None:
     finally:
         prune_api.decide_natively = real
     assert native == python, f"the C and Python evaluators disagree: {native!r} / {python!r}"
+    if passed is not None:
+        assert passed == python, f"the file pass and Python disagree: {passed!r} / {python!r}"

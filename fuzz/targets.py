@@ -364,7 +364,7 @@ def scan_agrees(data: bytes, path: str = FUZZ_PATH) -> str:
     ``row_groups`` list that a later one replaces, can be refused for another reason, or
     read by the decoder alone. Also the property of tests/unit/parquet/test_scan.py.
     """
-    from pybloom_async.errors import ParquetFormatError
+    from pybloom_async.errors import ParquetFormatError, PyBloomError
     from pybloom_async.parquet import THRIFT_DECODER
     from pybloom_async.parquet import thrift_specs as wire
     from pybloom_async.parquet.decode import decode_file_metadata_with
@@ -372,20 +372,35 @@ def scan_agrees(data: bytes, path: str = FUZZ_PATH) -> str:
     from pybloom_async.parquet.schema_build import schema_from_elements
     from pybloom_async.parquet.thrift import decode_struct
 
+    def schema_in(buf: bytes) -> Any:
+        head = wire.FileMetaData()
+        decode_struct(
+            buf,
+            head,
+            wire.decode_args(wire.FileMetaData, ("schema",)),
+            what="footer",
+            path=path,
+            decoder=THRIFT_DECODER,
+        )
+        return head.schema
+
     try:
         meta = decode_file_metadata_with(data, path, THRIFT_DECODER, lazy=True)
     except ParquetFormatError:
+        # The file pass (csrc/footer/pass.c) takes a footer whose schema it knows and whose
+        # scan says its head is complete: such a footer must be one the decoder reads.
+        try:
+            known = schema_from_elements(schema_in(data), path)
+        except Exception:
+            return "head"
+        try:
+            scan = scan_footer(data, *known, [], groups=0)
+        except PyBloomError:
+            return "head"
+        assert not scan.head_complete, "the scanner calls complete a head the decoder refuses"
         return "head"
-    head = wire.FileMetaData()
-    decode_struct(
-        data,
-        head,
-        wire.decode_args(wire.FileMetaData, ("schema",)),
-        what="footer",
-        path=path,
-        decoder=THRIFT_DECODER,
-    )
-    schema, raw_paths = schema_from_elements(head.schema, path)
+    elements = schema_in(data)
+    schema, raw_paths = schema_from_elements(elements, path)
     leaves = len(schema.columns)
     expected: type[Exception] | None = None
     try:
@@ -410,6 +425,10 @@ def scan_agrees(data: bytes, path: str = FUZZ_PATH) -> str:
         assert expected is None, f"scanner accepted, decoder refused with {expected}"
         assert scan.num_rows == tuple(rg.num_rows for rg in meta.row_groups)
         assert scan.schema_leaves == leaves
+        assert scan.head_complete, "the decoder read a head the scanner calls incomplete"
+        # The schema's span is exactly its list: alone as field 2 it decodes the same.
+        at, length = scan.schema_span
+        assert schema_in(b"\x29" + data[at : at + length] + b"\x00") == elements
         full = wire.FileMetaData()
         try:
             decode_struct(

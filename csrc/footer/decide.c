@@ -17,12 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__unix__) || defined(__APPLE__)
-#include <errno.h>
-#include <unistd.h>
-#define PBA_HAVE_PREAD 1
-#endif
-
+#include "pread.h"
 #include "pybloom_async.h"
 #include "pybloom_async_footer.h"
 
@@ -379,26 +374,6 @@ static int32_t probe_memory(const uint8_t *bytes, const pba_probe *p, uint64_t m
 }
 
 #ifdef PBA_HAVE_PREAD
-/* Read exactly n bytes at offset; 0 on a short read or an error. */
-static int read_at(int fd, uint8_t *dst, size_t n, int64_t offset, uint64_t *requests,
-                   uint64_t *bytes_read)
-{
-    size_t done = 0;
-    (*requests)++;
-    while (done < n) {
-        const ssize_t got = pread(fd, dst + done, n - done, (off_t)(offset + (int64_t)done));
-        if (got < 0 && errno == EINTR) {
-            continue;
-        }
-        if (got <= 0) {
-            return 0;
-        }
-        done += (size_t)got;
-        *bytes_read += (uint64_t)got;
-    }
-    return 1;
-}
-
 /* The whole filter (its `length` bytes: at most max_serialized, checked by the caller) in
  * one read, then probed in memory. */
 static int32_t probe_whole(int fd, const pba_probe *p, uint64_t max_filter_bytes,
@@ -411,7 +386,7 @@ static int32_t probe_whole(int fd, const pba_probe *p, uint64_t max_filter_bytes
         return PBA_PROBE_UNSURE;
     }
     int32_t found = PBA_PROBE_UNSURE;
-    if (read_at(fd, whole, (size_t)p->length, p->offset, requests, bytes_read)) {
+    if (pba_read_at(fd, whole, (size_t)p->length, p->offset, requests, bytes_read)) {
         found = probe_memory(whole, p, max_filter_bytes, max_header_bytes);
     }
     free(whole);
@@ -441,7 +416,7 @@ static int32_t probe_one(int fd, const pba_probe *p, int64_t limit, uint64_t max
     /* A large filter: its header first (the filter is longer than this read). */
     pba_bloom_header h;
     uint8_t head[HEADER_READ];
-    if (!read_at(fd, head, HEADER_READ, p->offset, requests, bytes_read) ||
+    if (!pba_read_at(fd, head, HEADER_READ, p->offset, requests, bytes_read) ||
         !header_agrees(head, HEADER_READ, p, max_filter_bytes, max_header_bytes, &h)) {
         return PBA_PROBE_UNSURE;
     }
@@ -463,7 +438,7 @@ static int32_t probe_one(int fd, const pba_probe *p, int64_t limit, uint64_t max
         const size_t at = (size_t)b * BLOCK;
         if (at + BLOCK <= held) {
             memcpy(block, head + h.header_len + at, BLOCK);
-        } else if (!read_at(fd, block, BLOCK, bits_at + (int64_t)at, requests, bytes_read)) {
+        } else if (!pba_read_at(fd, block, BLOCK, bits_at + (int64_t)at, requests, bytes_read)) {
             return PBA_PROBE_UNSURE;
         }
         /* One block is a filter of one block: the hash's bits in it are the same. */

@@ -342,7 +342,7 @@ static int read_row_group(reader *r, int depth, pba_footer_scan *s, size_t g)
         return PBA_FOOTER_ERR_DEPTH;
     }
     pba_footer_group group = {0, 0, 0};
-    int has_columns = 0;
+    int has_columns = 0, has_total = 0;
     int last = 0;
     for (;;) {
         int type, id = 0, rc = read_field_header(r, &last, &type, &id);
@@ -358,6 +358,10 @@ static int read_row_group(reader *r, int depth, pba_footer_scan *s, size_t g)
         } else if (id == 3 && type == CT_I64) {
             rc = read_i64(r, &group.num_rows);
             group.has_num_rows = 1;
+        } else if (id == 2 && type == CT_I64) {
+            int64_t total;
+            rc = read_i64(r, &total);
+            has_total = 1;
         } else {
             rc = skip(r, type, depth);
         }
@@ -368,6 +372,9 @@ static int read_row_group(reader *r, int depth, pba_footer_scan *s, size_t g)
     if (!has_columns) {
         s->fail_group = (int64_t)g;
         return PBA_FOOTER_ERR_MISSING;
+    }
+    if (!has_total || !group.has_num_rows || group.num_rows < 0) {
+        s->head_complete = 0;
     }
     if (g < s->groups_cap) {
         s->groups[g] = group;
@@ -449,8 +456,12 @@ int pba_footer_scan_run(const uint8_t *buf, size_t len, pba_footer_scan *s)
     s->schema_elements = 0;
     s->schema_leaves = 0;
     s->fail_group = s->fail_column = -1;
+    s->schema_off = s->schema_len = 0;
+    s->key_values_off = s->key_values_len = 0;
+    s->head_complete = 1; /* row groups clear it */
     reader r = {buf, buf, buf + len};
-    int has_groups = 0, encrypted = 0;
+    int has_groups = 0, encrypted = 0, has_version = 0, has_rows = 0;
+    int64_t num_rows = 0;
     int last = 0;
     for (;;) {
         int type, id = 0, rc = read_field_header(&r, &last, &type, &id);
@@ -460,12 +471,27 @@ int pba_footer_scan_run(const uint8_t *buf, size_t len, pba_footer_scan *s)
         if (type == CT_STOP) {
             break;
         }
+        const uint8_t *start = r.p;
         if (id == 2 && type == CT_LIST) {
             rc = read_schema(&r, 1, s);
+            s->schema_off = (uint64_t)(start - buf);
+            s->schema_len = (uint64_t)(r.p - start);
+        } else if (id == 1 && type == CT_I32) {
+            int32_t version;
+            rc = read_i32(&r, &version);
+            has_version = 1;
+        } else if (id == 3 && type == CT_I64) {
+            rc = read_i64(&r, &num_rows);
+            has_rows = 1;
+        } else if (id == 5 && type == CT_LIST) {
+            rc = skip(&r, type, 1);
+            s->key_values_off = (uint64_t)(start - buf);
+            s->key_values_len = (uint64_t)(r.p - start);
         } else if (id == 4 && type == CT_LIST) {
             uint64_t n;
             rc = read_struct_list(&r, 1, &n);
-            /* A second row_groups field replaces the first. */
+            /* A second row_groups field replaces the first (and its checks). */
+            s->head_complete = 1;
             for (uint64_t g = 0; rc == PBA_FOOTER_OK && g < n; g++) {
                 rc = read_row_group(&r, 3, s, (size_t)g);
             }
@@ -486,6 +512,9 @@ int pba_footer_scan_run(const uint8_t *buf, size_t len, pba_footer_scan *s)
     }
     if (!has_groups) {
         return PBA_FOOTER_ERR_MISSING;
+    }
+    if (!has_version || !has_rows || num_rows < 0 || s->schema_len == 0) {
+        s->head_complete = 0;
     }
     return s->n_groups > s->groups_cap ? PBA_FOOTER_ERR_CAPACITY : PBA_FOOTER_OK;
 }

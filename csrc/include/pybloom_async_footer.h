@@ -123,7 +123,10 @@ typedef struct {
  * first call with groups_cap 0 tells how many), schema_elements and schema_leaves (typed
  * elements past the root without children: the schema's leaf count, for the caller to
  * compare with its own), and on a chunk error fail_group / fail_column, the chunk's place
- * (-1 when the error is not a chunk's).
+ * (-1 when the error is not a chunk's). Where the schema's and the key/value metadata's
+ * bytes lie in buf (the last of each field, as thrift keeps the last), and whether the
+ * head holds every field the package's decoder requires (head_complete): what lets a
+ * caller that decoded one footer know another of the same schema without decoding it.
  */
 typedef struct {
     const int32_t *leaf_types;
@@ -141,6 +144,10 @@ typedef struct {
     size_t schema_leaves;
     int64_t fail_group;
     int64_t fail_column;
+    uint64_t schema_off, schema_len;         /* FileMetaData.schema's bytes (its list) */
+    uint64_t key_values_off, key_values_len; /* key_value_metadata's list; 0, 0: none */
+    int32_t head_complete; /* 1: version, num_rows >= 0 and every row group's num_rows >= 0
+                              and total_byte_size are present, and a schema */
 } pba_footer_scan;
 
 /* Scan the FileMetaData in buf[0..len) (bytes after its end are ignored). Returns
@@ -243,6 +250,136 @@ int pba_probe_filters(int fd, const pba_probe *probes, size_t n, int64_t limit,
                       uint64_t max_serialized, uint64_t max_filter_bytes,
                       uint64_t max_header_bytes, int32_t *out, uint64_t *requests,
                       uint64_t *bytes_read);
+
+/* ---- a local file decided in one call ------------------------------------------------
+ *
+ * pba_file_pass() takes a local file's whole pruning in one call when its footer's schema
+ * is one the caller has bound already (from an earlier file of the same schema, decoded
+ * the usual way): it opens the file, reads its last `suffix` bytes in one read, checks
+ * the trailer as the package's reader does, scans the footer, decides every equality leaf
+ * from the statistics (pba_decide_equalities), the AND and OR above them, probes the
+ * filters of the row groups still undecided (pba_probe_filters), and closes the file.
+ * That is the Python evaluator's round 1 and round 2 (pybloom_async/pruning/native.py),
+ * step for step; the caller turns the codes into its verdicts and their reasons.
+ *
+ * Whatever is not that usual shape is not decided here: the file does not open or is not
+ * a regular file, its footer is not wholly within the suffix, its head lacks a field the
+ * decoder requires, the scanner refuses it, a statistic or a filter is UNSURE, some row
+ * groups' filters are recorded and others not. The answer is then ASIDE (UNBOUND when
+ * only the schema is unknown), and the caller decides the file the usual way, which
+ * names the reason. The file is untrusted as everywhere: reads are bounded by the suffix
+ * and the filters' checked lengths, the outputs by the caller's capacities.
+ */
+
+/* The predicate above the leaves, in postfix: each step pushes or combines. */
+#define PBA_PASS_LEAF 1 /* push equality leaf `arg`'s outcome */
+#define PBA_PASS_KEEP 2 /* push "may match" (a leaf the file's columns decide: never excludes) */
+#define PBA_PASS_AND 3  /* pop `arg` (>= 1) outcomes, push: excluded when any is */
+#define PBA_PASS_OR 4   /* pop `arg` (>= 1) outcomes, push: excluded when all are */
+
+typedef struct {
+    int32_t op;
+    int32_t arg;
+} pba_pass_step;
+
+/* What files of one schema are decided with. */
+typedef struct {
+    const uint8_t *schema; /* FileMetaData.schema's bytes (pba_footer_scan.schema_off/len) */
+    size_t schema_len;
+    const uint8_t *key_values; /* and key_value_metadata's: compared, not required */
+    size_t key_values_len;
+    const int32_t *leaf_types; /* the scan's leaves and wanted chunks (pba_footer_scan) */
+    const uint8_t *leaf_paths;
+    size_t leaf_paths_len;
+    const uint64_t *leaf_path_offsets;
+    size_t n_leaves;
+    const uint32_t *wanted;
+    size_t n_wanted;
+    const pba_eq_leaf *leaves; /* the equality leaves (slots into wanted) */
+    size_t n_eq;
+    const uint64_t *const *hashes; /* per equality leaf, its keys' hashes */
+    const size_t *n_hashes;
+    const pba_pass_step *steps; /* the predicate, postfix, at most PBA_PASS_MAX_STEPS */
+    size_t n_steps;
+} pba_pass_binding;
+
+#define PBA_PASS_MAX_STEPS 256
+
+/* The reads' limits (the reader's configuration) and the caller's arrays, reused from
+ * file to file. The file's last `suffix` bytes are read first; a footer that begins
+ * before them is read in a second read when the file's end from the footer on fits in
+ * `tail` (tail_cap bytes, at least suffix) and the footer is at most max_footer_bytes.
+ * groups and num_rows hold groups_cap row groups; chunks, outcomes, probes and answers
+ * groups_cap * width records, where width is at least every binding's n_wanted and n_eq. */
+typedef struct {
+    int64_t suffix;
+    uint64_t tail_cap, max_footer_bytes;
+    uint64_t max_serialized, max_filter_bytes, max_header_bytes;
+    size_t groups_cap, width;
+    uint8_t *tail;
+    pba_footer_group *groups;
+    pba_footer_chunk *chunks;
+    pba_eq_outcome *outcomes;
+    pba_probe *probes;
+    int32_t *answers;
+} pba_pass_scratch;
+
+/* What decides a (row group, leaf), pba_file_pass's codes[g * n_eq + i]. */
+#define PBA_PASS_UNASKED 0   /* left to its filter, but the row group was excluded before */
+#define PBA_PASS_NULLS 1     /* excluded: every value of the chunk is null */
+#define PBA_PASS_STATS 2     /* excluded: no key within the min/max statistics */
+#define PBA_PASS_NO_FILTER 3 /* left to a filter the footer does not record */
+#define PBA_PASS_ABSENT 4    /* excluded by the filter */
+#define PBA_PASS_MAY 5       /* the filter may hold a key */
+
+/* pba_pass_result.status */
+#define PBA_PASS_DECIDED 0
+#define PBA_PASS_UNBOUND 1 /* no binding has the footer's schema */
+#define PBA_PASS_ASIDE 2   /* decide it the usual way; `why` says what was unusual */
+
+/* pba_pass_result.why */
+enum {
+    PBA_WHY_NONE = 0,
+    PBA_WHY_OPEN,         /* open or fstat failed (`err`), or not a regular file */
+    PBA_WHY_READ,         /* the suffix read failed or was short (`err`) */
+    PBA_WHY_TRAILER,      /* too small, a magic or the footer length is not usual */
+    PBA_WHY_LONG_FOOTER,  /* the file's end from the footer on is above tail_cap (`need`
+                             says how long it is) or the footer above max_footer_bytes */
+    PBA_WHY_SCAN,         /* the scanner refused the footer, or its head is incomplete */
+    PBA_WHY_CAPACITY,     /* more row groups than groups_cap */
+    PBA_WHY_STATISTICS,   /* a statistic the C side does not read (UNSURE) */
+    PBA_WHY_MIXED,        /* some filters recorded, others not */
+    PBA_WHY_FILTER,       /* a filter not where or as recorded (UNSURE), or no memory */
+    PBA_WHY_UNSUPPORTED   /* no pread on this system */
+};
+
+typedef struct {
+    int32_t status;  /* PBA_PASS_* */
+    int32_t why;     /* PBA_WHY_*, for ASIDE */
+    int32_t err;     /* errno of a failed open, fstat or read; 0 otherwise */
+    int32_t binding; /* the binding used (DECIDED), else -1 */
+    int32_t key_values_same; /* DECIDED: the footer's key/value metadata is the binding's */
+    int64_t file_size;
+    int64_t need; /* LONG_FOOTER: the bytes from the footer's start to the file's end */
+    size_t n_groups;
+    uint64_t requests, bytes_read; /* the reads made (opening is not counted) */
+    /* DECIDED: the footer's place, and the bytes read from tail_start on, which end the
+     * scratch's tail (at tail + tail_cap - (file_size - tail_start)) */
+    int64_t metadata_offset, metadata_length, tail_start;
+    /* the file's fstat: device, inode, modification and status change times */
+    uint64_t dev, ino;
+    int64_t mtime_ns, ctime_ns;
+} pba_pass_result;
+
+/* Decide the local file `path` against the first binding whose schema bytes are the
+ * footer's: num_rows[g] and codes[g * n_eq + i] (groups_cap and groups_cap * width
+ * entries) for every row group g and equality leaf i. Returns PBA_OK with *res filled
+ * (status DECIDED, UNBOUND or ASIDE), or PBA_ERR_ARG (a null pointer, a binding wider
+ * than the scratch, steps that do not form one outcome). Holds no state between calls;
+ * concurrent calls need their own scratch. */
+int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_bindings,
+                  const pba_pass_scratch *scratch, int64_t *num_rows, uint8_t *codes,
+                  pba_pass_result *res);
 
 #ifdef __cplusplus
 }

@@ -48,14 +48,23 @@ class SourceIdentity:
 
 def local_identity(path: str, st: os.stat_result) -> SourceIdentity:
     """The identity of a local file from its ``stat`` or ``fstat`` result."""
+    return stat_fields_identity(
+        path, st.st_size, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns
+    )
+
+
+def stat_fields_identity(
+    path: str, size: int, dev: int, ino: int, mtime_ns: int, ctime_ns: int
+) -> SourceIdentity:
+    """The identity of a local file from the fields of its ``stat`` (read by native code)."""
     return SourceIdentity(
         path,
-        st.st_size,
-        f"{st.st_ino:x}-{st.st_mtime_ns:x}-{st.st_size:x}-{st.st_ctime_ns:x}",
-        dt.datetime.fromtimestamp(st.st_mtime_ns / 1e9, tz=dt.timezone.utc),
-        st.st_mtime_ns,
-        (st.st_dev, st.st_ino),
-        st.st_ctime_ns,
+        size,
+        f"{ino:x}-{mtime_ns:x}-{size:x}-{ctime_ns:x}",
+        dt.datetime.fromtimestamp(mtime_ns / 1e9, tz=dt.timezone.utc),
+        mtime_ns,
+        (dev, ino),
+        ctime_ns,
     )
 
 

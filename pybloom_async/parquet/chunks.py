@@ -19,7 +19,7 @@ from .elements import (
 )
 from .footer_bytes import FooterBytes
 from .passes import CHUNKS_PASS, check_chunk, check_chunk_count
-from .scan import ChunkRecords, ScannedChunk, scan_records
+from .scan import ChunkRecords, ScanLeaves, ScannedChunk, head_spans, scan_leaves, scan_records
 from .schema import ColumnDescriptor, Schema
 from .thrift import lenient_text
 
@@ -268,6 +268,15 @@ class ChunkTable:
         return scan_records(
             source.data, self.schema, self.raw_paths, indexes, [g.num_rows for g in groups]
         )
+
+    def leaves(self) -> ScanLeaves:
+        """The schema's leaves as the C scanner takes them."""
+        return scan_leaves(self.schema, self.raw_paths)
+
+    def head_spans(self, groups: int) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """Where the schema's and the key/value metadata's bytes lie in the footer (see
+        :func:`.scan.head_spans`)."""
+        return head_spans(self.source.data, self.schema, self.raw_paths, groups)
 
     def _scanned(
         self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]

@@ -32,7 +32,7 @@ from .elements import (
     KeyValue,
 )
 from .footer_bytes import FooterBytes
-from .scan import ChunkRecords
+from .scan import ChunkRecords, ScanLeaves
 from .schema import Schema
 from .thrift import lenient_text
 
@@ -241,6 +241,17 @@ class FileMetaData:
             self._records.clear()
         self._records[key] = found
         return found
+
+    def scan_leaves(self) -> ScanLeaves:
+        """The schema's leaves as the C footer scanner takes them (made once per schema)."""
+        return self._chunks.leaves()
+
+    def head_spans(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """Where the schema's bytes (the FileMetaData's ``schema`` list) and the key/value
+        metadata's lie in the footer's bytes, each as ``(offset, length)``: what tells
+        another footer of the same schema without decoding it; None when the C scanner
+        refuses the footer."""
+        return self._chunks.head_spans(len(self._row_groups))
 
     def load(self) -> FileMetaData:
         """Decode and validate every part still pending; returns ``self``.

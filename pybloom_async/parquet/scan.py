@@ -156,12 +156,18 @@ class FooterScan(NamedTuple):
     chunks: tuple[tuple[ScannedChunk, ...], ...]
     schema_elements: int
     schema_leaves: int
+    #: Where the schema's bytes lie, ``(offset, length)``.
+    schema_span: tuple[int, int] = (0, 0)
+    #: Whether the head holds every field the decoder requires (``pba_footer_scan``).
+    head_complete: bool = False
 
 
-class _Leaves:
-    """A schema's leaves as the scanner takes them (kept per schema: built once)."""
+class ScanLeaves:
+    """A schema's leaves as the scanner takes them (kept per schema: built once): their
+    count, physical types, and paths (``paths``, ``paths_len`` bytes, split at
+    ``offsets``), as ``pba_footer_scan`` names them."""
 
-    __slots__ = ("count", "offsets", "paths", "types")
+    __slots__ = ("count", "offsets", "paths", "paths_len", "types")
 
     def __init__(self, schema: Schema, raw_paths: Sequence[Sequence[bytes]]) -> None:
         blob = bytearray()
@@ -174,20 +180,23 @@ class _Leaves:
         self.count = len(schema.columns)
         self.types = ffi.new("int32_t[]", [int(c.physical_type) for c in schema.columns] or [0])
         self.paths = ffi.new("uint8_t[]", bytes(blob) or b"\0")
+        self.paths_len = len(blob)
         self.offsets = ffi.new("uint64_t[]", offsets)
 
 
 #: Leaves kept per schema fingerprint (schemas the decoder shares between footers).
 _MAX_KEPT = 256
-_kept: dict[int, _Leaves] = {}
+_kept: dict[int, ScanLeaves] = {}
 _kept_lock = threading.Lock()
 
 
-def _leaves_of(schema: Schema, raw_paths: Sequence[Sequence[bytes]]) -> _Leaves:
+def scan_leaves(schema: Schema, raw_paths: Sequence[Sequence[bytes]]) -> ScanLeaves:
+    """The leaves of ``schema`` (whose leaf paths are ``raw_paths``) as the scanner
+    takes them, made once per schema the decoder shares."""
     key = schema.fingerprint
     found = _kept.get(key) if key is not None else None
     if found is None:
-        found = _Leaves(schema, raw_paths)
+        found = ScanLeaves(schema, raw_paths)
         if key is not None:
             with _kept_lock:
                 if len(_kept) >= _MAX_KEPT:
@@ -259,7 +268,7 @@ class _Scratch:
 
     def __init__(self) -> None:
         self.scan = ffi.new("pba_footer_scan *")
-        self.leaves: _Leaves | None = None
+        self.leaves: ScanLeaves | None = None
         self.wanted: Any = None
         self.wanted_cap = 0
         self.groups: Any = None
@@ -277,7 +286,7 @@ _KEEP_BYTES = 1 << 20
 _per_thread = _PerThread()
 
 
-def _run(data: bytes, leaves: _Leaves, wanted: Sequence[int], groups: int) -> tuple[Any, ...]:
+def _run(data: bytes, leaves: ScanLeaves, wanted: Sequence[int], groups: int) -> tuple[Any, ...]:
     """One scan with this thread's arguments and arrays (made larger when the footer holds
     more row groups than ``groups``): the scan struct, the status, the output arrays."""
     mine = _per_thread.scratch
@@ -286,7 +295,7 @@ def _run(data: bytes, leaves: _Leaves, wanted: Sequence[int], groups: int) -> tu
         mine.leaves = leaves
         scan.leaf_types = leaves.types
         scan.leaf_paths = leaves.paths
-        scan.leaf_paths_len = len(leaves.paths)
+        scan.leaf_paths_len = leaves.paths_len
         scan.leaf_path_offsets = leaves.offsets
         scan.n_leaves = leaves.count
     width = len(wanted)
@@ -348,7 +357,7 @@ def scan_footer(
     EncryptedFileError
         The file or one of its chunks is encrypted.
     """
-    scan, rc, out_groups, out_chunks = _run(data, _leaves_of(schema, raw_paths), wanted, groups)
+    scan, rc, out_groups, out_chunks = _run(data, scan_leaves(schema, raw_paths), wanted, groups)
     if rc != lib.PBA_FOOTER_OK:
         group, column = scan.fail_group, scan.fail_column
         where: dict[str, Any] = {}
@@ -365,7 +374,14 @@ def scan_footer(
         for rows, has, _ in _GROUP.iter_unpack(ffi.buffer(out_groups, n * _GROUP.size))
     )
     chunks = _grouped(ffi.buffer(out_chunks, n * width * _CHUNK.size), data, n, width)
-    return FooterScan(num_rows, chunks, scan.schema_elements, scan.schema_leaves)
+    return FooterScan(
+        num_rows,
+        chunks,
+        scan.schema_elements,
+        scan.schema_leaves,
+        (int(scan.schema_off), int(scan.schema_len)),
+        bool(scan.head_complete),
+    )
 
 
 def _grouped(records: Any, data: bytes, n: int, width: int) -> tuple[tuple[ScannedChunk, ...], ...]:
@@ -406,7 +422,7 @@ def scan_records(
     scanner refuses the footer or reads it otherwise than the decoder's first pass did (its
     leaf count or row counts, ``num_rows``): then :func:`scan_footer`'s caller decides."""
     scan, rc, out_groups, out_chunks = _run(
-        data, _leaves_of(schema, raw_paths), wanted, len(num_rows)
+        data, scan_leaves(schema, raw_paths), wanted, len(num_rows)
     )
     if rc != lib.PBA_FOOTER_OK or scan.schema_leaves != len(schema.columns):
         return None
@@ -420,3 +436,18 @@ def scan_records(
             return None
     own = ffi.buffer(out_chunks, n * len(wanted) * _CHUNK.size)[:]
     return ChunkRecords(data, own, n, len(wanted))
+
+
+def head_spans(
+    data: bytes, schema: Schema, raw_paths: Sequence[Sequence[bytes]], groups: int
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """Where the schema's bytes (FileMetaData's ``schema`` list) and the key/value
+    metadata's lie in ``data``, each as ``(offset, length)`` (``(0, 0)``: no key/value
+    metadata); None when the scanner refuses the footer."""
+    scan, rc, _, _ = _run(data, scan_leaves(schema, raw_paths), (), groups)
+    if rc != lib.PBA_FOOTER_OK or not scan.schema_len:
+        return None
+    return (
+        (int(scan.schema_off), int(scan.schema_len)),
+        (int(scan.key_values_off), int(scan.key_values_len)),
+    )

@@ -47,6 +47,7 @@ from ..tables import TableSource, files_only_columns, resolve_table, table_kind
 from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
+from .file_pass import FilePass
 from .leaves import Leaf, LeafCache, Variant, prepare
 from .native import decide_natively
 from .partition_types import Partitioning
@@ -151,6 +152,8 @@ class CompiledPredicate:
         self.leaves = leaves_of(self.normal)
         self.seen = _ColumnsSeen.of(self.predicate)
         self._cache = LeafCache()
+        self._pass: FilePass | None = None
+        self._pass_lock = threading.Lock()
 
     def leaf(self, p: Predicate, desc: ColumnDescriptor, variant: Variant = "") -> Leaf:
         """The run's leaf for ``p`` (a leaf of :attr:`normal`, or of a residual made of
@@ -172,6 +175,21 @@ class CompiledPredicate:
             A literal is not a value of its column's type.
         """
         return {id(p): prepare(p, footer, self._cache) for p in self.leaves}
+
+    def file_pass(self, run: Run) -> FilePass | None:
+        """The run's local files pruned in one C call each (:mod:`.file_pass`), when the
+        run's reader keeps nothing between files (its own reader); None otherwise."""
+        if not run.reader.probes_in_place:
+            return None
+        found = self._pass
+        if found is None:
+            with self._pass_lock:
+                found = self._pass
+                if found is None:
+                    found = self._pass = FilePass(
+                        self.normal, run.reader.config, run.strict, self.seen.add
+                    )
+        return found
 
     def __reduce__(self) -> tuple[type[CompiledPredicate], tuple[Predicate]]:
         """Pickled as its predicate (a Spark task's job): compiled again where it is read,
@@ -230,6 +248,8 @@ async def prune_opened(file: OpenedFile, compiled: CompiledPredicate, strict: bo
                 )
     fast = await decide_natively(file, footer, where, leaves, path)
     if fast is not None:
+        if compiled._pass is not None:
+            compiled._pass.learn(footer, leaves)
         return FilePruned(footer, fast)
     meta = footer.metadata
     # The chunks of the predicate's columns (the footer scanner reads them, and checks every
@@ -280,8 +300,16 @@ async def prune_file(
     async def work(file: OpenedFile) -> list[Verdict]:
         return (await prune_opened(file, compiled, strict)).verdicts
 
+    quick = None
+    passes = compiled.file_pass(run)
+    if passes is not None and "://" not in path:  # a local file (a FileInfo's size unused)
+        stats = run.reader.stats
+
+        def quick() -> list[Verdict] | None:
+            return passes.verdicts(path, stats)
+
     try:
-        return await run.with_file(location, work)
+        return await run.with_file(location, work, quick=quick)
     except PredicateError as exc:
         # A literal that is not of its column's type (or, strict, a missing column):
         # the predicate is wrong, not the file.

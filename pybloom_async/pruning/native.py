@@ -136,7 +136,7 @@ async def decide_natively(
 ) -> list[Verdict] | None:
     """The verdicts of every row group of ``file``, whose ``footer`` was read, or None
     when the Python evaluator must decide it (see the module's docstring)."""
-    sorted_leaves = _sort(leaves)
+    sorted_leaves = sort_leaves(leaves)
     if sorted_leaves is None:
         return None
     natives, fixed, others = sorted_leaves
@@ -195,7 +195,7 @@ async def decide_natively(
     return verdicts
 
 
-def _sort(
+def sort_leaves(
     leaves: Mapping[int, Leaf],
 ) -> tuple[_Natives, dict[int, Outcome], list[tuple[int, Leaf]]] | None:
     """The leaves the C side decides (at least one), the outcomes of those missing from the

@@ -253,6 +253,22 @@ def _decoded(path: str, tail: bytes, location: FooterBounds, identity: SourceIde
     return Footer(path, metadata, location, bytes(tail), identity)
 
 
+def footer_from_tail(tail: bytes, identity: SourceIdentity) -> Footer:
+    """The footer of the file ``identity`` names from its last bytes read elsewhere (by
+    native code: :mod:`pybloom_async.pruning.file_pass`), reaching back to the footer's
+    start at least, decoded and checked as :func:`read_footer_from` decodes them.
+
+    Raises
+    ------
+    ParquetFormatError, EncryptedFileError
+        The bytes are not a file's end with a footer, or the footer does not decode.
+    """
+    location = parse_footer_tail(tail, identity.size, path=identity.path)
+    if location.missing_range(len(tail)) is not None:
+        raise InvalidArgumentError("the bytes do not reach back to the footer's start")
+    return _decoded(identity.path, tail, location, identity)
+
+
 def footer_from_metadata(metadata: bytes, identity: SourceIdentity) -> Footer:
     """The footer of the file ``identity`` names from its FileMetaData bytes kept elsewhere
     (a lake index's digest), decoded and checked as a footer read from the file is; its

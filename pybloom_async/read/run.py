@@ -212,6 +212,7 @@ class Run:
         location: Location,
         work: Callable[[OpenedFile], Coroutine[Any, Any, T]],
         footer: Footer | None = None,
+        quick: Callable[[], T | Footer | None] | None = None,
     ) -> T:
         """``work`` on the file, opened once: the one way a run reaches a file.
 
@@ -219,9 +220,12 @@ class Run:
         thread; the lane's threads take file after file without waiting for the event
         loop), so a file costs one hand-off however many reads it makes; an object store's
         runs here, its reads concurrent. Running inline already, it runs here. ``footer``:
-        the file's footer kept elsewhere (see :meth:`BloomReader.opened`).
+        the file's footer kept elsewhere (see :meth:`BloomReader.opened`). ``quick``: a
+        blocking call tried first in the same thread, whose answer is the file's, or its
+        footer for ``work`` (a local file pruned in one C call:
+        :mod:`~pybloom_async.pruning.file_pass`); None: ``work`` as without it.
         """
-        return await self.near(location, self._opened, location, work, footer)
+        return await self.near(location, self._opened, location, work, footer, quick)
 
     async def near(
         self,
@@ -240,7 +244,14 @@ class Run:
         location: Location,
         work: Callable[[OpenedFile], Coroutine[Any, Any, T]],
         footer: Footer | None,
+        quick: Callable[[], T | Footer | None] | None = None,
     ) -> T:
+        if quick is not None:
+            found = quick()
+            if isinstance(found, Footer):
+                footer = found
+            elif found is not None:
+                return found
         async with self.reader.opened(location, footer) as file:
             return await work(file)
 

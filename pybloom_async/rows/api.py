@@ -71,7 +71,7 @@ from ..tables import TableSource, table_kind
 from ..tasks.loops import sync_twin
 from ..tasks.workers import for_each, gather
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
-from .arguments import LookupArguments, LookupKeywords, check_arguments
+from .arguments import LOOKUP_PARAMETERS_DOC, LookupArguments, LookupKeywords, check_arguments
 from .arguments import LookupOptions as LookupOptions
 from .footers import footer_plan, progress_with, schema_kinds, with_ruled_out
 
@@ -205,8 +205,18 @@ async def file_rows(
             made.held = HeldBytes()  # read: its bytes go now, not with the whole lookup
         return found
 
+    quick = None
+    passes = None if plan is not None or compiled is None else compiled.file_pass(run)
+    if passes is not None and footer is None and "://" not in path:
+        from .plan import FilePlan
+        from .pruned import passed_file  # a local file pruned whole in one C call
+
+        def quick() -> FileRows | Footer | None:
+            found = passed_file(passes, location, path, run.reader.stats, partition)
+            return FileRows(found) if isinstance(found, FilePlan) else found
+
     try:
-        return await run.with_file(location, work, footer)
+        return await run.with_file(location, work, footer, quick)
     finally:
         run.done(location)
 
@@ -369,59 +379,6 @@ def _result(plans: Sequence[FilePlan], job: Job) -> tuple[pa.Schema, list[str]]:
 
     check_predicate_columns(job.where, plans, [f.name for f in job.folders])
     return result_schema(plans, job.columns, job.folders)
-
-
-_DOC_PARAMETERS = """
-    Parameters
-    ----------
-    sources:
-        Files, directories or object-store prefixes (``s3://bucket/table/``);
-        directories and prefixes expand to their ``*.parquet`` files. Or a
-        table: a ``deltalake.DeltaTable`` (at its loaded version) or a
-        ``pyiceberg`` table (its current snapshot): its live files are pruned and
-        read as files are, the table's deletes applied (deletion vectors,
-        position and equality deletes), partition columns filled in. A table's
-        columns are its schema's; ``on_error`` must be ``"raise"``.
-    where:
-        A predicate built with :func:`pybloom_async.col`, or its text form
-        (``"id = 42 AND email IN ('a', 'b')"``).
-    columns:
-        Top-level columns of the result, in this order (default: every
-        top-level column of every file, in the order first seen; a file without
-        one gives nulls there). Predicate columns are read even when not listed.
-    skipped:
-        A list that receives the errors of the files skipped.
-    lookup, **keywords:
-        How rows are read (:class:`~pybloom_async.LookupOptions`): ``max_fetch_bytes``,
-        ``page_index``, ``partitioning`` (``key=value`` folders as columns, by default),
-        ``use_index`` (which index serves the run); one object, or its fields as keyword
-        arguments (each given once).
-    run, **keywords:
-        The run's options (:class:`~pybloom_async.RunOptions`): ``on_error``,
-        ``concurrency`` (files read at once), ``options`` (object-store options), ``stats``
-        (request counters), ``config`` (reader limits), ``reader`` (a long-lived
-        :class:`~pybloom_async.BloomReader` whose cache to use and keep filled),
-        ``progress``. ``on_error``: ``"raise"`` (a lookup's default): an unreadable file
-        (missing, damaged, not Parquet) raises, naming it. ``"skip"``: it is left out,
-        logged, and its error appended to ``skipped``.
-
-    Raises
-    ------
-    PredicateError
-        ``where`` is malformed, a literal is not a value of its column's type,
-        or a column (of ``where`` or ``columns``) is in none of the files.
-    SchemaMismatchError
-        Two files give a result column types that do not unify.
-    UnsupportedTypeError
-        A predicate column is inside a list or map, or its values cannot be
-        compared exactly.
-    ParquetFormatError, SourceError, SourceNotFoundError
-        With ``on_error="raise"``, the first unreadable file (named).
-    InvalidArgumentError
-        An argument is of the wrong kind or out of range.
-    MissingDependencyError
-        pyarrow is not installed.
-"""
 
 
 async def lookup_batches(
@@ -594,4 +551,4 @@ async def planned_files(
 #: ``lookup`` for scripts; local paths are read in the calling thread with no loop.
 lookup_sync = sync_twin(lookup, inline_when=local_only("sources"))
 for _function in (lookup, lookup_batches):
-    _function.__doc__ = (_function.__doc__ or "") + _DOC_PARAMETERS
+    _function.__doc__ = (_function.__doc__ or "") + LOOKUP_PARAMETERS_DOC

@@ -183,3 +183,57 @@ def check_arguments(
     options, rest = lookup_options(lookup, keywords, caller)
     opts = run_options(run, rest, caller)
     return LookupArguments(compiled, columns, opts.on_error or "raise", options, opts)
+
+
+#: The parameters and errors of ``lookup`` and ``lookup_batches``, added to their docstrings.
+LOOKUP_PARAMETERS_DOC = """
+    Parameters
+    ----------
+    sources:
+        Files, directories or object-store prefixes (``s3://bucket/table/``);
+        directories and prefixes expand to their ``*.parquet`` files. Or a
+        table: a ``deltalake.DeltaTable`` (at its loaded version) or a
+        ``pyiceberg`` table (its current snapshot): its live files are pruned and
+        read as files are, the table's deletes applied (deletion vectors,
+        position and equality deletes), partition columns filled in. A table's
+        columns are its schema's; ``on_error`` must be ``"raise"``.
+    where:
+        A predicate built with :func:`pybloom_async.col`, or its text form
+        (``"id = 42 AND email IN ('a', 'b')"``).
+    columns:
+        Top-level columns of the result, in this order (default: every
+        top-level column of every file, in the order first seen; a file without
+        one gives nulls there). Predicate columns are read even when not listed.
+    skipped:
+        A list that receives the errors of the files skipped.
+    lookup, **keywords:
+        How rows are read (:class:`~pybloom_async.LookupOptions`): ``max_fetch_bytes``,
+        ``page_index``, ``partitioning`` (``key=value`` folders as columns, by default),
+        ``use_index`` (which index serves the run); one object, or its fields as keyword
+        arguments (each given once).
+    run, **keywords:
+        The run's options (:class:`~pybloom_async.RunOptions`): ``on_error``,
+        ``concurrency`` (files read at once), ``options`` (object-store options), ``stats``
+        (request counters), ``config`` (reader limits), ``reader`` (a long-lived
+        :class:`~pybloom_async.BloomReader` whose cache to use and keep filled),
+        ``progress``. ``on_error``: ``"raise"`` (a lookup's default): an unreadable file
+        (missing, damaged, not Parquet) raises, naming it. ``"skip"``: it is left out,
+        logged, and its error appended to ``skipped``.
+
+    Raises
+    ------
+    PredicateError
+        ``where`` is malformed, a literal is not a value of its column's type,
+        or a column (of ``where`` or ``columns``) is in none of the files.
+    SchemaMismatchError
+        Two files give a result column types that do not unify.
+    UnsupportedTypeError
+        A predicate column is inside a list or map, or its values cannot be
+        compared exactly.
+    ParquetFormatError, SourceError, SourceNotFoundError
+        With ``on_error="raise"``, the first unreadable file (named).
+    InvalidArgumentError
+        An argument is of the wrong kind or out of range.
+    MissingDependencyError
+        pyarrow is not installed.
+"""

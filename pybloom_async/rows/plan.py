@@ -333,7 +333,7 @@ def _unreadable(exc: BaseException, path: str) -> ParquetFormatError:
     return ParquetFormatError(f"pyarrow cannot read the footer: {exc}", path=path)
 
 
-def _arrow_schema(footer: Footer) -> tuple[Any, Any]:
+def arrow_schema_of(footer: Footer) -> tuple[Any, Any]:
     """The file's Arrow schema as pyarrow reads it, from an earlier file of the same schema
     or else from pyarrow's decode of the footer (then given too; None when not made): a
     file reaches pyarrow's footer decoder here only when its schema is one not met before."""
@@ -395,7 +395,7 @@ def describe(
     """
     groups = footer.metadata.row_groups
     kept = [g for g in kept if groups[g].num_rows != 0]
-    arrow_schema, md = _arrow_schema(footer)
+    arrow_schema, md = arrow_schema_of(footer)
     pages = None
     # Files without a page index (pyarrow's default) skip the second footer decode.
     leaves = range(len(footer.metadata.schema.columns))
@@ -420,15 +420,19 @@ def describe(
         pages,
         footer.metadata if kept else None,
     )
+    with_partition(plan, rows)
     if kept:
         plan.decoded_by_pyarrow = md
-    if rows is not None:
-        plan.where, plan.every_row = rows.where, rows.every_row
-        plan.partition, plan.partition_fields = dict(rows.values), tuple(rows.fields)
-    if kept:
         data = _tail_data(plan, footer) if tail else []
         plan.held = HeldBytes([*data, *(pages.held if pages else ())])
     return plan
+
+
+def with_partition(plan: FilePlan, rows: RowsOf | None) -> None:
+    """Set what its partition folders make of the file's rows on its plan."""
+    if rows is not None:
+        plan.where, plan.every_row = rows.where, rows.every_row
+        plan.partition, plan.partition_fields = dict(rows.values), tuple(rows.fields)
 
 
 def _tail_data(plan: FilePlan, footer: Footer) -> list[tuple[int, bytes]]:

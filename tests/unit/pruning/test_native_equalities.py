@@ -1,18 +1,23 @@
-"""The C evaluator of plain equalities (pruning/native.py, csrc/footer/decide.c) gives the
-Python evaluator's verdicts, word for word, or leaves the file to it.
+"""The C evaluator of plain equalities (pruning/native.py, csrc/footer/decide.c) and the
+file pass built on it (pruning/file_pass.py, csrc/footer/pass.c) give the Python
+evaluator's verdicts, word for word, or leave the file to it.
 
 Every verdict is compared with the one the Python evaluator gives the same file (the C
-path turned off): on files pyarrow and DuckDB wrote, the parquet-testing corpus, the
+paths turned off): on files pyarrow and DuckDB wrote, the parquet-testing corpus, the
 differential generator's lakes, and crafted files whose statistics and filters sit on
 every edge the C side reads (-0.0 and 0.0, truncated maxima, NaN bounds, bounds out of
-order, another width, filters not where or as the footer says). The C calls themselves
-are also driven directly with bad arguments.
+order, another width, filters not where or as the footer says). A run of several files
+of one schema takes the later ones through the file pass; a single file is also pruned
+after a copy of itself, so that it goes through the file pass too. The C calls
+themselves are also driven directly with bad arguments.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import struct
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,17 +35,21 @@ from pybloom_async._native import ffi, lib
 from pybloom_async.core.filter import SplitBlockBloomFilter
 from pybloom_async.core.hashing import hash_values
 from pybloom_async.parquet import thrift_specs as wire
+from pybloom_async.pruning.file_pass import FilePass
 from pybloom_async.types import PhysicalType
 
 # ---- the two evaluators side by side ---------------------------------------------------
 
 
 class Counting:
-    """decide_natively, counting the files it decided (the C path must be taken)."""
+    """decide_natively, counting the files it decided (the C path must be taken), and the
+    files the file pass decided (``passed``)."""
 
     def __init__(self) -> None:
         self.decided = 0
+        self.passed = 0
         self.real = prune_api.decide_natively
+        self.real_pass = FilePass.verdicts
 
     async def __call__(self, *args: Any) -> Any:
         found = await self.real(*args)
@@ -48,11 +57,22 @@ class Counting:
             self.decided += 1
         return found
 
+    def file_pass(self, passes: FilePass, *args: Any) -> Any:
+        found = self.real_pass(passes, *args)
+        if found is not None:
+            self.passed += 1
+        return found
+
 
 @pytest.fixture
 def native(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counting]:
     counting = Counting()
     monkeypatch.setattr(prune_api, "decide_natively", counting)
+
+    def verdicts(passes: FilePass, *args: Any) -> Any:
+        return counting.file_pass(passes, *args)
+
+    monkeypatch.setattr(FilePass, "verdicts", verdicts)
     yield counting
 
 
@@ -77,7 +97,28 @@ def both(monkeypatch: pytest.MonkeyPatch, paths: Any, where: Any, **kwargs: Any)
     finally:
         monkeypatch.setattr(prune_api, "decide_natively", current)
     assert got == expected, f"{where}: the C and Python evaluators disagree"
+    if isinstance(paths, str) and os.path.isfile(paths) and "reader" not in kwargs:
+        again = _after_a_copy(paths, where, **kwargs)
+        if again is not None:
+            assert again == expected, f"{where}: the file pass and the Python evaluator disagree"
     return got
+
+
+def _after_a_copy(path: str, where: Any, **kwargs: Any) -> Any:
+    """The verdicts of ``path`` pruned right after a copy of it in the same run: the copy
+    binds the schema, and ``path`` goes through the file pass. None when the run raises
+    (an error of the run names both files; the file's own is compared above)."""
+    counting = prune_api.decide_natively
+    before = counting.decided if isinstance(counting, Counting) else 0
+    with tempfile.TemporaryDirectory() as folder:
+        first = os.path.join(folder, "first.parquet")
+        shutil.copyfile(path, first)
+        found = _verdicts([first, path], where, **kwargs)
+    if isinstance(counting, Counting):
+        counting.decided = before  # the tests count the files of their own runs
+    if isinstance(found, tuple):
+        return None
+    return [v for v in found if v["file"] == path]
 
 
 def _values(path: Path, column: str, limit: int = 3) -> list[Any]:
@@ -150,6 +191,7 @@ def test_engines_files(
             ):
                 both(monkeypatch, files, where)
     assert native.decided > 0
+    assert native.passed > 0
 
 
 def test_a_callers_reader_keeps_the_filters(
@@ -190,6 +232,7 @@ def test_parquet_testing(
         for where in predicates[:12]:
             both(monkeypatch, str(path), where)
     assert native.decided > 0
+    assert native.passed > 0
 
 
 def test_generated_lakes(tmp_path: Path, native: Counting, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -205,6 +248,7 @@ def test_generated_lakes(tmp_path: Path, native: Counting, monkeypatch: pytest.M
         write_lake(case, root)
         both(monkeypatch, str(root), case.predicate, **partitioning_of(case))
     assert native.decided > 0
+    assert native.passed > 0
 
 
 # ---- crafted files: the statistics' edges ------------------------------------------------
@@ -317,6 +361,7 @@ def test_integer_statistics(
     got = both(monkeypatch, path, (pba.col("x") == 5) | (pba.col("x") < -2))
     assert _kept(got) == [True, True, True, False, True, True, True]
     assert native.decided == 4
+    assert native.passed > 0  # the file pass took the second file of each run
 
 
 def test_an_integer_of_another_width_goes_to_python(
@@ -348,6 +393,7 @@ def test_float_statistics(
     got = both(monkeypatch, path, pba.col("x") == 0.0)
     assert _kept(got) == [True, True, True, False, True, True]
     assert native.decided == 2
+    assert native.passed > 0  # the file pass took the second file of each run
 
 
 def test_byte_string_statistics(
@@ -372,6 +418,7 @@ def test_byte_string_statistics(
     got = both(monkeypatch, path, pba.col("x").isin(["abc", "b", "a\xff"]))
     assert _kept(got) == [True, False, True, True, False, True]
     assert native.decided == 2
+    assert native.passed > 0  # the file pass took the second file of each run
 
 
 def test_repeated_all_null_chunks_are_kept(
@@ -399,6 +446,7 @@ def test_filters_probed_in_place(
     got = both(monkeypatch, path, pba.col("x").isin(list(range(100, 400))))
     assert _kept(got) == [False, False]
     assert native.decided == 3
+    assert native.passed > 0  # the file pass took the second file of each run
 
 
 @pytest.mark.parametrize(

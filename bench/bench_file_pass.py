@@ -1,0 +1,137 @@
+"""The per-file cost of pruning and point lookups on local files, two source trees paired.
+
+On the 200-file lake of ``bench/lookup_lake.py`` (4 row groups of 25,000 rows a file,
+filters on ``id`` and ``email``), each measurement runs in a fresh process (``--runs`` of
+them per tree, the trees alternating, so load drifts hit both alike), with the page cache
+warm and the package imported before the clock starts:
+
+* ``prune``: ``prune_sync(lake, id = k)`` ``--prunes`` times; CPU seconds of the process
+  per file (``time.process_time``), and wall time per file;
+* ``present``, ``absent``, ``and2``: ``lookup_sync`` of a present key, an absent one, and
+  ``id = k AND email = e`` (``bench_lookup.py``'s point queries), ``--lookups`` times each
+  after one warm-up lookup; the median wall time of one lookup.
+
+``--trees name=path,...`` names the source trees (a checkout built in place, sharing this
+checkout's ``bench/data``); ``--trees here=.`` alone measures this one. Medians of the runs
+per tree, the machine and its load go to ``--json-out``.
+
+Run::
+
+    .venv/bin/python bench/bench_file_pass.py [--trees before=/tmp/wt,after=.] [--runs 5]
+        [--json-out bench/results/file-pass.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from lookup_lake import ROWS_PER_FILE, ensure_lake, id_of  # noqa: E402
+from record import cpu_model, load_average  # noqa: E402
+
+WHAT = ("prune", "present", "absent", "and2")
+
+
+def worker(lake: str, prunes: int, lookups: int) -> dict[str, float]:
+    """One process's figures (run with the tree under test first on ``sys.path``)."""
+    import pyarrow.parquet as pq
+
+    import pybloom_async as pb
+
+    files = 200
+    key = id_of(3, 17)
+    email = pq.read_table(
+        os.path.join(lake, "part-00003.parquet"), columns=["id", "email"]
+    ).to_pydict()
+    at = email["id"].index(key)
+    queries = {
+        "present": pb.col("id") == key,
+        "absent": pb.col("id") == -5,
+        "and2": (pb.col("id") == key) & (pb.col("email") == email["email"][at]),
+    }
+    out: dict[str, float] = {}
+    where = pb.col("id") == key
+    pb.prune_sync(lake, where)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(prunes):
+        pb.prune_sync(lake, where)
+    out["prune_cpu_ms_per_file"] = (time.process_time() - cpu) / prunes / files * 1e3
+    out["prune_wall_ms_per_file"] = (time.perf_counter() - wall) / prunes / files * 1e3
+    for name, query in queries.items():
+        expected = pb.lookup_sync(lake, query).num_rows
+        times = []
+        for _ in range(lookups):
+            start = time.perf_counter()
+            got = pb.lookup_sync(lake, query)
+            times.append(time.perf_counter() - start)
+            assert got.num_rows == expected == (0 if name == "absent" else 1), (name, got)
+        out[f"{name}_ms"] = statistics.median(times) * 1e3
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trees", default="here=.")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--prunes", type=int, default=30)
+    parser.add_argument("--lookups", type=int, default=15)
+    parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    lake = str(ensure_lake(200))
+    assert ROWS_PER_FILE > 17
+    if args.worker:
+        print(json.dumps(worker(lake, args.prunes, args.lookups)))
+        return 0
+    trees = dict(item.split("=", 1) for item in args.trees.split(","))
+    found: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    loads = [load_average()]
+    for _ in range(args.runs):
+        for name, tree in trees.items():
+            env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--worker",
+                    "1",
+                    "--prunes",
+                    str(args.prunes),
+                    "--lookups",
+                    str(args.lookups),
+                ],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            found[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+        loads.append(load_average())
+    summary: dict[str, Any] = {}
+    for name, runs in found.items():
+        summary[name] = {
+            key: round(statistics.median(r[key] for r in runs), 4) for key in runs[0]
+        }
+        summary[name]["spread"] = {
+            key: [round(min(r[key] for r in runs), 4), round(max(r[key] for r in runs), 4)]
+            for key in runs[0]
+        }
+    report = {"cpu": cpu_model(), "loads": loads, "runs": args.runs, "trees": trees, **summary}
+    print(json.dumps(report, indent=1))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,380 @@
+"""A run's local files pruned in one C call each, once a file of their schema was pruned
+the usual way.
+
+:func:`.api.prune_opened` prunes a file in steps, each a Python call around C: open it,
+read its suffix, decode the footer's head, scan the chunks, decide the equalities
+(:mod:`.native`), probe the filters, close it. For a run whose files share a schema, that
+Python is the same from file to file: only the bytes differ. :class:`FilePass` binds, once
+per schema, what the steps need (the scan's leaves, the encoded keys and their hashes, the
+predicate above the leaves as postfix steps), and ``pba_file_pass``
+(``csrc/footer/pass.c``) then takes a file of that schema from its path to a code per row
+group and leaf in one call, the interpreter released. The codes become the same verdicts
+and reasons as :func:`.native.decide_natively` gives (:func:`.evaluate.combine` over the
+same outcomes, once per distinct row of codes).
+
+Only what :func:`.native.decide_natively` decides alone is bound: plain equalities on
+columns the C side orders, and columns the file lacks, under AND and OR. A file whose
+schema's bytes are not a bound schema's, or anything unusual in it (see the C header), is
+handed back and pruned the usual way, which names any reason. A run that finds files it
+cannot take stops asking.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from .._native import check, ffi, lib
+from ..io.base import SourceStats
+from ..io.identity import SourceIdentity, stat_fields_identity
+from ..parquet import FooterBounds, Schema
+from ..predicate import And, Or, Predicate
+from ..read.fetch import Footer, ReaderConfig
+from .bounds import Outcome
+from .evaluate import KEPT_ORDER, UNDECIDED, combine
+from .leaves import Leaf
+from .native import NativeLeaf, sort_leaves
+from .verdicts import Verdict
+
+#: Schemas bound per run at most (a lake of many schemas is pruned the usual way beyond).
+MAX_BINDINGS = 16
+#: Files whose schema is looked at to bind it, at most, per run.
+MAX_TRIES = 2 * MAX_BINDINGS
+#: Row groups the scratch holds at first (a file with more is handed back once, and the
+#: scratch grows for the next).
+FIRST_GROUPS = 64
+#: The most bytes of a file's end (its footer and the suffix) a thread's scratch holds: a
+#: longer footer is read the usual way.
+MAX_TAIL = 4 << 20
+#: Files handed back before the run stops asking: beyond this, at most one in 8.
+MISSES_ALLOWED = 8
+
+_U64_MAX = (1 << 64) - 1
+
+
+class _Binding:
+    """One schema's inputs to ``pba_file_pass``, and what turns its codes into outcomes."""
+
+    __slots__ = ("arrays", "decide_codes", "footer", "n_eq", "outcomes", "schema", "width")
+
+    def __init__(
+        self,
+        c: Any,
+        schema: bytes,
+        key_values: bytes,
+        footer: Footer,
+        where: Predicate,
+        natives: list[tuple[int, Leaf, NativeLeaf]],
+        fixed: Mapping[int, Outcome],
+    ) -> None:
+        meta = footer.metadata
+        self.footer = footer
+        self.schema = meta.schema
+        leaves = meta.scan_leaves()
+        indexes = sorted({leaf.desc.index for _, leaf, _ in natives if leaf.desc is not None})
+        m = len(natives)
+        eq = ffi.new("pba_eq_leaf[]", m)
+        hash_views = [ffi.from_buffer("uint64_t[]", leaf.hashes) for _, leaf, _ in natives]
+        hashes = ffi.new("uint64_t *[]", hash_views)
+        n_hashes = ffi.new("size_t[]", [len(leaf.hashes) for _, leaf, _ in natives])
+        for i, (_, leaf, nat) in enumerate(natives):
+            assert leaf.desc is not None
+            e = eq[i]
+            e.slot = indexes.index(leaf.desc.index)
+            e.kind = nat.kind
+            e.width = nat.width
+            e.nulls_exclude = leaf.desc.max_repetition_level == 0
+            e.n_keys = nat.n
+            e.keys = nat.keys
+            e.key_offsets = nat.offsets
+        position = {key: i for i, (key, _, _) in enumerate(natives)}
+        steps = _steps(where, position, fixed)
+        program = ffi.new("pba_pass_step[]", len(steps))
+        for k, (op, arg) in enumerate(steps):
+            program[k].op = op
+            program[k].arg = arg
+        wanted = ffi.new("uint32_t[]", indexes)
+        schema_c = ffi.new("uint8_t[]", schema)
+        key_values_c = ffi.new("uint8_t[]", key_values or b"\0")
+        c.schema = schema_c
+        c.schema_len = len(schema)
+        c.key_values = key_values_c
+        c.key_values_len = len(key_values)
+        c.leaf_types = leaves.types
+        c.leaf_paths = leaves.paths
+        c.leaf_paths_len = leaves.paths_len
+        c.leaf_path_offsets = leaves.offsets
+        c.n_leaves = leaves.count
+        c.wanted = wanted
+        c.n_wanted = len(indexes)
+        c.leaves = eq
+        c.n_eq = m
+        c.hashes = hashes
+        c.n_hashes = n_hashes
+        c.steps = program
+        c.n_steps = len(steps)
+        # Kept alive as long as the C struct points into them.
+        self.arrays: tuple[Any, ...] = (leaves, eq, hash_views, hashes, n_hashes, program)
+        self.arrays += (wanted, schema_c, key_values_c)
+        self.n_eq = m
+        self.width = max(m, len(indexes))
+        # Per distinct row of codes, its outcome (a few per run).
+        self.outcomes: dict[bytes, Outcome] = {}
+        by_code = [
+            [UNDECIDED, nat.nulls, nat.stats, nat.no_filter, nat.passed[0], nat.passed[1]]
+            for _, _, nat in natives
+        ]
+        codes_of: dict[int, list[Outcome]] = {key: by_code[i] for key, i in position.items()}
+
+        def decide_codes(row: bytes) -> Outcome:
+            def leaf_outcome(p: Predicate) -> Outcome:
+                key = id(p)
+                found = codes_of.get(key)
+                return fixed[key] if found is None else found[row[position[key]]]
+
+            return combine(where, leaf_outcome, KEPT_ORDER)
+
+        self.decide_codes = decide_codes
+
+
+class Passed(NamedTuple):
+    """A file the C call decided: its verdicts; ``reference``, the footer its schema was
+    bound from, and whether its key/value metadata is that footer's too
+    (``same_key_values``: then its Arrow schema is the same); its identity (``fstat``) and
+    where its footer lies; ``tail``, when kept, the bytes read of its end (its footer
+    among them)."""
+
+    verdicts: list[Verdict]
+    reference: Footer
+    same_key_values: bool
+    identity: SourceIdentity
+    bounds: FooterBounds
+    tail: bytes | None
+
+
+def _steps(
+    p: Predicate, position: Mapping[int, int], fixed: Mapping[int, Outcome]
+) -> list[tuple[int, int]]:
+    """``p`` (a normal form) as postfix steps over its leaves."""
+    if isinstance(p, (And, Or)):
+        out: list[tuple[int, int]] = []
+        for child in p.children:
+            out += _steps(child, position, fixed)
+        op = lib.PBA_PASS_AND if isinstance(p, And) else lib.PBA_PASS_OR
+        return [*out, (op, len(p.children))]
+    key = id(p)
+    if key in position:
+        return [(lib.PBA_PASS_LEAF, position[key])]
+    assert key in fixed and not fixed[key].excluded, "only a kept leaf is decided before"
+    return [(lib.PBA_PASS_KEEP, 0)]
+
+
+class _Scratch:
+    """A thread's arrays for ``pba_file_pass``."""
+
+    __slots__ = ("c", "codes", "groups_cap", "keep", "num_rows", "result", "tail_cap", "width")
+
+    def __init__(
+        self, suffix: int, tail_cap: int, config: ReaderConfig, groups_cap: int, width: int
+    ) -> None:
+        plan = config.plan
+        n = groups_cap * width
+        c = ffi.new("pba_pass_scratch *")
+        tail = ffi.new("uint8_t[]", tail_cap)
+        groups = ffi.new("pba_footer_group[]", groups_cap)
+        chunks = ffi.new("pba_footer_chunk[]", n)
+        outcomes = ffi.new("pba_eq_outcome[]", n)
+        probes = ffi.new("pba_probe[]", n)
+        answers = ffi.new("int32_t[]", n)
+        c.suffix = suffix
+        c.tail_cap = tail_cap
+        c.max_footer_bytes = min(config.max_footer_bytes, _U64_MAX)
+        c.max_serialized = min(plan.max_serialized_bytes, _U64_MAX)
+        c.max_filter_bytes = min(plan.max_filter_bytes, _U64_MAX)
+        c.max_header_bytes = min(plan.max_header_bytes, _U64_MAX)
+        c.groups_cap = groups_cap
+        c.width = width
+        c.tail, c.groups, c.chunks = tail, groups, chunks
+        c.outcomes, c.probes, c.answers = outcomes, probes, answers
+        self.keep = (tail, groups, chunks, outcomes, probes, answers)
+        self.c = c
+        self.groups_cap = groups_cap
+        self.tail_cap = tail_cap
+        self.width = width
+        self.num_rows = ffi.new("int64_t[]", groups_cap)
+        self.codes = ffi.new("uint8_t[]", n)
+        self.result = ffi.new("pba_pass_result *")
+
+
+class FilePass:
+    """One compiled predicate's files of bound schemas, each pruned in one C call
+    (see the module's docstring). Shared by a run's threads. ``seen`` is told the schema of
+    each file decided (the run's record of the columns its files have)."""
+
+    def __init__(
+        self,
+        where: Predicate,
+        config: ReaderConfig,
+        strict: bool,
+        seen: Callable[[Schema], None],
+    ) -> None:
+        self.where = where
+        self.seen = seen
+        self.config = config
+        self.strict = strict
+        self.suffix = config.first_suffix_bytes
+        self._bindings: list[_Binding] = []
+        self._c_bindings: Any = ffi.new("pba_pass_binding[]", MAX_BINDINGS)
+        self._known: set[bytes] = set()  # schemas bound or found unbindable
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._groups_cap = FIRST_GROUPS
+        self._tail_cap = self.suffix
+        self._width = 1
+        self._tries = 0
+        self.decided = 0
+        self.misses = 0
+
+    @property
+    def asking(self) -> bool:
+        """Whether files are still worth asking about: bound, and mostly answered (not
+        handed back, nor read again for their rows)."""
+        return bool(self._bindings) and self.misses <= MISSES_ALLOWED + self.decided // 8
+
+    def verdicts(self, path: str, stats: SourceStats) -> list[Verdict] | None:
+        """The file's verdicts, named ``path``; None: prune it the usual way (nothing of it
+        is kept). Its reads are counted in ``stats``."""
+        found = self._call(path, stats)
+        if found is None:
+            return None
+        binding, verdicts, _ = found
+        self.decided += 1
+        self.seen(binding.schema)
+        return verdicts
+
+    def decide(self, path: str, stats: SourceStats, keep_tail: bool = False) -> Passed | None:
+        """The file decided in one C call (see :class:`Passed`), or None: prune it the usual
+        way. With ``keep_tail``, the bytes read of its end are kept when a row group is
+        kept or its key/value metadata is not the reference's: a read of its rows then
+        takes its footer from them. Its reads are counted in ``stats``."""
+        found = self._call(path, stats)
+        if found is None:
+            return None
+        binding, verdicts, scratch = found
+        res = scratch.result
+        size = int(res.file_size)
+        same = bool(res.key_values_same)
+        tail = None
+        if keep_tail and (not same or any(v.kept for v in verdicts)):
+            held = size - int(res.tail_start)
+            tail = ffi.buffer(scratch.c.tail + (scratch.tail_cap - held), held)[:]
+            # Its rows are read the usual way, which prunes it again: a run of such files
+            # (a long IN list keeps most) stops asking, as for files handed back.
+            self.misses += 1
+        else:
+            self.decided += 1
+            self.seen(binding.schema)  # the usual path tells it of the others
+        identity = stat_fields_identity(
+            path, size, int(res.dev), int(res.ino), int(res.mtime_ns), int(res.ctime_ns)
+        )
+        bounds = FooterBounds(
+            size, int(res.metadata_offset), int(res.metadata_length), res.tail_start == 0
+        )
+        return Passed(verdicts, binding.footer, same, identity, bounds, tail)
+
+    def _call(
+        self, path: str, stats: SourceStats
+    ) -> tuple[_Binding, list[Verdict], _Scratch] | None:
+        """``pba_file_pass`` on the file: its binding, its verdicts and this thread's
+        scratch (the call's result in it), or None (a miss counted)."""
+        if not self.asking:
+            return None
+        name = os.fsencode(path)
+        if b"\0" in name:
+            return None  # opening it says what is wrong
+        # The bindings counted before the scratch is sized: each is as wide as it allows.
+        n_bindings = len(self._bindings)
+        scratch = self._scratch()
+        res = scratch.result
+        rc = lib.pba_file_pass(
+            name, self._c_bindings, n_bindings, scratch.c, scratch.num_rows, scratch.codes, res
+        )
+        check(rc, "pruning a file")
+        if not (res.why == lib.PBA_WHY_OPEN and res.err):
+            stats.add_metadata()  # opened
+        if res.requests:
+            stats.add_reads(int(res.requests), int(res.bytes_read))
+        if res.status != lib.PBA_PASS_DECIDED:
+            with self._lock:  # room for the next file of the same shape
+                if res.why == lib.PBA_WHY_CAPACITY:
+                    self._groups_cap = max(self._groups_cap, 2 * scratch.groups_cap)
+                elif res.why == lib.PBA_WHY_LONG_FOOTER and res.need <= MAX_TAIL:
+                    self._tail_cap = max(self._tail_cap, int(res.need) + self.suffix)
+            self.misses += 1
+            return None
+        binding = self._bindings[res.binding]
+        m = binding.n_eq
+        n = res.n_groups
+        codes = ffi.buffer(scratch.codes, n * m)[:]
+        rows = scratch.num_rows
+        outcomes = binding.outcomes
+        verdicts = []
+        for g in range(n):
+            row = codes[g * m : (g + 1) * m]
+            out = outcomes.get(row)
+            if out is None:
+                out = outcomes[row] = binding.decide_codes(row)
+            verdicts.append(Verdict(path, g, rows[g], not out.excluded, out.reason, out.rule))
+        return binding, verdicts, scratch
+
+    def learn(self, footer: Footer, leaves: Mapping[int, Leaf]) -> None:
+        """Bind the schema of ``footer``, a file pruned the usual way with ``leaves`` (its
+        leaves, as :meth:`.api.CompiledPredicate.leaves_for` made them), when it is not
+        known yet and the C side can take its files."""
+        if self._tries >= MAX_TRIES:
+            return
+        self._tries += 1
+        meta = footer.metadata
+        spans = meta.head_spans()
+        if spans is None:
+            return
+        data = footer.location.metadata_bytes(footer.tail)
+        (at, length), (kv_at, kv_length) = spans
+        schema = data[at : at + length].tobytes()
+        if schema in self._known:
+            return
+        with self._lock:
+            if schema in self._known or len(self._bindings) >= MAX_BINDINGS:
+                return
+            self._known.add(schema)
+            sorted_leaves = sort_leaves(leaves)
+            if sorted_leaves is None:
+                return
+            natives, fixed, others = sorted_leaves
+            if others or (self.strict and fixed):
+                return
+            c = self._c_bindings[len(self._bindings)]
+            key_values = data[kv_at : kv_at + kv_length].tobytes()
+            binding = _Binding(c, schema, key_values, footer, self.where, natives, fixed)
+            # Room for footers of this schema's size, and some more.
+            need = footer.file_size - footer.location.metadata_offset
+            self._tail_cap = max(self._tail_cap, min(MAX_TAIL, need + need // 4))
+            # The scratch is made wide enough before any thread can use the binding.
+            self._width = max(self._width, binding.width)
+            self._bindings.append(binding)
+
+    def _scratch(self) -> _Scratch:
+        mine: _Scratch | None = getattr(self._local, "scratch", None)
+        width = self._width
+        if (
+            mine is None
+            or mine.groups_cap < self._groups_cap
+            or mine.width < width
+            or mine.tail_cap < self._tail_cap
+        ):
+            mine = self._local.scratch = _Scratch(
+                self.suffix, self._tail_cap, self.config, self._groups_cap, width
+            )
+        return mine
