@@ -119,9 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         loads.append(load_average())
     summary: dict[str, Any] = {}
     for name, runs in found.items():
-        summary[name] = {
-            key: round(statistics.median(r[key] for r in runs), 4) for key in runs[0]
-        }
+        summary[name] = {key: round(statistics.median(r[key] for r in runs), 4) for key in runs[0]}
         summary[name]["spread"] = {
             key: [round(min(r[key] for r in runs), 4), round(max(r[key] for r in runs), 4)]
             for key in runs[0]

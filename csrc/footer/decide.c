@@ -188,6 +188,81 @@ static int is_nan(const key_value *v)
     return v->kind == PBA_KEY_FLOAT && v->d != v->d;
 }
 
+/* A chunk's min/max as bounds in a kind's order (pruning/bounds.py, stats_bounds). */
+typedef struct {
+    int has_low, has_high;
+    key_value low, high;
+    /* A byte-string maximum that may be truncated bounds the values by its prefix's
+     * successor, exclusive: prefix[0..m) (m = 0: no bound above). */
+    int successor;
+    const uint8_t *prefix;
+    size_t m;
+} stat_bounds;
+
+enum { BOUNDS_UNSURE = -1, BOUNDS_NONE = 0, BOUNDS_SOME = 1 };
+
+/* The chunk's statistics' bounds: BOUNDS_SOME, BOUNDS_NONE (no min/max, NaN bounds or
+ * bounds out of order: not used) or BOUNDS_UNSURE (a value of another width, or bytes
+ * outside buf: the Python evaluator decides). */
+static int read_bounds(const uint8_t *buf, size_t len, const pba_footer_chunk *c, int kind,
+                       int width, stat_bounds *b)
+{
+    memset(b, 0, sizeof *b);
+    b->has_low = (c->present & PBA_FC_MIN_VALUE) != 0;
+    b->has_high = (c->present & PBA_FC_MAX_VALUE) != 0;
+    if (!b->has_low && !b->has_high) {
+        return BOUNDS_NONE;
+    }
+    const uint8_t *high_p = NULL;
+    size_t high_len = 0;
+    if (b->has_low) {
+        if (c->min_value_off > len || c->min_value_len > len - c->min_value_off) {
+            return BOUNDS_UNSURE;
+        }
+        /* Python: an integer of another width is read as that width; a float of another
+         * width is ignored. Neither is guessed here. */
+        if (!load(kind, width, buf + c->min_value_off, (size_t)c->min_value_len, &b->low)) {
+            return BOUNDS_UNSURE;
+        }
+    }
+    if (b->has_high) {
+        if (c->max_value_off > len || c->max_value_len > len - c->max_value_off) {
+            return BOUNDS_UNSURE;
+        }
+        high_p = buf + c->max_value_off;
+        high_len = (size_t)c->max_value_len;
+        if (!load(kind, width, high_p, high_len, &b->high)) {
+            return BOUNDS_UNSURE;
+        }
+    }
+    if ((b->has_low && is_nan(&b->low)) || (b->has_high && is_nan(&b->high))) {
+        return BOUNDS_NONE; /* NaN bounds are not used */
+    }
+    if (b->has_low && b->has_high && less(&b->high, &b->low)) {
+        return BOUNDS_NONE; /* out of order: not trusted */
+    }
+    const int exact = !((c->present & PBA_FC_IS_MAX_VALUE_EXACT) && !c->is_max_value_exact);
+    if (b->has_high && kind == PBA_KEY_BYTES && !exact) {
+        size_t m = high_len;
+        while (m > 0 && high_p[m - 1] == 0xff) {
+            m--;
+        }
+        b->successor = 1;
+        b->prefix = high_p;
+        b->m = m;
+        b->has_high = m > 0;
+    }
+    return BOUNDS_SOME;
+}
+
+/* Whether every value of the chunk is null (its column not repeated). */
+static int all_null(const pba_footer_chunk *c, int nulls_exclude)
+{
+    return nulls_exclude && (c->present & PBA_FC_STATISTICS) &&
+           (c->present & PBA_FC_NULL_COUNT) && c->num_values > 0 &&
+           c->null_count == c->num_values;
+}
+
 static void decide_one(const uint8_t *buf, size_t len, const pba_footer_chunk *c,
                        const pba_eq_leaf *leaf, pba_eq_outcome *out)
 {
@@ -205,69 +280,29 @@ static void decide_one(const uint8_t *buf, size_t len, const pba_footer_chunk *c
     if (!(c->present & PBA_FC_STATISTICS)) {
         return;
     }
-    if (leaf->nulls_exclude && (c->present & PBA_FC_NULL_COUNT) && c->num_values > 0 &&
-        c->null_count == c->num_values) {
+    if (all_null(c, leaf->nulls_exclude)) {
         out->code = PBA_EQ_NULLS;
         return;
     }
-    const int has_low = (c->present & PBA_FC_MIN_VALUE) != 0;
-    const int has_high = (c->present & PBA_FC_MAX_VALUE) != 0;
-    if (!has_low && !has_high) {
+    stat_bounds b;
+    const int found = read_bounds(buf, len, c, leaf->kind, leaf->width, &b);
+    if (found == BOUNDS_UNSURE) {
+        out->code = PBA_EQ_UNSURE;
         return;
     }
-    key_value low, high;
-    const uint8_t *high_p = NULL;
-    size_t high_len = 0;
-    if (has_low) {
-        if (c->min_value_off > len || c->min_value_len > len - c->min_value_off) {
-            out->code = PBA_EQ_UNSURE;
-            return;
-        }
-        if (!load(leaf->kind, leaf->width, buf + c->min_value_off, (size_t)c->min_value_len,
-                  &low)) {
-            /* Python: an integer of another width is read as that width; a float of
-             * another width is ignored. Neither is guessed here. */
-            out->code = PBA_EQ_UNSURE;
-            return;
-        }
-    }
-    if (has_high) {
-        if (c->max_value_off > len || c->max_value_len > len - c->max_value_off) {
-            out->code = PBA_EQ_UNSURE;
-            return;
-        }
-        high_p = buf + c->max_value_off;
-        high_len = (size_t)c->max_value_len;
-        if (!load(leaf->kind, leaf->width, high_p, high_len, &high)) {
-            out->code = PBA_EQ_UNSURE;
-            return;
-        }
-    }
-    if ((has_low && is_nan(&low)) || (has_high && is_nan(&high))) {
-        return; /* NaN bounds are not used */
-    }
-    if (has_low && has_high && less(&high, &low)) {
-        return; /* out of order: not trusted */
+    if (found == BOUNDS_NONE) {
+        return;
     }
     size_t lo = 0;
-    if (has_low) {
-        const place at = {BELOW, &low, NULL, 0};
+    if (b.has_low) {
+        const place at = {BELOW, &b.low, NULL, 0};
         lo = first_not_before(leaf, &at);
     }
     size_t hi = n;
-    if (has_high) {
-        const int exact = !((c->present & PBA_FC_IS_MAX_VALUE_EXACT) && !c->is_max_value_exact);
-        if (leaf->kind == PBA_KEY_BYTES && !exact) {
-            size_t m = high_len;
-            while (m > 0 && high_p[m - 1] == 0xff) {
-                m--;
-            }
-            const place at = {BELOW_SUCCESSOR, NULL, high_p, m};
-            hi = m ? first_not_before(leaf, &at) : n;
-        } else {
-            const place at = {NOT_ABOVE, &high, NULL, 0};
-            hi = first_not_before(leaf, &at);
-        }
+    if (b.has_high) {
+        const place at = b.successor ? (place){BELOW_SUCCESSOR, NULL, b.prefix, b.m}
+                                     : (place){NOT_ABOVE, &b.high, NULL, 0};
+        hi = first_not_before(leaf, &at);
     }
     if (lo >= hi) {
         out->code = PBA_EQ_STATS;
@@ -275,6 +310,105 @@ static void decide_one(const uint8_t *buf, size_t len, const pba_footer_chunk *c
     }
     out->lo = (uint32_t)lo;
     out->hi = (uint32_t)hi;
+}
+
+/* A range end as a key_value of the kind (8-byte numbers); 0 when of the wrong length. */
+static int load_end(int kind, const uint8_t *p, size_t n, key_value *out)
+{
+    return load(kind, kind == PBA_KEY_BYTES ? 0 : 8, p, n, out);
+}
+
+/* Whether the range and the chunk's bounds may share a value (bounds.py, _meets; the
+ * range is not empty: an empty one the caller finds TYPED). */
+static int range_meets(const pba_range_leaf *r, const stat_bounds *b)
+{
+    key_value low, high;
+    if (r->has_high && b->has_low) {
+        (void)load_end(r->kind, r->high, r->high_len, &high);
+        /* out when b.low > high, or b.low == high with the range open above */
+        if (less(&high, &b->low) || (r->high_open && !less(&b->low, &high))) {
+            return 0;
+        }
+    }
+    if (r->has_low && b->has_high) {
+        (void)load_end(r->kind, r->low, r->low_len, &low);
+        if (b->successor) {
+            /* values < successor(prefix): out when successor <= low */
+            return less_than_successor(low.b, b->prefix, b->m);
+        }
+        /* out when b.high < low, or b.high == low with the range open below */
+        if (less(&b->high, &low) || (r->low_open && !less(&low, &b->high))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int32_t decide_range(const uint8_t *buf, size_t len, const pba_footer_chunk *c,
+                            const pba_range_leaf *r)
+{
+    if (!(c->present & PBA_FC_NUM_VALUES)) {
+        return PBA_RANGE_UNSURE; /* the scanner requires it: never seen */
+    }
+    if (all_null(c, r->nulls_exclude)) {
+        return PBA_RANGE_NULLS;
+    }
+    if (r->typed_excluded) {
+        return PBA_RANGE_TYPED;
+    }
+    if (!(c->present & PBA_FC_STATISTICS)) {
+        return PBA_RANGE_MAY;
+    }
+    stat_bounds b;
+    const int found = read_bounds(buf, len, c, r->kind, r->width, &b);
+    if (found == BOUNDS_UNSURE) {
+        return PBA_RANGE_UNSURE;
+    }
+    if (found == BOUNDS_NONE) {
+        return PBA_RANGE_MAY;
+    }
+    return range_meets(r, &b) ? PBA_RANGE_MAY : PBA_RANGE_STATS;
+}
+
+static int valid_range(const pba_range_leaf *r, size_t n_wanted)
+{
+    if (r->slot < 0 || (size_t)r->slot >= n_wanted) {
+        return 0;
+    }
+    if (r->kind == PBA_KEY_BYTES) {
+        if (r->width != 0) {
+            return 0;
+        }
+    } else if (r->kind < PBA_KEY_INT || r->kind > PBA_KEY_FLOAT ||
+               (r->width != 4 && r->width != 8)) {
+        return 0;
+    }
+    key_value v;
+    return (!r->has_low || (r->low && load_end(r->kind, r->low, r->low_len, &v))) &&
+           (!r->has_high || (r->high && load_end(r->kind, r->high, r->high_len, &v)));
+}
+
+int pba_decide_ranges(const uint8_t *buf, size_t len, const pba_footer_chunk *chunks,
+                      size_t n_groups, size_t n_wanted, const pba_range_leaf *leaves,
+                      size_t n_leaves, int32_t *out)
+{
+    if ((n_groups && n_leaves && (!chunks || !out)) || (n_leaves && !leaves) ||
+        (len && !buf)) {
+        return PBA_ERR_ARG;
+    }
+    for (size_t i = 0; i < n_leaves; i++) {
+        if (!valid_range(&leaves[i], n_wanted)) {
+            return PBA_ERR_ARG;
+        }
+    }
+    for (size_t g = 0; g < n_groups; g++) {
+        for (size_t i = 0; i < n_leaves; i++) {
+            const pba_range_leaf *r = &leaves[i];
+            out[g * n_leaves + i] =
+                decide_range(buf, len, &chunks[g * n_wanted + (size_t)r->slot], r);
+        }
+    }
+    return PBA_OK;
 }
 
 static int valid_leaf(const pba_eq_leaf *leaf, size_t n_wanted)

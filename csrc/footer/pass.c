@@ -40,8 +40,9 @@ static int steps_valid(const pba_pass_binding *b)
     size_t depth = 0;
     for (size_t k = 0; k < b->n_steps; k++) {
         const pba_pass_step s = b->steps[k];
-        if (s.op == PBA_PASS_LEAF) {
-            if (s.arg < 0 || (size_t)s.arg >= b->n_eq) {
+        if (s.op == PBA_PASS_LEAF || s.op == PBA_PASS_RANGE) {
+            const size_t n = s.op == PBA_PASS_LEAF ? b->n_eq : b->n_ranges;
+            if (s.arg < 0 || (size_t)s.arg >= n) {
                 return 0;
             }
             depth++;
@@ -59,7 +60,8 @@ static int steps_valid(const pba_pass_binding *b)
     return depth == 1;
 }
 
-/* Whether the row group is excluded, its leaves' exclusions given (steps_valid held). */
+/* Whether the row group is excluded, its leaves' exclusions given (the equality leaves',
+ * then the range leaves'; steps_valid held). */
 static int excluded(const pba_pass_binding *b, const uint8_t *leaf_excluded)
 {
     uint8_t stack[PBA_PASS_MAX_STEPS];
@@ -69,6 +71,8 @@ static int excluded(const pba_pass_binding *b, const uint8_t *leaf_excluded)
         const pba_pass_step s = b->steps[k];
         if (s.op == PBA_PASS_LEAF) {
             stack[top++] = leaf_excluded[s.arg];
+        } else if (s.op == PBA_PASS_RANGE) {
+            stack[top++] = leaf_excluded[b->n_eq + (size_t)s.arg];
         } else if (s.op == PBA_PASS_KEEP) {
             stack[top++] = 0;
         } else {
@@ -122,7 +126,7 @@ static int decide(int fd, const pba_pass_binding *b, const pba_pass_scratch *s,
                   int64_t tail_start, int64_t size, size_t n_groups, uint8_t *codes,
                   pba_pass_result *res)
 {
-    const size_t m = b->n_eq;
+    const size_t m = b->n_eq, nr = b->n_ranges, w = m + nr;
     if (pba_decide_equalities(meta, meta_len, s->chunks, n_groups, b->n_wanted, b->leaves, m,
                               s->outcomes) != PBA_OK) {
         return aside(res, PBA_WHY_STATISTICS, 0);
@@ -132,17 +136,34 @@ static int decide(int fd, const pba_pass_binding *b, const pba_pass_scratch *s,
             return aside(res, PBA_WHY_STATISTICS, 0);
         }
     }
+    /* The ranges (decided by the statistics alone) into `answers`, free until round 2. */
+    if (nr && pba_decide_ranges(meta, meta_len, s->chunks, n_groups, b->n_wanted, b->ranges,
+                                nr, s->answers) != PBA_OK) {
+        return aside(res, PBA_WHY_STATISTICS, 0);
+    }
+    for (size_t g = 0; g < n_groups; g++) {
+        for (size_t j = 0; j < nr; j++) {
+            const int32_t r = s->answers[g * nr + j];
+            if (r == PBA_RANGE_UNSURE) {
+                return aside(res, PBA_WHY_STATISTICS, 0);
+            }
+            codes[g * w + m + j] = (uint8_t)(PBA_PASS_RANGE_CODES + r);
+        }
+    }
     /* Round 1: the statistics. A leaf left to its filter is UNASKED for now. */
-    uint8_t leaf_out[PBA_PASS_MAX_STEPS];
+    uint8_t leaf_out[2 * PBA_PASS_MAX_STEPS];
     size_t n_probes = 0, recorded = 0, absent = 0;
     for (size_t g = 0; g < n_groups; g++) {
         const pba_eq_outcome *o = &s->outcomes[g * m];
-        uint8_t *c = &codes[g * m];
+        uint8_t *c = &codes[g * w];
         for (size_t i = 0; i < m; i++) {
             c[i] = o[i].code == PBA_EQ_NULLS   ? PBA_PASS_NULLS
                    : o[i].code == PBA_EQ_STATS ? PBA_PASS_STATS
                                                : PBA_PASS_UNASKED;
             leaf_out[i] = c[i] != PBA_PASS_UNASKED;
+        }
+        for (size_t j = 0; j < nr; j++) {
+            leaf_out[m + j] = c[m + j] != PBA_PASS_RANGE_CODES + PBA_RANGE_MAY;
         }
         if (excluded(b, leaf_out)) {
             continue;
@@ -170,7 +191,7 @@ static int decide(int fd, const pba_pass_binding *b, const pba_pass_scratch *s,
             if (tail_start <= p->offset && 0 < p->length && p->length <= size - p->offset) {
                 p->held = tail + (p->offset - tail_start); /* in the bytes read already */
             }
-            s->answers[n_probes - 1] = (int32_t)(g * m + i); /* where its answer goes */
+            s->answers[n_probes - 1] = (int32_t)(g * w + i); /* where its answer goes */
         }
     }
     if (recorded && absent) {
@@ -341,9 +362,9 @@ int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_b
     for (size_t k = 0; k < n_bindings; k++) {
         const pba_pass_binding *b = &bindings[k];
         if (!b->schema || (b->key_values_len && !b->key_values) || b->n_wanted > s->width ||
-            b->n_eq > s->width || b->n_eq == 0 ||
-            !b->leaves || !b->hashes || !b->n_hashes || !steps_valid(b) ||
-            b->n_eq > PBA_PASS_MAX_STEPS) {
+            b->n_eq == 0 || b->n_eq > PBA_PASS_MAX_STEPS || b->n_ranges > PBA_PASS_MAX_STEPS ||
+            b->n_eq + b->n_ranges > s->width || !b->leaves || !b->hashes || !b->n_hashes ||
+            (b->n_ranges && !b->ranges) || !steps_valid(b)) {
             return PBA_ERR_ARG;
         }
         for (size_t i = 0; i < b->n_eq; i++) {

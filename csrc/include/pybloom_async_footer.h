@@ -221,6 +221,37 @@ int pba_decide_equalities(const uint8_t *buf, size_t len, const pba_footer_chunk
                           size_t n_groups, size_t n_wanted, const pba_eq_leaf *leaves,
                           size_t n_leaves, pba_eq_outcome *out);
 
+/* One range leaf (`<`, `<=`, `>`, `>=`, BETWEEN) bound to a file's column, decided from the
+ * statistics as pruning/bounds.py decides it: NULLS when every value of the chunk is null
+ * (and nulls_exclude), else TYPED when the caller found that the column's type holds no
+ * value of the range (typed_excluded), else STATS when the min/max statistics leave no
+ * value in it, else MAY. The ends are the range's, in the kind's order: a little-endian
+ * int64, uint64 or binary64 (8 bytes, whatever the column's width) or the bytes. */
+typedef struct {
+    int32_t slot;          /* the leaf's chunk among a row group's wanted chunks */
+    int32_t kind;          /* PBA_KEY_* */
+    int32_t width;         /* the column's width: 4 or 8 for numbers, 0 for bytes */
+    int32_t nulls_exclude; /* 1: an all-null chunk holds no match (no repetition) */
+    int32_t typed_excluded;
+    int32_t has_low, low_open, has_high, high_open;
+    const uint8_t *low, *high;
+    size_t low_len, high_len;
+} pba_range_leaf;
+
+#define PBA_RANGE_MAY 0
+#define PBA_RANGE_NULLS 1
+#define PBA_RANGE_STATS 2
+#define PBA_RANGE_TYPED 3
+#define PBA_RANGE_UNSURE 4 /* statistics of an unusual shape (another width) */
+
+/* Decide every range leaf in every row group: out[g * n_leaves + i], a PBA_RANGE_* code.
+ * As pba_decide_equalities: chunks are the scanner's records over buf[0..len). Returns
+ * PBA_OK or PBA_ERR_ARG (a null pointer, a slot, kind or width out of range, an end of the
+ * wrong length). Reads nothing outside buf, allocates nothing. */
+int pba_decide_ranges(const uint8_t *buf, size_t len, const pba_footer_chunk *chunks,
+                      size_t n_groups, size_t n_wanted, const pba_range_leaf *leaves,
+                      size_t n_leaves, int32_t *out);
+
 /* One filter asked about some hashes. */
 typedef struct {
     int64_t offset; /* where the serialized filter (header, then bitset) starts */
@@ -276,6 +307,7 @@ int pba_probe_filters(int fd, const pba_probe *probes, size_t n, int64_t limit,
 #define PBA_PASS_KEEP 2 /* push "may match" (a leaf the file's columns decide: never excludes) */
 #define PBA_PASS_AND 3  /* pop `arg` (>= 1) outcomes, push: excluded when any is */
 #define PBA_PASS_OR 4   /* pop `arg` (>= 1) outcomes, push: excluded when all are */
+#define PBA_PASS_RANGE 5 /* push range leaf `arg`'s outcome */
 
 typedef struct {
     int32_t op;
@@ -299,6 +331,8 @@ typedef struct {
     size_t n_eq;
     const uint64_t *const *hashes; /* per equality leaf, its keys' hashes */
     const size_t *n_hashes;
+    const pba_range_leaf *ranges; /* the range leaves (slots into wanted) */
+    size_t n_ranges;
     const pba_pass_step *steps; /* the predicate, postfix, at most PBA_PASS_MAX_STEPS */
     size_t n_steps;
 } pba_pass_binding;
@@ -310,7 +344,8 @@ typedef struct {
  * before them is read in a second read when the file's end from the footer on fits in
  * `tail` (tail_cap bytes, at least suffix) and the footer is at most max_footer_bytes.
  * groups and num_rows hold groups_cap row groups; chunks, outcomes, probes and answers
- * groups_cap * width records, where width is at least every binding's n_wanted and n_eq. */
+ * groups_cap * width records, where width is at least every binding's n_wanted and
+ * n_eq + n_ranges. */
 typedef struct {
     int64_t suffix;
     uint64_t tail_cap, max_footer_bytes;
@@ -324,13 +359,16 @@ typedef struct {
     int32_t *answers;
 } pba_pass_scratch;
 
-/* What decides a (row group, leaf), pba_file_pass's codes[g * n_eq + i]. */
+/* What decides a (row group, leaf), pba_file_pass's codes[g * (n_eq + n_ranges) + i]:
+ * the equality leaves' first, then the range leaves', PBA_PASS_RANGE_CODES + a
+ * PBA_RANGE_* code (never UNSURE). */
 #define PBA_PASS_UNASKED 0   /* left to its filter, but the row group was excluded before */
 #define PBA_PASS_NULLS 1     /* excluded: every value of the chunk is null */
 #define PBA_PASS_STATS 2     /* excluded: no key within the min/max statistics */
 #define PBA_PASS_NO_FILTER 3 /* left to a filter the footer does not record */
 #define PBA_PASS_ABSENT 4    /* excluded by the filter */
 #define PBA_PASS_MAY 5       /* the filter may hold a key */
+#define PBA_PASS_RANGE_CODES 6
 
 /* pba_pass_result.status */
 #define PBA_PASS_DECIDED 0
@@ -372,8 +410,8 @@ typedef struct {
 } pba_pass_result;
 
 /* Decide the local file `path` against the first binding whose schema bytes are the
- * footer's: num_rows[g] and codes[g * n_eq + i] (groups_cap and groups_cap * width
- * entries) for every row group g and equality leaf i. Returns PBA_OK with *res filled
+ * footer's: num_rows[g] and codes[g * (n_eq + n_ranges) + i] (groups_cap and
+ * groups_cap * width entries) for every row group g and leaf i. Returns PBA_OK with *res filled
  * (status DECIDED, UNBOUND or ASIDE), or PBA_ERR_ARG (a null pointer, a binding wider
  * than the scratch, steps that do not form one outcome). Holds no state between calls;
  * concurrent calls need their own scratch. */

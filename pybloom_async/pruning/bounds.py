@@ -150,6 +150,32 @@ def _meets(leaf: Leaf, b: Bounds) -> bool:
     )
 
 
+def range_typed(leaf: Leaf, typed: Bounds) -> Outcome | None:
+    """A range's outcome from its column's type alone (``typed``: the type's bounds), the
+    same in every container whose values are not all null; None: the type may hold it."""
+    if leaf.unordered is not None:
+        return Outcome(True, Rule.TYPE, f"{leaf.label}: {leaf.unordered}")
+    if not _meets(leaf, typed):
+        return Outcome(True, Rule.TYPE, f"{leaf.label}: the column's type holds no such value")
+    return None
+
+
+def range_outside(leaf: Leaf) -> Outcome:
+    """A range the min/max statistics leave no value in."""
+    return Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
+
+
+def range_may(leaf: Leaf) -> Outcome:
+    """A range the statistics may hold values of."""
+    return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: may hold values in range")
+
+
+def all_null_outcome(leaf: Leaf) -> Outcome:
+    """A leaf (not ``IS NULL`` nor ``NOT (x <=> v)``) in a container whose every value is
+    null."""
+    return Outcome(True, Rule.NULLS, f"{leaf.column} is all nulls (statistics)")
+
+
 def _inside(leaf: Leaf, b: Bounds) -> bool:
     """Whether every value within the bounds lies in the leaf's range."""
     if b.low is None or b.high is None:
@@ -193,15 +219,14 @@ def decide(leaf: Leaf, view: View) -> Outcome:
         return Outcome(False, Rule.NEVER_PRUNES, leaf.never_prunes)
     nulls_match = leaf.negated and leaf.null_safe  # NOT (x <=> v) holds for a NULL
     if view.all_null and not nulls_match:
-        return Outcome(True, Rule.NULLS, f"{column} is all nulls (statistics)")
+        return all_null_outcome(leaf)
     if leaf.ordered and not leaf.negated:
-        if leaf.unordered is not None:
-            return Outcome(True, Rule.TYPE, f"{leaf.label}: {leaf.unordered}")
-        if not _meets(leaf, view.typed):
-            return Outcome(True, Rule.TYPE, f"{leaf.label}: the column's type holds no such value")
+        typed = range_typed(leaf, view.typed)
+        if typed is not None:
+            return typed
         if not _meets(leaf, view.bounds):
-            return Outcome(True, Rule.STATISTICS, f"{leaf.label}: outside the min/max statistics")
-        return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: may hold values in range")
+            return range_outside(leaf)
+        return range_may(leaf)
     if nulls_match and (view.null_count is None or view.null_count > 0 or view.all_null):
         return Outcome(False, Rule.MAY_MATCH, f"{leaf.label}: {column} may hold nulls")
     if leaf.ordered:  # NOT of a range

@@ -35,7 +35,7 @@ from ..read.fetch import Footer, ReaderConfig
 from .bounds import Outcome
 from .evaluate import KEPT_ORDER, UNDECIDED, combine
 from .leaves import Leaf
-from .native import NativeLeaf, sort_leaves
+from .native import NativeLeaf, NativeRange, native_range, sort_leaves
 from .verdicts import Verdict
 
 #: Schemas bound per run at most (a lake of many schemas is pruned the usual way beyond).
@@ -67,14 +67,17 @@ class _Binding:
         footer: Footer,
         where: Predicate,
         natives: list[tuple[int, Leaf, NativeLeaf]],
+        ranges: list[tuple[int, Leaf, NativeRange]],
         fixed: Mapping[int, Outcome],
     ) -> None:
         meta = footer.metadata
         self.footer = footer
         self.schema = meta.schema
         leaves = meta.scan_leaves()
-        indexes = sorted({leaf.desc.index for _, leaf, _ in natives if leaf.desc is not None})
-        m = len(natives)
+        indexes = sorted(
+            {leaf.desc.index for _, leaf, _ in [*natives, *ranges] if leaf.desc is not None}
+        )
+        m, nr = len(natives), len(ranges)
         eq = ffi.new("pba_eq_leaf[]", m)
         hash_views = [ffi.from_buffer("uint64_t[]", leaf.hashes) for _, leaf, _ in natives]
         hashes = ffi.new("uint64_t *[]", hash_views)
@@ -89,8 +92,30 @@ class _Binding:
             e.n_keys = nat.n
             e.keys = nat.keys
             e.key_offsets = nat.offsets
+        range_c = ffi.new("pba_range_leaf[]", max(nr, 1))
+        ends = []
+        for j, (_, leaf, nr_leaf) in enumerate(ranges):
+            assert leaf.desc is not None
+            r = range_c[j]
+            r.slot = indexes.index(leaf.desc.index)
+            r.kind = nr_leaf.kind
+            r.width = nr_leaf.width
+            r.nulls_exclude = leaf.desc.max_repetition_level == 0
+            r.typed_excluded = nr_leaf.typed
+            for side, end, is_open in (
+                ("low", nr_leaf.low, leaf.low_open),
+                ("high", nr_leaf.high, leaf.high_open),
+            ):
+                if end is not None:
+                    held = ffi.new("uint8_t[]", end or b"\0")
+                    ends.append(held)
+                    setattr(r, side, held)
+                    setattr(r, f"{side}_len", len(end))
+                    setattr(r, f"has_{side}", 1)
+                    setattr(r, f"{side}_open", int(is_open))
         position = {key: i for i, (key, _, _) in enumerate(natives)}
-        steps = _steps(where, position, fixed)
+        range_position = {key: j for j, (key, _, _) in enumerate(ranges)}
+        steps = _steps(where, position, range_position, fixed)
         program = ffi.new("pba_pass_step[]", len(steps))
         for k, (op, arg) in enumerate(steps):
             program[k].op = op
@@ -113,30 +138,60 @@ class _Binding:
         c.n_eq = m
         c.hashes = hashes
         c.n_hashes = n_hashes
+        c.ranges = range_c
+        c.n_ranges = nr
         c.steps = program
         c.n_steps = len(steps)
         # Kept alive as long as the C struct points into them.
         self.arrays: tuple[Any, ...] = (leaves, eq, hash_views, hashes, n_hashes, program)
-        self.arrays += (wanted, schema_c, key_values_c)
-        self.n_eq = m
-        self.width = max(m, len(indexes))
+        self.arrays += (wanted, schema_c, key_values_c, range_c, ends)
+        self.n_eq = m + nr  # the codes of a row group
+        self.width = max(m + nr, len(indexes))
         # Per distinct row of codes, its outcome (a few per run).
         self.outcomes: dict[bytes, Outcome] = {}
-        by_code = [
-            [UNDECIDED, nat.nulls, nat.stats, nat.no_filter, nat.passed[0], nat.passed[1]]
-            for _, _, nat in natives
-        ]
-        codes_of: dict[int, list[Outcome]] = {key: by_code[i] for key, i in position.items()}
+        codes_of: dict[int, tuple[int, list[Outcome]]] = {}
+        for key, i in position.items():
+            nat = natives[i][2]
+            outs = [UNDECIDED, nat.nulls, nat.stats, nat.no_filter, nat.passed[0], nat.passed[1]]
+            codes_of[key] = (i, outs)
+        for key, j in range_position.items():
+            # Codes PBA_PASS_RANGE_CODES + PBA_RANGE_*: MAY, NULLS, STATS, TYPED.
+            first = lib.PBA_PASS_RANGE_CODES
+            codes_of[key] = (m + j, [UNDECIDED] * first + list(ranges[j][2].outcomes))
 
         def decide_codes(row: bytes) -> Outcome:
             def leaf_outcome(p: Predicate) -> Outcome:
-                key = id(p)
-                found = codes_of.get(key)
-                return fixed[key] if found is None else found[row[position[key]]]
+                found = codes_of.get(id(p))
+                if found is None:
+                    return fixed[id(p)]
+                at, outs = found
+                return outs[row[at]]
 
             return combine(where, leaf_outcome, KEPT_ORDER)
 
         self.decide_codes = decide_codes
+
+
+def _steps(
+    p: Predicate,
+    position: Mapping[int, int],
+    range_position: Mapping[int, int],
+    fixed: Mapping[int, Outcome],
+) -> list[tuple[int, int]]:
+    """``p`` (a normal form) as postfix steps over its leaves."""
+    if isinstance(p, (And, Or)):
+        out: list[tuple[int, int]] = []
+        for child in p.children:
+            out += _steps(child, position, range_position, fixed)
+        op = lib.PBA_PASS_AND if isinstance(p, And) else lib.PBA_PASS_OR
+        return [*out, (op, len(p.children))]
+    key = id(p)
+    if key in position:
+        return [(lib.PBA_PASS_LEAF, position[key])]
+    if key in range_position:
+        return [(lib.PBA_PASS_RANGE, range_position[key])]
+    assert key in fixed and not fixed[key].excluded, "only a kept leaf is decided before"
+    return [(lib.PBA_PASS_KEEP, 0)]
 
 
 class Passed(NamedTuple):
@@ -152,23 +207,6 @@ class Passed(NamedTuple):
     identity: SourceIdentity
     bounds: FooterBounds
     tail: bytes | None
-
-
-def _steps(
-    p: Predicate, position: Mapping[int, int], fixed: Mapping[int, Outcome]
-) -> list[tuple[int, int]]:
-    """``p`` (a normal form) as postfix steps over its leaves."""
-    if isinstance(p, (And, Or)):
-        out: list[tuple[int, int]] = []
-        for child in p.children:
-            out += _steps(child, position, fixed)
-        op = lib.PBA_PASS_AND if isinstance(p, And) else lib.PBA_PASS_OR
-        return [*out, (op, len(p.children))]
-    key = id(p)
-    if key in position:
-        return [(lib.PBA_PASS_LEAF, position[key])]
-    assert key in fixed and not fixed[key].excluded, "only a kept leaf is decided before"
-    return [(lib.PBA_PASS_KEEP, 0)]
 
 
 class _Scratch:
@@ -353,11 +391,15 @@ class FilePass:
             if sorted_leaves is None:
                 return
             natives, fixed, others = sorted_leaves
-            if others or (self.strict and fixed):
+            ranges = [(key, leaf, native_range(leaf)) for key, leaf in others]
+            if self.strict and fixed:
                 return
+            bound = [(key, leaf, nr) for key, leaf, nr in ranges if nr is not None]
+            if len(bound) < len(ranges):
+                return  # a negation, a NULL test: the Python evaluator's
             c = self._c_bindings[len(self._bindings)]
             key_values = data[kv_at : kv_at + kv_length].tobytes()
-            binding = _Binding(c, schema, key_values, footer, self.where, natives, fixed)
+            binding = _Binding(c, schema, key_values, footer, self.where, natives, bound, fixed)
             # Room for footers of this schema's size, and some more.
             need = footer.file_size - footer.location.metadata_offset
             self._tail_cap = max(self._tail_cap, min(MAX_TAIL, need + need // 4))

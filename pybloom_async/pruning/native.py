@@ -35,7 +35,14 @@ from ..read.fetch import FilterState, Footer
 from ..read.probe import ABSENT, MAY, Probe
 from ..read.reader import OpenedFile
 from ..types import PhysicalType
-from .bounds import Outcome
+from .bounds import (
+    Outcome,
+    all_null_outcome,
+    bounds_of,
+    range_may,
+    range_outside,
+    range_typed,
+)
 from .evaluate import KEPT_ORDER, UNDECIDED, combine, eval_leaf
 from .leaves import Leaf
 from .verdicts import Rule, Verdict
@@ -129,6 +136,70 @@ def _make(leaf: Leaf) -> NativeLeaf | None:
     except (OverflowError, struct.error):
         return None
     return NativeLeaf(leaf, kind, width, encoded)
+
+
+class NativeRange:
+    """One range leaf as ``pba_decide_ranges`` takes it: its ends encoded in the kind's
+    order (8-byte numbers, or the bytes), and its outcomes made once (the Python
+    evaluator's, word for word: :func:`.bounds.decide`)."""
+
+    __slots__ = ("high", "kind", "low", "outcomes", "typed", "width")
+
+    def __init__(self, leaf: Leaf, kind: int, width: int, low: bytes | None, high: bytes | None):
+        self.kind = kind
+        self.width = width
+        self.low = low
+        self.high = high
+        typed = range_typed(leaf, bounds_of(leaf, None, None)[1])
+        self.typed = typed is not None
+        # By PBA_RANGE_* code: MAY, NULLS, STATS, TYPED.
+        self.outcomes = (
+            range_may(leaf),
+            all_null_outcome(leaf),
+            range_outside(leaf),
+            typed or range_may(leaf),
+        )
+
+
+def native_range(leaf: Leaf) -> NativeRange | None:
+    """The range leaf for the C side, or None when only the Python evaluator decides it:
+    not a plain range (a negation, a NULL test, a leaf that never prunes), a column whose
+    statistics are not ordered as integers, floats or byte strings, or an end that does not
+    encode (NaN, beyond 64 bits)."""
+    desc = leaf.desc
+    if desc is None or not leaf.ordered or leaf.negated or leaf.null_probe:
+        return None
+    if leaf.never_prunes is not None or leaf.needs_filter:
+        return None
+    ends: list[bytes | None] = []
+    try:
+        if leaf.kind == "bytes":
+            for end in (leaf.low, leaf.high):
+                if end is not None and type(end) is not bytes:
+                    return None
+                ends.append(end)
+            return NativeRange(leaf, lib.PBA_KEY_BYTES, 0, ends[0], ends[1])
+        kind = _KIND.get(leaf.kind or "")
+        width = _WIDTH.get(desc.physical_type)
+        if kind is None or width is None:
+            return None
+        floats = desc.physical_type in (PhysicalType.FLOAT, PhysicalType.DOUBLE)
+        if floats != (kind == lib.PBA_KEY_FLOAT):
+            return None
+        for end in (leaf.low, leaf.high):
+            if end is None:
+                ends.append(None)
+            elif kind == lib.PBA_KEY_FLOAT:
+                if type(end) is not float or math.isnan(end):
+                    return None
+                ends.append(struct.pack("<d", end))
+            else:
+                if type(end) is not int:
+                    return None
+                ends.append(end.to_bytes(8, "little", signed=kind == lib.PBA_KEY_INT))
+    except OverflowError:
+        return None
+    return NativeRange(leaf, kind, width, ends[0], ends[1])
 
 
 async def decide_natively(
