@@ -370,17 +370,29 @@ static int32_t decide_range(const uint8_t *buf, size_t len, const pba_footer_chu
     return range_meets(r, &b) ? PBA_RANGE_MAY : PBA_RANGE_STATS;
 }
 
-static int valid_range(const pba_range_leaf *r, size_t n_wanted)
+/* A leaf's slot, kind and width as the calls take them: bytes have width 0, numbers 4 or 8. */
+static int valid_kind(int32_t slot, size_t n_wanted, int32_t kind, int32_t width)
 {
-    if (r->slot < 0 || (size_t)r->slot >= n_wanted) {
+    if (slot < 0 || (size_t)slot >= n_wanted) {
         return 0;
     }
-    if (r->kind == PBA_KEY_BYTES) {
-        if (r->width != 0) {
-            return 0;
-        }
-    } else if (r->kind < PBA_KEY_INT || r->kind > PBA_KEY_FLOAT ||
-               (r->width != 4 && r->width != 8)) {
+    if (kind == PBA_KEY_BYTES) {
+        return width == 0;
+    }
+    return kind >= PBA_KEY_INT && kind <= PBA_KEY_FLOAT && (width == 4 || width == 8);
+}
+
+/* The calls' common arguments: the records and outputs present when there is work. */
+static int valid_args(const uint8_t *buf, size_t len, const void *chunks, size_t n_groups,
+                      const void *leaves, size_t n_leaves, const void *out)
+{
+    return !((n_groups && n_leaves && (!chunks || !out)) || (n_leaves && !leaves) ||
+             (len && !buf));
+}
+
+static int valid_range(const pba_range_leaf *r, size_t n_wanted)
+{
+    if (!valid_kind(r->slot, n_wanted, r->kind, r->width)) {
         return 0;
     }
     key_value v;
@@ -392,8 +404,7 @@ int pba_decide_ranges(const uint8_t *buf, size_t len, const pba_footer_chunk *ch
                       size_t n_groups, size_t n_wanted, const pba_range_leaf *leaves,
                       size_t n_leaves, int32_t *out)
 {
-    if ((n_groups && n_leaves && (!chunks || !out)) || (n_leaves && !leaves) ||
-        (len && !buf)) {
+    if (!valid_args(buf, len, chunks, n_groups, leaves, n_leaves, out)) {
         return PBA_ERR_ARG;
     }
     for (size_t i = 0; i < n_leaves; i++) {
@@ -413,16 +424,8 @@ int pba_decide_ranges(const uint8_t *buf, size_t len, const pba_footer_chunk *ch
 
 static int valid_leaf(const pba_eq_leaf *leaf, size_t n_wanted)
 {
-    if (leaf->slot < 0 || (size_t)leaf->slot >= n_wanted || leaf->n_keys == 0 ||
+    if (!valid_kind(leaf->slot, n_wanted, leaf->kind, leaf->width) || leaf->n_keys == 0 ||
         leaf->n_keys > UINT32_MAX || !leaf->keys || !leaf->key_offsets) {
-        return 0;
-    }
-    if (leaf->kind == PBA_KEY_BYTES) {
-        if (leaf->width != 0) {
-            return 0;
-        }
-    } else if (leaf->kind < PBA_KEY_INT || leaf->kind > PBA_KEY_FLOAT ||
-               (leaf->width != 4 && leaf->width != 8)) {
         return 0;
     }
     for (size_t k = 0; k < leaf->n_keys; k++) {
@@ -438,8 +441,7 @@ int pba_decide_equalities(const uint8_t *buf, size_t len, const pba_footer_chunk
                           size_t n_groups, size_t n_wanted, const pba_eq_leaf *leaves,
                           size_t n_leaves, pba_eq_outcome *out)
 {
-    if ((n_groups && n_leaves && (!chunks || !out)) || (n_leaves && !leaves) ||
-        (len && !buf)) {
+    if (!valid_args(buf, len, chunks, n_groups, leaves, n_leaves, out)) {
         return PBA_ERR_ARG;
     }
     for (size_t i = 0; i < n_leaves; i++) {

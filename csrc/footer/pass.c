@@ -127,7 +127,8 @@ static int decide(int fd, const pba_pass_binding *b, const pba_pass_scratch *s,
                   pba_pass_result *res)
 {
     const size_t m = b->n_eq, nr = b->n_ranges, w = m + nr;
-    if (pba_decide_equalities(meta, meta_len, s->chunks, n_groups, b->n_wanted, b->leaves, m,
+    const size_t n_wanted = b->scan.n_wanted;
+    if (pba_decide_equalities(meta, meta_len, s->chunks, n_groups, n_wanted, b->leaves, m,
                               s->outcomes) != PBA_OK) {
         return aside(res, PBA_WHY_STATISTICS, 0);
     }
@@ -137,8 +138,8 @@ static int decide(int fd, const pba_pass_binding *b, const pba_pass_scratch *s,
         }
     }
     /* The ranges (decided by the statistics alone) into `answers`, free until round 2. */
-    if (nr && pba_decide_ranges(meta, meta_len, s->chunks, n_groups, b->n_wanted, b->ranges,
-                                nr, s->answers) != PBA_OK) {
+    if (nr && pba_decide_ranges(meta, meta_len, s->chunks, n_groups, n_wanted, b->ranges, nr,
+                                s->answers) != PBA_OK) {
         return aside(res, PBA_WHY_STATISTICS, 0);
     }
     for (size_t g = 0; g < n_groups; g++) {
@@ -307,15 +308,7 @@ static int pass_open(int fd, const pba_pass_binding *bindings,
         res->status = PBA_PASS_UNBOUND;
         return PBA_OK;
     }
-    pba_footer_scan scan;
-    memset(&scan, 0, sizeof scan);
-    scan.leaf_types = b->leaf_types;
-    scan.leaf_paths = b->leaf_paths;
-    scan.leaf_paths_len = b->leaf_paths_len;
-    scan.leaf_path_offsets = b->leaf_path_offsets;
-    scan.n_leaves = b->n_leaves;
-    scan.wanted = b->wanted;
-    scan.n_wanted = b->n_wanted;
+    pba_footer_scan scan = b->scan; /* the binding's inputs; the outputs are this call's */
     scan.groups = s->groups;
     scan.chunks = s->chunks;
     scan.groups_cap = s->groups_cap;
@@ -324,7 +317,7 @@ static int pass_open(int fd, const pba_pass_binding *bindings,
         res->binding = -1;
         return aside(res, PBA_WHY_CAPACITY, 0);
     }
-    if (rc != PBA_FOOTER_OK || !scan.head_complete || scan.schema_leaves != b->n_leaves ||
+    if (rc != PBA_FOOTER_OK || !scan.head_complete || scan.schema_leaves != b->scan.n_leaves ||
         scan.schema_off != schema_off || scan.schema_len != schema_len) {
         res->binding = -1;
         return aside(res, PBA_WHY_SCAN, 0);
@@ -361,7 +354,7 @@ int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_b
     }
     for (size_t k = 0; k < n_bindings; k++) {
         const pba_pass_binding *b = &bindings[k];
-        if (!b->schema || (b->key_values_len && !b->key_values) || b->n_wanted > s->width ||
+        if (!b->schema || (b->key_values_len && !b->key_values) || b->scan.n_wanted > s->width ||
             b->n_eq == 0 || b->n_eq > PBA_PASS_MAX_STEPS || b->n_ranges > PBA_PASS_MAX_STEPS ||
             b->n_eq + b->n_ranges > s->width || !b->leaves || !b->hashes || !b->n_hashes ||
             (b->n_ranges && !b->ranges) || !steps_valid(b)) {

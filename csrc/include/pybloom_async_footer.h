@@ -320,18 +320,12 @@ typedef struct {
     size_t schema_len;
     const uint8_t *key_values; /* and key_value_metadata's: compared, not required */
     size_t key_values_len;
-    const int32_t *leaf_types; /* the scan's leaves and wanted chunks (pba_footer_scan) */
-    const uint8_t *leaf_paths;
-    size_t leaf_paths_len;
-    const uint64_t *leaf_path_offsets;
-    size_t n_leaves;
-    const uint32_t *wanted;
-    size_t n_wanted;
-    const pba_eq_leaf *leaves; /* the equality leaves (slots into wanted) */
+    pba_footer_scan scan;      /* its inputs: the schema's leaves and the wanted chunks */
+    const pba_eq_leaf *leaves; /* the equality leaves (slots into scan.wanted) */
     size_t n_eq;
     const uint64_t *const *hashes; /* per equality leaf, its keys' hashes */
     const size_t *n_hashes;
-    const pba_range_leaf *ranges; /* the range leaves (slots into wanted) */
+    const pba_range_leaf *ranges; /* the range leaves (slots into scan.wanted) */
     size_t n_ranges;
     const pba_pass_step *steps; /* the predicate, postfix, at most PBA_PASS_MAX_STEPS */
     size_t n_steps;
@@ -344,7 +338,7 @@ typedef struct {
  * before them is read in a second read when the file's end from the footer on fits in
  * `tail` (tail_cap bytes, at least suffix) and the footer is at most max_footer_bytes.
  * groups and num_rows hold groups_cap row groups; chunks, outcomes, probes and answers
- * groups_cap * width records, where width is at least every binding's n_wanted and
+ * groups_cap * width records, where width is at least every binding's scan.n_wanted and
  * n_eq + n_ranges. */
 typedef struct {
     int64_t suffix;

@@ -183,6 +183,14 @@ class ScanLeaves:
         self.paths_len = len(blob)
         self.offsets = ffi.new("uint64_t[]", offsets)
 
+    def fill(self, scan: Any) -> None:
+        """Set a ``pba_footer_scan``'s leaves to these (the arrays stay this object's)."""
+        scan.leaf_types = self.types
+        scan.leaf_paths = self.paths
+        scan.leaf_paths_len = self.paths_len
+        scan.leaf_path_offsets = self.offsets
+        scan.n_leaves = self.count
+
 
 #: Leaves kept per schema fingerprint (schemas the decoder shares between footers).
 _MAX_KEPT = 256
@@ -293,11 +301,7 @@ def _run(data: bytes, leaves: ScanLeaves, wanted: Sequence[int], groups: int) ->
     scan = mine.scan
     if mine.leaves is not leaves:
         mine.leaves = leaves
-        scan.leaf_types = leaves.types
-        scan.leaf_paths = leaves.paths
-        scan.leaf_paths_len = leaves.paths_len
-        scan.leaf_path_offsets = leaves.offsets
-        scan.n_leaves = leaves.count
+        leaves.fill(scan)
     width = len(wanted)
     if width > mine.wanted_cap:
         mine.wanted = scan.wanted = ffi.new("uint32_t[]", width)

@@ -84,35 +84,11 @@ class _Binding:
         n_hashes = ffi.new("size_t[]", [len(leaf.hashes) for _, leaf, _ in natives])
         for i, (_, leaf, nat) in enumerate(natives):
             assert leaf.desc is not None
-            e = eq[i]
-            e.slot = indexes.index(leaf.desc.index)
-            e.kind = nat.kind
-            e.width = nat.width
-            e.nulls_exclude = leaf.desc.max_repetition_level == 0
-            e.n_keys = nat.n
-            e.keys = nat.keys
-            e.key_offsets = nat.offsets
+            nat.fill(eq[i], indexes.index(leaf.desc.index), leaf)
         range_c = ffi.new("pba_range_leaf[]", max(nr, 1))
-        ends = []
         for j, (_, leaf, nr_leaf) in enumerate(ranges):
             assert leaf.desc is not None
-            r = range_c[j]
-            r.slot = indexes.index(leaf.desc.index)
-            r.kind = nr_leaf.kind
-            r.width = nr_leaf.width
-            r.nulls_exclude = leaf.desc.max_repetition_level == 0
-            r.typed_excluded = nr_leaf.typed
-            for side, end, is_open in (
-                ("low", nr_leaf.low, leaf.low_open),
-                ("high", nr_leaf.high, leaf.high_open),
-            ):
-                if end is not None:
-                    held = ffi.new("uint8_t[]", end or b"\0")
-                    ends.append(held)
-                    setattr(r, side, held)
-                    setattr(r, f"{side}_len", len(end))
-                    setattr(r, f"has_{side}", 1)
-                    setattr(r, f"{side}_open", int(is_open))
+            nr_leaf.fill(range_c[j], indexes.index(leaf.desc.index), leaf)
         position = {key: i for i, (key, _, _) in enumerate(natives)}
         range_position = {key: j for j, (key, _, _) in enumerate(ranges)}
         steps = _steps(where, position, range_position, fixed)
@@ -127,13 +103,9 @@ class _Binding:
         c.schema_len = len(schema)
         c.key_values = key_values_c
         c.key_values_len = len(key_values)
-        c.leaf_types = leaves.types
-        c.leaf_paths = leaves.paths
-        c.leaf_paths_len = leaves.paths_len
-        c.leaf_path_offsets = leaves.offsets
-        c.n_leaves = leaves.count
-        c.wanted = wanted
-        c.n_wanted = len(indexes)
+        leaves.fill(c.scan)
+        c.scan.wanted = wanted
+        c.scan.n_wanted = len(indexes)
         c.leaves = eq
         c.n_eq = m
         c.hashes = hashes
@@ -144,7 +116,7 @@ class _Binding:
         c.n_steps = len(steps)
         # Kept alive as long as the C struct points into them.
         self.arrays: tuple[Any, ...] = (leaves, eq, hash_views, hashes, n_hashes, program)
-        self.arrays += (wanted, schema_c, key_values_c, range_c, ends)
+        self.arrays += (wanted, schema_c, key_values_c, range_c, [r for _, _, r in ranges])
         self.n_eq = m + nr  # the codes of a row group
         self.width = max(m + nr, len(indexes))
         # Per distinct row of codes, its outcome (a few per run).

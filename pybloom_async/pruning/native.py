@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -88,6 +89,24 @@ class NativeLeaf:
             Outcome(False, Rule.MAY_MATCH, f"{label}: the Bloom filter may contain it"),
         )
 
+    def fill(self, c: Any, slot: int, leaf: Leaf) -> None:
+        """Set the ``pba_eq_leaf`` ``c`` for ``leaf`` (its chunk at ``slot`` among a row
+        group's wanted chunks); the arrays stay this object's."""
+        _place(c, slot, self.kind, self.width, leaf)
+        c.n_keys = self.n
+        c.keys = self.keys
+        c.key_offsets = self.offsets
+
+
+def _place(c: Any, slot: int, kind: int, width: int, leaf: Leaf) -> None:
+    """What a C leaf (``pba_eq_leaf``, ``pba_range_leaf``) says of its column: its chunk's
+    slot, the kind and width of its values, whether an all-null chunk holds no match."""
+    assert leaf.desc is not None
+    c.slot = slot
+    c.kind = kind
+    c.width = width
+    c.nulls_exclude = leaf.desc.max_repetition_level == 0
+
 
 def native_leaf(leaf: Leaf) -> NativeLeaf | None:
     """The leaf for the C evaluator, or None when only the Python one decides it: not a
@@ -143,13 +162,14 @@ class NativeRange:
     order (8-byte numbers, or the bytes), and its outcomes made once (the Python
     evaluator's, word for word: :func:`.bounds.decide`)."""
 
-    __slots__ = ("high", "kind", "low", "outcomes", "typed", "width")
+    __slots__ = ("ends", "high", "kind", "low", "outcomes", "typed", "width")
 
     def __init__(self, leaf: Leaf, kind: int, width: int, low: bytes | None, high: bytes | None):
         self.kind = kind
         self.width = width
         self.low = low
         self.high = high
+        self.ends = tuple(ffi.new("uint8_t[]", end or b"\0") for end in (low, high))
         typed = range_typed(leaf, bounds_of(leaf, None, None)[1])
         self.typed = typed is not None
         # By PBA_RANGE_* code: MAY, NULLS, STATS, TYPED.
@@ -159,6 +179,17 @@ class NativeRange:
             range_outside(leaf),
             typed or range_may(leaf),
         )
+
+    def fill(self, c: Any, slot: int, leaf: Leaf) -> None:
+        """Set the ``pba_range_leaf`` ``c`` for ``leaf`` (its chunk at ``slot``); the ends
+        stay this object's."""
+        _place(c, slot, self.kind, self.width, leaf)
+        c.typed_excluded = self.typed
+        if self.low is not None:
+            c.low, c.low_len, c.has_low, c.low_open = self.ends[0], len(self.low), 1, leaf.low_open
+        if self.high is not None:
+            c.high, c.high_len, c.has_high = self.ends[1], len(self.high), 1
+            c.high_open = leaf.high_open
 
 
 def native_range(leaf: Leaf) -> NativeRange | None:
@@ -318,14 +349,7 @@ def _statistics(footer: Footer, natives: _Natives) -> _Decided | None:
     arr = ffi.new("pba_eq_leaf[]", m)
     for i, (_, leaf, nat) in enumerate(natives):
         assert leaf.desc is not None
-        c = arr[i]
-        c.slot = indexes.index(leaf.desc.index)
-        c.kind = nat.kind
-        c.width = nat.width
-        c.nulls_exclude = leaf.desc.max_repetition_level == 0
-        c.n_keys = nat.n
-        c.keys = nat.keys
-        c.key_offsets = nat.offsets
+        nat.fill(arr[i], indexes.index(leaf.desc.index), leaf)
     n_groups = records.n_groups
     out = ffi.new("pba_eq_outcome[]", max(n_groups * m, 1))
     data = records.data

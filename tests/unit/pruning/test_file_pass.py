@@ -218,7 +218,7 @@ def test_the_c_call_refuses_bad_arguments(tmp_path: Path) -> None:
     b = binding[0]
     b.schema, b.schema_len = schema, 1
     b.leaves, b.n_eq, b.hashes, b.n_hashes = eq, 1, hash_list, n_hashes
-    b.n_wanted = 1
+    b.scan.n_wanted = 1
 
     def rc_with(steps: list[tuple[int, int]]) -> int:
         program = ffi.new("pba_pass_step[]", max(len(steps), 1))
@@ -242,9 +242,9 @@ def test_the_c_call_refuses_bad_arguments(tmp_path: Path) -> None:
     ):
         assert rc_with(steps) == lib.PBA_ERR_ARG, steps
     assert rc_with([leaf]) == lib.PBA_OK
-    b.n_wanted = width + 1  # wider than the scratch
+    b.scan.n_wanted = width + 1  # wider than the scratch
     assert rc_with([leaf]) == lib.PBA_ERR_ARG
-    b.n_wanted = 1
+    b.scan.n_wanted = 1
     n_hashes[0] = 2  # not one hash per key
     assert rc_with([leaf]) == lib.PBA_ERR_ARG
     n_hashes[0] = 1
