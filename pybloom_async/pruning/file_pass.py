@@ -12,8 +12,10 @@ group and leaf in one call, the interpreter released. The codes become the same 
 and reasons as :func:`.native.decide_natively` gives (:func:`.evaluate.combine` over the
 same outcomes, once per distinct row of codes).
 
-Only what :func:`.native.decide_natively` decides alone is bound: plain equalities on
-columns the C side orders, and columns the file lacks, under AND and OR. A file whose
+Only what C decides alone is bound: plain equalities on columns the C side orders (as
+:func:`.native.decide_natively` takes them), ranges on such columns
+(:func:`.native.native_range`: ``pba_decide_ranges`` decides them from the statistics as
+:func:`.bounds.decide` does), and columns the file lacks, under AND and OR. A file whose
 schema's bytes are not a bound schema's, or anything unusual in it (see the C header), is
 handed back and pruned the usual way, which names any reason. A run that finds files it
 cannot take stops asking.
@@ -46,8 +48,8 @@ MAX_TRIES = 2 * MAX_BINDINGS
 #: scratch grows for the next).
 FIRST_GROUPS = 64
 #: The most bytes of a file's end (its footer and the suffix) a thread's scratch holds: a
-#: longer footer is read the usual way.
-MAX_TAIL = 4 << 20
+#: longer footer is read the usual way (a run's threads each hold one scratch).
+MAX_TAIL = 1 << 20
 #: Files handed back before the run stops asking: beyond this, at most one in 8.
 MISSES_ALLOWED = 8
 
@@ -57,7 +59,17 @@ _U64_MAX = (1 << 64) - 1
 class _Binding:
     """One schema's inputs to ``pba_file_pass``, and what turns its codes into outcomes."""
 
-    __slots__ = ("arrays", "decide_codes", "footer", "n_eq", "outcomes", "schema", "width")
+    __slots__ = (
+        "arrays",
+        "codes_of",
+        "fixed",
+        "footer",
+        "n_eq",
+        "outcomes",
+        "schema",
+        "where",
+        "width",
+    )
 
     def __init__(
         self,
@@ -73,75 +85,84 @@ class _Binding:
         meta = footer.metadata
         self.footer = footer
         self.schema = meta.schema
-        leaves = meta.scan_leaves()
+        self.where = where
+        self.fixed = fixed
         indexes = sorted(
             {leaf.desc.index for _, leaf, _ in [*natives, *ranges] if leaf.desc is not None}
         )
-        m, nr = len(natives), len(ranges)
-        eq = ffi.new("pba_eq_leaf[]", m)
-        hash_views = [ffi.from_buffer("uint64_t[]", leaf.hashes) for _, leaf, _ in natives]
-        hashes = ffi.new("uint64_t *[]", hash_views)
-        n_hashes = ffi.new("size_t[]", [len(leaf.hashes) for _, leaf, _ in natives])
-        for i, (_, leaf, nat) in enumerate(natives):
-            assert leaf.desc is not None
-            nat.fill(eq[i], indexes.index(leaf.desc.index), leaf)
-        range_c = ffi.new("pba_range_leaf[]", max(nr, 1))
-        for j, (_, leaf, nr_leaf) in enumerate(ranges):
-            assert leaf.desc is not None
-            nr_leaf.fill(range_c[j], indexes.index(leaf.desc.index), leaf)
         position = {key: i for i, (key, _, _) in enumerate(natives)}
         range_position = {key: j for j, (key, _, _) in enumerate(ranges)}
         steps = _steps(where, position, range_position, fixed)
-        program = ffi.new("pba_pass_step[]", len(steps))
-        for k, (op, arg) in enumerate(steps):
-            program[k].op = op
-            program[k].arg = arg
-        wanted = ffi.new("uint32_t[]", indexes)
-        schema_c = ffi.new("uint8_t[]", schema)
-        key_values_c = ffi.new("uint8_t[]", key_values or b"\0")
-        c.schema = schema_c
-        c.schema_len = len(schema)
-        c.key_values = key_values_c
-        c.key_values_len = len(key_values)
-        leaves.fill(c.scan)
-        c.scan.wanted = wanted
-        c.scan.n_wanted = len(indexes)
-        c.leaves = eq
-        c.n_eq = m
-        c.hashes = hashes
-        c.n_hashes = n_hashes
-        c.ranges = range_c
-        c.n_ranges = nr
-        c.steps = program
-        c.n_steps = len(steps)
-        # Kept alive as long as the C struct points into them.
-        self.arrays: tuple[Any, ...] = (leaves, eq, hash_views, hashes, n_hashes, program)
-        self.arrays += (wanted, schema_c, key_values_c, range_c, [r for _, _, r in ranges])
+        self.arrays = _fill(c, schema, key_values, footer, indexes, natives, ranges, steps)
+        m, nr = len(natives), len(ranges)
         self.n_eq = m + nr  # the codes of a row group
         self.width = max(m + nr, len(indexes))
-        # Per distinct row of codes, its outcome (a few per run).
-        self.outcomes: dict[bytes, Outcome] = {}
-        codes_of: dict[int, tuple[int, list[Outcome]]] = {}
+        # Per leaf, where its code lies in a row group's codes and the outcome of each code.
+        self.codes_of: dict[int, tuple[int, list[Outcome]]] = {}
         for key, i in position.items():
             nat = natives[i][2]
             outs = [UNDECIDED, nat.nulls, nat.stats, nat.no_filter, nat.passed[0], nat.passed[1]]
-            codes_of[key] = (i, outs)
+            self.codes_of[key] = (i, outs)
         for key, j in range_position.items():
             # Codes PBA_PASS_RANGE_CODES + PBA_RANGE_*: MAY, NULLS, STATS, TYPED.
             first = lib.PBA_PASS_RANGE_CODES
-            codes_of[key] = (m + j, [UNDECIDED] * first + list(ranges[j][2].outcomes))
+            self.codes_of[key] = (m + j, [UNDECIDED] * first + list(ranges[j][2].outcomes))
+        # Per distinct row of codes, its outcome (a few per run).
+        self.outcomes: dict[bytes, Outcome] = {}
 
-        def decide_codes(row: bytes) -> Outcome:
-            def leaf_outcome(p: Predicate) -> Outcome:
-                found = codes_of.get(id(p))
-                if found is None:
-                    return fixed[id(p)]
-                at, outs = found
-                return outs[row[at]]
+    def decide_codes(self, row: bytes) -> Outcome:
+        """The outcome of a row group whose leaves' codes are ``row``."""
+        codes_of, fixed = self.codes_of, self.fixed
 
-            return combine(where, leaf_outcome, KEPT_ORDER)
+        def leaf_outcome(p: Predicate) -> Outcome:
+            found = codes_of.get(id(p))
+            if found is None:
+                return fixed[id(p)]
+            at, outs = found
+            return outs[row[at]]
 
-        self.decide_codes = decide_codes
+        return combine(self.where, leaf_outcome, KEPT_ORDER)
+
+
+def _fill(
+    c: Any,
+    schema: bytes,
+    key_values: bytes,
+    footer: Footer,
+    indexes: list[int],
+    natives: list[tuple[int, Leaf, NativeLeaf]],
+    ranges: list[tuple[int, Leaf, NativeRange]],
+    steps: list[tuple[int, int]],
+) -> tuple[Any, ...]:
+    """Set the ``pba_pass_binding`` ``c``; returns what it points into, to keep alive."""
+    leaves = footer.metadata.scan_leaves()
+    eq = ffi.new("pba_eq_leaf[]", len(natives))
+    hash_views = [ffi.from_buffer("uint64_t[]", leaf.hashes) for _, leaf, _ in natives]
+    hashes = ffi.new("uint64_t *[]", hash_views)
+    n_hashes = ffi.new("size_t[]", [len(leaf.hashes) for _, leaf, _ in natives])
+    for i, (_, leaf, nat) in enumerate(natives):
+        assert leaf.desc is not None
+        nat.fill(eq[i], indexes.index(leaf.desc.index), leaf)
+    range_c = ffi.new("pba_range_leaf[]", max(len(ranges), 1))
+    for j, (_, leaf, native) in enumerate(ranges):
+        assert leaf.desc is not None
+        native.fill(range_c[j], indexes.index(leaf.desc.index), leaf)
+    program = ffi.new("pba_pass_step[]", len(steps))
+    for k, (op, arg) in enumerate(steps):
+        program[k].op = op
+        program[k].arg = arg
+    wanted = ffi.new("uint32_t[]", indexes)
+    schema_c = ffi.new("uint8_t[]", schema)
+    key_values_c = ffi.new("uint8_t[]", key_values or b"\0")
+    c.schema, c.schema_len = schema_c, len(schema)
+    c.key_values, c.key_values_len = key_values_c, len(key_values)
+    leaves.fill(c.scan)
+    c.scan.wanted, c.scan.n_wanted = wanted, len(indexes)
+    c.leaves, c.n_eq, c.hashes, c.n_hashes = eq, len(natives), hashes, n_hashes
+    c.ranges, c.n_ranges = range_c, len(ranges)
+    c.steps, c.n_steps = program, len(steps)
+    kept = (leaves, eq, hash_views, hashes, n_hashes, program, wanted, schema_c, key_values_c)
+    return (*kept, range_c, [native for _, _, native in ranges])
 
 
 def _steps(
