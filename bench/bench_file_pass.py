@@ -11,9 +11,15 @@ warm and the package imported before the clock starts:
   ``id = k AND email = e`` (``bench_lookup.py``'s point queries), ``--lookups`` times each
   after one warm-up lookup; the median wall time of one lookup.
 
+``--many N`` measures instead ``prune_sync`` over N small local files (``tests/robustness/
+test_load.py``'s lake: 2 row groups of 50 rows each, ``id IN`` the keys it probes; written
+once under ``bench/data/load-N/``), wall and CPU seconds of one call per process.
+
 ``--trees name=path,...`` names the source trees (a checkout built in place, sharing this
-checkout's ``bench/data``); ``--trees here=.`` alone measures this one. Medians of the runs
-per tree, the machine and its load go to ``--json-out``.
+checkout's ``bench/data``); ``--trees here=.`` alone measures this one. ``--plain`` reads
+the lake through ``bench_service.py``'s folder of hard links (plain files, as a user's lake
+holds; the lake itself is symbolic links into a shared folder, each resolved by the
+listing). Medians of the runs per tree, the machine and its load go to ``--json-out``.
 
 Run::
 
@@ -79,19 +85,45 @@ def worker(lake: str, prunes: int, lookups: int) -> dict[str, float]:
     return out
 
 
+def many_worker(n: int) -> dict[str, float]:
+    """One process's prune of the ``n``-file lake (written first if missing)."""
+    sys.path[:0] = [str(BENCH.parent / "tests" / "robustness"), str(BENCH.parent / "tests")]
+    import test_load as load
+
+    import pybloom_async as pb
+
+    root = BENCH / "data" / f"load-{n}"
+    if not (root / f"part-{n - 1:05d}.parquet").exists():
+        load.write_lake(root, n)
+    keys, holders = load.keys_for(n)
+    where = pb.col("id").isin(keys)
+    wall, cpu = time.perf_counter(), time.process_time()
+    verdicts = pb.prune_sync(str(root), where)
+    out = {"wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu}
+    load.check_verdicts(verdicts, n, holders)  # no row group holding a key pruned
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trees", default="here=.")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--prunes", type=int, default=30)
     parser.add_argument("--lookups", type=int, default=15)
+    parser.add_argument("--plain", action="store_true", help="the lake as plain files")
+    parser.add_argument("--many", type=int, default=0, help="prune N small files instead")
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     lake = str(ensure_lake(200))
+    if args.plain:
+        from bench_service import service_lake
+
+        lake = str(service_lake(200, lake_index=False))
     assert ROWS_PER_FILE > 17
     if args.worker:
-        print(json.dumps(worker(lake, args.prunes, args.lookups)))
+        figures = many_worker(args.many) if args.many else worker(lake, args.prunes, args.lookups)
+        print(json.dumps(figures))
         return 0
     trees = dict(item.split("=", 1) for item in args.trees.split(","))
     found: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
@@ -109,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
                     str(args.prunes),
                     "--lookups",
                     str(args.lookups),
+                    *(["--plain"] if args.plain else []),
+                    *(["--many", str(args.many)] if args.many else []),
                 ],
                 env=env,
                 capture_output=True,
@@ -124,7 +158,14 @@ def main(argv: list[str] | None = None) -> int:
             key: [round(min(r[key] for r in runs), 4), round(max(r[key] for r in runs), 4)]
             for key in runs[0]
         }
-    report = {"cpu": cpu_model(), "loads": loads, "runs": args.runs, "trees": trees, **summary}
+    report = {
+        "cpu": cpu_model(),
+        "loads": loads,
+        "runs": args.runs,
+        "lake": lake,
+        "trees": trees,
+        **summary,
+    }
     print(json.dumps(report, indent=1))
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=1) + "\n")

@@ -327,12 +327,15 @@ def azurite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Azurite
 
 # --------------------------------------------------------------------------- HTTP (nginx)
 
+# worker_connections: a suite's store clients each keep idle connections to this server, and
+# nginx, out of connections, closes idle keep-alive ones; a test reading with max_retries=0
+# then saw its pooled connection reset (64 were too few under the ASan pass).
 NGINX_CONF = """\
 {user}
 worker_processes 1;
 pid {work}/nginx.pid;
 error_log {work}/error.log warn;
-events {{ worker_connections 64; }}
+events {{ worker_connections 1024; }}
 http {{
     access_log off;
     log_format ranges '$request_method $uri $status "$http_range" $body_bytes_sent';
