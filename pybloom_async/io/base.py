@@ -81,12 +81,15 @@ class FileInfo:
     Passing the FileInfo itself to :func:`open_source` reuses the size, so no HEAD is needed.
     Slotted: a listing holds one per file (no per-instance dict: 20,000 files take
     about half the memory), and it still pickles (Spark sends them to executors).
+    ``link``: whether a local listing found the entry to be a symbolic link (None: not
+    known); not part of what the file is (not compared).
     """
 
     path: str
     size: int
     etag: str | None = None
     mtime: datetime | None = None
+    link: bool | None = field(default=None, compare=False, repr=False)
 
 
 def location_text(location: str | os.PathLike[str] | FileInfo) -> str:

@@ -156,7 +156,7 @@ async def _stream(
             async with aclosing(listing):  # a stream closed early lets its listing go
                 async for file in listing:
                     found = True
-                    if seen.listed(file.path, root):
+                    if seen.listed(file.path, root, file.link):
                         yield file
         except SourceError as exc:
             if unreadable is None:
@@ -209,8 +209,8 @@ class _Seen:
         self.real_dirs: dict[str, str] = {}
         self.ahead: set[str] = set()
 
-    def key(self, text: str) -> tuple[str, bool]:
-        return _file_key(text, self.real_dirs)
+    def key(self, text: str, link: bool | None = None) -> tuple[str, bool]:
+        return _file_key(text, self.real_dirs, link)
 
     def before(self, key: str) -> bool:
         return key in self.keys or any(r.parts(key) is not None for r in self.roots)
@@ -227,9 +227,10 @@ class _Seen:
         self.ahead.clear()
         return _Root(text)
 
-    def listed(self, text: str, root: _Root) -> bool:
-        """Whether a file given by the listing of ``root`` comes now (its first time)."""
-        key, linked = self.key(text)
+    def listed(self, text: str, root: _Root, link: bool | None = None) -> bool:
+        """Whether a file given by the listing of ``root`` comes now (its first time);
+        ``link``: whether the listing found it to be a symbolic link (None: not known)."""
+        key, linked = self.key(text, link)
         if self.before(key) or key in self.ahead:
             return False
         here = root.parts(key)
@@ -328,9 +329,9 @@ def once_each(files: Sequence[_File]) -> list[_File]:
 _MAX_LINKS = 40
 
 
-def _file_key(text: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
+def _file_key(text: str, real_dirs: dict[str, str], link: bool | None = None) -> tuple[str, bool]:
     """What one file is known by: a local path or ``file://`` URL by its real path, a URL as
-    written; and whether the local path is a symbolic link."""
+    written; and whether the local path is a symbolic link (``link``: already known)."""
     if "://" in text:
         try:
             loc = parse_address(text)
@@ -339,7 +340,7 @@ def _file_key(text: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
         if loc.kind != "file":
             return text, False
         text = loc.path
-    return _real_path(text, real_dirs)
+    return _real_path(text, real_dirs, link)
 
 
 def _real_dir(head: str, real_dirs: dict[str, str]) -> str:
@@ -349,12 +350,13 @@ def _real_dir(head: str, real_dirs: dict[str, str]) -> str:
     return real
 
 
-def _real_path(path: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
+def _real_path(path: str, real_dirs: dict[str, str], link: bool | None = None) -> tuple[str, bool]:
     """``os.path.realpath(path)``, resolving each directory once (a listing shares them).
 
-    Also whether ``path`` itself is a symbolic link. A link is followed by reading it and
-    resolving its target's directory once too: a lake of links into one folder costs a
-    ``readlink`` per file, not a ``lstat`` per component of each target.
+    Also whether ``path`` itself is a symbolic link (``link`` False: the listing found it is
+    not, so no ``lstat`` is made). A link is followed by reading it and resolving its
+    target's directory once too: a lake of links into one folder costs a ``readlink`` per
+    file, not a ``lstat`` per component of each target.
     """
     head, name = os.path.split(path)
     real = _real_dir(head, real_dirs)
@@ -362,7 +364,7 @@ def _real_path(path: str, real_dirs: dict[str, str]) -> tuple[str, bool]:
     # second string per file), unless it spells its separator twice ("d//a.parquet").
     same = real == head and len(path) == len(head) + 1 + len(name)
     full = path if same else os.path.join(real, name)
-    if not os.path.islink(full):
+    if link is False or not os.path.islink(full):
         return full, False
     for _ in range(_MAX_LINKS):
         try:

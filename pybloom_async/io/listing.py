@@ -67,12 +67,15 @@ def walk_order(parts: list[str]) -> list[tuple[int, str]]:
 # ---- local directories ----------------------------------------------------------------
 
 
-def _listed(path: str, size: int, identity: Any, pairs: tuple[Any, ...]) -> FileInfo:
-    """A listed file; below ``key=value`` folders, with their pairs (see ``io/partitions``)."""
+def _listed(
+    path: str, size: int, identity: Any, pairs: tuple[Any, ...], link: bool | None = None
+) -> FileInfo:
+    """A listed file; below ``key=value`` folders, with their pairs (see ``io/partitions``).
+    ``link``: whether the local entry is a symbolic link (None: not known)."""
     etag, mtime = (identity.etag, identity.mtime) if identity is not None else (None, None)
     if pairs:
-        return PartitionedFile(path, size, etag, mtime, pairs)
-    return FileInfo(path, size, etag, mtime)
+        return PartitionedFile(path, size, etag, mtime, link=link, partition=pairs)
+    return FileInfo(path, size, etag, mtime, link=link)
 
 
 class _Folders:
@@ -110,6 +113,7 @@ def _walk_local(
     filter rules out are not entered.
     """
     files: list[str] = []
+    links: set[str] = set()
     dirs: list[str] = []
     delta_log = False
     with os.scandir(top) as entries:
@@ -124,6 +128,8 @@ def _walk_local(
                     dirs.append(entry.name)
             elif _is_parquet(entry.name):
                 files.append(entry.name)
+                if entry.is_symlink():  # known from the directory: no system call
+                    links.add(entry.name)
     if folders.tables is not None:  # a table's folder is refused before any file of it
         folders.tables.walked(top, delta_log, dirs, given)
     files.sort()
@@ -141,7 +147,7 @@ def _walk_local(
         full = os.path.join(top, name)
         st = os.stat(full)
         identity = local_identity(full, st) if identities else None
-        yield _listed(full, st.st_size, identity, pairs)
+        yield _listed(full, st.st_size, identity, pairs, name in links)
     del names
     for name in dirs:
         below = os.path.join(relative, name) if relative else name
