@@ -176,10 +176,11 @@ class CompiledPredicate:
         """
         return {id(p): prepare(p, footer, self._cache) for p in self.leaves}
 
-    def file_pass(self, run: Run) -> FilePass | None:
-        """The run's local files pruned in one C call each (:mod:`.file_pass`), when the
-        run's reader keeps nothing between files (its own reader); None otherwise."""
-        if not run.reader.probes_in_place:
+    def file_pass(self, run: Run, path: str) -> FilePass | None:
+        """The run's local files pruned in one C call each (:mod:`.file_pass`), when
+        ``path`` is a local file's and the run's reader keeps nothing between files (its
+        own reader); None otherwise."""
+        if "://" in path or not run.reader.probes_in_place:
             return None
         found = self._pass
         if found is None:
@@ -301,8 +302,8 @@ async def prune_file(
         return (await prune_opened(file, compiled, strict)).verdicts
 
     quick = None
-    passes = compiled.file_pass(run)
-    if passes is not None and "://" not in path:  # a local file (a FileInfo's size unused)
+    passes = compiled.file_pass(run, path)  # the pass finds a FileInfo's size itself
+    if passes is not None:
         stats = run.reader.stats
 
         def quick() -> list[Verdict] | None:

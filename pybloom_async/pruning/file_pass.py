@@ -64,7 +64,7 @@ class _Binding:
         "codes_of",
         "fixed",
         "footer",
-        "n_eq",
+        "n_codes",
         "outcomes",
         "schema",
         "where",
@@ -95,7 +95,7 @@ class _Binding:
         steps = _steps(where, position, range_position, fixed)
         self.arrays = _fill(c, schema, key_values, footer, indexes, natives, ranges, steps)
         m, nr = len(natives), len(ranges)
-        self.n_eq = m + nr  # the codes of a row group
+        self.n_codes = m + nr  # a row group's codes: the equalities', then the ranges'
         self.width = max(m + nr, len(indexes))
         # Per leaf, where its code lies in a row group's codes and the outcome of each code.
         self.codes_of: dict[int, tuple[int, list[Outcome]]] = {}
@@ -346,7 +346,7 @@ class FilePass:
             self.misses += 1
             return None
         binding = self._bindings[res.binding]
-        m = binding.n_eq
+        m = binding.n_codes
         n = res.n_groups
         codes = ffi.buffer(scratch.codes, n * m)[:]
         rows = scratch.num_rows

@@ -206,8 +206,8 @@ async def file_rows(
         return found
 
     quick = None
-    passes = None if plan is not None or compiled is None else compiled.file_pass(run)
-    if passes is not None and footer is None and "://" not in path:
+    passes = None if plan is not None or compiled is None else compiled.file_pass(run, path)
+    if passes is not None and footer is None:
         from .plan import FilePlan
         from .pruned import passed_file  # a local file pruned whole in one C call
 
