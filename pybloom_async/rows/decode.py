@@ -20,7 +20,7 @@ from ..predicate import iter_leaves
 from ..pruning.in_lists import sorted_unique
 from ..read.ranges import HeldBytes
 from .arrow import bool_array, constant_bools, empty_table, int64_array, numpy_of, rows_at
-from .keyed import Keys, key_of, key_rows
+from .keyed import Keys, answered_by_key, key_of, key_rows
 from .match import computable, evaluate, leaf_array
 from .pages import GroupPages, decode_group, held_reader
 from .plan import (
@@ -193,6 +193,8 @@ def keyed_matches(
     else:
         table = computable(empty_table(plan.arrow_schema).select(columns.first))
         at = none
+    if match.table is None and answered_by_key(rows_where(plan, job), keys):
+        return Matches(groups, table, at, starts)  # each row matched holds the predicate
     in_file = None if match.table is None else np.concatenate(positions) if positions else none
     rows, taken = matched_rows(table, plan, job, match, in_file)
     return Matches(groups, rows, at[taken], starts)

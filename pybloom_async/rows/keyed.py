@@ -21,7 +21,7 @@ nor decimals. A chunk not read here (:class:`.take.Refused`) is left to pyarrow.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -31,12 +31,13 @@ import pyarrow as pa
 
 from .._native import ffi, lib
 from ..errors import PyBloomError
+from ..parquet import ColumnDescriptor
 from ..parquet.elements import DICTIONARY_ENCODINGS
 from ..predicate import And, Eq, In, IsNull, Predicate
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
 from .chunk import Chunk
-from .match import Leaves
+from .match import Leaves, plain_ints
 from .page_walk import ChunkPages, Page, Refused, chunk_pages
 from .plan import FilePlan
 from .take import open_chunk, takeable
@@ -58,9 +59,12 @@ class Keys:
     offsets: Any
     filter: Any
     bits: int
+    #: A row matched holds the leaf (plain integers, each literal its own stored value):
+    #: when the leaf is the whole predicate, the rows matched are the answer.
+    exact: bool = False
 
     @classmethod
-    def of(cls, column: str, stored: Sequence[bytes], width: int) -> Keys:
+    def of(cls, column: str, stored: Sequence[bytes], width: int, exact: bool = False) -> Keys:
         if width:
             ints = sorted({int.from_bytes(raw, "little", signed=True) for raw in stored})
             count = len(ints)
@@ -76,7 +80,7 @@ class Keys:
         # About 64 bits a key (at least 1,024): a value that is no key passes 1 time in 64.
         bits = min(max(10, (64 * count).bit_length()), 24)
         words = np.zeros(1 << (bits - 6), np.uint64)
-        keys = cls(column, width, count, int_keys, data, offsets, words, bits)
+        keys = cls(column, width, count, int_keys, data, offsets, words, bits, exact)
         struct = keys.struct(with_filter=False)
         if lib.pba_keys_filter(struct, ffi.from_buffer("uint64_t[]", keys.filter), bits) != 0:
             raise Refused
@@ -96,19 +100,40 @@ class Keys:
         return keys
 
 
+def _key_leaves(where: Predicate) -> Iterator[tuple[Eq | In, tuple[Any, ...]]]:
+    """The conjuncts of ``where`` (in normal form) rows may be matched on, with their
+    values: equalities and IN lists."""
+    for leaf in where.children if isinstance(where, And) else (where,):
+        if isinstance(leaf, In):
+            yield leaf, leaf.values
+        elif isinstance(leaf, Eq) and not isinstance(leaf, IsNull):
+            yield leaf, (leaf.value,)
+
+
+def answered_by_key(where: Predicate | None, keys: Keys) -> bool:
+    """Whether the rows ``keys`` match are those where ``where`` is TRUE: it is the keys'
+    own leaf alone, and they are exact (a NULL is never matched)."""
+    return (
+        keys.exact
+        and isinstance(where, (In, Eq))
+        and not isinstance(where, IsNull)
+        and where.column == keys.column
+    )
+
+
+def matched_by_key(plan: FilePlan, where: Predicate) -> bool:
+    """Whether the file's rows are first matched on a key (:func:`key_of`), judged by the
+    columns alone: a conjunct's literals not as the column stores them leave it to the
+    full decode after all, which gives the same rows."""
+    return any(_matched_width(plan, leaf.column) is not None for leaf, _ in _key_leaves(where))
+
+
 def key_of(plan: FilePlan, where: Predicate, leaves: Leaves) -> Keys | None:
     """The keys rows are first matched on: of the conjuncts of ``where`` (in normal form),
     the equality or IN list with the fewest values over a column matched here (None:
     none is)."""
-    conjuncts = where.children if isinstance(where, And) else (where,)
     best: Keys | None = None
-    for leaf in conjuncts:
-        if isinstance(leaf, In):
-            values = leaf.values
-        elif isinstance(leaf, Eq) and not isinstance(leaf, IsNull):
-            values = (leaf.value,)
-        else:
-            continue
+    for leaf, values in _key_leaves(where):
         if best is not None and len(values) >= best.count:
             continue
         width = _matched_width(plan, leaf.column)
@@ -116,12 +141,28 @@ def key_of(plan: FilePlan, where: Predicate, leaves: Leaves) -> Keys | None:
             continue
         desc = plan.schema.column(leaf.column)
         arrow_type = plan.arrow_schema.field(leaf.column).type
-        stored = leaves.stored(leaf, values, desc, arrow_type)
-        if width and any(len(raw) != width for raw in stored):
-            continue  # not as this column stores its values: left to the full decode
-        make = partial(Keys.of, leaf.column, stored, width)
-        best = leaves.cached(leaf, desc, arrow_type, -2, make)
+        make = partial(_keys, leaves, leaf, values, desc, arrow_type, width)
+        keys = leaves.cached(leaf, desc, arrow_type, -2, make)  # once per run
+        if keys is not None:
+            best = keys
     return best
+
+
+def _keys(
+    leaves: Leaves,
+    leaf: Eq | In,
+    values: tuple[Any, ...],
+    desc: ColumnDescriptor,
+    arrow_type: pa.DataType,
+    width: int,
+) -> Keys | None:
+    """The keys of ``leaf`` for :func:`key_of` (None: its literals are not all as the column
+    stores its values, and the full decode finds its rows)."""
+    stored = leaves.stored(leaf, values, desc, arrow_type)
+    if width and any(len(raw) != width for raw in stored):
+        return None
+    exact = width != 0 and plain_ints(values, desc) is not None
+    return Keys.of(leaf.column, stored, width, exact)
 
 
 def _matched_width(plan: FilePlan, column: str) -> int | None:

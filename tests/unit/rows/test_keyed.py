@@ -337,3 +337,36 @@ def test_the_corpus_keys(parquet_testing: Path, monkeypatch: pytest.MonkeyPatch)
             assert mine.equals(full), (path, where)
             compared += 1
     assert compared > 20
+
+
+@pytest.mark.parametrize(
+    ("where", "evaluated"),
+    [
+        ("i64 IN (1, 2)", False),  # plain integers alone: the rows matched are the answer
+        ("i32 = -3", False),
+        ("i32 <=> -3", False),
+        ("i64 IN (1, NULL)", True),  # a NULL literal: not plain integers
+        ("u32 = 100000000", True),  # an annotated column
+        ("ts = '2026-01-01 00:00:03'", True),
+        ("s = 'k1k1'", True),
+        ("i32 = -3 AND s != 'k23'", True),  # more than the key's leaf
+    ],
+)
+def test_the_predicate_is_evaluated_unless_the_key_answers_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool, where: str, evaluated: bool
+) -> None:
+    table = _table(nulls=True)
+    path = str(tmp_path / "a.parquet")
+    pq.write_table(table, path, row_group_size=700)
+    calls: list[int] = []
+    real = decode.matched_rows
+
+    def matched_rows(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(decode, "matched_rows", matched_rows)
+    found = lookup_sync(path, where)
+    assert bool(calls) is evaluated
+    _without_keys(monkeypatch)
+    assert found.equals(lookup_sync(path, where))

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pybloom_async import lookup_sync
+from pybloom_async import col, lookup_sync
 from pybloom_async.predicate import In, iter_leaves
 from pybloom_async.rows import narrow
 
@@ -42,9 +42,24 @@ def test_an_in_list_is_cut_to_what_the_kept_row_groups_may_hold(
     _write(tmp_path / "a.parquet", list(range(0, 400)))
     _write(tmp_path / "b.parquet", list(range(1000, 1400)))
     keys = [5, 250, 1010, *range(5000, 5100)]  # 100 absent keys beside three present
-    got = lookup_sync(str(tmp_path), In("id", tuple(keys)))
+    # Under an OR the rows are not matched on a key: the list is evaluated on every row.
+    where = In("id", tuple(keys)) | (col("s") == "absent")
+    got = lookup_sync(str(tmp_path), where)
     assert sorted(got.column("id").to_pylist()) == [5, 250, 1010]
     assert len(lists) == 2 and all(n < 10 for (n,) in lists), lists
+
+
+def test_a_list_the_rows_are_matched_on_is_not_cut(tmp_path: Path, lists: list[list[int]]) -> None:
+    """Rows matched on the list's key (``rows/keyed.py``) keep the run's own list: the
+    matcher finds a row among 100 keys as fast as among 3, and the run prepares it once."""
+    _write(tmp_path / "a.parquet", list(range(0, 400)))
+    _write(tmp_path / "b.parquet", list(range(1000, 1400)))
+    keys = [5, 250, 1010, *range(5000, 5100)]
+    got = lookup_sync(str(tmp_path), In("id", tuple(keys)))
+    assert sorted(got.column("id").to_pylist()) == [5, 250, 1010]
+    got = lookup_sync(str(tmp_path), In("id", tuple(keys)) & (col("s") != "s5"))
+    assert sorted(got.column("id").to_pylist()) == [250, 1010]
+    assert lists == [[103], [103], [103], [103]]
 
 
 def test_nulls_and_an_or_keep_their_meaning_when_no_value_is_left(
@@ -66,14 +81,17 @@ def test_a_kept_row_group_without_a_filter_keeps_the_whole_list(
     tmp_path: Path, lists: list[list[int]]
 ) -> None:
     _write(tmp_path / "a.parquet", list(range(300)), filters=False)
-    got = lookup_sync(str(tmp_path / "a.parquet"), "id IN (7, 8, 9000)")
+    got = lookup_sync(str(tmp_path / "a.parquet"), "id IN (7, 8, 9000) OR s = 'absent'")
     assert sorted(got.column("id").to_pylist()) == [7, 8]
     assert lists == [[3]]
 
 
 @pytest.mark.parametrize(
     ("where", "want", "length"),
-    [("id IN (7, 8, 9000)", [7, 8], 2), ("id IN (7, 300000000000)", [7], 2)],
+    [
+        ("id IN (7, 8, 9000) OR id IS NULL", [7, 8], 2),
+        ("id IN (7, 300000000000) OR id IS NULL", [7], 2),
+    ],
 )
 def test_an_int32_column_and_values_beyond_it(
     tmp_path: Path, lists: list[list[int]], where: str, want: list[int], length: int
