@@ -289,7 +289,8 @@ class FilePass:
         """The file decided in one C call (see :class:`Passed`), or None: prune it the usual
         way. With ``keep_tail``, the bytes read of its end are kept when a row group is
         kept or its key/value metadata is not the reference's: a read of its rows then
-        takes its footer from them. Its reads are counted in ``stats``."""
+        takes its footer from them, and its kept row groups from the verdicts. Its reads
+        are counted in ``stats``."""
         found = self._call(path, stats)
         if found is None:
             return None
@@ -301,12 +302,8 @@ class FilePass:
         if keep_tail and (not same or any(v.kept for v in verdicts)):
             held = size - int(res.tail_start)
             tail = ffi.buffer(scratch.c.tail + (scratch.tail_cap - held), held)[:]
-            # Its rows are read the usual way, which prunes it again: a run of such files
-            # (a long IN list keeps most) stops asking, as for files handed back.
-            self.misses += 1
-        else:
-            self.decided += 1
-            self.seen(binding.schema)  # the usual path tells it of the others
+        self.decided += 1
+        self.seen(binding.schema)
         identity = stat_fields_identity(
             path, size, int(res.dev), int(res.ino), int(res.mtime_ns), int(res.ctime_ns)
         )

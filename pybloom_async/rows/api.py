@@ -131,12 +131,14 @@ async def _plan(
     rows: RowsOf | None,
     tail: bool,
     probed: bool = False,
+    kept: list[int] | None = None,
 ) -> FilePlan:
     """The footer read once, the row groups pruned (``compiled`` None: every row matches,
     every row group is kept), what reading the rows needs kept (``tail``: the data bytes
     the footer's read brought, for rows read right after). ``probed``: the lake index found
     that the file may hold every key: a file of one row group is read without its filter
-    (the index asked that of its file filter; a filter read would cost a request more)."""
+    (the index asked that of its file filter; a filter read would cost a request more).
+    ``kept``: the row groups its file pass kept (it is not pruned again)."""
     from .narrow import narrowed_where
     from .plan import describe, rows_where
 
@@ -144,7 +146,8 @@ async def _plan(
     groups = footer.metadata.row_groups
     if probed and sum(1 for g in groups if g.num_rows) <= 1:
         compiled = None
-    _, kept = await kept_row_groups(file, compiled, strict=False, keep_unreadable=True)
+    if kept is None:
+        _, kept = await kept_row_groups(file, compiled, strict=False, keep_unreadable=True)
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
     plan = describe(where, footer, kept, job.page_index, rows, tail)
@@ -195,10 +198,13 @@ async def file_rows(
     footer = lake.footers.get(path) if lake is not None else None
     probed = lake is not None and footer is not None and path in lake.probed
 
+    passed: list[list[int]] = []  # the row groups the file pass kept, when it did
+
     async def work(file: OpenedFile) -> FileRows:
         made = plan
         if made is None:
-            made = await _plan(file, compiled, job, partition, rows, probed)
+            kept = passed[0] if passed else None
+            made = await _plan(file, compiled, job, partition, rows, probed, kept)
         found = FileRows(made)
         if rows and made.kept:
             found.tables = [t async for t in file_tables(file.source, made, job)]
@@ -213,7 +219,11 @@ async def file_rows(
 
         def quick() -> FileRows | Footer | None:
             found = passed_file(passes, location, path, run.reader.stats, partition)
-            return FileRows(found) if isinstance(found, FilePlan) else found
+            if found is None or isinstance(found, FilePlan):
+                return None if found is None else FileRows(found)
+            footer, kept = found
+            passed.append(kept)
+            return footer
 
     try:
         return await run.with_file(location, work, footer, quick)

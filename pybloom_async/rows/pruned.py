@@ -2,8 +2,9 @@
 
 A file pruned whole needs no footer decoded: its plan is made from the schema its pass was
 bound from (:func:`pruned_plan`; the key/value metadata is that file's too, so is the Arrow
-schema). A file with rows to read goes the usual way, from the footer bytes the call read
-(:func:`passed_file`): nothing of its end is read twice.
+schema). A file with rows to read is planned the usual way, from the footer bytes the call
+read and the row groups it kept (:func:`passed_file`): nothing of its end is read twice,
+and it is not pruned again.
 """
 
 from __future__ import annotations
@@ -23,19 +24,21 @@ def passed_file(
     path: str,
     stats: SourceStats,
     rows: RowsOf | None,
-) -> FilePlan | Footer | None:
+) -> FilePlan | tuple[Footer, list[int]] | None:
     """The plan of the file ``path`` when one C call prunes it whole; its footer, read by
-    that call, when it has rows to read; None: read it the usual way. Blocking (a lane
-    thread's). ``rows``: what its partition folders make of its rows."""
+    that call, and the row groups it keeps, when it has rows to read; None: read it the
+    usual way. Blocking (a lane thread's). ``rows``: what its partition folders make of its
+    rows."""
     found = passes.decide(path, stats, keep_tail=True)
     if found is None:
         return None
     if found.tail is None:
         return pruned_plan(location, found.reference, found.bounds, found.identity, rows)
     try:
-        return footer_from_tail(found.tail, found.identity)
+        footer = footer_from_tail(found.tail, found.identity)
     except PyBloomError:
         return None  # read again the usual way, which names the fault
+    return footer, [g for g, v in enumerate(found.verdicts) if v.kept]
 
 
 def pruned_plan(
