@@ -7,11 +7,11 @@ file opened in the calling thread (:class:`~pybloom_async.io.local.BlockingLocal
 :func:`probe_in_place` hands the descriptor to ``pba_probe_filters`` instead, which reads
 the header, checks it as :func:`.fetch.filters_from_pieces` does (its place, its recorded
 length, the header's size and the bitset it announces), and then only the blocks asked
-about; with many keys, the whole bitset in one read. A filter the footer's read holds
-already (a small file's, in the tail) is probed in that memory, with no read. A filter
-outside that usual shape
-is UNSURE, and the caller reads the filters the planned way, which names the reason.
-Nothing is cached: a block read costs less than keeping the filter.
+about; with some keys (one per 8 KiB of bitset), the whole bitset in one read. A filter
+the footer's read holds already (a small file's, in the tail) is probed in that memory,
+with no read. A filter outside that usual shape is UNSURE, and the caller reads the
+filters the planned way, which names the reason. Nothing is cached: a block read costs
+less than keeping the filter.
 """
 
 from __future__ import annotations

@@ -637,11 +637,15 @@ def test_probe_reads_a_block_not_the_bitset(tmp_path: Path) -> None:
         may = np.zeros(2, dtype=np.uint8)
         assert _probe_file(fd, 4, n, two, may=may)[0] == lib.PBA_PROBE_MAY
         assert may.tolist() == [int(big.check_hash(int(two[0]))), 1]
-        # Many keys (one per 8 blocks or more): the header, then the whole filter at once.
-        many = hash_values([_i64(10**6 + k) for k in range(300)], PhysicalType.BYTE_ARRAY)
-        code, requests, nbytes = _probe_file(fd, 4, n, many)
-        assert (requests, nbytes) == (2, 256 + n)
-        assert code == (lib.PBA_PROBE_MAY if big.count_hashes(many) else lib.PBA_PROBE_ABSENT)
+        # Keys enough (one per 256 blocks or more: 8 here): the header, then the whole
+        # filter at once; one fewer, a block each.
+        for count, reads in ((8, 2), (300, 2), (7, 8)):
+            many = hash_values([_i64(10**6 + k) for k in range(count)], PhysicalType.BYTE_ARRAY)
+            may = np.zeros(count, dtype=np.uint8)
+            code, requests, nbytes = _probe_file(fd, 4, n, many, may=may)
+            assert requests <= reads and (nbytes == 256 + n) is (reads == 2)
+            assert may.tolist() == [int(big.check_hash(int(h))) for h in many]
+            assert code == (lib.PBA_PROBE_MAY if may.any() else lib.PBA_PROBE_ABSENT)
         # A small filter: read whole, in one read.
         code, requests, nbytes = _probe_file(fd, at_small, len(small), one)
         assert (code, requests, nbytes) == (lib.PBA_PROBE_MAY, 1, len(small))
