@@ -271,7 +271,7 @@ class FilePass:
     @property
     def asking(self) -> bool:
         """Whether files are still worth asking about: bound, and mostly answered (not
-        handed back, nor read again for their rows)."""
+        handed back)."""
         return bool(self._bindings) and self.misses <= MISSES_ALLOWED + self.decided // 8
 
     def verdicts(self, path: str, stats: SourceStats) -> list[Verdict] | None:
