@@ -88,6 +88,10 @@ class _ColumnsSeen:
         return cls(tuple(dict.fromkeys(p.column for p in iter_leaves(where))))
 
     def add(self, schema: Schema) -> None:
+        if len(self.found) == len(self.wanted):
+            # Every column found (the set only grows): the file count is read only when
+            # one is in no file, so no lock is taken for it.
+            return
         with self.lock:
             self.files += 1
             if len(self.found) == len(self.wanted):

@@ -474,9 +474,9 @@ async def lookup(
             return pa.concat_tables([t async for t in found])
         files, job, shaping = await _read_files(base, sources, args, skipped, rows=True)
     schema, names = _result(shaping, job)
-    from .schema import conform
+    from .schema import conform_file
 
-    tables = [conform(t, f.plan, schema, names) for f in files for t in f.tables]
+    tables = [t for f in files for t in conform_file(f.tables, f.plan, schema, names)]
     if not tables:
         from .arrow import empty_table
 

@@ -27,7 +27,16 @@ MAX_TAKEN_BYTES = 256 << 20
 
 def codec_available(codec: int) -> bool:
     """Whether pages of ``codec`` (Parquet's CompressionCodec) are decompressed in C."""
-    return bool(lib.pba_codec_available(codec))
+    found = _CODECS.get(codec)
+    if found is None:
+        found = bool(lib.pba_codec_available(codec))
+        if len(_CODECS) < 64:  # codecs a footer names: a handful, but numbers are untrusted
+            _CODECS[codec] = found
+    return found
+
+
+#: What :func:`codec_available` found, by codec number (the library's build fixes it).
+_CODECS: dict[int, bool] = {}
 
 
 class Chunk:

@@ -241,6 +241,23 @@ def _files_have(columns: Iterable[Sequence[str]]) -> str:
     return f"{'the file has' if files == 1 else f'the {files} files have'}: {shown}"
 
 
+def conform_file(tables: list[Any], plan: FilePlan, schema: Any, names: list[str]) -> list[Any]:
+    """A file's tables of matching rows (one per row group read) shaped as the result:
+    joined first when their schemas agree, so that the file is shaped once.
+
+    Raises
+    ------
+    SchemaMismatchError
+        A column's values do not fit the result's type.
+    """
+    if len(tables) > 1:
+        try:
+            tables = [pa.concat_tables(tables)]
+        except pa.ArrowInvalid:
+            pass  # shaped one by one, each to the result's types
+    return [conform(t, plan, schema, names) for t in tables]
+
+
 def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
     """One file's matching rows shaped as the result: its columns, in its order and types
     (a column the file lacks gives nulls; a partition column, the file's value).
@@ -261,6 +278,8 @@ def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
         else:
             out.append(pa.nulls(rows.num_rows, field.type))
     result = pa.Table.from_arrays(out, names=names)
+    if result.schema.equals(schema, check_metadata=True):
+        return result  # a cast to the same schema would copy nothing, at a call per column
     try:
         return result.cast(schema)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:

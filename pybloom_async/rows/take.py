@@ -51,6 +51,7 @@ _STORAGE = {
     PhysicalType.DOUBLE: pa.float64(),
 }
 _UNITS = {TimeUnit.MILLIS: "ms", TimeUnit.MICROS: "us", TimeUnit.NANOS: "ns"}
+_INT32_MAX = (1 << 31) - 1  # the last offset of a string or binary array
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,7 @@ def _built(column: Column, n: int, present: Any, values: Any, offsets: Any) -> A
         column.arrow_type
     )
     if not large:
-        if offsets[-1] > np.iinfo(np.int32).max:
+        if offsets[-1] > _INT32_MAX:
             raise Refused
         offsets = offsets.astype(np.int32)
     return pa.Array.from_buffers(
