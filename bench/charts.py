@@ -1,6 +1,6 @@
 """Draw the README's charts from the benchmark results in ``bench/results/`` (JSON only).
 
-Five charts, each from the file one benchmark writes with ``--json-out``:
+Six charts, each from the file one benchmark writes with ``--json-out``:
 
 ``core_vs_peers.png``  from ``core_vs_peers.json`` (``bench/compare_core.py``)
     nanoseconds per probe against the filter size: the C core (AVX2 and portable scalar),
@@ -13,6 +13,9 @@ Five charts, each from the file one benchmark writes with ``--json-out``:
 ``lookup_engines.png``  from ``lookup-<files>.json`` (``bench/bench_lookup.py``)
     median wall time of each lookup query on S3 (latency proxy), ours against the engines,
     one panel per lake size.
+``lookup_local.png``  from ``lookup-local.json`` (``bench/bench_lookup.py --targets local``)
+    median wall time of each lookup query on local disk (fresh processes, page cache warm),
+    ours against the engines.
 ``lake_index.png``  from ``lake.json`` (``bench/bench_lake.py --sidecar``)
     one key over a lake on S3: requests after the listing and wall time, with the in-file
     filters, sidecar indexes and the lake index.
@@ -49,6 +52,10 @@ SOURCES = {
     "reader.json": "bench/bench_reader.py --sections scaling --json-out bench/results/reader.json",
     "demo.json": "python -m pybloom_async.apps.demo --json-out bench/results/demo.json",
     "lookup-200.json": "bench/bench_lookup.py --files 200 --json-out bench/results/lookup-200.json",
+    "lookup-local.json": (
+        "bench/bench_lookup.py --files 200 --runs 7 --targets local --engines "
+        "ours,duckdb,datafusion,polars --json-out bench/results/lookup-local.json"
+    ),
     "lake.json": (
         "bench/bench_lake.py --files 1000 --runs 5 --sidecar --json-out bench/results/lake.json"
     ),
@@ -71,6 +78,13 @@ LOOKUP_ENGINES = {
     "pyarrow": ("pyarrow.dataset", ARROW),
     "delta": ("deltalake (Delta table)", JAVA),
     "iceberg": ("pyiceberg (Iceberg table)", NAIVE),
+}
+# The local chart's engines: each engine reads the files itself (no object store client).
+LOCAL_ENGINES = {
+    "ours": ("pybloom-async lookup_sync", OURS),
+    "duckdb": ("DuckDB 1.4.4", "#d4b000"),
+    "datafusion": ("DataFusion", "#b03a2e"),
+    "polars": ("Polars scan_parquet", "#2e9e5b"),
 }
 
 
@@ -313,6 +327,44 @@ def chart_lookup(docs: list[dict[str, Any]], out: Path) -> Path:
     return out
 
 
+def chart_local(doc: dict[str, Any], out: Path) -> Path:
+    """(e) median wall time per lookup query on local disk, ours against the engines."""
+    by_query = doc["results"]["targets"]["local"]
+    queries = list(by_query)
+    engines = [e for e in LOCAL_ENGINES if e in by_query[queries[0]]]
+    fig, ax = plt.subplots(figsize=(9, 5.2))
+    width = 0.8 / len(engines)
+    for i, engine in enumerate(engines):
+        label, colour = LOCAL_ENGINES[engine]
+        xs = [q + (i - (len(engines) - 1) / 2) * width for q in range(len(queries))]
+        ys = [by_query[q][engine]["median_s"] for q in queries]
+        ax.bar(xs, ys, width=width, color=colour, label=label)
+        if engine == "ours":
+            for x, y in zip(xs, ys, strict=True):
+                ax.annotate(f"{y:.2g}", (x, y), textcoords="offset points", xytext=(0, 2),
+                            ha="center", fontsize=7, color=colour)  # fmt: skip
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+    names = {"present": "id = present", "absent": "id = absent", "and2": "id AND email",
+             "and_range": "id AND score range", "in100": "id IN 100 keys",
+             "in1000": "id IN 1,000 keys"}  # fmt: skip
+    ax.set_xticks(range(len(queries)), [names.get(q, q) for q in queries], fontsize=8)
+    ax.set_ylabel("median wall time, s (log; lower is better)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left", frameon=False)
+    lake = doc["results"]["lake"]
+    load = doc["load_average"]
+    fig.suptitle(
+        f"Rows for keys on local disk: {lake['files']} files ({lake['bytes'] / 1e9:.2f} GB), "
+        f"fresh processes, page cache warm; {doc['date'][:16]}Z, load "
+        f"{load['start'].split()[0]} -> {load['end'].split()[0]}",
+        fontsize=10,
+    )
+    return finish(fig, doc, out)
+
+
 def chart_lake(doc: dict[str, Any], out: Path) -> Path:
     """(e) one key over a lake on S3: requests after the listing and wall time, per method."""
     files = doc["results"]["files"]
@@ -358,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
         ("reader.json", chart_reader, "reader_scaling.png"),
         ("demo.json", chart_demo, "demo_lookups.png"),
         ("lake.json", chart_lake, "lake_index.png"),
+        ("lookup-local.json", chart_local, "lookup_local.png"),
     ]
     for source, draw, name in charts:
         print(f"wrote {draw(load(args.results, source), args.out / name)}")
