@@ -79,6 +79,15 @@ LOOKUP_ENGINES = {
     "delta": ("deltalake (Delta table)", JAVA),
     "iceberg": ("pyiceberg (Iceberg table)", NAIVE),
 }
+# The lookup charts' query names on the x axis.
+QUERY_NAMES = {
+    "present": "id = present",
+    "absent": "id = absent",
+    "and2": "id AND email",
+    "and_range": "id AND score range",
+    "in100": "id IN 100 keys",
+    "in1000": "id IN 1,000 keys",
+}
 # The local chart's engines: each engine reads the files itself (no object store client).
 LOCAL_ENGINES = {
     "ours": ("pybloom-async lookup_sync", OURS),
@@ -278,40 +287,51 @@ def chart_demo(doc: dict[str, Any], out: Path) -> Path:
     return finish(fig, doc, out)
 
 
+def query_bars(
+    ax: Any,
+    by_query: dict[str, Any],
+    engines: dict[str, tuple[str, str]],
+    tick_size: float | None = None,
+) -> None:
+    """Bars of each query's median wall time (``by_query``: a bench_lookup target's
+    results), one per engine of ``engines`` measured, ours annotated, on a log axis."""
+    queries = list(by_query)
+    drawn = [e for e in engines if "median_s" in by_query[queries[0]].get(e, {})]
+    width = 0.8 / len(drawn)
+    for i, engine in enumerate(drawn):
+        label, colour = engines[engine]
+        xs = [q + (i - (len(drawn) - 1) / 2) * width for q in range(len(queries))]
+        ys = [by_query[q][engine]["median_s"] for q in queries]
+        ax.bar(xs, ys, width=width, color=colour, label=label)
+        if engine == "ours":
+            for x, y in zip(xs, ys, strict=True):
+                ax.annotate(f"{y:.2g}", (x, y), textcoords="offset points", xytext=(0, 2),
+                            ha="center", fontsize=7, color=colour)  # fmt: skip
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+    labels = [QUERY_NAMES.get(q, q) for q in queries]
+    if tick_size is None:
+        ax.set_xticks(range(len(queries)), labels)
+    else:
+        ax.set_xticks(range(len(queries)), labels, fontsize=tick_size)
+    ax.set_ylabel("median wall time, s (log; lower is better)")
+    ax.grid(True, axis="y", alpha=0.3)
+
+
 def chart_lookup(docs: list[dict[str, Any]], out: Path) -> Path:
     """(d) median wall time per lookup query on S3, ours against the engines, per lake size."""
     docs = sorted(docs, key=lambda d: int(d["results"]["lake"]["files"]))
     fig, axes = plt.subplots(1, len(docs), figsize=(6 * len(docs), 5.6), squeeze=False)
     for ax, doc in zip(axes[0], docs, strict=True):
-        by_query = doc["results"]["targets"]["s3"]
-        queries = list(by_query)
-        engines = [e for e in LOOKUP_ENGINES if e in by_query[queries[0]]]
-        engines = [e for e in engines if "median_s" in by_query[queries[0]][e]]
-        width = 0.8 / len(engines)
-        for i, engine in enumerate(engines):
-            label, colour = LOOKUP_ENGINES[engine]
-            xs = [q + (i - (len(engines) - 1) / 2) * width for q in range(len(queries))]
-            ys = [by_query[q][engine]["median_s"] for q in queries]
-            ax.bar(xs, ys, width=width, color=colour, label=label)
-            if engine == "ours":
-                for x, y in zip(xs, ys, strict=True):
-                    ax.annotate(f"{y:.2g}", (x, y), textcoords="offset points", xytext=(0, 2),
-                                ha="center", fontsize=7, color=colour)  # fmt: skip
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-        ax.tick_params(axis="y", which="minor", labelsize=7)
-        names = {"present": "id = present", "absent": "id = absent", "in100": "id IN 100 keys",
-                 "and2": "id AND email"}  # fmt: skip
-        ax.set_xticks(range(len(queries)), [names.get(q, q) for q in queries])
+        query_bars(ax, doc["results"]["targets"]["s3"], LOOKUP_ENGINES)
         lake = doc["results"]["lake"]
         load = doc["load_average"]  # each panel is its own run: its own load
         ax.set_title(f"{lake['files']} files ({lake['bytes'] / 1e9:.2f} GB), "
                      f"{doc['settings']['delay_ms']:g} ms each way; {doc['date'][:16]}Z, load "
                      f"{load['start'].split()[0]} -> {load['end'].split()[0]}",
                      fontsize=9)  # fmt: skip
-        ax.set_ylabel("median wall time, s (log; lower is better)")
-        ax.grid(True, axis="y", alpha=0.3)
     handles: dict[str, Any] = {}
     for ax in axes[0]:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
@@ -328,31 +348,9 @@ def chart_lookup(docs: list[dict[str, Any]], out: Path) -> Path:
 
 
 def chart_local(doc: dict[str, Any], out: Path) -> Path:
-    """(e) median wall time per lookup query on local disk, ours against the engines."""
-    by_query = doc["results"]["targets"]["local"]
-    queries = list(by_query)
-    engines = [e for e in LOCAL_ENGINES if e in by_query[queries[0]]]
+    """(f) median wall time per lookup query on local disk, ours against the engines."""
     fig, ax = plt.subplots(figsize=(9, 5.2))
-    width = 0.8 / len(engines)
-    for i, engine in enumerate(engines):
-        label, colour = LOCAL_ENGINES[engine]
-        xs = [q + (i - (len(engines) - 1) / 2) * width for q in range(len(queries))]
-        ys = [by_query[q][engine]["median_s"] for q in queries]
-        ax.bar(xs, ys, width=width, color=colour, label=label)
-        if engine == "ours":
-            for x, y in zip(xs, ys, strict=True):
-                ax.annotate(f"{y:.2g}", (x, y), textcoords="offset points", xytext=(0, 2),
-                            ha="center", fontsize=7, color=colour)  # fmt: skip
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-    ax.tick_params(axis="y", which="minor", labelsize=7)
-    names = {"present": "id = present", "absent": "id = absent", "and2": "id AND email",
-             "and_range": "id AND score range", "in100": "id IN 100 keys",
-             "in1000": "id IN 1,000 keys"}  # fmt: skip
-    ax.set_xticks(range(len(queries)), [names.get(q, q) for q in queries], fontsize=8)
-    ax.set_ylabel("median wall time, s (log; lower is better)")
-    ax.grid(True, axis="y", alpha=0.3)
+    query_bars(ax, doc["results"]["targets"]["local"], LOCAL_ENGINES, tick_size=8)
     ax.legend(fontsize=8, loc="upper left", frameon=False)
     lake = doc["results"]["lake"]
     load = doc["load_average"]
