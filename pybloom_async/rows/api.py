@@ -219,8 +219,10 @@ async def file_rows(
 
         def quick() -> FileRows | Footer | None:
             found = passed_file(passes, location, path, run.reader.stats, partition)
-            if found is None or isinstance(found, FilePlan):
-                return None if found is None else FileRows(found)
+            if found is None:
+                return None
+            if isinstance(found, FilePlan):
+                return FileRows(found)
             footer, kept = found
             passed.append(kept)
             return footer

@@ -67,7 +67,7 @@ async def _probed(
     file: OpenedFile, plan: FilePlan, desc: ColumnDescriptor, hashes: Any
 ) -> np.ndarray[Any, Any] | None:
     """Which hashes the kept row groups' filters may hold, each filter probed where it
-    lies (pruning's probes read no filter whole, so none is kept to ask); None when they
+    lies (pruning's probes keep no filter, so none is there to ask); None when they
     are not probed so (a caller's reader, which kept them) or one is not as recorded."""
     known = _marked(file, plan, desc, hashes)
     if known is not None:
