@@ -96,7 +96,9 @@ def make_target(request: pytest.FixtureRequest, tmp_path: Path) -> MakeTarget:
         )
         location = server.put(name, data)
         options = dict(server.options)
-        options["max_retries"] = 0  # fail fast: every server here is local
+        # Every server here is local, so one retry is enough: it covers a pooled connection
+        # the server closed (a reset on reuse), the one transient failure seen from them.
+        options["max_retries"] = 1
         return Target(
             kind,
             location,
