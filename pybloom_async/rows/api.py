@@ -209,6 +209,8 @@ async def file_rows(
         if rows and made.kept:
             found.tables = [t async for t in file_tables(file.source, made, job)]
             made.held = HeldBytes()  # read: its bytes go now, not with the whole lookup
+            if plan is None:
+                _rows_read(made)
         return found
 
     quick = None
@@ -231,6 +233,19 @@ async def file_rows(
         return await run.with_file(location, work, footer, quick)
     finally:
         run.done(location)
+
+
+def _rows_read(plan: FilePlan) -> None:
+    """A file's rows read, by a plan made for that read: the footer's model and pyarrow's
+    decode go now. The lookup holds every file's plan to its end (the result is shaped
+    from their schemas), and a footer's model held that long is thousands of objects the
+    garbage collector then walks in its full collections, one lookup of many files in two."""
+    plan.footer_metadata = None
+    plan.scanned_chunks = None
+    plan.decoded_by_pyarrow = None
+    plan.footer_bytes = None
+    plan.page_index = None
+    plan.chunk_ranges = {}
 
 
 # ---- many files ------------------------------------------------------------------------

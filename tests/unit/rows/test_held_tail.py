@@ -41,3 +41,31 @@ def test_a_plan_kept_for_later_holds_no_data(tmp_path: Path) -> None:
     footer = read_footer_sync(str(path))
     plan = describe(str(path), footer, [0, 1, 2])
     assert plan.held.ranges() == []
+
+
+def test_a_lookup_holds_no_footer_model_of_a_file_whose_rows_were_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lookup holds every file's plan to its end (the result is shaped from them): a file
+    read keeps its schemas there, not its footer's model, bytes or pyarrow's decode."""
+    import pybloom_async.rows.schema as rows_schema
+    from pybloom_async import col, lookup_sync
+
+    for i in range(3):
+        _small(tmp_path / f"f{i}.parquet")
+    shaped: list[object] = []
+    real = rows_schema.conform_file
+
+    def conform_file(tables: object, plan: object, *args: object) -> object:
+        shaped.append(plan)
+        return real(tables, plan, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rows_schema, "conform_file", conform_file)
+    out = lookup_sync(str(tmp_path), col("id").isin([5, 250, 599]))
+    assert sorted(out.column("id").to_pylist()) == [5, 5, 5, 250, 250, 250, 599, 599, 599]
+    assert len(shaped) == 3
+    for plan in shaped:
+        assert plan.kept  # type: ignore[attr-defined]
+        assert plan.footer_metadata is None and plan.footer_bytes is None  # type: ignore[attr-defined]
+        assert plan.scanned_chunks is None and plan.held.ranges() == []  # type: ignore[attr-defined]
+        assert plan.arrow_schema is not None  # type: ignore[attr-defined]
