@@ -81,7 +81,10 @@ class BloomReader:
     Cached entries are keyed by path and tied to the file's identity (size,
     ETag or inode + mtime). A local file is checked on every use (the ``fstat``
     of its opening, which its reads need anyway), so a replaced file is never
-    read with its old footer. On an object store, an entry younger than
+    read with its old footer; and a run's local files after the first of their
+    schema are pruned from their bytes in one C call each, not from the cache
+    (read again from the page cache, they cost a tenth of the cached model's
+    Python). On an object store, an entry younger than
     ``max_age`` seconds is used with no request at all (reads are still pinned
     to its ETag); an older one costs one HEAD to confirm the object is
     unchanged, else it is dropped and read again. Pass ``max_age=0`` to check
