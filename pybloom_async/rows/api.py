@@ -59,7 +59,7 @@ from ..errors import (
 )
 from ..index_policy.choice import lake_root, lake_segments_for
 from ..io.base import FileInfo, location_text
-from ..io.files import expand_paths, local_only
+from ..io.files import expand_paths, local_only, local_paths
 from ..lake.digest import LakeFiles, lake_lookup_files
 from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
@@ -68,7 +68,7 @@ from ..read.ranges import HeldBytes
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run
 from ..tables import TableSource, table_kind
-from ..tasks.loops import sync_twin
+from ..tasks.loops import inline, inline_in_worker, on_loop, sync_twin
 from ..tasks.workers import for_each, gather
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LOOKUP_PARAMETERS_DOC, LookupArguments, LookupKeywords, check_arguments
@@ -483,6 +483,21 @@ async def lookup(
     Files are read ``concurrency`` (a run option) at once.
     """
     args = check_arguments(where, columns, lookup, run, keywords, "lookup")
+    if not inline() and local_paths(sources):
+        # Local paths only: the whole lookup in one worker thread, as lookup_sync runs it
+        # (one hand-off, not one per file: a service's point lookup in half the CPU).
+        reader = args.run.reader
+        limiter = reader.local_limiter if reader is not None else None
+        progress = on_loop(args.run.progress)
+        args = dataclasses.replace(args, run=dataclasses.replace(args.run, progress=progress))
+        return await inline_in_worker(_lookup, limiter, sources, args, skipped)
+    return await _lookup(sources, args, skipped)
+
+
+async def _lookup(
+    sources: Sources, args: LookupArguments, skipped: list[PyBloomError] | None
+) -> pa.Table:
+    """:func:`lookup` of checked arguments."""
     async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=False)
         if found is not None:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
 import inspect
 import sys
+import threading
 from collections.abc import Callable, Coroutine, Iterator
 from contextvars import ContextVar
 from typing import Any, ParamSpec, TypeVar
@@ -50,6 +52,29 @@ _INLINE: ContextVar[bool] = ContextVar("pybloom_async_inline", default=False)
 def inline() -> bool:
     """Whether work runs inline here (blocking, in this thread, no event loop to yield to)."""
     return _INLINE.get()
+
+
+#: Set when the caller of :func:`inline_in_worker` is cancelled: the inline run stops
+#: before its next item (:func:`stop_point`).
+_STOP: ContextVar[threading.Event | None] = ContextVar("pybloom_async_stop", default=None)
+
+
+class Stopped(BaseException):
+    """An inline run stopped for its cancelled caller (see :func:`inline_in_worker`). A
+    BaseException, as cancellations are: no handler of failures takes it for one."""
+
+
+def stop_point() -> None:
+    """Where an inline run may stop: between its items.
+
+    Raises
+    ------
+    Stopped
+        The caller that handed the run to a worker thread was cancelled.
+    """
+    stop = _STOP.get()
+    if stop is not None and stop.is_set():
+        raise Stopped
 
 
 @contextlib.contextmanager
@@ -99,6 +124,66 @@ async def to_worker(
     if _INLINE.get():
         return function(*args)
     return await anyio.to_thread.run_sync(function, *args, limiter=limiter)
+
+
+async def inline_in_worker(
+    function: Callable[_P, Coroutine[Any, Any, T]],
+    limiter: anyio.CapacityLimiter | None,
+    *args: _P.args,
+    **kwargs: _P.kwargs,
+) -> T:
+    """``function(*args, **kwargs)`` run inline in a worker thread (``limiter``'s), as its
+    ``*_sync`` twin runs it: one hand-off for the whole call, where the event loop's own
+    path hands each item to a thread and back. A cancelled caller stops the run at its
+    next :func:`stop_point` and waits for that, so no thread works on for it; callbacks
+    the run makes are the caller's to put on its loop (:func:`on_loop`)."""
+    stop = threading.Event()
+
+    def run() -> T:
+        token = _STOP.set(stop)
+        try:
+            return run_inline(function, *args, **kwargs)
+        finally:
+            _STOP.reset(token)
+
+    async def watch() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stop.set()
+
+    done: list[T] = []
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            # Not abandoned on a cancellation: waited for, the run stopping at its next item.
+            done.append(await anyio.to_thread.run_sync(run, limiter=limiter))
+        except Stopped:
+            pass  # the caller's cancellation is raised as the group ends
+        except Exception as exc:  # raised as itself below, not in an exception group
+            failed.append(exc)
+        finally:
+            group.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    if not done:
+        await anyio.lowlevel.checkpoint()
+        raise RuntimeError("an inline run stopped with its caller not cancelled")
+    return done[0]
+
+
+def on_loop(callback: Callable[..., object] | None) -> Callable[..., None] | None:
+    """``callback`` as a run in a worker thread may call it: put on the event loop running
+    here, in the order of the calls (None stays None)."""
+    if callback is None:
+        return None
+    soon = call_soon_in_loop()
+
+    def told(*args: Any) -> None:
+        soon(functools.partial(callback, *args))
+
+    return told
 
 
 async def checkpoint() -> None:

@@ -23,7 +23,7 @@ import anyio
 import anyio.abc
 
 from ..errors import PyBloomError
-from .loops import inline, run_inline
+from .loops import inline, run_inline, stop_point
 from .pace import Pace
 
 T = TypeVar("T")
@@ -272,6 +272,7 @@ async def _one_by_one(
 
     try:
         while True:
+            stop_point()
             item = next(feed, _END) if feed is not None else await anext(stream, _END)  # type: ignore[arg-type]
             if item is _END:
                 break

@@ -35,7 +35,7 @@ import pytest
 from support.descriptors import fds_under, open_fds
 from support.servers import table_guard_lists
 
-from pybloom_async import ReaderConfig, Rule, Verdict, col, prune
+from pybloom_async import ReaderConfig, Rule, Verdict, col, lookup, prune
 from pybloom_async.io.base import SourceStats
 
 pytestmark = pytest.mark.slow
@@ -225,9 +225,11 @@ def run_prune(
     backend: str = "asyncio",
     options: dict[str, Any] | None = None,
     cancel_after: int | None = None,
+    entry: Any = prune,
 ) -> Run:
-    """Prune ``location`` on ``backend``; with ``cancel_after``, cancel once that many files
-    are done and record what is left in the event loop afterwards."""
+    """Prune ``location`` on ``backend`` (or run ``entry``, ``lookup``, with the same
+    arguments); with ``cancel_after``, cancel once that many files are done and record
+    what is left in the event loop afterwards."""
     stats = SourceStats()
     done = [0]
     result: dict[str, Any] = {}
@@ -244,7 +246,7 @@ def run_prune(
                 if cancel_after is not None and finished >= cancel_after:
                     scope.cancel()
 
-            result["verdicts"] = await prune(
+            result["verdicts"] = await entry(
                 location, where, options=options, stats=stats, config=config(), progress=progress
             )
         if cancel_after is not None:
@@ -357,6 +359,22 @@ def test_cancel_halfway_local(lake: list[Path], small_lake: list[Path], backend:
     threads_before = os_threads()
     warm_up(str(small_lake[0].parent), where, None, backend)
     run = run_prune(str(lake[0].parent), where, backend=backend, cancel_after=FILES // 2)
+    check_cancelled(run, threads_before)
+
+
+@pytest.mark.parametrize("backend", ["asyncio", "trio"])
+def test_cancel_a_lookup_halfway_local(
+    lake: list[Path], small_lake: list[Path], backend: str
+) -> None:
+    """An async lookup of local paths runs in one worker thread (rows/api.lookup): its
+    cancellation stops it between files, and is waited for, as the event loop's path."""
+    keys, _ = keys_for(FILES)
+    where = col("id").isin(keys)
+    threads_before = os_threads()
+    warm_up(str(small_lake[0].parent), where, None, backend)
+    run = run_prune(
+        str(lake[0].parent), where, backend=backend, cancel_after=FILES // 2, entry=lookup
+    )
     check_cancelled(run, threads_before)
 
 

@@ -1,0 +1,111 @@
+"""inline_in_worker: a run handed whole to a worker thread, inline; its cancellation and
+its callbacks (on the caller's event loop, in order)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+
+from pybloom_async.tasks.loops import inline, inline_in_worker, on_loop
+from pybloom_async.tasks.workers import for_each
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.mark.anyio
+async def test_the_run_is_inline_in_another_thread() -> None:
+    caller = threading.get_ident()
+
+    async def run(x: int) -> tuple[int, bool, int]:
+        return threading.get_ident(), inline(), x * 2
+
+    thread, was_inline, doubled = await inline_in_worker(run, None, 21)
+    assert thread != caller and was_inline and doubled == 42
+    assert not inline()
+
+
+@pytest.mark.anyio
+async def test_a_failure_is_raised_as_itself() -> None:
+    async def run() -> None:
+        raise KeyError("k")
+
+    with pytest.raises(KeyError, match="k"):
+        await inline_in_worker(run, None)
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_caller_stops_the_run_between_items_and_waits_for_it() -> None:
+    started = threading.Event()
+    release = threading.Event()
+    done: list[int] = []
+
+    async def item(i: int) -> int:
+        started.set()
+        release.wait(5)  # the first item blocks until the caller is cancelled
+        done.append(i)
+        return i
+
+    async def run() -> list[int]:
+        return await for_each(list(range(100)), item, 4)
+
+    with anyio.CancelScope() as scope:
+        async with anyio.create_task_group() as group:
+
+            async def cancel_when_started() -> None:
+                await anyio.to_thread.run_sync(started.wait, 5)
+                scope.cancel()
+                release.set()
+
+            group.start_soon(cancel_when_started)
+            await inline_in_worker(run, None)
+    assert scope.cancelled_caught
+    # The item running when the cancellation came ended; no later one started, and the
+    # thread was waited for (nothing appended after the cancel scope ended).
+    assert done == [0]
+    await anyio.sleep(0.05)
+    assert done == [0]
+
+
+@pytest.mark.anyio
+async def test_callbacks_run_on_the_callers_loop_in_order() -> None:
+    loop_thread = threading.get_ident()
+    seen: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        assert threading.get_ident() == loop_thread
+        seen.append((done, total))
+
+    told = on_loop(progress)
+    assert told is not None and on_loop(None) is None
+
+    async def run() -> None:
+        for i in range(50):
+            told(i, 50)
+
+    await inline_in_worker(run, None)
+    await anyio.sleep(0)  # the last calls queued before the run's result
+    assert seen == [(i, 50) for i in range(50)]
+
+
+@pytest.mark.anyio
+async def test_an_async_lookup_of_local_paths_tells_progress_on_the_loop(tmp_path: Path) -> None:
+    from pybloom_async import col, lookup
+
+    for i in range(3):
+        table = pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64())})
+        pq.write_table(table, tmp_path / f"{i}.parquet")
+    loop_thread = threading.get_ident()
+    calls: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        assert threading.get_ident() == loop_thread
+        calls.append((done, total))
+
+    rows = await lookup(str(tmp_path), col("id").isin([3, 25]), progress=progress)
+    assert sorted(rows.column("id").to_pylist()) == [3, 25]
+    await anyio.sleep(0)
+    assert calls and calls[-1] == (3, 3)
