@@ -480,7 +480,10 @@ async def lookup(
     file. Each file is read in one pass (a local file in one worker-thread
     call): its footer, its filters and its matching rows. Rows come in file
     order, then row-group order; an empty result has the result's schema.
-    Files are read ``concurrency`` (a run option) at once.
+    Files are read ``concurrency`` (a run option) at once. Local paths only
+    are read as :func:`lookup_sync` reads them, in one worker thread (a
+    cancellation stops it before its next file; ``progress`` is called on
+    the caller's event loop).
     """
     args = check_arguments(where, columns, lookup, run, keywords, "lookup")
     if not inline() and local_paths(sources):
