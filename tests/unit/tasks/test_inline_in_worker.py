@@ -4,12 +4,13 @@ its callbacks (on the caller's event loop, in order)."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import anyio
 import pytest
 
-from pybloom_async.tasks.loops import inline, inline_in_worker, on_loop
+from pybloom_async.tasks.loops import Stopped, inline, inline_in_worker, on_loop, stop_point
 from pybloom_async.tasks.workers import for_each
 
 pa = pytest.importorskip("pyarrow")
@@ -46,6 +47,12 @@ async def test_a_cancelled_caller_stops_the_run_between_items_and_waits_for_it()
     async def item(i: int) -> int:
         started.set()
         release.wait(5)  # the first item blocks until the caller is cancelled
+        for _ in range(1000):  # and ends once the cancellation has reached the run
+            try:
+                stop_point()
+            except Stopped:
+                break
+            time.sleep(0.005)
         done.append(i)
         return i
 
