@@ -151,6 +151,9 @@ class BloomReader:
         self._io = anyio.CapacityLimiter(config.io_threads)
         # The threads every run of this reader may use at once for local files' work.
         self._local = anyio.CapacityLimiter(config.local_threads or 1)
+        # Its async lookups of local paths, each run whole in one worker thread: one at a
+        # time (two at once cost 40% more CPU each, contending for the interpreter).
+        self._whole_runs = anyio.CapacityLimiter(1)
         self.suffix = SuffixLearner(
             config.adaptive_start, config.max_suffix_bytes, floor=config.min_suffix_bytes
         )
@@ -170,6 +173,13 @@ class BloomReader:
         """The worker threads every run of this reader may use at once for local files'
         work (``ReaderConfig.local_threads``)."""
         return self._local
+
+    @property
+    def whole_run_limiter(self) -> anyio.CapacityLimiter:
+        """The worker thread this reader's async lookups of local paths run in, whole, one
+        at a time (each spreads its files over ``ReaderConfig.local_threads`` threads once
+        they prove slow, as ``lookup_sync`` does)."""
+        return self._whole_runs
 
     def open(self, location: Location) -> ByteSource:
         """A source for a path, URL or listing entry, counted in :attr:`stats`.

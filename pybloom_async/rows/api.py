@@ -490,7 +490,7 @@ async def lookup(
         # Local paths only: the whole lookup in one worker thread, as lookup_sync runs it
         # (one hand-off, not one per file: a service's point lookup in half the CPU).
         reader = args.run.reader
-        limiter = reader.local_limiter if reader is not None else None
+        limiter = reader.whole_run_limiter if reader is not None else None
         progress = on_loop(args.run.progress)
         args = dataclasses.replace(args, run=dataclasses.replace(args.run, progress=progress))
         return await inline_in_worker(_lookup, limiter, sources, args, skipped)

@@ -116,3 +116,33 @@ async def test_an_async_lookup_of_local_paths_tells_progress_on_the_loop(tmp_pat
     assert sorted(rows.column("id").to_pylist()) == [3, 25]
     await anyio.sleep(0)
     assert calls and calls[-1] == (3, 3)
+
+
+@pytest.mark.anyio
+async def test_a_readers_async_local_lookups_run_one_at_a_time(tmp_path: Path) -> None:
+    """Through one reader, async lookups of local paths run whole one after another (two
+    at once only contend for the interpreter): each one's progress comes in one piece."""
+    from pybloom_async import BloomReader, col, lookup
+
+    for i in range(20):
+        table = pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64())})
+        pq.write_table(table, tmp_path / f"{i:02}.parquet")
+    reader = BloomReader()
+    calls: list[int] = []
+
+    async def one(n: int) -> None:
+        rows = await lookup(
+            str(tmp_path),
+            col("id") == n * 10 + 3,
+            reader=reader,
+            progress=lambda d, t: calls.append(n),
+        )
+        assert rows.column("id").to_pylist() == [n * 10 + 3]
+
+    async with anyio.create_task_group() as group:
+        for n in range(4):
+            group.start_soon(one, n)
+    await anyio.sleep(0)
+    assert len(calls) == 4 * 20
+    runs = [n for i, n in enumerate(calls) if i == 0 or calls[i - 1] != n]
+    assert sorted(runs) == [0, 1, 2, 3], f"lookups ran at once: {runs}"
