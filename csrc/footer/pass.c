@@ -254,7 +254,7 @@ static int pass_open(int fd, const pba_pass_binding *bindings,
     if (size <= MIN_FILE) {
         return aside(res, PBA_WHY_TRAILER, 0);
     }
-    const int64_t want = size < s->suffix ? size : s->suffix;
+    const int64_t want = size <= s->whole || size < s->suffix ? size : s->suffix;
     int64_t tail_start = size - want;
     /* The suffix is read to the buffer's end, so that a second read before it makes one
      * run of bytes (the reader's `head + tail`). */
@@ -348,7 +348,8 @@ int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_b
                   pba_pass_result *res)
 {
     if (!path || !s || !num_rows || !codes || !res || (n_bindings && !bindings) ||
-        s->suffix < TRAILER || s->tail_cap < (uint64_t)s->suffix || !s->tail || !s->groups ||
+        s->suffix < TRAILER || s->tail_cap < (uint64_t)s->suffix || s->whole < 0 ||
+        s->tail_cap < (uint64_t)s->whole || !s->tail || !s->groups ||
         !s->chunks || !s->outcomes || !s->probes || !s->answers) {
         return PBA_ERR_ARG;
     }

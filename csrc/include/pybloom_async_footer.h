@@ -334,14 +334,15 @@ typedef struct {
 #define PBA_PASS_MAX_STEPS 256
 
 /* The reads' limits (the reader's configuration) and the caller's arrays, reused from
- * file to file. The file's last `suffix` bytes are read first; a footer that begins
+ * file to file. The file's last `suffix` bytes are read first (all of a file of at most
+ * `whole` bytes, whole: at most tail_cap, 0 for none); a footer that begins
  * before them is read in a second read when the file's end from the footer on fits in
  * `tail` (tail_cap bytes, at least suffix) and the footer is at most max_footer_bytes.
  * groups and num_rows hold groups_cap row groups; chunks, outcomes, probes and answers
  * groups_cap * width records, where width is at least every binding's scan.n_wanted and
  * n_eq + n_ranges. */
 typedef struct {
-    int64_t suffix;
+    int64_t suffix, whole;
     uint64_t tail_cap, max_footer_bytes;
     uint64_t max_serialized, max_filter_bytes, max_header_bytes;
     size_t groups_cap, width;

@@ -50,6 +50,9 @@ FIRST_GROUPS = 64
 #: The most bytes of a file's end (its footer and the suffix) a thread's scratch holds: a
 #: longer footer is read the usual way (a run's threads each hold one scratch).
 MAX_TAIL = 1 << 20
+#: The least a file's first read takes of its end (a footer learnt from a small file may
+#: be shorter than the next one's).
+MIN_SUFFIX = 1024
 #: Files handed back before the run stops asking: beyond this, at most one in 8.
 MISSES_ALLOWED = 8
 
@@ -188,13 +191,14 @@ def _steps(
 
 
 class Passed(NamedTuple):
-    """A file the C call decided: its verdicts; ``reference``, the footer its schema was
+    """A file the C call decided: the row groups it keeps; ``reference``, the footer its
+    schema was
     bound from, and whether its key/value metadata is that footer's too
     (``same_key_values``: then its Arrow schema is the same); its identity (``fstat``) and
     where its footer lies; ``tail``, when kept, the bytes read of its end (its footer
     among them)."""
 
-    verdicts: list[Verdict]
+    kept: list[int]
     reference: Footer
     same_key_values: bool
     identity: SourceIdentity
@@ -220,6 +224,7 @@ class _Scratch:
         probes = ffi.new("pba_probe[]", n)
         answers = ffi.new("int32_t[]", n)
         c.suffix = suffix
+        c.whole = config.first_suffix_bytes  # as the reader reads a small file: all of it
         c.tail_cap = tail_cap
         c.max_footer_bytes = min(config.max_footer_bytes, _U64_MAX)
         c.max_serialized = min(plan.max_serialized_bytes, _U64_MAX)
@@ -256,6 +261,7 @@ class FilePass:
         self.config = config
         self.strict = strict
         self.suffix = config.first_suffix_bytes
+        self._span = 0  # the widest first read a bound schema asked for
         self._bindings: list[_Binding] = []
         self._c_bindings: Any = ffi.new("pba_pass_binding[]", MAX_BINDINGS)
         self._known: set[bytes] = set()  # schemas bound or found unbindable
@@ -280,26 +286,30 @@ class FilePass:
         found = self._call(path, stats)
         if found is None:
             return None
-        binding, verdicts, _ = found
+        binding, outcomes, scratch = found
         self.decided += 1
         self.seen(binding.schema)
-        return verdicts
+        rows = scratch.num_rows
+        return [
+            Verdict(path, g, rows[g], not out.excluded, out.reason, out.rule)
+            for g, out in enumerate(outcomes)
+        ]
 
     def decide(self, path: str, stats: SourceStats, keep_tail: bool = False) -> Passed | None:
         """The file decided in one C call (see :class:`Passed`), or None: prune it the usual
         way. With ``keep_tail``, the bytes read of its end are kept when a row group is
         kept or its key/value metadata is not the reference's: a read of its rows then
-        takes its footer from them, and its kept row groups from the verdicts. Its reads
-        are counted in ``stats``."""
+        takes its footer from them. Its reads are counted in ``stats``."""
         found = self._call(path, stats)
         if found is None:
             return None
-        binding, verdicts, scratch = found
+        binding, outcomes, scratch = found
         res = scratch.result
         size = int(res.file_size)
         same = bool(res.key_values_same)
+        kept = [g for g, out in enumerate(outcomes) if not out.excluded]
         tail = None
-        if keep_tail and (not same or any(v.kept for v in verdicts)):
+        if keep_tail and (not same or kept):
             held = size - int(res.tail_start)
             tail = ffi.buffer(scratch.c.tail + (scratch.tail_cap - held), held)[:]
         self.decided += 1
@@ -310,13 +320,14 @@ class FilePass:
         bounds = FooterBounds(
             size, int(res.metadata_offset), int(res.metadata_length), res.tail_start == 0
         )
-        return Passed(verdicts, binding.footer, same, identity, bounds, tail)
+        return Passed(kept, binding.footer, same, identity, bounds, tail)
 
     def _call(
         self, path: str, stats: SourceStats
-    ) -> tuple[_Binding, list[Verdict], _Scratch] | None:
-        """``pba_file_pass`` on the file: its binding, its verdicts and this thread's
-        scratch (the call's result in it), or None (a miss counted)."""
+    ) -> tuple[_Binding, list[Outcome], _Scratch] | None:
+        """``pba_file_pass`` on the file: its binding, each row group's outcome and this
+        thread's scratch (the call's result, and the row groups' sizes, in it), or None (a
+        miss counted)."""
         if not self.asking:
             return None
         name = os.fsencode(path)
@@ -346,16 +357,15 @@ class FilePass:
         m = binding.n_codes
         n = res.n_groups
         codes = ffi.buffer(scratch.codes, n * m)[:]
-        rows = scratch.num_rows
         outcomes = binding.outcomes
-        verdicts = []
+        found: list[Outcome] = []
         for g in range(n):
             row = codes[g * m : (g + 1) * m]
             out = outcomes.get(row)
             if out is None:
                 out = outcomes[row] = binding.decide_codes(row)
-            verdicts.append(Verdict(path, g, rows[g], not out.excluded, out.reason, out.rule))
-        return binding, verdicts, scratch
+            found.append(out)
+        return binding, found, scratch
 
     def learn(self, footer: Footer, leaves: Mapping[int, Leaf]) -> None:
         """Bind the schema of ``footer``, a file pruned the usual way with ``leaves`` (its
@@ -393,6 +403,14 @@ class FilePass:
             # Room for footers of this schema's size, and some more.
             need = footer.file_size - footer.location.metadata_offset
             self._tail_cap = max(self._tail_cap, min(MAX_TAIL, need + need // 4))
+            # The first read of a file: its footer, and its filters when they lie within
+            # the reader's suffix (one read for all), else the footer alone (the bytes of
+            # a suffix are copied out of the page cache: 16 KiB where a footer of 2 KiB
+            # sits beside large filters cost a point lookup over 200 files 3 MiB).
+            reach = _filters_reach(footer, leaves)
+            span = reach if reach is not None and reach <= self.suffix else need
+            self._span = max(self._span, span)
+            self.suffix = min(self.suffix, max(MIN_SUFFIX, self._span + self._span // 4))
             # The scratch is made wide enough before any thread can use the binding.
             self._width = max(self._width, binding.width)
             self._bindings.append(binding)
@@ -405,8 +423,26 @@ class FilePass:
             or mine.groups_cap < self._groups_cap
             or mine.width < width
             or mine.tail_cap < self._tail_cap
+            or mine.c.suffix != self.suffix
         ):
             mine = self._local.scratch = _Scratch(
                 self.suffix, self._tail_cap, self.config, self._groups_cap, width
             )
         return mine
+
+
+def _filters_reach(footer: Footer, leaves: Mapping[int, Leaf]) -> int | None:
+    """How far before the end of the file of ``footer`` the first filter of a column of
+    ``leaves`` starts (None: none has one, or the scanner does not read the footer). Their
+    chunks are the scanner's records its pruning read."""
+    indexes = sorted({leaf.desc.index for leaf in leaves.values() if leaf.desc is not None})
+    records = footer.metadata.chunk_records(indexes)
+    if records is None:
+        return None
+    starts = [
+        chunk.bloom_filter_offset
+        for group in records.scanned()
+        for chunk in group
+        if chunk.bloom_filter_offset is not None
+    ]
+    return footer.file_size - min(starts) if starts else None

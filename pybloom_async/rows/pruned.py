@@ -38,7 +38,7 @@ def passed_file(
         footer = footer_from_tail(found.tail, found.identity)
     except PyBloomError:
         return None  # read again the usual way, which names the fault
-    return footer, [g for g, v in enumerate(found.verdicts) if v.kept]
+    return footer, found.kept
 
 
 def pruned_plan(

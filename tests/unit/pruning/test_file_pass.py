@@ -281,3 +281,41 @@ def test_lookups_take_pruned_files_through_the_pass(
             expected = pba.lookup_sync(paths, where)
         assert got.equals(expected) and got.schema == expected.schema, where
     assert spy.decided >= 4 * 3
+
+
+def _pass_reads(paths: list[str], where: Any) -> tuple[float, float]:
+    """The requests and bytes a file after the first costs a prune: the first file is
+    pruned the usual way (it binds the pass), the others each in one C call."""
+    one = _run(paths[:1], where)[1]
+    every = _run(paths, where)[1]
+    n = len(paths) - 1
+    return (every[0] - one[0]) / n, (every[1] - one[1]) / n
+
+
+def test_the_first_read_takes_the_footer_alone_beside_large_filters(
+    tmp_path: Path, spy: Spy
+) -> None:
+    """Filters beyond the reader's suffix are probed block by block, so the first read
+    takes the footer and a margin, not the whole suffix (copied for nothing)."""
+    # Every file's statistics span the key, which none holds: their filters are probed.
+    paths = [_write(tmp_path / f"f{i}.parquet", range(0, 40_000, 2)) for i in range(4)]
+    requests, nbytes = _pass_reads(paths, pba.col("id") == 20_001)
+    assert spy.decided == 3
+    assert nbytes < 4096, nbytes  # a footer of about 1 KiB, and a header and block per filter
+    assert requests >= 3  # the footer, then each filter apart
+
+
+def test_the_first_read_takes_the_filters_within_the_suffix(tmp_path: Path, spy: Spy) -> None:
+    """Small filters right before the footer come in the footer's read, one read a file,
+    and it reaches no further back than they do (the files are larger than the suffix)."""
+    ids = list(range(0, 6000, 2))
+    table = pa.table({"id": pa.array(ids, pa.int64()), "blob": [os.urandom(16) for _ in ids]})
+    paths = []
+    for i in range(4):
+        path = tmp_path / f"f{i}.parquet"
+        pq.write_table(table, path, row_group_size=1500, bloom_filter_options={"id": {}})
+        assert path.stat().st_size > pba.ReaderConfig().first_suffix_bytes
+        paths.append(str(path))
+    requests, nbytes = _pass_reads(paths, pba.col("id") == 51)
+    assert spy.decided == 3
+    assert requests == 1 and nbytes < pba.ReaderConfig().first_suffix_bytes
