@@ -57,6 +57,10 @@ from .two_phase import Hit, first_rows, hit_batches, other_rows, whole_first_row
 #: more (1 MiB): below it, one request per file (no round trip added to a point lookup
 #: whose kept data is small). Measured in bench/RESULTS.md ("Only the bytes that can match").
 TWO_PHASE_MIN_BYTES = 1 << 20
+#: A local file's threshold is a sixteenth of it (64 KiB): there a second request is a
+#: system call, and each byte read is copied out of the page cache; a row group kept by a
+#: filter's false positive then costs its predicate's columns only.
+LOCAL_SHIFT = 4
 
 
 def _fetch_groups(
@@ -157,7 +161,8 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     when its footer was read.
 
     When the kept row groups' other columns (not the predicate's) come to
-    :data:`TWO_PHASE_MIN_BYTES` or more, the predicate's columns are fetched first, and
+    :data:`TWO_PHASE_MIN_BYTES` or more (a sixteenth of it for a local file:
+    :data:`LOCAL_SHIFT`), the predicate's columns are fetched first, and
     the others only for the row groups, and through the offset index only for the pages,
     that hold a matching row (:func:`_in_two_phases`); else everything comes in one
     request (:func:`_in_one_phase`).
@@ -173,7 +178,7 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     table_file = await job.table_file(plan) if job.table_file is not None else None
     columns = read_columns_of(plan, job, table_file)
     match = file_match(plan, job, table_file)
-    phases = _in_two_phases if _two_phases(plan, job, columns) else _in_one_phase
+    phases = _in_two_phases if _two_phases(plan, job, columns, source.local) else _in_one_phase
     async with aclosing(phases(source, plan, job, columns, match)) as tables:
         async for table in tables:
             yield table
@@ -202,8 +207,9 @@ async def planned_file_tables(
             yield table
 
 
-def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns) -> bool:
-    """Whether the other columns are worth a second request (see :func:`file_tables`)."""
+def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns, local: bool) -> bool:
+    """Whether the other columns are worth a second request (see :func:`file_tables`) of
+    a ``local`` file or an object."""
     if rows_where(plan, job) is None or not columns.first or not columns.rest_leaves:
         return False
     other = 0
@@ -211,7 +217,7 @@ def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns) -> bool:
         for leaf in columns.rest_leaves:
             start, end = chunk_range(plan, group, leaf)
             other += end - start
-    return other >= TWO_PHASE_MIN_BYTES
+    return other >= (TWO_PHASE_MIN_BYTES >> LOCAL_SHIFT if local else TWO_PHASE_MIN_BYTES)
 
 
 async def _in_one_phase(

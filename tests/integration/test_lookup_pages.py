@@ -33,6 +33,7 @@ from pybloom_async.parquet.page_index import decode_page_index_footer
 from pybloom_async.predicate import And, Eq, In, Or
 from pybloom_async.read.fetch import ReaderConfig
 from pybloom_async.read.plan import PlanConfig
+from pybloom_async.rows import fetch
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -287,15 +288,22 @@ def test_an_absent_key_inside_the_row_group_fetches_no_page(tmp_path: Path) -> N
     assert stats.bytes_read * 10 < whole.bytes_read
 
 
-def test_index_in_the_footer_tail_costs_no_extra_request(tmp_path: Path) -> None:
-    # The default plan reads over holes up to 1 MiB: the pages come in one request.
+def test_index_in_the_footer_tail_costs_no_extra_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The default plan reads over holes up to 1 MiB: the pages come in one request (in one
+    # phase: a local file's other columns of 160 KB would take a second).
+    monkeypatch.setattr(fetch, "TWO_PHASE_MIN_BYTES", 1 << 62)
     path = _write_plain(tmp_path / "small.parquet", rows=20_000)
     _, on = _bytes(path, col("id") == 7, ReaderConfig())
     _, off = _bytes(path, col("id") == 7, ReaderConfig(), page_index=False)
     assert on.requests == off.requests == 1, (on, off)
 
 
-def test_index_beyond_the_tail_is_one_more_request(tmp_path: Path) -> None:
+def test_index_beyond_the_tail_is_one_more_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fetch, "TWO_PHASE_MIN_BYTES", 1 << 62)  # as above: one phase
     path = _write_plain(tmp_path / "small.parquet", rows=20_000)
     small_tail = ReaderConfig(footer_read_bytes=1024)
     a, on = _bytes(path, col("id") == 7, small_tail)

@@ -158,6 +158,27 @@ def test_a_point_lookup_with_little_data_stays_one_request(
     assert stats.requests == pruning.requests + len(files)
 
 
+def test_a_local_file_takes_two_phases_from_a_sixteenth_of_the_threshold(
+    lakes: dict[str, list[Path]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept payload of about 210 KB a row group: below the threshold, above a sixteenth of
+    it. A local file reads its key column first (a second request is a system call), and
+    the payload only where a row matches: fewer bytes than in one request."""
+    paths = lakes["no_index"]
+    source = str(paths[0].parent)
+    key = 2 * (4 * FILES + 1)
+    columns = ["id", "payload"]
+    want = _oracle(paths, [key], columns)
+    assert len(want) == 1
+    two = SourceStats()
+    got = lookup_sync(source, col("id") == key, columns, stats=two, config=EXACT)
+    monkeypatch.setattr(fetch, "TWO_PHASE_MIN_BYTES", 1 << 62)
+    one = SourceStats()
+    got_one = lookup_sync(source, col("id") == key, columns, stats=one, config=EXACT)
+    assert got.to_pylist() == got_one.to_pylist() == want
+    assert two.bytes_read < one.bytes_read, (two, one)
+
+
 def test_every_row_group_with_a_match_and_a_small_fetch_limit(
     lakes: dict[str, list[Path]],
 ) -> None:
