@@ -69,11 +69,12 @@ from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run
 from ..tables import TableSource, table_kind
 from ..tasks.loops import inline, inline_in_worker, on_loop, sync_twin
-from ..tasks.workers import for_each, gather
+from ..tasks.workers import gather
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LOOKUP_PARAMETERS_DOC, LookupArguments, LookupKeywords, check_arguments
 from .arguments import LookupOptions as LookupOptions
-from .footers import footer_plan, progress_with, schema_kinds, with_ruled_out
+from .footers import footer_plan, progress_with, rows_read, schema_kinds, with_ruled_out
+from .sweep import Sweep, each_file
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -164,16 +165,18 @@ async def read_one_file(
     job: Job,
     rows: bool,
     lake: LakeFiles | None = None,
+    swept: tuple[Footer, list[int]] | None = None,
 ) -> FileRows:
     """:func:`file_rows` for a file of a lookup, a table's data files included
     (``rows/tables.py``): planned by what its partition folders leave of the predicate
     (``parts`` None: no predicate, every row group is read). ``lake``: what a lake index
-    says of the files (its footer from the index's digest)."""
+    says of the files (its footer from the index's digest); ``swept``: what its sweep
+    found (:mod:`.sweep`)."""
     from .plan import rows_of
 
     partition = rows_of(parts, location) if parts is not None else None
     compiled = parts.decide(location).compiled if parts is not None else None
-    return await file_rows(run, location, job, rows, None, compiled, partition, lake)
+    return await file_rows(run, location, job, rows, None, compiled, partition, lake, swept)
 
 
 async def file_rows(
@@ -185,13 +188,15 @@ async def file_rows(
     compiled: CompiledPredicate | None = None,
     partition: RowsOf | None = None,
     lake: LakeFiles | None = None,
+    swept: tuple[Footer, list[int]] | None = None,
 ) -> FileRows:
     """One file, in one pass (one worker-thread call for a local file): the one per-file
     step of every read of rows (lookups, a table's data files, a Spark task). Planned here
     unless ``plan`` is given (made earlier, as a Spark driver makes it): its footer read,
     its row groups pruned by ``compiled`` (None: every row matches) and what its partition
     folders make of its rows (``partition``) kept. With ``rows``, the kept row groups'
-    matching rows are read. ``lake``: what a lake index says of the files."""
+    matching rows are read. ``lake``: what a lake index says of the files; ``swept``: its
+    footer and kept row groups, from its sweep's file pass (:mod:`.sweep`)."""
     from .fetch import file_tables
 
     path = location_text(location)
@@ -210,12 +215,15 @@ async def file_rows(
             found.tables = [t async for t in file_tables(file.source, made, job)]
             made.held = HeldBytes()  # read: its bytes go now, not with the whole lookup
             if plan is None:
-                _rows_read(made)
+                rows_read(made)
         return found
 
     quick = None
     passes = None if plan is not None or compiled is None else compiled.file_pass(run, path)
-    if passes is not None and footer is None:
+    if swept is not None:
+        passed.append(swept[1])
+        footer = swept[0]
+    elif passes is not None and footer is None:
         from .plan import FilePlan
         from .pruned import passed_file  # a local file pruned whole in one C call
 
@@ -233,19 +241,6 @@ async def file_rows(
         return await run.with_file(location, work, footer, quick)
     finally:
         run.done(location)
-
-
-def _rows_read(plan: FilePlan) -> None:
-    """A file's rows read, by a plan made for that read: the footer's model and pyarrow's
-    decode go now. The lookup holds every file's plan to its end (the result is shaped
-    from their schemas), and a footer's model held that long is thousands of objects the
-    garbage collector then walks in its full collections, one lookup of many files in two."""
-    plan.footer_metadata = None
-    plan.scanned_chunks = None
-    plan.decoded_by_pyarrow = None
-    plan.footer_bytes = None
-    plan.page_index = None
-    plan.chunk_ranges = {}
 
 
 # ---- many files ------------------------------------------------------------------------
@@ -354,13 +349,16 @@ async def _read_files(
     # read beside the others' passes (see .footers).
     eager = shaping and len(kept) < len(listed)
 
+    sweep = Sweep(base, parts, kept, lake.footers) if local_paths(sources) else None
+
     async def one(location: str | FileInfo) -> FileRows | None:
         path = location_text(location)
         if path not in kept:
             plan = await footer_plan(base, location, parts, lake.schemas.get(path))
             return None if plan is None else FileRows(plan, schema_only=True)
+        swept = sweep.passed(path) if sweep is not None else None
         try:
-            return await read_one_file(base, location, parts, job, rows, lake)
+            return await read_one_file(base, location, parts, job, rows, lake, swept)
         except _SKIPPABLE as exc:
             if not args.skip:
                 raise exc.with_context(path=location_text(location)) from None
@@ -371,7 +369,7 @@ async def _read_files(
 
     queue = schema_kinds(listed, kept, lake.schemas, parts) if eager else files
     counted = progress_with(base.progress, len(listed) - len(queue) if eager else 0)
-    found_all = await for_each(queue, one, base.limit, counted, batches=base.batches)
+    found_all = await each_file(base, queue, one, FileRows, counted, sweep)
     done = [f for f in found_all if f is not None]
     found = [f for f in done if not f.schema_only]
     plans = [f.plan for f in found]

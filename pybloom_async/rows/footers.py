@@ -14,7 +14,8 @@ The result's columns and types must not depend on which files hold matching rows
   lacks, and is an error only when no file of the lake has it). Then the footers of all of
   them are read (a folder the listing skipped is listed for them), and count as read.
 
-A footer that cannot be read is left out: it holds no row of the answer.
+A footer that cannot be read is left out: it holds no row of the answer. A plan whose rows
+were read is held for the schema alone too, its footer's model dropped (:func:`rows_read`).
 """
 
 from __future__ import annotations
@@ -137,3 +138,16 @@ async def with_ruled_out(
     by_path.update({location_text(p.location): p for p in found if p is not None})
     ordered = [by_path.pop(p) for p in dict.fromkeys(map(location_text, listed)) if p in by_path]
     return ordered + list(by_path.values())
+
+
+def rows_read(plan: FilePlan) -> None:
+    """A file's rows read, by a plan made for that read: the footer's model and pyarrow's
+    decode go now. The lookup holds every file's plan to its end (the result is shaped
+    from their schemas), and a footer's model held that long is thousands of objects the
+    garbage collector then walks in its full collections, one lookup of many files in two."""
+    plan.footer_metadata = None
+    plan.scanned_chunks = None
+    plan.decoded_by_pyarrow = None
+    plan.footer_bytes = None
+    plan.page_index = None
+    plan.chunk_ranges = {}

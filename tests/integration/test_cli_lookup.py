@@ -352,12 +352,14 @@ def test_the_inputs_are_listed_once_and_each_file_planned_once(
     lake: Path, tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The command listed its inputs, then lookup_batches walked them again; with no row
-    it ran a whole lookup once more, only for the answer's schema."""
+    it ran a whole lookup once more, only for the answer's schema. A file is planned by
+    the per-file step, or by the sweep that prunes it whole (rows/sweep.py)."""
     import io as text_io
 
     import pybloom_async.io.files
     import pybloom_async.rows.api
     from pybloom_async.apps.cli import main
+    from pybloom_async.rows.sweep import Sweep
 
     walks: list[object] = []
     planned: list[object] = []
@@ -372,8 +374,16 @@ def test_the_inputs_are_listed_once_and_each_file_planned_once(
         planned.append(args[1])
         return await read_one_file(*args, **kwargs)
 
+    sweep_over = Sweep.over
+
+    def swept(sweep: Sweep, files: Any, progress: Any = None) -> Sweep:
+        done = sweep_over(sweep, files, progress)
+        planned.extend(plan.location for plan in done.plans.values())
+        return done
+
     monkeypatch.setattr(pybloom_async.io.files, "stream_paths", walked)
     monkeypatch.setattr(pybloom_async.rows.api, "read_one_file", planned_file)
+    monkeypatch.setattr(Sweep, "over", swept)
     out = tmp_path / "rows.parquet"
     code = main(["lookup", str(lake), "-w", where, "-f", "parquet", "--out", str(out), "-q"])
     assert code == 0

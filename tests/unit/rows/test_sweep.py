@@ -1,0 +1,126 @@
+"""A lookup's local files swept after its first (rows/sweep.py).
+
+The files the bound file pass prunes whole are planned in the sweep; those with rows go on
+to the per-file step with the footer the sweep read, and are not passed again. The rows,
+the answer's schema, the reads counted and the progress are those of the per-file step
+alone (the sweep turned off).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import pybloom_async as pba
+from pybloom_async.pruning.file_pass import FilePass
+from pybloom_async.rows.sweep import Sweep
+
+FILES = 10
+
+
+def _write(path: Path, first: int, metadata: dict[str, str] | None = None) -> str:
+    ids = list(range(first, first + 100))
+    table = pa.table({"id": pa.array(ids, pa.int64()), "name": [f"v{i}" for i in ids]})
+    if metadata is not None:
+        table = table.replace_schema_metadata(metadata)
+    pq.write_table(
+        table, path, row_group_size=50, bloom_filter_options={"id": {"ndv": 100, "fpp": 0.01}}
+    )
+    return str(path)
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Path:
+    for i in range(FILES):
+        # One file whose key/value metadata is not the first file's: its Arrow schema is
+        # its own, so the sweep hands it on.
+        extra = {"note": "its own"} if i == 7 else None
+        _write(tmp_path / f"part-{i:02d}.parquet", i * 100, extra)
+    return tmp_path
+
+
+class Calls:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.swept: list[int] = []
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
+    found = Calls()
+    real_call, real_over = FilePass._call, Sweep.over
+
+    def call(passes: FilePass, *args: Any) -> Any:
+        found.passed += passes.asking  # (the first file's finds it unbound: no C call)
+        return real_call(passes, *args)
+
+    def over(sweep: Sweep, files: Any, progress: Any = None) -> Sweep:
+        done = real_over(sweep, files, progress)
+        found.swept.append(len(done.plans))
+        return done
+
+    monkeypatch.setattr(FilePass, "_call", call)
+    monkeypatch.setattr(Sweep, "over", over)
+    return found
+
+
+def _lookup(lake: Path, where: pba.Predicate) -> tuple[pa.Table, tuple[int, int, int], list[Any]]:
+    stats = pba.SourceStats()
+    progress: list[tuple[int, int]] = []
+    got = pba.lookup_sync(
+        str(lake), where, stats=stats, progress=lambda d, t: progress.append((d, t))
+    )
+    return got, (stats.requests, stats.bytes_read, stats.metadata_requests), progress
+
+
+def _unswept(monkeypatch: pytest.MonkeyPatch, lake: Path, where: pba.Predicate) -> Any:
+    with monkeypatch.context() as m:
+        m.setattr(Sweep, "over", lambda sweep, files, progress=None: sweep)
+        return _lookup(lake, where)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        pba.col("id") == 250,  # in one file
+        pba.col("id") == 750,  # in the file with its own metadata
+        pba.col("id") == -1,  # in none
+        pba.col("id").isin([5, 450, 999]),
+    ],
+    ids=["one", "own-metadata", "none", "in"],
+)
+def test_the_sweep_answers_as_the_per_file_step(
+    lake: Path, calls: Calls, monkeypatch: pytest.MonkeyPatch, where: pba.Predicate
+) -> None:
+    got, counted, progress = _lookup(lake, where)
+    # Every file after the first passed once: the files with rows are not passed again.
+    assert calls.passed == FILES - 1
+    expected, expected_counted, expected_progress = _unswept(monkeypatch, lake, where)
+    assert got.equals(expected) and got.schema == expected.schema
+    assert counted == expected_counted
+    # At most 3 files with rows (or kept by a false positive), and one of its own.
+    assert calls.swept[0] >= FILES - 1 - 3 - 1
+    # Told after each file, as the per-file step tells it.
+    assert progress == expected_progress == [(d, FILES) for d in range(1, FILES + 1)]
+
+
+def test_files_of_other_schemas_go_the_per_file_way(tmp_path: Path, calls: Calls) -> None:
+    """A file whose schema is not bound is handed on whole, and read as the others."""
+    for i in range(4):
+        _write(tmp_path / f"a-{i}.parquet", i * 100)
+    other = pa.table({"id": pa.array([420, 421], pa.int64()), "score": [1.5, 2.5]})
+    pq.write_table(other, tmp_path / "a-9.parquet", bloom_filter_options={"id": {"ndv": 2}})
+    got = pba.lookup_sync(str(tmp_path), pba.col("id").isin([421, 150]))
+    assert sorted(got.column("id").to_pylist()) == [150, 421]
+    assert sorted(got.schema.names) == ["id", "name", "score"]
+    assert calls.swept == [2]  # a-2 and a-3; a-1 holds 150, a-9 is of its own schema
+
+
+def test_a_lone_file_is_not_swept(tmp_path: Path, calls: Calls) -> None:
+    _write(tmp_path / "a.parquet", 0)
+    assert pba.lookup_sync(str(tmp_path), pba.col("id") == 5).num_rows == 1
+    assert calls.swept == []
