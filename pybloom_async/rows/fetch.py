@@ -34,6 +34,7 @@ from .decode import (
     where_columns,
 )
 from .dictionary import dictionary_kept
+from .keyed import few_keys
 from .pages import (
     GroupPages,
     WholeChunks,
@@ -57,10 +58,14 @@ from .two_phase import Hit, first_rows, hit_batches, other_rows, whole_first_row
 #: more (1 MiB): below it, one request per file (no round trip added to a point lookup
 #: whose kept data is small). Measured in bench/RESULTS.md ("Only the bytes that can match").
 TWO_PHASE_MIN_BYTES = 1 << 20
-#: A local file's threshold is a sixteenth of it (64 KiB): there a second request is a
-#: system call, and each byte read is copied out of the page cache; a row group kept by a
-#: filter's false positive then costs its predicate's columns only.
+#: A local file's threshold for a lookup of at most :data:`LOCAL_FEW_KEYS` keys is a
+#: sixteenth of it (64 KiB): there a second request is a system call, and each byte read is
+#: copied out of the page cache, so that a row group kept by a filter's false positive (most
+#: of such a lookup's) costs its predicate's columns only. With more keys most kept row
+#: groups hold one, and a second phase costs more than it saves (an ``IN`` list of 1,000 on
+#: the 200-file lake took 15% longer).
 LOCAL_SHIFT = 4
+LOCAL_FEW_KEYS = 8
 
 
 def _fetch_groups(
@@ -161,8 +166,8 @@ async def file_tables(source: ByteSource, plan: FilePlan, job: Job) -> AsyncGene
     when its footer was read.
 
     When the kept row groups' other columns (not the predicate's) come to
-    :data:`TWO_PHASE_MIN_BYTES` or more (a sixteenth of it for a local file:
-    :data:`LOCAL_SHIFT`), the predicate's columns are fetched first, and
+    :data:`TWO_PHASE_MIN_BYTES` or more (a sixteenth of it for a local file and a lookup of
+    a few keys: :data:`LOCAL_SHIFT`), the predicate's columns are fetched first, and
     the others only for the row groups, and through the offset index only for the pages,
     that hold a matching row (:func:`_in_two_phases`); else everything comes in one
     request (:func:`_in_one_phase`).
@@ -217,7 +222,8 @@ def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns, local: bool) -> 
         for leaf in columns.rest_leaves:
             start, end = chunk_range(plan, group, leaf)
             other += end - start
-    return other >= (TWO_PHASE_MIN_BYTES >> LOCAL_SHIFT if local else TWO_PHASE_MIN_BYTES)
+    few = local and few_keys(rows_where(plan, job), LOCAL_FEW_KEYS)
+    return other >= (TWO_PHASE_MIN_BYTES >> LOCAL_SHIFT if few else TWO_PHASE_MIN_BYTES)
 
 
 async def _in_one_phase(

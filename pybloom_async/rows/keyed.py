@@ -110,6 +110,13 @@ def _key_leaves(where: Predicate) -> Iterator[tuple[Eq | In, tuple[Any, ...]]]:
             yield leaf, (leaf.value,)
 
 
+def few_keys(where: Predicate | None, most: int) -> bool:
+    """Whether ``where`` (in normal form) is ANDed with an equality or IN list of at most
+    ``most`` values: a lookup of a few keys, whose kept row groups, over many, hold a key
+    in a few and a filter's false positive in the rest."""
+    return where is not None and any(len(values) <= most for _, values in _key_leaves(where))
+
+
 def answered_by_key(where: Predicate | None, keys: Keys) -> bool:
     """Whether the rows ``keys`` match are those where ``where`` is TRUE: it is the keys'
     own leaf alone, and they are exact (a NULL is never matched)."""

@@ -32,7 +32,7 @@ from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
 from ..read.ranges import HeldBytes
 from .match import Leaves, ValueSets
-from .pages import FilePageIndex, file_page_index
+from .pages import FilePageIndex, file_page_index, has_offset_index
 
 
 class FetchedFile(io.RawIOBase):
@@ -398,11 +398,7 @@ def describe(
     arrow_schema, md = arrow_schema_of(footer)
     pages = None
     # Files without a page index (pyarrow's default) skip the second footer decode.
-    leaves = range(len(footer.metadata.schema.columns))
-    first = (
-        footer.metadata.chunks_of(leaves)[kept[0]].columns.values() if page_index and kept else ()
-    )
-    if page_index and any(c.has_offset_index for c in first):
+    if page_index and kept and has_offset_index(footer.metadata, kept[0]):
         metadata = footer_bytes(footer)[:-8]
         bounds = footer.location
         pages = file_page_index(

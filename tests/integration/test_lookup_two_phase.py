@@ -162,21 +162,27 @@ def test_a_local_file_takes_two_phases_from_a_sixteenth_of_the_threshold(
     lakes: dict[str, list[Path]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Kept payload of about 210 KB a row group: below the threshold, above a sixteenth of
-    it. A local file reads its key column first (a second request is a system call), and
-    the payload only where a row matches: fewer bytes than in one request."""
+    it. A local file read for a few keys reads its key column first (a second request is
+    a system call), and the payload only where a row matches: fewer bytes than in one
+    request. For more keys (most kept row groups then hold one) it reads in one request."""
     paths = lakes["no_index"]
     source = str(paths[0].parent)
-    key = 2 * (4 * FILES + 1)
+    few = [2 * (4 * FILES + 1)]
+    many = [2 * (k * FILES + 1) for k in range(fetch.LOCAL_FEW_KEYS + 1)]
     columns = ["id", "payload"]
-    want = _oracle(paths, [key], columns)
-    assert len(want) == 1
-    two = SourceStats()
-    got = lookup_sync(source, col("id") == key, columns, stats=two, config=EXACT)
+
+    def read(keys: list[int]) -> tuple[list[Any], SourceStats]:
+        stats = SourceStats()
+        got = lookup_sync(source, col("id").isin(keys), columns, stats=stats, config=EXACT)
+        return sorted(got.to_pylist(), key=lambda r: r["id"]), stats
+
+    (few_rows, few_stats), (many_rows, many_stats) = read(few), read(many)
     monkeypatch.setattr(fetch, "TWO_PHASE_MIN_BYTES", 1 << 62)
-    one = SourceStats()
-    got_one = lookup_sync(source, col("id") == key, columns, stats=one, config=EXACT)
-    assert got.to_pylist() == got_one.to_pylist() == want
-    assert two.bytes_read < one.bytes_read, (two, one)
+    (few_one, few_one_stats), (many_one, many_one_stats) = read(few), read(many)
+    assert few_rows == few_one == _oracle(paths, few, columns)
+    assert many_rows == many_one == _oracle(paths, many, columns)
+    assert few_stats.bytes_read < few_one_stats.bytes_read, (few_stats, few_one_stats)
+    assert many_stats == many_one_stats
 
 
 def test_every_row_group_with_a_match_and_a_small_fetch_limit(
