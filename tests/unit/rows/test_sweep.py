@@ -52,18 +52,18 @@ class Calls:
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     found = Calls()
-    real_call, real_over = FilePass._call, Sweep.over
+    real_decide, real_over = FilePass.decide, Sweep.over
 
-    def call(passes: FilePass, *args: Any) -> Any:
+    def decide(passes: FilePass, *args: Any, **kwargs: Any) -> Any:
         found.passed += passes.asking  # (the first file's finds it unbound: no C call)
-        return real_call(passes, *args)
+        return real_decide(passes, *args, **kwargs)
 
     def over(sweep: Sweep, files: Any, progress: Any = None) -> Sweep:
         done = real_over(sweep, files, progress)
         found.swept.append(len(done.plans))
         return done
 
-    monkeypatch.setattr(FilePass, "_call", call)
+    monkeypatch.setattr(FilePass, "decide", decide)
     monkeypatch.setattr(Sweep, "over", over)
     return found
 
