@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..errors import PyBloomError
 from ..io.base import FileInfo, location_text
 from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
@@ -79,11 +80,14 @@ class Sweep:
             path = location_text(location)
             if path not in kept or path in footers:
                 continue
-            compiled = parts.decide(location).compiled
-            passes = None if compiled is None else compiled.file_pass(run, path)
-            if passes is None or not passes.asking:
-                continue
-            found = passed_file(passes, location, path, stats, rows_of(parts, location))
+            try:
+                compiled = parts.decide(location).compiled
+                passes = None if compiled is None else compiled.file_pass(run, path)
+                if passes is None or not passes.asking:
+                    continue
+                found = passed_file(passes, location, path, stats, rows_of(parts, location))
+            except PyBloomError:
+                continue  # the per-file step meets it again, in its place, and names the file
             if isinstance(found, FilePlan):
                 self.plans[at] = found
                 if progress is not None:

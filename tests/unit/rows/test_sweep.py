@@ -124,3 +124,26 @@ def test_a_lone_file_is_not_swept(tmp_path: Path, calls: Calls) -> None:
     _write(tmp_path / "a.parquet", 0)
     assert pba.lookup_sync(str(tmp_path), pba.col("id") == 5).num_rows == 1
     assert calls.swept == []
+
+
+def test_a_file_the_sweep_cannot_plan_fails_in_its_place(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error met in the sweep is left to the per-file step, which raises it naming the
+    file (as without the sweep)."""
+    from pybloom_async.errors import PredicateError
+    from pybloom_async.io.base import location_text
+    from pybloom_async.rows import plan
+
+    bad = str(sorted(lake.glob("*.parquet"))[4])
+    real = plan.rows_of
+
+    def rows_of(parts: Any, location: Any) -> Any:
+        if location_text(location) == bad:
+            raise PredicateError("a value its partition cannot hold")
+        return real(parts, location)
+
+    monkeypatch.setattr(plan, "rows_of", rows_of)
+    with pytest.raises(PredicateError, match="a value its partition cannot hold") as caught:
+        pba.lookup_sync(str(lake), pba.col("id") == 250)
+    assert caught.value.path == bad
