@@ -36,6 +36,8 @@ T = TypeVar("T")
 
 #: Files swept between two checks for a cancelled caller.
 STOP_EVERY = 32
+#: Files swept per worker-thread call when the run is on the event loop (a few ms each).
+LOOP_PART = 128
 
 
 class Sweep:
@@ -64,11 +66,14 @@ class Sweep:
         return self._passed.pop(path, None)
 
     def over(
-        self, files: Sequence[Location], progress: Callable[[int], None] | None = None
+        self,
+        files: Sequence[Location],
+        progress: Callable[[int], None] | None = None,
+        start: int = 0,
     ) -> Sweep:
-        """``files`` swept, each decided by the run's bound file pass; ``progress`` is told
-        the plans made so far after each. Blocking: a worker thread's, or the run's own
-        when it runs inline."""
+        """``files`` swept, each decided by the run's bound file pass, its plan kept at its
+        place plus ``start``; ``progress`` is told the plans made so far after each.
+        Blocking: a worker thread's, or the run's own when it runs inline."""
         from .plan import FilePlan, rows_of  # pyarrow's: imported once rows are read
         from .pruned import passed_file
 
@@ -89,7 +94,7 @@ class Sweep:
             except PyBloomError:
                 continue  # the per-file step meets it again, in its place, and names the file
             if isinstance(found, FilePlan):
-                self.plans[at] = found
+                self.plans[start + at] = found
                 if progress is not None:
                     progress(len(self.plans))
             elif found is not None:
@@ -121,16 +126,22 @@ async def each_file(
             progress(told[0], total)
 
     tell(1)
-    # Told after each file as the sweep goes when it runs in this thread (a worker's when
-    # the run is inline); else at its end, here, file after file.
-    ticks = (lambda n: tell(1 + n)) if progress is not None and inline() else None
-    swept = await to_worker(sweep.over, files[1:], ticks)
-    done = 1 + len(swept.plans)
+    later = files[1:]
+    if inline():  # in this thread: told after each file as the sweep goes
+        ticks = (lambda n: tell(1 + n)) if progress is not None else None
+        sweep.over(later, ticks)
+    else:
+        # A worker thread's, in parts: the caller's cancellation is seen between them, and
+        # the progress told after each (here, file after file).
+        for start in range(0, len(later), LOOP_PART):
+            await to_worker(sweep.over, later[start : start + LOOP_PART], None, start)
+            tell(1 + len(sweep.plans))
+    plans = sweep.plans
+    done = 1 + len(plans)
     tell(done)
-    left = [f for at, f in enumerate(files[1:]) if at not in swept.plans]
+    left = [f for at, f in enumerate(later) if at not in plans]
     report = None if progress is None else _after(progress, done, total)
     rest = iter(await for_each(left, one, run.limit, report, batches=run.batches))
-    plans = swept.plans
     return head + [pruned(plans[at]) if at in plans else next(rest) for at in range(len(files) - 1)]
 
 

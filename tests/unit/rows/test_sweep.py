@@ -58,8 +58,8 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
         found.passed += passes.asking  # (the first file's finds it unbound: no C call)
         return real_decide(passes, *args, **kwargs)
 
-    def over(sweep: Sweep, files: Any, progress: Any = None) -> Sweep:
-        done = real_over(sweep, files, progress)
+    def over(sweep: Sweep, files: Any, progress: Any = None, start: int = 0) -> Sweep:
+        done = real_over(sweep, files, progress, start)
         found.swept.append(len(done.plans))
         return done
 
@@ -79,7 +79,7 @@ def _lookup(lake: Path, where: pba.Predicate) -> tuple[pa.Table, tuple[int, int,
 
 def _unswept(monkeypatch: pytest.MonkeyPatch, lake: Path, where: pba.Predicate) -> Any:
     with monkeypatch.context() as m:
-        m.setattr(Sweep, "over", lambda sweep, files, progress=None: sweep)
+        m.setattr(Sweep, "over", lambda sweep, files, progress=None, start=0: sweep)
         return _lookup(lake, where)
 
 
@@ -106,6 +106,28 @@ def test_the_sweep_answers_as_the_per_file_step(
     assert calls.swept[0] >= FILES - 1 - 3 - 1
     # Told after each file, as the per-file step tells it.
     assert progress == expected_progress == [(d, FILES) for d in range(1, FILES + 1)]
+
+
+@pytest.mark.anyio
+async def test_a_run_on_the_event_loop_sweeps_in_parts(
+    lake: Path, calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """lookup_batches runs on the caller's loop: the sweep goes to a worker thread a part at
+    a time (the caller's cancellation is seen between them), and the progress is told
+    after each file all the same."""
+    from pybloom_async.rows import sweep
+
+    monkeypatch.setattr(sweep, "LOOP_PART", 3)
+    progress: list[tuple[int, int]] = []
+    batches = [
+        b
+        async for b in pba.lookup_batches(
+            str(lake), pba.col("id").isin([250, 999]), progress=lambda d, t: progress.append((d, t))
+        )
+    ]
+    assert sorted(pa.Table.from_batches(batches).column("id").to_pylist()) == [250, 999]
+    assert len(calls.swept) == 3  # 9 files after the first, 3 a part
+    assert progress == [(d, FILES) for d in range(1, FILES + 1)]
 
 
 def test_files_of_other_schemas_go_the_per_file_way(tmp_path: Path, calls: Calls) -> None:
