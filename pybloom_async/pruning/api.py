@@ -44,7 +44,7 @@ from ..read.fetch import BloomFilterRead, FilterKey, Footer
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import TableSource, files_only_columns, resolve_table, table_kind
-from ..tasks.loops import inline, sync_twin, to_worker
+from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .file_pass import FilePass
@@ -308,16 +308,14 @@ async def prune_file(
 
     quick = None
     passes = compiled.file_pass(run, path)  # the pass finds a FileInfo's size itself
-    stats = run.reader.stats
-    here = passes is not None and inline()  # this thread's: the C call with no file opened
-    if passes is not None and not here:
+    if passes is not None:
+        stats = run.reader.stats
 
         def quick() -> list[Verdict] | None:
             return passes.verdicts(path, stats)
 
     try:
-        found = passes.verdicts(path, stats) if here and passes is not None else None
-        return found if found is not None else await run.with_file(location, work, quick=quick)
+        return await run.with_file(location, work, quick=quick)
     except PredicateError as exc:
         # A literal that is not of its column's type (or, strict, a missing column):
         # the predicate is wrong, not the file.

@@ -223,8 +223,15 @@ class Run:
         the file's footer kept elsewhere (see :meth:`BloomReader.opened`). ``quick``: a
         blocking call tried first in the same thread, whose answer is the file's, or its
         footer for ``work`` (a local file pruned in one C call:
-        :mod:`~pybloom_async.pruning.file_pass`); None: ``work`` as without it.
+        :mod:`~pybloom_async.pruning.file_pass`); None: ``work`` as without it. Running
+        inline, ``quick`` is tried before any coroutine or opened file around it (a file
+        it answers costs its C call alone).
         """
+        if quick is not None and inline():
+            found, footer = _tried(quick, footer)
+            if found is not None:
+                return found
+            quick = None
         return await self.near(location, self._opened, location, work, footer, quick)
 
     async def near(
@@ -247,13 +254,22 @@ class Run:
         quick: Callable[[], T | Footer | None] | None = None,
     ) -> T:
         if quick is not None:
-            found = quick()
-            if isinstance(found, Footer):
-                footer = found
-            elif found is not None:
+            found, footer = _tried(quick, footer)
+            if found is not None:
                 return found
         async with self.reader.opened(location, footer) as file:
             return await work(file)
+
+
+def _tried(
+    quick: Callable[[], T | Footer | None], footer: Footer | None
+) -> tuple[T | None, Footer | None]:
+    """:meth:`Run.with_file`'s ``quick`` called: its answer (None: the file's work is still
+    to do), and the footer to open the file with (the one ``quick`` read, else ``footer``)."""
+    found = quick()
+    if isinstance(found, Footer):
+        return None, found
+    return found, footer
 
 
 class _BothStats(SourceStats):
