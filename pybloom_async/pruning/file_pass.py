@@ -192,8 +192,7 @@ def _steps(
 
 class Passed(NamedTuple):
     """A file the C call decided: the row groups it keeps; ``reference``, the footer its
-    schema was
-    bound from, and whether its key/value metadata is that footer's too
+    schema was bound from, and whether its key/value metadata is that footer's too
     (``same_key_values``: then its Arrow schema is the same); its identity (``fstat``) and
     where its footer lies; ``tail``, when kept, the bytes read of its end (its footer
     among them)."""

@@ -215,14 +215,15 @@ async def planned_file_tables(
 def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns, local: bool) -> bool:
     """Whether the other columns are worth a second request (see :func:`file_tables`) of
     a ``local`` file or an object."""
-    if rows_where(plan, job) is None or not columns.first or not columns.rest_leaves:
+    where = rows_where(plan, job)
+    if where is None or not columns.first or not columns.rest_leaves:
         return False
     other = 0
     for group in plan.kept:
         for leaf in columns.rest_leaves:
             start, end = chunk_range(plan, group, leaf)
             other += end - start
-    few = local and few_keys(rows_where(plan, job), LOCAL_FEW_KEYS)
+    few = local and few_keys(where, LOCAL_FEW_KEYS)
     return other >= (TWO_PHASE_MIN_BYTES >> LOCAL_SHIFT if few else TWO_PHASE_MIN_BYTES)
 
 
