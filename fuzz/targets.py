@@ -456,6 +456,9 @@ def scan_agrees(data: bytes, path: str = FUZZ_PATH) -> str:
                 md = raw.meta_data
                 assert got.codec == md.codec
                 assert got.total_compressed_size == md.total_compressed_size
+                assert got.total_uncompressed_size == md.total_uncompressed_size
+                assert got.has_encodings == (md.encodings is not None)
+                assert got.has_file_path == (raw.file_path is not None)
                 assert got.data_page_offset == md.data_page_offset
                 assert got.dictionary_page_offset == md.dictionary_page_offset
                 assert got.offset_index_offset == raw.offset_index_offset

@@ -149,7 +149,8 @@ static int read_path(reader *r, int depth, const uint8_t *want, size_t want_len,
      PBA_FC_DATA_PAGE_OFFSET | PBA_FC_DICTIONARY_PAGE_OFFSET | PBA_FC_BLOOM_FILTER_OFFSET |   \
      PBA_FC_BLOOM_FILTER_LENGTH | PBA_FC_STATISTICS | PBA_FC_MAX | PBA_FC_MIN |                \
      PBA_FC_NULL_COUNT | PBA_FC_DISTINCT_COUNT | PBA_FC_MAX_VALUE | PBA_FC_MIN_VALUE |         \
-     PBA_FC_IS_MAX_VALUE_EXACT | PBA_FC_IS_MIN_VALUE_EXACT | PBA_FC_NAN_COUNT)
+     PBA_FC_IS_MAX_VALUE_EXACT | PBA_FC_IS_MIN_VALUE_EXACT | PBA_FC_NAN_COUNT |               \
+     PBA_FC_TOTAL_UNCOMPRESSED_SIZE | PBA_FC_ENCODINGS)
 
 /* What a chunk's reading learns besides its fields. */
 typedef struct {
@@ -158,6 +159,24 @@ typedef struct {
     int path_same;
     int encrypted;
 } chunk_state;
+
+/* Skips ColumnMetaData.encodings, noting it present when it is a list of i32 (or empty),
+ * as the decoder reads it. */
+static int skip_encodings(reader *r, int depth, uint32_t *present)
+{
+    const uint8_t *const at = r->p;
+    int elem;
+    uint64_t n;
+    int rc = read_list_header(r, &elem, &n);
+    if (rc != PBA_FOOTER_OK) {
+        return rc;
+    }
+    if (n == 0 || elem == CT_I32) {
+        *present |= PBA_FC_ENCODINGS;
+    }
+    r->p = at;
+    return skip(r, CT_LIST, depth);
+}
 
 static int read_meta_data(reader *r, int depth, const pba_footer_scan *s, size_t column,
                           pba_footer_chunk *c, chunk_state *st)
@@ -170,8 +189,9 @@ static int read_meta_data(reader *r, int depth, const pba_footer_scan *s, size_t
     st->has_meta_data = 1;
     st->has_path = 0;
     st->path_same = 0;
-    static const int spec[16] = {0,      CT_I32, 0, CT_LIST, CT_I32,    CT_I64, 0,      CT_I64,
-                                 0,      CT_I64, 0, CT_I64,  CT_STRUCT, 0,      CT_I64, CT_I32};
+    static const int spec[16] = {0,      CT_I32, CT_LIST, CT_LIST,   CT_I32, CT_I64,
+                                 CT_I64, CT_I64, 0,       CT_I64,    0,      CT_I64,
+                                 CT_STRUCT, 0,   CT_I64,  CT_I32};
     int last = 0;
     for (;;) {
         int type, id = 0, rc = read_field_header(r, &last, &type, &id);
@@ -185,6 +205,9 @@ static int read_meta_data(reader *r, int depth, const pba_footer_scan *s, size_t
             case 1:
                 rc = read_i32(r, &c->physical_type);
                 c->present |= PBA_FC_TYPE;
+                break;
+            case 2:
+                rc = skip_encodings(r, depth, &c->present);
                 break;
             case 3: {
                 const uint8_t *want = NULL;
@@ -205,6 +228,10 @@ static int read_meta_data(reader *r, int depth, const pba_footer_scan *s, size_t
             case 5:
                 rc = read_i64(r, &c->num_values);
                 c->present |= PBA_FC_NUM_VALUES;
+                break;
+            case 6:
+                rc = read_i64(r, &c->total_uncompressed_size);
+                c->present |= PBA_FC_TOTAL_UNCOMPRESSED_SIZE;
                 break;
             case 7:
                 rc = read_i64(r, &c->total_compressed_size);
@@ -243,7 +270,8 @@ static int read_chunk(reader *r, int depth, const pba_footer_scan *s, size_t col
     if (depth > MAX_DEPTH) {
         return PBA_FOOTER_ERR_DEPTH;
     }
-    static const int spec[9] = {0, 0, 0, CT_STRUCT, CT_I64, CT_I32, CT_I64, CT_I32, CT_STRUCT};
+    static const int spec[9] = {0, CT_BINARY, 0, CT_STRUCT, CT_I64, CT_I32, CT_I64, CT_I32,
+                                CT_STRUCT};
     int last = 0;
     for (;;) {
         int type, id = 0, rc = read_field_header(r, &last, &type, &id);
@@ -254,6 +282,10 @@ static int read_chunk(reader *r, int depth, const pba_footer_scan *s, size_t col
             rc = skip(r, type, depth);
         } else {
             switch (id) {
+            case 1: /* file_path: its presence (a chunk in another file is read otherwise) */
+                rc = skip(r, type, depth);
+                c->present |= PBA_FC_FILE_PATH;
+                break;
             case 3:
                 rc = read_meta_data(r, depth + 1, s, column, c, st);
                 break;

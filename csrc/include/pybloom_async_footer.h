@@ -71,6 +71,9 @@ enum {
 #define PBA_FC_IS_MAX_VALUE_EXACT 0x80000u
 #define PBA_FC_IS_MIN_VALUE_EXACT 0x100000u
 #define PBA_FC_NAN_COUNT 0x200000u
+#define PBA_FC_TOTAL_UNCOMPRESSED_SIZE 0x400000u
+#define PBA_FC_ENCODINGS 0x800000u  /* ColumnMetaData.encodings: a list of i32 (not read) */
+#define PBA_FC_FILE_PATH 0x1000000u /* ColumnChunk.file_path: a string (not read) */
 
 /* One wanted column chunk. A field is meaningful only when its PBA_FC_* bit is set in
  * `present`. Byte strings (the statistics' min/max) are `*_off`, `*_len` in the input
@@ -98,6 +101,7 @@ typedef struct {
     uint64_t min_value_off, min_value_len;
     int32_t is_max_value_exact; /* 0 or 1 */
     int32_t is_min_value_exact;
+    int64_t total_uncompressed_size; /* ColumnMetaData.total_uncompressed_size */
 } pba_footer_chunk;
 
 /* One row group. */

@@ -35,7 +35,9 @@ class ColumnChunk:
     attribute comes from the decoded footer and was validated before this
     object was made. The attributes pruning does not need (codec, encodings,
     page offsets and sizes, encoding statistics, file path and offset) are
-    decoded for all chunks of the file the first time one of them is read.
+    decoded for all chunks of the file the first time one of them is read, but
+    for a chunk's codec, place and sizes where the footer scanner's record holds
+    them.
     """
 
     __slots__ = ("_column", "_md", "_row_group", "_source")
@@ -97,7 +99,9 @@ class ColumnChunk:
         """Whether the writer recorded a Bloom filter for this chunk."""
         return self._md.bloom_filter_offset is not None
 
-    # ---- details, decoded on first use (see FooterBytes.details)
+    # ---- details, decoded on first use (see FooterBytes.details); a chunk's place, codec
+    # and sizes come from the scanner's record when it holds them (see ScannedChunk.placed):
+    # the rows of a file then need no detail decoded
 
     def _details(self) -> wire.ColumnChunk:
         return self._source.details()[self._row_group][self._column.index]
@@ -107,10 +111,16 @@ class ColumnChunk:
         assert md is not None  # checked when the details were decoded
         return md
 
+    def _placed(self) -> ScannedChunk | None:
+        md = self._md
+        return md if isinstance(md, ScannedChunk) and md.placed else None
+
     @property
     def codec(self) -> int:
         """A CompressionCodec member, or the raw number if unknown."""
-        codec: int = self._details_md().codec  # type: ignore[assignment]  # checked
+        placed = self._placed()
+        codec = placed.codec if placed is not None else self._details_md().codec
+        assert codec is not None  # checked
         return CODECS.get(codec, codec)
 
     @property
@@ -121,11 +131,17 @@ class ColumnChunk:
     @property
     def data_page_offset(self) -> int:
         """Offset of the chunk's first data page."""
+        placed = self._placed()
+        if placed is not None:
+            return placed.data_page_offset  # type: ignore[return-value]  # placed holds it
         return self._details_md().data_page_offset  # type: ignore[return-value]  # checked
 
     @property
     def dictionary_page_offset(self) -> int | None:
         """Offset of the dictionary page, if any."""
+        placed = self._placed()
+        if placed is not None:
+            return placed.dictionary_page_offset
         return self._details_md().dictionary_page_offset
 
     @property
@@ -136,11 +152,17 @@ class ColumnChunk:
     @property
     def total_compressed_size(self) -> int:
         """Bytes of the chunk's pages as stored."""
+        placed = self._placed()
+        if placed is not None:
+            return placed.total_compressed_size  # type: ignore[return-value]  # placed holds it
         return self._details_md().total_compressed_size  # type: ignore[return-value]  # checked
 
     @property
     def total_uncompressed_size(self) -> int:
         """Bytes of the chunk's pages uncompressed."""
+        placed = self._placed()
+        if placed is not None:
+            return placed.total_uncompressed_size  # type: ignore[return-value]  # placed holds it
         return self._details_md().total_uncompressed_size  # type: ignore[return-value]  # checked
 
     @property
@@ -162,6 +184,8 @@ class ColumnChunk:
     @property
     def file_path(self) -> str | None:
         """The file holding the chunk's data when not this one (rare)."""
+        if self._placed() is not None:
+            return None
         return lenient_text(self._details().file_path)
 
     @property
@@ -174,6 +198,9 @@ class ColumnChunk:
     @property
     def has_offset_index(self) -> bool:
         """Whether the writer recorded an offset index (the page index) for the chunk."""
+        md = self._md
+        if isinstance(md, ScannedChunk):
+            return md.offset_index_offset is not None
         return self._details().offset_index_offset is not None
 
     def __repr__(self) -> str:

@@ -43,6 +43,18 @@ _FC_DICTIONARY_PAGE_OFFSET = lib.PBA_FC_DICTIONARY_PAGE_OFFSET
 _FC_BLOOM_FILTER_OFFSET = lib.PBA_FC_BLOOM_FILTER_OFFSET
 _FC_OFFSET_INDEX_OFFSET = lib.PBA_FC_OFFSET_INDEX_OFFSET
 _FC_COLUMN_INDEX_OFFSET = lib.PBA_FC_COLUMN_INDEX_OFFSET
+_FC_TOTAL_UNCOMPRESSED_SIZE = lib.PBA_FC_TOTAL_UNCOMPRESSED_SIZE
+_FC_ENCODINGS = lib.PBA_FC_ENCODINGS
+_FC_FILE_PATH = lib.PBA_FC_FILE_PATH
+#: What a chunk's bytes are found by, and the fields the decoder requires with them: the
+#: rows read a chunk whose record holds these, and no file path, from the record alone.
+_FC_PLACE = (
+    _FC_CODEC
+    | _FC_TOTAL_COMPRESSED_SIZE
+    | _FC_TOTAL_UNCOMPRESSED_SIZE
+    | _FC_DATA_PAGE_OFFSET
+    | _FC_ENCODINGS
+)
 
 
 class ScannedChunk:
@@ -117,6 +129,27 @@ class ScannedChunk:
     def column_index_offset(self) -> int | None:
         c = self._c
         return c[12] if c[0] & _FC_COLUMN_INDEX_OFFSET else None
+
+    @property
+    def total_uncompressed_size(self) -> int | None:
+        c = self._c
+        return c[26] if c[0] & _FC_TOTAL_UNCOMPRESSED_SIZE else None
+
+    @property
+    def has_encodings(self) -> bool:
+        """Whether the footer lists the chunk's encodings (a field the decoder requires)."""
+        return bool(self._c[0] & _FC_ENCODINGS)
+
+    @property
+    def has_file_path(self) -> bool:
+        """Whether the footer names a file holding the chunk's data."""
+        return bool(self._c[0] & _FC_FILE_PATH)
+
+    @property
+    def placed(self) -> bool:
+        """Whether the record alone places the chunk's bytes in this file: its codec,
+        sizes, data page offset and encodings recorded, and no file path."""
+        return bool(self._c[0] & (_FC_PLACE | _FC_FILE_PATH) == _FC_PLACE)
 
     @property
     def statistics(self) -> Statistics | None:
@@ -215,7 +248,7 @@ def scan_leaves(schema: Schema, raw_paths: Sequence[Sequence[bytes]]) -> ScanLea
 
 #: pba_footer_chunk as the C compiler lays it out (no padding: checked below), unpacked in
 #: one call per chunk: reading a cffi struct's fields one by one costs ten times as much.
-_CHUNK = struct.Struct("=I5i10q8Q2i")
+_CHUNK = struct.Struct("=I5i10q8Q2iq")
 assert _CHUNK.size == ffi.sizeof("pba_footer_chunk"), "pba_footer_chunk layout changed"
 # The statistics' fields: (presence bit, name, position in the record of the number, or of
 # the offset followed by the length).

@@ -171,6 +171,18 @@ def _good_chunks() -> list[wire.ColumnChunk]:
             ],
             EncryptedFileError,
         ),
+        # The details the rows are placed by: read or missing alike (the decoder's chunks
+        # pass does not require them).
+        ([_chunk("a", encodings=None), _chunk("b", PhysicalType.BYTE_ARRAY)], None),
+        ([_chunk("a", encodings=[]), _chunk("b", PhysicalType.BYTE_ARRAY)], None),
+        ([_chunk("a", total_uncompressed_size=None), _chunk("b", PhysicalType.BYTE_ARRAY)], None),
+        (
+            [
+                wire.ColumnChunk(file_path=b"other.parquet", meta_data=_chunk("a").meta_data),
+                _chunk("b", PhysicalType.BYTE_ARRAY),
+            ],
+            None,
+        ),
     ],
 )
 def test_crafted_chunks(chunks: list[wire.ColumnChunk], error: type[Exception] | None) -> None:
@@ -194,6 +206,33 @@ def test_statistics_read_from_the_footer() -> None:
     assert scan.chunks[0][0].dictionary_page_offset == 4
     assert scan.num_rows == (10,) and scan.schema_elements == 3
     assert meta.row_groups[0].columns[1].statistics == stats
+
+
+def test_a_chunks_place_comes_from_the_scan_where_it_holds_it() -> None:
+    """A chunk's codec, place and sizes are the scanner's when its record holds them all
+    (no chunk's details decoded for them); a chunk that lacks one, or names another file,
+    is read from the decoded details, which raise or say so as before."""
+    data = _footer(
+        [
+            _chunk("a", dictionary_page_offset=4, data_page_offset=9),
+            _chunk("b", PhysicalType.BYTE_ARRAY, encodings=None),
+        ]
+    )
+    meta = decode_file_metadata_with(data, None, THRIFT_DECODER, lazy=True)
+    a, b = (meta.chunks_of([0, 1])[0].columns[leaf] for leaf in (0, 1))
+    # Decoding the details would refuse b's missing encodings: a's place is the record's.
+    assert (a.codec, a.data_page_offset, a.dictionary_page_offset) == (1, 9, 4)
+    assert (a.total_compressed_size, a.total_uncompressed_size, a.file_path) == (80, 100, None)
+    with pytest.raises(ParquetFormatError, match="encodings"):
+        b.data_page_offset  # noqa: B018 - read from the details, which are refused
+    elsewhere = _footer(
+        [
+            wire.ColumnChunk(file_path=b"other.parquet", meta_data=_chunk("a").meta_data),
+            _chunk("b", PhysicalType.BYTE_ARRAY),
+        ]
+    )
+    meta = decode_file_metadata_with(elsewhere, None, THRIFT_DECODER, lazy=True)
+    assert meta.chunks_of([0])[0].columns[0].file_path == "other.parquet"
 
 
 def test_more_row_groups_than_expected() -> None:
