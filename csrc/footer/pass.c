@@ -343,15 +343,16 @@ static int pass_open(int fd, const pba_pass_binding *bindings,
 }
 #endif
 
-int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_bindings,
-                  const pba_pass_scratch *s, int64_t *num_rows, uint8_t *codes,
-                  pba_pass_result *res)
+/* The arguments pba_file_pass checks: 1 when they are usable. */
+static int args_valid(const pba_pass_binding *bindings, size_t n_bindings,
+                      const pba_pass_scratch *s, const int64_t *num_rows, const uint8_t *codes,
+                      const pba_pass_result *res)
 {
-    if (!path || !s || !num_rows || !codes || !res || (n_bindings && !bindings) ||
+    if (!s || !num_rows || !codes || !res || (n_bindings && !bindings) ||
         s->suffix < TRAILER || s->tail_cap < (uint64_t)s->suffix || s->whole < 0 ||
         s->tail_cap < (uint64_t)s->whole || !s->tail || !s->groups ||
         !s->chunks || !s->outcomes || !s->probes || !s->answers) {
-        return PBA_ERR_ARG;
+        return 0;
     }
     for (size_t k = 0; k < n_bindings; k++) {
         const pba_pass_binding *b = &bindings[k];
@@ -359,14 +360,22 @@ int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_b
             b->n_eq == 0 || b->n_eq > PBA_PASS_MAX_STEPS || b->n_ranges > PBA_PASS_MAX_STEPS ||
             b->n_eq + b->n_ranges > s->width || !b->leaves || !b->hashes || !b->n_hashes ||
             (b->n_ranges && !b->ranges) || !steps_valid(b)) {
-            return PBA_ERR_ARG;
+            return 0;
         }
         for (size_t i = 0; i < b->n_eq; i++) {
             if (b->leaves[i].n_keys != b->n_hashes[i] || (b->n_hashes[i] && !b->hashes[i])) {
-                return PBA_ERR_ARG;
+                return 0;
             }
         }
     }
+    return 1;
+}
+
+/* pba_file_pass with its arguments checked. */
+static int pass_path(const char *path, const pba_pass_binding *bindings, size_t n_bindings,
+                     const pba_pass_scratch *s, int64_t *num_rows, uint8_t *codes,
+                     pba_pass_result *res)
+{
     memset(res, 0, sizeof *res);
     res->binding = -1;
 #ifdef PBA_HAVE_PREAD
@@ -378,8 +387,10 @@ int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_b
     close(fd);
     return rc;
 #else
+    (void)path;
     (void)bindings;
     (void)n_bindings;
+    (void)s;
     (void)num_rows;
     (void)codes;
     (void)excluded;
@@ -388,4 +399,82 @@ int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_b
     res->why = PBA_WHY_UNSUPPORTED;
     return PBA_OK;
 #endif
+}
+
+int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_bindings,
+                  const pba_pass_scratch *s, int64_t *num_rows, uint8_t *codes,
+                  pba_pass_result *res)
+{
+    if (!path || !args_valid(bindings, n_bindings, s, num_rows, codes, res)) {
+        return PBA_ERR_ARG;
+    }
+    return pass_path(path, bindings, n_bindings, s, num_rows, codes, res);
+}
+
+/* Whether every row group of a file decided by `b` is excluded by its codes. */
+static int pruned_whole(const pba_pass_binding *b, const uint8_t *codes, size_t n_groups)
+{
+    const size_t w = b->n_eq + b->n_ranges;
+    uint8_t leaf_out[2 * PBA_PASS_MAX_STEPS];
+    for (size_t g = 0; g < n_groups; g++) {
+        for (size_t i = 0; i < w; i++) {
+            const uint8_t code = codes[g * w + i];
+            if (code >= PBA_PASS_CODES) {
+                return 0;
+            }
+            leaf_out[i] = b->code_excluded[i * PBA_PASS_CODES + code];
+        }
+        if (!excluded(b, leaf_out)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int pba_file_pass_files(const char *names, size_t names_len, size_t n_paths,
+                        const pba_pass_binding *bindings, size_t n_bindings,
+                        const pba_pass_scratch *s, int64_t *num_rows, uint8_t *codes,
+                        pba_pass_result *res, pba_pass_pruned *pruned, size_t *done)
+{
+    if (!names || !pruned || !done || !args_valid(bindings, n_bindings, s, num_rows, codes, res)) {
+        return PBA_ERR_ARG;
+    }
+    *done = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < n_paths; i++) { /* n_paths terminated paths, checked first */
+        const char *end = at < names_len ? memchr(names + at, 0, names_len - at) : NULL;
+        if (!end) {
+            return PBA_ERR_ARG;
+        }
+        at = (size_t)(end - names) + 1;
+    }
+    at = 0;
+    for (size_t i = 0; i < n_paths; i++) {
+        const char *path = names + at;
+        at += strlen(path) + 1;
+        const int rc = pass_path(path, bindings, n_bindings, s, num_rows, codes, res);
+        if (rc != PBA_OK) {
+            return rc;
+        }
+        const pba_pass_binding *b = res->binding >= 0 ? &bindings[res->binding] : NULL;
+        if (res->status != PBA_PASS_DECIDED || !res->key_values_same || !b ||
+            !b->code_excluded || !pruned_whole(b, codes, res->n_groups)) {
+            return PBA_OK; /* *done is this file: the caller's now */
+        }
+        pba_pass_pruned *p = &pruned[i];
+        p->file_size = res->file_size;
+        p->metadata_offset = res->metadata_offset;
+        p->metadata_length = res->metadata_length;
+        p->tail_start = res->tail_start;
+        p->dev = res->dev;
+        p->ino = res->ino;
+        p->mtime_ns = res->mtime_ns;
+        p->ctime_ns = res->ctime_ns;
+        p->requests = res->requests;
+        p->bytes_read = res->bytes_read;
+        p->binding = res->binding;
+        p->reserved = 0;
+        *done = i + 1;
+    }
+    return PBA_OK;
 }

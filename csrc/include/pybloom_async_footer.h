@@ -333,6 +333,10 @@ typedef struct {
     size_t n_ranges;
     const pba_pass_step *steps; /* the predicate, postfix, at most PBA_PASS_MAX_STEPS */
     size_t n_steps;
+    /* For pba_file_pass_files: per leaf (the equalities', then the ranges'), per code
+     * (PBA_PASS_CODES of them), 1 where that code excludes the leaf, else 0; NULL: no
+     * file of this binding is pruned whole there (each is left to the caller). */
+    const uint8_t *code_excluded;
 } pba_pass_binding;
 
 #define PBA_PASS_MAX_STEPS 256
@@ -368,6 +372,7 @@ typedef struct {
 #define PBA_PASS_ABSENT 4    /* excluded by the filter */
 #define PBA_PASS_MAY 5       /* the filter may hold a key */
 #define PBA_PASS_RANGE_CODES 6
+#define PBA_PASS_CODES 16 /* codes are below this */
 
 /* pba_pass_result.status */
 #define PBA_PASS_DECIDED 0
@@ -417,6 +422,29 @@ typedef struct {
 int pba_file_pass(const char *path, const pba_pass_binding *bindings, size_t n_bindings,
                   const pba_pass_scratch *scratch, int64_t *num_rows, uint8_t *codes,
                   pba_pass_result *res);
+
+/* One file pba_file_pass_files pruned whole: what its plan needs of the call. */
+typedef struct {
+    int64_t file_size;
+    int64_t metadata_offset, metadata_length, tail_start;
+    uint64_t dev, ino;
+    int64_t mtime_ns, ctime_ns;
+    uint64_t requests, bytes_read;
+    int32_t binding;
+    int32_t reserved;
+} pba_pass_pruned;
+
+/* pba_file_pass over n_paths files in turn, their paths NUL-terminated one after another
+ * in names[0..names_len), while each is pruned whole: DECIDED, with its key/value metadata
+ * its binding's, and every row group excluded (by the binding's code_excluded and steps).
+ * pruned[i] describes file i for i < *done; when *done < n_paths, file *done is the first
+ * not pruned whole, left in res, num_rows, codes and the scratch as pba_file_pass leaves
+ * it. Returns PBA_OK, or PBA_ERR_ARG (pba_file_pass's, or names that do not hold n_paths
+ * terminated paths). The interpreter is released around it as around every call. */
+int pba_file_pass_files(const char *names, size_t names_len, size_t n_paths,
+                        const pba_pass_binding *bindings, size_t n_bindings,
+                        const pba_pass_scratch *scratch, int64_t *num_rows, uint8_t *codes,
+                        pba_pass_result *res, pba_pass_pruned *pruned, size_t *done);
 
 #ifdef __cplusplus
 }

@@ -24,8 +24,9 @@ cannot take stops asking.
 from __future__ import annotations
 
 import os
+import struct
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .._native import check, ffi, lib
@@ -57,6 +58,9 @@ MIN_SUFFIX = 1024
 MISSES_ALLOWED = 8
 
 _U64_MAX = (1 << 64) - 1
+#: pba_pass_pruned as laid out (no padding: checked), unpacked a batch at a time.
+_PRUNED = struct.Struct("=4q2Q2q2Q2i")
+assert _PRUNED.size == ffi.sizeof("pba_pass_pruned"), "pba_pass_pruned layout changed"
 
 
 class _Binding:
@@ -64,6 +68,7 @@ class _Binding:
 
     __slots__ = (
         "arrays",
+        "code_excluded",
         "codes_of",
         "fixed",
         "footer",
@@ -110,6 +115,14 @@ class _Binding:
             # Codes PBA_PASS_RANGE_CODES + PBA_RANGE_*: MAY, NULLS, STATS, TYPED.
             first = lib.PBA_PASS_RANGE_CODES
             self.codes_of[key] = (m + j, [UNDECIDED] * first + list(ranges[j][2].outcomes))
+        # The same outcomes' exclusions, for the C side to find files pruned whole
+        # (pba_file_pass_files): per leaf in code order, PBA_PASS_CODES bytes.
+        table = bytearray(self.n_codes * lib.PBA_PASS_CODES)
+        for at, outs in self.codes_of.values():
+            for code, out in enumerate(outs):
+                table[at * lib.PBA_PASS_CODES + code] = out.excluded
+        self.code_excluded = ffi.new("uint8_t[]", bytes(table) or b"\0")
+        c.code_excluded = self.code_excluded
         # Per distinct row of codes, its outcome (a few per run).
         self.outcomes: dict[bytes, Outcome] = {}
 
@@ -208,7 +221,18 @@ class Passed(NamedTuple):
 class _Scratch:
     """A thread's arrays for ``pba_file_pass``."""
 
-    __slots__ = ("c", "codes", "groups_cap", "keep", "num_rows", "result", "tail_cap", "width")
+    __slots__ = (
+        "c",
+        "codes",
+        "done",
+        "groups_cap",
+        "keep",
+        "num_rows",
+        "pruned",
+        "result",
+        "tail_cap",
+        "width",
+    )
 
     def __init__(
         self, suffix: int, tail_cap: int, config: ReaderConfig, groups_cap: int, width: int
@@ -241,6 +265,8 @@ class _Scratch:
         self.num_rows = ffi.new("int64_t[]", groups_cap)
         self.codes = ffi.new("uint8_t[]", n)
         self.result = ffi.new("pba_pass_result *")
+        self.pruned: Any = None  # pba_pass_pruned[], made and grown by FilePass.sweep
+        self.done = ffi.new("size_t *")
 
 
 class FilePass:
@@ -300,9 +326,89 @@ class FilePass:
         kept or its key/value metadata is not the reference's: a read of its rows then
         takes its footer from them. Its reads are counted in ``stats``."""
         found = self._call(path, stats)
-        if found is None:
-            return None
-        binding, outcomes, scratch = found
+        return None if found is None else self._passed(path, *found, keep_tail)
+
+    def sweep(self, paths: Sequence[str], stats: SourceStats) -> tuple[list[Passed | None], int]:
+        """Files of ``paths`` decided in one C call, from the first, while each is pruned
+        whole with the reference's key/value metadata (``pba_file_pass_files``): those
+        files' outcomes, then the outcome of the file that stopped the call, as
+        :meth:`decide` with ``keep_tail`` gives it (None: prune it the usual way); and how
+        many of ``paths`` the outcomes are of. Reads are counted in ``stats``."""
+        if not self.asking or not paths:
+            return [], 0
+        names = []
+        for path in paths:
+            name = os.fsencode(path)
+            if b"\0" in name:
+                break  # opening it says what is wrong
+            names.append(name)
+        count = len(names)
+        if count:
+            n_bindings = len(self._bindings)
+            scratch = self._scratch()
+            if scratch.pruned is None or len(scratch.pruned) < count:
+                scratch.pruned = ffi.new("pba_pass_pruned[]", max(count, 32))
+            joined = b"\0".join(names) + b"\0"
+            rc = lib.pba_file_pass_files(
+                joined,
+                len(joined),
+                count,
+                self._c_bindings,
+                n_bindings,
+                scratch.c,
+                scratch.num_rows,
+                scratch.codes,
+                scratch.result,
+                scratch.pruned,
+                scratch.done,
+            )
+            check(rc, "pruning files")
+            found: list[Passed | None] = list(
+                self._swept(paths, scratch, int(scratch.done[0]), stats)
+            )
+            if len(found) == count:
+                return found, count
+            stopped = self._found(scratch, stats)
+            path = paths[len(found)]
+            found.append(None if stopped is None else self._passed(path, *stopped, True))
+            return found, len(found)
+        return [None], 1  # the first path holds a NUL: pruned the usual way
+
+    def _swept(
+        self, paths: Sequence[str], scratch: _Scratch, n: int, stats: SourceStats
+    ) -> list[Passed]:
+        """The outcomes of the first ``n`` of ``paths``, pruned whole by one C call."""
+        bindings = self._bindings
+        found = []
+        requests = nbytes = 0
+        used = set()
+        records = _PRUNED.iter_unpack(ffi.buffer(scratch.pruned, n * _PRUNED.size))
+        for path, fields in zip(paths[:n], records, strict=True):
+            size, offset, length, start, dev, ino, mtime, ctime, asked, got, b, _ = fields
+            requests += asked
+            nbytes += got
+            used.add(b)
+            identity = stat_fields_identity(path, size, dev, ino, mtime, ctime)
+            bounds = FooterBounds(size, offset, length, start == 0)
+            found.append(Passed([], bindings[b].footer, True, identity, bounds, None))
+        if n:
+            self.decided += n
+            for b in used:
+                self.seen(bindings[b].schema)
+            stats.add_metadata(n)  # each opened
+            stats.add_reads(requests, nbytes)
+        return found
+
+    def _passed(
+        self,
+        path: str,
+        binding: _Binding,
+        outcomes: list[Outcome],
+        scratch: _Scratch,
+        keep_tail: bool,
+    ) -> Passed:
+        """The outcome of the file ``path`` decided by the C call whose results ``scratch``
+        holds (see :meth:`decide`)."""
         res = scratch.result
         size = int(res.file_size)
         same = bool(res.key_values_same)
@@ -340,6 +446,14 @@ class FilePass:
             name, self._c_bindings, n_bindings, scratch.c, scratch.num_rows, scratch.codes, res
         )
         check(rc, "pruning a file")
+        return self._found(scratch, stats)
+
+    def _found(
+        self, scratch: _Scratch, stats: SourceStats
+    ) -> tuple[_Binding, list[Outcome], _Scratch] | None:
+        """What the C call whose results ``scratch`` holds found of one file (see
+        :meth:`_call`), its reads counted."""
+        res = scratch.result
         if not (res.why == lib.PBA_WHY_OPEN and res.err):
             stats.add_metadata()  # opened
         if res.requests:

@@ -334,3 +334,7 @@ class HeldBytes:
                 at += n
             i += 1
         return bytes(out) if at >= end else None
+
+
+#: No bytes held (a value: shared by every plan that holds none).
+NO_BYTES = HeldBytes()

@@ -64,7 +64,7 @@ from ..lake.digest import LakeFiles, lake_lookup_files
 from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
-from ..read.ranges import HeldBytes
+from ..read.ranges import NO_BYTES
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run
 from ..tables import TableSource, table_kind
@@ -213,7 +213,7 @@ async def file_rows(
         found = FileRows(made)
         if rows and made.kept:
             found.tables = [t async for t in file_tables(file.source, made, job)]
-            made.held = HeldBytes()  # read: its bytes go now, not with the whole lookup
+            made.held = NO_BYTES  # read: its bytes go now, not with the whole lookup
             if plan is None:
                 rows_read(made)
         return found

@@ -30,7 +30,7 @@ from ..pruning.api import CompiledPredicate
 from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
 from ..read.plan import DEFAULT_PLAN_CONFIG, PlanConfig
-from ..read.ranges import HeldBytes
+from ..read.ranges import NO_BYTES, HeldBytes
 from .match import Leaves, ValueSets
 from .pages import FilePageIndex, file_page_index, has_offset_index
 
@@ -106,7 +106,7 @@ class FilePlan:
     partition_fields: tuple[Any, ...] = ()
     #: The bytes of the kept row groups' chunks and page index that the footer's read
     #: brought already (its tail): the rows' reads start from them, never fetch them again.
-    held: HeldBytes = dataclasses.field(default_factory=HeldBytes)
+    held: HeldBytes = NO_BYTES
 
     #: pyarrow's decode of the footer, made when first asked.
     decoded_by_pyarrow: Any = None

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import PyBloomError
 from ..io.base import FileInfo, location_text
+from ..pruning.file_pass import FilePass
 from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
 from ..read.run import Run
@@ -29,7 +30,7 @@ from ..tasks.loops import inline, stop_point, to_worker
 from ..tasks.workers import for_each
 
 if TYPE_CHECKING:
-    from .plan import FilePlan
+    from .plan import FilePlan, RowsOf
 
 Location = str | FileInfo
 T = TypeVar("T")
@@ -47,7 +48,7 @@ class Sweep:
     ``kept``: the files to read (the others are left alone); ``footers``: those a lake
     index gave (read the usual way)."""
 
-    __slots__ = ("_footers", "_kept", "_parts", "_passed", "_run", "plans")
+    __slots__ = ("_arrow_schemas", "_footers", "_kept", "_parts", "_passed", "_run", "plans")
 
     def __init__(
         self,
@@ -59,6 +60,7 @@ class Sweep:
         self._run, self._parts, self._kept, self._footers = run, parts, kept, footers
         self.plans: dict[int, FilePlan] = {}
         self._passed: dict[str, tuple[Footer, list[int]]] = {}
+        self._arrow_schemas: dict[int, Any] = {}  # of the pass's references, by id
 
     def passed(self, path: str) -> tuple[Footer, list[int]] | None:
         """The footer and kept row groups the sweep found for ``path`` (None: not swept),
@@ -73,33 +75,79 @@ class Sweep:
     ) -> Sweep:
         """``files`` swept, each decided by the run's bound file pass, its plan kept at its
         place plus ``start``; ``progress`` is told the plans made so far after each.
-        Blocking: a worker thread's, or the run's own when it runs inline."""
-        from .plan import FilePlan, rows_of  # pyarrow's: imported once rows are read
-        from .pruned import passed_file
+        Blocking: a worker thread's, or the run's own when it runs inline.
 
-        run, parts, kept, footers = self._run, self._parts, self._kept, self._footers
-        stats = run.reader.stats
-        for at, location in enumerate(files):
-            if at % STOP_EVERY == 0:
-                stop_point()
-            path = location_text(location)
-            if path not in kept or path in footers:
-                continue
-            try:
-                compiled = parts.decide(location).compiled
-                passes = None if compiled is None else compiled.file_pass(run, path)
-                if passes is None or not passes.asking:
+        The files are taken in parts of :data:`STOP_EVERY`, and within a part the files of
+        one pass (those whose partition folders leave the predicate alike) in C calls of
+        many files each (:meth:`FilePass.sweep`)."""
+        from .plan import rows_of  # pyarrow's: imported once rows are read
+
+        parts, kept, footers = self._parts, self._kept, self._footers
+        # What a file's partition folders make of the predicate and its rows: the same for
+        # every file of the same folders' values.
+        made: dict[Any, tuple[FilePass | None, RowsOf | None] | None] = {}
+        for first in range(0, len(files), STOP_EVERY):
+            stop_point()
+            batch: list[tuple[int, Location, str, RowsOf | None]] = []
+            passes: FilePass | None = None
+            for at in range(first, min(first + STOP_EVERY, len(files))):
+                location = files[at]
+                path = location_text(location)
+                if path not in kept or path in footers:
                     continue
-                found = passed_file(passes, location, path, stats, rows_of(parts, location))
-            except PyBloomError:
-                continue  # the per-file step meets it again, in its place, and names the file
-            if isinstance(found, FilePlan):
-                self.plans[start + at] = found
-                if progress is not None:
-                    progress(len(self.plans))
-            elif found is not None:
-                self._passed[path] = found
+                pairs = parts.pairs(location)
+                found = made.get(pairs, _UNMADE)
+                if found is _UNMADE:
+                    try:
+                        compiled = parts.decide(location).compiled
+                        here = None if compiled is None else compiled.file_pass(self._run, path)
+                        found = made[pairs] = (here, rows_of(parts, location))
+                    except PyBloomError:
+                        # the per-file step meets it again, in its place, and names the file
+                        found = made[pairs] = None
+                if found is None or found[0] is None:
+                    continue
+                if found[0] is not passes and batch:
+                    self._swept(passes, batch, start, progress)  # type: ignore[arg-type]
+                    batch = []
+                passes = found[0]
+                batch.append((at, location, path, found[1]))
+            if batch:
+                self._swept(passes, batch, start, progress)  # type: ignore[arg-type]
         return self
+
+    def _swept(
+        self,
+        passes: FilePass,
+        batch: list[tuple[int, Location, str, RowsOf | None]],
+        start: int,
+        progress: Callable[[int], None] | None,
+    ) -> None:
+        """The files of ``batch`` (each with its place, path and partition rows), of one
+        pass, decided in as few C calls as it takes."""
+        from .plan import FilePlan
+        from .pruned import planned
+
+        stats = self._run.reader.stats
+        schemas = self._arrow_schemas
+        taken = 0
+        while taken < len(batch) and passes.asking:
+            found, n = passes.sweep([path for _, _, path, _ in batch[taken:]], stats)
+            if not n:
+                return
+            for (at, location, path, rows), outcome in zip(batch[taken:], found, strict=False):
+                plan = planned(outcome, location, rows, schemas)
+                if isinstance(plan, FilePlan):
+                    self.plans[start + at] = plan
+                    if progress is not None:
+                        progress(len(self.plans))
+                elif plan is not None:
+                    self._passed[path] = plan
+            taken += n
+
+
+#: Not made yet (a cached value may be None).
+_UNMADE: Any = object()
 
 
 async def each_file(

@@ -27,8 +27,9 @@ from pybloom_async.pruning.file_pass import FilePass
 
 
 class Spy:
-    """FilePass.verdicts (a prune's) and FilePass.decide (a lookup's), counting the files
-    answered (no usual path after them) and the most misses a run had."""
+    """FilePass.verdicts (a prune's), FilePass.decide and FilePass.sweep (a lookup's),
+    counting the files answered (no usual path after them) and the most misses a run
+    had."""
 
     def __init__(self) -> None:
         self.decided = 0
@@ -42,7 +43,7 @@ class Spy:
 @pytest.fixture
 def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[Spy]:
     found = Spy()
-    real_verdicts, real_decide = FilePass.verdicts, FilePass.decide
+    real_verdicts, real_decide, real_sweep = FilePass.verdicts, FilePass.decide, FilePass.sweep
 
     def verdicts(passes: FilePass, *args: Any) -> Any:
         got = real_verdicts(passes, *args)
@@ -54,8 +55,15 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> Iterator[Spy]:
         found.count(passes, got is not None and got.tail is None)
         return got
 
+    def sweep(passes: FilePass, *args: Any) -> Any:
+        got, n = real_sweep(passes, *args)
+        for one in got:
+            found.count(passes, one is not None and one.tail is None)
+        return got, n
+
     monkeypatch.setattr(FilePass, "verdicts", verdicts)
     monkeypatch.setattr(FilePass, "decide", decide)
+    monkeypatch.setattr(FilePass, "sweep", sweep)
     yield found
 
 
@@ -253,6 +261,34 @@ def test_the_c_call_refuses_bad_arguments(tmp_path: Path) -> None:
     )
     scratch.tail_cap = 100  # smaller than the first read
     assert rc_with([leaf]) == lib.PBA_ERR_ARG
+    scratch.tail_cap = 4096
+
+    # Many files in one call: they stop at the first not pruned whole (here the first,
+    # unbound), which is left in the result; names must hold as many terminated paths.
+    pruned = ffi.new("pba_pass_pruned[]", 2)
+    done = ffi.new("size_t *")
+
+    def files_rc(names: bytes, n: int) -> int:
+        return int(
+            lib.pba_file_pass_files(
+                names, len(names), n, binding, 1, scratch, num_rows, codes, res, pruned, done
+            )
+        )
+
+    program = ffi.new("pba_pass_step[]", 1)  # kept alive while the binding points to it
+    program[0].op, program[0].arg = leaf
+    b.steps, b.n_steps = program, 1
+    assert files_rc(name + b"\0" + name + b"\0", 2) == lib.PBA_OK
+    assert (done[0], res.status) == (0, lib.PBA_PASS_UNBOUND)
+    assert files_rc(b"", 0) == lib.PBA_OK and done[0] == 0
+    assert files_rc(name + b"\0", 2) == lib.PBA_ERR_ARG  # one path short
+    # (one path, its NUL outside the length given: not terminated)
+    assert lib.pba_file_pass_files(
+        name + b"\0", len(name), 1, binding, 1, scratch, num_rows, codes, res, pruned, done
+    ) == (lib.PBA_ERR_ARG)
+    assert lib.pba_file_pass_files(
+        name + b"\0", len(name) + 1, 1, binding, 1, scratch, num_rows, codes, res, ffi.NULL, done
+    ) == (lib.PBA_ERR_ARG)
 
 
 def test_lookups_take_pruned_files_through_the_pass(
@@ -281,6 +317,38 @@ def test_lookups_take_pruned_files_through_the_pass(
             expected = pba.lookup_sync(paths, where)
         assert got.equals(expected) and got.schema == expected.schema, where
     assert spy.decided >= 4 * 3
+
+
+@pytest.mark.parametrize(
+    ("where", "holds"),
+    [
+        ((pba.col("id") >= 250) & (pba.col("id") < 260), lambda i: 250 <= i < 260),
+        ((pba.col("id") == 250) | (pba.col("id") == 1450), lambda i: i in (250, 1450)),
+        ((pba.col("id") == 250) & (pba.col("id") <= 900), lambda i: i == 250),
+        ((pba.col("id") == 250) | (pba.col("id") > 1490), lambda i: i == 250 or i > 1490),
+        ((pba.col("id") == 250) & (pba.col("name") == "v250"), lambda i: i == 250),
+        (
+            pba.col("id").isin([5, 905, 1234]) & (pba.col("id") != 905),
+            lambda i: i in (5, 1234),
+        ),
+    ],
+    ids=["range", "or-keys", "key-and-range", "key-or-range", "key-and-string", "negation"],
+)
+def test_files_pruned_whole_in_c_are_those_python_prunes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: Any, holds: Any
+) -> None:
+    """The files the C side finds pruned whole, many in one call (their row groups'
+    codes through the binding's exclusions and steps), are those the usual path prunes:
+    the same rows, from a lake of many files."""
+    paths = [
+        _write(tmp_path / f"f{i:02d}.parquet", range(i * 100, i * 100 + 100)) for i in range(15)
+    ]
+    got = pba.lookup_sync(paths, where)
+    with monkeypatch.context() as m:
+        m.setattr(prune_api, "decide_natively", _python_only)
+        expected = pba.lookup_sync(paths, where)
+    assert got.equals(expected) and got.schema == expected.schema
+    assert got.column("id").to_pylist() == [i for i in range(1500) if holds(i)]
 
 
 def _pass_reads(paths: list[str], where: Any) -> tuple[float, float]:

@@ -52,11 +52,16 @@ class Calls:
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     found = Calls()
-    real_decide, real_over = FilePass.decide, Sweep.over
+    real_decide, real_sweep, real_over = FilePass.decide, FilePass.sweep, Sweep.over
 
     def decide(passes: FilePass, *args: Any, **kwargs: Any) -> Any:
         found.passed += passes.asking  # (the first file's finds it unbound: no C call)
         return real_decide(passes, *args, **kwargs)
+
+    def sweep(passes: FilePass, *args: Any) -> Any:
+        got, n = real_sweep(passes, *args)
+        found.passed += n  # files passed, many in one C call
+        return got, n
 
     def over(sweep: Sweep, files: Any, progress: Any = None, start: int = 0) -> Sweep:
         done = real_over(sweep, files, progress, start)
@@ -64,6 +69,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
         return done
 
     monkeypatch.setattr(FilePass, "decide", decide)
+    monkeypatch.setattr(FilePass, "sweep", sweep)
     monkeypatch.setattr(Sweep, "over", over)
     return found
 
@@ -148,24 +154,36 @@ def test_a_lone_file_is_not_swept(tmp_path: Path, calls: Calls) -> None:
     assert calls.swept == []
 
 
-def test_a_file_the_sweep_cannot_plan_fails_in_its_place(
-    lake: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_folder_the_sweep_cannot_plan_fails_in_its_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """An error met in the sweep is left to the per-file step, which raises it naming the
-    file (as without the sweep)."""
+    """In a lake of partition folders, what the sweep makes of a folder's values is made
+    once for its files; an error met there is left to the per-file step, which raises it
+    naming the folder's first file."""
     from pybloom_async.errors import PredicateError
-    from pybloom_async.io.base import location_text
+    from pybloom_async.io.partitions import partition_of
     from pybloom_async.rows import plan
 
-    bad = str(sorted(lake.glob("*.parquet"))[4])
+    for p in range(4):
+        (tmp_path / f"p={p}").mkdir()
+        for i in range(3):
+            _write(tmp_path / f"p={p}" / f"part-{i}.parquet", (p * 3 + i) * 100)
     real = plan.rows_of
+    asked: list[Any] = []
+    failing: list[Any] = []
 
     def rows_of(parts: Any, location: Any) -> Any:
-        if location_text(location) == bad:
+        asked.append(partition_of(location))
+        if partition_of(location) in failing:
             raise PredicateError("a value its partition cannot hold")
         return real(parts, location)
 
     monkeypatch.setattr(plan, "rows_of", rows_of)
+    got = pba.lookup_sync(str(tmp_path), pba.col("id") == 150)
+    assert got.column("id").to_pylist() == [150]
+    # Made once per folder in the sweep (the first file's by the per-file step).
+    assert asked.count((("p", "1"),)) == 1 and asked.count((("p", "3"),)) == 1
+    failing.append((("p", "2"),))
     with pytest.raises(PredicateError, match="a value its partition cannot hold") as caught:
-        pba.lookup_sync(str(lake), pba.col("id") == 250)
-    assert caught.value.path == bad
+        pba.lookup_sync(str(tmp_path), pba.col("id") == 150)
+    assert caught.value.path == str(tmp_path / "p=2" / "part-0.parquet")
