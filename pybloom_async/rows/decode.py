@@ -187,17 +187,32 @@ def keyed_matches(
             candidates.append(rows + start)
             positions.append(match.positions(group, rows))
     none = np.zeros(0, dtype=np.int64)
-    if parts:
-        table = computable(pa.concat_tables(parts))
-        at = np.concatenate(candidates)
-    else:
-        table = computable(empty_table(plan.arrow_schema).select(columns.first))
-        at = none
+    if not parts:  # no key found: no row, whatever the rest of the predicate says
+        return Matches(groups, _no_rows(plan.arrow_schema, columns.first), none, starts)
+    table = computable(pa.concat_tables(parts))
+    at = np.concatenate(candidates)
     if match.table is None and answered_by_key(rows_where(plan, job), keys):
         return Matches(groups, table, at, starts)  # each row matched holds the predicate
     in_file = None if match.table is None else np.concatenate(positions) if positions else none
     rows, taken = matched_rows(table, plan, job, match, in_file)
     return Matches(groups, rows, at[taken], starts)
+
+
+def _no_rows(schema: pa.Schema, names: Sequence[str]) -> Any:
+    """The (computable) table of ``schema``'s columns ``names`` with no rows: one per
+    schema and names (tables are values), as most files a key is looked up in have none."""
+    key = (schema, tuple(names))
+    found = _NO_ROWS.get(key)
+    if found is None:
+        found = computable(empty_table(schema).select(list(names)))
+        if len(_NO_ROWS) >= 64:
+            _NO_ROWS.clear()
+        _NO_ROWS[key] = found
+    return found
+
+
+#: :func:`_no_rows`'s tables.
+_NO_ROWS: dict[tuple[Any, tuple[str, ...]], Any] = {}
 
 
 def matched_rows(
