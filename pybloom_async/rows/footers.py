@@ -103,10 +103,11 @@ def _wanting(
     """Whether the files read leave the answer's columns unknown: none was read, or a column
     asked or in the predicate is in none of them."""
     from .plan import columns_of, has_column
+    from .schema import column_kinds
 
     if not plans:
         return True
-    names = {str(f.name) for plan in plans for f in columns_of(plan)}
+    names = {str(f.name) for plan in column_kinds(plans) for f in columns_of(plan)}
     if columns is not None and any(c not in names for c in columns):
         return True
     leaves = dict.fromkeys(leaf.column for leaf in iter_leaves(where)) if where is not None else {}

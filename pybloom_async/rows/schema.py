@@ -162,12 +162,26 @@ def _plain(t: Any) -> Any:
     return t
 
 
+def column_kinds(plans: Sequence[FilePlan]) -> list[FilePlan]:
+    """The first of ``plans`` with each set of columns as the result sees them (the same
+    Arrow schema and partition columns), in order: what the result's columns are made of
+    (files pruned whole share their bound file's Arrow schema)."""
+    seen: set[Any] = set()
+    found = []
+    for plan in plans:
+        key = (id(plan.arrow_schema), tuple(plan.partition), plan.partition_fields)
+        if key not in seen:
+            seen.add(key)
+            found.append(plan)
+    return found
+
+
 def union_names(plans: Sequence[FilePlan], folders: Sequence[Any] = ()) -> list[str]:
     """Every top-level column of the files, each once, in the order first seen; then the
     partition columns ``folders`` (Arrow fields), in the order first met in the listing."""
     keys = [str(f.name) for f in folders]
     names: dict[str, None] = {}
-    for plan in plans:
+    for plan in column_kinds(plans):
         names.update(dict.fromkeys(n for n in top_level(plan) if n not in keys))
     return list(names) + keys
 
@@ -184,7 +198,7 @@ def result_schema(
     """
     names = list(columns) if columns is not None else union_names(plans, folders)
     seen: dict[str, tuple[str, Any]] = {f.name: ("its partition folders", f) for f in folders}
-    for plan in plans:
+    for plan in column_kinds(plans):  # a file like one before adds nothing, nor fails
         by_name = {f.name: f for f in columns_of(plan)}
         for name in names:
             field = by_name.get(name)
