@@ -119,9 +119,12 @@ async def test_an_async_lookup_of_local_paths_tells_progress_on_the_loop(tmp_pat
 
 
 @pytest.mark.anyio
-async def test_a_readers_async_local_lookups_run_one_at_a_time(tmp_path: Path) -> None:
-    """Through one reader, async lookups of local paths run whole one after another (two
-    at once only contend for the interpreter): each one's progress comes in one piece."""
+async def test_a_readers_async_local_lookups_run_two_at_a_time(tmp_path: Path) -> None:
+    """Through one reader, async lookups of local paths run whole, at most two at once on
+    two cores or more (one's C calls beside the other's Python; more only contend for the
+    interpreter), one at a time on one core: each one's progress spans no more."""
+    import os
+
     from pybloom_async import BloomReader, col, lookup
 
     for i in range(20):
@@ -140,9 +143,10 @@ async def test_a_readers_async_local_lookups_run_one_at_a_time(tmp_path: Path) -
         assert rows.column("id").to_pylist() == [n * 10 + 3]
 
     async with anyio.create_task_group() as group:
-        for n in range(4):
+        for n in range(6):
             group.start_soon(one, n)
     await anyio.sleep(0)
-    assert len(calls) == 4 * 20
-    runs = [n for i, n in enumerate(calls) if i == 0 or calls[i - 1] != n]
-    assert sorted(runs) == [0, 1, 2, 3], f"lookups ran at once: {runs}"
+    assert len(calls) == 6 * 20
+    spans = {n: (calls.index(n), len(calls) - 1 - calls[::-1].index(n)) for n in range(6)}
+    at_once = max(sum(lo <= i <= hi for lo, hi in spans.values()) for i in range(len(calls)))
+    assert at_once <= min(2, os.cpu_count() or 1), f"lookups ran at once: {calls}"
