@@ -60,6 +60,10 @@ if TYPE_CHECKING:
     from ..read.run import RunKeywords
 
 
+#: What a reader keeps the footers of earlier runs' file passes under (with their folder),
+#: and how many of them per folder (the schemas a folder's files have, mostly one).
+_PASS_REFERENCES = "file pass references"
+_KEPT_REFERENCES = 4
 #: The error on a column no file has lists at most this many of the files' columns...
 _SHOWN_COLUMNS = 20
 #: ... and counts up to this many distinct ones.
@@ -184,7 +188,12 @@ class CompiledPredicate:
         """The run's local files pruned in one C call each (:mod:`.file_pass`), when
         ``path`` is a local file's; None otherwise. A caller's reader too: read from the
         page cache in C, a local file is pruned faster than from the reader's cached
-        footer and filters, and as it is now."""
+        footer and filters, and as it is now.
+
+        The pass is bound at once from the footers the reader kept of earlier runs' passes
+        over the folder of ``path`` (the run's first file asking), so that a service's
+        lookup over a lake prunes its first file in C too; a footer whose schema the
+        predicate does not fit binds nothing (its own files say why)."""
         if "://" in path:
             return None
         found = self._pass
@@ -192,9 +201,21 @@ class CompiledPredicate:
             with self._pass_lock:
                 found = self._pass
                 if found is None:
-                    found = self._pass = FilePass(
-                        self.normal, run.reader.config, run.strict, self.seen.add
-                    )
+                    reader = run.reader
+                    key = (_PASS_REFERENCES, os.path.dirname(path))
+
+                    def bound(footer: Footer) -> None:
+                        kept = reader.kept(key, "") or ()
+                        if all(footer is not other for other in kept):
+                            reader.keep(key, "", (*kept, footer)[-_KEPT_REFERENCES:])
+
+                    found = FilePass(self.normal, reader.config, run.strict, self.seen.add, bound)
+                    for footer in reader.kept(key, "") or ():
+                        try:
+                            found.learn(footer, self.leaves_for(footer))
+                        except PyBloomError:
+                            continue
+                    self._pass = found
         return found
 
     def __reduce__(self) -> tuple[type[CompiledPredicate], tuple[Predicate]]:

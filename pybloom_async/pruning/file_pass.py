@@ -280,9 +280,11 @@ class FilePass:
         config: ReaderConfig,
         strict: bool,
         seen: Callable[[Schema], None],
+        bound: Callable[[Footer], None] | None = None,
     ) -> None:
         self.where = where
         self.seen = seen
+        self.bound = bound  # told each footer a schema is bound from
         self.config = config
         self.strict = strict
         self.suffix = config.first_suffix_bytes
@@ -527,6 +529,8 @@ class FilePass:
             # The scratch is made wide enough before any thread can use the binding.
             self._width = max(self._width, binding.width)
             self._bindings.append(binding)
+        if self.bound is not None:
+            self.bound(footer)
 
     def _scratch(self) -> _Scratch:
         mine: _Scratch | None = getattr(self._local, "scratch", None)

@@ -387,3 +387,42 @@ def test_the_first_read_takes_the_filters_within_the_suffix(tmp_path: Path, spy:
     requests, nbytes = _pass_reads(paths, pba.col("id") == 51)
     assert spy.decided == 3
     assert requests == 1 and nbytes < pba.ReaderConfig().first_suffix_bytes
+
+
+def test_a_warm_reader_binds_a_later_runs_pass_from_its_kept_footers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader keeps the footers its runs' passes were bound from, by folder: a later
+    lookup over the folder binds its pass from them at once, and its first file is pruned
+    in C too (no file the usual way), with the same rows. A literal its column cannot
+    hold is still an error naming a file; another folder's lookup learns its own."""
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    for i in range(6):
+        _write(lake / f"f{i}.parquet", range(i * 100, i * 100 + 100))
+    usual: list[int] = []
+    real = prune_api.decide_natively
+
+    async def counted(*args: Any) -> Any:
+        usual.append(1)
+        return await real(*args)
+
+    monkeypatch.setattr(prune_api, "decide_natively", counted)
+    reader = pba.BloomReader()
+    first = pba.lookup_sync(str(lake), pba.col("id") == 250, reader=reader)
+    assert usual, "the first run's first file binds the pass the usual way"
+    usual.clear()
+    for key in (250, 5, 599, 1000):
+        got = pba.lookup_sync(str(lake), pba.col("id") == key, reader=reader)
+        assert got.column("id").to_pylist() == ([key] if key < 600 else [])
+    assert not usual, "a later run's files all go through the pass"
+    assert first.column("id").to_pylist() == [250]
+    with pytest.raises(pba.PredicateError) as caught:
+        pba.lookup_sync(str(lake), pba.col("id") == "not a number", reader=reader)
+    assert caught.value.path is not None and caught.value.path.startswith(str(lake))
+    other = tmp_path / "other"
+    other.mkdir()
+    for i in range(3):
+        _write(other / f"g{i}.parquet", range(i * 10, i * 10 + 10), "label")
+    got = pba.lookup_sync(str(other), pba.col("id") == 15, reader=reader)
+    assert got.column("id").to_pylist() == [15] and usual, "another folder: its own binding"

@@ -393,10 +393,12 @@ async def test_cache_saves_requests_and_notices_rewrites(tmp_path: Path) -> None
     write_table(path)
     stats = SourceStats()
     reader = BloomReader(stats=stats, max_age=3600)
-    await prune(path, col("id") == 1, reader=reader)
+    # A null test beside the key: the file pass (which reads a local file again from the
+    # page cache in C, bound from the footer a reader kept) does not take it, the cache does.
+    await prune(path, (col("id") == 1) | col("id").is_null(), reader=reader)
     first = stats.requests
     assert first >= 1
-    await prune(path, col("id") == 2, reader=reader)
+    await prune(path, (col("id") == 2) | col("id").is_null(), reader=reader)
     assert stats.requests == first  # footer and filters from the cache
     # Rewritten under the same name: a reader checking every time sees it.
     checking = BloomReader(stats=stats, max_age=0)
