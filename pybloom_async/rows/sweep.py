@@ -107,13 +107,13 @@ class Sweep:
                         found = made[pairs] = None
                 if found is None or found[0] is None:
                     continue
-                if found[0] is not passes and batch:
-                    self._swept(passes, batch, start, progress)  # type: ignore[arg-type]
-                    batch = []
-                passes = found[0]
+                if found[0] is not passes:
+                    if passes is not None and batch:
+                        self._swept(passes, batch, start, progress)
+                    batch, passes = [], found[0]
                 batch.append((at, location, path, found[1]))
-            if batch:
-                self._swept(passes, batch, start, progress)  # type: ignore[arg-type]
+            if passes is not None and batch:
+                self._swept(passes, batch, start, progress)
         return self
 
     def _swept(
