@@ -78,14 +78,10 @@ class FilePageIndex:
 
 
 def has_offset_index(meta: FileMetaData, group: int) -> bool:
-    """Whether a chunk of row group ``group`` records an offset index (a page index), as
-    the footer scanner reads it: the footer's model decodes every chunk's details for it
-    (a lookup's kept file spent a tenth of its time so), and is asked only where the
-    scanner does not read the footer."""
-    leaves = list(range(len(meta.schema.columns)))
-    records = meta.chunk_records(leaves)
-    if records is not None:
-        return any(c.offset_index_offset is not None for c in records.scanned()[group])
+    """Whether a chunk of row group ``group`` records an offset index (a page index): every
+    leaf's chunks as the file's plan reads them (one scan of the footer for both, and no
+    chunk's details decoded where the scanner reads it: ``ColumnChunk.has_offset_index``)."""
+    leaves = range(len(meta.schema.columns))
     return any(c.has_offset_index for c in meta.chunks_of(leaves)[group].columns.values())
 
 
