@@ -242,6 +242,40 @@ size_t pba_chunk_pages_read(const pba_chunk_reader *reader);
  * offsets[n] said). */
 int pba_chunk_gather(pba_chunk_reader *reader, uint8_t *out, size_t out_len);
 
+/*
+ * Many chunks of one column at once (a file's row groups): one call opens each chunk and
+ * matches or takes its rows, so a file's column costs a call or two, not three per row
+ * group. readers (n_chunks) holds each chunk's reader: a NULL entry is opened here from
+ * chunks[c] (and left there), a reader given (by an earlier call on the same chunks) is
+ * used as it is. The caller closes them all (pba_chunks_close) whatever the status. On a
+ * failure *failed is the chunk that failed, whose status is returned; the outputs are
+ * then not all written.
+ *
+ * pba_chunks_match: the rows of each chunk whose value is one of `keys`, one chunk's after
+ * another's in rows (capacity: the chunks' num_rows together suffice), counts[c] of
+ * chunks[c].
+ *
+ * pba_chunks_take: chunks[c] taken at its counts[c] rows, which follow one another in rows
+ * (each chunk's strictly ascending, below its num_rows); valid, values and offsets as one
+ * pba_chunk_take of all the rows, in order (byte arrays: offsets go on across the chunks
+ * from 0, and pba_chunks_gather copies their bytes).
+ */
+int pba_chunks_match(const pba_chunk *chunks, size_t n_chunks, const pba_keys *keys,
+                     uint32_t *rows, size_t capacity, uint64_t *counts,
+                     pba_chunk_reader **readers, size_t *failed);
+
+int pba_chunks_take(const pba_chunk *chunks, size_t n_chunks, const int64_t *rows,
+                    const uint64_t *counts, uint8_t *valid, uint8_t *values, int64_t *offsets,
+                    pba_chunk_reader **readers, size_t *failed);
+
+/* Copies the byte arrays of a pba_chunks_take into out (exactly the size its last offset
+ * said). */
+int pba_chunks_gather(pba_chunk_reader **readers, size_t n_chunks, uint8_t *out,
+                      size_t out_len);
+
+/* Closes the readers of these calls (NULL entries are skipped) and sets them NULL. */
+void pba_chunks_close(pba_chunk_reader **readers, size_t n_chunks);
+
 #ifdef __cplusplus
 }
 #endif

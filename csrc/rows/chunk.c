@@ -13,6 +13,7 @@
 #include "pybloom_async_pages.h"
 #include "pybloom_async_rows.h"
 #include "le.h"
+#include "pool.h"
 #include "stream.h"
 
 /* Parquet's PageType and Encoding values read here. */
@@ -180,11 +181,11 @@ int pba_chunk_open(const pba_chunk *chunk, pba_chunk_reader **out) {
 
 void pba_chunk_close(pba_chunk_reader *r) {
     if (r == NULL) return;
-    for (size_t i = 0; i < r->n_pages; i++) free(r->pages[i].owned);
+    for (size_t i = 0; i < r->n_pages; i++) pba_pool_put(r->pages[i].owned);
     free(r->pages);
-    free(r->dictionary.owned);
+    pba_pool_put(r->dictionary.owned);
     pba_stream_free(&r->stream);
-    free(r->entry_at);
+    pba_pool_put(r->entry_at);
     free(r->wanted);
     free(r->taken);
     free(r->taken_len);
@@ -198,7 +199,7 @@ void pba_chunk_close(pba_chunk_reader *r) {
 static int page_buffer(const pba_chunk_reader *r, size_t len, uint8_t **out) {
     if (len > PBA_CHUNK_MAX_PAGE || len > r->chunk.limit - r->decompressed)
         return PBA_CHUNK_ERR_TOO_LARGE;
-    *out = malloc(len ? len : 1);
+    *out = pba_pool_get(len);
     return *out == NULL ? PBA_CHUNK_ERR_MEMORY : PBA_CHUNK_OK;
 }
 
@@ -216,7 +217,7 @@ static int inflate_into(pba_chunk_reader *r, const uint8_t *src, size_t src_len,
     if (status != PBA_CHUNK_OK) return status;
     status = pba_decompress(r->chunk.codec, src, src_len, buf, len);
     if (status != PBA_CHUNK_OK) {
-        free(buf);
+        pba_pool_put(buf);
         return status;
     }
     r->decompressed += len;
@@ -277,7 +278,7 @@ static int dictionary_start(pba_chunk_reader *r) {
     if (r->chunk.width ? (uint64_t)count * r->chunk.width > d->raw : count > d->raw / 4)
         return PBA_CHUNK_ERR_PAGES; /* a byte array's length alone takes 4 bytes */
     if (!r->chunk.width) {
-        r->entry_at = malloc((size_t)count * sizeof *r->entry_at);
+        r->entry_at = pba_pool_get((size_t)count * sizeof *r->entry_at);
         if (r->entry_at == NULL) return PBA_CHUNK_ERR_MEMORY;
     }
     r->entries = count;
@@ -530,4 +531,96 @@ int pba_chunk_gather(pba_chunk_reader *r, uint8_t *out, size_t out_len) {
         at += r->taken_len[i];
     }
     return PBA_CHUNK_OK;
+}
+
+/* Chunk c's reader: the one given, or opened now (of the calls' one width). */
+static int reader_of(const pba_chunk *chunks, size_t c, pba_chunk_reader **readers) {
+    if (chunks[c].width != chunks[0].width) return PBA_CHUNK_ERR_ARG;
+    if (readers[c] != NULL) {
+        const pba_chunk *had = &readers[c]->chunk;
+        return had->width == chunks[c].width && had->num_rows == chunks[c].num_rows
+                   ? PBA_CHUNK_OK
+                   : PBA_CHUNK_ERR_ARG;
+    }
+    return pba_chunk_open(&chunks[c], &readers[c]);
+}
+
+int pba_chunks_match(const pba_chunk *chunks, size_t n_chunks, const pba_keys *keys,
+                     uint32_t *rows, size_t capacity, uint64_t *counts,
+                     pba_chunk_reader **readers, size_t *failed) {
+    if (failed == NULL || keys == NULL ||
+        (n_chunks && (chunks == NULL || counts == NULL || readers == NULL)) ||
+        (rows == NULL && capacity))
+        return PBA_CHUNK_ERR_ARG;
+    *failed = 0;
+    size_t at = 0;
+    for (size_t c = 0; c < n_chunks; c++) {
+        *failed = c;
+        int status = reader_of(chunks, c, readers);
+        if (status != PBA_CHUNK_OK) return status;
+        size_t found = 0;
+        status = pba_chunk_match(readers[c], keys, rows == NULL ? NULL : rows + at, capacity - at,
+                                 &found);
+        if (status != PBA_CHUNK_OK) return status;
+        counts[c] = found;
+        at += found;
+    }
+    return PBA_CHUNK_OK;
+}
+
+int pba_chunks_take(const pba_chunk *chunks, size_t n_chunks, const int64_t *rows,
+                    const uint64_t *counts, uint8_t *valid, uint8_t *values, int64_t *offsets,
+                    pba_chunk_reader **readers, size_t *failed) {
+    if (failed == NULL || (n_chunks && (chunks == NULL || counts == NULL || readers == NULL)))
+        return PBA_CHUNK_ERR_ARG;
+    *failed = 0;
+    uint32_t width = n_chunks ? chunks[0].width : 0;
+    size_t at = 0;
+    int64_t bytes = 0;
+    if (!width) {
+        if (offsets == NULL) return PBA_CHUNK_ERR_ARG;
+        offsets[0] = 0;
+    }
+    for (size_t c = 0; c < n_chunks; c++) {
+        *failed = c;
+        int status = reader_of(chunks, c, readers);
+        if (status != PBA_CHUNK_OK) return status;
+        size_t n = (size_t)counts[c];
+        if (n && (rows == NULL || valid == NULL || (width && values == NULL)))
+            return PBA_CHUNK_ERR_ARG;
+        status = pba_chunk_take(readers[c], n ? rows + at : NULL, n, n ? valid + at : NULL,
+                                width && n ? values + at * width : NULL,
+                                width ? NULL : offsets + at);
+        if (status != PBA_CHUNK_OK) return status;
+        if (!width) { /* its offsets, written from 0 at offsets + at, moved on past the
+                       * bytes before it (offsets[at] is the last chunk's end again) */
+            offsets[at] = bytes;
+            for (size_t k = 1; k <= n; k++) offsets[at + k] += bytes;
+            bytes = offsets[at + n];
+        }
+        at += n;
+    }
+    return PBA_CHUNK_OK;
+}
+
+int pba_chunks_gather(pba_chunk_reader **readers, size_t n_chunks, uint8_t *out,
+                      size_t out_len) {
+    if ((n_chunks && readers == NULL) || (out == NULL && out_len)) return PBA_CHUNK_ERR_ARG;
+    size_t at = 0;
+    for (size_t c = 0; c < n_chunks; c++) {
+        pba_chunk_reader *r = readers[c];
+        if (r == NULL || r->taken_bytes > out_len - at) return PBA_CHUNK_ERR_ARG;
+        int status = pba_chunk_gather(r, out + at, (size_t)r->taken_bytes);
+        if (status != PBA_CHUNK_OK) return status;
+        at += (size_t)r->taken_bytes;
+    }
+    return at == out_len ? PBA_CHUNK_OK : PBA_CHUNK_ERR_ARG;
+}
+
+void pba_chunks_close(pba_chunk_reader **readers, size_t n_chunks) {
+    if (readers == NULL) return;
+    for (size_t c = 0; c < n_chunks; c++) {
+        pba_chunk_close(readers[c]);
+        readers[c] = NULL;
+    }
 }

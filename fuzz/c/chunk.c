@@ -16,6 +16,7 @@
  * only as far as they need; every row pba_chunk_match gives
  * is ascending, below num_rows, and taken has a present value equal to one of the keys;
  * pba_chunk_take's offsets ascend from 0 and pba_chunk_gather fills exactly their total;
+ * the same rows taken of the chunk twice in one pba_chunks_take are the single take's, twice;
  * a snappy block decompresses to exactly the size it declares, or is refused, and a part
  * of it read as a stream is the whole's first bytes.
  */
@@ -263,6 +264,51 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (offsets[m]) CHECK(pba_chunk_gather(reader, bytes, (size_t)offsets[m] - 1) != 0);
             free(bytes);
         }
+    }
+    /* The chunk given twice to one pba_chunks_take, the wanted rows each time: the single
+     * take's values twice, byte arrays' offsets going on from the first's end. */
+    if (pba_chunk_take(reader, wanted, m, valid, values, offsets) == PBA_CHUNK_OK) {
+        pba_chunk spec2[2] = {spec, spec};
+        int64_t rows2[512];
+        uint64_t counts[2] = {m, m};
+        uint8_t valid2[512];
+        uint8_t *values2 = malloc(2 * m * 8 + 1);
+        int64_t offsets2[513];
+        pba_chunk_reader *readers[2] = {NULL, NULL};
+        size_t failed = 0;
+        memcpy(rows2, wanted, m * sizeof *wanted);
+        memcpy(rows2 + m, wanted, m * sizeof *wanted);
+        int status2 = pba_chunks_take(spec2, 2, rows2, counts, valid2, values2, offsets2, readers,
+                                      &failed);
+        CHECK(status2 == PBA_CHUNK_OK || failed < 2);
+        if (status2 == PBA_CHUNK_OK) {
+            CHECK(memcmp(valid2, valid, m) == 0 && memcmp(valid2 + m, valid, m) == 0);
+            if (spec.width) {
+                for (size_t k = 0; k < m; k++)
+                    if (valid[k])
+                        CHECK(!memcmp(values2 + k * spec.width, values + k * spec.width, spec.width) &&
+                              !memcmp(values2 + (m + k) * spec.width, values + k * spec.width,
+                                      spec.width));
+            } else {
+                size_t total = (size_t)offsets[m];
+                for (size_t k = 0; k <= m; k++) {
+                    CHECK(offsets2[k] == offsets[k]);
+                    CHECK(offsets2[m + k] == offsets[k] + (int64_t)total);
+                }
+                uint8_t *one = malloc(total + 1);
+                uint8_t *two = malloc(2 * total + 1);
+                CHECK(pba_chunk_gather(reader, one, total) == 0);
+                CHECK(pba_chunks_gather(readers, 2, two, 2 * total) == 0);
+                CHECK(pba_chunks_gather(readers, 2, two, 2 * total + 1) != 0);
+                CHECK(total == 0 || (memcmp(two, one, total) == 0 &&
+                                     memcmp(two + total, one, total) == 0));
+                free(one);
+                free(two);
+            }
+        }
+        pba_chunks_close(readers, 2);
+        CHECK(readers[0] == NULL && readers[1] == NULL);
+        free(values2);
     }
     pba_chunk_close(fresh);
     pba_chunk_close(reader);

@@ -15,6 +15,7 @@ names what is wrong. Nothing here raises for what a file holds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -114,3 +115,115 @@ class Chunk:
         if lib.pba_chunk_gather(self._reader, ffi.from_buffer(u8, data), len(data)) != 0:
             return None
         return valid, data, offsets
+
+
+class Chunks:
+    """C chunk readers over many chunks of one column (a file's row groups), each use one
+    call for them all (``pba_chunks_*``): the readers are opened by the first call and kept
+    for the next, so a key chunk matched is taken from without reading its pages again.
+    Closed by :meth:`Chunks.close` (or when collected)."""
+
+    def __init__(self, specs: Any, sources: list[Any], width: int, num_rows: list[int]) -> None:
+        self._specs, self._sources, self.width, self.num_rows = specs, sources, width, num_rows
+        n = len(num_rows)
+        self._readers = ffi.new("pba_chunk_reader *[]", n)
+        self._closed_when_collected = ffi.gc(self._readers, _closer(n))
+        self._failed = ffi.new("size_t *")
+
+    @classmethod
+    def open(
+        cls, parts: Sequence[tuple[memoryview, int, int, int]], width: int, optional: bool
+    ) -> Chunks | None:
+        """The chunks ``parts`` (each its pages' bytes, codec, row group's rows and
+        uncompressed size as its footer says; see :meth:`Chunk.open`), or None: one is not
+        read here."""
+        specs = ffi.new("pba_chunk[]", len(parts))
+        sources = []  # the chunks' bytes, alive with the readers
+        for spec, (data, codec, num_rows, limit) in zip(specs, parts, strict=True):
+            if not codec_available(codec) or not 0 <= num_rows < 1 << 31 or limit < 0:
+                return None
+            source = ffi.from_buffer("uint8_t[]", data)
+            sources.append(source)
+            spec.data, spec.len, spec.codec, spec.width = source, len(data), codec, width
+            spec.optional, spec.num_rows, spec.limit = int(optional), num_rows, limit
+        return cls(specs, sources, width, [p[2] for p in parts])
+
+    def match(self, keys: Any) -> tuple[Any, Any] | None:
+        """The rows whose value is one of ``keys`` (a ``pba_keys *``): every chunk's in
+        turn (numpy int64, each ascending) and how many are each chunk's (numpy uint64);
+        None: a chunk is not read here."""
+        rows = np.empty(max(sum(self.num_rows), 1), dtype=np.uint32)
+        counts = np.zeros(len(self.num_rows), dtype=np.uint64)
+        status = lib.pba_chunks_match(
+            self._specs,
+            len(self.num_rows),
+            keys,
+            ffi.from_buffer("uint32_t[]", rows),
+            len(rows),
+            ffi.from_buffer("uint64_t[]", counts),
+            self._readers,
+            self._failed,
+        )
+        if status != 0:
+            return None
+        return rows[: int(counts.sum())].astype(np.int64), counts
+
+    def take(self, rows: Any, counts: Any) -> tuple[Any, Any, Any] | None:
+        """The values at ``rows`` (each chunk's ``counts`` of them in turn, numpy int64 and
+        uint64; each chunk's strictly ascending), as :meth:`Chunk.take` gives them for one
+        chunk; None: a chunk is not read here."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        counts = np.ascontiguousarray(counts, dtype=np.uint64)
+        n = len(rows)
+        if len(counts) != len(self.num_rows) or int(counts.sum()) != n:
+            return None
+        valid = np.empty(n, dtype=np.uint8)
+        values = np.empty(n * self.width, dtype=np.uint8) if self.width else None
+        offsets = None if self.width else np.empty(n + 1, dtype=np.int64)
+        u8 = "uint8_t[]"
+        status = lib.pba_chunks_take(
+            self._specs,
+            len(self.num_rows),
+            ffi.from_buffer("int64_t[]", rows),
+            ffi.from_buffer("uint64_t[]", counts),
+            ffi.from_buffer(u8, valid),
+            ffi.NULL if values is None else ffi.from_buffer(u8, values),
+            ffi.NULL if offsets is None else ffi.from_buffer("int64_t[]", offsets),
+            self._readers,
+            self._failed,
+        )
+        if status != 0:
+            return None
+        if offsets is None:
+            return valid, values, None
+        size = int(offsets[-1])
+        if size > MAX_TAKEN_BYTES:
+            return None
+        data = np.empty(size, dtype=np.uint8)
+        gathered = lib.pba_chunks_gather(
+            self._readers, len(self.num_rows), ffi.from_buffer(u8, data), size
+        )
+        return (valid, data, offsets) if gathered == 0 else None
+
+    @property
+    def pages_read(self) -> int:
+        """How many data pages the open readers have read (each is decompressed once)."""
+        readers = (self._readers[i] for i in range(len(self.num_rows)))
+        return sum(int(lib.pba_chunk_pages_read(r)) for r in readers if r != ffi.NULL)
+
+    def close(self) -> None:
+        """Frees the readers and the pages they decompressed (again: nothing)."""
+        lib.pba_chunks_close(self._readers, len(self.num_rows))
+
+    def __enter__(self) -> Chunks:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+def _closer(n: int) -> Any:
+    def close(readers: Any) -> None:
+        lib.pba_chunks_close(readers, n)
+
+    return close

@@ -21,7 +21,8 @@ from ..predicate import iter_leaves
 from ..pruning.in_lists import sorted_unique
 from ..read.ranges import HeldBytes
 from .arrow import bool_array, constant_bools, empty_table, int64_array, numpy_of, rows_at
-from .keyed import Keys, answered_by_key, key_of, key_rows
+from .chunk import Chunks
+from .keyed import Keys, answered_by_key, key_of, key_rows, key_rows_many
 from .match import computable, evaluate, leaf_array
 from .pages import GroupPages, decode_group, held_reader
 from .plan import (
@@ -35,7 +36,7 @@ from .plan import (
     rows_where,
 )
 from .schema import conform
-from .take import take_columns
+from .take import take_columns, take_many
 
 
 def where_columns(plan: FilePlan, job: Job) -> list[str]:
@@ -174,6 +175,12 @@ def keyed_matches(
     keys = keys_of(plan, job, match)
     if keys is None:
         return None
+    many = key_rows_many(plan, held, groups, keys)
+    if many is not None:
+        with many[2]:
+            at_once = _keyed_at_once(fetched, groups, starts, columns, job, match, keys, many)
+        if at_once is not None:
+            return at_once
     parts, candidates, positions = [], [], []
     for group, start in zip(groups, starts, strict=False):
         found = key_rows(plan, held, group, keys)
@@ -197,6 +204,46 @@ def keyed_matches(
     in_file = None if match.table is None else np.concatenate(positions) if positions else none
     rows, taken = matched_rows(table, plan, job, match, in_file)
     return Matches(groups, rows, at[taken], starts)
+
+
+def _keyed_at_once(
+    fetched: Fetched,
+    groups: Sequence[int],
+    starts: Any,
+    columns: ReadColumns,
+    job: Job,
+    match: FileMatch,
+    keys: Keys,
+    many: tuple[Any, Any, Chunks],
+) -> Matches | None:
+    """:func:`keyed_matches` of row groups whose key chunks were matched in one call
+    (:func:`.keyed.key_rows_many`): the predicate's columns taken at every match in one
+    call per column (None: a column is not read so)."""
+    plan, held = fetched.plan, fetched.held
+    rows, counts, chunks = many
+    none = np.zeros(0, dtype=np.int64)
+    if not rows.size:  # no key found: no row, whatever the rest of the predicate says
+        return Matches(groups, _no_rows(plan.arrow_schema, columns.first), none, starts)
+    hit = np.flatnonzero(counts)
+    hit_groups = [groups[i] for i in hit.tolist()]
+    taken = take_many(plan, held, groups, rows, counts, [keys.column], {keys.column: chunks})
+    others = [name for name in columns.first if name != keys.column]
+    more = take_many(plan, held, hit_groups, rows, counts[hit], others) if others else {}
+    if taken is None or more is None:
+        return None
+    taken.update(more)
+    table = computable(pa.table([taken[n] for n in columns.first], names=columns.first))
+    at = rows + np.repeat(starts[: len(groups)], counts.astype(np.int64))
+    if match.table is None and answered_by_key(rows_where(plan, job), keys):
+        return Matches(groups, table, at, starts)  # each row matched holds the predicate
+    in_file = None
+    if match.table is not None:
+        bounds = np.concatenate(([0], np.cumsum(counts.astype(np.int64))))
+        in_file = np.concatenate(
+            [match.positions(groups[i], rows[bounds[i] : bounds[i + 1]]) for i in hit.tolist()]
+        )
+    found, taken_at = matched_rows(table, plan, job, match, in_file)
+    return Matches(groups, found, at[taken_at], starts)
 
 
 def _no_rows(schema: pa.Schema, names: Sequence[str]) -> Any:

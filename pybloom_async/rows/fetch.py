@@ -51,7 +51,14 @@ from .plan import (
     file_match,
     rows_where,
 )
-from .two_phase import Hit, first_rows, hit_batches, other_rows, whole_first_rows
+from .two_phase import (
+    Hit,
+    first_rows,
+    hit_batches,
+    many_other_rows,
+    other_rows,
+    whole_first_rows,
+)
 
 #: A file's rows are read in two phases (its predicate's columns first, the others for the
 #: matching rows only) when the kept row groups' other columns come to this many bytes or
@@ -339,6 +346,11 @@ async def _in_two_phases(
         for batch in hit_batches(plan, job, columns, hits, held_reader(held)):
             # Phase two: only the bytes phase one did not bring (each byte fetched once).
             held = await _fetch(source, job, [r for _, ranges in batch for r in ranges], held)
+            hits = [hit for hit, _ in batch]
+            table = await to_worker(many_other_rows, hits, plan, job, columns, held)
+            if table is not None:
+                yield table
+                continue
             for hit, _ in batch:
                 try:
                     yield await to_worker(other_rows, hit, plan, job, columns, held)

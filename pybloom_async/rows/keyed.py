@@ -36,11 +36,11 @@ from ..parquet.elements import DICTIONARY_ENCODINGS
 from ..predicate import And, Eq, In, IsNull, Predicate
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
-from .chunk import Chunk
+from .chunk import Chunk, Chunks
 from .match import Leaves, plain_ints
 from .page_walk import ChunkPages, Page, Refused, chunk_pages
 from .plan import FilePlan
-from .take import open_chunk, takeable
+from .take import open_chunk, open_chunks, takeable
 
 #: The Arrow types (as pyarrow reads the column) whose values are their stored bytes.
 _INT_WIDTHS = {PhysicalType.INT32: 4, PhysicalType.INT64: 8}
@@ -203,6 +203,23 @@ def key_rows(
         return _matched(chunk, keys), chunk
     except (Refused, PyBloomError, pa.ArrowException, OSError):
         return None
+
+
+def key_rows_many(
+    plan: FilePlan, held: HeldBytes, groups: Sequence[int], keys: Keys
+) -> tuple[Any, Any, Chunks] | None:
+    """:func:`key_rows` of many row groups in one C call: their rows whose key is one of
+    ``keys`` (each row group's in turn, ascending, numpy int64), how many are each row
+    group's (numpy uint64), and the key chunks as read, open (the caller closes them);
+    None when a chunk is not read so (:func:`key_rows` then reads them one by one)."""
+    chunks = open_chunks(plan, held, groups, plan.schema.column(keys.column))
+    if chunks is None:
+        return None
+    found = chunks.match(keys.struct())
+    if found is None:
+        chunks.close()
+        return None
+    return found[0], found[1], chunks
 
 
 def _matched(chunk: ChunkPages, keys: Keys) -> Any:

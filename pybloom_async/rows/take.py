@@ -34,7 +34,7 @@ from ..parquet.logical import LogicalKind, TimeUnit
 from ..parquet.schema import ColumnDescriptor
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
-from .chunk import MAX_TAKEN_BYTES, Chunk
+from .chunk import MAX_TAKEN_BYTES, Chunk, Chunks
 from .page_walk import DTYPES, ChunkPages, Page, Refused, as_i64, as_u8, checked, chunk_pages
 from .plan import FilePlan, chunk_range
 
@@ -149,6 +149,67 @@ def take_columns(
         except (Refused, PyBloomError, pa.ArrowException, OSError):
             continue
     return found
+
+
+def take_many(
+    plan: FilePlan,
+    held: HeldBytes,
+    groups: Sequence[int],
+    rows: Any,
+    counts: Any,
+    names: Sequence[str],
+    read: Mapping[str, Chunks] | None = None,
+) -> dict[str, Any] | None:
+    """The columns ``names`` taken at the rows of row groups ``groups``: ``counts[i]`` of
+    ``rows`` (numpy int64, each row group's ascending) are row group ``groups[i]``'s, in
+    turn. Each column is taken in one C call (``pba_chunks_take``), as one Arrow array of
+    all those rows in order. ``read``: chunks of the same row groups already open, by
+    column (their pages reused). None when a column or a chunk is not read so (the caller
+    takes the row groups one by one, which reads them another way and names what is
+    wrong)."""
+    if not NATIVE_CHUNKS:
+        return None
+    found: dict[str, Any] = {}
+    for name in names:
+        column = takeable(plan, name)
+        if column is None:
+            return None
+        try:
+            given = read.get(name) if read is not None else None
+            if given is not None:
+                taken = given.take(rows, counts)
+            else:
+                chunks = open_chunks(plan, held, groups, column.desc)
+                if chunks is None:
+                    return None
+                with chunks:
+                    taken = chunks.take(rows, counts)
+            if taken is None:
+                return None
+            found[name] = _built(column, len(rows), *taken)
+        except (Refused, PyBloomError, pa.ArrowException, OSError):
+            return None
+    return found
+
+
+def open_chunks(
+    plan: FilePlan, held: HeldBytes, groups: Sequence[int], desc: ColumnDescriptor
+) -> Chunks | None:
+    """The chunks of ``desc`` in row groups ``groups``, to be read by one C call per use
+    (None: a chunk's bytes are not held, or one is not read so)."""
+    if not NATIVE_CHUNKS:
+        return None
+    parts = []
+    for group in groups:
+        data = held.view(*chunk_range(plan, group, desc.index))
+        if data is None:
+            return None
+        meta = plan.chunk(group, desc.index)
+        num_rows = plan.metadata.row_groups[group].num_rows
+        parts.append((data, meta.codec, num_rows, meta.total_uncompressed_size))
+    dtype = DTYPES.get(desc.physical_type)
+    width = dtype.itemsize if dtype is not None else 0
+    return Chunks.open(parts, width, desc.max_definition_level == 1)
 
 
 def open_chunk(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor) -> Chunk | None:

@@ -33,7 +33,7 @@ from .decode import (
 from .match import computable
 from .pages import GroupPages, WholeChunks, decode_group, held_reader, pages_for_rows
 from .plan import Fetched, FileMatch, FilePlan, Job, chunk_range
-from .take import take_columns
+from .take import take_columns, take_many
 
 
 @dataclass
@@ -152,6 +152,30 @@ def other_rows(hit: Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: H
         raise
     except (PyBloomError, OSError, pa.ArrowException) as exc:
         raise format_error(exc, plan, hit.group) from None
+
+
+def many_other_rows(
+    hits: Sequence[Hit], plan: FilePlan, job: Job, columns: ReadColumns, held: HeldBytes
+) -> Any:
+    """Phase two of row groups read as whole chunks, all at once: each other column taken
+    at every hit's rows in one C call (:func:`.take.take_many`), and one table of them all,
+    joined to phase one's columns (None: a hit reads pages, or a column or chunk is not
+    read so; :func:`other_rows` then reads them one by one)."""
+    if any(hit.pages is not None for hit in hits):
+        return None
+    rest = list(columns.rest)
+    rows = np.concatenate([np.asarray(h.matched, dtype=np.int64) for h in hits])
+    counts = np.array([len(h.matched) for h in hits], dtype=np.uint64)
+    taken = take_many(plan, held, [h.group for h in hits], rows, counts, rest)
+    if taken is None:
+        return None
+    try:
+        table = pa.concat_tables([hit.first for hit in hits])
+        for name in rest:  # top-level names (the predicate's leaves are first)
+            table = table.append_column(name, taken[name])
+        return shaped(table, plan, job)
+    except (PyBloomError, OSError, pa.ArrowException):
+        return None  # read one by one, where an error names its row group
 
 
 def whole_first_rows(

@@ -128,3 +128,117 @@ def test_byte_arrays_are_gathered_exactly() -> None:
         for i in range(len(rows))
     ]
     assert got == [values[r] for r in rows]
+
+
+def test_many_chunks_are_taken_in_one_call_and_check_their_arguments() -> None:
+    data, meta = _file(compression="snappy")
+    start = meta.dictionary_page_offset or meta.data_page_offset
+    pages = memoryview(data)[start : start + meta.total_compressed_size]
+    source = ffi.from_buffer("uint8_t[]", pages)
+    chunks = ffi.new("pba_chunk[]", 2)
+    for spec in chunks:
+        spec.data, spec.len, spec.codec = source, len(pages), 1
+        spec.width, spec.optional, spec.num_rows = 8, 1, 100
+        spec.limit = meta.total_uncompressed_size
+    rows = np.array([3, 50, 99, 0, 7], dtype=np.int64)  # three of one chunk, two of the other
+    counts = np.array([3, 2], dtype=np.uint64)
+    valid = np.empty(5, dtype=np.uint8)
+    values = np.empty(40, dtype=np.uint8)
+    readers = ffi.new("pba_chunk_reader *[]", 2)
+    failed = ffi.new("size_t *")
+
+    def call(chunks: Any = chunks, counts: Any = counts, failed: Any = failed) -> int:
+        try:
+            return int(
+                lib.pba_chunks_take(
+                    chunks,
+                    2,
+                    ffi.from_buffer("int64_t[]", rows),
+                    ffi.NULL if counts is None else ffi.from_buffer("uint64_t[]", counts),
+                    ffi.from_buffer("uint8_t[]", valid),
+                    ffi.from_buffer("uint8_t[]", values),
+                    ffi.NULL,
+                    readers,
+                    failed,
+                )
+            )
+        finally:
+            lib.pba_chunks_close(readers, 2)
+            assert readers[0] == ffi.NULL and readers[1] == ffi.NULL
+
+    assert call() == 0
+    assert valid.tolist() == [1] * 5 and values.view(np.int64).tolist() == [3, 50, 99, 0, 7]
+    # The second chunk's rows not ascending: its status, and which chunk failed.
+    rows[3:] = [7, 0]
+    assert call() == lib.PBA_CHUNK_ERR_ARG and failed[0] == 1
+    rows[3:] = [0, 7]
+    assert call(counts=np.array([2, 3], dtype=np.uint64)) == lib.PBA_CHUNK_ERR_ARG  # 99 then 0
+    assert call(counts=None) == lib.PBA_CHUNK_ERR_ARG
+    assert call(failed=ffi.NULL) == lib.PBA_CHUNK_ERR_ARG
+    chunks[1].width = 4  # the chunks of one call are of one column: one width
+    assert call() == lib.PBA_CHUNK_ERR_ARG and failed[0] == 1
+    chunks[1].width = 8
+    # A reader given in (opened by an earlier call) is used, when it reads that chunk.
+    given = ffi.new("pba_chunk_reader **")
+    assert lib.pba_chunk_open(ffi.addressof(chunks, 0), given) == 0
+    chunks[0].num_rows = 99  # the chunk given is not the reader's: refused
+    readers[0] = given[0]
+    assert call() == lib.PBA_CHUNK_ERR_ARG and failed[0] == 0  # (and closed by call)
+    chunks[0].num_rows = 100
+    assert lib.pba_chunk_open(ffi.addressof(chunks, 0), given) == 0
+    readers[0] = given[0]
+    values[:] = 0
+    assert call() == 0 and values.view(np.int64).tolist() == [3, 50, 99, 0, 7]
+    # Byte arrays: their offsets need room, and the gather exactly the bytes taken.
+    assert lib.pba_chunks_gather(ffi.NULL, 1, ffi.NULL, 0) == lib.PBA_CHUNK_ERR_ARG
+    assert lib.pba_chunks_gather(readers, 2, ffi.NULL, 0) == lib.PBA_CHUNK_ERR_ARG  # no readers
+    lib.pba_chunks_close(ffi.NULL, 2)  # nothing to close
+
+
+def test_many_byte_array_chunks_are_gathered_exactly() -> None:
+    sink = io.BytesIO()
+    values = [None if i % 4 == 0 else f"s{i}" * (i % 3) for i in range(50)]
+    pq.write_table(pa.table({"s": pa.array(values)}), sink, compression="snappy")
+    data = sink.getvalue()
+    meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0).column(0)
+    start = meta.dictionary_page_offset or meta.data_page_offset
+    pages = memoryview(data)[start : start + meta.total_compressed_size]
+    source = ffi.from_buffer("uint8_t[]", pages)
+    picks = [[1, 2, 5], [], [0, 49], [7]]  # one chunk read four times, one pick each
+    chunks = ffi.new("pba_chunk[]", len(picks))
+    for spec in chunks:
+        spec.data, spec.len, spec.codec = source, len(pages), 1
+        spec.width, spec.optional, spec.num_rows = 0, 1, 50
+        spec.limit = meta.total_uncompressed_size
+    rows = np.array([r for pick in picks for r in pick], dtype=np.int64)
+    counts = np.array([len(p) for p in picks], dtype=np.uint64)
+    valid = np.empty(len(rows), dtype=np.uint8)
+    offsets = np.empty(len(rows) + 1, dtype=np.int64)
+    readers = ffi.new("pba_chunk_reader *[]", len(picks))
+    failed = ffi.new("size_t *")
+    try:
+        status = lib.pba_chunks_take(
+            chunks,
+            len(picks),
+            ffi.from_buffer("int64_t[]", rows),
+            ffi.from_buffer("uint64_t[]", counts),
+            ffi.from_buffer("uint8_t[]", valid),
+            ffi.NULL,
+            ffi.from_buffer("int64_t[]", offsets),
+            readers,
+            failed,
+        )
+        assert status == 0
+        raw = np.empty(int(offsets[-1]), dtype=np.uint8)
+        out = ffi.from_buffer("uint8_t[]", raw)
+        assert lib.pba_chunks_gather(readers, len(picks), out, len(raw)) == 0
+        if len(raw):  # one byte short, or one more: refused
+            assert lib.pba_chunks_gather(readers, len(picks), out, len(raw) - 1) != 0
+        assert lib.pba_chunks_gather(readers, len(picks), ffi.NULL, len(raw) + 1) != 0
+    finally:
+        lib.pba_chunks_close(readers, len(picks))
+    got = [
+        bytes(raw[offsets[i] : offsets[i + 1]]).decode() if valid[i] else None
+        for i in range(len(rows))
+    ]
+    assert got == [values[r] for r in rows]

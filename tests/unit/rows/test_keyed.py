@@ -107,22 +107,33 @@ def _without_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         {"dictionary_pagesize_limit": 256, "data_page_size": 256},
     ],
 )
+@pytest.mark.parametrize("at_once", [True, False], ids=["row-groups-at-once", "one-by-one"])
 def test_rows_found_by_key_are_those_a_full_decode_finds(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nulls: bool, options: dict[str, Any]
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    nulls: bool,
+    options: dict[str, Any],
+    at_once: bool,
 ) -> None:
     table = _table(nulls)
     path = str(tmp_path / "a.parquet")
     pq.write_table(table, path, row_group_size=700, **options)
     queries = _queries(table)
-    searched: list[int] = []
-    real = decode.key_rows
+    searched: list[int] = []  # per row group searched by key: whether it was read so
+    real, real_many = decode.key_rows, decode.key_rows_many
 
     def key_rows(plan: Any, held: Any, group: int, keys: Any) -> Any:
         found = real(plan, held, group, keys)
         searched.append(found is not None)
         return found
 
+    def key_rows_many(plan: Any, held: Any, groups: Any, keys: Any) -> Any:
+        found = real_many(plan, held, groups, keys) if at_once else None
+        searched.extend([True] * len(groups) if found is not None else [])
+        return found
+
     monkeypatch.setattr(decode, "key_rows", key_rows)
+    monkeypatch.setattr(decode, "key_rows_many", key_rows_many)
     found = {q: lookup_sync(path, q) for q in queries}
     assert sum(searched) > len(queries)  # each found by key, but the last four
     _without_keys(monkeypatch)
@@ -158,14 +169,31 @@ def test_the_key_column_is_not_decoded_and_pages_without_a_key_not_decompressed(
     monkeypatch.setattr(page_walk.Page, "of", of)
     opened: list[tuple[int, Any]] = []  # the C reader's chunks, by leaf
     real_open = take.open_chunk
+    read: list[tuple[int, int]] = []  # the leaf and pages read of each C call on many chunks
+    real_opens = take.open_chunks
 
     def open_chunk(plan: Any, held: Any, group: int, desc: Any) -> Any:
         chunk = real_open(plan, held, group, desc)
         opened.append((desc.index, chunk))
         return chunk
 
+    def open_chunks(plan: Any, held: Any, groups: Any, desc: Any) -> Any:
+        chunks = real_opens(plan, held, groups, desc)
+        if chunks is not None:
+            close = chunks.close
+
+            def counted() -> None:
+                read.append((desc.index, chunks.pages_read))
+                close()
+
+            chunks.close = counted
+        opened.append((desc.index, chunks))
+        return chunks
+
     monkeypatch.setattr(take, "open_chunk", open_chunk)
     monkeypatch.setattr(keyed, "open_chunk", open_chunk)
+    monkeypatch.setattr(take, "open_chunks", open_chunks)
+    monkeypatch.setattr(keyed, "open_chunks", open_chunks)
     # No filters, statistics that keep every row group for 15,000 (in row group 2): the
     # dictionaries of row groups 0 and 1 rule them out.
     got = lookup_sync(path, "id IN (15000, 39999)")
@@ -173,9 +201,10 @@ def test_the_key_column_is_not_decoded_and_pages_without_a_key_not_decompressed(
     assert decoded == []
     # The key chunk's data pages of the two row groups with a key, and the other column's
     # pages that hold the rows: nothing of the two row groups without one.
-    if native:
+    if native:  # the row groups read at once: one C call per column
         assert pages == [] and all(chunk is not None for _, chunk in opened)
-        pages = [leaf for leaf, chunk in opened for _ in range(chunk.pages_read)]
+        assert sorted(leaf for leaf, _ in opened) == [0, 1]
+        pages = [leaf for leaf, count in read for _ in range(count)]
     else:
         assert all(chunk is None for _, chunk in opened)
     assert pages.count(0) == 2 and pages.count(1) == 2

@@ -17,7 +17,7 @@ from pybloom_async._native import ffi, lib
 from pybloom_async.read.ranges import HeldBytes
 from pybloom_async.rows import take
 from pybloom_async.rows.plan import describe
-from pybloom_async.rows.take import open_chunk, take_columns, takeable
+from pybloom_async.rows.take import open_chunk, take_columns, take_many, takeable
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -74,6 +74,7 @@ def _compare(path: Path | str, seed: int = 0) -> tuple[int, int]:
     pf = pq.ParquetFile(path)
     names = list(plan.arrow_schema.names)
     taken = refused = 0
+    many: dict[str, list[Any]] = {name: [] for name in names}  # per row group: (rows, want)
     for group in plan.kept:
         n = plan.metadata.row_groups[group].num_rows
         decoded = {}
@@ -100,7 +101,44 @@ def _compare(path: Path | str, seed: int = 0) -> tuple[int, int]:
                     got[name].validate(full=True)
                 assert _same(got[name], want), (path, group, name, rows[:5])
                 taken += 1
+        picked = np.sort(rng.choice(n, size=min(n, 5), replace=False)) if n else np.arange(0)
+        for name in names:
+            if name in decoded:
+                many[name].append((group, picked, decoded[name].take(pa.array(picked, pa.int64()))))
+    _compare_many(plan, held, many)
     return taken, refused
+
+
+def _compare_many(plan: Any, held: HeldBytes, many: dict[str, list[Any]]) -> None:
+    """Each column taken from every row group at once (take_many) is the row groups' values
+    in turn, where the C reader reads them all."""
+    for name, parts in many.items():
+        if not parts:
+            continue
+        groups, rows, wants = zip(*parts, strict=True)
+        counts = np.array([len(r) for r in rows], dtype=np.uint64)
+        every = np.concatenate([np.asarray(r, dtype=np.int64) for r in rows])
+        got = take_many(plan, held, groups, every, counts, [name])
+        if got is None:
+            assert not take.NATIVE_CHUNKS or not all(
+                _read_by_c(plan, held, g, name, r) for g, r in zip(groups, rows, strict=True)
+            ), (plan.path, name)
+            continue
+        got[name].validate()
+        want = pa.concat_arrays([w.cast(got[name].type) for w in wants])
+        try:
+            want.validate(full=True)
+        except pa.ArrowInvalid:
+            continue  # invalid UTF-8 in a damaged page (as in _compare)
+        got[name].validate(full=True)
+        assert _same(got[name], want), (plan.path, name)
+
+
+def _read_by_c(plan: Any, held: HeldBytes, group: int, name: str, rows: Any) -> bool:
+    """Whether the C chunk reader takes ``rows`` of one chunk."""
+    column = takeable(plan, name)
+    chunk = open_chunk(plan, held, group, column.desc) if column is not None else None
+    return chunk is not None and chunk.take(rows) is not None
 
 
 def _table(n: int, nulls: bool) -> Any:

@@ -1,0 +1,85 @@
+/*
+ * pool.c: large buffers kept for reuse (pool.h).
+ *
+ * Each buffer carries its capacity in a header before the bytes handed out. The kept
+ * buffers sit in a small array guarded by a spin lock (gcc's and clang's atomic builtins): its critical sections scan at most
+ * PBA_POOL_SLOTS entries, far shorter than the allocator calls they save.
+ */
+#include "pool.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* The header before a buffer's bytes: its capacity, padded as malloc aligns (the widest
+ * scalar's alignment), so the bytes after it are aligned as malloc's. */
+typedef union {
+    size_t cap;
+    long double widest_float;
+    void *pointer;
+    uint64_t widest_int;
+} header;
+
+static struct {
+    header *buf;
+} slots[PBA_POOL_SLOTS];
+static size_t kept_bytes;
+static volatile int lock; /* the compilers' atomic builtins (the build is C99) */
+
+static void acquire(void) {
+    while (__atomic_test_and_set(&lock, __ATOMIC_ACQUIRE)) {
+    }
+}
+
+static void release(void) { __atomic_clear(&lock, __ATOMIC_RELEASE); }
+
+/* A kept buffer fits a request of `len` bytes when it holds them and is not more than
+ * twice as large (a small request does not take a large buffer from a later large one). */
+static int fits(size_t cap, size_t len) { return cap >= len && cap / 2 <= len; }
+
+void *pba_pool_get(size_t len) {
+    if (len >= PBA_POOL_MIN) {
+        header *found = NULL;
+        acquire();
+        size_t best = PBA_POOL_SLOTS;
+        for (size_t i = 0; i < PBA_POOL_SLOTS; i++) {
+            header *h = slots[i].buf;
+            if (h != NULL && fits(h->cap, len) &&
+                (best == PBA_POOL_SLOTS || h->cap < slots[best].buf->cap))
+                best = i;
+        }
+        if (best != PBA_POOL_SLOTS) {
+            found = slots[best].buf;
+            slots[best].buf = NULL;
+            kept_bytes -= found->cap;
+        }
+        release();
+        if (found != NULL) return found + 1;
+    }
+    if (len > SIZE_MAX - sizeof(header)) return NULL;
+    header *h = malloc(sizeof(header) + (len ? len : 1));
+    if (h == NULL) return NULL;
+    h->cap = len;
+    return h + 1;
+}
+
+void pba_pool_put(void *buf) {
+    if (buf == NULL) return;
+    header *h = (header *)buf - 1;
+    if (h->cap >= PBA_POOL_MIN) {
+        int kept = 0;
+        acquire();
+        if (h->cap <= PBA_POOL_BYTES - kept_bytes) {
+            for (size_t i = 0; i < PBA_POOL_SLOTS; i++) {
+                if (slots[i].buf == NULL) {
+                    slots[i].buf = h;
+                    kept_bytes += h->cap;
+                    kept = 1;
+                    break;
+                }
+            }
+        }
+        release();
+        if (kept) return;
+    }
+    free(h);
+}
