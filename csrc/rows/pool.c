@@ -7,6 +7,8 @@
  */
 #include "pool.h"
 
+#include "pybloom_async_rows.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -83,3 +85,7 @@ void pba_pool_put(void *buf) {
     }
     free(h);
 }
+
+void *pba_buffer_new(size_t len) { return pba_pool_get(len); }
+
+void pba_buffer_free(void *buf) { pba_pool_put(buf); }

@@ -18,16 +18,21 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
-from typing import TypeVar
+from typing import TypeAlias, TypeVar
 
 from ..checks import integer, path_text
 from ..errors import InvalidArgumentError, PyBloomError, SourceError
 from .failures import map_errors
 from .identity import SourceIdentity
+
+#: Bytes of :meth:`ByteSource.read_ranges_held`: bytes, or a read-only view of a buffer
+#: the C core keeps for reuse (given back when the view and its slices are gone).
+Held: TypeAlias = bytes | memoryview
+_Held = TypeVar("_Held", bytes, Held)
 
 T = TypeVar("T")
 _S = TypeVar("_S", bound="ByteSource")
@@ -255,6 +260,26 @@ class ByteSource(abc.ABC):
         InvalidArgumentError, SourceError, SourceNotFoundError
             As :meth:`read_range`; nothing is requested when any range is invalid.
         """
+        return await self._ranges(ranges, self._read)
+
+    async def read_ranges_held(self, ranges: Sequence[tuple[int, int]]) -> list[Held]:
+        """:meth:`read_ranges` for bytes read to be read once and dropped soon (a file's
+        column chunks while its rows are read): a local file reads large ranges into
+        buffers the C core keeps for reuse (read-only views), where new bytes objects
+        would each be fresh memory to fault in. Other sources give bytes.
+
+        Raises
+        ------
+        InvalidArgumentError, SourceError, SourceNotFoundError
+            As :meth:`read_ranges`.
+        """
+        return await self._ranges(ranges, self._read_held)
+
+    async def _ranges(
+        self,
+        ranges: Sequence[tuple[int, int]],
+        read: Callable[[list[tuple[int, int]]], Awaitable[Sequence[_Held]]],
+    ) -> list[_Held]:
         checked: list[tuple[int, int]] = []
         for item in ranges:
             try:
@@ -283,7 +308,7 @@ class ByteSource(abc.ABC):
         self._check_open()
         began = time.monotonic()
         with map_errors(self._path, "reading"):
-            results = await self._read(wanted)
+            results = await read(wanted)
         if _log.isEnabledFor(logging.DEBUG):
             shown = ", ".join(f"[{s}, {e})" for s, e in wanted[:4])
             more = f" and {len(wanted) - 4} more" if len(wanted) > 4 else ""
@@ -385,6 +410,10 @@ class ByteSource(abc.ABC):
     @abc.abstractmethod
     async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
         """Read validated, non-empty ranges; foreign errors are mapped by the caller."""
+
+    async def _read_held(self, ranges: list[tuple[int, int]]) -> list[Held]:
+        """:meth:`_read` for :meth:`read_ranges_held` (here: the same bytes)."""
+        return list(await self._read(ranges))
 
     async def _read_suffix(self, n: int) -> tuple[bytes, SourceIdentity] | None:
         """Read the suffix and the identity in one request, or None if not supported."""

@@ -13,18 +13,24 @@ import abc
 import os
 import stat
 import threading
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
 
 import anyio
 import anyio.lowlevel
 import anyio.to_thread
 from anyio import CapacityLimiter
 
+from .._native import ffi, lib
 from ..tasks.workers import gather
-from .base import ByteSource, SourceStats
+from .base import ByteSource, Held, SourceStats
 from .failures import map_errors
 from .identity import SourceIdentity, local_identity
 
 # --------------------------------------------------------------------------- local files
+
+_B = TypeVar("_B", bytes, Held)
 
 
 if hasattr(os, "pread"):
@@ -54,6 +60,32 @@ def read_exactly(fd: int, start: int, end: int, lock: threading.Lock) -> bytes:
         parts.append(chunk)
         pos += len(chunk)
     return b"".join(parts)
+
+
+#: Reads of :meth:`ByteSource.read_ranges_held` this large or more go to the C core's kept
+#: buffers (its pool keeps those of 64 KiB and more).
+HELD_MIN_BYTES = 64 << 10
+
+
+def read_held(fd: int, start: int, end: int, lock: threading.Lock) -> Held:
+    """:func:`read_exactly` into a buffer the C core keeps for reuse, for a large range
+    where ``os.preadv`` exists: a read-only view (shorter at the end of the file), whose
+    buffer goes back when the view and its slices are gone."""
+    size = end - start
+    if size < HELD_MIN_BYTES or not hasattr(os, "preadv"):
+        return read_exactly(fd, start, end, lock)
+    raw = lib.pba_buffer_new(size)
+    if raw == ffi.NULL:
+        raise MemoryError(f"no memory for a read of {size} bytes")
+    owned = ffi.gc(ffi.cast("uint8_t *", raw), lib.pba_buffer_free, size)
+    view = memoryview(ffi.buffer(owned, size))  # keeps the buffer while it lives
+    got = 0
+    while got < size:
+        n = os.preadv(fd, [view[got:]], start + got)
+        if not n:  # end of file: the caller reports the short read
+            break
+        got += n
+    return view[:got].toreadonly()
 
 
 def open_regular(path: str) -> tuple[int, SourceIdentity]:
@@ -148,12 +180,22 @@ class LocalFileSource(_DescriptorSource):
         return self._fd
 
     async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        return await self._reads(ranges, read_exactly)
+
+    async def _read_held(self, ranges: list[tuple[int, int]]) -> list[Held]:
+        return await self._reads(ranges, read_held)
+
+    async def _reads(
+        self, ranges: list[tuple[int, int]], read: Callable[[int, int, int, threading.Lock], _B]
+    ) -> list[_B]:
         await self._descriptor()
         if len(ranges) == 1:
-            return [await self._pread_in_thread(*ranges[0])]
-        return await gather(self._pread_in_thread, ranges)
+            return [await self._pread_in_thread(read, *ranges[0])]
+        return await gather(partial(self._pread_in_thread, read), ranges)
 
-    async def _pread_in_thread(self, start: int, end: int) -> bytes:
+    async def _pread_in_thread(
+        self, read: Callable[[int, int, int, threading.Lock], _B], start: int, end: int
+    ) -> _B:
         # The check and the count happen before the first switch point, so aclose() either
         # ran before (we refuse) or sees this read in flight (and leaves the close to us).
         self._check_open()
@@ -162,7 +204,7 @@ class LocalFileSource(_DescriptorSource):
         self._in_flight += 1
         try:
             return await anyio.to_thread.run_sync(
-                read_exactly, fd, start, end, self._seek_lock, limiter=self._limiter
+                read, fd, start, end, self._seek_lock, limiter=self._limiter
             )
         finally:
             self._in_flight -= 1
@@ -220,6 +262,11 @@ class BlockingLocalFileSource(_DescriptorSource):
         self._check_open()
         fd = await self._descriptor()
         return [read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
+
+    async def _read_held(self, ranges: list[tuple[int, int]]) -> list[Held]:
+        self._check_open()
+        fd = await self._descriptor()
+        return [read_held(fd, start, end, self._seek_lock) for start, end in ranges]
 
     def descriptor_now(self) -> int | None:
         """The open descriptor, for reads made in this thread by native code (which count

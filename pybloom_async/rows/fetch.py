@@ -108,7 +108,7 @@ async def _fetch(
     )
     if not ranges:
         return held
-    data = await source.read_ranges([(r.start, r.end) for r in ranges])
+    data = await source.read_ranges_held([(r.start, r.end) for r in ranges])
     return held.plus((r.start, d) for r, d in zip(ranges, data, strict=True))
 
 

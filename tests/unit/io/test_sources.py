@@ -760,3 +760,52 @@ async def test_read_whole_refuses_what_is_too_large_before_reading() -> None:
     assert stats.requests == 2
     with pytest.raises(SourceError, match="10 bytes is too much"):
         await source.read_whole(9, too_large, one_request=True)
+
+
+@pytest.mark.anyio
+async def test_held_reads_are_the_same_bytes(make_target: MakeTarget) -> None:
+    """read_ranges_held gives what read_ranges gives: a local file's large ranges as
+    read-only views of kept buffers, everything else as bytes; a range past the end is
+    refused, and a file cut short under a read is a short read, as for read_ranges."""
+    target = make_target(DATA)
+    ranges = [(0, 10), (5, 100_000), (100_000, 100_000), (150_000, len(DATA)), (0, len(DATA))]
+    async with target.open() as source:
+        plain = await source.read_ranges(ranges)
+        held = await source.read_ranges_held(ranges)
+        assert [bytes(h) for h in held] == plain == [DATA[s:e] for s, e in ranges]
+        for (start, end), got in zip(ranges, held, strict=True):
+            large = target.kind == "local" and end - start >= 64 << 10
+            assert isinstance(got, memoryview if large else bytes), (start, end)
+            if isinstance(got, memoryview):
+                assert got.readonly
+        with pytest.raises(SourceError, match="past the end"):
+            await source.read_ranges_held([(0, len(DATA) + 1)])
+        if target.overwrite is not None and target.kind == "local":
+            target.overwrite(DATA[:100_000])
+            with pytest.raises(SourceError, match="returned 20000 bytes"):
+                await source.read_ranges_held([(80_000, 180_000)])
+
+
+def test_a_held_read_keeps_its_buffer_while_a_view_lives(tmp_path: Path) -> None:
+    """The kept buffer goes back only when the last view of it is gone: a slice outlives
+    the read's own view, and buffers given back are reused with the right bytes."""
+    import gc
+    import threading
+
+    from pybloom_async.io.local import read_held
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(DATA)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        lock = threading.Lock()
+        part = read_held(fd, 1000, 150_000, lock)[10:20]
+        gc.collect()
+        for _ in range(20):  # more reads than the pool keeps: its buffers go round
+            other = read_held(fd, 0, 100_000 + 1, lock)
+            assert bytes(other) == DATA[:100_001]
+            del other
+        assert bytes(part) == DATA[1010:1020]
+        assert read_held(fd, len(DATA) - 70_000, len(DATA) + 5, lock) == DATA[-70_000:]
+    finally:
+        os.close(fd)
