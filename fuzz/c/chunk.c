@@ -16,7 +16,8 @@
  * only as far as they need; every row pba_chunk_match gives
  * is ascending, below num_rows, and taken has a present value equal to one of the keys;
  * pba_chunk_take's offsets ascend from 0 and pba_chunk_gather fills exactly their total;
- * the same rows taken of the chunk twice in one pba_chunks_take are the single take's, twice;
+ * the same rows taken of the chunk twice in one pba_chunks_take are the single take's, twice,
+ * and the chunk matched twice in one pba_chunks_match gives the single match's rows twice;
  * a snappy block decompresses to exactly the size it declares, or is refused, and a part
  * of it read as a stream is the whole's first bytes.
  */
@@ -220,6 +221,37 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(valid);
         free(values);
         free(offsets);
+    }
+    /* The chunk matched twice in one pba_chunks_match: the single match's rows twice,
+     * and taken through the readers it opened, present values. */
+    if (pba_chunk_match(reader, &keys, found, spec.num_rows, &n_found) == PBA_CHUNK_OK) {
+        pba_chunk spec2[2] = {spec, spec};
+        uint32_t *both = malloc((2 * (size_t)spec.num_rows + 1) * sizeof *both);
+        uint64_t counts[2] = {0, 0};
+        pba_chunk_reader *readers[2] = {NULL, NULL};
+        size_t failed = 0;
+        int status2 = pba_chunks_match(spec2, 2, &keys, both, 2 * (size_t)spec.num_rows, counts,
+                                       readers, &failed);
+        CHECK(status2 == PBA_CHUNK_OK || failed < 2);
+        if (status2 == PBA_CHUNK_OK) {
+            CHECK(counts[0] == n_found && counts[1] == n_found);
+            CHECK(n_found == 0 || (memcmp(both, found, n_found * sizeof *found) == 0 &&
+                                   memcmp(both + n_found, found, n_found * sizeof *found) == 0));
+            int64_t *rows2 = malloc((2 * n_found + 1) * sizeof *rows2);
+            uint8_t *valid2 = malloc(2 * n_found + 1);
+            uint8_t *values2 = malloc(2 * n_found * 8 + 1);
+            int64_t *offsets2 = malloc((2 * n_found + 1) * sizeof *offsets2);
+            for (size_t k = 0; k < 2 * n_found; k++) rows2[k] = both[k];
+            if (pba_chunks_take(spec2, 2, rows2, counts, valid2, values2, offsets2, readers,
+                                &failed) == PBA_CHUNK_OK)
+                for (size_t k = 0; k < 2 * n_found; k++) CHECK(valid2[k] == 1);
+            free(rows2);
+            free(valid2);
+            free(values2);
+            free(offsets2);
+        }
+        pba_chunks_close(readers, 2);
+        free(both);
     }
     free(found);
 

@@ -323,9 +323,21 @@ def other_columns(fetched: Fetched, found: Matches, names: list[str]) -> Any:
     (whole chunks of the row groups with a match) and taken."""
     hits = found.per_group()
     plan, held = fetched.plan, fetched.held
-    taken = [take_columns(plan, held, group, names, rows) for group, _, rows in hits]
-    native = [n for n in names if all(n in t for t in taken)]
-    parts = {n: pa.chunked_array([t[n] for t in taken]) for n in native}
+    # Each column of every row group with a match in one C call where it reads them all;
+    # the others row group by row group (the page walk, or pyarrow below).
+    hit_groups = [group for group, _, _ in hits]
+    every = np.concatenate([np.asarray(r, dtype=np.int64) for _, _, r in hits])
+    counts = np.array([len(r) for _, _, r in hits], dtype=np.uint64)
+    parts: dict[str, Any] = {}
+    for name in names:
+        many = take_many(plan, held, hit_groups, every, counts, [name])
+        if many is not None:
+            parts[name] = many[name]
+    left = [n for n in names if n not in parts]
+    if left:
+        taken = [take_columns(plan, held, group, left, rows) for group, _, rows in hits]
+        native = [n for n in left if all(n in t for t in taken)]
+        parts.update({n: pa.chunked_array([t[n] for t in taken]) for n in native})
     decoded = [n for n in names if n not in parts]
     if decoded:
         # The matches' row groups decoded, and where each match lies in their rows.

@@ -415,6 +415,16 @@ def test_a_row_group_without_a_match_decodes_only_the_predicate_columns(
         return real_take(plan, held, group, names, rows)
 
     monkeypatch.setattr(decode, "take_columns", take_spy)
+    real_many = decode.take_many
+
+    def many_spy(plan: Any, held: Any, groups: Any, rows: Any, counts: Any, names: Any) -> Any:
+        at = 0
+        for group, count in zip(groups, counts.tolist(), strict=True):  # as one per group
+            taken.append((group, list(names), rows[at : at + count].tolist()))
+            at += count
+        return real_many(plan, held, groups, rows, counts, names)
+
+    monkeypatch.setattr(decode, "take_many", many_spy)
     # The rows decoded by pyarrow, not found by key (tests/unit/rows/test_keyed.py).
     monkeypatch.setattr(decode, "key_of", lambda *args: None)
     assert lookup_sync(str(path), col("id") == 401).num_rows == 0
@@ -430,6 +440,7 @@ def test_a_row_group_without_a_match_decodes_only_the_predicate_columns(
     assert taken == [(holding, ["name"], [ids.index(400) % GROUP])]
     decoded.clear()
     monkeypatch.setattr(decode, "take_columns", lambda *args: {})
+    monkeypatch.setattr(decode, "take_many", lambda *args: None)
     assert lookup_sync(str(path), col("id").isin([400, 401]), columns=["name", "id"]) == got
     assert decoded == [(every, ["id"]), ([holding], ["name"])]
 
