@@ -109,14 +109,23 @@ def test_the_reader_checks_its_arguments() -> None:
     assert lib.pba_chunk_gather(ffi.NULL, ffi.NULL, 0) == lib.PBA_CHUNK_ERR_ARG
 
 
-def test_byte_arrays_are_gathered_exactly() -> None:
+#: The strings of _strings: NULLs, empty strings and others.
+STRINGS = [None if i % 4 == 0 else f"s{i}" * (i % 3) for i in range(50)]
+
+
+def _strings(compression: str) -> tuple[memoryview, Any]:
+    """A chunk of STRINGS as stored (its pages' bytes) and its footer metadata."""
     sink = io.BytesIO()
-    values = [None if i % 4 == 0 else f"s{i}" * (i % 3) for i in range(50)]
-    pq.write_table(pa.table({"s": pa.array(values)}), sink, compression="none")
+    pq.write_table(pa.table({"s": pa.array(STRINGS)}), sink, compression=compression)
     data = sink.getvalue()
     meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0).column(0)
     start = meta.dictionary_page_offset or meta.data_page_offset
-    pages = memoryview(data)[start : start + meta.total_compressed_size]
+    return memoryview(data)[start : start + meta.total_compressed_size], meta
+
+
+def test_byte_arrays_are_gathered_exactly() -> None:
+    values = STRINGS
+    pages, meta = _strings("none")
     chunk = Chunk.open(pages, 0, 0, True, 50, meta.total_uncompressed_size)
     assert chunk is not None
     rows = np.array([0, 1, 2, 5, 49])
@@ -196,13 +205,8 @@ def test_many_chunks_are_taken_in_one_call_and_check_their_arguments() -> None:
 
 
 def test_many_byte_array_chunks_are_gathered_exactly() -> None:
-    sink = io.BytesIO()
-    values = [None if i % 4 == 0 else f"s{i}" * (i % 3) for i in range(50)]
-    pq.write_table(pa.table({"s": pa.array(values)}), sink, compression="snappy")
-    data = sink.getvalue()
-    meta = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0).column(0)
-    start = meta.dictionary_page_offset or meta.data_page_offset
-    pages = memoryview(data)[start : start + meta.total_compressed_size]
+    values = STRINGS
+    pages, meta = _strings("snappy")
     source = ffi.from_buffer("uint8_t[]", pages)
     picks = [[1, 2, 5], [], [0, 49], [7]]  # one chunk read four times, one pick each
     chunks = ffi.new("pba_chunk[]", len(picks))
