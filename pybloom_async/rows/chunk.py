@@ -40,6 +40,20 @@ def codec_available(codec: int) -> bool:
 _CODECS: dict[int, bool] = {}
 
 
+def _described(
+    spec: Any, data: memoryview, codec: int, width: int, optional: bool, num_rows: int, limit: int
+) -> Any:
+    """``spec`` (a ``pba_chunk``) filled for the chunk whose pages are ``data``: the cdata
+    of its bytes, to keep alive with the reader; None when it is not read here (a codec not
+    built in, a row count or size the reader does not take)."""
+    if not codec_available(codec) or not 0 <= num_rows < 1 << 31 or limit < 0:
+        return None
+    source = ffi.from_buffer("uint8_t[]", data)
+    spec.data, spec.len, spec.codec = source, len(data), codec
+    spec.width, spec.optional, spec.num_rows, spec.limit = width, int(optional), num_rows, limit
+    return source
+
+
 class Chunk:
     """An open C chunk reader over a chunk's stored bytes (kept alive with it). The pages it
     decompressed are freed with it."""
@@ -54,12 +68,10 @@ class Chunk:
         """The chunk whose pages are ``data`` (None: not read here). ``width``: 4 or 8 for
         fixed-width values, 0 for byte arrays; ``limit``: its uncompressed size, as its
         footer says (its pages decompress to no more)."""
-        if not codec_available(codec) or not 0 <= num_rows < 1 << 31 or limit < 0:
-            return None
-        source = ffi.from_buffer("uint8_t[]", data)
         spec = ffi.new("pba_chunk *")
-        spec.data, spec.len, spec.codec = source, len(data), codec
-        spec.width, spec.optional, spec.num_rows, spec.limit = width, int(optional), num_rows, limit
+        source = _described(spec, data, codec, width, optional, num_rows, limit)
+        if source is None:
+            return None
         out = ffi.new("pba_chunk_reader **")
         if lib.pba_chunk_open(spec, out) != 0:
             return None
@@ -140,12 +152,10 @@ class Chunks:
         specs = ffi.new("pba_chunk[]", len(parts))
         sources = []  # the chunks' bytes, alive with the readers
         for spec, (data, codec, num_rows, limit) in zip(specs, parts, strict=True):
-            if not codec_available(codec) or not 0 <= num_rows < 1 << 31 or limit < 0:
+            source = _described(spec, data, codec, width, optional, num_rows, limit)
+            if source is None:
                 return None
-            source = ffi.from_buffer("uint8_t[]", data)
             sources.append(source)
-            spec.data, spec.len, spec.codec, spec.width = source, len(data), codec, width
-            spec.optional, spec.num_rows, spec.limit = int(optional), num_rows, limit
         return cls(specs, sources, width, [p[2] for p in parts])
 
     def match(self, keys: Any) -> tuple[Any, Any] | None:
