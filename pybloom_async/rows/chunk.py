@@ -55,11 +55,12 @@ def _described(
 
 
 class Chunk:
-    """An open C chunk reader over a chunk's stored bytes (kept alive with it). The pages it
-    decompressed are freed with it."""
+    """One chunk's C reader, opened at once (its page headers read): a :class:`Chunks` of
+    one, whose calls it makes. The pages it decompressed are freed with it."""
 
-    def __init__(self, reader: Any, data: Any, width: int, num_rows: int) -> None:
-        self._reader, self._data, self.width, self.num_rows = reader, data, width, num_rows
+    def __init__(self, chunks: Chunks) -> None:
+        self._chunks = chunks
+        self.width, self.num_rows = chunks.width, chunks.num_rows[0]
 
     @classmethod
     def open(
@@ -68,65 +69,31 @@ class Chunk:
         """The chunk whose pages are ``data`` (None: not read here). ``width``: 4 or 8 for
         fixed-width values, 0 for byte arrays; ``limit``: its uncompressed size, as its
         footer says (its pages decompress to no more)."""
-        spec = ffi.new("pba_chunk *")
-        source = _described(spec, data, codec, width, optional, num_rows, limit)
-        if source is None:
-            return None
-        out = ffi.new("pba_chunk_reader **")
-        if lib.pba_chunk_open(spec, out) != 0:
-            return None
-        return cls(ffi.gc(out[0], lib.pba_chunk_close), source, width, num_rows)
+        return cls.of(Chunks.open([(data, codec, num_rows, limit)], width, optional))
+
+    @classmethod
+    def of(cls, chunks: Chunks | None) -> Chunk | None:
+        """The one chunk of ``chunks``, its reader opened now (None: ``chunks`` is None, or
+        the reader does not open: the chunk is not read here)."""
+        return cls(chunks) if chunks is not None and chunks.opened() else None
 
     @property
     def pages_read(self) -> int:
         """How many of its data pages have been read (each is decompressed once)."""
-        return int(lib.pba_chunk_pages_read(self._reader))
+        return self._chunks.pages_read
 
     def match(self, keys: Any) -> Any:
         """The rows (ascending, numpy int64) whose value is one of ``keys`` (a ``pba_keys *``
         of this chunk's width), or None."""
-        rows = np.empty(max(self.num_rows, 1), dtype=np.uint32)
-        found = ffi.new("size_t *")
-        status = lib.pba_chunk_match(
-            self._reader, keys, ffi.from_buffer("uint32_t[]", rows), len(rows), found
-        )
-        return rows[: found[0]].astype(np.int64) if status == 0 else None
+        found = self._chunks.match(keys)
+        return found[0] if found is not None else None
 
     def take(self, rows: Any) -> tuple[Any, Any, Any] | None:
         """The values at ``rows`` (strictly ascending numpy int64, each below the row
         group's rows), or None: a numpy ``uint8`` of 1 for a present value and 0 for a NULL;
         fixed width, the values' bytes (``n * width``, zeros for a NULL) and None; byte
         arrays, their bytes and Arrow's offsets (int64, ``n + 1``)."""
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
-        n = len(rows)
-        valid = np.empty(n, dtype=np.uint8)
-        u8 = "uint8_t[]"
-        if self.width:
-            values = np.empty(n * self.width, dtype=np.uint8)
-            status = lib.pba_chunk_take(
-                self._reader,
-                ffi.from_buffer("int64_t[]", rows),
-                n,
-                ffi.from_buffer(u8, valid),
-                ffi.from_buffer(u8, values),
-                ffi.NULL,
-            )
-            return (valid, values, None) if status == 0 else None
-        offsets = np.empty(n + 1, dtype=np.int64)
-        status = lib.pba_chunk_take(
-            self._reader,
-            ffi.from_buffer("int64_t[]", rows),
-            n,
-            ffi.from_buffer(u8, valid),
-            ffi.NULL,
-            ffi.from_buffer("int64_t[]", offsets),
-        )
-        if status != 0 or offsets[-1] > MAX_TAKEN_BYTES:
-            return None
-        data = np.empty(int(offsets[-1]), dtype=np.uint8)
-        if lib.pba_chunk_gather(self._reader, ffi.from_buffer(u8, data), len(data)) != 0:
-            return None
-        return valid, data, offsets
+        return self._chunks.take(rows, np.array([len(rows)], dtype=np.uint64))
 
 
 class Chunks:
@@ -214,6 +181,16 @@ class Chunks:
             self._readers, len(self.num_rows), ffi.from_buffer(u8, data), size
         )
         return (valid, data, offsets) if gathered == 0 else None
+
+    def opened(self) -> bool:
+        """Whether every chunk's reader opens now (its page headers read): False when one
+        does not, which is then not read here."""
+        for i in range(len(self.num_rows)):
+            if self._readers[i] == ffi.NULL:
+                reader = ffi.addressof(self._readers, i)
+                if lib.pba_chunk_open(ffi.addressof(self._specs, i), reader) != 0:
+                    return False
+        return True
 
     @property
     def pages_read(self) -> int:

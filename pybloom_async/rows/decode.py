@@ -36,7 +36,7 @@ from .plan import (
     rows_where,
 )
 from .schema import conform
-from .take import take_columns, take_many
+from .take import stacked, take_columns, take_many
 
 
 def where_columns(plan: FilePlan, job: Job) -> list[str]:
@@ -326,8 +326,7 @@ def other_columns(fetched: Fetched, found: Matches, names: list[str]) -> Any:
     # Each column of every row group with a match in one C call where it reads them all;
     # the others row group by row group (the page walk, or pyarrow below).
     hit_groups = [group for group, _, _ in hits]
-    every = np.concatenate([np.asarray(r, dtype=np.int64) for _, _, r in hits])
-    counts = np.array([len(r) for _, _, r in hits], dtype=np.uint64)
+    every, counts = stacked([r for _, _, r in hits])
     parts: dict[str, Any] = {}
     for name in names:
         many = take_many(plan, held, hit_groups, every, counts, [name])

@@ -346,8 +346,8 @@ async def _in_two_phases(
         for batch in hit_batches(plan, job, columns, hits, held_reader(held)):
             # Phase two: only the bytes phase one did not bring (each byte fetched once).
             held = await _fetch(source, job, [r for _, ranges in batch for r in ranges], held)
-            hits = [hit for hit, _ in batch]
-            table = await to_worker(many_other_rows, hits, plan, job, columns, held)
+            batch_hits = [hit for hit, _ in batch]
+            table = await to_worker(many_other_rows, batch_hits, plan, job, columns, held)
             if table is not None:
                 yield table
                 continue

@@ -151,6 +151,13 @@ def take_columns(
     return found
 
 
+def stacked(rows: Sequence[Any]) -> tuple[Any, Any]:
+    """Row groups' rows (each a numpy array of row numbers) as :func:`take_many` takes
+    them: all of them in turn (numpy int64), and how many are each row group's (uint64)."""
+    counts = np.array([len(r) for r in rows], dtype=np.uint64)
+    return np.concatenate([np.asarray(r, dtype=np.int64) for r in rows]), counts
+
+
 def take_many(
     plan: FilePlan,
     held: HeldBytes,
@@ -215,18 +222,7 @@ def open_chunks(
 def open_chunk(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor) -> Chunk | None:
     """The chunk of ``desc`` in row group ``group`` opened by the C chunk reader (None: its
     bytes are not held, or it is not read so)."""
-    if not NATIVE_CHUNKS:
-        return None
-    group_meta = plan.metadata.row_groups[group]
-    meta = plan.chunk(group, desc.index)
-    data = held.view(*chunk_range(plan, group, desc.index))
-    if data is None:
-        return None
-    dtype = DTYPES.get(desc.physical_type)
-    width = dtype.itemsize if dtype is not None else 0
-    optional = desc.max_definition_level == 1
-    limit = meta.total_uncompressed_size
-    return Chunk.open(data, meta.codec, width, optional, group_meta.num_rows, limit)
+    return Chunk.of(open_chunks(plan, held, [group], desc))
 
 
 def _take_chunk(

@@ -33,7 +33,7 @@ from .decode import (
 from .match import computable
 from .pages import GroupPages, WholeChunks, decode_group, held_reader, pages_for_rows
 from .plan import Fetched, FileMatch, FilePlan, Job, chunk_range
-from .take import take_columns, take_many
+from .take import stacked, take_columns, take_many
 
 
 @dataclass
@@ -164,8 +164,7 @@ def many_other_rows(
     if any(hit.pages is not None for hit in hits):
         return None
     rest = list(columns.rest)
-    rows = np.concatenate([np.asarray(h.matched, dtype=np.int64) for h in hits])
-    counts = np.array([len(h.matched) for h in hits], dtype=np.uint64)
+    rows, counts = stacked([h.matched for h in hits])
     taken = take_many(plan, held, [h.group for h in hits], rows, counts, rest)
     if taken is None:
         return None
