@@ -2,12 +2,11 @@
  * pool.c: large buffers kept for reuse (pool.h).
  *
  * Each buffer carries its capacity in a header before the bytes handed out. The kept
- * buffers sit in a small array guarded by a spin lock (gcc's and clang's atomic builtins): its critical sections scan at most
- * PBA_POOL_SLOTS entries, far shorter than the allocator calls they save.
+ * buffers sit in a small array guarded by a spin lock (gcc's and clang's atomic builtins):
+ * its critical sections scan at most PBA_POOL_SLOTS entries, far shorter than the
+ * allocator calls they save.
  */
 #include "pool.h"
-
-#include "pybloom_async_rows.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -14,8 +14,10 @@
 
 #include <stddef.h>
 
-/* Buffers smaller than this are left to malloc and free. */
-#define PBA_POOL_MIN ((size_t)64 << 10)
+#include "pybloom_async_rows.h"
+
+/* Buffers smaller than this are left to malloc and free (64 KiB). */
+#define PBA_POOL_MIN ((size_t)PBA_BUFFER_KEPT_MIN)
 /* At most this many buffers, and this many bytes, are kept. */
 #define PBA_POOL_SLOTS 16
 #define PBA_POOL_BYTES ((size_t)32 << 20)

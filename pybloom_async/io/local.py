@@ -63,8 +63,8 @@ def read_exactly(fd: int, start: int, end: int, lock: threading.Lock) -> bytes:
 
 
 #: Reads of :meth:`ByteSource.read_ranges_held` this large or more go to the C core's kept
-#: buffers (its pool keeps those of 64 KiB and more).
-HELD_MIN_BYTES = 64 << 10
+#: buffers (the size from which its pool keeps them: 64 KiB).
+HELD_MIN_BYTES = int(lib.PBA_BUFFER_KEPT_MIN)
 
 
 def read_held(fd: int, start: int, end: int, lock: threading.Lock) -> Held:
@@ -112,6 +112,18 @@ class _DescriptorSource(ByteSource):
     @abc.abstractmethod
     async def _descriptor(self) -> int:
         """The open descriptor (opened on first use; its identity remembered)."""
+
+    @abc.abstractmethod
+    async def _reads(
+        self, ranges: list[tuple[int, int]], read: Callable[[int, int, int, threading.Lock], _B]
+    ) -> list[_B]:
+        """``read(fd, start, end, lock)`` of each range, in order."""
+
+    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+        return await self._reads(ranges, read_exactly)
+
+    async def _read_held(self, ranges: list[tuple[int, int]]) -> list[Held]:
+        return await self._reads(ranges, read_held)
 
     async def _open(self) -> None:
         self._check_open()
@@ -178,12 +190,6 @@ class LocalFileSource(_DescriptorSource):
                 self._remember(identity)
         assert self._fd is not None
         return self._fd
-
-    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
-        return await self._reads(ranges, read_exactly)
-
-    async def _read_held(self, ranges: list[tuple[int, int]]) -> list[Held]:
-        return await self._reads(ranges, read_held)
 
     async def _reads(
         self, ranges: list[tuple[int, int]], read: Callable[[int, int, int, threading.Lock], _B]
@@ -258,15 +264,12 @@ class BlockingLocalFileSource(_DescriptorSource):
             self._remember(found[1])
         return self._fd
 
-    async def _read(self, ranges: list[tuple[int, int]]) -> list[bytes]:
+    async def _reads(
+        self, ranges: list[tuple[int, int]], read: Callable[[int, int, int, threading.Lock], _B]
+    ) -> list[_B]:
         self._check_open()
         fd = await self._descriptor()
-        return [read_exactly(fd, start, end, self._seek_lock) for start, end in ranges]
-
-    async def _read_held(self, ranges: list[tuple[int, int]]) -> list[Held]:
-        self._check_open()
-        fd = await self._descriptor()
-        return [read_held(fd, start, end, self._seek_lock) for start, end in ranges]
+        return [read(fd, start, end, self._seek_lock) for start, end in ranges]
 
     def descriptor_now(self) -> int | None:
         """The open descriptor, for reads made in this thread by native code (which count
