@@ -1050,11 +1050,19 @@ def test_killed_runs_leave_the_original_or_the_complete_result(tmp_path: Path) -
         in_place = i % 2 == 0
         argv = [*command, str(target)] + ([] if in_place else ["--out", str(out)])
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # Most delays spread evenly from just before the write starts to the end of a run, so
-        # kills land while the temporary file is written; the last few let the run finish.
-        low, high = 0.8 * write_start, full
+        # Most kills come once the temporary file appears, after delays spread evenly over
+        # the uninterrupted run's write (timed from the file, not from the start, they land
+        # while it is written however loaded the machine); the last few let the run finish.
         early = KILLS - 6
-        time.sleep(low + (high - low) * i / (early - 1) if i < early else 3 * full)
+        if i < early:
+            seen = time.perf_counter()
+            while proc.poll() is None and time.perf_counter() - seen < 60:
+                if any(p.name.endswith(".tmp") for p in work.iterdir()):
+                    break
+                time.sleep(0.001)
+            time.sleep((full - write_start) * i / (early - 1))
+        else:
+            time.sleep(3 * full)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
         finished = proc.returncode == 0
