@@ -8,8 +8,6 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-import anyio.to_thread
-
 from ..errors import (
     InvalidArgumentError,
     PredicateError,
@@ -22,6 +20,7 @@ from ..read.reader import BloomReader
 from ..rewrite.add_filters import NOT_IN_FILE, add_bloom_filters
 from ..rewrite.guard import TableGuard, shared_guard
 from ..rewrite.results import AddFiltersResult
+from ..tasks.loops import to_worker
 from .cli_args import EXIT_OK, on_error, store_options
 from .cli_output import (
     ColumnCheck,
@@ -228,7 +227,7 @@ async def cmd_add_filters(args: argparse.Namespace, out: TextIO) -> int:
     # Files of a Delta or Iceberg table change only by a commit: refused before any is touched.
     guard = TableGuard(store_options(args))
     targets = [args.out or location_text(location) for location in files]
-    await anyio.to_thread.run_sync(guard.check_all, targets)
+    await to_worker(guard.check_all, targets)
     unread = await _check_columns_first(args, reader, files, columns)
     with Progress(sys.stderr) as progress, shared_guard(guard):
         for count, location in enumerate(files, 1):

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-import anyio
-
 from ..errors import InvalidArgumentError, SourceError, SourceNotFoundError
 from ..tables import TableSource
+from ..tasks.loops import to_worker
 from .cli_args import store_options
 
 
@@ -75,9 +74,9 @@ async def open_named_table(args: argparse.Namespace, version: int | None) -> Tab
 
     try:
         if args.iceberg is not None:
-            return await anyio.to_thread.run_sync(load_iceberg, args.iceberg)
+            return await to_worker(load_iceberg, args.iceberg)
         options = store_options(args)
-        return await anyio.to_thread.run_sync(open_delta, args.delta, version, options)
+        return await to_worker(open_delta, args.delta, version, options)
     except SourceNotFoundError as exc:
         raise InvalidArgumentError(exc.message, path=exc.path) from None
     except SourceError as exc:

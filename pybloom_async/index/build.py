@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.to_thread
 import numpy as np
 
 from ..checks import integer, positive_int, probability, require_pyarrow
@@ -37,7 +36,7 @@ from ..parquet import (
 from ..read.columns import ColumnReader, arrow_failures, unsupported_reason
 from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options
-from ..tasks.loops import sync_twin
+from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .format import (
     MAX_INDEX_BYTES,
@@ -219,15 +218,15 @@ async def _build_one(ctx: _BuildContext, location: str | FileInfo) -> IndexBuild
         if is_local(path):
             local = local_path(path)
             with map_errors(path, "opening"):
-                before = await anyio.to_thread.run_sync(stat_identity, local)
+                before = await to_worker(stat_identity, local)
             ctx.reader.stats.add_metadata()
             meta = (await ctx.reader.footer(location)).metadata
-            index = await anyio.to_thread.run_sync(
+            index = await to_worker(
                 _hash_file, local, meta, _resolve_columns(meta, ctx.columns, path), before,
                 data_file, ctx.fpp, ctx.ndv, path, limiter=ctx.cpu,
             )  # fmt: skip
             with map_errors(path, "opening"):
-                after = await anyio.to_thread.run_sync(stat_identity, local)
+                after = await to_worker(stat_identity, local)
             ctx.reader.stats.add_metadata()
             if after != before:
                 raise SourceError("the file changed while it was being indexed", path=path)
@@ -241,16 +240,16 @@ async def _build_one(ctx: _BuildContext, location: str | FileInfo) -> IndexBuild
                 identity = await source.identity()
             if identity.size > ctx.max_object_bytes:
                 raise _object_too_large(identity.size, ctx.max_object_bytes, path)
-            meta = await anyio.to_thread.run_sync(_footer_of, data, path, limiter=ctx.cpu)
-            index = await anyio.to_thread.run_sync(
+            meta = await to_worker(_footer_of, data, path, limiter=ctx.cpu)
+            index = await to_worker(
                 _hash_file, data, meta, _resolve_columns(meta, ctx.columns, path),
                 identity, data_file, ctx.fpp, ctx.ndv, path, limiter=ctx.cpu,
             )  # fmt: skip
-        payload = await anyio.to_thread.run_sync(encode_index, index, limiter=ctx.cpu)
+        payload = await to_worker(encode_index, index, limiter=ctx.cpu)
         if len(payload) > ctx.max_index_bytes:
             raise too_large(len(payload), ctx.max_index_bytes, index_path)
-        await anyio.to_thread.run_sync(_write_index, index_path, payload, ctx.reader.options)
-        replaced = await anyio.to_thread.run_sync(_remove_legacy, path, ctx.reader.options)
+        await to_worker(_write_index, index_path, payload, ctx.reader.options)
+        replaced = await to_worker(_remove_legacy, path, ctx.reader.options)
         return IndexBuild(
             path, index_path, ctx.columns, index.num_rows, len(payload), replaced=replaced
         )

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.to_thread
 
 from ..checks import positive_int
 from ..errors import (

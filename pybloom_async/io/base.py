@@ -6,9 +6,10 @@ against the size before a request is made, counts requests and bytes in a
 package's errors naming the path, at the boundary (:mod:`.failures`).
 
 Everything runs on anyio, so asyncio and trio share one code path. Blocking work goes to
-worker threads with ``anyio.to_thread.run_sync``, bounded by a ``CapacityLimiter``: the
-caller's, or anyio's default thread limiter of the running event loop (40 threads), which
-then bounds all sources together. The sources: :mod:`.memory`, :mod:`.local`, :mod:`.store`.
+the process's worker threads (:func:`~pybloom_async.tasks.loops.to_worker`), bounded by a
+``CapacityLimiter``: the caller's, or anyio's default thread limiter of the running event
+loop (40 threads), which then bounds all sources together. The sources: :mod:`.memory`,
+:mod:`.local`, :mod:`.store`.
 """
 
 from __future__ import annotations

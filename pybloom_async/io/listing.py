@@ -9,8 +9,6 @@ from collections.abc import AsyncGenerator, Generator, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-import anyio
-import anyio.to_thread
 import obstore
 from anyio import CapacityLimiter
 
@@ -377,7 +375,7 @@ async def iter_parquet_files(
         meta: Mapping[str, Any] | None
         try:
             with map_errors(loc.display, "looking up"):
-                meta = await anyio.to_thread.run_sync(obstore.head, store, loc.key, limiter=limiter)
+                meta = await to_worker(obstore.head, store, loc.key, limiter=limiter)
         except SourceNotFoundError:
             meta = None
         counter.add_metadata()
@@ -391,7 +389,7 @@ async def iter_parquet_files(
         while True:
             try:
                 with map_errors(loc.display, "listing"):
-                    got = await anyio.to_thread.run_sync(next, pages, None, limiter=limiter)
+                    got = await to_worker(next, pages, None, limiter=limiter)
             except SourceError as exc:
                 answered = exc.__cause__ is None or unreachable_reason(exc.__cause__) is None
                 if loc.kind == "http" and answered and not isinstance(exc, SourceNotFoundError):

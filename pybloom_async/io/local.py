@@ -17,12 +17,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
 
-import anyio
-import anyio.lowlevel
-import anyio.to_thread
 from anyio import CapacityLimiter
 
 from .._native import ffi, lib
+from ..tasks.loops import to_worker
 from ..tasks.workers import gather
 from .base import ByteSource, Held, SourceStats
 from .failures import map_errors
@@ -175,9 +173,7 @@ class LocalFileSource(_DescriptorSource):
 
     async def _descriptor(self) -> int:
         if self._fd is None:
-            fd, identity = await anyio.to_thread.run_sync(
-                open_regular, self._path, limiter=self._limiter
-            )
+            fd, identity = await to_worker(open_regular, self._path, limiter=self._limiter)
             self.stats.add_metadata()
             # Two tasks may have opened concurrently (the await above is a switch point):
             # keep the first descriptor, close ours. Runs on the event-loop thread, so the
@@ -209,9 +205,7 @@ class LocalFileSource(_DescriptorSource):
         assert fd is not None
         self._in_flight += 1
         try:
-            return await anyio.to_thread.run_sync(
-                read, fd, start, end, self._seek_lock, limiter=self._limiter
-            )
+            return await to_worker(read, fd, start, end, self._seek_lock, limiter=self._limiter)
         finally:
             self._in_flight -= 1
             if self._closed and self._in_flight == 0:

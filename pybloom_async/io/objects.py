@@ -13,12 +13,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import anyio.to_thread
 import obstore
 import obstore.exceptions as obstore_errors
 from anyio import CapacityLimiter
 
 from ..errors import InvalidArgumentError
+from ..tasks.loops import to_worker
 from ..tasks.workers import gather
 from .address import parse_address
 from .base import ByteSource, FileInfo, SourceStats, T
@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 class ObjectStoreSource(ByteSource):
     """An object in S3, GCS, Azure Blob or on an HTTP server, read with obstore's sync API.
 
-    Each call runs in a worker thread (``anyio.to_thread.run_sync``) under the limiter.
+    Each call runs in a worker thread (:func:`~pybloom_async.tasks.loops.to_worker`) under
+    the limiter.
     Usually made by :func:`open_source`.
     """
 
@@ -62,9 +63,7 @@ class ObjectStoreSource(ByteSource):
         self._suffix_requests = suffix_requests
 
     async def _run(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        return await anyio.to_thread.run_sync(
-            functools.partial(func, *args, **kwargs), limiter=self._limiter
-        )
+        return await to_worker(functools.partial(func, *args, **kwargs), limiter=self._limiter)
 
     async def _stat(self) -> SourceIdentity:
         meta = await self._run(obstore.head, self.store, self.key)

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import anyio.to_thread
 
 from .._native import check, ffi, lib
 from ..checks import path_text, probability, require_pyarrow
@@ -443,16 +442,14 @@ async def build_lake_index(
         for group in groups:
             group.sort(key=lambda f: f.name)
             await _fold_or_values(ctx, group, result)
-            payload = await anyio.to_thread.run_sync(
+            payload = await to_worker(
                 encode_class, group, wanted, ctx.fpp, result.fpp_sink(), info, limiter=ctx.cpu
             )
             result.files += len(group)
             if table is not None and table.kind == "iceberg":
                 payloads.append(payload)  # blobs of one Puffin file, registered below
                 continue
-            location = await anyio.to_thread.run_sync(
-                write_segment, ctx.root, payload, run_.reader.options
-            )
+            location = await to_worker(write_segment, ctx.root, payload, run_.reader.options)
             result.segments.append(location)
         if table is not None and table.kind == "iceberg" and payloads:
             location = await to_worker(

@@ -6,15 +6,13 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import anyio
-import anyio.to_thread
 import numpy as np
 
 from ..checks import path_text
 from ..errors import ParquetFormatError, SourceNotFoundError
 from ..read.reader import BloomReader
 from ..read.run import RunOptions, open_run, run_options
-from ..tasks.loops import sync_twin
+from ..tasks.loops import sync_twin, to_worker
 from .format import (
     DigestRecords,
     LakeColumn,
@@ -239,10 +237,10 @@ async def compact_lake_index(
                     result.other_columns.append(group[0].location)
                 continue
             bits = [await _stripes(rdr, g) for g in group]
-            payload = await anyio.to_thread.run_sync(_merge, group, bits)
-            written = await anyio.to_thread.run_sync(write_segment, text, payload, rdr.options)
+            payload = await to_worker(_merge, group, bits)
+            written = await to_worker(write_segment, text, payload, rdr.options)
             old = [g.location for g in group]
-            await anyio.to_thread.run_sync(delete_segments, old, rdr.options)
+            await to_worker(delete_segments, old, rdr.options)
             result.merged.extend(old)
             result.written.append(written)
         result.files = sum(len(s.segment.files) for s in loaded)

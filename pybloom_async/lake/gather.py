@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import anyio.to_thread
 import numpy as np
 
 from ..checks import integer, require_pyarrow
@@ -22,6 +21,7 @@ from ..io.address import parse_address
 from ..parquet import ColumnDescriptor, FileMetaData
 from ..read.columns import ColumnReader, unsupported_reason
 from ..read.fetch import BloomFilterRead
+from ..tasks.loops import to_worker
 from ..types import PhysicalType
 from .material import BuildContext, ColumnMaterial, FileMaterial
 
@@ -103,4 +103,4 @@ async def read_values(
         async with ctx.reader.open(f.location) as src:
             src.assume_identity(f.identity)
             source = await src.read_range(0, f.identity.size)
-    await anyio.to_thread.run_sync(_hash_columns, source, meta, cols, limiter=ctx.cpu)
+    await to_worker(_hash_columns, source, meta, cols, limiter=ctx.cpu)

@@ -10,8 +10,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import obstore
 
 from ..errors import PyBloomError, SourceError
@@ -117,7 +115,7 @@ async def listed_segments(root: str, reader: BloomReader, kept: bool = False) ->
         elif loc.kind == "http":
             raise SourceError("plain HTTP cannot list: the lake index needs a listing", path=folder)
         else:
-            found = await anyio.to_thread.run_sync(_list_store_segments, folder, reader.options)
+            found = await to_worker(_list_store_segments, folder, reader.options)
     reader.stats.add_metadata()
     found = sorted(found, key=lambda f: f.path.rsplit("/", 1)[-1])
     if kept:

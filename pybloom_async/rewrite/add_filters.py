@@ -43,9 +43,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any, overload
 
-import anyio
-import anyio.to_thread
-
 from ..checks import (
     integer,
     path_text,
@@ -71,7 +68,7 @@ from ..parquet.splice import splice_bloom_filter_locations
 from ..parquet.tail import MAGIC, TRAILER_SIZE
 from ..read.columns import unsupported_reason
 from ..tables import TableSource, table_kind
-from ..tasks.loops import sync_twin
+from ..tasks.loops import sync_twin, to_worker
 from .guard import guard_for
 from .results import AddFiltersResult, ChunkFilter, SkippedChunk, TableFiltersResult
 from .sizing import chunk_filter
@@ -349,13 +346,13 @@ async def add_bloom_filters(*args: Any, **kwargs: Any) -> AddFiltersResult | Tab
         from .tables import add_filters_to_table
 
         return await add_filters_to_table(job.table, job.spec)
-    await anyio.to_thread.run_sync(guard_for(job.spec.options).check, job.target)
+    await to_worker(guard_for(job.spec.options).check, job.target)
     if job.local is not None:
-        source = await anyio.to_thread.run_sync(open_local, job.local)
+        source = await to_worker(open_local, job.local)
     else:
         source = await fetch_remote(job.display, job.spec.options)
     try:
-        return await anyio.to_thread.run_sync(job.run, source)
+        return await to_worker(job.run, source)
     finally:
         source.close()
 

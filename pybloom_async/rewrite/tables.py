@@ -37,7 +37,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import anyio
-import anyio.to_thread
 import obstore
 
 from ..errors import InvalidArgumentError, SourceError
@@ -45,6 +44,7 @@ from ..io.address import parse_address
 from ..io.failures import map_errors
 from ..io.store import StoreOptions, cached_store
 from ..tables import table_kind
+from ..tasks.loops import to_worker
 from . import delta, iceberg
 from .add_filters import FilterSpec
 from .results import AddFiltersResult, SkippedFile, TableFiltersResult
@@ -201,22 +201,22 @@ async def add_filters_to_table(table: Any, spec: FilterSpec) -> TableFiltersResu
         A concurrent commit conflicts; the new files were removed.
     """
     run = _Run(table, spec)
-    plan = await anyio.to_thread.run_sync(run.make_plan)
+    plan = await to_worker(run.make_plan)
     try:
         for candidate in plan.candidates:
             loc = parse_address(candidate.path)
             if loc.kind == "file":
-                source = await anyio.to_thread.run_sync(open_local, loc.path)
+                source = await to_worker(open_local, loc.path)
             else:
                 source = await fetch_remote(candidate.path, spec.options)
             rewrite = functools.partial(spec.rewrite, source, candidate.target, absent_ok=True)
             try:
-                run.keep(candidate, await anyio.to_thread.run_sync(rewrite))
+                run.keep(candidate, await to_worker(rewrite))
             finally:
                 source.close()  # the thread is done: run_sync waits for it, even when cancelled
-        version = await anyio.to_thread.run_sync(run.commit)
+        version = await to_worker(run.commit)
     except BaseException:
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(run.abandon)
+            await to_worker(run.abandon)
         raise
     return run.result(version)

@@ -1,13 +1,13 @@
 """A lane: worker threads fed by a queue, for work that runs inline (one local file's work).
 
-Handing each piece of work to a thread with ``anyio.to_thread.run_sync`` is a round trip:
+Handing each piece of work to a worker thread (:func:`.loops.in_thread`) is a round trip:
 the event loop starts the call, the thread runs it, the loop wakes to take the result and
 only then starts the next. For a local file whose whole work takes a few hundred
 microseconds, that round trip (two thread wake-ups, the interpreter lock changing hands at
 each) cost as much as the work itself (measured in ``bench/RESULTS.md``). A lane keeps its
 threads busy instead: work is queued, a thread takes the next item as soon as it finishes
 one, and each result reaches the waiting task by a non-blocking call into its loop. Threads
-are started only while there is work (each is one ``to_thread`` call that drains the
+are started only while there is work (each is one worker-thread call that drains the
 queue), one until the lane's ``pace`` says its work has proved slow (:mod:`.pace`), then
 up to ``threads``, within a limiter shared by the lanes of one reader.
 """
@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 import anyio
 import anyio.abc
 
+from . import loops
 from .loops import call_soon_in_loop
 from .pace import Pace
 
@@ -133,7 +134,7 @@ class Lane:
 
     async def _drain(self) -> None:
         try:
-            await anyio.to_thread.run_sync(self._take_all, limiter=self._limiter)
+            await loops.in_thread(self._take_all, limiter=self._limiter)
         finally:
             with self._lock:
                 self._active -= 1

@@ -1,6 +1,6 @@
 """Event loops, worker threads and the inline mode: how async code runs, from sync code too.
 
-Everything async in the package runs on anyio (asyncio or trio, one code path). Two
+Everything async in the package runs on anyio (asyncio or trio, one code path). Three
 things complete it:
 
 * **Inline mode.** A coroutine whose every wait is blocking I/O never suspends, so it can
@@ -11,6 +11,8 @@ things complete it:
   :func:`to_worker`, which calls it directly when inline (the thread is already a worker)
   and in a worker thread otherwise; :mod:`.workers` runs its items one after another
   (spread over a few threads, each inline, once they prove slow).
+* **The process's worker threads** (:func:`in_thread`): where every blocking call a task
+  hands off runs, instead of anyio's threads, which each event loop starts afresh.
 * **Sync twins.** ``X_sync`` is ``X`` run by :func:`sync_twin`: inline when the arguments
   allow (the twin's ``inline_when``), else on a new event loop; never inside a running one.
 """
@@ -19,14 +21,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import functools
 import importlib
 import inspect
+import os
+import queue
 import sys
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from contextvars import ContextVar
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -123,7 +128,7 @@ async def to_worker(
     """
     if _INLINE.get():
         return function(*args)
-    return await anyio.to_thread.run_sync(function, *args, limiter=limiter)
+    return await in_thread(function, *args, limiter=limiter)
 
 
 async def inline_in_worker(
@@ -158,7 +163,7 @@ async def inline_in_worker(
         group.start_soon(watch)
         try:
             # Not abandoned on a cancellation: waited for, the run stopping at its next item.
-            done.append(await anyio.to_thread.run_sync(run, limiter=limiter))
+            done.append(await in_thread(run, limiter=limiter))
         except Stopped:
             pass  # the caller's cancellation is raised as the group ends
         except Exception as exc:  # raised as itself below, not in an exception group
@@ -223,6 +228,111 @@ def call_soon_in_loop() -> Callable[[Callable[[], object]], object]:
 
         return trio.lowlevel.current_trio_token().run_sync_soon
     return asyncio.get_running_loop().call_soon_threadsafe
+
+
+# ---- the process's worker threads ------------------------------------------------------
+#
+# anyio's own worker threads belong to one event loop: each ``anyio.run`` (each ``*_sync``
+# call that needs a loop) starts its threads afresh, and they end with it. A thread's start
+# costs the loop more than the call it makes: a prune of 60 files on an object store, one
+# request each, spent about a third of its loop's time starting threads (bench/RESULTS.md).
+# These threads are the process's instead: a call takes an idle one, or starts one when
+# none is idle, and a thread left idle for IDLE_SECONDS ends. They are daemon threads, so
+# an idle one never holds the interpreter's exit; every call is waited for by its task.
+# A fork's child starts with none.
+
+#: Seconds a worker thread waits for a call before it ends.
+IDLE_SECONDS = 10.0
+
+
+class _Call(Generic[T]):
+    __slots__ = ("args", "context", "done", "error", "function", "notify", "result")
+
+    def __init__(self, function: Callable[..., T], args: tuple[Any, ...]) -> None:
+        self.function = function
+        self.args = args
+        self.context = contextvars.copy_context()
+        self.notify = call_soon_in_loop()
+        self.done = anyio.Event()
+        self.result: T | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self.context.run(self.function, *self.args)
+        except BaseException as exc:  # raised in the waiting task
+            self.error = exc
+
+
+class _Threads:
+    """Threads taking calls from one queue; ``idle`` counts those waiting for a call that
+    no call queued has been promised to yet."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.calls: queue.SimpleQueue[_Call[Any]] = queue.SimpleQueue()
+        self.idle = 0
+
+    def submit(self, call: _Call[Any]) -> None:
+        with self.lock:
+            start = self.idle == 0
+            if not start:
+                self.idle -= 1  # an idle thread takes it
+        self.calls.put(call)
+        if start:
+            threading.Thread(target=self._serve, name="pybloom-worker", daemon=True).start()
+
+    def _serve(self) -> None:
+        calls = self.calls
+        while True:
+            try:
+                call = calls.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self.lock:
+                    # Ends only while more threads wait than calls were promised to: a
+                    # call queued meanwhile otherwise counts on this thread.
+                    if self.idle > 0:
+                        self.idle -= 1
+                        return
+                continue
+            call.run()
+            with self.lock:
+                self.idle += 1  # before the task hears: its next call finds this thread
+            with contextlib.suppress(RuntimeError):  # its loop has ended: no one waits
+                call.notify(call.done.set)
+            del call  # its result is the task's now
+
+
+_threads = _Threads()
+
+
+def _forget_threads() -> None:
+    """In a fork's child: the parent's threads (and their calls) are not there."""
+    global _threads
+    _threads = _Threads()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_threads)
+
+
+async def in_thread(
+    function: Callable[..., T], *args: Any, limiter: anyio.CapacityLimiter | None = None
+) -> T:
+    """``function(*args)`` in one of the process's worker threads: its result or its
+    exception, as ``anyio.to_thread.run_sync`` gives them. The call runs in a copy of the
+    caller's context, once a token of ``limiter`` (default: the loop's default thread
+    limiter) is held; a caller cancelled meanwhile waits for it to end, then the
+    cancellation is raised."""
+    async with limiter or anyio.to_thread.current_default_thread_limiter():
+        call: _Call[T] = _Call(function, args)
+        _threads.submit(call)
+        with anyio.CancelScope(shield=True):
+            await call.done.wait()
+    await anyio.lowlevel.checkpoint_if_cancelled()  # a cancellation that came meanwhile
+    if call.error is not None:
+        raise call.error
+    return call.result  # type: ignore[return-value]  # set when no error was
 
 
 def refuse_running_loop(caller: str, instead: str) -> None:

@@ -83,6 +83,7 @@ from pybloom_async.io.sinks import remove_if_present
 from pybloom_async.io.store import as_store_options
 from pybloom_async.parquet import ColumnDescriptor, LogicalKind, LogicalType, TimeUnit
 from pybloom_async.read.fetch import ReaderConfig
+from pybloom_async.tasks import loops
 from pybloom_async.values import NeverPrunes, Probe, encode_value
 
 pa = pytest.importorskip("pyarrow")
@@ -1178,7 +1179,7 @@ def test_both_passes_share_the_concurrency(
     read_again = {Path(v.file).name for v in expected if v.row_group is not None}
     assert {p.name for p in paths[1::3]} <= read_again  # the stale files' own row groups
     assert any(v.rule is Rule.SIDECAR_INDEX for v in expected)
-    real = anyio.to_thread.run_sync
+    real = loops.in_thread
     now = peak = 0
 
     async def counted(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -1195,7 +1196,7 @@ def test_both_passes_share_the_concurrency(
             now -= 1
 
     got: list[Verdict] = []
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    monkeypatch.setattr(loops, "in_thread", counted)
     out = prune_with_index_sync(
         str(tmp_path / "lake"), where, concurrency=concurrency, on_file=got.extend
     )

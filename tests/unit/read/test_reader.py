@@ -698,7 +698,7 @@ def test_sync_functions_start_no_event_loop_for_local_files(
         raise AssertionError("a worker thread was used")
 
     monkeypatch.setattr(loops.anyio, "run", no_loop)
-    monkeypatch.setattr(loops.anyio.to_thread, "run_sync", no_thread)
+    monkeypatch.setattr(loops, "in_thread", no_thread)
     got = prune_sync([path, path], col("id") == table.column("id")[0].as_py())
     assert got == expected  # a file named twice is read once, as by prune
     assert len(probe_sync(path, "id", [1, 2])) == 4

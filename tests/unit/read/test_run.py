@@ -107,19 +107,18 @@ async def test_a_local_file_costs_one_worker_thread_hand_off(
 ) -> None:
     """Open, stat, tail, footer, filters, probes (and for a lookup, the rows) of one local
     file run in one worker-thread call, however many reads they make."""
-    import anyio.to_thread
-
     from pybloom_async import col, lookup, prune
+    from pybloom_async.tasks import loops
 
     paths = _lake(tmp_path, 12)
     calls: list[object] = []
-    original = anyio.to_thread.run_sync
+    original = loops.in_thread
 
     async def counting(function: Any, *args: Any, **kwargs: Any) -> Any:
         calls.append(function)
         return await original(function, *args, **kwargs)
 
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    monkeypatch.setattr(loops, "in_thread", counting)
     where = col("id").isin([5, 3005, 7005, 11399])
     verdicts = await prune(paths, where)
     assert sum(v.kept for v in verdicts) >= 4
