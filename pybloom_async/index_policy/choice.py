@@ -20,11 +20,12 @@ same for every entry point: an entry serves a file while the file's identity mat
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from ..errors import InvalidArgumentError
 from ..io.base import FileInfo
-from ..lake.digest import LakeFiles
+from ..lake.digest import LakeFiles, lake_lookup_files
 from ..lake.prune import lake_segments_at
 from ..lake.segments import listed_segments
 from ..lake.tables import table_lake_files
@@ -81,6 +82,21 @@ def lake_root(sources: Any) -> str | None:
     return None if root.lower().endswith(".parquet") else root
 
 
+def lake_root_for(choice: IndexChoice, sources: Any) -> str | None:
+    """The root whose lake index may serve a run over ``sources`` under ``choice`` (None:
+    none may: ``"sidecar"`` or ``"none"``, or ``sources`` is not one directory or prefix).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``"lake"`` and ``sources`` is not one directory or prefix.
+    """
+    root = lake_root(sources) if choice in ("auto", "lake") else None
+    if choice == "lake" and root is None:
+        raise no_lake_index(None)
+    return root
+
+
 async def lake_segments_for(
     choice: IndexChoice, sources: Any, reader: BloomReader
 ) -> list[FileInfo]:
@@ -106,6 +122,29 @@ async def lake_segments_for(
     if not found:
         raise no_lake_index(root)
     return found
+
+
+async def lake_files_for(
+    choice: IndexChoice,
+    run: Run,
+    sources: Any,
+    files: Sequence[str | FileInfo],
+    compiled: CompiledPredicate,
+    segments: Sequence[FileInfo],
+) -> LakeFiles:
+    """``files`` (a run's over ``sources``) less those the lake index rules out, with what
+    its digest gives of them; ``segments`` as :func:`lake_segments_for` listed them (none:
+    every file, nothing read). Under ``"lake"``, with the run's ``strict``, a file changed
+    since the index was built, or a damaged segment, raises; otherwise it is left to its
+    own filters.
+
+    Raises
+    ------
+    IndexStaleError, PyBloomError
+        ``"lake"`` and ``strict``: as said above.
+    """
+    root = lake_root(sources) or ""
+    return await lake_lookup_files(run, root, files, compiled, segments, choice == "lake")
 
 
 def no_lake_index(root: str | None) -> InvalidArgumentError:

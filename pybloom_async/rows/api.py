@@ -57,10 +57,10 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
-from ..index_policy.choice import lake_root, lake_segments_for
+from ..index_policy.choice import lake_files_for, lake_segments_for
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths, local_only, local_paths
-from ..lake.digest import LakeFiles, lake_lookup_files
+from ..lake.digest import LakeFiles
 from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
@@ -309,9 +309,7 @@ async def _files(
         return await expand_paths(sources, rdr, unreadable=[])
 
     found = parts.kept_list(found)
-    root = lake_root(sources) or ""
-    required = args.lookup.use_index == "lake"
-    kept = await lake_lookup_files(base, root, found, parts.compiled, lake, required)
+    kept = await lake_files_for(args.lookup.use_index, base, sources, found, parts.compiled, lake)
     return found, kept, every
 
 

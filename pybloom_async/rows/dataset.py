@@ -63,7 +63,7 @@ from ..errors import (
 from ..index_policy.choice import (
     IndexChoice,
     index_choice,
-    lake_root,
+    lake_files_for,
     lake_segments_for,
     table_files_for,
 )
@@ -71,7 +71,7 @@ from ..io.address import parse_address
 from ..io.base import FileInfo, location_text
 from ..io.files import expand_paths
 from ..io.store import StoreOptions, resolve_options
-from ..lake.digest import LakeFiles, lake_lookup_files
+from ..lake.digest import LakeFiles
 from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.partition_types import Partitioning
@@ -474,10 +474,7 @@ async def pruned_dataset(
             return await expand_paths(sources, r.reader, unreadable=[])
 
         files = parts.kept_list(listed)
-        lake = None
-        if found:
-            root = lake_root(sources) or ""
-            lake = await lake_lookup_files(r, root, files, compiled, found, choice == "lake")
+        lake = await lake_files_for(choice, r, sources, files, compiled, found) if found else None
         return await dataset_from_files(r, files, parts, every=every, lake=lake)
 
 

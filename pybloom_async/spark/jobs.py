@@ -34,7 +34,7 @@ import anyio
 from ..checks import OnError, error_policy, on_error_of
 from ..errors import InvalidArgumentError
 from ..index_policy.api import prune
-from ..index_policy.choice import IndexChoice, index_choice, lake_root, no_lake_index
+from ..index_policy.choice import IndexChoice, index_choice, lake_root_for
 from ..io.base import FileInfo, location_text
 from ..io.files import found_files
 from ..io.store import StoreOptions
@@ -248,9 +248,7 @@ def prune_on_spark(
     if choice == "sidecar":
         listed = unique_files(listed)  # as prune_with_index does: each file once
     files: list[Any] = listed
-    root = lake_root(paths) if choice in ("auto", "lake") else None
-    if choice == "lake" and root is None:
-        raise no_lake_index(None)
+    root = lake_root_for(choice, paths)
     if root is not None:
         files = _by_lake_index(root, listed, task, choice)
     schema = verdict_schema()
