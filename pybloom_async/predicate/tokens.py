@@ -8,7 +8,7 @@ import math
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import PredicateError
 
@@ -67,8 +67,7 @@ _INSTEAD = {
 }
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):  # a tuple: made once per token, cheaply (an IN list's thousands)
     kind: str
     value: Any
     pos: int
@@ -94,16 +93,17 @@ def tokenize(text: str) -> list[Token]:
             raise PredicateError(
                 f"unexpected character {text[pos]!r} at position {pos} in {text!r}{hint}"
             )
+        # The alternative that matched: the last group to close is the outer one, never a
+        # group nested in it (sbody, hexbody, ...).
         kind = m.lastgroup
         assert kind is not None
-        # lastgroup names the innermost group for nested ones; map back.
-        for outer in ("hexstr", "hexnum", "string", "qident"):
-            if m.group(outer) is not None:
-                kind = outer
-                break
         raw = m.group(0)
         if kind == "ws":
             pass
+        elif kind == "number":
+            toks.append(Token("literal", _number(raw), pos, raw))
+        elif kind == "comma":
+            toks.append(Token(kind, raw, pos, raw))
         elif kind == "badop":
             instead = _INSTEAD.get(raw, TEXT_FORMS)
             raise PredicateError(
@@ -124,8 +124,6 @@ def tokenize(text: str) -> list[Token]:
             toks.append(Token("literal", bytes.fromhex(digits), pos, raw))
         elif kind == "signedinf":
             toks.append(Token("literal", float(raw), pos, raw))
-        elif kind == "number":
-            toks.append(Token("literal", _number(raw), pos, raw))
         elif kind == "qident":
             body = m.group("qbody")
             name = (
@@ -143,10 +141,13 @@ def tokenize(text: str) -> list[Token]:
     return toks
 
 
+_INTEGER = re.compile(r"[-+]?\d+")
+
+
 def _number(text: str) -> int | decimal.Decimal:
     # Integers stay ints; anything with a point or exponent is an exact
     # Decimal, so 0.1 is 1/10 and not the double nearest to it.
-    if re.fullmatch(r"[-+]?\d+", text):
+    if _INTEGER.fullmatch(text):
         try:
             return int(text)
         except ValueError:  # more digits than Python converts to an int
