@@ -271,13 +271,17 @@ class ChunkTable:
         return found
 
     def some(
-        self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
+        self,
+        indexes: tuple[int, ...],
+        groups: tuple[RowGroup, ...],
+        records: ChunkRecords | None = None,
     ) -> tuple[GroupChunks, ...]:
-        """The chunks of the leaves ``indexes``: scanned, unless decoded already or refused
-        by the scanner (then the decoder raises why, or reads them)."""
+        """The chunks of the leaves ``indexes``: from the scanner's ``records`` of them
+        when given, else scanned, unless decoded already or refused by the scanner (then
+        the decoder raises why, or reads them)."""
         decoded = self._chunks
         if decoded is None and self._raw is None:
-            scanned = self._scanned(indexes, groups)
+            scanned = self._scanned(indexes, groups, records)
             if scanned is not None:
                 return scanned
         decoded = self.get()
@@ -306,9 +310,13 @@ class ChunkTable:
         return head_spans(self.source.data, self.schema, self.raw_paths, groups)
 
     def _scanned(
-        self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
+        self,
+        indexes: tuple[int, ...],
+        groups: tuple[RowGroup, ...],
+        records: ChunkRecords | None = None,
     ) -> tuple[GroupChunks, ...] | None:
-        records = self.records(indexes, groups)
+        if records is None:
+            records = self.records(indexes, groups)
         if records is None:
             return None  # refused, or read differently from the decoder's first pass: it decides
         source = self.source

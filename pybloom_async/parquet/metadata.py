@@ -110,6 +110,9 @@ class RowGroup:
 
 #: Sets of leaves whose chunks a footer keeps (:meth:`FileMetaData.chunks_of`).
 _MAX_CHUNK_SETS = 8
+#: The scanner's records a footer keeps for a set of leaves, at most (bytes): a wide file's
+#: records of every leaf are made and let go.
+_KEPT_RECORDS_BYTES = 64 * 1024
 
 
 class FileMetaData:
@@ -226,21 +229,32 @@ class FileMetaData:
         if found is None:
             if len(self._scans) >= _MAX_CHUNK_SETS:
                 self._scans.clear()
-            found = self._scans[key] = self._chunks.some(key, self._row_groups)
+            kept = self._records_kept(key)
+            found = self._scans[key] = self._chunks.some(key, self._row_groups, kept)
         return found
 
     def chunk_records(self, indexes: Sequence[int]) -> ChunkRecords | None:
         """The chunks of the leaves ``indexes`` (distinct, ascending) as the C scanner's
         records, for native code; None when the scanner does not read this footer as the
-        decoder does (:meth:`chunks_of` then says why, or reads it)."""
+        decoder does (:meth:`chunks_of` then says why, or reads it). Those of every leaf,
+        once scanned and small, serve any other set of leaves with no second scan."""
         key = tuple(indexes)
+        found = self._records_kept(key)
+        if found is None and key not in self._records:
+            found = self._chunks.records(key, self._row_groups)
+            if found is None or len(found.chunks) <= _KEPT_RECORDS_BYTES:
+                if len(self._records) >= _MAX_CHUNK_SETS:
+                    self._records.clear()
+                self._records[key] = found
+        return found
+
+    def _records_kept(self, key: tuple[int, ...]) -> ChunkRecords | None:
+        """The records of the leaves ``key`` kept already, or picked from those of every
+        leaf kept already; None: none are."""
         if key in self._records:
             return self._records[key]
-        found = self._chunks.records(key, self._row_groups)
-        if len(self._records) >= _MAX_CHUNK_SETS:
-            self._records.clear()
-        self._records[key] = found
-        return found
+        every = self._records.get(tuple(range(len(self._schema.columns))))
+        return None if every is None else every.picked(key)
 
     def scan_leaves(self) -> ScanLeaves:
         """The schema's leaves as the C footer scanner takes them (made once per schema)."""

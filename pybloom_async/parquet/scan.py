@@ -447,6 +447,23 @@ class ChunkRecords(NamedTuple):
         gives)."""
         return _grouped(self.chunks, self.data, self.n_groups, self.width)
 
+    def picked(self, places: Sequence[int]) -> ChunkRecords:
+        """The records of some of the wanted chunks, by their places among them (distinct,
+        ascending): the records a scan of those leaves alone gives."""
+        size = _CHUNK.size
+        chunks = self.chunks
+        width = self.width
+        own = b"".join(
+            chunks[(g * width + k) * size : (g * width + k + 1) * size]
+            for g in range(self.n_groups)
+            for k in places
+        )
+        return ChunkRecords(self.data, own, self.n_groups, len(places))
+
+    def filter_offsets(self) -> list[int]:
+        """Where each wanted chunk's Bloom filter starts, for those the footer records."""
+        return [c[10] for c in _CHUNK.iter_unpack(self.chunks) if c[0] & _FC_BLOOM_FILTER_OFFSET]
+
 
 def scan_records(
     data: bytes,

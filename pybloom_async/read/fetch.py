@@ -292,11 +292,17 @@ def first_needed_byte(footer: Footer) -> int:
     """
     first = footer.location.metadata_offset
     meta = footer.metadata
-    for group in meta.chunks_of(range(len(meta.schema.columns))):
-        for chunk in group.columns.values():
-            offset = chunk.bloom_filter_offset
-            if offset is not None and 0 <= offset < first:
-                first = offset
+    every = range(len(meta.schema.columns))
+    # The scanner's records of every leaf: kept (when small), they serve pruning's sets of
+    # leaves with no second scan.
+    records = meta.chunk_records(every)
+    if records is not None:
+        offsets: Iterable[int | None] = records.filter_offsets()
+    else:
+        offsets = (c.bloom_filter_offset for g in meta.chunks_of(every) for c in g.columns.values())
+    for offset in offsets:
+        if offset is not None and 0 <= offset < first:
+            first = offset
     return first
 
 

@@ -21,6 +21,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from pybloom_async.errors import EncryptedFileError, ParquetFormatError
 from pybloom_async.parquet import THRIFT_DECODER, parse_footer_tail
+from pybloom_async.parquet import chunks as chunks_module
 from pybloom_async.parquet import thrift_specs as wire
 from pybloom_async.parquet.decode import decode_file_metadata_with
 from pybloom_async.parquet.scan import scan_footer
@@ -318,11 +319,16 @@ def _meta(data: bytes) -> Any:
     return decode_file_metadata_with(data, "t.parquet", THRIFT_DECODER, lazy=True)
 
 
-def test_chunks_of_equals_the_decoded_chunks(pyarrow_files: Any) -> None:
+@pytest.mark.parametrize("every_first", [False, True], ids=["scanned", "picked"])
+def test_chunks_of_equals_the_decoded_chunks(pyarrow_files: Any, every_first: bool) -> None:
+    """Scanned for the leaves wanted, or picked from the records of every leaf scanned
+    first (as an object store's footer read scans them)."""
     footer = footer_of(pyarrow_files.files[0].read_bytes())
     meta = _meta(footer)
     leaves = len(meta.schema.columns)
     wanted = (0, leaves // 2, leaves - 1)
+    if every_first:
+        assert meta.chunk_records(range(leaves)) is not None
     scanned = meta.chunks_of(wanted)
     decoded = _meta(footer).row_groups
     assert [g.index for g in scanned] == [g.index for g in decoded]
@@ -338,6 +344,43 @@ def test_chunks_of_equals_the_decoded_chunks(pyarrow_files: Any) -> None:
             assert chunk.bloom_filter_length == other.bloom_filter_length
             assert chunk.data_page_offset == other.data_page_offset  # details: decoded
     assert meta.chunks_of(reversed(wanted)) is scanned  # kept per set of leaves
+
+
+def test_records_of_every_leaf_serve_other_sets_with_no_second_scan(
+    pyarrow_files: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    footer = footer_of(pyarrow_files.files[0].read_bytes())
+    leaves = len(_meta(footer).schema.columns)
+    sets = [(0,), (leaves - 1,), (0, leaves // 2, leaves - 1), tuple(range(1, leaves))]
+    direct = {key: _meta(footer).chunk_records(key) for key in sets}
+    scans: list[tuple[int, ...]] = []
+    real = chunks_module.scan_records
+
+    def counted(*args: Any) -> Any:
+        scans.append(tuple(args[3]))
+        return real(*args)
+
+    monkeypatch.setattr(chunks_module, "scan_records", counted)
+    meta = _meta(footer)
+    every = meta.chunk_records(range(leaves))
+    assert every is not None and scans == [tuple(range(leaves))]
+    for key in sets:
+        got, expected = meta.chunk_records(key), direct[key]
+        assert got is not None and expected is not None
+        assert (got.chunks, got.n_groups, got.width) == (
+            expected.chunks,
+            expected.n_groups,
+            expected.width,
+        )
+    decoded = _meta(footer).row_groups
+    assert every.filter_offsets() == [
+        c.bloom_filter_offset
+        for g in decoded
+        for c in g.columns
+        if c.bloom_filter_offset is not None
+    ]
+    assert meta.chunks_of([0])[0].columns[0] == decoded[0].columns[0]
+    assert scans == [tuple(range(leaves))]  # one scan served them all
 
 
 def test_chunks_of_raises_as_the_decoder_for_any_bad_chunk() -> None:
