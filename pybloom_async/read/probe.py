@@ -1,5 +1,7 @@
 """Bloom filters asked where they lie: a local file's filters probed by the C core, which
-reads of each only its header and the blocks the hashes select.
+reads of each only its header and the blocks the hashes select; any file's filters that
+its footer's read took too (a small file's, an object store's whose suffix read reached
+them), in that memory.
 
 Reading a filter to probe it (:func:`.fetch.read_filters_from`) copies its whole bitset
 into Python, 32 KiB or more per row group, to look at one 32-byte block per key. On a
@@ -52,20 +54,23 @@ class Probe(NamedTuple):
 def probe_in_place(
     source: ByteSource, footer: Footer, probes: Sequence[Probe], config: PlanConfig
 ) -> list[int] | None:
-    """Per probe ABSENT or MAY; None when ``source`` is not a local file open in this
-    thread (then nothing was read) or a filter was not as the footer says (UNSURE: the
-    caller reads the filters the planned way). The reads are counted in ``source.stats``.
+    """Per probe ABSENT or MAY; None when a filter is not as the footer says (UNSURE: the
+    caller reads the filters the planned way), or lies where nothing is read in place:
+    outside the bytes the footer's read holds, of a source other than a local file open
+    in this thread (an object store's file: its filters are probed in place when its
+    footer's read took them too). The reads are counted in ``source.stats``.
 
     Raises
     ------
     MemoryError
         A whole bitset (at most ``config.max_filter_bytes``) could not be allocated.
     """
-    if not isinstance(source, BlockingLocalFileSource):
-        return None
-    fd = source.descriptor_now()
-    if fd is None:
-        return None
+    fd = -1  # no descriptor: only the filters held are probed
+    if isinstance(source, BlockingLocalFileSource):
+        opened = source.descriptor_now()
+        if opened is None:
+            return None
+        fd = opened
     n = len(probes)
     if not n:
         return []
@@ -98,6 +103,8 @@ def probe_in_place(
             if tail is None:
                 tail = ffi.from_buffer(footer.tail)
             p.held = tail + (offset - tail_start)
+        elif fd < 0:
+            return None  # to be read: the planned way reads it
     out = ffi.new("int32_t[]", n)
     counts = ffi.new("uint64_t[2]")
     rc = lib.pba_probe_filters(

@@ -137,9 +137,10 @@ class BloomReader:
         self.max_files = integer("max_files", max_files, minimum=0)
         self.max_filter_bytes = integer("max_filter_bytes", max_filter_bytes, minimum=0)
         self.max_age = seconds("max_age", max_age, allow_zero=True)
-        #: Whether a local file's filters, read in the calling thread, are probed where they
-        #: lie (:meth:`OpenedFile.probe`) rather than read whole into the cache: set by a
-        #: run for the reader it makes itself, which keeps a file only while it is read.
+        #: Whether a file's filters are probed where they lie (:meth:`OpenedFile.probe`: a
+        #: local file's read in the calling thread, any file's held by its footer's read)
+        #: rather than read whole into the cache: set by a run for the reader it makes
+        #: itself, which keeps a file only while it is read.
         self.probes_in_place = False
         self._cache: OrderedDict[str, _Entry] = OrderedDict()
         # What is derived from whole objects (a lake index's listing and segments), by key.
@@ -500,10 +501,10 @@ class OpenedFile:
 
     def probe(self, probes: Sequence[Probe]) -> list[int] | None:
         """Its filters asked about hashes where they lie, read by the C core
-        (:func:`.probe.probe_in_place`): per probe ABSENT or MAY; None when the file is
-        not a local one read in this thread, its reader keeps filters (a caller's:
-        :attr:`BloomReader.probes_in_place`), or a filter is not as the footer says. Call
-        after :meth:`footer`."""
+        (:func:`.probe.probe_in_place`): per probe ABSENT or MAY; None when a filter is
+        neither in the footer's read nor in a local file read in this thread, its reader
+        keeps filters (a caller's: :attr:`BloomReader.probes_in_place`), or a filter is
+        not as the footer says. Call after :meth:`footer`."""
         assert self._source is not None and self._entry is not None, "read the footer first"
         if not self._reader.probes_in_place:
             return None
