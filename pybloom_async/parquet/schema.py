@@ -91,6 +91,10 @@ class ColumnDescriptor:
         )
 
 
+#: Sets of column names whose leaves a schema keeps (:meth:`Schema.leaves_under`).
+_MAX_UNDER = 64
+
+
 class Schema:
     """The schema tree and its leaf columns in file order.
 
@@ -99,13 +103,14 @@ class Schema:
     the leaves); the footer's elements were validated when the leaves were.
     """
 
-    __slots__ = ("_build", "_by_path", "_columns", "_root", "fingerprint")
+    __slots__ = ("_build", "_by_path", "_columns", "_root", "_under", "fingerprint")
 
     def __init__(self, root: SchemaNode, columns: tuple[ColumnDescriptor, ...]) -> None:
         self._root: SchemaNode | None = root
         self._columns = columns
         self._build: Callable[[], SchemaNode] | None = None
         self._by_path: dict[str, list[ColumnDescriptor]] | None = None
+        self._under: dict[tuple[str, ...], tuple[int, ...]] = {}
         #: A number the decoder gives each distinct schema it decodes (equal fingerprints,
         #: equal schemas: the decoder shares them); None for a schema built otherwise.
         self.fingerprint: int | None = None
@@ -120,6 +125,7 @@ class Schema:
         schema._columns = columns
         schema._build = build
         schema._by_path = None
+        schema._under = {}
         schema.fingerprint = None
         return schema
 
@@ -188,6 +194,23 @@ class Schema:
             "pass the path as a sequence of names",
             column=shown,
         )
+
+    def leaves_under(self, names: Sequence[str]) -> tuple[int, ...]:
+        """The indexes of the leaves of the columns ``names`` (top-level columns, or dotted
+        leaves, as pyarrow names them), in file order; found once per set of names (the
+        files of one schema share it)."""
+        key = tuple(names)
+        found = self._under.get(key)
+        if found is None:
+            found = tuple(
+                d.index
+                for d in self._columns
+                if any(d.path == n or d.path.startswith(n + ".") for n in key)
+            )
+            if len(self._under) >= _MAX_UNDER:
+                self._under.clear()
+            self._under[key] = found
+        return found
 
     def _matches(self, path: str | Sequence[str]) -> list[ColumnDescriptor]:
         if isinstance(path, str):

@@ -444,8 +444,4 @@ def format_error(exc: BaseException, plan: FilePlan, group: int) -> PyBloomError
 
 def leaves_of(plan: FilePlan, names: Sequence[str]) -> list[int]:
     """The leaves of pyarrow's column names (a top-level column, or a dotted leaf)."""
-    return [
-        d.index
-        for d in plan.schema.columns
-        if any(d.path == n or d.path.startswith(n + ".") for n in names)
-    ]
+    return list(plan.schema.leaves_under(names))

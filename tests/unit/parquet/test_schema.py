@@ -125,6 +125,16 @@ def test_column_lookup() -> None:
     assert "tags.list.element" in str(info.value)
 
 
+def test_leaves_under_column_names() -> None:
+    schema = build_schema(nested_elements())
+    assert schema.leaves_under(["id"]) == (0,)
+    assert schema.leaves_under(["s"]) == (1, 2)  # a top-level column: all its leaves
+    assert schema.leaves_under(["m", "s.b"]) == (2, 4, 5)  # in file order
+    assert schema.leaves_under(["tags.list"]) == (3,)
+    assert schema.leaves_under(["s.a.x", "nope", "i"]) == ()  # no prefix match of a name
+    assert schema.leaves_under(("m", "s.b")) is schema.leaves_under(["m", "s.b"])  # once
+
+
 def test_dotted_names_are_ambiguous_only_as_text() -> None:
     schema = build_schema(
         [
