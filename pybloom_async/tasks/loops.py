@@ -234,8 +234,9 @@ def call_soon_in_loop() -> Callable[[Callable[[], object]], object]:
 #
 # anyio's own worker threads belong to one event loop: each ``anyio.run`` (each ``*_sync``
 # call that needs a loop) starts its threads afresh, and they end with it. A thread's start
-# costs the loop more than the call it makes: a prune of 60 files on an object store, one
-# request each, spent about a third of its loop's time starting threads (bench/RESULTS.md).
+# can cost the loop more than the call it makes: a prune of 60 files on an object store,
+# one request each, on a loaded machine, spent about a third of its loop's time starting
+# threads (bench/RESULTS.md).
 # These threads are the process's instead: a call takes an idle one, or starts one when
 # none is idle, and a thread left idle for IDLE_SECONDS ends. They are daemon threads, so
 # an idle one never holds the interpreter's exit; every call is waited for by its task.
