@@ -7,6 +7,7 @@ import contextvars
 import multiprocessing
 import threading
 import time
+from typing import Any
 
 import anyio
 import pytest
@@ -129,3 +130,34 @@ def test_a_forked_child_starts_its_own_threads() -> None:
     finally:
         child.join(20)
     assert child.exitcode == 0
+
+
+def test_a_call_whose_loop_ended_leaves_its_thread_serving(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A result that cannot reach its loop (ended meanwhile) is dropped; the thread stays."""
+    pool = loops._Threads()
+    monkeypatch.setattr(loops, "_threads", pool)
+    made: list[Any] = []
+
+    async def lost() -> None:
+        call = loops._Call(threading.get_ident, ())
+
+        def ended(callback: object) -> None:
+            raise RuntimeError("Event loop is closed")
+
+        call.notify = ended
+        made.append(call)
+        pool.submit(call)
+
+    anyio.run(lost)
+    deadline = time.monotonic() + 5
+    while (made[0].result is None or pool.idle != 1) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)  # a thread that died of the error would be gone by now
+    ident = made[0].result
+    assert ident is not None and pool.idle == 1
+    assert any(t.ident == ident and t.is_alive() for t in threading.enumerate())
+
+    async def call() -> int:
+        return await in_thread(threading.get_ident)
+
+    assert anyio.run(call) == ident  # the same thread takes the next call
