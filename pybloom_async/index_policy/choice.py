@@ -20,19 +20,23 @@ same for every entry point: an entry serves a file while the file's identity mat
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import InvalidArgumentError
+from ..errors import InvalidArgumentError, SourceError
 from ..io.base import FileInfo
+from ..io.files import expand_paths
 from ..lake.digest import LakeFiles, lake_lookup_files
 from ..lake.prune import lake_segments_at
 from ..lake.segments import listed_segments
 from ..lake.tables import table_lake_files
 from ..pruning.api import CompiledPredicate
+from ..pruning.partitions import PartitionPredicate
 from ..read.reader import BloomReader
 from ..read.run import Run
 from ..tables import TableFiles
+from ..tasks.workers import gather
 
 IndexChoice = Literal["auto", "lake", "sidecar", "none"]
 
@@ -122,6 +126,58 @@ async def lake_segments_for(
     if not found:
         raise no_lake_index(root)
     return found
+
+
+@dataclass(frozen=True)
+class Listed:
+    """What :func:`listed_files` found: the files listed less those their partition values
+    rule out; the lake index segments that serve them; and how to have every file listed,
+    those the partition folders ruled out too (a folder the listing skipped is listed
+    then)."""
+
+    files: list[str | FileInfo]
+    segments: list[FileInfo]
+    every: Callable[[], Awaitable[list[str | FileInfo]]]
+
+
+async def listed_files(
+    choice: IndexChoice,
+    run: Run,
+    sources: Any,
+    parts: PartitionPredicate,
+    unreadable: list[SourceError] | None = None,
+) -> Listed:
+    """The files of a run over ``sources`` and the lake index segments that serve them
+    under ``choice``, listed at once (one round trip); the partition columns' types settled
+    from every file listed. ``unreadable``: a folder or prefix that cannot be listed is
+    added to it, not raised.
+
+    Raises
+    ------
+    SourceError
+        A folder or prefix cannot be listed (without ``unreadable``).
+    InvalidArgumentError
+        ``"lake"`` and no lake index serves ``sources``.
+    """
+    reader = run.reader
+    folders = parts.folder_filter()
+
+    async def listing() -> list[str | FileInfo]:
+        return await expand_paths(sources, reader, unreadable=unreadable, folders=folders)
+
+    async def segments() -> list[FileInfo]:
+        return await lake_segments_for(choice, sources, reader)
+
+    found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
+    parts.settle(found)  # the partition columns' types: from every file listed
+    listed: list[str | FileInfo] = found
+
+    async def every() -> list[str | FileInfo]:
+        if folders is None:
+            return listed
+        return await expand_paths(sources, reader, unreadable=[])
+
+    return Listed(parts.kept_list(found), lake, every)
 
 
 async def lake_files_for(

@@ -57,9 +57,9 @@ from ..errors import (
     PyBloomError,
     SourceError,
 )
-from ..index_policy.choice import lake_files_for, lake_segments_for
+from ..index_policy.choice import lake_files_for, listed_files
 from ..io.base import FileInfo, location_text
-from ..io.files import expand_paths, local_only, local_paths
+from ..io.files import local_only, local_paths
 from ..lake.digest import LakeFiles
 from ..predicate import Predicate, normal_form
 from ..pruning.api import CompiledPredicate, prune_opened
@@ -69,7 +69,6 @@ from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run
 from ..tables import TableSource, table_kind
 from ..tasks.loops import inline, inline_in_worker, on_loop, sync_twin
-from ..tasks.workers import gather
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LOOKUP_PARAMETERS_DOC, LookupArguments, LookupKeywords, check_arguments
 from .arguments import LookupOptions as LookupOptions
@@ -282,35 +281,16 @@ async def _files(
 ) -> tuple[list[str | FileInfo], LakeFiles, Callable[[], Awaitable[list[Any]]]]:
     """The files listed (with the lake index's segments at once) less those their partition
     values rule out, and those to read: less those the lake index rules out too (with what
-    its digest gives of them). Then how to have every file listed, those the folders ruled
-    out too (a folder the listing skipped is listed then)."""
-    rdr = base.reader
-    listing_errors: list[SourceError] = []
-    folders = parts.folder_filter()
-
-    async def listing() -> list[str | FileInfo]:
-        if args.skip:
-            return await expand_paths(sources, rdr, unreadable=listing_errors, folders=folders)
-        return await expand_paths(sources, rdr, folders=folders)
-
-    async def segments() -> list[FileInfo]:
-        return await lake_segments_for(args.lookup.use_index, sources, rdr)
-
-    # The files and the lake index's segments are listed at once: one round trip.
-    found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
-    for error in listing_errors:
+    its digest gives of them). Then how to have every file listed (:class:`Listed`)."""
+    choice = args.lookup.use_index
+    errors: list[SourceError] | None = [] if args.skip else None
+    listed = await listed_files(choice, base, sources, parts, errors)
+    for error in errors or ():
         _skip(error, error.path or "", skipped)
-    parts.settle(found)  # the partition columns' types: from every file listed
-    listed: list[str | FileInfo] = found
-
-    async def every() -> list[str | FileInfo]:
-        if folders is None:
-            return listed
-        return await expand_paths(sources, rdr, unreadable=[])
-
-    found = parts.kept_list(found)
-    kept = await lake_files_for(args.lookup.use_index, base, sources, found, parts.compiled, lake)
-    return found, kept, every
+    kept = await lake_files_for(
+        choice, base, sources, listed.files, parts.compiled, listed.segments
+    )
+    return listed.files, kept, listed.every
 
 
 async def _read_files(

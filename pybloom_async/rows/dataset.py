@@ -64,12 +64,11 @@ from ..index_policy.choice import (
     IndexChoice,
     index_choice,
     lake_files_for,
-    lake_segments_for,
+    listed_files,
     table_files_for,
 )
 from ..io.address import parse_address
 from ..io.base import FileInfo, location_text
-from ..io.files import expand_paths
 from ..io.store import StoreOptions, resolve_options
 from ..lake.digest import LakeFiles
 from ..predicate import Predicate
@@ -88,7 +87,7 @@ from ..tables import (
     table_kind,
 )
 from ..tasks.loops import sync_twin, to_worker
-from ..tasks.workers import for_each, gather
+from ..tasks.workers import for_each
 from .api import kept_row_groups
 from .arrow_fs import arrow_filesystem, arrow_path
 from .footers import footer_plan, with_ruled_out
@@ -454,28 +453,14 @@ async def pruned_dataset(
                 r, live, PartitionPredicate(compiled, None), table=table
             )
         parts = PartitionPredicate(compiled, Partitioning.of(partitioning))
-        folders = parts.folder_filter()
-
-        async def listing() -> list[str | FileInfo]:
-            return await expand_paths(sources, r.reader, folders=folders)
-
-        async def segments() -> list[FileInfo]:
-            return await lake_segments_for(choice, sources, r.reader)
-
-        # The files and the lake index's segments are listed at once: one round trip.
-        both = await gather(lambda step: step(), [(listing,), (segments,)])
-        listed: list[str | FileInfo] = both[0]
-        found: list[FileInfo] = both[1]
-        parts.settle(listed)
-
-        async def every() -> list[str | FileInfo]:
-            if folders is None:
-                return listed
-            return await expand_paths(sources, r.reader, unreadable=[])
-
-        files = parts.kept_list(listed)
-        lake = await lake_files_for(choice, r, sources, files, compiled, found) if found else None
-        return await dataset_from_files(r, files, parts, every=every, lake=lake)
+        listed = await listed_files(choice, r, sources, parts)
+        files, segments = listed.files, listed.segments
+        lake = (
+            await lake_files_for(choice, r, sources, files, compiled, segments)
+            if segments
+            else None
+        )
+        return await dataset_from_files(r, files, parts, every=listed.every, lake=lake)
 
 
 pruned_dataset_sync = sync_twin(pruned_dataset)
