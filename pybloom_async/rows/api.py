@@ -281,7 +281,8 @@ async def _files(
 ) -> tuple[list[str | FileInfo], LakeFiles, Callable[[], Awaitable[list[Any]]]]:
     """The files listed (with the lake index's segments at once) less those their partition
     values rule out, and those to read: less those the lake index rules out too (with what
-    its digest gives of them). Then how to have every file listed (:class:`Listed`)."""
+    its digest gives of them). Then how to have every file listed
+    (:class:`~pybloom_async.index_policy.choice.Listed`)."""
     choice = args.lookup.use_index
     errors: list[SourceError] | None = [] if args.skip else None
     listed = await listed_files(choice, base, sources, parts, errors)
