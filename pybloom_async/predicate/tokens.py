@@ -102,8 +102,6 @@ def tokenize(text: str) -> list[Token]:
             pass
         elif kind == "number":
             toks.append(Token("literal", _number(raw), pos, raw))
-        elif kind == "comma":
-            toks.append(Token(kind, raw, pos, raw))
         elif kind == "badop":
             instead = _INSTEAD.get(raw, TEXT_FORMS)
             raise PredicateError(

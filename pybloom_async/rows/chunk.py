@@ -63,15 +63,6 @@ class Chunk:
         self.width, self.num_rows = chunks.width, chunks.num_rows[0]
 
     @classmethod
-    def open(
-        cls, data: memoryview, codec: int, width: int, optional: bool, num_rows: int, limit: int
-    ) -> Chunk | None:
-        """The chunk whose pages are ``data`` (None: not read here). ``width``: 4 or 8 for
-        fixed-width values, 0 for byte arrays; ``limit``: its uncompressed size, as its
-        footer says (its pages decompress to no more)."""
-        return cls.of(Chunks.open([(data, codec, num_rows, limit)], width, optional))
-
-    @classmethod
     def of(cls, chunks: Chunks | None) -> Chunk | None:
         """The one chunk of ``chunks``, its reader opened now (None: ``chunks`` is None, or
         the reader does not open: the chunk is not read here)."""
@@ -114,8 +105,8 @@ class Chunks:
         cls, parts: Sequence[tuple[memoryview, int, int, int]], width: int, optional: bool
     ) -> Chunks | None:
         """The chunks ``parts`` (each its pages' bytes, codec, row group's rows and
-        uncompressed size as its footer says; see :meth:`Chunk.open`), or None: one is not
-        read here."""
+        uncompressed size as its footer says: its pages decompress to no more), or None: one
+        is not read here. ``width``: 4 or 8 for fixed-width values, 0 for byte arrays."""
         specs = ffi.new("pba_chunk[]", len(parts))
         sources = []  # the chunks' bytes, alive with the readers
         for spec, (data, codec, num_rows, limit) in zip(specs, parts, strict=True):

@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 
 from pybloom_async._native import ffi, lib
-from pybloom_async.rows.chunk import Chunk, codec_available
+from pybloom_async.rows.chunk import Chunk, Chunks, codec_available
+
+
+def _open(
+    data: memoryview, codec: int, width: int, optional: bool, num_rows: int, limit: int
+) -> Chunk | None:
+    """One chunk's reader, opened (None: not read here)."""
+    return Chunk.of(Chunks.open([(data, codec, num_rows, limit)], width, optional))
+
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -84,7 +92,7 @@ def test_the_reader_checks_its_arguments() -> None:
     start = meta.dictionary_page_offset or meta.data_page_offset
     pages = memoryview(data)[start : start + meta.total_compressed_size]
     limit = meta.total_uncompressed_size
-    chunk = Chunk.open(pages, 1, 8, True, 100, limit)
+    chunk = _open(pages, 1, 8, True, 100, limit)
     assert chunk is not None
     valid, values, offsets = chunk.take(np.array([0, 50, 99])) or (None, None, None)
     assert valid is not None and offsets is None
@@ -94,17 +102,17 @@ def test_the_reader_checks_its_arguments() -> None:
     assert chunk.take(np.array([-1])) is None
     assert chunk.pages_read == 1
     # A codec not built in, a width not read, too many rows, the wrong row count.
-    assert Chunk.open(pages, 5, 8, True, 100, limit) is None
-    assert Chunk.open(pages, 1, 8, True, 1 << 31, limit) is None
-    assert Chunk.open(pages, 1, 8, True, 101, limit) is None  # pages short of the rows
+    assert _open(pages, 5, 8, True, 100, limit) is None
+    assert _open(pages, 1, 8, True, 1 << 31, limit) is None
+    assert _open(pages, 1, 8, True, 101, limit) is None  # pages short of the rows
     spec = ffi.new("pba_chunk *")
     spec.data, spec.len, spec.codec = ffi.from_buffer("uint8_t[]", pages), len(pages), 1
     spec.width, spec.optional, spec.num_rows, spec.limit = 3, 1, 100, limit
     out = ffi.new("pba_chunk_reader **")
     assert lib.pba_chunk_open(spec, out) == lib.PBA_CHUNK_ERR_ARG and out[0] == ffi.NULL
     # Pages that decompress to more than the footer's size of the chunk are refused.
-    assert Chunk.open(pages, 1, 8, True, 100, 16) is not None
-    small = Chunk.open(pages, 1, 8, True, 100, 16)
+    assert _open(pages, 1, 8, True, 100, 16) is not None
+    small = _open(pages, 1, 8, True, 100, 16)
     assert small is not None and small.take(np.array([0])) is None
     assert lib.pba_chunk_gather(ffi.NULL, ffi.NULL, 0) == lib.PBA_CHUNK_ERR_ARG
 
@@ -126,7 +134,7 @@ def _strings(compression: str) -> tuple[memoryview, Any]:
 def test_byte_arrays_are_gathered_exactly() -> None:
     values = STRINGS
     pages, meta = _strings("none")
-    chunk = Chunk.open(pages, 0, 0, True, 50, meta.total_uncompressed_size)
+    chunk = _open(pages, 0, 0, True, 50, meta.total_uncompressed_size)
     assert chunk is not None
     rows = np.array([0, 1, 2, 5, 49])
     taken = chunk.take(rows)
