@@ -39,6 +39,11 @@ T = TypeVar("T")
 STOP_EVERY = 32
 #: Files swept per worker-thread call when the run is on the event loop (a few ms each).
 LOOP_PART = 128
+#: A file the sweep passes on with kept row groups of this much data or more (2 MiB,
+#: uncompressed, every column) is known to be slow: reading its rows takes a lane
+#: milliseconds. A run with a few of them ahead spreads its files over its threads from
+#: the first (:meth:`~pybloom_async.tasks.pace.Pace.expect`).
+SLOW_KEPT_BYTES = 2 << 20
 
 
 class Sweep:
@@ -48,7 +53,16 @@ class Sweep:
     ``kept``: the files to read (the others are left alone); ``footers``: those a lake
     index gave (read the usual way)."""
 
-    __slots__ = ("_arrow_schemas", "_footers", "_kept", "_parts", "_passed", "_run", "plans")
+    __slots__ = (
+        "_arrow_schemas",
+        "_footers",
+        "_kept",
+        "_parts",
+        "_passed",
+        "_run",
+        "plans",
+        "slow_files",
+    )
 
     def __init__(
         self,
@@ -61,6 +75,8 @@ class Sweep:
         self.plans: dict[int, FilePlan] = {}
         self._passed: dict[str, tuple[Footer, list[int]]] = {}
         self._arrow_schemas: dict[int, Any] = {}  # of the pass's references, by id
+        #: The files passed on whose kept row groups hold :data:`SLOW_KEPT_BYTES` or more.
+        self.slow_files = 0
 
     def passed(self, path: str) -> tuple[Footer, list[int]] | None:
         """The footer and kept row groups the sweep found for ``path`` (None: not swept),
@@ -143,6 +159,10 @@ class Sweep:
                         progress(len(self.plans))
                 elif plan is not None:
                     self._passed[path] = plan
+                    footer, kept = plan
+                    groups = footer.metadata.row_groups
+                    if sum(groups[g].total_byte_size for g in kept) >= SLOW_KEPT_BYTES:
+                        self.slow_files += 1
             taken += n
 
 
@@ -163,9 +183,9 @@ async def each_file(
     and ``one`` runs over those left. A plan swept is given as ``pruned(plan)``.
     ``progress`` is told ``(done, len(files))`` after each file."""
     if sweep is None or len(files) < 2:
-        return await for_each(files, one, run.limit, progress, batches=run.batches)
+        return await for_each(files, one, run.limit, progress, batches=run.batches, pace=run.pace)
     total = len(files)
-    head = await for_each(files[:1], one, run.limit, None, batches=run.batches)
+    head = await for_each(files[:1], one, run.limit, None, batches=run.batches, pace=run.pace)
     told = [0]
 
     def tell(done: int) -> None:
@@ -189,7 +209,9 @@ async def each_file(
     tell(done)
     left = [f for at, f in enumerate(later) if at not in plans]
     report = None if progress is None else _after(progress, done, total)
-    rest = iter(await for_each(left, one, run.limit, report, batches=run.batches))
+    run.pace.expect(sweep.slow_files)
+    found = await for_each(left, one, run.limit, report, batches=run.batches, pace=run.pace)
+    rest = iter(found)
     return head + [pruned(plans[at]) if at in plans else next(rest) for at in range(len(files) - 1)]
 
 

@@ -7,7 +7,9 @@ disk, or whose rows are decoded, take longer and let go of the lock while they w
 decode: then more threads pay. A run's :class:`Pace` is told how long each file took and
 says when the files have proved slow: three slow ones among the last eight. One or two (a
 point lookup's file with rows, a filter's false positive), or a rare pause over a long run
-of quick files, are not worth a thread.
+of quick files, are not worth a thread. A run that knows its files ahead before timing
+any (a sweep of their footers found large row groups to read) says so
+(:meth:`Pace.expect`), and its files are spread from the first.
 """
 
 from __future__ import annotations
@@ -42,6 +44,13 @@ class Pace:
         """One file's work took ``seconds``."""
         self._recent = ((self._recent << 1) | (seconds > SLOW_SECONDS)) & _RECENT_MASK
         if self._recent.bit_count() >= SLOW_FILES:
+            self.slow = True
+
+    def expect(self, files: int) -> None:
+        """``files`` files ahead are known to be slow before any is timed (a sweep found
+        their kept row groups too large to be quick): at :data:`SLOW_FILES` or more the
+        run's files are slow from here, with none worked on one thread first."""
+        if files >= SLOW_FILES:
             self.slow = True
 
     @contextlib.contextmanager

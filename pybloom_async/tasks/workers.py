@@ -71,6 +71,7 @@ async def for_each(
     progress: Callable[[int, int], None] | None = None,
     on_result: Callable[[Any], None] | None = None,
     batches: Batches | None = None,
+    pace: Pace | None = None,
 ) -> list[Any]:
     """Run ``await work(item)`` for every item, ``limit`` at a time; results in item order.
 
@@ -98,9 +99,13 @@ async def for_each(
     it is ``free`` (a listing): a worker holding items waits for the stream's next ones, and
     another stream's next item may wait on the items already taken (the index pass admits
     files as the row-group pass finishes them).
+
+    Inline (no event loop), the items run in this thread until ``pace`` (the run's; a
+    fresh one when None) says they are slow, then spread over threads (see
+    :func:`spread_over`).
     """
     if inline():
-        return await _one_by_one(items, work, limit, progress, on_result)
+        return await _one_by_one(items, work, limit, progress, on_result, pace or Pace())
     keep = on_result is None
     results: list[Any] = []
     failure: list[Exception] = []
@@ -247,10 +252,12 @@ async def _one_by_one(
     limit: int,
     progress: Callable[[int, int], None] | None,
     on_result: Callable[[Any], None] | None,
+    pace: Pace,
 ) -> list[Any]:
     """:func:`for_each` inline: the items in this thread while they are quick, then spread
     over the threads :func:`~pybloom_async.tasks.workers.spread_over` allows (at most
-    ``limit``) once they prove slow (:mod:`pybloom_async.tasks.pace`), each item inline;
+    ``limit``) once they prove slow (``pace``: :mod:`pybloom_async.tasks.pace`), each item
+    inline;
     results delivered in order from this thread, the first failure in item order raised
     after the items already started have ended."""
     results: list[Any] = []
@@ -260,7 +267,6 @@ async def _one_by_one(
     feed = iter(items) if isinstance(items, Sequence) else None
     threads = min(limit, _SPREAD.get())
     pool: ThreadPoolExecutor | None = None
-    pace = Pace()
     running: collections.deque[Future[Any]] = collections.deque()
 
     def deliver(result: Any) -> None:
@@ -276,11 +282,11 @@ async def _one_by_one(
             item = next(feed, _END) if feed is not None else await anext(stream, _END)  # type: ignore[arg-type]
             if item is _END:
                 break
+            if pool is None and threads > 1 and pace.slow:
+                pool = ThreadPoolExecutor(threads, thread_name_prefix="pybloom-inline")
             if pool is None:
                 with pace.timing():
                     result = await work(item)
-                if threads > 1 and pace.slow:
-                    pool = ThreadPoolExecutor(threads, thread_name_prefix="pybloom-inline")
                 deliver(result)
                 continue
             context = contextvars.copy_context()

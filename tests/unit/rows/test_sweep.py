@@ -148,6 +148,35 @@ def test_files_of_other_schemas_go_the_per_file_way(tmp_path: Path, calls: Calls
     assert calls.swept == [2]  # a-2 and a-3; a-1 holds 150, a-9 is of its own schema
 
 
+@pytest.mark.parametrize("slow_bytes", [None, 1])
+def test_files_passed_with_large_kept_row_groups_are_expected_slow(
+    lake: Path, monkeypatch: pytest.MonkeyPatch, slow_bytes: int | None
+) -> None:
+    """The run's pace is told how many swept files have kept row groups of at least
+    SLOW_KEPT_BYTES (these files' are a few KiB: none at the default, each at 1 byte)."""
+    from pybloom_async.rows import sweep
+    from pybloom_async.tasks.pace import Pace
+
+    if slow_bytes is not None:
+        monkeypatch.setattr(sweep, "SLOW_KEPT_BYTES", slow_bytes)
+    told: list[int] = []
+    real = Pace.expect
+
+    def expect(pace: Pace, files: int) -> None:
+        told.append(files)
+        real(pace, files)
+
+    monkeypatch.setattr(Pace, "expect", expect)
+    keys = [150, 250, 450, 650, 850]  # one in each of five files after the first
+    got = pba.lookup_sync(str(lake), pba.col("id").isin(keys))
+    assert sorted(got.column("id").to_pylist()) == keys
+    assert len(told) == 1
+    if slow_bytes is None:
+        assert told == [0]
+    else:
+        assert told[0] >= len(keys)  # and any kept by a false positive
+
+
 def test_a_lone_file_is_not_swept(tmp_path: Path, calls: Calls) -> None:
     _write(tmp_path / "a.parquet", 0)
     assert pba.lookup_sync(str(tmp_path), pba.col("id") == 5).num_rows == 1

@@ -116,6 +116,30 @@ def test_slow_inline_items_are_spread_over_threads_in_order(stream: bool) -> Non
         assert {t for _, t in progress} == {12}
 
 
+@pytest.mark.parametrize("expected", [0, 2, 3])
+def test_a_pace_told_of_slow_items_ahead_spreads_them_from_the_first(expected: int) -> None:
+    """Quick items run in the calling thread, unless the run's pace was told that at
+    least SLOW_FILES slow ones are ahead: then every item goes to the threads."""
+    import threading
+
+    from pybloom_async.tasks.pace import SLOW_FILES, Pace
+
+    names: list[str] = []
+
+    async def work(i: int) -> int:
+        names.append(threading.current_thread().name)
+        return i
+
+    pace = Pace()
+    pace.expect(expected)
+    assert _inline_each(list(range(8)), work, threads=2, pace=pace) == list(range(8))
+    here = threading.current_thread().name
+    if expected >= SLOW_FILES:
+        assert here not in names
+    else:
+        assert set(names) == {here}
+
+
 def test_a_spread_inline_run_raises_the_first_failure_and_starts_no_more() -> None:
     import time
 
