@@ -11,8 +11,9 @@ Where a file has a page index, a lookup reads, for each kept row group:
    pruning's: the run's leaves, :meth:`pybloom_async.pruning.api.CompiledPredicate.leaf`,
    in their ``rows`` form: a NULL in an IN list matches no row, so its other values
    decide); per range, negation or null test, the pages whose bounds and null counts
-   do not rule it out (pruning's rule too: :func:`pybloom_async.pruning.bounds.decide`);
-   intersected for AND and joined for OR;
+   do not rule it out (each page taken through the leaf ladder every container
+   shares, :func:`pybloom_async.pruning.evaluate.before_membership`); intersected for
+   AND and joined for OR;
 3. for every column read, its dictionary page and the data pages that overlap
    those rows, then decoded (:func:`decode_group`) by pyarrow from a
    one-column file holding just those pages
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import base64
 import bisect
+import functools
 import math
 import struct
 from collections.abc import Callable, Sequence
@@ -56,7 +58,8 @@ from ..parquet.page_index import (
 )
 from ..predicate import And, Or, Predicate, normal_form
 from ..pruning.api import CompiledPredicate
-from ..pruning.bounds import Bounds, View, bounds_of, decide
+from ..pruning.bounds import Bounds, View, bounds_of
+from ..pruning.evaluate import before_membership
 from ..pruning.leaves import Leaf, leaf_column
 from ..pruning.literals import binary_float, literal_sort_key
 from ..read.ranges import HeldBytes
@@ -195,17 +198,22 @@ def _page_view(leaf: Leaf, index: ColumnIndex, page: int) -> View:
 
 
 def _leaf_pages(leaf: Leaf, index: ColumnIndex, count: int) -> list[bool]:
-    """Per page, whether it may hold a row the leaf matches."""
-    if leaf.ordered or leaf.negated:
-        return [not decide(leaf, _page_view(leaf, index, i)).excluded for i in range(count)]
-    if leaf.null_probe:
-        counts = index.null_counts
-        return [index.null_pages[i] or counts is None or counts[i] != 0 for i in range(count)]
-    if leaf.never_prunes is not None or leaf.kind is None:
-        return [True] * count
-    if not leaf.keys:
-        return [False] * count  # no value the column can hold: no row matches
-    return [not index.null_pages[i] and _bounds_admit(leaf, index, i) for i in range(count)]
+    """Per page, whether it may hold a row the leaf matches: the leaf ladder every
+    container shares (:func:`~pybloom_async.pruning.evaluate.before_membership`), then a
+    plain equality's keys against the page's bounds."""
+    counts = index.null_counts
+    admitted = []
+    for i in range(count):
+        nulls = counts[i] if counts is not None else None
+        view = functools.partial(_page_view, leaf, index, i)
+        shared = before_membership(leaf, view, nulls, "page index")
+        if shared is not None:
+            admitted.append(not shared.excluded)
+        else:  # no order to place the keys in: every page may hold them
+            admitted.append(
+                leaf.kind is None or (not index.null_pages[i] and _bounds_admit(leaf, index, i))
+            )
+    return admitted
 
 
 @dataclass

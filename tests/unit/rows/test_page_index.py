@@ -266,6 +266,8 @@ def test_null_probes_use_the_null_counts() -> None:
     assert set(range(500, 700)) <= covered
     assert len(covered) < N // 2
     assert _covered(f.select(col("x") == 600)) == set()  # pages of nulls only hold no 600
+    nulls = _covered(f.select(col("x").is_null()))
+    assert set(range(500, 700)) <= nulls and len(nulls) < N // 2
 
 
 def test_pages_with_unordered_bounds_are_always_kept() -> None:
