@@ -1,4 +1,4 @@
-"""A row group's matching rows taken from whole column chunks without decoding the rest.
+"""A row group's matching rows taken from its column chunks without decoding the rest.
 
 A lookup's matches are a few rows of a row group; pyarrow decodes every value of a chunk
 to give them. For a flat column of a plain type, the C chunk reader (:mod:`.chunk`) finds
@@ -6,7 +6,9 @@ each wanted row's value in the chunk's pages instead, in one call: only the page
 a wanted row (and the dictionary, as far as they use it) are decompressed, and their levels
 and values are walked no further than the last wanted row. Only the wanted values are
 copied out. Where the C reader refuses a chunk, :mod:`.page_walk` walks its pages in
-Python with the same page calls; here each column's values become an Arrow array.
+Python with the same page calls; here each column's values become an Arrow array. A row
+group read by page (its offset index chose the pages that hold the rows) is taken the
+same way, its chosen pages read as a chunk of just those pages (:func:`take_paged`).
 
 What it reads: columns without repetition and with at most one definition level, stored
 as INT32, INT64, FLOAT, DOUBLE or BYTE_ARRAY, whose Arrow type (as pyarrow reads this file)
@@ -23,7 +25,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +39,10 @@ from ..types import PhysicalType
 from .chunk import MAX_TAKEN_BYTES, Chunk, Chunks
 from .page_walk import DTYPES, ChunkPages, Page, Refused, as_i64, as_u8, checked, chunk_pages
 from .plan import FilePlan, chunk_range
+
+if TYPE_CHECKING:
+    from ..parquet.page_index import PageSpan
+    from .pages import GroupPages
 
 #: Whether a chunk is read by the C chunk reader (:mod:`.chunk`) first, and walked by
 #: :mod:`.page_walk` only where that refuses it. The tests switch it off to read every
@@ -149,6 +155,61 @@ def take_columns(
         except (Refused, PyBloomError, pa.ArrowException, OSError):
             continue
     return found
+
+
+def take_paged(plan: FilePlan, held: HeldBytes, pages: GroupPages, rows: Any) -> dict[str, Any]:
+    """The columns of a row group read by page (``pages``: each column's dictionary page
+    and the data pages chosen through its offset index) taken at ``rows`` (ascending row
+    numbers in the row group, every one within the pages chosen): those the C decoder
+    reads, each an Arrow array of the type pyarrow reads it as; the others are left out
+    (:func:`~.pages.decode_group` decodes them).
+
+    A column's chosen pages are read as one chunk of just those pages, back to back after
+    its dictionary page, each row placed at its page's place among them."""
+    found: dict[str, Any] = {}
+    if not NATIVE_CHUNKS:
+        return found
+    wanted = np.asarray(rows, dtype=np.int64)
+    for name, (_, dictionary, spans) in pages.columns.items():
+        column = takeable(plan, name)
+        placed = _placed(spans, wanted) if column is not None else None
+        if column is None or placed is None:
+            continue
+        desc = column.desc
+        ranges = ([dictionary] if dictionary is not None else []) + [
+            (span.offset, span.offset + span.size) for span in spans
+        ]
+        views = [held.view(start, end) for start, end in ranges]
+        if any(view is None for view in views):
+            continue
+        meta = plan.chunk(pages.group, desc.index)
+        dtype = DTYPES.get(desc.physical_type)
+        width = dtype.itemsize if dtype is not None else 0
+        num_rows = sum(span.end_row - span.first_row for span in spans)
+        data = memoryview(b"".join(views))  # type: ignore[arg-type]  # none is None
+        part = (data, meta.codec, num_rows, meta.total_uncompressed_size)
+        try:
+            chunk = Chunk.of(Chunks.open([part], width, desc.max_definition_level == 1))
+            taken = chunk.take(placed) if chunk is not None else None
+            if taken is not None:
+                found[name] = _built(column, len(wanted), *taken)
+        except (Refused, PyBloomError, pa.ArrowException):
+            continue
+    return found
+
+
+def _placed(spans: Sequence[PageSpan], rows: Any) -> Any:
+    """``rows`` (ascending row numbers of the row group) as places among the rows of the
+    pages ``spans`` (ascending, as chosen) read back to back; None: a row lies in none."""
+    if not spans:
+        return None if len(rows) else rows
+    starts = np.fromiter((s.first_row for s in spans), np.int64, len(spans))
+    ends = np.fromiter((s.end_row for s in spans), np.int64, len(spans))
+    at = np.searchsorted(ends, rows, side="right")
+    if len(rows) and (int(at[-1]) >= len(spans) or bool(np.any(rows < starts[at]))):
+        return None
+    bases = np.concatenate(([0], np.cumsum(ends - starts)[:-1]))
+    return bases[at] + rows - starts[at]
 
 
 def stacked(rows: Sequence[Any]) -> tuple[Any, Any]:

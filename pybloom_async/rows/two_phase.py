@@ -33,7 +33,7 @@ from .decode import (
 from .match import computable
 from .pages import GroupPages, WholeChunks, decode_group, held_reader, pages_for_rows
 from .plan import Fetched, FileMatch, FilePlan, Job, chunk_range
-from .take import stacked, take_columns, take_many
+from .take import stacked, take_columns, take_many, take_paged
 
 
 @dataclass
@@ -129,12 +129,19 @@ def other_rows(hit: Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: H
     try:
         parts: dict[str, Any] = {}
         paged = hit.pages.columns if hit.pages is not None else {}
-        if hit.pages is not None:
+        if hit.pages is not None:  # taken from their pages in C, or decoded by pyarrow
             assert plan.page_index is not None
-            decoded = decode_group(
-                hit.pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
-            )
-            parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
+            parts.update(take_paged(plan, held, hit.pages, hit.matched))
+            rest = {n: c for n, c in paged.items() if n not in parts}
+            if rest:
+                decoded = decode_group(
+                    GroupPages(hit.group, hit.pages.rows, rest),
+                    plan.page_index,
+                    plan.arrow_schema,
+                    plan.schema,
+                    held_reader(held),
+                )
+                parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
         whole = _whole(columns, paged)
         if whole:  # taken from their pages by the C decoder, or decoded by pyarrow
             parts.update(take_columns(plan, held, hit.group, whole, hit.matched))

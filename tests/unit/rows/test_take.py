@@ -323,3 +323,79 @@ def test_the_c_calls_check_their_arguments() -> None:
         arrays, len(arrays), out, 2, ffi.from_buffer("int64_t[]", offsets), ffi.from_buffer(room), 2
     )
     assert status == lib.PBA_TAKE_ERR_CAPACITY
+
+
+def _runs(rows: Any) -> list[tuple[int, int]]:
+    """Ascending row numbers as ``[start, end)`` runs."""
+    runs: list[tuple[int, int]] = []
+    for row in rows.tolist():
+        if runs and runs[-1][1] == row:
+            runs[-1] = (runs[-1][0], row + 1)
+        else:
+            runs.append((row, row + 1))
+    return runs
+
+
+@pytest.mark.parametrize("nulls", [False, True])
+@pytest.mark.parametrize("version", ["1.0", "2.0"])
+@pytest.mark.parametrize("compression", ["none", "snappy", "zstd"])
+def test_rows_taken_from_chosen_pages_equal_pyarrows(
+    tmp_path: Path, nulls: bool, version: str, compression: str, native: bool
+) -> None:
+    """A row group read by page (its offset index): each column's chosen pages are read
+    as a chunk of just those pages, and the rows taken there are pyarrow's, whether the
+    pages need the dictionary, come after its fallback to PLAIN, or hold NULLs."""
+    from pybloom_async.rows.pages import held_reader, pages_for_rows
+
+    path = tmp_path / "paged.parquet"
+    pq.write_table(
+        _table(3_000, nulls),
+        path,
+        row_group_size=1_500,
+        write_page_index=True,
+        data_page_size=512,
+        dictionary_pagesize_limit=2_048,
+        data_page_version=version,
+        compression=compression,
+    )
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, [0, 1], page_index=True)
+    assert plan.page_index is not None
+    held = HeldBytes([(0, path.read_bytes())])
+    names = [name for name in plan.arrow_schema.names if takeable(plan, name) is not None]
+    pf = pq.ParquetFile(path)
+    rng = np.random.default_rng(7)
+    for group in plan.kept:
+        want = pf.read_row_group(group, columns=names)
+        for rows in _selections(want.num_rows, rng):
+            if not len(rows):
+                continue
+            pages = pages_for_rows(
+                plan.page_index, group, names, _runs(rows), plan.schema, held_reader(held), "t"
+            )
+            got = take.take_paged(plan, held, pages, rows)
+            assert set(got) == (set(names) if native else set())
+            for name, array in got.items():
+                expected = want.column(name).take(pa.array(rows)).combine_chunks()
+                assert _same(array, expected), (group, name, rows[:5])
+            if len(rows) == 1:  # one page of each column read, of many
+                assert all(len(spans) == 1 for _, _, spans in pages.columns.values())
+
+
+def test_a_row_outside_the_chosen_pages_leaves_its_column_to_pyarrow(
+    tmp_path: Path, native: bool
+) -> None:
+    from pybloom_async.rows.pages import held_reader, pages_for_rows
+
+    path = tmp_path / "paged.parquet"
+    pq.write_table(_table(3_000, True), path, write_page_index=True, data_page_size=512)
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, [0], page_index=True)
+    assert plan.page_index is not None
+    held = HeldBytes([(0, path.read_bytes())])
+    pages = pages_for_rows(
+        plan.page_index, 0, ["i64", "s"], [(0, 1)], plan.schema, held_reader(held), "t"
+    )
+    assert take.take_paged(plan, held, pages, np.array([0, 2_999])) == {}
+    found = take.take_paged(plan, held, pages, np.array([0]))
+    assert set(found) == ({"i64", "s"} if native else set())
