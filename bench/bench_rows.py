@@ -16,7 +16,12 @@ the key's day and the next). Every engine runs each query in a fresh process who
 warm; runs are interleaved across engines. Each answer (``user_id, ts, country, amount,
 email``, sorted) is compared with DuckDB's: a difference stops the benchmark.
 
-Run: ``python bench/bench_rows.py [--runs 5] [--json-out bench/results/rows-hive.json]``.
+With ``--page-index`` the same lake is written again with a page index in every file
+(``bench/data/rows/hive-60-paged-v1/``), as parquet-java (Spark) and arrow-rs (delta-rs)
+write by default: a row group with a match then reads its other columns by page.
+
+Run: ``python bench/bench_rows.py [--runs 5] [--page-index] [--json-out
+bench/results/rows-hive.json]``.
 """
 
 from __future__ import annotations
@@ -41,6 +46,9 @@ from record import installed_bytecode  # noqa: E402
 
 ROOT = BENCH / "data" / "rows"
 LAKE = ROOT / "hive-60-v1"
+#: The same lake with a page index in every file (``--page-index``), as parquet-java
+#: (Spark) and arrow-rs (delta-rs) write by default.
+PAGED_LAKE = ROOT / "hive-60-paged-v1"
 DAYS = 30
 FILES_PER_DAY = 2
 ROW_GROUPS = 4
@@ -86,12 +94,14 @@ def _file_table(day: int, part: int) -> Any:
     )
 
 
-def ensure_lake() -> Path:
-    """The lake, written once (a file at a time, each replaced into place whole)."""
+def ensure_lake(page_index: bool = False) -> Path:
+    """The lake (``page_index``: its twin with page indexes), written once (a file at a
+    time, each replaced into place whole)."""
     import pyarrow.parquet as pq
 
+    lake = PAGED_LAKE if page_index else LAKE
     for day in range(DAYS):
-        folder = LAKE / f"dt={FIRST_DAY + datetime.timedelta(days=day)}"
+        folder = lake / f"dt={FIRST_DAY + datetime.timedelta(days=day)}"
         folder.mkdir(parents=True, exist_ok=True)
         for part in range(FILES_PER_DAY):
             path = folder / f"part-{part}.parquet"
@@ -103,9 +113,10 @@ def ensure_lake() -> Path:
                 tmp,
                 row_group_size=ROWS_PER_GROUP,
                 bloom_filter_options={"user_id": {"ndv": ROWS_PER_GROUP, "fpp": 0.01}},
+                write_page_index=page_index,
             )
             os.replace(tmp, path)
-    return LAKE
+    return lake
 
 
 def make_queries(seed: int) -> dict[str, dict[str, Any]]:
@@ -229,9 +240,9 @@ def _worker(engine: str, lake: str, query: dict[str, Any]) -> dict[str, Any]:
     return {"s": seconds, "cpu_s": cpu, "rows": len(rows), "answer": repr(rows)}
 
 
-def _run_one(engine: str, query: dict[str, Any]) -> dict[str, Any]:
+def _run_one(engine: str, query: dict[str, Any], lake: Path) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, __file__, "--worker", engine, json.dumps(query)],
+        [sys.executable, __file__, "--worker", engine, json.dumps(query), str(lake)],
         check=True, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -243,14 +254,17 @@ def main() -> None:
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--queries", default=",".join(QUERIES))
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--page-index", action="store_true", help="the lake's twin with page indexes"
+    )
     parser.add_argument("--json-out", type=Path)
-    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        engine, query = args.worker
-        print(json.dumps(_worker(engine, str(LAKE), json.loads(query))))
+        engine, query, lake_path = args.worker
+        print(json.dumps(_worker(engine, lake_path, json.loads(query))))
         return
-    ensure_lake()
+    lake = ensure_lake(args.page_index)
     installed_bytecode()
     queries = make_queries(args.seed)
     engines = args.engines.split(",")
@@ -263,7 +277,7 @@ def main() -> None:
         expected: str | None = None
         for _ in range(args.runs):
             for engine in engines:  # interleaved: load changes reach every engine alike
-                got = _run_one(engine, query)
+                got = _run_one(engine, query, lake)
                 if expected is None:
                     expected = got["answer"]
                 elif got["answer"] != expected:
@@ -292,6 +306,7 @@ def main() -> None:
                         timespec="minutes"
                     ),
                     "load": [load_before[0], load_after[0]],
+                    "lake": lake.name,
                     "runs": args.runs,
                     "times_s": times,
                     "cpu_s": cpus,

@@ -170,32 +170,81 @@ def take_paged(plan: FilePlan, held: HeldBytes, pages: GroupPages, rows: Any) ->
     if not NATIVE_CHUNKS:
         return found
     wanted = np.asarray(rows, dtype=np.int64)
-    for name, (_, dictionary, spans) in pages.columns.items():
-        column = takeable(plan, name)
-        placed = _placed(spans, wanted) if column is not None else None
-        if column is None or placed is None:
-            continue
-        desc = column.desc
-        ranges = ([dictionary] if dictionary is not None else []) + [
-            (span.offset, span.offset + span.size) for span in spans
-        ]
-        views = [held.view(start, end) for start, end in ranges]
-        if any(view is None for view in views):
-            continue
-        meta = plan.chunk(pages.group, desc.index)
-        dtype = DTYPES.get(desc.physical_type)
-        width = dtype.itemsize if dtype is not None else 0
-        num_rows = sum(span.end_row - span.first_row for span in spans)
-        data = memoryview(b"".join(views))  # type: ignore[arg-type]  # none is None
-        part = (data, meta.codec, num_rows, meta.total_uncompressed_size)
-        try:
-            chunk = Chunk.of(Chunks.open([part], width, desc.max_definition_level == 1))
-            taken = chunk.take(placed) if chunk is not None else None
-            if taken is not None:
-                found[name] = _built(column, len(wanted), *taken)
-        except (Refused, PyBloomError, pa.ArrowException):
-            continue
+    counts = np.array([len(wanted)], dtype=np.uint64)
+    for name in pages.columns:
+        taken = take_paged_many(plan, held, [pages], wanted, counts, [name])
+        if taken is not None:
+            found.update(taken)
     return found
+
+
+def take_paged_many(
+    plan: FilePlan,
+    held: HeldBytes,
+    pages: Sequence[GroupPages],
+    rows: Any,
+    counts: Any,
+    names: Sequence[str],
+) -> dict[str, Any] | None:
+    """:func:`take_paged` of many row groups at once, as :func:`take_many` takes whole
+    chunks: ``counts[i]`` of ``rows`` are those of ``pages[i]``'s row group, and each
+    column of ``names`` (read by page in every one) is taken in one C call. None when a
+    column or its pages are not read so (the caller takes them another way)."""
+    if not NATIVE_CHUNKS:
+        return None
+    bounds = np.concatenate(([0], np.cumsum(np.asarray(counts, dtype=np.int64))))
+    found: dict[str, Any] = {}
+    for name in names:
+        column = takeable(plan, name)
+        if column is None:
+            return None
+        parts, places = [], []
+        for i, selection in enumerate(pages):
+            part = _paged_part(plan, held, selection, column.desc, rows[bounds[i] : bounds[i + 1]])
+            if part is None:
+                return None
+            parts.append(part[0])
+            places.append(part[1])
+        dtype = DTYPES.get(column.desc.physical_type)
+        width = dtype.itemsize if dtype is not None else 0
+        try:
+            chunks = Chunks.open(parts, width, column.desc.max_definition_level == 1)
+            if chunks is None:
+                return None
+            with chunks:
+                taken = chunks.take(np.concatenate(places), counts)
+            if taken is None:
+                return None
+            found[name] = _built(column, len(rows), *taken)
+        except (Refused, PyBloomError, pa.ArrowException):
+            return None
+    return found
+
+
+def _paged_part(
+    plan: FilePlan, held: HeldBytes, pages: GroupPages, desc: ColumnDescriptor, rows: Any
+) -> tuple[tuple[memoryview, int, int, int], Any] | None:
+    """A column's chosen pages of one row group as :meth:`Chunks.open` takes a chunk (its
+    dictionary page and chosen data pages back to back), and ``rows`` placed among their
+    rows; None: the column is not read by page there, a byte is not held, or a row lies in
+    no page chosen."""
+    entry = pages.columns.get(desc.path_parts[0])
+    if entry is None:
+        return None
+    _, dictionary, spans = entry
+    placed = _placed(spans, rows)
+    if placed is None:
+        return None
+    ranges = ([dictionary] if dictionary is not None else []) + [
+        (span.offset, span.offset + span.size) for span in spans
+    ]
+    views = [held.view(start, end) for start, end in ranges]
+    if any(view is None for view in views):
+        return None
+    meta = plan.chunk(pages.group, desc.index)
+    num_rows = sum(span.end_row - span.first_row for span in spans)
+    data = memoryview(b"".join(views))  # type: ignore[arg-type]  # none is None
+    return (data, meta.codec, num_rows, meta.total_uncompressed_size), placed
 
 
 def _placed(spans: Sequence[PageSpan], rows: Any) -> Any:

@@ -33,7 +33,7 @@ from .decode import (
 from .match import computable
 from .pages import GroupPages, WholeChunks, decode_group, held_reader, pages_for_rows
 from .plan import Fetched, FileMatch, FilePlan, Job, chunk_range
-from .take import stacked, take_columns, take_many, take_paged
+from .take import stacked, take_columns, take_many, take_paged, take_paged_many
 
 
 @dataclass
@@ -164,17 +164,26 @@ def other_rows(hit: Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: H
 def many_other_rows(
     hits: Sequence[Hit], plan: FilePlan, job: Job, columns: ReadColumns, held: HeldBytes
 ) -> Any:
-    """Phase two of row groups read as whole chunks, all at once: each other column taken
-    at every hit's rows in one C call (:func:`.take.take_many`), and one table of them all,
-    joined to phase one's columns (None: a hit reads pages, or a column or chunk is not
-    read so; :func:`other_rows` then reads them one by one)."""
-    if any(hit.pages is not None for hit in hits):
-        return None
+    """Phase two of many row groups at once: each other column taken at every hit's rows
+    in one C call, from whole chunks (:func:`.take.take_many`) or from the pages chosen
+    for it in every hit (:func:`.take.take_paged_many`), and one table of them all, joined
+    to phase one's columns (None: a column is read by page in some hits only, or is not
+    read so; :func:`other_rows` then reads the hits one by one)."""
     rest = list(columns.rest)
+    paged = [n for n in rest if all(h.pages is not None and n in h.pages.columns for h in hits)]
+    whole = [n for n in rest if all(h.pages is None or n not in h.pages.columns for h in hits)]
+    if len(paged) + len(whole) != len(rest):
+        return None
     rows, counts = stacked([h.matched for h in hits])
-    taken = take_many(plan, held, [h.group for h in hits], rows, counts, rest)
+    taken = take_many(plan, held, [h.group for h in hits], rows, counts, whole) if whole else {}
     if taken is None:
         return None
+    if paged:
+        selections = [h.pages for h in hits if h.pages is not None]
+        by_page = take_paged_many(plan, held, selections, rows, counts, paged)
+        if by_page is None:
+            return None
+        taken.update(by_page)
     try:
         table = pa.concat_tables([hit.first for hit in hits])
         for name in rest:  # top-level names (the predicate's leaves are first)

@@ -399,3 +399,43 @@ def test_a_row_outside_the_chosen_pages_leaves_its_column_to_pyarrow(
     assert take.take_paged(plan, held, pages, np.array([0, 2_999])) == {}
     found = take.take_paged(plan, held, pages, np.array([0]))
     assert set(found) == ({"i64", "s"} if native else set())
+
+
+def test_chosen_pages_of_many_row_groups_are_taken_in_one_call(
+    tmp_path: Path, native: bool
+) -> None:
+    """take_paged_many: each column of several row groups read by page, in one C call per
+    column, gives pyarrow's rows of every row group in turn."""
+    from pybloom_async.rows.pages import held_reader, pages_for_rows
+
+    path = tmp_path / "paged.parquet"
+    pq.write_table(
+        _table(4_000, True), path, row_group_size=1_000, write_page_index=True, data_page_size=512
+    )
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, [0, 1, 2, 3], page_index=True)
+    assert plan.page_index is not None
+    held = HeldBytes([(0, path.read_bytes())])
+    names = [name for name in plan.arrow_schema.names if takeable(plan, name) is not None]
+    rng = np.random.default_rng(3)
+    groups = [0, 2, 3]
+    rows = [np.sort(rng.choice(1_000, size=k, replace=False)) for k in (5, 1, 40)]
+    selections = [
+        pages_for_rows(plan.page_index, g, names, _runs(r), plan.schema, held_reader(held), "t")
+        for g, r in zip(groups, rows, strict=True)
+    ]
+    stacked_rows, counts = take.stacked(rows)
+    got = take.take_paged_many(plan, held, selections, stacked_rows, counts, names)
+    if not native:
+        assert got is None
+        return
+    assert got is not None and set(got) == set(names)
+    pf = pq.ParquetFile(path)
+    for name in names:
+        want = pa.concat_arrays(
+            [
+                pf.read_row_group(g, columns=[name]).column(0).take(pa.array(r)).combine_chunks()
+                for g, r in zip(groups, rows, strict=True)
+            ]
+        )
+        assert _same(got[name], want), name
