@@ -238,12 +238,20 @@ def _paged_part(
     ranges = ([dictionary] if dictionary is not None else []) + [
         (span.offset, span.offset + span.size) for span in spans
     ]
-    views = [held.view(start, end) for start, end in ranges]
-    if any(view is None for view in views):
-        return None
+    joined = [ranges[0]]
+    for start, end in ranges[1:]:  # pages that follow one another: one range
+        if joined[-1][1] == start:
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    # Views where they lie (HeldBytes.view copies only a range split across its pieces).
+    views = [view for view in (held.view(start, end) for start, end in joined) if view is not None]
+    if len(views) != len(joined):
+        return None  # a byte not held
     meta = plan.chunk(pages.group, desc.index)
     num_rows = sum(span.end_row - span.first_row for span in spans)
-    data = memoryview(b"".join(views))  # type: ignore[arg-type]  # none is None
+    # Read where they lie when they follow one another (most often: every page chosen).
+    data = views[0] if len(views) == 1 else memoryview(b"".join(views))
     return (data, meta.codec, num_rows, meta.total_uncompressed_size), placed
 
 
