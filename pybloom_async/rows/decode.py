@@ -24,7 +24,7 @@ from .arrow import bool_array, constant_bools, empty_table, int64_array, numpy_o
 from .chunk import Chunks
 from .keyed import Keys, answered_by_key, key_of, key_rows, key_rows_many
 from .match import computable, evaluate, leaf_array
-from .pages import GroupPages, decode_group, held_reader
+from .pages import GroupPages
 from .plan import (
     Fetched,
     FileMatch,
@@ -36,7 +36,7 @@ from .plan import (
     rows_where,
 )
 from .schema import conform
-from .take import stacked, take_columns, take_many
+from .take import paged_table, stacked, take_columns, take_many
 
 
 def where_columns(plan: FilePlan, job: Job) -> list[str]:
@@ -362,10 +362,7 @@ def decode_pages_of(
 ) -> Any:
     """:func:`decode_row_groups` for a row group read through its page index (the rows of
     ``selected.rows``, in order)."""
-    assert plan.page_index is not None
-    table = decode_group(
-        selected, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
-    )
+    table = paged_table(plan, held, selected)
     positions = match.positions(selected.group, row_numbers(selected.rows))
     return matching(table, plan, job, match, None, positions)
 

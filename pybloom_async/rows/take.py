@@ -38,11 +38,11 @@ from ..read.ranges import HeldBytes
 from ..types import PhysicalType
 from .chunk import MAX_TAKEN_BYTES, Chunk, Chunks
 from .page_walk import DTYPES, ChunkPages, Page, Refused, as_i64, as_u8, checked, chunk_pages
-from .plan import FilePlan, chunk_range
+from .pages import GroupPages, decode_group, held_reader
+from .plan import FilePlan, chunk_range, row_numbers
 
 if TYPE_CHECKING:
     from ..parquet.page_index import PageSpan
-    from .pages import GroupPages
 
 #: Whether a chunk is read by the C chunk reader (:mod:`.chunk`) first, and walked by
 #: :mod:`.page_walk` only where that refuses it. The tests switch it off to read every
@@ -176,6 +176,33 @@ def take_paged(plan: FilePlan, held: HeldBytes, pages: GroupPages, rows: Any) ->
         if taken is not None:
             found.update(taken)
     return found
+
+
+def paged_table(plan: FilePlan, held: HeldBytes, selected: GroupPages) -> Any:
+    """The rows ``selected.rows`` of a row group read by page, every column of
+    ``selected`` (in its order) as a ``pa.Table``: taken in C from the chosen pages where
+    the C reader reads the column (:func:`take_paged`), decoded by pyarrow from a
+    one-column file of its pages where not (:func:`~.pages.decode_group`).
+
+    Raises
+    ------
+    WholeChunks
+        A column's pages do not decode to the rows its offset index promised.
+    """
+    assert plan.page_index is not None
+    columns = take_paged(plan, held, selected, row_numbers(selected.rows))
+    rest = {name: c for name, c in selected.columns.items() if name not in columns}
+    if rest:
+        decoded = decode_group(
+            GroupPages(selected.group, selected.rows, rest),
+            plan.page_index,
+            plan.arrow_schema,
+            plan.schema,
+            held_reader(held),
+        )
+        columns.update(zip(decoded.column_names, decoded.columns, strict=True))
+    names = list(selected.columns)
+    return pa.table([columns[name] for name in names], names=names)
 
 
 def take_paged_many(

@@ -31,9 +31,9 @@ from .decode import (
     shaped,
 )
 from .match import computable
-from .pages import GroupPages, WholeChunks, decode_group, held_reader, pages_for_rows
+from .pages import GroupPages, WholeChunks, pages_for_rows
 from .plan import Fetched, FileMatch, FilePlan, Job, chunk_range
-from .take import stacked, take_columns, take_many, take_paged, take_paged_many
+from .take import paged_table, stacked, take_columns, take_many, take_paged_many
 
 
 @dataclass
@@ -66,9 +66,7 @@ def first_rows(
     """
     assert plan.page_index is not None
     try:
-        table = decode_group(
-            pages, plan.page_index, plan.arrow_schema, plan.schema, held_reader(held)
-        )
+        table = paged_table(plan, held, pages)
         rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
         table = computable(table)
         found, matched = matched_rows(table, plan, job, match, match.positions(group, rows))
@@ -129,19 +127,9 @@ def other_rows(hit: Hit, plan: FilePlan, job: Job, columns: ReadColumns, held: H
     try:
         parts: dict[str, Any] = {}
         paged = hit.pages.columns if hit.pages is not None else {}
-        if hit.pages is not None:  # taken from their pages in C, or decoded by pyarrow
-            assert plan.page_index is not None
-            parts.update(take_paged(plan, held, hit.pages, hit.matched))
-            rest = {n: c for n, c in paged.items() if n not in parts}
-            if rest:
-                decoded = decode_group(
-                    GroupPages(hit.group, hit.pages.rows, rest),
-                    plan.page_index,
-                    plan.arrow_schema,
-                    plan.schema,
-                    held_reader(held),
-                )
-                parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
+        if hit.pages is not None:  # its rows, the runs of hit.matched
+            decoded = paged_table(plan, held, hit.pages)
+            parts.update(zip(decoded.column_names, computable(decoded).columns, strict=True))
         whole = _whole(columns, paged)
         if whole:  # taken from their pages by the C decoder, or decoded by pyarrow
             parts.update(take_columns(plan, held, hit.group, whole, hit.matched))

@@ -439,3 +439,34 @@ def test_chosen_pages_of_many_row_groups_are_taken_in_one_call(
             ]
         )
         assert _same(got[name], want), name
+
+
+def test_a_paged_table_takes_what_c_reads_and_decodes_the_rest(tmp_path: Path) -> None:
+    """paged_table: the selected rows of every column, in the selection's order, equal
+    pyarrow's; a decimal and a boolean (not read in C) come from pyarrow's decode."""
+    import decimal
+
+    from pybloom_async.rows.pages import held_reader, pages_for_rows
+
+    n = 3_000
+    table = pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "dec": pa.array([decimal.Decimal(i).scaleb(-2) for i in range(n)], pa.decimal128(9, 2)),
+            "flag": pa.array([i % 3 == 0 for i in range(n)]),
+            "s": pa.array([f"s{i}" for i in range(n)]),
+        }
+    )
+    path = tmp_path / "mixed.parquet"
+    pq.write_table(table, path, write_page_index=True, data_page_size=512)
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, [0], page_index=True)
+    assert plan.page_index is not None
+    held = HeldBytes([(0, path.read_bytes())])
+    runs = [(10, 20), (1_500, 1_501), (2_990, 3_000)]
+    names = ["s", "dec", "flag", "id"]
+    selected = pages_for_rows(plan.page_index, 0, names, runs, plan.schema, held_reader(held), "t")
+    got = take.paged_table(plan, held, selected)
+    rows = pa.array([r for a, b in runs for r in range(a, b)])
+    assert got.column_names == names
+    assert got.equals(table.select(names).take(rows))
