@@ -1,6 +1,6 @@
 """Draw the README's charts from the benchmark results in ``bench/results/`` (JSON only).
 
-Six charts, each from the file one benchmark writes with ``--json-out``:
+Seven charts, each from the file one benchmark writes with ``--json-out``:
 
 ``core_vs_peers.png``  from ``core_vs_peers.json`` (``bench/compare_core.py``)
     nanoseconds per probe against the filter size: the C core (AVX2 and portable scalar),
@@ -19,6 +19,9 @@ Six charts, each from the file one benchmark writes with ``--json-out``:
 ``lake_index.png``  from ``lake.json`` (``bench/bench_lake.py --sidecar``)
     one key over a lake on S3: requests after the listing and wall time, with the in-file
     filters, sidecar indexes and the lake index.
+``rows_hive.png``  from ``rows-hive.json`` and ``rows-hive-paged.json`` (``bench/bench_rows.py``)
+    median wall time of each query on the 60-file hive lake on local disk, ours against
+    the engines: as pyarrow writes it by default, and with page indexes.
 
 Each chart names the machine, date and load average its figures were measured at. A
 missing results file is an error naming it and the command that writes it.
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,6 +62,10 @@ SOURCES = {
     ),
     "lake.json": (
         "bench/bench_lake.py --files 1000 --runs 5 --sidecar --json-out bench/results/lake.json"
+    ),
+    "rows-hive.json": "bench/bench_rows.py --runs 7 --json-out bench/results/rows-hive.json",
+    "rows-hive-paged.json": (
+        "bench/bench_rows.py --runs 7 --page-index --json-out bench/results/rows-hive-paged.json"
     ),
 }
 # One colour per implementation, the same in every chart.
@@ -87,6 +95,10 @@ QUERY_NAMES = {
     "and_range": "id AND score range",
     "in100": "id IN 100 keys",
     "in1000": "id IN 1,000 keys",
+    # bench_rows.py's, on the hive lake
+    "point": "user_id = key",
+    "in200": "user_id IN 200 keys",
+    "key_range": "key AND two days",
 }
 # The local chart's engines: each engine reads the files itself (no object store client).
 LOCAL_ENGINES = {
@@ -363,6 +375,37 @@ def chart_local(doc: dict[str, Any], out: Path) -> Path:
     return finish(fig, doc, out)
 
 
+def rows_queries(doc: dict[str, Any]) -> dict[str, Any]:
+    """A ``bench_rows.py`` result as :func:`query_bars` takes one: each query's median
+    wall time per engine."""
+    return {
+        query: {engine: {"median_s": statistics.median(times)} for engine, times in by.items()}
+        for query, by in doc["times_s"].items()
+    }
+
+
+def chart_rows(plain: dict[str, Any], paged: dict[str, Any], out: Path) -> Path:
+    """(h) median wall time per query on the hive lake, without and with page indexes."""
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.4), squeeze=False)
+    titles = ("as pyarrow writes it: no page index", "with page indexes (Spark, delta-rs)")
+    for ax, doc, title in zip(axes[0], (plain, paged), titles, strict=True):
+        query_bars(ax, rows_queries(doc), LOCAL_ENGINES, tick_size=8)
+        start, end = doc["load"]
+        ax.set_title(f"{title}; {doc['date'][:16]}Z, load {start:.2f} -> {end:.2f}", fontsize=9)
+    axes[0][0].legend(fontsize=8, loc="upper left", frameon=False)
+    fig.suptitle(
+        "Rows from a 60-file hive lake on local disk: fresh processes, page cache warm",
+        fontsize=11,
+    )
+    fig.text(0.01, 0.01, f"{plain['machine']}; {plain['date'][:10]}; medians of "
+             f"{plain['runs']} runs", fontsize=7, color="#555555", ha="left")  # fmt: skip
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return out
+
+
 def chart_lake(doc: dict[str, Any], out: Path) -> Path:
     """(e) one key over a lake on S3: requests after the listing and wall time, per method."""
     files = doc["results"]["files"]
@@ -412,6 +455,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for source, draw, name in charts:
         print(f"wrote {draw(load(args.results, source), args.out / name)}")
+    plain, paged = load(args.results, "rows-hive.json"), load(args.results, "rows-hive-paged.json")
+    print(f"wrote {chart_rows(plain, paged, args.out / 'rows_hive.png')}")
     # lookup-<files>.json only: other lookup-*.json files are other benches' results.
     lookups = sorted(p for p in args.results.glob("lookup-*.json") if p.stem[7:].isdigit())
     if not lookups:

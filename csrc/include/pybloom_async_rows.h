@@ -201,7 +201,13 @@ int pba_decompress(int32_t codec, const uint8_t *src, size_t src_len, uint8_t *d
 /* A column chunk as stored: data[0, len) starts at its first page (the dictionary page,
  * if any). width: 4 or 8 for fixed-width values, 0 for BYTE_ARRAY. optional: 1 if its
  * maximum definition level is 1, else 0 (no levels). num_rows: its row group's rows
- * (below 2^31). limit: its total uncompressed size, as its footer says. */
+ * (below 2^31). limit: its total uncompressed size, as its footer says.
+ *
+ * Or some of a chunk's data pages, back to back after its dictionary page (pages an offset
+ * index chose): num_rows is then their rows, and page_rows (n_page_rows entries) each
+ * page's rows as the index says. A data page whose values are not its entry's is
+ * PBA_CHUNK_ERR_PAGES: rows are placed among the pages by the index, read by the headers.
+ * page_rows NULL: no such check (a whole chunk). */
 typedef struct {
     const uint8_t *data;
     size_t len;
@@ -210,6 +216,8 @@ typedef struct {
     uint32_t optional;
     uint64_t num_rows;
     uint64_t limit;
+    const uint32_t *page_rows;
+    size_t n_page_rows;
 } pba_chunk;
 
 typedef struct pba_chunk_reader pba_chunk_reader;

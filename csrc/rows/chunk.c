@@ -102,6 +102,9 @@ static int add_page(pba_chunk_reader *r, const pba_page_header *h, const uint8_t
         p.encoding = h->encoding;
     }
     if (values <= 0 || (uint64_t)values > r->chunk.num_rows - row) return PBA_CHUNK_ERR_PAGES;
+    if (r->chunk.page_rows != NULL && (r->n_pages >= r->chunk.n_page_rows ||
+                                       (uint64_t)values != r->chunk.page_rows[r->n_pages]))
+        return PBA_CHUNK_ERR_PAGES; /* not the rows its offset index gives it */
     if (p.encoding == PLAIN_DICTIONARY || p.encoding == RLE_DICTIONARY) {
         if (!r->has_dictionary) return PBA_CHUNK_ERR_PAGES;
     } else if (p.encoding != PLAIN) {

@@ -122,6 +122,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             at += 1 + (size_t)data[at];
         }
     }
+    /* Some of a chunk's pages, as an offset index chose them: each page's rows given. */
+    uint32_t page_rows[4];
+    if (flags & 16) {
+        if (size - at < 8) return 0;
+        for (size_t k = 0; k < 4; k++) page_rows[k] = u16(data + at + 2 * k);
+        at += 8;
+        spec.page_rows = page_rows;
+        spec.n_page_rows = 1 + (flags >> 5) % 4;
+    }
     if ((size - at) / 2 < n_rows) return 0;
     uint32_t wanted32[256];
     for (size_t k = 0; k < n_rows; k++) wanted32[k] = u16(data + at + 2 * k);

@@ -40,18 +40,36 @@ def codec_available(codec: int) -> bool:
 _CODECS: dict[int, bool] = {}
 
 
+#: A chunk as :meth:`Chunks.open` takes it: its pages' bytes, codec, rows and uncompressed
+#: size as its footer says; then, for some of its pages (chosen by an offset index), each
+#: page's rows as the index says (a numpy ``uint32`` array), or None for a whole chunk.
+ChunkPart = tuple[memoryview, int, int, int] | tuple[memoryview, int, int, int, Any]
+
+
 def _described(
-    spec: Any, data: memoryview, codec: int, width: int, optional: bool, num_rows: int, limit: int
+    spec: Any,
+    data: memoryview,
+    codec: int,
+    width: int,
+    optional: bool,
+    num_rows: int,
+    limit: int,
+    page_rows: Any = None,
 ) -> Any:
     """``spec`` (a ``pba_chunk``) filled for the chunk whose pages are ``data``: the cdata
-    of its bytes, to keep alive with the reader; None when it is not read here (a codec not
-    built in, a row count or size the reader does not take)."""
+    of its bytes (and of ``page_rows``, each page's rows), to keep alive with the reader;
+    None when it is not read here (a codec not built in, a row count or size the reader
+    does not take)."""
     if not codec_available(codec) or not 0 <= num_rows < 1 << 31 or limit < 0:
         return None
     source = ffi.from_buffer("uint8_t[]", data)
     spec.data, spec.len, spec.codec = source, len(data), codec
     spec.width, spec.optional, spec.num_rows, spec.limit = width, int(optional), num_rows, limit
-    return source
+    if page_rows is None:
+        return source
+    rows = ffi.from_buffer("uint32_t[]", page_rows)
+    spec.page_rows, spec.n_page_rows = rows, len(page_rows)
+    return source, rows
 
 
 class Chunk:
@@ -101,16 +119,17 @@ class Chunks:
         self._failed = ffi.new("size_t *")
 
     @classmethod
-    def open(
-        cls, parts: Sequence[tuple[memoryview, int, int, int]], width: int, optional: bool
-    ) -> Chunks | None:
+    def open(cls, parts: Sequence[ChunkPart], width: int, optional: bool) -> Chunks | None:
         """The chunks ``parts`` (each its pages' bytes, codec, row group's rows and
-        uncompressed size as its footer says: its pages decompress to no more), or None: one
-        is not read here. ``width``: 4 or 8 for fixed-width values, 0 for byte arrays."""
+        uncompressed size as its footer says: its pages decompress to no more; or some of
+        its pages, their rows and each page's: :data:`ChunkPart`), or None: one is not read
+        here. ``width``: 4 or 8 for fixed-width values, 0 for byte arrays."""
         specs = ffi.new("pba_chunk[]", len(parts))
         sources = []  # the chunks' bytes, alive with the readers
-        for spec, (data, codec, num_rows, limit) in zip(specs, parts, strict=True):
-            source = _described(spec, data, codec, width, optional, num_rows, limit)
+        for spec, part in zip(specs, parts, strict=True):
+            data, codec, num_rows, limit = part[:4]
+            page_rows = part[4] if len(part) > 4 else None
+            source = _described(spec, data, codec, width, optional, num_rows, limit, page_rows)
             if source is None:
                 return None
             sources.append(source)

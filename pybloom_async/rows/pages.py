@@ -56,6 +56,7 @@ from ..parquet.page_index import (
     decode_page_index_footer,
     single_column_file,
 )
+from ..parquet.pages import read_page_header
 from ..predicate import And, Or, Predicate, normal_form
 from ..pruning.api import CompiledPredicate
 from ..pruning.bounds import Bounds, View, bounds_of
@@ -421,11 +422,14 @@ def decode_group(
                 (b"ARROW:schema", _arrow_schema_value(arrow_schema.field(field_index)))
             )
         expected = sum(p.end_row - p.first_row for p in pages)
+        bodies = [read_bytes(p.offset, p.offset + p.size) for p in pages]
+        for page, body in zip(pages, bodies, strict=True):
+            _check_page_rows(name, page, body)
         data = single_column_file(
             element,
             chunk.meta,
             read_bytes(*dictionary) if dictionary is not None else b"",
-            [read_bytes(p.offset, p.offset + p.size) for p in pages],
+            bodies,
             expected,
             key_values,
         )
@@ -437,6 +441,25 @@ def decode_group(
             raise WholeChunks(f"{name}: {len(column)} rows decoded, {expected} expected")
         arrays[name] = _cut(column, pages, selected.rows)
     return pa.table(arrays)
+
+
+def _check_page_rows(name: str, page: PageSpan, body: bytes) -> None:
+    """That a chosen data page (of a flat column) holds the rows its offset index gives it:
+    the rows are cut from the decoded values by the index, so a page that holds more or
+    fewer would shift every row after it.
+
+    Raises
+    ------
+    WholeChunks
+        Its header says otherwise, or does not read.
+    """
+    try:
+        header = read_page_header(body)
+    except ParquetFormatError:
+        raise WholeChunks(f"{name}: a chosen page's header does not read") from None
+    rows = header.v2.num_rows if header.v2 is not None else header.num_values
+    if rows != page.end_row - page.first_row:
+        raise WholeChunks(f"{name}: a page holds {rows} rows, its offset index says otherwise")
 
 
 def _element_position(elements: Sequence[Any], desc: ColumnDescriptor) -> int:

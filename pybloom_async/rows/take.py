@@ -36,7 +36,7 @@ from ..parquet.logical import LogicalKind, TimeUnit
 from ..parquet.schema import ColumnDescriptor
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
-from .chunk import MAX_TAKEN_BYTES, Chunk, Chunks
+from .chunk import MAX_TAKEN_BYTES, Chunk, ChunkPart, Chunks
 from .page_walk import DTYPES, ChunkPages, Page, Refused, as_i64, as_u8, checked, chunk_pages
 from .pages import GroupPages, decode_group, held_reader
 from .plan import FilePlan, chunk_range, row_numbers
@@ -250,11 +250,12 @@ def take_paged_many(
 
 def _paged_part(
     plan: FilePlan, held: HeldBytes, pages: GroupPages, desc: ColumnDescriptor, rows: Any
-) -> tuple[tuple[memoryview, int, int, int], Any] | None:
+) -> tuple[ChunkPart, Any] | None:
     """A column's chosen pages of one row group as :meth:`Chunks.open` takes a chunk (its
-    dictionary page and chosen data pages back to back), and ``rows`` placed among their
-    rows; None: the column is not read by page there, a byte is not held, or a row lies in
-    no page chosen."""
+    dictionary page and chosen data pages back to back, each page's rows as the offset
+    index gives them: a page whose header says otherwise is not read), and ``rows`` placed
+    among their rows; None: the column is not read by page there, a byte is not held, or a
+    row lies in no page chosen."""
     entry = pages.columns.get(desc.path_parts[0])
     if entry is None:
         return None
@@ -276,10 +277,13 @@ def _paged_part(
     if len(views) != len(joined):
         return None  # a byte not held
     meta = plan.chunk(pages.group, desc.index)
-    num_rows = sum(span.end_row - span.first_row for span in spans)
+    if any(not 0 < s.end_row - s.first_row < 1 << 31 for s in spans):
+        return None
+    page_rows = np.fromiter((s.end_row - s.first_row for s in spans), np.uint32, len(spans))
+    num_rows = int(page_rows.sum())
     # Read where they lie when they follow one another (most often: every page chosen).
     data = views[0] if len(views) == 1 else memoryview(b"".join(views))
-    return (data, meta.codec, num_rows, meta.total_uncompressed_size), placed
+    return (data, meta.codec, num_rows, meta.total_uncompressed_size, page_rows), placed
 
 
 def _placed(spans: Sequence[PageSpan], rows: Any) -> Any:

@@ -470,3 +470,38 @@ def test_a_paged_table_takes_what_c_reads_and_decodes_the_rest(tmp_path: Path) -
     rows = pa.array([r for a, b in runs for r in range(a, b)])
     assert got.column_names == names
     assert got.equals(table.select(names).take(rows))
+
+
+def test_pages_whose_rows_are_not_their_offset_indexs_are_refused(
+    tmp_path: Path, native: bool
+) -> None:
+    """Rows are placed among the chosen pages by the offset index, and read by the page
+    headers: a page whose header holds other rows than its index entry (here two entries
+    moved five rows, the total kept) is read by neither the C reader nor pyarrow's
+    decode, which raises WholeChunks (the row group is then read whole)."""
+    from pybloom_async.rows.pages import GroupPages, WholeChunks, held_reader, pages_for_rows
+
+    path = tmp_path / "paged.parquet"
+    pq.write_table(
+        _table(3_000, True), path, row_group_size=3_000, write_page_index=True, data_page_size=512
+    )
+    footer = read_footer_sync(str(path))
+    plan = describe(str(path), footer, [0], page_index=True)
+    assert plan.page_index is not None
+    held = HeldBytes([(0, path.read_bytes())])
+    every = [(0, 3_000)]
+    pages = pages_for_rows(plan.page_index, 0, ["i64"], every, plan.schema, held_reader(held), "t")
+    chunk, dictionary, spans = pages.columns["i64"]
+    assert len(spans) > 2
+    first, second = spans[0], spans[1]
+    moved = [
+        first._replace(end_row=first.end_row - 5),
+        second._replace(first_row=second.first_row - 5),
+        *spans[2:],
+    ]
+    lying = GroupPages(0, every, {"i64": (chunk, dictionary, moved)})
+    rows = np.arange(3_000)
+    assert take.take_paged(plan, held, lying, rows) == {}
+    with pytest.raises(WholeChunks, match="offset index"):
+        take.paged_table(plan, held, lying)
+    assert set(take.take_paged(plan, held, pages, rows)) == ({"i64"} if native else set())
