@@ -279,8 +279,8 @@ def _paged_part(
     meta = plan.chunk(pages.group, desc.index)
     if any(not 0 < s.end_row - s.first_row < 1 << 31 for s in spans):
         return None
-    page_rows = np.fromiter((s.end_row - s.first_row for s in spans), np.uint32, len(spans))
-    num_rows = int(page_rows.sum())
+    page_rows = np.array([s.end_row - s.first_row for s in spans], dtype=np.uint32)
+    num_rows = sum(s.end_row - s.first_row for s in spans)
     # Read where they lie when they follow one another (most often: every page chosen).
     data = views[0] if len(views) == 1 else memoryview(b"".join(views))
     return (data, meta.codec, num_rows, meta.total_uncompressed_size, page_rows), placed
@@ -291,6 +291,10 @@ def _placed(spans: Sequence[PageSpan], rows: Any) -> Any:
     pages ``spans`` (ascending, as chosen) read back to back; None: a row lies in none."""
     if not spans:
         return None if len(rows) else rows
+    if len(spans) == 1:  # most often: a chunk of one page
+        first, end = spans[0].first_row, spans[0].end_row
+        inside = not len(rows) or (first <= int(rows[0]) and int(rows[-1]) < end)
+        return rows - first if inside else None
     starts = np.fromiter((s.first_row for s in spans), np.int64, len(spans))
     ends = np.fromiter((s.end_row for s in spans), np.int64, len(spans))
     at = np.searchsorted(ends, rows, side="right")
