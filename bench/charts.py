@@ -95,9 +95,12 @@ QUERY_NAMES = {
     "and_range": "id AND score range",
     "in100": "id IN 100 keys",
     "in1000": "id IN 1,000 keys",
-    # bench_rows.py's, on the hive lake
+}
+# bench_rows.py's queries, on the hive lake.
+ROWS_NAMES = {
     "point": "user_id = key",
     "in200": "user_id IN 200 keys",
+    "in1000": "user_id IN 1,000 keys",
     "key_range": "key AND two days",
 }
 # The local chart's engines: each engine reads the files itself (no object store client).
@@ -377,9 +380,11 @@ def chart_local(doc: dict[str, Any], out: Path) -> Path:
 
 def rows_queries(doc: dict[str, Any]) -> dict[str, Any]:
     """A ``bench_rows.py`` result as :func:`query_bars` takes one: each query's median
-    wall time per engine."""
+    wall time per engine, by the query's label."""
     return {
-        query: {engine: {"median_s": statistics.median(times)} for engine, times in by.items()}
+        ROWS_NAMES.get(query, query): {
+            engine: {"median_s": statistics.median(times)} for engine, times in by.items()
+        }
         for query, by in doc["times_s"].items()
     }
 
