@@ -260,6 +260,8 @@ def _paged_part(
     if entry is None:
         return None
     _, dictionary, spans = entry
+    if not spans or any(not 0 < s.end_row - s.first_row < 1 << 31 for s in spans):
+        return None  # no page, or an entry of no rows or more than a row group holds
     placed = _placed(spans, rows)
     if placed is None:
         return None
@@ -272,25 +274,22 @@ def _paged_part(
             joined[-1] = (joined[-1][0], end)
         else:
             joined.append((start, end))
-    # Views where they lie (HeldBytes.view copies only a range split across its pieces).
+    # Views where they lie, most often one (every page chosen); HeldBytes.view copies only
+    # a range split across its pieces.
     views = [view for view in (held.view(start, end) for start, end in joined) if view is not None]
     if len(views) != len(joined):
         return None  # a byte not held
     meta = plan.chunk(pages.group, desc.index)
-    if any(not 0 < s.end_row - s.first_row < 1 << 31 for s in spans):
-        return None
     page_rows = np.array([s.end_row - s.first_row for s in spans], dtype=np.uint32)
     num_rows = sum(s.end_row - s.first_row for s in spans)
-    # Read where they lie when they follow one another (most often: every page chosen).
     data = views[0] if len(views) == 1 else memoryview(b"".join(views))
     return (data, meta.codec, num_rows, meta.total_uncompressed_size, page_rows), placed
 
 
 def _placed(spans: Sequence[PageSpan], rows: Any) -> Any:
     """``rows`` (ascending row numbers of the row group) as places among the rows of the
-    pages ``spans`` (ascending, as chosen) read back to back; None: a row lies in none."""
-    if not spans:
-        return None if len(rows) else rows
+    pages ``spans`` (at least one, ascending, as chosen) read back to back; None: a row
+    lies in none."""
     if len(spans) == 1:  # most often: a chunk of one page
         first, end = spans[0].first_row, spans[0].end_row
         inside = not len(rows) or (first <= int(rows[0]) and int(rows[-1]) < end)

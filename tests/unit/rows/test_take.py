@@ -505,3 +505,5 @@ def test_pages_whose_rows_are_not_their_offset_indexs_are_refused(
     with pytest.raises(WholeChunks, match="offset index"):
         take.paged_table(plan, held, lying)
     assert set(take.take_paged(plan, held, pages, rows)) == ({"i64"} if native else set())
+    none = GroupPages(0, [], {"i64": (chunk, dictionary, [])})  # no page chosen: not read
+    assert take.take_paged(plan, held, none, np.zeros(0, dtype=np.int64)) == {}
