@@ -55,6 +55,13 @@ DTYPES: dict[PhysicalType, np.dtype[Any]] = {
 }
 
 
+def value_width(physical: PhysicalType) -> int:
+    """The width of a PLAIN value of ``physical`` read here: 4 or 8 (:data:`DTYPES`), or 0
+    for a byte array's."""
+    dtype = DTYPES.get(physical)
+    return dtype.itemsize if dtype is not None else 0
+
+
 def decompressible(codec: int) -> bool:
     """Whether pages of ``codec`` are decompressed here (:func:`decompressed`)."""
     return codec == CompressionCodec.UNCOMPRESSED or codec in ARROW_CODECS
@@ -269,8 +276,7 @@ class Page:
             dictionary = None
         else:
             raise Refused
-        dtype = DTYPES.get(desc.physical_type)
-        return cls(levels, body, dictionary, dtype.itemsize if dtype is not None else 0)
+        return cls(levels, body, dictionary, value_width(desc.physical_type))
 
     def refs(self, rows: Any, values: int) -> Any:
         """Where each of ``rows`` (in the page) has its value (see ``pba_take_refs``)."""

@@ -15,10 +15,12 @@ Where a file has a page index, a lookup reads, for each kept row group:
    shares, :func:`pybloom_async.pruning.evaluate.before_membership`); intersected for
    AND and joined for OR;
 3. for every column read, its dictionary page and the data pages that overlap
-   those rows, then decoded (:func:`decode_group`) by pyarrow from a
-   one-column file holding just those pages
-   (:func:`pybloom_async.parquet.page_index.single_column_file`), and cut to
-   the selected rows.
+   those rows; then the selected rows taken in C from those pages where the C
+   chunk reader reads the column (:func:`pybloom_async.rows.take.paged_table`),
+   or decoded (:func:`decode_group`) by pyarrow from a one-column file holding
+   just those pages (:func:`pybloom_async.parquet.page_index.single_column_file`)
+   and cut to the selected rows. Either way each chosen page must hold the rows
+   its offset index gives it.
 
 The predicate is still evaluated on the decoded rows, so a page selection only
 has to keep every page that may hold a match. Pages are admitted whenever
@@ -210,7 +212,7 @@ def _leaf_pages(leaf: Leaf, index: ColumnIndex, count: int) -> list[bool]:
         shared = before_membership(leaf, view, nulls, "page index")
         if shared is not None:
             admitted.append(not shared.excluded)
-        else:  # no order to place the keys in: every page may hold them
+        else:  # a plain equality: its keys within the page's bounds (no order: may hold)
             admitted.append(
                 leaf.kind is None or (not index.null_pages[i] and _bounds_admit(leaf, index, i))
             )

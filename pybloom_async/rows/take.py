@@ -37,7 +37,17 @@ from ..parquet.schema import ColumnDescriptor
 from ..read.ranges import HeldBytes
 from ..types import PhysicalType
 from .chunk import MAX_TAKEN_BYTES, Chunk, ChunkPart, Chunks
-from .page_walk import DTYPES, ChunkPages, Page, Refused, as_i64, as_u8, checked, chunk_pages
+from .page_walk import (
+    DTYPES,
+    ChunkPages,
+    Page,
+    Refused,
+    as_i64,
+    as_u8,
+    checked,
+    chunk_pages,
+    value_width,
+)
 from .pages import GroupPages, decode_group, held_reader
 from .plan import FilePlan, chunk_range, row_numbers
 
@@ -232,10 +242,8 @@ def take_paged_many(
                 return None
             parts.append(part[0])
             places.append(part[1])
-        dtype = DTYPES.get(column.desc.physical_type)
-        width = dtype.itemsize if dtype is not None else 0
         try:
-            chunks = Chunks.open(parts, width, column.desc.max_definition_level == 1)
+            chunks = _chunks_of(parts, column.desc)
             if chunks is None:
                 return None
             with chunks:
@@ -366,9 +374,12 @@ def open_chunks(
         meta = plan.chunk(group, desc.index)
         num_rows = plan.metadata.row_groups[group].num_rows
         parts.append((data, meta.codec, num_rows, meta.total_uncompressed_size))
-    dtype = DTYPES.get(desc.physical_type)
-    width = dtype.itemsize if dtype is not None else 0
-    return Chunks.open(parts, width, desc.max_definition_level == 1)
+    return _chunks_of(parts, desc)
+
+
+def _chunks_of(parts: Sequence[ChunkPart], desc: ColumnDescriptor) -> Chunks | None:
+    """:meth:`Chunks.open` of ``parts``, chunks (or chosen pages) of the column ``desc``."""
+    return Chunks.open(parts, value_width(desc.physical_type), desc.max_definition_level == 1)
 
 
 def open_chunk(plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor) -> Chunk | None:
