@@ -155,15 +155,33 @@ def _union(a: Rows, b: Rows) -> Rows:
 def _intersect(a: Rows, b: Rows) -> Rows:
     out: Rows = []
     i = j = 0
-    while i < len(a) and j < len(b):
-        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+    na, nb = len(a), len(b)
+    while i < na and j < nb:
+        (a_start, a_end), (b_start, b_end) = a[i], b[j]
+        start, end = max(a_start, b_start), min(a_end, b_end)
         if start < end:
             out.append((start, end))
-        if a[i][1] < b[j][1]:
+        if a_end < b_end:
             i += 1
         else:
             j += 1
     return out
+
+
+def _overlapping(spans: Sequence[PageSpan], rows: Rows) -> list[int]:
+    """The places of the pages ``spans`` (ascending, as their offset index is checked to
+    be) that hold one of ``rows`` (ascending, disjoint ``[start, end)`` runs): one walk of
+    both, not every page against every run."""
+    chosen: list[int] = []
+    j, n = 0, len(rows)
+    for i, page in enumerate(spans):
+        while j < n and rows[j][1] <= page.first_row:
+            j += 1
+        if j == n:
+            break
+        if rows[j][0] < page.end_row:
+            chosen.append(i)
+    return chosen
 
 
 def _page_rows(pages: Sequence[PageSpan], admitted: Sequence[bool]) -> Rows:
@@ -348,17 +366,30 @@ def pages_for_rows(
     schema: Schema,
     read_bytes: Callable[[int, int], bytes],
     path: str,
+    *,
+    partial: bool = False,
 ) -> GroupPages:
     """The pages of the columns ``names`` that hold ``rows`` (known to match: a lookup's
     other columns, fetched once its predicate columns were decoded).
 
+    ``partial``: pages are wanted only where they leave some out. When every data page of
+    every column holds one of ``rows``, the whole chunks are the same bytes, and are read
+    with less work: WholeChunks says so.
+
     Raises
     ------
     WholeChunks
-        A column is nested or has no usable offset index.
+        A column is nested or has no usable offset index (or, ``partial``, every page of
+        every column is chosen).
     """
     state = _Group(index, group, schema, read_bytes, path)
-    return _chosen(state, group, _descriptors(state, names, schema), rows)
+    descs = _descriptors(state, names, schema)
+    found = _chosen(state, group, descs, rows)
+    if partial and all(
+        len(found.columns[name][2]) == len(state.pages(desc)) for name, desc in descs.items()
+    ):
+        raise WholeChunks("every page holds a row")
+    return found
 
 
 def _descriptors(
@@ -381,7 +412,7 @@ def _chosen(
     columns = {}
     for name, desc in descs.items():
         spans = state.pages(desc)
-        chosen = [i for i, p in enumerate(spans) if _intersect([(p.first_row, p.end_row)], rows)]
+        chosen = _overlapping(spans, rows)
         chunk = state.chunks[desc.index]
         dictionary = (chunk.start, spans[0].offset) if spans[0].offset > chunk.start else None
         encoded = chunk.dictionary_pages

@@ -182,7 +182,7 @@ def take_paged(plan: FilePlan, held: HeldBytes, pages: GroupPages, rows: Any) ->
     wanted = np.asarray(rows, dtype=np.int64)
     counts = np.array([len(wanted)], dtype=np.uint64)
     for name in pages.columns:
-        taken = take_paged_many(plan, held, [pages], wanted, counts, [name])
+        taken = take_paged_many(plan, held, [pages.group], [pages], wanted, counts, [name])
         if taken is not None:
             found.update(taken)
     return found
@@ -218,15 +218,17 @@ def paged_table(plan: FilePlan, held: HeldBytes, selected: GroupPages) -> Any:
 def take_paged_many(
     plan: FilePlan,
     held: HeldBytes,
-    pages: Sequence[GroupPages],
+    groups: Sequence[int],
+    pages: Sequence[GroupPages | None],
     rows: Any,
     counts: Any,
     names: Sequence[str],
 ) -> dict[str, Any] | None:
     """:func:`take_paged` of many row groups at once, as :func:`take_many` takes whole
-    chunks: ``counts[i]`` of ``rows`` are those of ``pages[i]``'s row group, and each
-    column of ``names`` (read by page in every one) is taken in one C call. None when a
-    column or its pages are not read so (the caller takes them another way)."""
+    chunks: ``counts[i]`` of ``rows`` are those of row group ``groups[i]``, whose pages
+    chosen are ``pages[i]``, and each column of ``names`` is taken in one C call. A row
+    group whose pages chosen leave a column out (or None) is read there as a whole chunk.
+    None when a column or its pages are not read so (the caller takes them another way)."""
     if not NATIVE_CHUNKS:
         return None
     bounds = np.concatenate(([0], np.cumsum(np.asarray(counts, dtype=np.int64))))
@@ -236,8 +238,13 @@ def take_paged_many(
         if column is None:
             return None
         parts, places = [], []
-        for i, selection in enumerate(pages):
-            part = _paged_part(plan, held, selection, column.desc, rows[bounds[i] : bounds[i + 1]])
+        for i, (group, selection) in enumerate(zip(groups, pages, strict=True)):
+            wanted = rows[bounds[i] : bounds[i + 1]]
+            if selection is None or name not in selection.columns:
+                whole = _whole_part(plan, held, group, column.desc)
+                part = None if whole is None else (whole, wanted)
+            else:
+                part = _paged_part(plan, held, selection, column.desc, wanted)
             if part is None:
                 return None
             parts.append(part[0])
@@ -368,13 +375,23 @@ def open_chunks(
         return None
     parts = []
     for group in groups:
-        data = held.view(*chunk_range(plan, group, desc.index))
-        if data is None:
+        part = _whole_part(plan, held, group, desc)
+        if part is None:
             return None
-        meta = plan.chunk(group, desc.index)
-        num_rows = plan.metadata.row_groups[group].num_rows
-        parts.append((data, meta.codec, num_rows, meta.total_uncompressed_size))
+        parts.append(part)
     return _chunks_of(parts, desc)
+
+
+def _whole_part(
+    plan: FilePlan, held: HeldBytes, group: int, desc: ColumnDescriptor
+) -> ChunkPart | None:
+    """The chunk of ``desc`` in row group ``group`` as :meth:`Chunks.open` takes it (None:
+    its bytes are not held)."""
+    data = held.view(*chunk_range(plan, group, desc.index))
+    if data is None:
+        return None
+    meta = plan.chunk(group, desc.index)
+    return data, meta.codec, plan.metadata.row_groups[group].num_rows, meta.total_uncompressed_size
 
 
 def _chunks_of(parts: Sequence[ChunkPart], desc: ColumnDescriptor) -> Chunks | None:

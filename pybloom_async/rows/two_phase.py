@@ -99,17 +99,25 @@ def _other_ranges(
     by page (nested, or without an offset index)."""
     index = plan.page_index if job.page_index else None
     paged: dict[str, Any] = {}
+    rows: list[tuple[int, int]] = []
     if index is not None:
         rows = _runs(hit.matched)
         for name in columns.rest:
             try:
                 found = pages_for_rows(
-                    index, hit.group, [name], rows, plan.schema, index_bytes, plan.path
+                    index,
+                    hit.group,
+                    [name],
+                    rows,
+                    plan.schema,
+                    index_bytes,
+                    plan.path,
+                    partial=True,
                 )
             except WholeChunks:
-                continue  # nested, or no usable offset index: its whole chunks
+                continue  # nested, no usable offset index, or every page: its whole chunk
             paged.update(found.columns)
-    hit.pages = GroupPages(hit.group, _runs(hit.matched), paged) if paged else None
+    hit.pages = GroupPages(hit.group, rows, paged) if paged else None
     ranges = hit.pages.ranges() if hit.pages is not None else []
     whole = _whole(columns, paged)
     ranges += [chunk_range(plan, hit.group, leaf) for leaf in leaves_of(plan, whole)]
@@ -153,22 +161,21 @@ def many_other_rows(
     hits: Sequence[Hit], plan: FilePlan, job: Job, columns: ReadColumns, held: HeldBytes
 ) -> Any:
     """Phase two of many row groups at once: each other column taken at every hit's rows
-    in one C call, from whole chunks (:func:`.take.take_many`) or from the pages chosen
-    for it in every hit (:func:`.take.take_paged_many`), and one table of them all, joined
-    to phase one's columns (None: a column is read by page in some hits only, or is not
-    read so; :func:`other_rows` then reads the hits one by one)."""
+    in one C call, from whole chunks (:func:`.take.take_many`), or from the pages chosen
+    for it in some hits and the whole chunks of the others (:func:`.take.take_paged_many`),
+    and one table of them all, joined to phase one's columns (None: a column is not read
+    so; :func:`other_rows` then reads the hits one by one)."""
     rest = list(columns.rest)
-    paged = [n for n in rest if all(h.pages is not None and n in h.pages.columns for h in hits)]
-    whole = [n for n in rest if all(h.pages is None or n not in h.pages.columns for h in hits)]
-    if len(paged) + len(whole) != len(rest):
-        return None
+    paged = [n for n in rest if any(h.pages is not None and n in h.pages.columns for h in hits)]
+    whole = [n for n in rest if n not in paged]
     rows, counts = stacked([h.matched for h in hits])
-    taken = take_many(plan, held, [h.group for h in hits], rows, counts, whole) if whole else {}
+    groups = [h.group for h in hits]
+    taken = take_many(plan, held, groups, rows, counts, whole) if whole else {}
     if taken is None:
         return None
     if paged:
-        selections = [h.pages for h in hits if h.pages is not None]
-        by_page = take_paged_many(plan, held, selections, rows, counts, paged)
+        selections = [h.pages for h in hits]
+        by_page = take_paged_many(plan, held, groups, selections, rows, counts, paged)
         if by_page is None:
             return None
         taken.update(by_page)

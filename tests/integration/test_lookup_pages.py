@@ -548,3 +548,37 @@ def test_cli_reads_pages_unless_told_not_to(tmp_path: Path) -> None:
         assert json.loads(run.stdout) == [{"id": 31337, "v": 15668.5}]
     read = [int(re.findall(r"([\d,]+) bytes read", r.stderr)[0].replace(",", "")) for r in runs]
     assert read[0] < read[1], read
+
+
+def test_hits_read_by_page_and_whole_are_taken_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phase two of row groups whose matches lie in every page (their other columns read
+    whole) and of one whose match lies in one page (that page read): one batch, taken
+    together, the oracle's rows, and fewer bytes than whole chunks."""
+    path = tmp_path / "mixed.parquet"
+    n = 40_000
+    rng = random.Random(5)
+    blob = [rng.randbytes(24).hex() for _ in range(n)]  # 1.9 MB, incompressible
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "blob": blob})
+    pq.write_table(
+        table,
+        path,
+        row_group_size=10_000,
+        write_page_index=True,
+        data_page_size=64 << 10,
+        use_dictionary=["id"],  # the blob's pages hold its values
+    )
+    keys = [*range(0, 10_000, 500), 10_005, 25_000, 25_001, 39_999]
+    where = col("id").isin(keys)
+
+    def one_by_one(*args: Any) -> Any:
+        raise AssertionError("phase two read its row groups one by one")
+
+    monkeypatch.setattr(fetch, "other_rows", one_by_one)
+    got, with_pages = _bytes(path, where, SHORT_TAIL)
+    assert _rows(got) == [{"id": k, "blob": blob[k]} for k in keys]
+    off, whole = _bytes(path, where, SHORT_TAIL, page_index=False)
+    assert _rows(off) == _rows(got)
+    # Row groups 1-3 read one or two of the blob's ~8 pages, not its 480 KB chunks.
+    assert with_pages.bytes_read + 900_000 < whole.bytes_read, (with_pages, whole)

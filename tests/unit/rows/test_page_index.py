@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import itertools
 import math
+import random
 import struct
 from typing import Any
 
@@ -42,6 +43,7 @@ from pybloom_async.rows.pages import (
     decode_group,
     file_page_index,
     held_reader,
+    pages_for_rows,
     select_group,
 )
 
@@ -229,6 +231,39 @@ def test_a_present_key_selects_its_page_only() -> None:
         assert len(pages) <= 2
     got = f.rows(col("id") == 1234)
     assert 1234 in got.column("id").to_pylist()
+
+
+def test_rows_known_choose_exactly_the_pages_that_hold_them() -> None:
+    """pages_for_rows: for runs of rows anywhere (one row, runs across page edges, the
+    first and last rows), each column's chosen pages are those holding one of them."""
+    f = File(SORTED, use_dictionary=False)
+    rng = random.Random(3)
+    for _ in range(200):
+        starts = sorted(rng.sample(range(N), rng.randint(1, 12)))
+        runs: list[tuple[int, int]] = []
+        for start in starts:
+            end = min(N, start + rng.choice([1, 1, 2, 7, 60, 300]))
+            if runs and start <= runs[-1][1]:
+                runs[-1] = (runs[-1][0], max(runs[-1][1], end))
+            else:
+                runs.append((start, end))
+        chosen = pages_for_rows(f.index, 0, ["id", "v"], runs, f.schema, f.read, "mem")
+        for name, (chunk, _, pages) in chosen.columns.items():
+            every = decode_offset_index(f.read(*chunk.offset_index), chunk, N)
+            want = [p for p in every if any(a < p.end_row and p.first_row < b for a, b in runs)]
+            assert list(pages) == want, (name, runs)
+
+
+def test_rows_in_every_page_are_left_to_whole_chunks_when_asked() -> None:
+    """pages_for_rows(partial=True): WholeChunks when every page of every column holds a
+    row (the whole chunks are the same bytes), the pages chosen when some are left out."""
+    f = File(SORTED, use_dictionary=False)
+    every = [(0, N)]
+    assert len(pages_for_rows(f.index, 0, ["id"], every, f.schema, f.read, "mem").columns) == 1
+    with pytest.raises(WholeChunks):
+        pages_for_rows(f.index, 0, ["id", "v"], every, f.schema, f.read, "mem", partial=True)
+    some = pages_for_rows(f.index, 0, ["id", "v"], [(5, 6)], f.schema, f.read, "mem", partial=True)
+    assert all(len(pages) == 1 for _, _, pages in some.columns.values())
 
 
 def test_and_intersects_or_joins() -> None:

@@ -404,8 +404,9 @@ def test_a_row_outside_the_chosen_pages_leaves_its_column_to_pyarrow(
 def test_chosen_pages_of_many_row_groups_are_taken_in_one_call(
     tmp_path: Path, native: bool
 ) -> None:
-    """take_paged_many: each column of several row groups read by page, in one C call per
-    column, gives pyarrow's rows of every row group in turn."""
+    """take_paged_many: each column of several row groups read by page (one of them whole,
+    its pages not chosen: None), in one C call per column, gives pyarrow's rows of every
+    row group in turn."""
     from pybloom_async.rows.pages import held_reader, pages_for_rows
 
     path = tmp_path / "paged.parquet"
@@ -418,14 +419,15 @@ def test_chosen_pages_of_many_row_groups_are_taken_in_one_call(
     held = HeldBytes([(0, path.read_bytes())])
     names = [name for name in plan.arrow_schema.names if takeable(plan, name) is not None]
     rng = np.random.default_rng(3)
-    groups = [0, 2, 3]
-    rows = [np.sort(rng.choice(1_000, size=k, replace=False)) for k in (5, 1, 40)]
-    selections = [
+    groups = [0, 1, 2, 3]
+    rows = [np.sort(rng.choice(1_000, size=k, replace=False)) for k in (5, 30, 1, 40)]
+    selections: list[Any] = [
         pages_for_rows(plan.page_index, g, names, _runs(r), plan.schema, held_reader(held), "t")
         for g, r in zip(groups, rows, strict=True)
     ]
+    selections[1] = None  # read whole
     stacked_rows, counts = take.stacked(rows)
-    got = take.take_paged_many(plan, held, selections, stacked_rows, counts, names)
+    got = take.take_paged_many(plan, held, groups, selections, stacked_rows, counts, names)
     if not native:
         assert got is None
         return
