@@ -267,9 +267,12 @@ def matched_rows(
     table: Any, plan: FilePlan, job: Job, match: FileMatch, positions: Any = None
 ) -> tuple[Any, Any]:
     """The rows of a decoded (computable) table where the predicate is TRUE (NULL is not),
-    and their row numbers in it: Arrow's own ``indices_nonzero``, read as a numpy view
-    (a boolean array's ``to_numpy`` imports pandas, see :mod:`.arrow`)."""
+    and their row numbers in it (numpy int64): Arrow's own ``indices_nonzero``, read as a
+    numpy view (a boolean array's ``to_numpy`` imports pandas, see :mod:`.arrow`). Its
+    uint64 is viewed as int64, as every row number is held: numpy makes float64 of uint64
+    and int64 mixed."""
     taken = numpy_of(pc.indices_nonzero(row_mask(table, plan, job, match, positions)))
+    taken = taken.view(np.int64)
     return rows_at(table, taken), taken
 
 

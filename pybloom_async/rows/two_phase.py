@@ -32,7 +32,7 @@ from .decode import (
 )
 from .match import computable
 from .pages import GroupPages, WholeChunks, pages_for_rows
-from .plan import Fetched, FileMatch, FilePlan, Job, chunk_range
+from .plan import Fetched, FileMatch, FilePlan, Job, chunk_range, row_numbers
 from .take import paged_table, stacked, take_columns, take_many, take_paged_many
 
 
@@ -67,7 +67,7 @@ def first_rows(
     assert plan.page_index is not None
     try:
         table = paged_table(plan, held, pages)
-        rows = np.concatenate([np.arange(a, b) for a, b in pages.rows] or [np.arange(0)])
+        rows = row_numbers(pages.rows)
         table = computable(table)
         found, matched = matched_rows(table, plan, job, match, match.positions(group, rows))
         if not matched.size:
@@ -79,8 +79,20 @@ def first_rows(
         raise format_error(exc, plan, group) from None
 
 
+#: Rows few enough that a walk in Python costs less than numpy's calls.
+_FEW_ROWS = 64
+
+
 def _runs(matched: Any) -> list[tuple[int, int]]:
     """Ascending row numbers as ``[start, end)`` runs."""
+    if len(matched) <= _FEW_ROWS:
+        runs: list[tuple[int, int]] = []
+        for row in matched.tolist():
+            if runs and runs[-1][1] == row:
+                runs[-1] = (runs[-1][0], row + 1)
+            else:
+                runs.append((row, row + 1))
+        return runs
     breaks = np.flatnonzero(np.diff(matched) != 1) + 1
     starts = np.concatenate(([0], breaks))
     ends = np.concatenate((breaks, [len(matched)]))

@@ -582,3 +582,32 @@ def test_hits_read_by_page_and_whole_are_taken_together(
     assert _rows(off) == _rows(got)
     # Row groups 1-3 read one or two of the blob's ~8 pages, not its 480 KB chunks.
     assert with_pages.bytes_read + 900_000 < whole.bytes_read, (with_pages, whole)
+
+
+def test_rows_matched_beside_a_key_read_their_other_columns_by_page(tmp_path: Path) -> None:
+    """A key with more of the predicate beside it (phase one evaluates the rest on the
+    key's rows): phase two reads the few rows' pages, by row numbers that stay integers,
+    pyarrow decoding the decimals from theirs, and gives the oracle's rows."""
+    path = tmp_path / "shuffled.parquet"
+    n = 20_000
+    rng = random.Random(9)
+    ids = list(range(n))
+    rng.shuffle(ids)
+    table = pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "v": [float(i % 97) for i in range(n)],
+            "dec": pa.array(
+                [decimal.Decimal(i % 500).scaleb(-2) for i in range(n)], pa.decimal128(9, 2)
+            ),
+            "blob": [rng.randbytes(40).hex() for _ in range(n)],  # 1.6 MB: two phases
+        }
+    )
+    pq.write_table(
+        table, path, write_page_index=True, data_page_size=16 << 10, use_dictionary=["id", "v"]
+    )
+    where = (col("v") == 3.0) & (col("id") < 300)
+    got = lookup_sync(str(path), where)
+    want = [r for r in table.to_pylist() if r["v"] == 3.0 and r["id"] < 300]
+    assert want and _rows(got) == want
+    assert got.equals(lookup_sync(str(path), where, page_index=False))
