@@ -105,16 +105,20 @@ def _other_ranges(
     columns: ReadColumns,
     hit: Hit,
     index_bytes: Callable[[int, int], bytes],
+    leaves: Mapping[str, int | None],
 ) -> list[tuple[int, int]]:
     """The bytes phase two reads for a row group: the pages of its other columns that hold
     its matching rows (their offset index), and the whole chunks of those it cannot read
-    by page (nested, or without an offset index)."""
+    by page (nested, or without an offset index) or need not (:func:`_worth_pages`).
+    ``leaves``: the other columns' (:func:`_leaf_indexes`)."""
     index = plan.page_index if job.page_index else None
     paged: dict[str, Any] = {}
     rows: list[tuple[int, int]] = []
     if index is not None:
         rows = _runs(hit.matched)
         for name in columns.rest:
+            if not _worth_pages(plan, job, hit.group, leaves[name]):
+                continue
             try:
                 found = pages_for_rows(
                     index,
@@ -134,6 +138,24 @@ def _other_ranges(
     whole = _whole(columns, paged)
     ranges += [chunk_range(plan, hit.group, leaf) for leaf in leaves_of(plan, whole)]
     return ranges
+
+
+def _leaf_indexes(plan: FilePlan, names: Sequence[str]) -> dict[str, int | None]:
+    """Each name's leaf (None: not a leaf of the file), looked up once per file."""
+    schema = plan.schema
+    return {name: schema.column(name).index if name in schema else None for name in names}
+
+
+def _worth_pages(plan: FilePlan, job: Job, group: int, leaf: int | None) -> bool:
+    """Whether phase two reads a column's chunk by page: one of at least the reader's
+    ``max_hole_bytes`` (1 MiB by default). A smaller chunk is read whole: the gaps
+    between its chosen pages are below that size, so the fetch reads over them anyway
+    (its ranges bridge such gaps), and choosing and placing the pages costs more than
+    the bytes they leave out (``bench/RESULTS.md``). A name that is not a leaf (None) is
+    left to :func:`pages_for_rows`, which says so."""
+    if leaf is None:
+        return True
+    return plan.chunk(group, leaf).total_compressed_size >= job.merging.max_hole_bytes
 
 
 def _whole(columns: ReadColumns, paged: Mapping[str, Any]) -> list[str]:
@@ -224,8 +246,9 @@ def hit_batches(
     within ``max_fetch_bytes`` (one row group above it is fetched alone)."""
     batch: list[tuple[Hit, list[tuple[int, int]]]] = []
     size = 0
+    leaves = _leaf_indexes(plan, columns.rest) if plan.page_index and job.page_index else {}
     for hit in hits:
-        ranges = _other_ranges(plan, job, columns, hit, index_bytes)
+        ranges = _other_ranges(plan, job, columns, hit, index_bytes, leaves)
         need = sum(end - start for start, end in ranges)
         if batch and size + need > job.max_fetch_bytes:
             yield batch

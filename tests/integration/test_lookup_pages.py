@@ -611,3 +611,34 @@ def test_rows_matched_beside_a_key_read_their_other_columns_by_page(tmp_path: Pa
     want = [r for r in table.to_pylist() if r["v"] == 3.0 and r["id"] < 300]
     assert want and _rows(got) == want
     assert got.equals(lookup_sync(str(path), where, page_index=False))
+
+
+def test_phase_two_reads_a_chunk_below_the_hole_size_whole(tmp_path: Path) -> None:
+    """Phase two reads an other column's chunk by page only when it holds at least the
+    reader's ``max_hole_bytes``: below it, the gaps between chosen pages would be read over
+    anyway and the whole chunk costs less to read."""
+    path = tmp_path / "blobs.parquet"
+    n = 40_000
+    rng = random.Random(4)
+    a = [rng.randbytes(36).hex() for _ in range(n)]
+    b = [rng.randbytes(36).hex() for _ in range(n)]
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "a": a, "b": b})
+    pq.write_table(
+        table,
+        path,
+        row_group_size=10_000,
+        write_page_index=True,
+        data_page_size=16 << 10,
+        use_dictionary=["id"],
+    )
+    chunks = pq.ParquetFile(path).metadata.row_group(1)
+    sizes = [chunks.column(i).total_compressed_size for i in (1, 2)]
+    assert all(600_000 < size < 1 << 20 for size in sizes)  # two phases, each below 1 MiB
+    where = col("id") == 10_005
+    default = ReaderConfig(footer_read_bytes=64)
+    small_holes = ReaderConfig(footer_read_bytes=64, plan=PlanConfig(max_hole_bytes=16 << 10))
+    whole_rows, whole = _bytes(path, where, default)
+    paged_rows, paged = _bytes(path, where, small_holes)
+    want = [{"id": 10_005, "a": a[10_005], "b": b[10_005]}]
+    assert _rows(whole_rows) == _rows(paged_rows) == want
+    assert whole.bytes_read > sum(sizes) > 5 * paged.bytes_read, (whole, paged)
