@@ -677,18 +677,20 @@ def fuzz_page_index(data: bytes) -> None:
     """The page-index decoders: chunk places in a footer, OffsetIndex and ColumnIndex.
 
     The first byte picks the decoder (see ``seeds.page_indexes``). Properties: only
-    ParquetFormatError is raised; every place accepted lies inside the file's data and is at
-    most ``MAX_INDEX_BYTES`` long; accepted pages lie inside their chunk in order, their rows
-    rise from 0 and cover the row group; a ColumnIndex has one entry per page in every list.
+    ParquetFormatError (EncryptedFileError, of a footer) is raised; every place accepted
+    lies inside the file's data and is at most ``MAX_INDEX_BYTES`` long; accepted pages lie
+    inside their chunk in order, their rows rise from 0 and cover the row group; a
+    ColumnIndex has one entry per page in every list.
     """
-    from pybloom_async.errors import ParquetFormatError
+    from pybloom_async.errors import EncryptedFileError, ParquetFormatError
+    from pybloom_async.parquet import decode_file_metadata
     from pybloom_async.parquet.page_index import (
         MAX_INDEX_BYTES,
         ChunkLayout,
         decode_column_index,
         decode_offset_index,
-        decode_page_index_footer,
     )
+    from pybloom_async.rows.pages import file_page_index
 
     if not data:
         return
@@ -696,8 +698,10 @@ def fuzz_page_index(data: bytes) -> None:
     try:
         if mode == 0:
             data_end = 4 + 1000 * len(body)
-            found = decode_page_index_footer(body, data_end)
-            for group in found.groups if found is not None else ():
+            metadata = decode_file_metadata(body)
+            kept = range(len(metadata.row_groups))
+            found = file_page_index(metadata, data_end, b"", data_end, kept, "fuzz")
+            for group in found.groups.values() if found is not None else ():
                 for chunk in group:
                     assert 4 <= chunk.start < chunk.end <= data_end
                     for span in (chunk.offset_index, chunk.column_index):
@@ -719,7 +723,7 @@ def fuzz_page_index(data: bytes) -> None:
             assert len(index.null_pages) == len(index.min_values) == len(index.max_values)
             assert len(index.null_pages) == count
             assert index.null_counts is None or len(index.null_counts) == count
-    except ParquetFormatError:
+    except (ParquetFormatError, EncryptedFileError):
         pass
 
 

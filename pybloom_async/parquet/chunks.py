@@ -196,6 +196,46 @@ class ColumnChunk:
         return offset if offset is not None else 0
 
     @property
+    def offset_index_offset(self) -> int | None:
+        """Where the chunk's OffsetIndex (the page index's page places) lies, if recorded."""
+        md = self._md
+        return (
+            md.offset_index_offset
+            if isinstance(md, ScannedChunk)
+            else self._details().offset_index_offset
+        )
+
+    @property
+    def offset_index_length(self) -> int | None:
+        """The OffsetIndex's length in bytes, if recorded."""
+        md = self._md
+        return (
+            md.offset_index_length
+            if isinstance(md, ScannedChunk)
+            else self._details().offset_index_length
+        )
+
+    @property
+    def column_index_offset(self) -> int | None:
+        """Where the chunk's ColumnIndex (each page's bounds) lies, if recorded."""
+        md = self._md
+        return (
+            md.column_index_offset
+            if isinstance(md, ScannedChunk)
+            else self._details().column_index_offset
+        )
+
+    @property
+    def column_index_length(self) -> int | None:
+        """The ColumnIndex's length in bytes, if recorded."""
+        md = self._md
+        return (
+            md.column_index_length
+            if isinstance(md, ScannedChunk)
+            else self._details().column_index_length
+        )
+
+    @property
     def has_offset_index(self) -> bool:
         """Whether the writer recorded an offset index (the page index) for the chunk."""
         md = self._md

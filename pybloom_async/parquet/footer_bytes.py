@@ -18,6 +18,7 @@ from .elements import KeyValue
 from .passes import (
     DETAILS_PASS,
     KEY_VALUES_PASS,
+    SCHEMA_PASS,
     UNSET,
     Unset,
     check_chunk_count,
@@ -91,6 +92,11 @@ class FooterBytes:
                 check_details(md, index, column, self.path)
             out.append(chunks)
         return tuple(out)
+
+    def schema_elements(self) -> list[wire.SchemaElement]:
+        """The schema's elements as the wire holds them (a pass of their own: only a page
+        read handed to pyarrow writes them again, see :mod:`.page_index`)."""
+        return list(self.decode(SCHEMA_PASS).schema or ())
 
     def key_values(self) -> tuple[KeyValue, ...] | None:
         """The key/value metadata (None when the footer has none), validated."""

@@ -198,6 +198,11 @@ class FileMetaData:
         """
         return self._source.key_values()
 
+    def schema_elements(self) -> list[wire.SchemaElement]:
+        """The schema's elements as the footer's thrift holds them, in footer order,
+        decoded on each call (what :func:`.page_index.single_column_file` copies)."""
+        return self._source.schema_elements()
+
     def column_chunks(self, path: str | Sequence[str]) -> tuple[ColumnChunk, ...]:
         """The chunks of one column, one per row group.
 

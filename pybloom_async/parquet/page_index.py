@@ -6,10 +6,9 @@ data page lies and the index of its first row) and of a ``ColumnIndex`` (each
 page's min/max bounds, whether it holds only nulls, its null count). Writers
 put them after the row groups, usually just before the footer.
 
-:func:`decode_page_index_footer` reads those places (and what
-:func:`single_column_file` needs: the schema elements and the chunks' codecs,
-encodings and offsets) from the FileMetaData bytes already fetched;
-:func:`decode_offset_index` and :func:`decode_column_index` decode one chunk's
+:func:`chunk_layout` takes those places from the footer's chunks as the file's plan
+reads them (the footer scanner's records: the footer is not decoded again) and checks
+them; :func:`decode_offset_index` and :func:`decode_column_index` decode one chunk's
 indexes. Everything read is untrusted: lengths are capped, every offset is
 checked against the file's data and the chunk, and any inconsistency is a
 :class:`~pybloom_async.errors.ParquetFormatError` (lookups then read the whole
@@ -27,7 +26,6 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from thrift.protocol.TCompactProtocol import TCompactProtocol
-from thrift.Thrift import TType
 from thrift.transport.TTransport import TMemoryBuffer
 
 from ..errors import ParquetFormatError
@@ -41,44 +39,6 @@ from .thrift import THRIFT_DECODER, decode_struct
 #: page, so far more pages than any chunk has; a larger claimed length is a damaged file.
 MAX_INDEX_BYTES = 16 * 1024 * 1024
 
-_FOOTER_ARGS = wire.decode_args(
-    wire.FileMetaData,
-    ("schema", "row_groups"),
-    row_groups=wire.list_of(
-        TType.STRUCT,
-        wire.decode_args(
-            wire.RowGroup,
-            ("columns", "num_rows"),
-            columns=wire.list_of(
-                TType.STRUCT,
-                wire.decode_args(
-                    wire.ColumnChunk,
-                    (
-                        "file_path",
-                        "meta_data",
-                        "offset_index_offset",
-                        "offset_index_length",
-                        "column_index_offset",
-                        "column_index_length",
-                    ),
-                    meta_data=wire.decode_args(
-                        wire.ColumnMetaData,
-                        (
-                            "type",
-                            "encodings",
-                            "path_in_schema",
-                            "codec",
-                            "total_compressed_size",
-                            "data_page_offset",
-                            "dictionary_page_offset",
-                            "encoding_stats",
-                        ),
-                    ),
-                ),
-            ),
-        ),
-    ),
-)
 _OFFSET_ARGS = [page_wire.OffsetIndex, page_wire.OffsetIndex.thrift_spec]
 _COLUMN_ARGS = [page_wire.ColumnIndex, page_wire.ColumnIndex.thrift_spec]
 
@@ -90,19 +50,9 @@ class ChunkLayout(NamedTuple):
     end: int
     offset_index: tuple[int, int] | None
     column_index: tuple[int, int] | None
-    meta: Any  # the wire ColumnMetaData (type, encodings, path, codec, offsets)
-    #: How many data pages are dictionary-encoded (from the encoding statistics), or None
-    #: when unknown. Writers (Arrow, parquet-java) fall back from the dictionary once, so
-    #: these are the first pages; a reader that trusts it must survive a writer that did not.
-    dictionary_pages: int | None = None
-
-
-class PageIndexFooter(NamedTuple):
-    """What a page-index read needs from a footer."""
-
-    schema: Sequence[Any]  # the wire SchemaElements, in footer order
-    groups: Sequence[Sequence[ChunkLayout]]  # per row group, per leaf column
-    num_rows: Sequence[int]  # per row group
+    #: The footer's chunk (:class:`~pybloom_async.parquet.ColumnChunk`): its type,
+    #: encodings, codec and encoding statistics, read when a page read needs them.
+    meta: Any = None
 
 
 class PageSpan(NamedTuple):
@@ -136,8 +86,12 @@ def _index_range(
     return offset, offset + length
 
 
-def _dictionary_pages(md: Any) -> int | None:
-    stats = md.encoding_stats
+def dictionary_pages(chunk: Any) -> int | None:
+    """How many of a chunk's data pages are dictionary-encoded (from its encoding
+    statistics), or None when unknown. Writers (Arrow, parquet-java) fall back from the
+    dictionary once, so these are the first pages; a reader that trusts it must survive a
+    writer that did not."""
+    stats = chunk.encoding_stats
     if not stats:
         return None
     count = 0
@@ -149,53 +103,36 @@ def _dictionary_pages(md: Any) -> int | None:
     return count
 
 
-def decode_page_index_footer(
-    metadata: bytes, data_end: int, *, path: str | None = None
-) -> PageIndexFooter | None:
-    """The chunks' page-index places, or None when no chunk has an offset index.
+def chunk_layout(chunk: Any, data_end: int, *, path: str | None = None) -> ChunkLayout:
+    """A footer's column chunk (:class:`~pybloom_async.parquet.ColumnChunk`) as a
+    page-index read places it: its bytes and its indexes', checked against the file.
 
     Parameters
     ----------
-    metadata:
-        The FileMetaData bytes (without the length and magic that follow them).
     data_end:
         Where the FileMetaData starts: every index and page lies before it.
 
     Raises
     ------
     ParquetFormatError
-        The bytes do not decode, or an index or chunk lies outside the file's data.
+        The chunk lies in another file or outside the file's data, or an index does.
     """
-    raw = wire.FileMetaData()
-    decode_struct(metadata, raw, _FOOTER_ARGS, what="footer", path=path, decoder=THRIFT_DECODER)
-    groups: list[list[ChunkLayout]] = []
-    rows: list[int] = []
-    found = False
-    for group in raw.row_groups or ():
-        chunks = []
-        for chunk in group.columns or ():
-            md = chunk.meta_data
-            if md is None or chunk.file_path is not None or md.data_page_offset is None:
-                raise ParquetFormatError("a column chunk has no usable metadata", path=path)
-            start = md.data_page_offset
-            if md.dictionary_page_offset is not None and 0 < md.dictionary_page_offset < start:
-                start = md.dictionary_page_offset
-            end = start + (md.total_compressed_size or 0)
-            if not 4 <= start < end <= data_end:
-                raise ParquetFormatError("a column chunk lies outside the file's data", path=path)
-            offsets = _index_range(
-                chunk.offset_index_offset, chunk.offset_index_length, data_end, "offset index", path
-            )
-            columns = _index_range(
-                chunk.column_index_offset, chunk.column_index_length, data_end, "column index", path
-            )
-            found = found or offsets is not None
-            chunks.append(ChunkLayout(start, end, offsets, columns, md, _dictionary_pages(md)))
-        groups.append(chunks)
-        rows.append(max(0, group.num_rows or 0))
-    if not found:
-        return None
-    return PageIndexFooter(list(raw.schema or ()), groups, rows)
+    if chunk.file_path is not None:
+        raise ParquetFormatError("a column chunk lies in another file", path=path)
+    start = chunk.data_page_offset
+    dictionary = chunk.dictionary_page_offset
+    if dictionary is not None and 0 < dictionary < start:
+        start = dictionary
+    end = start + chunk.total_compressed_size
+    if not 4 <= start < end <= data_end:
+        raise ParquetFormatError("a column chunk lies outside the file's data", path=path)
+    offsets = _index_range(
+        chunk.offset_index_offset, chunk.offset_index_length, data_end, "offset index", path
+    )
+    columns = _index_range(
+        chunk.column_index_offset, chunk.column_index_length, data_end, "column index", path
+    )
+    return ChunkLayout(start, end, offsets, columns, chunk)
 
 
 def decode_offset_index(

@@ -79,7 +79,15 @@ _CHUNK_ARGS = wire.decode_args(
 # The rest of a chunk.
 _DETAILS_ARGS = wire.decode_args(
     wire.ColumnChunk,
-    ("file_path", "file_offset", "meta_data", "offset_index_offset"),
+    (
+        "file_path",
+        "file_offset",
+        "meta_data",
+        "offset_index_offset",
+        "offset_index_length",
+        "column_index_offset",
+        "column_index_length",
+    ),
     meta_data=wire.decode_args(
         wire.ColumnMetaData,
         (
@@ -109,6 +117,7 @@ HEAD_AND_KEY_VALUES_PASS = _over_chunks(
 CHUNKS_PASS = _over_chunks(("row_groups",), ("columns",), _CHUNK_ARGS)
 DETAILS_PASS = _over_chunks(("row_groups",), ("columns",), _DETAILS_ARGS)
 KEY_VALUES_PASS = wire.decode_args(wire.FileMetaData, ("key_value_metadata",))
+SCHEMA_PASS = wire.decode_args(wire.FileMetaData, ("schema",))
 
 
 _CORE_REQUIRED = ("type", "path_in_schema", "num_values")

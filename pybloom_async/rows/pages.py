@@ -48,14 +48,15 @@ import pyarrow.parquet as pq
 
 from ..errors import ParquetFormatError, PredicateError
 from ..parquet import ColumnDescriptor, FileMetaData, Schema
+from ..parquet import thrift_specs as wire
 from ..parquet.page_index import (
     ChunkLayout,
     ColumnIndex,
-    PageIndexFooter,
     PageSpan,
+    chunk_layout,
     decode_column_index,
     decode_offset_index,
-    decode_page_index_footer,
+    dictionary_pages,
     single_column_file,
 )
 from ..parquet.pages import read_page_header
@@ -77,9 +78,12 @@ class WholeChunks(Exception):
 
 @dataclass
 class FilePageIndex:
-    """One file's page-index places, and the index bytes its footer read already holds."""
+    """One file's page-index places: per kept row group, per leaf, its chunk's layout
+    (:func:`~pybloom_async.parquet.page_index.chunk_layout`, from the footer's chunks as
+    the file's plan reads them); and the index bytes its footer read already holds."""
 
-    footer: PageIndexFooter
+    metadata: FileMetaData
+    groups: dict[int, list[ChunkLayout]]
     held: list[tuple[int, bytes]] = field(default_factory=list)
 
 
@@ -92,22 +96,35 @@ def has_offset_index(meta: FileMetaData, group: int) -> bool:
 
 
 def file_page_index(
-    metadata: bytes, data_end: int, tail: bytes, tail_start: int, kept: Sequence[int], path: str
+    metadata: FileMetaData,
+    data_end: int,
+    tail: bytes,
+    tail_start: int,
+    kept: Sequence[int],
+    path: str,
 ) -> FilePageIndex | None:
-    """The page index of a file (None: it has none, or its places are damaged).
+    """The page index of a file's kept row groups (None: it has none, or a place is
+    damaged: whole chunks are read, as without a page index).
 
-    ``metadata`` is the FileMetaData; ``tail`` the file's last bytes from ``tail_start``.
-    The kept row groups' index bytes found in the tail are kept.
+    ``data_end`` is where the FileMetaData starts; ``tail`` the file's last bytes from
+    ``tail_start``: the kept row groups' index bytes found there are kept.
     """
+    leaves = range(len(metadata.schema.columns))
     try:
-        footer = decode_page_index_footer(metadata, data_end, path=path)
+        chunks = metadata.chunks_of(leaves)
+        groups = {
+            group: [
+                chunk_layout(chunks[group].columns[leaf], data_end, path=path) for leaf in leaves
+            ]
+            for group in kept
+        }
     except ParquetFormatError:
-        return None  # whole chunks, as without a page index
-    if footer is None:
         return None
-    found = FilePageIndex(footer)
-    for group in kept:
-        for chunk in footer.groups[group]:
+    if not any(c.offset_index is not None for layouts in groups.values() for c in layouts):
+        return None
+    found = FilePageIndex(metadata, groups)
+    for layouts in groups.values():
+        for chunk in layouts:
             for span in (chunk.offset_index, chunk.column_index):
                 if span is not None and span[0] >= tail_start:
                     found.held.append((span[0], tail[span[0] - tail_start : span[1] - tail_start]))
@@ -129,7 +146,7 @@ def index_ranges(
     held = {start for start, _ in index.held}
     wanted = []
     for group in groups:
-        chunks = index.footer.groups[group]
+        chunks = index.groups[group]
         for leaf in read:
             if leaf < len(chunks) and chunks[leaf].offset_index is not None:
                 wanted.append(chunks[leaf].offset_index)
@@ -268,8 +285,8 @@ class _Group:
         path: str,
         compiled: CompiledPredicate | None = None,
     ) -> None:
-        self.chunks = index.footer.groups[group]
-        self.num_rows = index.footer.num_rows[group]
+        self.chunks = index.groups[group]
+        self.num_rows = index.metadata.row_groups[group].num_rows
         self.schema = schema
         self.read_bytes = read_bytes
         self.path = path
@@ -415,9 +432,10 @@ def _chosen(
         chosen = _overlapping(spans, rows)
         chunk = state.chunks[desc.index]
         dictionary = (chunk.start, spans[0].offset) if spans[0].offset > chunk.start else None
-        encoded = chunk.dictionary_pages
-        if chosen and encoded is not None and chosen[0] >= encoded:
-            dictionary = None  # only pages written after the dictionary fallback
+        if dictionary is not None and chosen and chosen[0] > 0:
+            encoded = dictionary_pages(chunk.meta)
+            if encoded is not None and chosen[0] >= encoded:
+                dictionary = None  # only pages written after the dictionary fallback
         columns[name] = (chunk, dictionary, [spans[i] for i in chosen])
     return GroupPages(group, rows, columns)
 
@@ -445,9 +463,10 @@ def decode_group(
         A column's pages do not decode to the rows its offset index promised.
     """
     arrays = {}
+    elements = index.metadata.schema_elements() if selected.columns else []
     for name, (chunk, dictionary, pages) in selected.columns.items():
         desc = schema.column(name)
-        element = index.footer.schema[_element_position(index.footer.schema, desc)]
+        element = elements[_element_position(elements, desc)]
         field_index = arrow_schema.get_field_index(name)
         key_values = []
         if field_index >= 0:
@@ -460,7 +479,7 @@ def decode_group(
             _check_page_rows(name, page, body)
         data = single_column_file(
             element,
-            chunk.meta,
+            _wire_meta(chunk.meta, element),
             read_bytes(*dictionary) if dictionary is not None else b"",
             bodies,
             expected,
@@ -474,6 +493,18 @@ def decode_group(
             raise WholeChunks(f"{name}: {len(column)} rows decoded, {expected} expected")
         arrays[name] = _cut(column, pages, selected.rows)
     return pa.table(arrays)
+
+
+def _wire_meta(chunk: Any, element: Any) -> wire.ColumnMetaData:
+    """What a one-column file keeps of a top-level leaf's chunk metadata: its type,
+    encodings, codec (read from the footer's chunk: its details decoded once, when first
+    asked) and path (the leaf's name as the footer stores it, ``element``'s)."""
+    return wire.ColumnMetaData(
+        type=int(chunk.physical_type),
+        encodings=[int(e) for e in chunk.encodings],
+        path_in_schema=[element.name],
+        codec=int(chunk.codec),
+    )
 
 
 def _check_page_rows(name: str, page: PageSpan, body: bytes) -> None:

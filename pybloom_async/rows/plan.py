@@ -397,12 +397,16 @@ def describe(
     kept = [g for g in kept if groups[g].num_rows != 0]
     arrow_schema, md = arrow_schema_of(footer)
     pages = None
-    # Files without a page index (pyarrow's default) skip the second footer decode.
+    # Files without a page index (pyarrow's default) skip placing its chunks' indexes.
     if page_index and kept and has_offset_index(footer.metadata, kept[0]):
-        metadata = footer_bytes(footer)[:-8]
         bounds = footer.location
         pages = file_page_index(
-            metadata, bounds.metadata_offset, footer.tail, footer.tail_start, kept, footer.path
+            footer.metadata,
+            bounds.metadata_offset,
+            footer.tail,
+            footer.tail_start,
+            kept,
+            footer.path,
         )
     plan = FilePlan(
         location,

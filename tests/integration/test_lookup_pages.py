@@ -29,7 +29,7 @@ from support.predicates import ALL_FORMS, random_predicate, truth
 from pybloom_async import Predicate, col, lookup, lookup_sync, parse_predicate, prune_sync
 from pybloom_async.errors import InvalidArgumentError
 from pybloom_async.io.base import SourceStats
-from pybloom_async.parquet.page_index import decode_page_index_footer
+from pybloom_async.parquet import decode_file_metadata
 from pybloom_async.predicate import And, Eq, In, Or
 from pybloom_async.read.fetch import ReaderConfig
 from pybloom_async.read.plan import PlanConfig
@@ -316,13 +316,11 @@ def _damage_offset_indexes(path: Path) -> None:
     data = bytearray(path.read_bytes())
     (length,) = struct.unpack("<I", data[-8:-4])
     start = len(data) - 8 - length
-    footer = decode_page_index_footer(bytes(data[start:-8]), start)
-    assert footer is not None
-    for group in footer.groups:
-        for chunk in group:
-            assert chunk.offset_index is not None
-            lo, hi = chunk.offset_index
-            data[lo:hi] = b"\xff" * (hi - lo)
+    for group in decode_file_metadata(bytes(data[start:-8])).row_groups:
+        for chunk in group.columns:
+            lo, length = chunk.offset_index_offset, chunk.offset_index_length
+            assert lo is not None and length is not None and lo + length <= start
+            data[lo : lo + length] = b"\xff" * length
     path.write_bytes(bytes(data))
 
 
@@ -381,7 +379,8 @@ def test_spark_files_match_the_oracle(spark_session: Any, tmp_path: Path) -> Non
     )
     files = sorted(out.glob("*.parquet"))
     assert files
-    assert decode_page_index_footer(*_metadata(files[0])) is not None  # column indexes written
+    written = pq.ParquetFile(files[0]).metadata.row_group(0).column(0)
+    assert written.has_column_index and written.has_offset_index
     for value in [rows[0][0], rows[12_345][0], -1]:
         for where in (col("id") == value, col("k").isin([3, 4]) & (col("id") == value)):
             got = lookup_sync([str(f) for f in files], where)

@@ -343,6 +343,13 @@ def test_chunks_of_equals_the_decoded_chunks(pyarrow_files: Any, every_first: bo
             assert chunk.bloom_filter_offset == other.bloom_filter_offset
             assert chunk.bloom_filter_length == other.bloom_filter_length
             assert chunk.data_page_offset == other.data_page_offset  # details: decoded
+            for place in (
+                "offset_index_offset",
+                "offset_index_length",
+                "column_index_offset",
+                "column_index_length",
+            ):
+                assert getattr(chunk, place) == getattr(other, place), place
     assert meta.chunks_of(reversed(wanted)) is scanned  # kept per set of leaves
 
 

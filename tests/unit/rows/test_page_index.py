@@ -28,9 +28,10 @@ from pybloom_async.parquet import thrift_specs as wire
 from pybloom_async.parquet.page_index import (
     MAX_INDEX_BYTES,
     ChunkLayout,
+    chunk_layout,
     decode_column_index,
     decode_offset_index,
-    decode_page_index_footer,
+    dictionary_pages,
     single_column_file,
 )
 from pybloom_async.predicate import Predicate, col
@@ -76,8 +77,9 @@ class File:
     def __init__(self, table: Any, **kwargs: Any) -> None:
         self.data = _write(table, **kwargs)
         metadata, start = _metadata(self.data)
-        self.schema = decode_file_metadata(metadata).schema
-        index = file_page_index(metadata, start, self.data, 0, [0], "mem")
+        decoded = decode_file_metadata(metadata)
+        self.schema = decoded.schema
+        index = file_page_index(decoded, start, self.data, 0, [0], "mem")
         assert index is not None
         self.index: FilePageIndex = index
         self.arrow_schema = pq.read_schema(pa.BufferReader(self.data))
@@ -113,7 +115,7 @@ SORTED = pa.table(
 
 def test_offset_index_of_a_pyarrow_file_is_its_pages() -> None:
     f = File(SORTED, use_dictionary=False)
-    chunk = f.index.footer.groups[0][0]
+    chunk = f.index.groups[0][0]
     assert chunk.offset_index is not None and chunk.column_index is not None
     pages = decode_offset_index(f.read(*chunk.offset_index), chunk, N)
     assert len(pages) > 10
@@ -195,28 +197,49 @@ def _footer_with_index(offset: int, length: int) -> bytes:
     return _encode(
         wire.FileMetaData(
             version=1,
-            schema=[wire.SchemaElement(name=b"s", num_children=1), wire.SchemaElement(name=b"id")],
+            schema=[
+                wire.SchemaElement(name=b"s", num_children=1),
+                wire.SchemaElement(name=b"id", type=2, repetition_type=0),
+            ],
             num_rows=1,
             row_groups=[wire.RowGroup(columns=[chunk], total_byte_size=10, num_rows=1)],
         )
     )
 
 
+def _layout(offset: int, length: int, data_end: int) -> Any:
+    chunk = decode_file_metadata(_footer_with_index(offset, length)).row_groups[0].columns[0]
+    return chunk_layout(chunk, data_end)
+
+
 def test_footer_index_places_are_checked_against_the_file() -> None:
-    found = decode_page_index_footer(_footer_with_index(20, 30), 100)
-    assert found is not None and found.groups[0][0].offset_index == (20, 50)
+    assert _layout(20, 30, 100).offset_index == (20, 50)
     with pytest.raises(ParquetFormatError, match="outside"):
-        decode_page_index_footer(_footer_with_index(90, 30), 100)
+        _layout(90, 30, 100)
     with pytest.raises(ParquetFormatError, match="outside"):
-        decode_page_index_footer(_footer_with_index(2, 30), 100)
+        _layout(2, 30, 100)
     with pytest.raises(ParquetFormatError, match="outside"):
-        decode_page_index_footer(_footer_with_index(20, MAX_INDEX_BYTES + 1), 2**40)
+        _layout(20, MAX_INDEX_BYTES + 1, 2**40)
+
+
+def test_footer_index_places_are_the_scanners_and_the_decoders() -> None:
+    """A page index's places are read from the footer's chunks: as the footer scanner
+    reads them, and as the decoder does where the scanner refuses a footer."""
+    f = File(SORTED, use_dictionary=False)
+    metadata, start = _metadata(f.data)
+    scanned = decode_file_metadata(metadata)
+    decoded = decode_file_metadata(metadata)
+    decoded.load()  # every chunk decoded: the scanner's records are not used
+    for md in (scanned, decoded):
+        index = file_page_index(md, start, f.data, 0, [0], "mem")
+        assert index is not None
+        assert [c[:4] for c in index.groups[0]] == [c[:4] for c in f.index.groups[0]]
+        assert all(c.offset_index and c.column_index for c in index.groups[0])
 
 
 def test_a_file_without_page_index_has_none() -> None:
     metadata, start = _metadata(_write(SORTED, write_page_index=False))
-    assert decode_page_index_footer(metadata, start) is None
-    assert file_page_index(metadata, start, b"", 0, [0], "f") is None
+    assert file_page_index(decode_file_metadata(metadata), start, b"", 0, [0], "f") is None
 
 
 # ---- selection --------------------------------------------------------------------------
@@ -345,8 +368,9 @@ def test_pages_after_the_dictionary_fallback_need_no_dictionary() -> None:
     # A dictionary of at most 1 KiB: the chunk falls back to plain after a few pages.
     words = pa.array([f"word-{i:06d}" for i in range(N)])
     f = File(pa.table({"s": words}), dictionary_pagesize_limit=1024)
-    chunk = f.index.footer.groups[0][0]
-    assert chunk.dictionary_pages is not None and chunk.dictionary_pages >= 1
+    chunk = f.index.groups[0][0]
+    encoded = dictionary_pages(chunk.meta)
+    assert encoded is not None and encoded >= 1
     late, early = f.select(col("s") == "word-001900"), f.select(col("s") == "word-000001")
     assert late.columns["s"][1] is None and early.columns["s"][1] is not None
     for where in (col("s") == "word-001900", col("s") == "word-000001"):
@@ -367,14 +391,21 @@ def test_selected_rows_decode_exactly() -> None:
 
 def test_single_column_file_round_trips() -> None:
     f = File(SORTED, use_dictionary=False)
-    chunk = f.index.footer.groups[0][1]
+    chunk = f.index.groups[0][1]
     assert chunk.offset_index is not None
     pages = decode_offset_index(f.read(*chunk.offset_index), chunk, N)
-    element = f.index.footer.schema[2]
+    element = f.index.metadata.schema_elements()[2]
+    assert element.name == b"v"
+    meta = wire.ColumnMetaData(
+        type=int(chunk.meta.physical_type),
+        encodings=[int(e) for e in chunk.meta.encodings],
+        path_in_schema=[element.name],
+        codec=int(chunk.meta.codec),
+    )
     chosen = pages[2:4]
     data = single_column_file(
         element,
-        chunk.meta,
+        meta,
         b"",
         [f.read(p.offset, p.offset + p.size) for p in chosen],
         chosen[-1].end_row - chosen[0].first_row,
@@ -408,7 +439,7 @@ def test_ranges_select_exactly_the_pages_that_hold_a_match(name: str) -> None:
     successor); BETWEEN at least those."""
     column, groups = groups_column(name)
     f = File(pa.table({"x": column}), use_dictionary=False, max_rows_per_page=3)
-    chunk = f.index.footer.groups[0][0]
+    chunk = f.index.groups[0][0]
     assert chunk.offset_index is not None
     assert len(decode_offset_index(f.read(*chunk.offset_index), chunk, len(column))) == len(groups)
     rows = column.to_pylist()
