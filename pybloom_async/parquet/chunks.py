@@ -198,50 +198,34 @@ class ColumnChunk:
     @property
     def offset_index_offset(self) -> int | None:
         """Where the chunk's OffsetIndex (the page index's page places) lies, if recorded."""
-        md = self._md
-        return (
-            md.offset_index_offset
-            if isinstance(md, ScannedChunk)
-            else self._details().offset_index_offset
-        )
+        return self._index_place("offset_index_offset")
 
     @property
     def offset_index_length(self) -> int | None:
         """The OffsetIndex's length in bytes, if recorded."""
-        md = self._md
-        return (
-            md.offset_index_length
-            if isinstance(md, ScannedChunk)
-            else self._details().offset_index_length
-        )
+        return self._index_place("offset_index_length")
 
     @property
     def column_index_offset(self) -> int | None:
         """Where the chunk's ColumnIndex (each page's bounds) lies, if recorded."""
-        md = self._md
-        return (
-            md.column_index_offset
-            if isinstance(md, ScannedChunk)
-            else self._details().column_index_offset
-        )
+        return self._index_place("column_index_offset")
 
     @property
     def column_index_length(self) -> int | None:
         """The ColumnIndex's length in bytes, if recorded."""
+        return self._index_place("column_index_length")
+
+    def _index_place(self, name: str) -> int | None:
+        """A ColumnChunk field placing the page index: the scanner's record holds it where
+        it read the chunk (no details decoded), else the details do."""
         md = self._md
-        return (
-            md.column_index_length
-            if isinstance(md, ScannedChunk)
-            else self._details().column_index_length
-        )
+        found: int | None = getattr(md if isinstance(md, ScannedChunk) else self._details(), name)
+        return found
 
     @property
     def has_offset_index(self) -> bool:
         """Whether the writer recorded an offset index (the page index) for the chunk."""
-        md = self._md
-        if isinstance(md, ScannedChunk):
-            return md.offset_index_offset is not None
-        return self._details().offset_index_offset is not None
+        return self.offset_index_offset is not None
 
     def __repr__(self) -> str:
         return (
