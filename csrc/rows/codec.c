@@ -65,7 +65,14 @@ static int snappy_copy(uint8_t *dst, size_t cap, size_t *at, size_t offset, size
     if (offset >= 16 && len <= 16 && cap - o >= 16) {
         memcpy(d, s, 16); /* fixed size: inlined; the bytes past len are rewritten later */
     } else if (offset >= len) {
-        memcpy(d, s, len);
+        if (len > 16 && len <= 32 && cap - o >= 32) {
+            /* two fixed blocks, inlined (a call of libc's memcpy costs more); the bytes the
+             * second needs lie before d (offset >= len), the rest is rewritten later */
+            memcpy(d, s, 16);
+            memcpy(d + 16, s + 16, 16);
+        } else {
+            memcpy(d, s, len);
+        }
     } else {
         for (size_t k = 0; k < len; k++) d[k] = s[k];
     }

@@ -283,11 +283,12 @@ def conform(rows: Any, plan: FilePlan, schema: Any, names: list[str]) -> Any:
     """
     out = []
     mine = {f.name: f for f in plan.partition_fields}
+    stored = set(rows.column_names).intersection(plan.arrow_schema.names)
     for field in schema:
         if field.name in plan.partition:
             value = arrow_scalar(plan.partition[field.name], mine[field.name].type)
             out.append(pa.repeat(value, rows.num_rows))
-        elif field.name in rows.column_names and field.name in plan.arrow_schema.names:
+        elif field.name in stored:
             out.append(rows.column(field.name))
         else:
             out.append(pa.nulls(rows.num_rows, field.type))

@@ -80,6 +80,40 @@ def test_snappy_is_always_built_in_and_damaged_blocks_are_refused() -> None:
     assert _decompress(9, b"", 0)[0] == lib.PBA_CHUNK_ERR_CODEC
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def _literal(data: bytes) -> bytes:
+    assert 1 <= len(data) <= 60
+    return bytes([(len(data) - 1) << 2]) + data
+
+
+@pytest.mark.parametrize("tail", [0, 40], ids=["at-the-end", "before-more"])
+def test_snappy_copies_of_every_length_and_offset(tail: int) -> None:
+    """Each copy of 1-64 bytes from 1-80 back (runs, patterns, blocks copied whole) after an
+    80-byte literal, at the output's end or before more bytes: as the format defines it."""
+    rng = np.random.default_rng(5)
+    head = rng.integers(0, 256, 80, dtype=np.uint8).tobytes()
+    more = rng.integers(0, 256, tail, dtype=np.uint8).tobytes()
+    for length in range(1, 65):
+        for offset in range(1, 81):
+            out = bytearray(head)
+            for _ in range(length):
+                out.append(out[-offset])
+            out += more
+            copy = bytes([((length - 1) << 2) | 2]) + offset.to_bytes(2, "little")
+            block = _literal(head[:60]) + _literal(head[60:]) + copy
+            block += _literal(more) if more else b""
+            got = _decompress(1, _varint(len(out)) + block, len(out))
+            assert got == (0, bytes(out)), (length, offset)
+
+
 def _file(**options: Any) -> tuple[bytes, Any]:
     sink = io.BytesIO()
     pq.write_table(pa.table({"v": pa.array(range(100), pa.int64())}), sink, **options)
