@@ -10,7 +10,6 @@ the same schema.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import io
 import re
 import threading
@@ -207,7 +206,6 @@ _DICTIONARY_PADDING = 100
 _PARQUET_MR = re.compile(r"parquet-mr(?: version (\d+)\.(\d+)\.(\d+))?(?:[ (-]|$)")
 
 
-@functools.lru_cache(maxsize=64)  # asked once per chunk: a lake's files share a writer
 def _padded(created_by: str | None) -> bool:
     """Whether Arrow reads a chunk's bytes padded: the writer is parquet-mr before 1.2.9,
     or parquet-mr without a version (which Arrow reads as 0.0.0)."""

@@ -10,9 +10,9 @@ one C call, and makes the plans of those pruned whole as the per-file step makes
 reference's, goes on to the per-file step with the footer and row groups its call found (it
 is not read or pruned again); one the call cannot decide goes on as it is.
 
-:func:`each_file` runs a run's files so: the first through the per-file step (which binds
-the pass), the rest swept, then the per-file step over what the sweep left, the results in
-file order and the progress counted over every file.
+:func:`each_file` runs a run's files so: the first pruned the usual way (which binds the
+pass), the rest swept, then the per-file step over what the sweep left and the first file,
+the results in file order and the progress counted over every file.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from ..io.base import FileInfo, location_text
 from ..pruning.file_pass import FilePass
 from ..pruning.partitions import PartitionPredicate
 from ..read.fetch import Footer
+from ..read.reader import OpenedFile
 from ..read.run import Run
 from ..tasks.loops import inline, stop_point, to_worker
 from ..tasks.workers import for_each
@@ -82,6 +83,45 @@ class Sweep:
         """The footer and kept row groups the sweep found for ``path`` (None: not swept),
         handed out once."""
         return self._passed.pop(path, None)
+
+    async def first(self, location: Location) -> int | None:
+        """Ahead of the sweep, the run's first file: 1 when it is pruned here, the usual way
+        (which binds the run's file pass), its footer and kept row groups kept as for a file
+        the sweep passes on (its rows are then read beside the others', not alone before the
+        sweep); 0 when the pass is bound already (a warm reader's: the sweep takes the first
+        file too). None where it is not swept so (a lake index gave its footer, it is not to
+        be read, its partition values leave no pass) or could not be pruned: the per-file
+        step takes it first, and says what is wrong."""
+        from .api import kept_row_groups
+
+        path = location_text(location)
+        if path not in self._kept or path in self._footers:
+            return None
+        run = self._run
+        try:
+            compiled = self._parts.decide(location).compiled
+            passes = None if compiled is None else compiled.file_pass(run, path)
+            if compiled is None or passes is None:
+                return None
+            if passes.asking:
+                return 0
+
+            async def pruned(file: OpenedFile) -> tuple[Footer, list[int]]:
+                return await kept_row_groups(file, compiled, strict=False, keep_unreadable=True)
+
+            footer, kept = await run.with_file(location, pruned)
+        except PyBloomError:
+            return None
+        finally:
+            run.done(location)
+        self._passed[path] = (footer, kept)
+        self._count_slow(footer, kept)
+        return 1
+
+    def _count_slow(self, footer: Footer, kept: list[int]) -> None:
+        groups = footer.metadata.row_groups
+        if sum(groups[g].total_byte_size for g in kept) >= SLOW_KEPT_BYTES:
+            self.slow_files += 1
 
     def over(
         self,
@@ -159,10 +199,7 @@ class Sweep:
                         progress(len(self.plans))
                 elif plan is not None:
                     self._passed[path] = plan
-                    footer, kept = plan
-                    groups = footer.metadata.row_groups
-                    if sum(groups[g].total_byte_size for g in kept) >= SLOW_KEPT_BYTES:
-                        self.slow_files += 1
+                    self._count_slow(*plan)
             taken += n
 
 
@@ -179,13 +216,14 @@ async def each_file(
     sweep: Sweep | None,
 ) -> list[T]:
     """``one`` over ``files``, in order, as :func:`~pybloom_async.tasks.workers.for_each`
-    runs it; with ``sweep`` (see the module), the files after the first are swept first
-    and ``one`` runs over those left. A plan swept is given as ``pruned(plan)``.
-    ``progress`` is told ``(done, len(files))`` after each file."""
+    runs it; with ``sweep`` (see the module), the first file is pruned first
+    (:meth:`Sweep.first`: it binds the pass), the others swept, and ``one`` runs over the
+    files left, the first among them (else it goes through ``one`` alone before the
+    sweep). A plan swept is given as ``pruned(plan)``. ``progress`` is told
+    ``(done, len(files))`` after each file."""
     if sweep is None or len(files) < 2:
         return await for_each(files, one, run.limit, progress, batches=run.batches, pace=run.pace)
     total = len(files)
-    head = await for_each(files[:1], one, run.limit, None, batches=run.batches, pace=run.pace)
     told = [0]
 
     def tell(done: int) -> None:
@@ -193,26 +231,32 @@ async def each_file(
             told[0] += 1
             progress(told[0], total)
 
-    tell(1)
-    later = files[1:]
+    head: list[T] = []
+    since = await sweep.first(files[0])  # the first place of ``later`` to sweep
+    if since is not None:
+        later, before = files, 0  # the first file is read with the others
+    else:
+        head = await for_each(files[:1], one, run.limit, None, batches=run.batches, pace=run.pace)
+        later, before, since = files[1:], 1, 0
+        tell(1)
     if inline():  # in this thread: told after each file as the sweep goes
-        ticks = (lambda n: tell(1 + n)) if progress is not None else None
-        sweep.over(later, ticks)
+        ticks = (lambda n: tell(before + n)) if progress is not None else None
+        sweep.over(later[since:], ticks, since)
     else:
         # A worker thread's, in parts: the caller's cancellation is seen between them, and
         # the progress told after each (here, file after file).
-        for start in range(0, len(later), LOOP_PART):
+        for start in range(since, len(later), LOOP_PART):
             await to_worker(sweep.over, later[start : start + LOOP_PART], None, start)
-            tell(1 + len(sweep.plans))
+            tell(before + len(sweep.plans))
     plans = sweep.plans
-    done = 1 + len(plans)
+    done = before + len(plans)
     tell(done)
     left = [f for at, f in enumerate(later) if at not in plans]
     report = None if progress is None else _after(progress, done, total)
     run.pace.expect(sweep.slow_files)
     found = await for_each(left, one, run.limit, report, batches=run.batches, pace=run.pace)
     rest = iter(found)
-    return head + [pruned(plans[at]) if at in plans else next(rest) for at in range(len(files) - 1)]
+    return head + [pruned(plans[at]) if at in plans else next(rest) for at in range(len(later))]
 
 
 def _after(progress: Callable[[int, int], None], before: int, total: int) -> Any:

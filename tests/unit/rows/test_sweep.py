@@ -136,6 +136,33 @@ async def test_a_run_on_the_event_loop_sweeps_in_parts(
     assert progress == [(d, FILES) for d in range(1, FILES + 1)]
 
 
+def test_the_first_files_rows_are_read_with_the_others_after_the_sweep(
+    lake: Path, calls: Calls, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first file is pruned ahead of the sweep (it binds the pass), and its rows are read
+    after it, beside the other files' (not alone before it): the same rows and reads."""
+    from pybloom_async.rows import fetch
+
+    where = pba.col("id").isin([5, 250, 999])
+    expected = _unswept(monkeypatch, lake, where)
+    events: list[str] = []
+    real_tables, real_over = fetch.file_tables, Sweep.over
+
+    def tables(source: Any, plan: Any, job: Any) -> Any:
+        events.append(Path(plan.path).name)
+        return real_tables(source, plan, job)
+
+    def over(sweep: Sweep, *args: Any, **kwargs: Any) -> Sweep:
+        events.append("sweep")
+        return real_over(sweep, *args, **kwargs)
+
+    monkeypatch.setattr(fetch, "file_tables", tables)
+    monkeypatch.setattr(Sweep, "over", over)
+    got, counted, progress = _lookup(lake, where)
+    assert events[0] == "sweep" and "part-00.parquet" in events
+    assert got.equals(expected[0]) and counted == expected[1] and progress == expected[2]
+
+
 def test_files_of_other_schemas_go_the_per_file_way(tmp_path: Path, calls: Calls) -> None:
     """A file whose schema is not bound is handed on whole, and read as the others."""
     for i in range(4):
