@@ -31,21 +31,27 @@ class TextLiteral:
 
 # ---- text form -----------------------------------------------------------------
 
+#: One token after any whitespace (``end``: only whitespace is left). The alternatives an
+#: ``IN`` list is made of come first; ``hexnum`` before the numbers (``0x1F`` is not ``0``),
+#: ``op`` before ``badop`` (``!=`` is not ``!``), ``hexstr`` before ``word``.
 _TOKEN = re.compile(
     r"""
-    (?P<ws>\s+)
+    \s*(?:
+    (?P<comma>,)
+  | (?P<hexnum>0[xX](?P<hexdigits>[0-9A-Fa-f]*))
+  | (?P<integer>[-+]?\d+)(?![.\deE])
+  | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
+  | (?P<string>'(?P<sbody>(?:[^']|'')*)')
   | (?P<lparen>\()
   | (?P<rparen>\))
-  | (?P<comma>,)
   | (?P<op><=>|==|=|!=|<>|<=|>=|<|>)
   | (?P<badop>&&|\|\||&|\||!|~)
   | (?P<hexstr>[xX]'(?P<hexbody>[0-9A-Fa-f]*)')
-  | (?P<hexnum>0[xX](?P<hexdigits>[0-9A-Fa-f]*))
-  | (?P<string>'(?P<sbody>(?:[^']|'')*)')
   | (?P<signedinf>[-+](?:[iI][nN][fF](?:[iI][nN][iI][tT][yY])?)(?![\w.]))
-  | (?P<number>[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)
   | (?P<qident>`(?P<qbody>(?:[^`]|``)+)`|"(?P<dqbody>(?:[^"]|"")+)")
   | (?P<word>[A-Za-z_][\w.]*)
+  | (?P<end>$)
+    )
     """,
     re.VERBOSE,
 )
@@ -86,9 +92,11 @@ def quoted_text(text: str) -> str:
 def tokenize(text: str) -> list[Token]:
     toks: list[Token] = []
     pos = 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
+    match = _TOKEN.match
+    while True:
+        m = match(text, pos)
         if m is None:
+            pos += len(text) - pos - len(text[pos:].lstrip())  # the whitespace before it
             hint = ": a 'string' that is never closed?" if text[pos] == "'" else ""
             raise PredicateError(
                 f"unexpected character {text[pos]!r} at position {pos} in {text!r}{hint}"
@@ -97,9 +105,12 @@ def tokenize(text: str) -> list[Token]:
         # group nested in it (sbody, hexbody, ...).
         kind = m.lastgroup
         assert kind is not None
-        raw = m.group(0)
-        if kind == "ws":
-            pass
+        if kind == "end":
+            return toks
+        raw = m.group(kind)
+        pos = m.start(kind)
+        if kind == "integer":
+            toks.append(Token("literal", _integer(raw), pos, raw))
         elif kind == "number":
             toks.append(Token("literal", _number(raw), pos, raw))
         elif kind == "badop":
@@ -136,10 +147,16 @@ def tokenize(text: str) -> list[Token]:
         else:
             toks.append(Token(kind, raw, pos, raw))
         pos = m.end()
-    return toks
 
 
 _INTEGER = re.compile(r"[-+]?\d+")
+
+
+def _integer(text: str) -> int | decimal.Decimal:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts to an int
+        return decimal.Decimal(text)
 
 
 def _number(text: str) -> int | decimal.Decimal:

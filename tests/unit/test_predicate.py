@@ -133,6 +133,44 @@ def test_parse_errors_say_where(text: str, match: str) -> None:
         parse_predicate(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1", [("literal", 1, 0)]),
+        ("  -2 ,+3", [("literal", -2, 2), ("comma", ",", 5), ("literal", 3, 6)]),
+        (
+            "1.5 1e5 .5 1.e5",
+            [
+                ("literal", Decimal(t), p)
+                for t, p in (("1.5", 0), ("1e5", 4), (".5", 8), ("1.e5", 11))
+            ],
+        ),
+        ("1e", [("literal", 1, 0), ("ident", "e", 1)]),  # no exponent: a name follows
+        ("12abc", [("literal", 12, 0), ("ident", "abc", 2)]),
+        ("0x1F", [("literal", b"\x1f", 0)]),  # not the integer 0
+        ("9" * 5000, [("literal", Decimal("9" * 5000), 0)]),  # past int()'s digit limit
+        (
+            " a IN (1)\n ",
+            [
+                ("ident", "a", 1),
+                ("IN", "IN", 3),
+                ("lparen", "(", 6),
+                ("literal", 1, 7),
+                ("rparen", ")", 8),
+            ],
+        ),
+    ],
+)
+def test_tokens_their_values_and_places(text: str, expected: list[tuple[str, object, int]]) -> None:
+    """Integers and exact decimals told apart, each token at its place past the whitespace
+    before it (what error messages name)."""
+    from pybloom_async.predicate.tokens import tokenize
+
+    got = [(t.kind, t.value, t.pos) for t in tokenize(text)]
+    assert got == expected
+    assert [type(v) for _, v, _ in got] == [type(v) for _, v, _ in expected]
+
+
 def test_round_trip_through_str() -> None:
     for text in [
         "id = 42 AND email IN ('a', 'b')",
