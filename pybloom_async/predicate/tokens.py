@@ -96,7 +96,7 @@ def tokenize(text: str) -> list[Token]:
     while True:
         m = match(text, pos)
         if m is None:
-            pos += len(text) - pos - len(text[pos:].lstrip())  # the whitespace before it
+            pos = len(text) - len(text[pos:].lstrip())  # past the whitespace before it
             hint = ": a 'string' that is never closed?" if text[pos] == "'" else ""
             raise PredicateError(
                 f"unexpected character {text[pos]!r} at position {pos} in {text!r}{hint}"
@@ -162,12 +162,7 @@ def _integer(text: str) -> int | decimal.Decimal:
 def _number(text: str) -> int | decimal.Decimal:
     # Integers stay ints; anything with a point or exponent is an exact
     # Decimal, so 0.1 is 1/10 and not the double nearest to it.
-    if _INTEGER.fullmatch(text):
-        try:
-            return int(text)
-        except ValueError:  # more digits than Python converts to an int
-            pass
-    return decimal.Decimal(text)
+    return _integer(text) if _INTEGER.fullmatch(text) else decimal.Decimal(text)
 
 
 # ---- writing the text form -------------------------------------------------------

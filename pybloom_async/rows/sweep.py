@@ -101,7 +101,7 @@ class Sweep:
         try:
             compiled = self._parts.decide(location).compiled
             passes = None if compiled is None else compiled.file_pass(run, path)
-            if compiled is None or passes is None:
+            if passes is None:
                 return None
             if passes.asking:
                 return 0
