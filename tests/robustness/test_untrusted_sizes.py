@@ -33,6 +33,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.wire import varint
 
 from pybloom_async import (
     FilterState,
@@ -63,18 +64,6 @@ READ_LIMIT = 64 * KiB + 2 * 256 * KiB
 
 
 # --------------------------------------------------------------------------- building inputs
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def zigzag(n: int) -> bytes:

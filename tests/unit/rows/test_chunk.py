@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.wire import varint
 
 from pybloom_async._native import ffi, lib
 from pybloom_async.rows.chunk import Chunk, Chunks, codec_available
@@ -80,15 +81,6 @@ def test_snappy_is_always_built_in_and_damaged_blocks_are_refused() -> None:
     assert _decompress(9, b"", 0)[0] == lib.PBA_CHUNK_ERR_CODEC
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
-
-
 def _literal(data: bytes) -> bytes:
     assert 1 <= len(data) <= 60
     return bytes([(len(data) - 1) << 2]) + data
@@ -110,7 +102,7 @@ def test_snappy_copies_of_every_length_and_offset(tail: int) -> None:
             copy = bytes([((length - 1) << 2) | 2]) + offset.to_bytes(2, "little")
             block = _literal(head[:60]) + _literal(head[60:]) + copy
             block += _literal(more) if more else b""
-            got = _decompress(1, _varint(len(out)) + block, len(out))
+            got = _decompress(1, varint(len(out)) + block, len(out))
             assert got == (0, bytes(out)), (length, offset)
 
 
