@@ -132,13 +132,16 @@ async def _plan(
     tail: bool,
     probed: bool = False,
     kept: list[int] | None = None,
+    strict: bool | None = None,
 ) -> FilePlan:
     """The footer read once, the row groups pruned (``compiled`` None: every row matches,
     every row group is kept), what reading the rows needs kept (``tail``: the data bytes
     the footer's read brought, for rows read right after). ``probed``: the lake index found
     that the file may hold every key: a file of one row group is read without its filter
     (the index asked that of its file filter; a filter read would cost a request more).
-    ``kept``: the row groups its file pass kept (it is not pruned again)."""
+    ``kept``: the row groups its file pass kept (it is not pruned again). ``strict`` (not
+    None: row groups for an engine, see :func:`file_rows`): pruned so, and the predicate
+    left as it is (no rows are matched here)."""
     from .narrow import narrowed_where
     from .plan import describe, rows_where
 
@@ -147,12 +150,12 @@ async def _plan(
     if probed and sum(1 for g in groups if g.num_rows) <= 1:
         compiled = None
     if kept is None:
-        _, kept = await kept_row_groups(file, compiled, strict=False, keep_unreadable=True)
+        _, kept = await kept_row_groups(file, compiled, bool(strict), keep_unreadable=not strict)
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
     plan = describe(where, footer, kept, job.page_index, rows, tail)
     matched = rows_where(plan, job)
-    if compiled is not None and matched is not None and plan.kept:
+    if strict is None and compiled is not None and matched is not None and plan.kept:
         plan.where = await narrowed_where(file, plan, normal_form(matched))
     return plan
 
@@ -188,14 +191,19 @@ async def file_rows(
     partition: RowsOf | None = None,
     lake: LakeFiles | None = None,
     swept: tuple[Footer, list[int]] | None = None,
+    engine: bool = False,
 ) -> FileRows:
     """One file, in one pass (one worker-thread call for a local file): the one per-file
-    step of every read of rows (lookups, a table's data files, a Spark task). Planned here
+    step of every read of rows (lookups, a table's data files, a Spark task) and of
+    :func:`pybloom_async.pruned_dataset`. Planned here
     unless ``plan`` is given (made earlier, as a Spark driver makes it): its footer read,
     its row groups pruned by ``compiled`` (None: every row matches) and what its partition
     folders make of its rows (``partition``) kept. With ``rows``, the kept row groups'
     matching rows are read. ``lake``: what a lake index says of the files; ``swept``: its
-    footer and kept row groups, from its sweep's file pass (:mod:`.sweep`)."""
+    footer and kept row groups, from its sweep's file pass (:mod:`.sweep`). ``engine``: the
+    kept row groups go to an engine, no row is read here: the file is pruned as strictly
+    as the run says (under ``on_error="raise"`` a filter that cannot be read raises, where
+    a lookup reads the row groups and the data says what is wrong)."""
     from .fetch import file_tables
 
     path = location_text(location)
@@ -208,7 +216,8 @@ async def file_rows(
         made = plan
         if made is None:
             kept = passed[0] if passed else None
-            made = await _plan(file, compiled, job, partition, rows, probed, kept)
+            strict = run.strict if engine else None
+            made = await _plan(file, compiled, job, partition, rows, probed, kept, strict)
         found = FileRows(made)
         if rows and made.kept:
             found.tables = [t async for t in file_tables(file.source, made, job)]

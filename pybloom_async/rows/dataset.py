@@ -1,6 +1,7 @@
 """The pruned files as a ``pyarrow.dataset.Dataset``, for the user's own engine.
 
-:func:`pruned_dataset` prunes the files as :func:`pybloom_async.prune` does and hands
+:func:`pruned_dataset` prunes the files as :func:`pybloom_async.lookup` does (its per-file
+step, :func:`.api.file_rows`; local files swept first, :mod:`.sweep`) and hands
 back a dataset of only what may match: one fragment per file with a kept row group,
 restricted to its kept row groups (``ParquetFileFormat.make_fragment(...,
 row_groups=...)``). Polars (``pl.scan_pyarrow_dataset``), DuckDB (``con.register``)
@@ -54,7 +55,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..checks import require_pyarrow
 from ..errors import (
-    ParquetFormatError,
     PredicateError,
     PyBloomError,
     SourceError,
@@ -69,13 +69,13 @@ from ..index_policy.choice import (
 )
 from ..io.address import parse_address
 from ..io.base import FileInfo, location_text
+from ..io.files import local_only, local_paths
 from ..io.store import StoreOptions, resolve_options
 from ..lake.digest import LakeFiles
 from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.partition_types import Partitioning
 from ..pruning.partitions import PartitionPredicate
-from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, open_run, run_options
 from ..tables import (
     TableFiles,
@@ -87,17 +87,18 @@ from ..tables import (
     table_kind,
 )
 from ..tasks.loops import sync_twin, to_worker
-from ..tasks.workers import for_each
-from .api import kept_row_groups
+from .api import file_rows
+from .arguments import DEFAULT_MAX_FETCH_BYTES
 from .arrow_fs import arrow_filesystem, arrow_path
 from .footers import footer_plan, with_ruled_out
+from .sweep import Sweep, each_file
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
     from typing_extensions import Unpack
 
     from ..read.run import RunKeywords
-    from .plan import FilePlan
+    from .plan import FilePlan, Job
 
 
 Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo]
@@ -118,45 +119,68 @@ async def _decide(
     run: Run,
     location: str | FileInfo,
     parts: PartitionPredicate,
-    lake: LakeFiles | None = None,
-    indexed: set[str] | None = None,
+    job: Job,
+    lake: LakeFiles | None,
+    indexed: set[str] | None,
+    sweep: Sweep | None,
 ) -> _Kept | None:
-    """Prune one file (one pass: :meth:`Run.with_file`); keep what its fragment needs.
+    """Prune one file through the per-file step (:func:`.api.file_rows`, for an engine);
+    keep what its fragment needs.
 
     A file its partition values make the predicate TRUE for keeps every row group. A file
     the lake index rules out is read for the schema only, as a lookup reads it (its footer
     from the index's digest where it has one; None: unreadable, see :mod:`.footers`);
-    ``indexed``: the paths of the files it keeps."""
-    from .plan import describe, rows_of
+    ``indexed``: the paths of the files it keeps. ``sweep``: what the run's sweep found of
+    the file (:mod:`.sweep`)."""
+    from .plan import rows_of
 
     path = location_text(location)
     if lake is not None and indexed is not None and path not in indexed:
         plan = await footer_plan(run, location, parts, lake.schemas.get(path))
         return None if plan is None else _Kept(location, plan, schema_only=True)
     rows = rows_of(parts, location)
-    compiled = parts.decide(location).compiled
-
-    async def work(file: OpenedFile) -> _Kept:
-        # Unreadable filters raise: the file is kept whole (or, strict, the error raised).
-        footer, kept = await kept_row_groups(file, compiled, run.strict, keep_unreadable=False)
-        try:
-            return _Kept(location, describe(location, footer, kept, rows=rows))
-        except ParquetFormatError as exc:
-            if run.strict:
-                raise
-            return _Kept(location, None, exc)  # pyarrow cannot read it: the engine says so
-
+    swept = sweep.passed(path) if sweep is not None else None
     try:
-        return await run.with_file(location, work, lake.footers.get(path) if lake else None)
+        compiled = parts.decide(location).compiled
+        found = await file_rows(
+            run, location, job, False, None, compiled, rows, lake, swept, engine=True
+        )
+        return _Kept(location, found.plan)
     except PredicateError as exc:
-        raise exc.with_context(path=location_text(location)) from None
+        raise exc.with_context(path=path) from None
     except PyBloomError as exc:
         if run.strict:
-            raise exc.with_context(path=location_text(location)) from None
-        # Unreadable: kept whole, as pruning keeps it; the engine reports its error itself.
+            raise exc.with_context(path=path) from None
+        # Unreadable (or pyarrow cannot read its footer): kept whole, as pruning keeps it;
+        # the engine reports its error itself.
         return _Kept(location, None, exc, rows.values if rows is not None else {})
-    finally:
-        run.done(location)
+
+
+async def _decided(
+    run: Run,
+    files: Sequence[str | FileInfo],
+    parts: PartitionPredicate,
+    lake: LakeFiles | None,
+    local: bool,
+) -> list[_Kept | None]:
+    """Every file through :func:`_decide`, in order; ``local`` files swept first."""
+    from .plan import Job
+
+    indexed = {location_text(f) for f in lake.kept} if lake is not None else None
+    # No rows are read here: the job prunes (the engine reads what is kept).
+    job = Job(None, None, DEFAULT_MAX_FETCH_BYTES, page_index=False)
+    sweep = None
+    if local:
+        wanted = indexed if indexed is not None else {location_text(f) for f in files}
+        sweep = Sweep(run, parts, wanted, lake.footers if lake is not None else {}, run.strict)
+
+    def swept(plan: FilePlan) -> _Kept:
+        return _Kept(plan.location, plan)
+
+    def one(location: str | FileInfo) -> Awaitable[_Kept | None]:
+        return _decide(run, location, parts, job, lake, indexed, sweep)
+
+    return await each_file(run, list(files), one, swept, run.progress, sweep)
 
 
 def _schema(plans: Sequence[FilePlan], folders: Sequence[Any]) -> Any:
@@ -268,6 +292,7 @@ async def dataset_from_files(
     table: TableFiles | None = None,
     every: Callable[[], Awaitable[Sequence[str | FileInfo]]] | None = None,
     lake: LakeFiles | None = None,
+    local: bool = False,
 ) -> ds.Dataset:
     """The pruned dataset of ``files`` (already listed), pruned through ``run``; ``lake``:
     what the lake index says of them (the files it rules out count for the schema only).
@@ -279,7 +304,8 @@ async def dataset_from_files(
     on ``files``; a table's: no partitioning), whose values become partition expressions
     too; ``every``: every file listed, those the
     folders ruled out too, whose footers count for the schema where the files kept leave
-    it unknown (:mod:`.footers`).
+    it unknown (:mod:`.footers`). ``local``: the files are local paths, swept as a
+    lookup's are (:mod:`.sweep`).
     """
     pa = require_pyarrow("build a dataset")
     import pyarrow.dataset as pads
@@ -290,10 +316,7 @@ async def dataset_from_files(
     predicate = parts.compiled.predicate
     options = resolve_options(run.reader.options, {})
     systems = _filesystems(files, options)
-    indexed = {location_text(f) for f in lake.kept} if lake is not None else None
-    decided = await for_each(
-        list(files), lambda f: _decide(run, f, parts, lake, indexed), run.limit, run.progress
-    )
+    decided = await _decided(run, files, parts, lake, local)
     read = [entry.plan for entry in decided if entry is not None and entry.plan is not None]
     kept = [entry for entry in decided if entry is not None and not entry.schema_only]
     plans = read
@@ -460,8 +483,10 @@ async def pruned_dataset(
             if segments
             else None
         )
-        return await dataset_from_files(r, files, parts, every=listed.every, lake=lake)
+        return await dataset_from_files(
+            r, files, parts, every=listed.every, lake=lake, local=local_paths(sources)
+        )
 
 
-pruned_dataset_sync = sync_twin(pruned_dataset)
+pruned_dataset_sync = sync_twin(pruned_dataset, inline_when=local_only("sources"))
 pruned_dataset.__doc__ = (pruned_dataset.__doc__ or "") + _DOC_PARAMETERS

@@ -52,7 +52,8 @@ class Sweep:
     files pruned whole by their place in the files swept, and the footer and kept row
     groups of the files with rows to read, by path (taken once: :meth:`passed`).
     ``kept``: the files to read (the others are left alone); ``footers``: those a lake
-    index gave (read the usual way)."""
+    index gave (read the usual way); ``strict``: the first file is pruned so (see
+    :meth:`first`), for row groups handed to an engine (:func:`.api.file_rows`)."""
 
     __slots__ = (
         "_arrow_schemas",
@@ -61,6 +62,7 @@ class Sweep:
         "_parts",
         "_passed",
         "_run",
+        "_strict",
         "plans",
         "slow_files",
     )
@@ -71,8 +73,10 @@ class Sweep:
         parts: PartitionPredicate,
         kept: Collection[str],
         footers: Mapping[str, Footer],
+        strict: bool = False,
     ) -> None:
         self._run, self._parts, self._kept, self._footers = run, parts, kept, footers
+        self._strict = strict
         self.plans: dict[int, FilePlan] = {}
         self._passed: dict[str, tuple[Footer, list[int]]] = {}
         self._arrow_schemas: dict[int, Any] = {}  # of the pass's references, by id
@@ -106,8 +110,10 @@ class Sweep:
             if passes.asking:
                 return 0
 
+            strict = self._strict
+
             async def pruned(file: OpenedFile) -> tuple[Footer, list[int]]:
-                return await kept_row_groups(file, compiled, strict=False, keep_unreadable=True)
+                return await kept_row_groups(file, compiled, strict, keep_unreadable=not strict)
 
             footer, kept = await run.with_file(location, pruned)
         except PyBloomError:

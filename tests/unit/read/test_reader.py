@@ -32,6 +32,7 @@ from pybloom_async import (
     probe_sync,
     prune,
     prune_sync,
+    pruned_dataset_sync,
     read_bloom_filters,
     read_footer,
     read_footer_sync,
@@ -705,6 +706,8 @@ def test_sync_functions_start_no_event_loop_for_local_files(
     # A folder is listed in this thread too, and a lookup reads its rows there.
     assert prune_sync(tmp_path, col("id") == table.column("id")[0].as_py()) == expected
     assert lookup_sync(tmp_path, col("id") == table.column("id")[0].as_py()).num_rows == 1
+    dataset = pruned_dataset_sync(tmp_path, col("id") == table.column("id")[0].as_py())
+    assert [f.row_groups[0].id for f in dataset.get_fragments()] == [0]
     with pytest.raises(AssertionError, match="event loop"):
         prune_sync("s3://bucket/t.parquet", col("id") == 1)  # an object store: in a loop
 

@@ -20,7 +20,7 @@ from pybloom_async import (
     pruned_dataset_sync,
 )
 from pybloom_async.errors import InvalidArgumentError
-from pybloom_async.io.base import FileInfo, SourceStats
+from pybloom_async.io.base import FileInfo, SourceStats, location_text
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -78,16 +78,16 @@ def test_only_kept_row_groups_of_kept_files(tmp_path: Path) -> None:
     assert Path(next(iter(ds.get_fragments())).path) == a.resolve()
 
 
-def test_files_are_pruned_by_the_lookups_pruning_step(
+def test_files_are_pruned_by_the_lookups_per_file_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """pruned_dataset prunes a file as a lookup does (rows.api.kept_row_groups), with its
-    own strictness: no copy of the step."""
+    """pruned_dataset prunes a file through a lookup's per-file step (rows.api.file_rows),
+    as strictly as the run says: no copy of the step."""
     import pybloom_async.rows.api as rows_api
     import pybloom_async.rows.dataset as dataset
 
     _ids(tmp_path / "a.parquet", _interleaved(0))
-    assert dataset.kept_row_groups is rows_api.kept_row_groups
+    assert dataset.file_rows is rows_api.file_rows
     step = rows_api.kept_row_groups
     strict: list[tuple[bool, bool]] = []
 
@@ -95,11 +95,12 @@ def test_files_are_pruned_by_the_lookups_pruning_step(
         strict.append((args[2], kwargs["keep_unreadable"]))
         return await step(*args, **kwargs)
 
-    monkeypatch.setattr(dataset, "kept_row_groups", spy)
+    monkeypatch.setattr(rows_api, "kept_row_groups", spy)
     kept = [v.row_group for v in prune_sync(str(tmp_path), "id = 7") if v.kept]
     assert _fragments(pruned_dataset_sync(str(tmp_path), "id = 7")) == {"a.parquet": kept}
     pruned_dataset_sync(str(tmp_path), "id = 7", on_error="raise")
-    assert strict == [(False, False), (True, False)]
+    # Unreadable filters keep every row group, or (on_error="raise") raise.
+    assert strict == [(False, True), (True, False)]
 
 
 def test_everything_pruned_gives_an_empty_dataset_with_the_schema(tmp_path: Path) -> None:
@@ -218,13 +219,7 @@ async def test_async_and_the_sync_twin_refuses_a_running_loop(
 
 def test_a_damaged_filter_keeps_its_row_group(tmp_path: Path) -> None:
     path = _ids(tmp_path / "a.parquet", _interleaved(0))
-    data = bytearray(path.read_bytes())
-    meta = pq.read_metadata(path)
-    offset = meta.row_group(0).column(1).to_dict().get("bloom_filter_offset")
-    if offset is None:
-        pytest.skip("pyarrow does not report the filter offset")
-    data[offset : offset + 4] = b"\xff\xff\xff\xff"  # the header no longer decodes
-    path.write_bytes(bytes(data))
+    _damage_filter(path, 0, 1)
     # 'n5000' lies between the column's min and max: only the filters rule it out.
     verdicts = prune_sync(str(path), "name = 'n5000'")
     assert verdicts[0].kept and verdicts[0].rule == Rule.UNUSABLE_FILTER
@@ -232,6 +227,55 @@ def test_a_damaged_filter_keeps_its_row_group(tmp_path: Path) -> None:
     assert _fragments(ds) == {"a.parquet": [v.row_group for v in verdicts if v.kept]}
     with pytest.raises(InvalidFilterError):
         pruned_dataset_sync(str(path), "name = 'n5000'", on_error="raise")
+
+
+def _damage_filter(path: Path, row_group: int, column: int) -> None:
+    data = bytearray(path.read_bytes())
+    meta = pq.read_metadata(path)
+    offset = meta.row_group(row_group).column(column).to_dict().get("bloom_filter_offset")
+    if offset is None:
+        pytest.skip("pyarrow does not report the filter offset")
+    data[offset : offset + 4] = b"\xff\xff\xff\xff"  # the header no longer decodes
+    path.write_bytes(bytes(data))
+
+
+def test_many_local_files_are_swept_and_pruned_as_strictly_as_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Local files are swept as a lookup's are: only those with a row group kept reach the
+    per-file step; a damaged filter in a swept file keeps its row groups, or raises with
+    on_error="raise"."""
+    import pybloom_async.rows.dataset as dataset
+
+    names = [f"{c}.parquet" for c in "abcdefgh"]
+    for at, name in enumerate(names):  # every file's ids span the others': no statistics prune
+        _ids(tmp_path / name, [i * len(names) + at for i in _interleaved(0)])
+    step = dataset.file_rows
+    stepped: list[str] = []
+
+    async def spy(run: Any, location: Any, *args: Any, **kwargs: Any) -> Any:
+        stepped.append(Path(location_text(location)).name)
+        return await step(run, location, *args, **kwargs)
+
+    monkeypatch.setattr(dataset, "file_rows", spy)
+    where = "id = 459"  # 57 * 8 + 3: in d.parquet only
+    kept = {}
+    for v in prune_sync(str(tmp_path), where):
+        if v.kept:
+            kept.setdefault(Path(v.file).name, []).append(v.row_group)
+    assert _fragments(pruned_dataset_sync(str(tmp_path), where)) == kept
+    # The first file binds the pass; of the others, only those with a row group kept.
+    assert stepped[0] == "a.parquet" and "d.parquet" in stepped and len(stepped) <= 3
+
+    _damage_filter(tmp_path / "f.parquet", 1, 0)
+    kept = {}
+    for v in prune_sync(str(tmp_path), where):
+        if v.kept:
+            kept.setdefault(Path(v.file).name, []).append(v.row_group)
+    assert 1 in kept["f.parquet"]
+    assert _fragments(pruned_dataset_sync(str(tmp_path), where)) == kept
+    with pytest.raises(InvalidFilterError, match=r"f\.parquet"):
+        pruned_dataset_sync(str(tmp_path), where, on_error="raise")
 
 
 @pytest.mark.parametrize("hive", [False, True])
