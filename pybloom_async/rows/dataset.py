@@ -47,6 +47,7 @@ fragment cannot carry a row mask): :func:`pybloom_async.lookup` applies them.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -86,7 +87,7 @@ from ..tables import (
     resolve_table,
     table_kind,
 )
-from ..tasks.loops import sync_twin, to_worker
+from ..tasks.loops import inline, inline_in_worker, on_loop, sync_twin, to_worker
 from .api import file_rows
 from .arguments import DEFAULT_MAX_FETCH_BYTES
 from .arrow_fs import arrow_filesystem, arrow_path
@@ -460,12 +461,34 @@ async def pruned_dataset(
 
     Files are pruned ``concurrency`` at once, each footer read once by pruning.
     The dataset holds the rows of the kept row groups, not only the matching
-    ones: the engine applies ``where`` (or any other filter) when it scans.
+    ones: the engine applies ``where`` (or any other filter) when it scans. Local paths
+    only are pruned as :func:`pruned_dataset_sync` prunes them, in one worker thread (a
+    cancellation stops it before its next file; ``progress`` is called on the caller's
+    event loop).
     """
     choice = index_choice(use_index, sidecar=False)
     opts = run_options(run, keywords, "pruned_dataset")
     # Compiled once for the run (a malformed predicate is refused before any listing).
     compiled = CompiledPredicate(where)
+    if not inline() and local_paths(sources):
+        # The whole run in one worker thread, as lookup takes local paths (one hand-off,
+        # not one per file).
+        limiter = opts.reader.whole_run_limiter if opts.reader is not None else None
+        opts = dataclasses.replace(opts, progress=on_loop(opts.progress))
+        return await inline_in_worker(
+            _pruned, limiter, sources, compiled, partitioning, choice, opts
+        )
+    return await _pruned(sources, compiled, partitioning, choice, opts)
+
+
+async def _pruned(
+    sources: Sources | TableSource,
+    compiled: CompiledPredicate,
+    partitioning: Any,
+    choice: IndexChoice,
+    opts: RunOptions,
+) -> ds.Dataset:
+    """:func:`pruned_dataset` of checked arguments."""
     predicate = compiled.predicate
     async with open_run(opts) as r:
         if table_kind(sources) is not None:

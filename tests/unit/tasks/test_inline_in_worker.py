@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -116,6 +117,39 @@ async def test_an_async_lookup_of_local_paths_tells_progress_on_the_loop(tmp_pat
     assert sorted(rows.column("id").to_pylist()) == [3, 25]
     await anyio.sleep(0)
     assert calls and calls[-1] == (3, 3)
+
+
+@pytest.mark.anyio
+async def test_an_async_dataset_of_local_paths_is_pruned_in_one_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pruned_dataset of local paths runs whole in one worker thread, as lookup does: one
+    hand-off, none per file; its progress is told on the caller's loop."""
+    import pybloom_async.rows.dataset as dataset
+    from pybloom_async import col, pruned_dataset
+
+    for i in range(3):
+        table = pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64())})
+        pq.write_table(table, tmp_path / f"{i}.parquet")
+    loop_thread = threading.get_ident()
+    runs: list[bool] = []
+    pruned = dataset._pruned
+
+    async def spy(*args: Any) -> Any:
+        runs.append(threading.get_ident() != loop_thread and inline())
+        return await pruned(*args)
+
+    monkeypatch.setattr(dataset, "_pruned", spy)
+    calls: list[tuple[int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        assert threading.get_ident() == loop_thread
+        calls.append((done, total))
+
+    ds = await pruned_dataset(str(tmp_path), col("id").isin([3, 25]), progress=progress)
+    assert sorted(ds.to_table().column("id").to_pylist()) == [*range(10), *range(20, 30)]
+    await anyio.sleep(0)
+    assert runs == [True] and calls and calls[-1] == (3, 3)
 
 
 @pytest.mark.anyio
