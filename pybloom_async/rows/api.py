@@ -103,13 +103,13 @@ class FileRows:
 
 
 async def kept_row_groups(
-    file: OpenedFile, compiled: CompiledPredicate | None, strict: bool, keep_unreadable: bool
+    file: OpenedFile, compiled: CompiledPredicate | None, strict: bool
 ) -> tuple[Footer, list[int]]:
     """The file's footer (read once) and the row groups pruning keeps (``compiled`` None:
     every row matches, every row group is kept): the pruning of every per-file step that
     reads or hands on rows (a lookup's, :func:`pybloom_async.pruned_dataset`'s).
-    ``strict``: as :func:`~pybloom_async.pruning.api.prune_opened` takes it.
-    ``keep_unreadable``: filters that cannot be read keep every row group (else raise)."""
+    ``strict``: as :func:`~pybloom_async.pruning.api.prune_opened` takes it; filters that
+    cannot be read then raise, where otherwise they keep every row group."""
     footer = await file.footer()
     every = list(range(len(footer.metadata.row_groups)))
     if compiled is None:
@@ -117,7 +117,7 @@ async def kept_row_groups(
     try:
         return footer, (await prune_opened(file, compiled, strict)).kept
     except _SKIPPABLE:
-        if not keep_unreadable:
+        if strict:
             raise
         # The footer was read, its filters could not be: every row group is read (and
         # the data read says what is wrong, if anything).
@@ -132,16 +132,17 @@ async def _plan(
     tail: bool,
     probed: bool = False,
     kept: list[int] | None = None,
-    strict: bool | None = None,
+    strict: bool = False,
+    narrow: bool = True,
 ) -> FilePlan:
     """The footer read once, the row groups pruned (``compiled`` None: every row matches,
     every row group is kept), what reading the rows needs kept (``tail``: the data bytes
     the footer's read brought, for rows read right after). ``probed``: the lake index found
     that the file may hold every key: a file of one row group is read without its filter
     (the index asked that of its file filter; a filter read would cost a request more).
-    ``kept``: the row groups its file pass kept (it is not pruned again). ``strict`` (not
-    None: row groups for an engine, see :func:`file_rows`): pruned so, and the predicate
-    left as it is (no rows are matched here)."""
+    ``kept``: the row groups its file pass kept (it is not pruned again). ``strict``: pruned
+    so (:func:`kept_row_groups`); ``narrow``: the predicate's ``IN`` lists cut to what the
+    kept row groups may hold, for the rows matched (not for row groups an engine reads)."""
     from .narrow import narrowed_where
     from .plan import describe, rows_where
 
@@ -150,12 +151,12 @@ async def _plan(
     if probed and sum(1 for g in groups if g.num_rows) <= 1:
         compiled = None
     if kept is None:
-        _, kept = await kept_row_groups(file, compiled, bool(strict), keep_unreadable=not strict)
+        _, kept = await kept_row_groups(file, compiled, strict)
     location = file.location
     where = location if isinstance(location, (str, FileInfo)) else os.fspath(location)
     plan = describe(where, footer, kept, job.page_index, rows, tail)
     matched = rows_where(plan, job)
-    if strict is None and compiled is not None and matched is not None and plan.kept:
+    if narrow and compiled is not None and matched is not None and plan.kept:
         plan.where = await narrowed_where(file, plan, normal_form(matched))
     return plan
 
@@ -216,8 +217,10 @@ async def file_rows(
         made = plan
         if made is None:
             kept = passed[0] if passed else None
-            strict = run.strict if engine else None
-            made = await _plan(file, compiled, job, partition, rows, probed, kept, strict)
+            strict = engine and run.strict
+            made = await _plan(
+                file, compiled, job, partition, rows, probed, kept, strict, not engine
+            )
         found = FileRows(made)
         if rows and made.kept:
             found.tables = [t async for t in file_tables(file.source, made, job)]

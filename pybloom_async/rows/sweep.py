@@ -113,7 +113,7 @@ class Sweep:
             strict = self._strict
 
             async def pruned(file: OpenedFile) -> tuple[Footer, list[int]]:
-                return await kept_row_groups(file, compiled, strict, keep_unreadable=not strict)
+                return await kept_row_groups(file, compiled, strict)
 
             footer, kept = await run.with_file(location, pruned)
         except PyBloomError:
