@@ -30,13 +30,14 @@ from ..io.environment import environment_read_once
 from ..io.files import local_only
 from ..io.store import StoreOptions, as_store_options
 from ..tasks.lanes import Lane, open_lane
-from ..tasks.loops import inline, run_inline, sync_twin
+from ..tasks.loops import inline, on_loop, run_inline, sync_twin
 from ..tasks.pace import Pace
 from ..tasks.workers import Batches, spread_over
 from .fetch import BloomFilterRead, FilterKey, Footer, ReaderConfig
 from .reader import BloomReader, OpenedFile
 
 if TYPE_CHECKING:
+    import anyio
     from typing_extensions import Unpack
 
 
@@ -119,6 +120,15 @@ class RunOptions:
         default, is ``"skip"`` here: the lookups, whose default is ``"raise"``, read
         :attr:`on_error` themselves)."""
         return self.on_error == "raise"
+
+
+def handed_whole(opts: RunOptions) -> tuple[anyio.CapacityLimiter | None, RunOptions]:
+    """A run of local paths handed whole to one worker thread
+    (:func:`~pybloom_async.tasks.loops.inline_in_worker`): the limiter of its reader's whole
+    runs (None: a reader of its own), and its options with ``progress`` told on the
+    caller's event loop."""
+    limiter = opts.reader.whole_run_limiter if opts.reader is not None else None
+    return limiter, dataclasses.replace(opts, progress=on_loop(opts.progress))
 
 
 class RunKeywords(TypedDict, total=False):

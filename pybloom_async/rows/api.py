@@ -66,9 +66,9 @@ from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.ranges import NO_BYTES
 from ..read.reader import OpenedFile
-from ..read.run import Run, RunOptions, open_run
+from ..read.run import Run, RunOptions, handed_whole, open_run
 from ..tables import TableSource, table_kind
-from ..tasks.loops import inline, inline_in_worker, on_loop, sync_twin
+from ..tasks.loops import inline, inline_in_worker, sync_twin
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LOOKUP_PARAMETERS_DOC, LookupArguments, LookupKeywords, check_arguments
 from .arguments import LookupOptions as LookupOptions
@@ -478,10 +478,8 @@ async def lookup(
     if not inline() and local_paths(sources):
         # Local paths only: the whole lookup in one worker thread, as lookup_sync runs it
         # (one hand-off, not one per file: a service's point lookup in half the CPU).
-        reader = args.run.reader
-        limiter = reader.whole_run_limiter if reader is not None else None
-        progress = on_loop(args.run.progress)
-        args = dataclasses.replace(args, run=dataclasses.replace(args.run, progress=progress))
+        limiter, whole = handed_whole(args.run)
+        args = dataclasses.replace(args, run=whole)
         return await inline_in_worker(_lookup, limiter, sources, args, skipped)
     return await _lookup(sources, args, skipped)
 

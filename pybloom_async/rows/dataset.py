@@ -47,7 +47,6 @@ fragment cannot carry a row mask): :func:`pybloom_async.lookup` applies them.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -77,7 +76,7 @@ from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.partition_types import Partitioning
 from ..pruning.partitions import PartitionPredicate
-from ..read.run import Run, RunOptions, open_run, run_options
+from ..read.run import Run, RunOptions, handed_whole, open_run, run_options
 from ..tables import (
     TableFiles,
     TableSource,
@@ -87,7 +86,7 @@ from ..tables import (
     resolve_table,
     table_kind,
 )
-from ..tasks.loops import inline, inline_in_worker, on_loop, sync_twin, to_worker
+from ..tasks.loops import inline, inline_in_worker, sync_twin, to_worker
 from .api import file_rows
 from .arguments import DEFAULT_MAX_FETCH_BYTES
 from .arrow_fs import arrow_filesystem, arrow_path
@@ -473,8 +472,7 @@ async def pruned_dataset(
     if not inline() and local_paths(sources):
         # The whole run in one worker thread, as lookup takes local paths (one hand-off,
         # not one per file).
-        limiter = opts.reader.whole_run_limiter if opts.reader is not None else None
-        opts = dataclasses.replace(opts, progress=on_loop(opts.progress))
+        limiter, opts = handed_whole(opts)
         return await inline_in_worker(
             _pruned, limiter, sources, compiled, partitioning, choice, opts
         )
