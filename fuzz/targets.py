@@ -468,10 +468,46 @@ def scan_agrees(data: bytes, path: str = FUZZ_PATH) -> str:
     return outcome
 
 
+def shared_schema_agrees(data: bytes, path: str = FUZZ_PATH) -> str:
+    """Assert that FileMetaData ``data`` decodes the same whether its schema is decoded
+    afresh or shared from an earlier footer of the same schema bytes.
+
+    The decoder keeps schemas by their bytes (``pba_footer_schema_span`` finds them), and a
+    footer whose schema bytes it met before skips them in its first pass. Decoded alone
+    (``share_schemas=False``), then shared (kept if it was read well), then again (now
+    known, unless the scanner finds no schema): the same error class and message, or the
+    same schema, row counts, sizes and chunks. Returns "refused" or "read"; also the
+    property of tests/unit/parquet/test_scan.py.
+    """
+    from pybloom_async.errors import PyBloomError
+    from pybloom_async.parquet import THRIFT_DECODER
+    from pybloom_async.parquet.decode import decode_file_metadata_with
+
+    def outcome(share: bool) -> Any:
+        try:
+            meta = decode_file_metadata_with(
+                data, path, THRIFT_DECODER, lazy=False, share_schemas=share
+            )
+        except PyBloomError as exc:
+            return type(exc), str(exc)
+        groups = [
+            (g.num_rows, g.total_byte_size, g.file_offset, g.ordinal, g.columns)
+            for g in meta.row_groups
+        ]
+        return meta.schema.columns, meta.num_rows, meta.version, meta.created_by, groups
+
+    alone = outcome(False)
+    assert outcome(True) == alone
+    assert outcome(True) == alone
+    return "refused" if isinstance(alone[0], type) else "read"
+
+
 @target("footer_scan", seeds=seeds.footers, instrument=("thrift",), max_len=65536)
 def fuzz_footer_scan(data: bytes) -> None:
-    """The C footer scanner against the decoder: :func:`scan_agrees`."""
+    """The C footer scanner against the decoder (:func:`scan_agrees`), and the schemas the
+    decoder shares by the bytes the scanner finds them in (:func:`shared_schema_agrees`)."""
     scan_agrees(data)
+    shared_schema_agrees(data)
 
 
 @target(

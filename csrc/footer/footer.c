@@ -551,6 +551,40 @@ int pba_footer_scan_run(const uint8_t *buf, size_t len, pba_footer_scan *s)
     return s->n_groups > s->groups_cap ? PBA_FOOTER_ERR_CAPACITY : PBA_FOOTER_OK;
 }
 
+int pba_footer_schema_span(const uint8_t *buf, size_t len, uint64_t *off, uint64_t *span)
+{
+    if ((buf == NULL && len > 0) || off == NULL || span == NULL) {
+        return PBA_FOOTER_ERR_ARG;
+    }
+    *off = *span = 0;
+    reader r = {buf, buf, buf + len};
+    int last = 0;
+    for (;;) {
+        int type, id = 0, rc = read_field_header(&r, &last, &type, &id);
+        if (rc != PBA_FOOTER_OK) {
+            return rc;
+        }
+        if (type == CT_STOP) {
+            return PBA_FOOTER_OK;
+        }
+        const uint8_t *start = r.p;
+        if (id == 2 && type == CT_LIST) {
+            uint64_t n;
+            rc = read_struct_list(&r, 1, &n);
+            for (uint64_t i = 0; rc == PBA_FOOTER_OK && i < n; i++) {
+                rc = skip(&r, CT_STRUCT, 2); /* as skip() walks a list's elements */
+            }
+            *off = (uint64_t)(start - buf);
+            *span = (uint64_t)(r.p - start);
+        } else {
+            rc = skip(&r, type, 1);
+        }
+        if (rc != PBA_FOOTER_OK) {
+            return rc;
+        }
+    }
+}
+
 const char *pba_footer_strerror(int code)
 {
     switch (code) {

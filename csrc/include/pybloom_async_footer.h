@@ -159,6 +159,16 @@ typedef struct {
  * the outputs, allocates nothing. */
 int pba_footer_scan_run(const uint8_t *buf, size_t len, pba_footer_scan *scan);
 
+/* Where the FileMetaData in buf[0..len) holds its schema: *off and *span are the bytes of
+ * its last `schema` field of the list type (as thrift keeps the last), 0 and 0 when it has
+ * none. Nothing else is read, but every field is walked to the struct's end, bounded as
+ * the scanner is, and a non-empty schema list whose elements are not structs is
+ * malformed, as thrift's decoder has it. Two footers whose schema bytes are equal have
+ * equal schemas: what lets a caller that decoded one footer's schema know another's
+ * without decoding it. Returns PBA_FOOTER_OK or a negative PBA_FOOTER_ERR_*; reads
+ * nothing outside buf, allocates nothing. */
+int pba_footer_schema_span(const uint8_t *buf, size_t len, uint64_t *off, uint64_t *span);
+
 /* Human-readable text for a PBA_FOOTER_* status. */
 const char *pba_footer_strerror(int code);
 

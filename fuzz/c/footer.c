@@ -9,7 +9,9 @@
  * scanner gets past the chunk checks. The footer is copied into a buffer of exactly its
  * length, so a read one byte past its end is caught.
  *
- * Properties: the status is OK or one of the scanner's errors; an accepted footer's
+ * Properties: the status is OK or one of the scanner's errors; pba_footer_schema_span
+ * gives one of its statuses and a span inside the footer, the scanner's own span where
+ * the scanner reads the footer whole; an accepted footer's
  * statistics lie inside the footer, every group holds one chunk per leaf, the schema
  * holds at least the leaves counted; the same input scans the same again; a scan with
  * room for no group reports the count that a scan with room accepts; no output is
@@ -102,10 +104,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     s.n_leaves = n;
     s.wanted = wanted;
     s.n_wanted = n_wanted;
+    /* The schema's span, on any input: a status of the scanner's, a span inside the footer. */
+    uint64_t span_off = 1, span_len = 1;
+    const int span = pba_footer_schema_span(footer, len, &span_off, &span_len);
+    CHECK(span == PBA_FOOTER_OK || span == PBA_FOOTER_ERR_TRUNCATED ||
+          span == PBA_FOOTER_ERR_MALFORMED || span == PBA_FOOTER_ERR_DEPTH);
+    CHECK(inside(span_off, span_len, len));
     /* First call: no room; it reports the count when all else is well. */
     const int first = pba_footer_scan_run(footer, len, &s);
     CHECK(first <= 0 && (first == PBA_FOOTER_OK || (first <= PBA_FOOTER_ERR_TRUNCATED &&
                                                      first >= PBA_FOOTER_ERR_NEGATIVE)));
+    /* A footer the scanner reads whole has its schema where the span says. */
+    if (first == PBA_FOOTER_OK || first == PBA_FOOTER_ERR_CAPACITY) {
+        CHECK(span == PBA_FOOTER_OK && span_off == s.schema_off && span_len == s.schema_len);
+    }
     if (first != PBA_FOOTER_OK && first != PBA_FOOTER_ERR_CAPACITY) {
         free(footer);
         return 0;

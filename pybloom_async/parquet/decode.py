@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Hashable, Sequence
-from types import SimpleNamespace
-from typing import Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 from . import thrift_specs as wire
 from .footer_bytes import FooterBytes
 from .metadata import FileMetaData
-from .passes import HEAD_AND_CHUNKS_PASS, HEAD_AND_KEY_VALUES_PASS, HEAD_PASS, check_unencrypted
+from .passes import HEAD_PASSES, check_unencrypted
+from .scan import schema_span
 from .schema import Schema
 from .schema_build import schema_from_elements
 from .thrift import THRIFT_DECODER, decode_struct, non_negative, require_field
@@ -58,6 +58,7 @@ def decode_file_metadata_with(
     lazy: bool = False,
     with_chunks: bool = False,
     with_key_values: bool = False,
+    share_schemas: bool = True,
 ) -> FileMetaData:
     """:func:`decode_file_metadata` with the decoder chosen (the tests run both).
 
@@ -66,25 +67,26 @@ def decode_file_metadata_with(
     footer instead of two. They are validated on first access all the same.
     ``with_key_values`` has it read the key/value metadata alone (the reader: pruning
     reads the chunks it needs with :meth:`FileMetaData.chunks_of`, and a lookup's result
-    schema depends on the key/value metadata).
+    schema depends on the key/value metadata). With ``share_schemas`` False, the schema is
+    decoded and built whatever was decoded before, and not kept (the tests compare).
     """
     data = bytes(buf)
+    key = _schema_key(data) if share_schemas else None
+    known = None if key is None else _schemas.get(key)
     head = wire.FileMetaData()
-    if with_chunks:
-        first = HEAD_AND_CHUNKS_PASS
-    else:
-        first = HEAD_AND_KEY_VALUES_PASS if with_key_values else HEAD_PASS
+    first = HEAD_PASSES[known is None, with_chunks or with_key_values, with_chunks]
     decode_struct(data, head, first, what="footer (FileMetaData)", path=path, decoder=decoder)
     # The decoders only store values of the spec's types, so the checks below
     # see ints, bytes, lists and wire structs, never anything else.
     check_unencrypted(head, path)
     require_field(head.version, "FileMetaData.version", path)
-    elements = require_field(head.schema, "FileMetaData.schema", path)
+    if known is None:
+        elements = require_field(head.schema, "FileMetaData.schema", path)
     non_negative(
         require_field(head.num_rows, "FileMetaData.num_rows", path), "FileMetaData.num_rows", path
     )
     groups = require_field(head.row_groups, "FileMetaData.row_groups", path)
-    schema, raw_paths = _schema(elements, path)
+    schema, raw_paths = known if known is not None else _schema(elements, key, path)
     for index, group in enumerate(groups):
         rows = group.num_rows
         if rows is None or rows < 0 or group.total_byte_size is None:
@@ -103,56 +105,39 @@ def decode_file_metadata_with(
 #
 # A lake's files mostly share one schema, and building a schema's leaves (their paths,
 # levels, logical types, all checked) cost more than the rest of a small footer. So
-# schemas are kept by what the footer says of them, element by element: a footer whose
-# elements say what an earlier one's said gets the same Schema (read-only), whose
-# ``fingerprint`` (a number given once per distinct schema) keys the caches of what
-# depends on the schema alone.
+# schemas are kept by the footer's bytes of them (FileMetaData's ``schema`` list, found by
+# the C footer scanner without decoding it): a footer whose schema bytes are an earlier
+# one's gets the same Schema (read-only), and its first pass does not decode them again.
+# The Schema's ``fingerprint`` (a number given once per schema built) keys the caches of
+# what depends on the schema alone.
 
 #: Schemas kept; beyond, the cache starts again (a run over files of this many distinct
 #: schemas is rare, and rebuilding costs only what it saved).
 MAX_SCHEMAS = 256
-_schemas: dict[Hashable, tuple[Schema, list[list[bytes]]]] = {}
+_schemas: dict[bytes, tuple[Schema, list[list[bytes]]]] = {}
 _schemas_lock = threading.Lock()
 _fingerprints = itertools.count(1)
 
 
-def _frozen(value: Any) -> Hashable:
-    """A wire value as a hashable tuple (structs by their fields, lists as tuples)."""
-    if isinstance(value, SimpleNamespace):
-        return (type(value).__name__, *((k, _frozen(v)) for k, v in sorted(vars(value).items())))
-    if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
-    return value  # type: ignore[no-any-return]
-
-
-def _element_key(e: wire.SchemaElement) -> Hashable:
-    logical = e.logicalType
-    return (
-        e.type,
-        e.type_length,
-        e.repetition_type,
-        e.name,
-        e.num_children,
-        e.converted_type,
-        e.scale,
-        e.precision,
-        e.field_id,
-        None if logical is None else _frozen(logical),
-    )
+def _schema_key(data: bytes) -> bytes | None:
+    """The footer's schema bytes, or None where the scanner finds none (the decoder then
+    says what is wrong, or builds the schema without keeping it)."""
+    span = schema_span(data)
+    if span is None:
+        return None
+    start, length = span
+    return data[start : start + length]
 
 
 def _schema(
-    elements: Sequence[wire.SchemaElement], path: str | None
+    elements: Sequence[wire.SchemaElement], key: bytes | None, path: str | None
 ) -> tuple[Schema, list[list[bytes]]]:
-    """The footer's schema (checked), shared with earlier footers that said the same."""
-    key = tuple(map(_element_key, elements))
-    found = _schemas.get(key)
-    if found is not None:
-        return found
+    """The footer's schema (checked), kept under its bytes ``key`` when there is one."""
     found = schema_from_elements(elements, path)
     found[0].fingerprint = next(_fingerprints)
-    with _schemas_lock:
-        if len(_schemas) >= MAX_SCHEMAS:
-            _schemas.clear()
-        _schemas[key] = found
+    if key is not None:
+        with _schemas_lock:
+            if len(_schemas) >= MAX_SCHEMAS:
+                _schemas.clear()
+            _schemas[key] = found
     return found

@@ -103,10 +103,30 @@ _DETAILS_ARGS = wire.decode_args(
         ),
     ),
 )
-HEAD_PASS = _over_chunks(_HEAD_FILE_FIELDS, _HEAD_GROUP_FIELDS, None)
-# One pass for callers about to read every chunk: the head, the chunks and the key/value
-# metadata, so nothing decodes the footer again.
-HEAD_AND_CHUNKS_PASS = _over_chunks(
+
+
+def _head_pass(schema: bool, key_values: bool, chunks: bool) -> Any:
+    files = tuple(f for f in _HEAD_FILE_FIELDS if schema or f != "schema")
+    if key_values:
+        files += ("key_value_metadata",)
+    if chunks:
+        return _over_chunks(files, (*_HEAD_GROUP_FIELDS, "columns"), _CHUNK_ARGS)
+    return _over_chunks(files, _HEAD_GROUP_FIELDS, None)
+
+
+#: The first pass over a footer, by what it reads besides the head: ``(schema, key/value
+#: metadata, chunks)``. The schema is not read where one of the same bytes was decoded
+#: already (:mod:`.decode`); the chunks and the key/value metadata for callers about to
+#: read them (one pass instead of two); the key/value metadata alone for the reader, which
+#: reads chunks with the footer scanner (``scan.py``) and whose result schema depends on it.
+HEAD_PASSES = {
+    (schema, key_values, chunks): _head_pass(schema, key_values, chunks)
+    for schema in (True, False)
+    for key_values in (True, False)
+    for chunks in (True, False)
+}
+HEAD_PASS = HEAD_PASSES[True, False, False]
+CHUNKS_PASS = _over_chunks(
     (*_HEAD_FILE_FIELDS, "key_value_metadata"), (*_HEAD_GROUP_FIELDS, "columns"), _CHUNK_ARGS
 )
 # The reader's pass: the same without the chunks, which pruning reads with the footer

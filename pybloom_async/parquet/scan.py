@@ -505,3 +505,14 @@ def head_spans(
         (int(scan.schema_off), int(scan.schema_len)),
         (int(scan.key_values_off), int(scan.key_values_len)),
     )
+
+
+def schema_span(data: bytes) -> tuple[int, int] | None:
+    """Where the footer ``data`` holds its schema (FileMetaData's ``schema`` list), as
+    ``(offset, length)``; None when it holds none or the scanner refuses it. Equal bytes
+    there are equal schemas; nothing else of the footer is read (``pba_footer_schema_span``)."""
+    off = ffi.new("uint64_t[2]")
+    rc = lib.pba_footer_schema_span(data, len(data), off, off + 1)
+    if rc != lib.PBA_FOOTER_OK or not off[1]:
+        return None
+    return int(off[0]), int(off[1])

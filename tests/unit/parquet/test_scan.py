@@ -22,9 +22,10 @@ from thrift.transport.TTransport import TMemoryBuffer
 from pybloom_async.errors import EncryptedFileError, ParquetFormatError
 from pybloom_async.parquet import THRIFT_DECODER, parse_footer_tail
 from pybloom_async.parquet import chunks as chunks_module
+from pybloom_async.parquet import decode as decode_module
 from pybloom_async.parquet import thrift_specs as wire
 from pybloom_async.parquet.decode import decode_file_metadata_with
-from pybloom_async.parquet.scan import scan_footer
+from pybloom_async.parquet.scan import scan_footer, schema_span
 from pybloom_async.parquet.schema_build import schema_from_elements
 from pybloom_async.parquet.thrift import decode_struct
 from pybloom_async.types import PhysicalType
@@ -496,3 +497,110 @@ def test_a_refusal_names_the_file_and_the_chunk() -> None:
     )
     assert status_text(lib.PBA_FOOTER_ERR_DEPTH) == "structures are nested too deeply"
     assert status_text(lib.PBA_PAIMON_ERR_ARG) == "invalid argument"
+
+
+# ---- schemas shared by their bytes -------------------------------------------------------
+
+
+def shared(data: bytes, path: str = "t.parquet") -> str:
+    return str(targets.shared_schema_agrees(data, path))
+
+
+def test_schema_span_is_where_the_scanner_finds_the_schema(
+    parquet_testing: Path, pyarrow_files: Any, duckdb_files: Any
+) -> None:
+    """On every file of the corpus and the engines': the span ``schema_span`` finds is the
+    scanner's, and the footer decodes the same with its schema shared or alone."""
+    files = sorted((parquet_testing / "data").rglob("*.parquet"))
+    files += sorted((parquet_testing / "bad_data").glob("*.parquet"))
+    compared = 0
+    for path in (*files, *pyarrow_files.files, *duckdb_files.files):
+        data = path.read_bytes()
+        try:
+            footer = footer_of(data)
+        except ParquetFormatError:
+            continue
+        outcome = shared(footer, path.name)
+        if outcome == "refused":
+            continue
+        meta = _meta(footer)
+        spans = meta.head_spans()
+        if spans is None:
+            continue
+        assert schema_span(footer) == spans[0], path.name
+        compared += 1
+    assert compared > 50
+
+
+def test_a_footer_sharing_a_known_schema_is_still_checked_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A schema met before is not decoded again, and the rest of the footer is checked
+    as ever: an encrypted, negative, truncated or mismatched footer of a known schema
+    raises what it raises decoded alone."""
+    first = _meta(_footer(_good_chunks()))
+    built: list[object] = []
+    real = decode_module.schema_from_elements
+    monkeypatch.setattr(
+        decode_module, "schema_from_elements", lambda *a: built.append(a) or real(*a)
+    )
+    other = _meta(_footer(_good_chunks(), num_rows=7))
+    assert other.schema is first.schema and other.num_rows == 7
+    assert built == []  # its first pass skipped the schema's bytes
+    damaged = {
+        "encrypted": _footer(_good_chunks(), encryption_algorithm=wire.Empty()),
+        "negative": _footer(_good_chunks(), num_rows=-1),
+        "no version": _footer(_good_chunks(), version=None),
+        "one chunk short": _footer(_good_chunks()[:1]),
+    }
+    for name, data in damaged.items():
+        assert schema_span(data) is not None, name  # the schema's bytes are the known ones
+        with pytest.raises((ParquetFormatError, EncryptedFileError)):
+            _meta(data).load()
+    assert built == []
+    for name, data in damaged.items():
+        assert shared(data) == "refused", name  # and as the footer decoded alone
+    truncated = _footer(_good_chunks())[:-3]
+    assert schema_span(truncated) is None  # the walk to the struct's end fails first
+    with pytest.raises(ParquetFormatError, match="t.parquet"):
+        _meta(truncated)
+
+
+def test_the_last_of_two_schema_fields_is_the_one_shared() -> None:
+    # Thrift keeps the last value of a field read twice: a footer whose schema is followed
+    # by another (field 2 again, long form) has the second's schema and its bytes' key.
+    data = _footer(_good_chunks())
+    elements = [
+        wire.SchemaElement(name=b"other_root", num_children=2),
+        wire.SchemaElement(name=b"a", type=PhysicalType.INT64, repetition_type=1),
+        wire.SchemaElement(name=b"b", type=PhysicalType.BYTE_ARRAY, repetition_type=1),
+    ]
+    second = encode(wire.FileMetaData(schema=elements))
+    assert second[0] == 0x29 and second[-1] == 0  # field 2 (a list), stop
+    twice = data[:-1] + bytes([0x09, 0x04]) + second[1:-1] + b"\x00"
+    start, length = schema_span(twice)  # type: ignore[misc]
+    assert start == len(data) + 1 and twice[start : start + length] == second[1:-1]
+    assert shared(twice) == "read"
+    assert _meta(twice).schema.root.name == "other_root"
+    assert _meta(data).schema.root.name == "root"
+
+
+def test_schema_span_refuses_damage_cleanly() -> None:
+    """Every prefix, random byte changes and a schema list of other elements: a span inside
+    the footer or None, and the decoder's verdict whether the schema is shared or not."""
+    data = _footer(_good_chunks(), key_value_metadata=[wire.KeyValue(key=b"k", value=b"v")])
+    for end in range(len(data)):
+        span = schema_span(data[:end])
+        assert span is None or span[0] + span[1] <= end
+        shared(data[:end])
+    rng = random.Random(31)
+    outcomes: dict[str, int] = {}
+    for _ in range(1000):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        outcome = shared(bytes(mutated))
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    assert outcomes.get("read", 0) > 50 and outcomes.get("refused", 0) > 10, outcomes
+    # A schema list of i32s (not structs) is malformed to thrift, so to the span too.
+    assert schema_span(bytes([0x29, 0x15, 0x02, 0x00])) is None
