@@ -40,7 +40,7 @@ class ColumnChunk:
     them.
     """
 
-    __slots__ = ("_column", "_md", "_row_group", "_source")
+    __slots__ = ("_column", "_md", "_placed", "_row_group", "_source")
 
     def __init__(
         self,
@@ -53,6 +53,8 @@ class ColumnChunk:
         self._column = column
         self._md = md
         self._source = source
+        #: The scanner's record when it alone places the chunk's bytes (see the details).
+        self._placed = md if isinstance(md, ScannedChunk) and md.placed else None
 
     @property
     def row_group(self) -> int:
@@ -111,14 +113,10 @@ class ColumnChunk:
         assert md is not None  # checked when the details were decoded
         return md
 
-    def _placed(self) -> ScannedChunk | None:
-        md = self._md
-        return md if isinstance(md, ScannedChunk) and md.placed else None
-
     @property
     def codec(self) -> int:
         """A CompressionCodec member, or the raw number if unknown."""
-        placed = self._placed()
+        placed = self._placed
         codec = placed.codec if placed is not None else self._details_md().codec
         assert codec is not None  # checked
         return CODECS.get(codec, codec)
@@ -131,7 +129,7 @@ class ColumnChunk:
     @property
     def data_page_offset(self) -> int:
         """Offset of the chunk's first data page."""
-        placed = self._placed()
+        placed = self._placed
         if placed is not None:
             return placed.data_page_offset  # type: ignore[return-value]  # placed holds it
         return self._details_md().data_page_offset  # type: ignore[return-value]  # checked
@@ -139,7 +137,7 @@ class ColumnChunk:
     @property
     def dictionary_page_offset(self) -> int | None:
         """Offset of the dictionary page, if any."""
-        placed = self._placed()
+        placed = self._placed
         if placed is not None:
             return placed.dictionary_page_offset
         return self._details_md().dictionary_page_offset
@@ -152,7 +150,7 @@ class ColumnChunk:
     @property
     def total_compressed_size(self) -> int:
         """Bytes of the chunk's pages as stored."""
-        placed = self._placed()
+        placed = self._placed
         if placed is not None:
             return placed.total_compressed_size  # type: ignore[return-value]  # placed holds it
         return self._details_md().total_compressed_size  # type: ignore[return-value]  # checked
@@ -160,7 +158,7 @@ class ColumnChunk:
     @property
     def total_uncompressed_size(self) -> int:
         """Bytes of the chunk's pages uncompressed."""
-        placed = self._placed()
+        placed = self._placed
         if placed is not None:
             return placed.total_uncompressed_size  # type: ignore[return-value]  # placed holds it
         return self._details_md().total_uncompressed_size  # type: ignore[return-value]  # checked
@@ -184,7 +182,7 @@ class ColumnChunk:
     @property
     def file_path(self) -> str | None:
         """The file holding the chunk's data when not this one (rare)."""
-        if self._placed() is not None:
+        if self._placed is not None:
             return None
         return lenient_text(self._details().file_path)
 
