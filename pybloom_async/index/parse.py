@@ -22,12 +22,12 @@ from ..io.sinks import is_local
 from ..io.store import StoreOptions
 from ..parquet import (
     DATA_PAGE,
+    ColumnChunk,
     ColumnDescriptor,
     CompressionCodec,
     Encoding,
-    FlatColumn,
     PageHeaderReader,
-    decode_flat_footer,
+    decode_file_metadata,
     parse_footer_tail,
 )
 from ..parquet.logical import parse_logical
@@ -80,18 +80,18 @@ _COLUMN_STRUCT = re.compile(r"^column_(0|[1-9][0-9]{0,5})$")
 
 
 _FIXED_WIDTH = {PhysicalType.INT32: 4, PhysicalType.INT64: 8, PhysicalType.DOUBLE: 8}
-_UNCOMPRESSED = int(CompressionCodec.UNCOMPRESSED)
 _PLAIN = int(Encoding.PLAIN)
 
 
 class _IndexReader:
     """Reads the one value of each leaf of an index file held in memory.
 
-    The footer is read by :func:`~pybloom_async.parquet.decode_flat_footer` (the leaves and
-    their chunks, checked, without the typed model a data file's footer gets): one row,
-    every column REQUIRED, checked at once; every field of the format present with its type,
-    checked by :meth:`check_layout` once the version is known. Values are decoded on demand,
-    each from its page after the page's header, sizes and CRC32 are checked.
+    The footer is read as any file's is: the schema by the package's footer decoder, the
+    chunks' places by the C footer scanner (:meth:`~pybloom_async.parquet.FileMetaData.chunks_of`,
+    every chunk checked against its schema leaf). One row, every column REQUIRED, checked
+    at once; every field of the format present with its type, checked by
+    :meth:`check_layout` once the version is known. Values are decoded on demand, each
+    from its page after the page's header, sizes and CRC32 are checked.
     """
 
     def __init__(self, data: bytes, path: str) -> None:
@@ -99,17 +99,20 @@ class _IndexReader:
         self.path = path
         location = parse_footer_tail(data, len(data), path=path)  # checks both magics
         self.footer_start = location.metadata_offset
-        footer = decode_flat_footer(location.metadata_bytes(data), path=path)
-        if footer.num_rows != 1 or footer.num_row_groups != 1:
+        footer = decode_file_metadata(location.metadata_bytes(data), path=path)
+        groups = len(footer.row_groups)
+        if footer.num_rows != 1 or groups != 1:
             raise self.error(
-                f"holds {footer.num_rows} rows in {footer.num_row_groups} row groups, "
-                "not one row in one row group"
+                f"holds {footer.num_rows} rows in {groups} row groups, not one row in one row group"
             )
-        self.leaves: dict[tuple[str, ...], FlatColumn] = {}
-        for leaf in footer.columns:
-            if not leaf.required:
-                raise self.error("has optional or repeated columns", column=".".join(leaf.path))
-            self.leaves[leaf.path] = leaf
+        leaves = footer.schema.columns
+        for leaf in leaves:
+            if leaf.max_definition_level or leaf.max_repetition_level:
+                raise self.error("has optional or repeated columns", column=leaf.path)
+        chunks = footer.chunks_of(range(len(leaves)))[0].columns
+        self.leaves: dict[tuple[str, ...], ColumnChunk] = {
+            leaf.path_parts: chunks[leaf.index] for leaf in leaves
+        }
         #: The ``column_<i>`` structs present.
         self.structs = {p[0] for p in self.leaves if len(p) == 2 and _COLUMN_STRUCT.match(p[0])}
         self.pages = PageHeaderReader(data, path=path)
@@ -152,7 +155,7 @@ class _IndexReader:
         assert leaf is not None
         start = leaf.data_page_offset
         end = start + leaf.total_compressed_size
-        if leaf.codec != _UNCOMPRESSED or leaf.dictionary_page_offset:
+        if leaf.codec is not CompressionCodec.UNCOMPRESSED or leaf.dictionary_page_offset:
             raise self.error("field is compressed or dictionary-encoded", column=".".join(parts))
         if leaf.num_values != 1 or not 4 <= start < end <= self.footer_start:
             raise self.error(

@@ -3,8 +3,7 @@
 Pure functions over bytes (no I/O): the async reader fetches the bytes and
 calls :func:`parse_footer_tail` and :func:`decode_file_metadata`; the pruner
 encodes probe values with :mod:`pybloom_async.values`. Small files of a known layout
-(sidecar indexes) are read with :func:`decode_flat_footer` and
-:class:`PageHeaderReader` instead.
+(sidecar indexes) are read with the same decoder and :class:`PageHeaderReader`.
 """
 
 from __future__ import annotations
@@ -16,9 +15,6 @@ from .elements import CompressionCodec as CompressionCodec
 from .elements import Encoding as Encoding
 from .elements import PageType as PageType
 from .elements import Statistics as Statistics
-from .flat import FlatColumn as FlatColumn
-from .flat import FlatFooter as FlatFooter
-from .flat import decode_flat_footer as decode_flat_footer
 from .logical import ConvertedType as ConvertedType
 from .logical import LogicalKind as LogicalKind
 from .logical import LogicalType as LogicalType
