@@ -562,7 +562,7 @@ def test_a_footer_sharing_a_known_schema_is_still_checked_whole(
         assert shared(data) == "refused", name  # and as the footer decoded alone
     truncated = _footer(_good_chunks())[:-3]
     assert schema_span(truncated) is None  # the walk to the struct's end fails first
-    with pytest.raises(ParquetFormatError, match="t.parquet"):
+    with pytest.raises(ParquetFormatError, match=r"t\.parquet"):
         _meta(truncated)
 
 
