@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidArgumentError
 from ..index.prune import prune_with_index
 from ..io.base import FileInfo
-from ..io.files import FileStream, expand_paths, local_only
+from ..io.files import FileStream, expand_paths, local_paths
 from ..io.sinks import is_local
 from ..lake.prune import index_pass_run, row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
@@ -27,9 +27,9 @@ from ..pruning.api import prune as prune_in_files
 from ..pruning.partition_types import Partitioning
 from ..pruning.partitions import PartitionPredicate
 from ..pruning.verdicts import Verdict, VerdictSink, hand_over_by_file
-from ..read.run import Run, RunOptions, open_run, run_options
+from ..read.run import Run, RunOptions, handed_whole, open_run, run_options
 from ..tables import TableSource, files_only_columns, resolve_table, table_kind
-from ..tasks.loops import sync_twin, to_worker
+from ..tasks.loops import inline, on_loop, sync_twin, to_worker
 from ..tasks.workers import gather
 from .choice import IndexChoice, index_choice, lake_root, lake_segments_for, no_lake_index
 
@@ -55,6 +55,11 @@ async def prune(
     **keywords: Unpack[RunKeywords],
 ) -> list[Verdict]:
     """Decide which row groups (or files) may hold rows matching ``where``.
+
+    Local paths (with ``use_index`` ``"auto"`` or ``"none"`` and ``row_groups``) are
+    pruned as :func:`prune_sync` prunes them, in one worker thread (a cancellation stops
+    it before its next file); ``on_file`` and ``progress`` are called on the caller's
+    event loop, in order, and have all run when this returns.
 
     Parameters
     ----------
@@ -98,6 +103,23 @@ async def prune(
     """
     choice = index_choice(use_index)
     opts = run_options(run, keywords, "prune")
+    if (
+        not inline()
+        and _inline_allowed_for(paths, use_index, row_groups)
+        and not isinstance(files, FileStream)  # a stream is read on the caller's loop
+    ):
+        # Local paths: the whole prune in one worker thread, as prune_sync runs it (one
+        # hand-off, not one per file). on_file is called on the caller's event loop, in
+        # file order, and every call has run when this returns.
+        told = on_loop(on_file)
+        return await handed_whole(
+            opts,
+            lambda whole: prune(
+                paths, where, use_index=use_index, row_groups=row_groups, run=whole,
+                require_columns=require_columns, on_file=told, files=files,
+                partitioning=partitioning, index_verdicts=index_verdicts,
+            ),
+        )  # fmt: skip
     root = lake_root(paths)
     if files is not None and (choice not in ("auto", "lake") or root is None):
         raise InvalidArgumentError("files= goes with use_index 'auto' or 'lake' and the root")
@@ -227,13 +249,21 @@ class _Lake:
         return await row_group_verdicts(r, listed, decided, compiled, self.require_columns, active)
 
 
-def _inline_allowed(bound: inspect.BoundArguments) -> bool:
+def _inline_allowed_for(paths: Any, use_index: Any, row_groups: Any) -> bool:
     """A prune of local paths runs inline, the lake index's too; a sidecar pass needs a loop."""
-    args = bound.arguments
     return (
-        args.get("use_index", "auto") in (None, "none", "auto")
-        and args.get("row_groups", True) is True
-        and local_only("paths")(bound)
+        use_index in (None, "none", "auto")
+        and row_groups is True
+        and paths is not None
+        and local_paths(paths)
+    )
+
+
+def _inline_allowed(bound: inspect.BoundArguments) -> bool:
+    """:func:`_inline_allowed_for` of a call's arguments (the rule of ``prune_sync``)."""
+    args = bound.arguments
+    return _inline_allowed_for(
+        args.get("paths"), args.get("use_index", "auto"), args.get("row_groups", True)
     )
 
 

@@ -30,14 +30,13 @@ from ..io.environment import environment_read_once
 from ..io.files import local_only
 from ..io.store import StoreOptions, as_store_options
 from ..tasks.lanes import Lane, open_lane
-from ..tasks.loops import inline, on_loop, run_inline, sync_twin
+from ..tasks.loops import callbacks_run, inline, inline_in_worker, on_loop, run_inline, sync_twin
 from ..tasks.pace import Pace
 from ..tasks.workers import Batches, spread_over
 from .fetch import BloomFilterRead, FilterKey, Footer, ReaderConfig
 from .reader import BloomReader, OpenedFile
 
 if TYPE_CHECKING:
-    import anyio
     from typing_extensions import Unpack
 
 
@@ -122,13 +121,17 @@ class RunOptions:
         return self.on_error == "raise"
 
 
-def handed_whole(opts: RunOptions) -> tuple[anyio.CapacityLimiter | None, RunOptions]:
-    """A run of local paths handed whole to one worker thread
-    (:func:`~pybloom_async.tasks.loops.inline_in_worker`): the limiter of its reader's whole
-    runs (None: a reader of its own), and its options with ``progress`` told on the
-    caller's event loop."""
+async def handed_whole(opts: RunOptions, work: Callable[[RunOptions], Coroutine[Any, Any, T]]) -> T:
+    """``work(opts)``, a run of local paths, handed whole to one worker thread
+    (:func:`~pybloom_async.tasks.loops.inline_in_worker`, its reader's whole-run limiter):
+    one hand-off where the event loop's own path hands each file to a thread and back.
+    ``progress`` is told on the caller's event loop, and every call of it has run when
+    this returns."""
     limiter = opts.reader.whole_run_limiter if opts.reader is not None else None
-    return limiter, dataclasses.replace(opts, progress=on_loop(opts.progress))
+    told = dataclasses.replace(opts, progress=on_loop(opts.progress))
+    done = await inline_in_worker(work, limiter, told)
+    await callbacks_run()
+    return done
 
 
 class RunKeywords(TypedDict, total=False):

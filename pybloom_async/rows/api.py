@@ -68,7 +68,7 @@ from ..read.ranges import NO_BYTES
 from ..read.reader import OpenedFile
 from ..read.run import Run, RunOptions, handed_whole, open_run
 from ..tables import TableSource, table_kind
-from ..tasks.loops import inline, inline_in_worker, sync_twin
+from ..tasks.loops import inline, sync_twin
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LOOKUP_PARAMETERS_DOC, LookupArguments, LookupKeywords, check_arguments
 from .arguments import LookupOptions as LookupOptions
@@ -472,15 +472,15 @@ async def lookup(
     Files are read ``concurrency`` (a run option) at once. Local paths only
     are read as :func:`lookup_sync` reads them, in one worker thread (a
     cancellation stops it before its next file; ``progress`` is called on
-    the caller's event loop).
+    the caller's event loop, and every call has run when this returns).
     """
     args = check_arguments(where, columns, lookup, run, keywords, "lookup")
     if not inline() and local_paths(sources):
         # Local paths only: the whole lookup in one worker thread, as lookup_sync runs it
         # (one hand-off, not one per file: a service's point lookup in half the CPU).
-        limiter, whole = handed_whole(args.run)
-        args = dataclasses.replace(args, run=whole)
-        return await inline_in_worker(_lookup, limiter, sources, args, skipped)
+        return await handed_whole(
+            args.run, lambda run: _lookup(sources, dataclasses.replace(args, run=run), skipped)
+        )
     return await _lookup(sources, args, skipped)
 
 

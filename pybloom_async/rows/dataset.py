@@ -86,7 +86,7 @@ from ..tables import (
     resolve_table,
     table_kind,
 )
-from ..tasks.loops import inline, inline_in_worker, sync_twin, to_worker
+from ..tasks.loops import inline, sync_twin, to_worker
 from .api import file_rows
 from .arguments import DEFAULT_MAX_FETCH_BYTES
 from .arrow_fs import arrow_filesystem, arrow_path
@@ -463,7 +463,7 @@ async def pruned_dataset(
     ones: the engine applies ``where`` (or any other filter) when it scans. Local paths
     only are pruned as :func:`pruned_dataset_sync` prunes them, in one worker thread (a
     cancellation stops it before its next file; ``progress`` is called on the caller's
-    event loop).
+    event loop, and every call has run when this returns).
     """
     choice = index_choice(use_index, sidecar=False)
     opts = run_options(run, keywords, "pruned_dataset")
@@ -472,9 +472,8 @@ async def pruned_dataset(
     if not inline() and local_paths(sources):
         # The whole run in one worker thread, as lookup takes local paths (one hand-off,
         # not one per file).
-        limiter, opts = handed_whole(opts)
-        return await inline_in_worker(
-            _pruned, limiter, sources, compiled, partitioning, choice, opts
+        return await handed_whole(
+            opts, lambda run: _pruned(sources, compiled, partitioning, choice, run)
         )
     return await _pruned(sources, compiled, partitioning, choice, opts)
 

@@ -191,6 +191,17 @@ def on_loop(callback: Callable[..., object] | None) -> Callable[..., None] | Non
     return told
 
 
+async def callbacks_run() -> None:
+    """Wait until every callback put on the running event loop from another thread before
+    this call (:func:`on_loop`, :func:`call_soon_in_loop`) has run: the loops run them in
+    the order they were put."""
+    import anyio
+
+    done = anyio.Event()
+    call_soon_in_loop()(done.set)
+    await done.wait()
+
+
 async def checkpoint() -> None:
     """Let other tasks run (nothing to do inline: there are none)."""
     if not _INLINE.get():

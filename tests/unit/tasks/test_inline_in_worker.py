@@ -11,7 +11,14 @@ from typing import Any
 import anyio
 import pytest
 
-from pybloom_async.tasks.loops import Stopped, inline, inline_in_worker, on_loop, stop_point
+from pybloom_async.tasks.loops import (
+    Stopped,
+    callbacks_run,
+    inline,
+    inline_in_worker,
+    on_loop,
+    stop_point,
+)
 from pybloom_async.tasks.workers import for_each
 
 pa = pytest.importorskip("pyarrow")
@@ -95,7 +102,7 @@ async def test_callbacks_run_on_the_callers_loop_in_order() -> None:
             told(i, 50)
 
     await inline_in_worker(run, None)
-    await anyio.sleep(0)  # the last calls queued before the run's result
+    await callbacks_run()  # every call queued before it has run
     assert seen == [(i, 50) for i in range(50)]
 
 
@@ -115,8 +122,7 @@ async def test_an_async_lookup_of_local_paths_tells_progress_on_the_loop(tmp_pat
 
     rows = await lookup(str(tmp_path), col("id").isin([3, 25]), progress=progress)
     assert sorted(rows.column("id").to_pylist()) == [3, 25]
-    await anyio.sleep(0)
-    assert calls and calls[-1] == (3, 3)
+    assert calls and calls[-1] == (3, 3)  # every call has run when lookup returns
 
 
 @pytest.mark.anyio
@@ -148,8 +154,51 @@ async def test_an_async_dataset_of_local_paths_is_pruned_in_one_worker_thread(
 
     ds = await pruned_dataset(str(tmp_path), col("id").isin([3, 25]), progress=progress)
     assert sorted(ds.to_table().column("id").to_pylist()) == [*range(10), *range(20, 30)]
-    await anyio.sleep(0)
     assert runs == [True] and calls and calls[-1] == (3, 3)
+
+
+@pytest.mark.anyio
+async def test_an_async_prune_of_local_paths_runs_in_one_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """prune of local paths runs whole in one worker thread, as prune_sync does: one
+    hand-off, none per file. on_file and progress are called on the caller's loop, in file
+    order, and every call has run when prune returns (the command line's tally reads them
+    then)."""
+    import pybloom_async.index_policy.api as policy
+    from pybloom_async import col, prune, prune_sync
+
+    for i in range(4):
+        table = pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64())})
+        pq.write_table(table, tmp_path / f"{i}.parquet", bloom_filter_options={"id": {}})
+    loop_thread = threading.get_ident()
+    runs: list[bool] = []
+    in_files = policy.prune_in_files
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        runs.append(threading.get_ident() != loop_thread and inline())
+        return await in_files(*args, **kwargs)
+
+    monkeypatch.setattr(policy, "prune_in_files", spy)
+    files: list[str] = []
+    calls: list[tuple[int, int]] = []
+
+    def on_file(verdicts: list[Any]) -> None:
+        assert threading.get_ident() == loop_thread
+        files.append(verdicts[0].file)
+
+    def progress(done: int, total: int) -> None:
+        assert threading.get_ident() == loop_thread
+        calls.append((done, total))
+
+    where = col("id").isin([3, 25])
+    got = await prune(str(tmp_path), where, on_file=on_file, progress=progress)
+    assert got == [] and runs == [True]
+    assert [Path(f).name for f in files] == [f"{i}.parquet" for i in range(4)]
+    assert calls and calls[-1] == (4, 4)
+    verdicts = await prune(str(tmp_path), where)
+    assert verdicts == await anyio.to_thread.run_sync(lambda: prune_sync(str(tmp_path), where))
+    assert [v.kept for v in verdicts] == [True, False, True, False]
 
 
 @pytest.mark.anyio
@@ -179,7 +228,6 @@ async def test_a_readers_async_local_lookups_run_two_at_a_time(tmp_path: Path) -
     async with anyio.create_task_group() as group:
         for n in range(6):
             group.start_soon(one, n)
-    await anyio.sleep(0)
     assert len(calls) == 6 * 20
     spans = {n: (calls.index(n), len(calls) - 1 - calls[::-1].index(n)) for n in range(6)}
     at_once = max(sum(lo <= i <= hi for lo, hi in spans.values()) for i in range(len(calls)))
