@@ -7,7 +7,7 @@ import re
 import struct
 import zlib
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..checks import positive_int
 from ..core.filter import SplitBlockBloomFilter
@@ -22,7 +22,7 @@ from ..io.sinks import is_local
 from ..io.store import StoreOptions
 from ..parquet import (
     DATA_PAGE,
-    ColumnChunk,
+    ChunkPlace,
     ColumnDescriptor,
     CompressionCodec,
     Encoding,
@@ -83,6 +83,13 @@ _FIXED_WIDTH = {PhysicalType.INT32: 4, PhysicalType.INT64: 8, PhysicalType.DOUBL
 _PLAIN = int(Encoding.PLAIN)
 
 
+class _Leaf(NamedTuple):
+    """One leaf of an index file: its physical type and where its one chunk lies."""
+
+    physical_type: PhysicalType
+    place: ChunkPlace
+
+
 class _IndexReader:
     """Reads the one value of each leaf of an index file held in memory.
 
@@ -109,9 +116,10 @@ class _IndexReader:
         for leaf in leaves:
             if leaf.max_definition_level or leaf.max_repetition_level:
                 raise self.error("has optional or repeated columns", column=leaf.path)
-        chunks = footer.chunks_of(range(len(leaves)))[0].columns
-        self.leaves: dict[tuple[str, ...], ColumnChunk] = {
-            leaf.path_parts: chunks[leaf.index] for leaf in leaves
+        (places,) = footer.chunk_places(range(len(leaves)))
+        self.leaves: dict[tuple[str, ...], _Leaf] = {
+            leaf.path_parts: _Leaf(leaf.physical_type, place)
+            for leaf, place in zip(leaves, places, strict=True)
         }
         #: The ``column_<i>`` structs present.
         self.structs = {p[0] for p in self.leaves if len(p) == 2 and _COLUMN_STRUCT.match(p[0])}
@@ -153,11 +161,12 @@ class _IndexReader:
         if leaf is None or leaf.physical_type is not ptype:
             self._check_field(parts, ptype)  # raises
         assert leaf is not None
-        start = leaf.data_page_offset
-        end = start + leaf.total_compressed_size
-        if leaf.codec is not CompressionCodec.UNCOMPRESSED or leaf.dictionary_page_offset:
+        place = leaf.place
+        start = place.data_page_offset
+        end = start + place.total_compressed_size
+        if place.codec is not CompressionCodec.UNCOMPRESSED or place.dictionary_page_offset:
             raise self.error("field is compressed or dictionary-encoded", column=".".join(parts))
-        if leaf.num_values != 1 or not 4 <= start < end <= self.footer_start:
+        if place.num_values != 1 or not 4 <= start < end <= self.footer_start:
             raise self.error(
                 "field's data lies outside the file or holds several values",
                 column=".".join(parts),

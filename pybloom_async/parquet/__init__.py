@@ -8,6 +8,7 @@ encodes probe values with :mod:`pybloom_async.values`. Small files of a known la
 
 from __future__ import annotations
 
+from .chunks import ChunkPlace as ChunkPlace
 from .chunks import ColumnChunk as ColumnChunk
 from .chunks import GroupChunks as GroupChunks
 from .decode import decode_file_metadata as decode_file_metadata

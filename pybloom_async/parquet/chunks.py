@@ -5,7 +5,7 @@ scanned for a few leaves, on first use (ChunkTable)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import ParquetFormatError
 from ..types import PhysicalType
@@ -19,12 +19,37 @@ from .elements import (
 )
 from .footer_bytes import FooterBytes
 from .passes import CHUNKS_PASS, check_chunk, check_chunk_count
-from .scan import ChunkRecords, ScanLeaves, ScannedChunk, head_spans, scan_leaves, scan_records
+from .scan import (
+    ChunkRecords,
+    RawPlace,
+    ScanLeaves,
+    ScannedChunk,
+    head_spans,
+    scan_leaves,
+    scan_records,
+)
 from .schema import ColumnDescriptor, Schema
 from .thrift import lenient_text
 
 if TYPE_CHECKING:
     from .metadata import RowGroup
+
+
+class ChunkPlace(NamedTuple):
+    """Where a column chunk's pages lie and how they are stored (:attr:`ColumnChunk.place`)."""
+
+    codec: int  # a CompressionCodec member, or the raw number if unknown
+    data_page_offset: int
+    dictionary_page_offset: int | None
+    total_compressed_size: int
+    total_uncompressed_size: int
+    num_values: int
+
+    @classmethod
+    def of(cls, raw: RawPlace) -> ChunkPlace:
+        """The place of the scanner's record (:meth:`ScannedChunk.place`), its codec named."""
+        codec, data, dictionary, compressed, uncompressed, values = raw
+        return cls(CODECS.get(codec, codec), data, dictionary, compressed, uncompressed, values)
 
 
 class ColumnChunk:
@@ -120,6 +145,22 @@ class ColumnChunk:
         codec = placed.codec if placed is not None else self._details_md().codec
         assert codec is not None  # checked
         return CODECS.get(codec, codec)
+
+    @property
+    def place(self) -> ChunkPlace:
+        """The codec, page offsets, sizes and value count at once: what reading the chunk's
+        pages needs (one read of the scanner's record where it holds them)."""
+        placed = self._placed
+        if placed is not None:
+            return ChunkPlace.of(placed.place())
+        return ChunkPlace(
+            self.codec,
+            self.data_page_offset,
+            self.dictionary_page_offset,
+            self.total_compressed_size,
+            self.total_uncompressed_size,
+            self.num_values,
+        )
 
     @property
     def encodings(self) -> tuple[int, ...]:

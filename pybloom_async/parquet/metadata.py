@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from . import thrift_specs as wire
-from .chunks import ChunkTable, ColumnChunk, GroupChunks
+from .chunks import ChunkPlace, ChunkTable, ColumnChunk, GroupChunks
 from .elements import (
     KeyValue,
 )
@@ -237,6 +237,36 @@ class FileMetaData:
             kept = self._records_kept(key)
             found = self._scans[key] = self._chunks.some(key, self._row_groups, kept)
         return found
+
+    def chunk_places(self, indexes: Sequence[int]) -> list[list[ChunkPlace]]:
+        """The places (:attr:`ColumnChunk.place`) of the leaves ``indexes`` (distinct,
+        ascending) in every row group: from the C scanner's records, with no chunk object
+        made, where they place the chunks; from the chunks (:meth:`chunks_of`) otherwise.
+
+        Raises
+        ------
+        ParquetFormatError, EncryptedFileError
+            The footer's column chunks are invalid.
+        """
+        key = tuple(indexes)
+        records = self.chunk_records(key)
+        raw = (
+            records.places() if records is not None else [None] * (len(self._row_groups) * len(key))
+        )
+        chunks: tuple[GroupChunks, ...] | None = None
+        out = []
+        for g in range(len(self._row_groups)):
+            row = []
+            for k, leaf in enumerate(key):
+                found = raw[g * len(key) + k]
+                if found is None:
+                    if chunks is None:
+                        chunks = self.chunks_of(key)
+                    row.append(chunks[g].columns[leaf].place)
+                else:
+                    row.append(ChunkPlace.of(found))
+            out.append(row)
+        return out
 
     def chunk_records(self, indexes: Sequence[int]) -> ChunkRecords | None:
         """The chunks of the leaves ``indexes`` (distinct, ascending) as the C scanner's

@@ -57,6 +57,16 @@ _FC_PLACE = (
 )
 
 
+#: A placed chunk's codec number, data page offset, dictionary page offset (None: none),
+#: compressed and uncompressed sizes and value count.
+RawPlace = tuple[int, int, "int | None", int, int, int]
+
+
+def _place_of(c: tuple[int, ...]) -> RawPlace:
+    dictionary = c[9] if c[0] & _FC_DICTIONARY_PAGE_OFFSET else None
+    return c[2], c[8], dictionary, c[7], c[26], c[6]
+
+
 class ScannedChunk:
     """One wanted column chunk as the scanner read it; a field the footer lacks is None.
 
@@ -150,6 +160,10 @@ class ScannedChunk:
         """Whether the record alone places the chunk's bytes in this file: its codec,
         sizes, data page offset and encodings recorded, and no file path."""
         return bool(self._c[0] & (_FC_PLACE | _FC_FILE_PATH) == _FC_PLACE)
+
+    def place(self) -> RawPlace:
+        """A :attr:`placed` chunk's place, read at once (:data:`RawPlace`)."""
+        return _place_of(self._c)
 
     @property
     def statistics(self) -> Statistics | None:
@@ -459,6 +473,15 @@ class ChunkRecords(NamedTuple):
             for k in places
         )
         return ChunkRecords(self.data, own, self.n_groups, len(places))
+
+    def places(self) -> list[RawPlace | None]:
+        """Each wanted chunk's place (None where its record alone does not place it), row
+        group after row group, with no chunk object made."""
+        placed = _FC_PLACE | _FC_FILE_PATH
+        return [
+            _place_of(c) if c[0] & placed == _FC_PLACE else None
+            for c in _CHUNK.iter_unpack(self.chunks)
+        ]
 
     def filter_offsets(self) -> list[int]:
         """Where each wanted chunk's Bloom filter starts, for those the footer records."""

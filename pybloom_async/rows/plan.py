@@ -176,11 +176,11 @@ def chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
 
 def _chunk_range(plan: FilePlan, group: int, leaf: int) -> tuple[int, int]:
     chunk = plan.chunk(group, leaf)
-    start = chunk.data_page_offset
-    dictionary = chunk.dictionary_page_offset
+    place = chunk.place
+    start, dictionary = place.data_page_offset, place.dictionary_page_offset
     if dictionary is not None and 0 < dictionary < start:
         start = dictionary
-    end = start + chunk.total_compressed_size
+    end = start + place.total_compressed_size
     if chunk.file_path is not None:
         raise ParquetFormatError(
             f"the column chunk is stored in another file ({chunk.file_path!r}): not supported",

@@ -390,8 +390,9 @@ def _whole_part(
     data = held.view(*chunk_range(plan, group, desc.index))
     if data is None:
         return None
-    meta = plan.chunk(group, desc.index)
-    return data, meta.codec, plan.metadata.row_groups[group].num_rows, meta.total_uncompressed_size
+    place = plan.chunk(group, desc.index).place
+    rows = plan.metadata.row_groups[group].num_rows
+    return data, place.codec, rows, place.total_uncompressed_size
 
 
 def _chunks_of(parts: Sequence[ChunkPart], desc: ColumnDescriptor) -> Chunks | None:

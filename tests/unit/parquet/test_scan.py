@@ -190,6 +190,15 @@ def _good_chunks() -> list[wire.ColumnChunk]:
 def test_crafted_chunks(chunks: list[wire.ColumnChunk], error: type[Exception] | None) -> None:
     data = _footer(chunks)
     assert agree(data) == ("read" if error is None else "refused")
+    if error is None:  # places from the records, or from the chunks where they do not place
+        meta = _meta(data)
+        try:
+            expected = [[c.place for c in _meta(data).load().row_groups[0].columns]]
+        except ParquetFormatError:  # a detail the rows need is missing: raised alike
+            with pytest.raises(ParquetFormatError, match="is missing"):
+                meta.chunk_places([0, 1])
+        else:
+            assert meta.chunk_places([0, 1]) == expected
     if error is not None:
         meta = decode_file_metadata_with(data, None, THRIFT_DECODER, lazy=True)
         with pytest.raises(error):
@@ -604,3 +613,40 @@ def test_schema_span_refuses_damage_cleanly() -> None:
     assert outcomes.get("read", 0) > 50 and outcomes.get("refused", 0) > 10, outcomes
     # A schema list of i32s (not structs) is malformed to thrift, so to the span too.
     assert schema_span(bytes([0x29, 0x15, 0x02, 0x00])) is None
+
+
+def test_chunk_places_are_the_decoded_chunks_places(
+    parquet_testing: Path, pyarrow_files: Any, duckdb_files: Any
+) -> None:
+    """``FileMetaData.chunk_places`` (from the scanner's records, no chunk object made)
+    equals each decoded chunk's place, on every file of the corpus and the engines'; where
+    the decoder refuses the chunks, it raises too."""
+    files = sorted((parquet_testing / "data").rglob("*.parquet"))
+    compared = 0
+    for path in (*files, *pyarrow_files.files, *duckdb_files.files):
+        try:
+            footer = footer_of(path.read_bytes())
+            meta = _meta(footer)
+        except (ParquetFormatError, EncryptedFileError):
+            continue
+        leaves = range(len(meta.schema.columns))
+        try:
+            decoded = _meta(footer).load()
+            expected = [[c.place for c in group.columns] for group in decoded.row_groups]
+        except (ParquetFormatError, EncryptedFileError):
+            with pytest.raises((ParquetFormatError, EncryptedFileError)):
+                meta.chunk_places(leaves)
+            continue
+        assert meta.chunk_places(leaves) == expected, path.name
+        for group, places in zip(decoded.row_groups, expected, strict=True):
+            for chunk, place in zip(group.columns, places, strict=True):
+                assert place == (
+                    chunk.codec,
+                    chunk.data_page_offset,
+                    chunk.dictionary_page_offset,
+                    chunk.total_compressed_size,
+                    chunk.total_uncompressed_size,
+                    chunk.num_values,
+                )
+        compared += 1
+    assert compared > 50
