@@ -140,7 +140,8 @@ from record import Recorder, cpu_model, load_average
 from pybloom_async import SplitBlockBloomFilter, col, decode_header, simd_backend
 from pybloom_async.io.base import SourceStats
 from pybloom_async.io.store import clear_store_cache
-from pybloom_async.parquet import decode_file_metadata, parse_footer_tail
+from pybloom_async.parquet import THRIFT_DECODER, decode_file_metadata, parse_footer_tail
+from pybloom_async.parquet.decode import decode_file_metadata_with
 from pybloom_async.predicate import Predicate
 
 T = TypeVar("T")
@@ -1106,6 +1107,11 @@ def section_footer(args: argparse.Namespace, files: Sequence[Path]) -> None:
         OURS_DECODE: lambda i: decode_file_metadata(footers[i]),
         "pybloom_async, lazy=False (all parts)": lambda i: decode_file_metadata(
             footers[i], lazy=False
+        ),
+        "pybloom_async, its schema decoded afresh (not shared)": lambda i: (
+            decode_file_metadata_with(
+                footers[i], None, THRIFT_DECODER, lazy=True, share_schemas=False
+            )
         ),
         PYARROW_READ_METADATA: lambda i: pq.read_metadata(pa.BufferReader(whole_bufs[i])),
         "pyarrow._reconstruct_filemetadata": lambda i: (
