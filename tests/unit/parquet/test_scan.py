@@ -10,6 +10,7 @@ places, codec and sizes.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -256,19 +257,28 @@ def test_more_row_groups_than_expected() -> None:
     assert scan.num_rows == (0, 1, 2, 3, 4)
 
 
+def mutated_outcomes(
+    data: bytes, seed: int, count: int, check: Callable[[bytes], str]
+) -> dict[str, int]:
+    """``check`` of ``count`` random changes of one to three bytes of ``data``, its outcomes
+    counted."""
+    rng = random.Random(seed)
+    outcomes: dict[str, int] = {}
+    for _ in range(count):
+        mutated = bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+        outcome = check(bytes(mutated))
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    return outcomes
+
+
 def test_truncations_and_mutations_agree() -> None:
     """Every prefix of a footer, and random byte changes: the same verdict as the decoder."""
     data = _footer(_good_chunks(), key_value_metadata=[wire.KeyValue(key=b"k", value=b"v")])
     for end in range(len(data)):
         agree(data[:end])
-    rng = random.Random(30)
-    outcomes: dict[str, int] = {}
-    for _ in range(1500):
-        mutated = bytearray(data)
-        for _ in range(rng.randint(1, 3)):
-            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
-        outcome = agree(bytes(mutated))
-        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    outcomes = mutated_outcomes(data, 30, 1500, agree)
     assert outcomes.get("read", 0) > 100 and outcomes.get("refused", 0) > 10, outcomes
 
 
@@ -602,14 +612,7 @@ def test_schema_span_refuses_damage_cleanly() -> None:
         span = schema_span(data[:end])
         assert span is None or span[0] + span[1] <= end
         shared(data[:end])
-    rng = random.Random(31)
-    outcomes: dict[str, int] = {}
-    for _ in range(1000):
-        mutated = bytearray(data)
-        for _ in range(rng.randint(1, 3)):
-            mutated[rng.randrange(len(mutated))] = rng.randrange(256)
-        outcome = shared(bytes(mutated))
-        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    outcomes = mutated_outcomes(data, 31, 1000, shared)
     assert outcomes.get("read", 0) > 50 and outcomes.get("refused", 0) > 10, outcomes
     # A schema list of i32s (not structs) is malformed to thrift, so to the span too.
     assert schema_span(bytes([0x29, 0x15, 0x02, 0x00])) is None
