@@ -10,7 +10,7 @@ places, codec and sizes.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,17 +62,22 @@ def agree(data: bytes, path: str = "t.parquet") -> str:
 # ---- the corpus ------------------------------------------------------------------------
 
 
-def test_agrees_on_parquet_testing(parquet_testing: Path) -> None:
+def corpus_footers(parquet_testing: Path, *more: Path) -> Iterator[tuple[str, bytes]]:
+    """The name and footer of every file of the corpus (and of ``more``) whose footer can
+    be located."""
     files = sorted((parquet_testing / "data").rglob("*.parquet"))
     files += sorted((parquet_testing / "bad_data").glob("*.parquet"))
-    outcomes: dict[str, int] = {}
-    for path in files:
-        data = path.read_bytes()
+    for path in (*files, *more):
         try:
-            footer = footer_of(data)
+            yield path.name, footer_of(path.read_bytes())
         except ParquetFormatError:
             continue
-        outcome = agree(footer, path.name)
+
+
+def test_agrees_on_parquet_testing(parquet_testing: Path) -> None:
+    outcomes: dict[str, int] = {}
+    for name, footer in corpus_footers(parquet_testing):
+        outcome = agree(footer, name)
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     assert outcomes.get("read", 0) > 50, outcomes
 
@@ -530,23 +535,14 @@ def test_schema_span_is_where_the_scanner_finds_the_schema(
 ) -> None:
     """On every file of the corpus and the engines': the span ``schema_span`` finds is the
     scanner's, and the footer decodes the same with its schema shared or alone."""
-    files = sorted((parquet_testing / "data").rglob("*.parquet"))
-    files += sorted((parquet_testing / "bad_data").glob("*.parquet"))
     compared = 0
-    for path in (*files, *pyarrow_files.files, *duckdb_files.files):
-        data = path.read_bytes()
-        try:
-            footer = footer_of(data)
-        except ParquetFormatError:
+    for name, footer in corpus_footers(parquet_testing, *pyarrow_files.files, *duckdb_files.files):
+        if shared(footer, name) == "refused":
             continue
-        outcome = shared(footer, path.name)
-        if outcome == "refused":
-            continue
-        meta = _meta(footer)
-        spans = meta.head_spans()
+        spans = _meta(footer).head_spans()
         if spans is None:
             continue
-        assert schema_span(footer) == spans[0], path.name
+        assert schema_span(footer) == spans[0], name
         compared += 1
     assert compared > 50
 
@@ -624,11 +620,9 @@ def test_chunk_places_are_the_decoded_chunks_places(
     """``FileMetaData.chunk_places`` (from the scanner's records, no chunk object made)
     equals each decoded chunk's place, on every file of the corpus and the engines'; where
     the decoder refuses the chunks, it raises too."""
-    files = sorted((parquet_testing / "data").rglob("*.parquet"))
     compared = 0
-    for path in (*files, *pyarrow_files.files, *duckdb_files.files):
+    for name, footer in corpus_footers(parquet_testing, *pyarrow_files.files, *duckdb_files.files):
         try:
-            footer = footer_of(path.read_bytes())
             meta = _meta(footer)
         except (ParquetFormatError, EncryptedFileError):
             continue
@@ -640,7 +634,7 @@ def test_chunk_places_are_the_decoded_chunks_places(
             with pytest.raises((ParquetFormatError, EncryptedFileError)):
                 meta.chunk_places(leaves)
             continue
-        assert meta.chunk_places(leaves) == expected, path.name
+        assert meta.chunk_places(leaves) == expected, name
         for group, places in zip(decoded.row_groups, expected, strict=True):
             for chunk, place in zip(group.columns, places, strict=True):
                 assert place == (
