@@ -110,9 +110,10 @@ async def prune(
     ):
         # Local paths: the whole prune in one worker thread, as prune_sync runs it (one
         # hand-off, not one per file). on_file is called on the caller's event loop, in
-        # file order, and every call has run when this returns.
+        # file order, every call has run when this returns, and what it raises stops the
+        # run and is raised here.
         told = on_loop(on_file)
-        return await handed_whole(
+        verdicts = await handed_whole(
             opts,
             lambda whole: prune(
                 paths, where, use_index=use_index, row_groups=row_groups, run=whole,
@@ -120,6 +121,9 @@ async def prune(
                 partitioning=partitioning, index_verdicts=index_verdicts,
             ),
         )  # fmt: skip
+        if told is not None:
+            told.raise_failure()  # the last call's: every call has run
+        return verdicts
     root = lake_root(paths)
     if files is not None and (choice not in ("auto", "lake") or root is None):
         raise InvalidArgumentError("files= goes with use_index 'auto' or 'lake' and the root")

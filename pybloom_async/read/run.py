@@ -126,11 +126,14 @@ async def handed_whole(opts: RunOptions, work: Callable[[RunOptions], Coroutine[
     (:func:`~pybloom_async.tasks.loops.inline_in_worker`, its reader's whole-run limiter):
     one hand-off where the event loop's own path hands each file to a thread and back.
     ``progress`` is told on the caller's event loop, and every call of it has run when
-    this returns."""
+    this returns; what it raises there is raised here (at the run's next call of it, or
+    at the end)."""
     limiter = opts.reader.whole_run_limiter if opts.reader is not None else None
-    told = dataclasses.replace(opts, progress=on_loop(opts.progress))
-    done = await inline_in_worker(work, limiter, told)
+    progress = on_loop(opts.progress)
+    done = await inline_in_worker(work, limiter, dataclasses.replace(opts, progress=progress))
     await callbacks_run()
+    if progress is not None:
+        progress.raise_failure()
     return done
 
 

@@ -178,17 +178,46 @@ async def inline_in_worker(
     return done[0]
 
 
-def on_loop(callback: Callable[..., object] | None) -> Callable[..., None] | None:
-    """``callback`` as a run in a worker thread may call it: put on the event loop running
-    here, in the order of the calls (None stays None)."""
-    if callback is None:
-        return None
-    soon = call_soon_in_loop()
+class LoopCallback:
+    """A callback as a run in a worker thread calls it (:func:`on_loop`): each call put on
+    the event loop running where this was made, in the order of the calls.
 
-    def told(*args: Any) -> None:
-        soon(functools.partial(callback, *args))
+    What the callback raises on the loop is not lost there (asyncio would log it, trio
+    would end the loop with it): it is kept, and raised in the run at its next call, so
+    the run stops as it would have had the callback raised in place; a failure of the
+    last call is raised by :meth:`raise_failure`, once every call has run
+    (:func:`callbacks_run`).
+    """
 
-    return told
+    __slots__ = ("_callback", "_failed", "_soon")
+
+    def __init__(self, callback: Callable[..., object]) -> None:
+        self._callback = callback
+        self._soon = call_soon_in_loop()
+        self._failed: list[BaseException] = []
+
+    def __call__(self, *args: Any) -> None:
+        self.raise_failure()
+        self._soon(functools.partial(self._run, args))
+
+    def _run(self, args: tuple[Any, ...]) -> None:
+        if self._failed:
+            return  # the run stops at its next call: no call after a failure
+        try:
+            self._callback(*args)
+        except BaseException as exc:  # raised in the run, not in the loop's machinery
+            self._failed.append(exc)
+
+    def raise_failure(self) -> None:
+        """Raise what a call raised on the loop, once (nothing when none did)."""
+        if self._failed:
+            raise self._failed.pop()
+
+
+def on_loop(callback: Callable[..., object] | None) -> LoopCallback | None:
+    """``callback`` as a run in a worker thread may call it (:class:`LoopCallback`): put on
+    the event loop running here, in the order of the calls (None stays None)."""
+    return None if callback is None else LoopCallback(callback)
 
 
 async def callbacks_run() -> None:

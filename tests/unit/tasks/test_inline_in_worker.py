@@ -202,6 +202,39 @@ async def test_an_async_prune_of_local_paths_runs_in_one_worker_thread(
 
 
 @pytest.mark.anyio
+async def test_what_a_callback_raises_on_the_loop_is_raised_by_the_call(tmp_path: Path) -> None:
+    """A run handed whole to a worker thread calls on_file and progress on the caller's
+    loop; what they raise there comes out of the call (as it did when they ran in place),
+    not to the loop's machinery (asyncio would log it, trio would end with it), and the run
+    stops at its next call of the callback."""
+    from pybloom_async import col, lookup, prune
+
+    for i in range(6):
+        table = pa.table({"id": pa.array(range(i * 10, i * 10 + 10), pa.int64())})
+        pq.write_table(table, tmp_path / f"{i}.parquet")
+    where = col("id") == 3
+    seen: list[int] = []
+
+    def on_file(verdicts: list[Any]) -> None:
+        seen.append(len(verdicts))
+        if len(seen) == 2:
+            raise BrokenPipeError("the reader of the output went away")
+
+    with pytest.raises(BrokenPipeError, match="went away"):
+        await prune(str(tmp_path), where, on_file=on_file)
+    assert len(seen) == 2  # no call after the one that raised
+
+    def last(done: int, total: int) -> None:
+        if done == total:
+            raise KeyError("the last progress call")
+
+    with pytest.raises(KeyError, match="the last progress call"):
+        await lookup(str(tmp_path), where, progress=last)
+    with pytest.raises(KeyError, match="the last progress call"):
+        await prune(str(tmp_path), where, progress=last)
+
+
+@pytest.mark.anyio
 async def test_a_readers_async_local_lookups_run_two_at_a_time(tmp_path: Path) -> None:
     """Through one reader, async lookups of local paths run whole, at most two at once on
     two cores or more (one's C calls beside the other's Python; more only contend for the
