@@ -126,14 +126,6 @@ HEAD_PASSES = {
     for chunks in (True, False)
 }
 HEAD_PASS = HEAD_PASSES[True, False, False]
-CHUNKS_PASS = _over_chunks(
-    (*_HEAD_FILE_FIELDS, "key_value_metadata"), (*_HEAD_GROUP_FIELDS, "columns"), _CHUNK_ARGS
-)
-# The reader's pass: the same without the chunks, which pruning reads with the footer
-# scanner (parquet/scan.py); the key/value metadata, as a lookup's result schema depends on it.
-HEAD_AND_KEY_VALUES_PASS = _over_chunks(
-    (*_HEAD_FILE_FIELDS, "key_value_metadata"), _HEAD_GROUP_FIELDS, None
-)
 CHUNKS_PASS = _over_chunks(("row_groups",), ("columns",), _CHUNK_ARGS)
 DETAILS_PASS = _over_chunks(("row_groups",), ("columns",), _DETAILS_ARGS)
 KEY_VALUES_PASS = wire.decode_args(wire.FileMetaData, ("key_value_metadata",))
