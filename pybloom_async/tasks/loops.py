@@ -189,29 +189,32 @@ class LoopCallback:
     (:func:`callbacks_run`).
     """
 
-    __slots__ = ("_callback", "_failed", "_soon")
+    __slots__ = ("_callback", "_failed", "_raised", "_soon")
 
     def __init__(self, callback: Callable[..., object]) -> None:
         self._callback = callback
         self._soon = call_soon_in_loop()
-        self._failed: list[BaseException] = []
+        #: What a call raised on the loop; no later call runs once it is set.
+        self._failed: BaseException | None = None
+        self._raised = False
 
     def __call__(self, *args: Any) -> None:
         self.raise_failure()
         self._soon(functools.partial(self._run, args))
 
     def _run(self, args: tuple[Any, ...]) -> None:
-        if self._failed:
-            return  # the run stops at its next call: no call after a failure
+        if self._failed is not None:
+            return  # calls queued before the run saw the failure: none runs after it
         try:
             self._callback(*args)
         except BaseException as exc:  # raised in the run, not in the loop's machinery
-            self._failed.append(exc)
+            self._failed = exc
 
     def raise_failure(self) -> None:
         """Raise what a call raised on the loop, once (nothing when none did)."""
-        if self._failed:
-            raise self._failed.pop()
+        if self._failed is not None and not self._raised:
+            self._raised = True
+            raise self._failed
 
 
 def on_loop(callback: Callable[..., object] | None) -> LoopCallback | None:

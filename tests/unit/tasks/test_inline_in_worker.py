@@ -234,6 +234,33 @@ async def test_what_a_callback_raises_on_the_loop_is_raised_by_the_call(tmp_path
         await prune(str(tmp_path), where, progress=last)
 
 
+def test_no_call_runs_after_a_failure_once_the_run_has_raised_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Calls queued on the loop before the run saw a failure never run, also once the run
+    has raised it; and it is raised once."""
+    import pybloom_async.tasks.loops as loops
+
+    queued: list[Any] = []
+    monkeypatch.setattr(loops, "call_soon_in_loop", lambda: queued.append)
+    seen: list[int] = []
+
+    def callback(n: int) -> None:
+        seen.append(n)
+        if n == 1:
+            raise KeyError("the first call")
+
+    told = loops.LoopCallback(callback)
+    told(1)
+    told(2)
+    queued.pop(0)()  # the first call fails on the loop
+    with pytest.raises(KeyError, match="the first call"):
+        told(3)  # the run's next call raises it
+    queued.pop(0)()  # the second call, queued before: it does not run
+    told.raise_failure()  # raised once: nothing now
+    assert seen == [1] and not queued
+
+
 @pytest.mark.anyio
 async def test_a_readers_async_local_lookups_run_two_at_a_time(tmp_path: Path) -> None:
     """Through one reader, async lookups of local paths run whole, at most two at once on
