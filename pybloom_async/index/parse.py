@@ -94,8 +94,9 @@ class _IndexReader:
     """Reads the one value of each leaf of an index file held in memory.
 
     The footer is read as any file's is: the schema by the package's footer decoder, the
-    chunks' places by the C footer scanner (:meth:`~pybloom_async.parquet.FileMetaData.chunks_of`,
-    every chunk checked against its schema leaf). One row, every column REQUIRED, checked
+    chunks' places by the C footer scanner
+    (:meth:`~pybloom_async.parquet.FileMetaData.chunk_places`, every chunk checked against
+    its schema leaf). One row, every column REQUIRED, checked
     at once; every field of the format present with its type, checked by
     :meth:`check_layout` once the version is known. Values are decoded on demand, each
     from its page after the page's header, sizes and CRC32 are checked.

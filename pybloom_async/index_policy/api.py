@@ -255,12 +255,7 @@ class _Lake:
 
 def _inline_allowed_for(paths: Any, use_index: Any, row_groups: Any) -> bool:
     """A prune of local paths runs inline, the lake index's too; a sidecar pass needs a loop."""
-    return (
-        use_index in (None, "none", "auto")
-        and row_groups is True
-        and paths is not None
-        and local_paths(paths)
-    )
+    return use_index in (None, "none", "auto") and row_groups is True and local_paths(paths)
 
 
 def _inline_allowed(bound: inspect.BoundArguments) -> bool:
