@@ -51,6 +51,18 @@ def parse_address(location: str | os.PathLike[str]) -> Address:
     return _parse_string(location)
 
 
+def local_path(location: str) -> str | None:
+    """The local path a plain path or ``file://`` URL names (its escapes decoded); None for
+    another store's URL, or one that is not a location."""
+    if "://" not in location:
+        return location
+    try:
+        address = _parse_string(location)
+    except InvalidArgumentError:
+        return None
+    return address.path if address.kind == "file" else None
+
+
 @functools.lru_cache(maxsize=1024)
 def _parse_string(location: str) -> Address:
     # Cached: a run parses each file's location several times (its kind decides where its

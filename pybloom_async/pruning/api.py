@@ -36,6 +36,7 @@ from ..errors import (
     PredicateError,
     PyBloomError,
 )
+from ..io.address import local_path
 from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, expand_paths, local_only, stream_paths
 from ..parquet import ColumnDescriptor, GroupChunks, RowGroup, Schema
@@ -186,15 +187,15 @@ class CompiledPredicate:
 
     def file_pass(self, run: Run, path: str) -> FilePass | None:
         """The run's local files pruned in one C call each (:mod:`.file_pass`), when
-        ``path`` is a local file's; None otherwise. A caller's reader too: read from the
-        page cache in C, a local file is pruned faster than from the reader's cached
-        footer and filters, and as it is now.
+        ``path`` is a local file's (a path or a ``file://`` URL); None otherwise. A
+        caller's reader too: read from the page cache in C, a local file is pruned faster
+        than from the reader's cached footer and filters, and as it is now.
 
         The pass is bound at once from the footers the reader kept of earlier runs' passes
         over the folder of ``path`` (the run's first file asking), so that a service's
         lookup over a lake prunes its first file in C too; a footer whose schema the
         predicate does not fit binds nothing (its own files say why)."""
-        if "://" in path:
+        if local_path(path) is None:
             return None
         found = self._pass
         if found is None:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from .._native import check, ffi, lib
+from ..io.address import local_path
 from ..io.base import SourceStats
 from ..io.identity import SourceIdentity, stat_fields_identity
 from ..parquet import FooterBounds, Schema
@@ -338,12 +339,13 @@ class FilePass:
         many of ``paths`` the outcomes are of. Reads are counted in ``stats``."""
         if not self.asking or not paths:
             return [], 0
-        names = []
+        names, local = [], []
         for path in paths:
-            name = os.fsencode(path)
-            if b"\0" in name:
+            named = _local_name(path)
+            if named is None:
                 break  # opening it says what is wrong
-            names.append(name)
+            local.append(named[0])
+            names.append(named[1])
         count = len(names)
         if count:
             n_bindings = len(self._bindings)
@@ -366,7 +368,7 @@ class FilePass:
             )
             check(rc, "pruning files")
             found: list[Passed | None] = list(
-                self._swept(paths, scratch, int(scratch.done[0]), stats)
+                self._swept(local, scratch, int(scratch.done[0]), stats)
             )
             if len(found) == count:
                 return found, count
@@ -379,7 +381,8 @@ class FilePass:
     def _swept(
         self, paths: Sequence[str], scratch: _Scratch, n: int, stats: SourceStats
     ) -> list[Passed]:
-        """The outcomes of the first ``n`` of ``paths``, pruned whole by one C call."""
+        """The outcomes of the first ``n`` of ``paths`` (local paths), pruned whole by one C
+        call."""
         bindings = self._bindings
         found = []
         requests = nbytes = 0
@@ -422,7 +425,12 @@ class FilePass:
         self.decided += 1
         self.seen(binding.schema)
         identity = stat_fields_identity(
-            path, size, int(res.dev), int(res.ino), int(res.mtime_ns), int(res.ctime_ns)
+            local_path(path) or path,
+            size,
+            int(res.dev),
+            int(res.ino),
+            int(res.mtime_ns),
+            int(res.ctime_ns),
         )
         bounds = FooterBounds(
             size, int(res.metadata_offset), int(res.metadata_length), res.tail_start == 0
@@ -437,9 +445,10 @@ class FilePass:
         miss counted)."""
         if not self.asking:
             return None
-        name = os.fsencode(path)
-        if b"\0" in name:
+        named = _local_name(path)
+        if named is None:
             return None  # opening it says what is wrong
+        name = named[1]
         # The bindings counted before the scratch is sized: each is as wide as it allows.
         n_bindings = len(self._bindings)
         scratch = self._scratch()
@@ -563,3 +572,14 @@ def _filters_reach(footer: Footer, leaves: Mapping[int, Leaf]) -> int | None:
         if chunk.bloom_filter_offset is not None
     ]
     return footer.file_size - min(starts) if starts else None
+
+
+def _local_name(path: str) -> tuple[str, bytes] | None:
+    """The local path of ``path`` (a plain path or a ``file://`` URL) and its name as the C
+    call opens it; None when it is no local file's, or holds a NUL (opening it the usual
+    way says what is wrong)."""
+    local = local_path(path)
+    if local is None:
+        return None
+    name = os.fsencode(local)
+    return None if b"\0" in name else (local, name)

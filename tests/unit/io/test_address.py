@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pybloom_async.errors import InvalidArgumentError
-from pybloom_async.io.address import object_url, parse_address
+from pybloom_async.io.address import local_path, object_url, parse_address
 
 # A key segment: any printable text but "/" (obstore refuses empty, "." and ".." segments).
 _SEGMENT = st.text(
@@ -56,3 +56,20 @@ def test_http_urls_are_real_urls() -> None:
     assert parse_address("http://h:1/a%23b%20c%25.parquet").key == "a#b c%.parquet"
     with pytest.raises(InvalidArgumentError, match="not a URL"):
         object_url("/local/dir", "x")
+
+
+@pytest.mark.parametrize(
+    ("location", "expected"),
+    [
+        ("data/a.parquet", "data/a.parquet"),
+        ("/abs/a b.parquet", "/abs/a b.parquet"),
+        ("file:///abs/a%20b%25c.parquet", "/abs/a b%c.parquet"),
+        ("file://localhost/abs/a.parquet", "/abs/a.parquet"),
+        ("s3://bucket/a.parquet", None),
+        ("https://host/a.parquet", None),
+        ("file://elsewhere/a.parquet", None),  # a remote host: no local file
+        ("nosuch://x/a.parquet", None),
+    ],
+)
+def test_local_path_of_a_path_or_file_url(location: str, expected: str | None) -> None:
+    assert local_path(location) == expected

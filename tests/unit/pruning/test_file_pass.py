@@ -319,6 +319,31 @@ def test_lookups_take_pruned_files_through_the_pass(
     assert spy.decided >= 4 * 3
 
 
+def test_file_urls_go_through_the_pass_as_their_paths_do(
+    tmp_path: Path, spy: Spy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``file://`` URLs (escapes decoded: a space and a ``%`` in the folder's name) are
+    pruned by the pass, with the verdicts, reads and rows of their plain paths; the
+    verdicts name each file as the caller spelled it."""
+    folder = tmp_path / "a b%c"
+    folder.mkdir()
+    paths = [_write(folder / f"f{i}.parquet", range(i * 100, i * 100 + 100)) for i in range(5)]
+    urls = [Path(p).as_uri() for p in paths]
+    assert "%20" in urls[0] and "%25" in urls[0]
+    for where in (pba.col("id") == 250, pba.col("id").isin([5, 455]), pba.col("id") == -1):
+        before = spy.decided
+        by_url, url_reads = _run(urls, where)
+        assert spy.decided - before >= 3, where
+        by_path, path_reads = _run(paths, where)
+        assert url_reads == path_reads
+        assert [v["file"] for v in by_url] == [u for u in urls for _ in range(2)]
+        unnamed = [{k: v for k, v in d.items() if k != "file"} for d in by_url]
+        assert unnamed == [{k: v for k, v in d.items() if k != "file"} for d in by_path]
+        assert usual(monkeypatch, urls, where) == by_url
+        rows = pba.lookup_sync(urls, where)
+        assert rows.equals(pba.lookup_sync(paths, where)), where
+
+
 @pytest.mark.parametrize(
     ("where", "holds"),
     [
