@@ -42,6 +42,7 @@ from ..errors import (
     UnsupportedTypeError,
 )
 from ..index_policy.choice import table_files_for
+from ..io.address import local_path
 from ..io.base import FileInfo, location_text
 from ..io.store import StoreOptions
 from ..lake.digest import LakeFiles
@@ -63,7 +64,6 @@ from ..tables.deletes import (
 from ..tables.evolution import renamed_reason
 from ..tables.iceberg import arrow_schema_of, data_location
 from ..tasks.loops import to_worker
-from ..tasks.workers import for_each
 from .arguments import LookupOptions
 from .arrow import empty_table
 from .match import Leaves, ValueSets
@@ -533,8 +533,9 @@ async def table_rows(
         A delete that cannot be applied, or a file that cannot be read (named).
     """
     from ..pruning.partitions import PartitionPredicate
-    from .api import read_one_file
+    from .api import FileRows, read_one_file
     from .fetch import planned_file_tables
+    from .sweep import Sweep, each_file
 
     where = compiled.predicate if compiled is not None else None
     names = read_columns_of(table, columns, where)
@@ -552,10 +553,17 @@ async def table_rows(
         table_file=reading.table_file,
     )  # fmt: skip
     parts = None if compiled is None else PartitionPredicate(compiled, None)
+    # A table on local disk: its files swept as a folder's are (most pruned whole, each in
+    # a C call), the rest read with the footer and row groups their sweep found.
+    paths = {location_text(f) for f in kept}
+    sweep = None
+    if parts is not None and all(local_path(p) is not None for p in paths):
+        sweep = Sweep(base, parts, paths, lake.footers if lake is not None else {})
 
     async def one(location: str | FileInfo) -> Any:
+        swept = sweep.passed(location_text(location)) if sweep is not None else None
         try:
-            return await read_one_file(base, location, parts, job, not stream, lake)
+            return await read_one_file(base, location, parts, job, not stream, lake, swept)
         except PyBloomError as exc:
             raise exc.with_context(path=location_text(location)) from None
 
@@ -564,7 +572,7 @@ async def table_rows(
         constants = _constants_of(reading, plan, path)
         return _shape(rows, names, read_schema, constants, path).select(result.names)
 
-    found = await for_each(list(kept), one, base.limit, base.progress)
+    found = await each_file(base, list(kept), one, FileRows, base.progress, sweep)
     for f in found:
         if not f.plan.kept:
             continue

@@ -170,6 +170,45 @@ def test_empty_string_partition_value_is_read_as_deltalake_reads_it(tmp_path: Pa
     assert pba.lookup_sync(dt, "p = ''").to_pylist() == [{"id": 0, "p": "", "q": 1}]
 
 
+def _sweeps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many files each sweep of a run was given (:class:`Sweep.over`)."""
+    from pybloom_async.rows.sweep import Sweep
+
+    given: list[int] = []
+    real = Sweep.over
+
+    def over(sweep: Sweep, files: Any, *args: Any, **kwargs: Any) -> Any:
+        given.append(len(files))
+        return real(sweep, files, *args, **kwargs)
+
+    monkeypatch.setattr(Sweep, "over", over)
+    return given
+
+
+SPREAD = "id IN (0, 5, 99, 100, 1001, 1500, 3998, 3999)"  # in files 0, 2 and 3 of 4
+SPREAD_DELETED = [0, 5, 99]  # of file 0: positions = ids
+
+
+def test_a_local_delta_tables_files_are_swept_and_the_deletes_of_those_read_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four files of 1,000 ids each: the file the predicate rules out is pruned in the
+    sweep (as a folder's files are), the others read with its footers, and the deletion
+    vector of the first applied."""
+    for i in range(4):
+        _delta(tmp_path, data=_data(i * ROWS, (i + 1) * ROWS), mode="append")
+    dt = deltalake.DeltaTable(tmp_path / "t")
+    actions = pa.table(dt.get_add_actions(flatten=True)).to_pylist()
+    first = next(a["path"] for a in actions if a["min.id"] == 0)
+    commit_deletion_vector(tmp_path / "t", first, SPREAD_DELETED)
+    dt = deltalake.DeltaTable(tmp_path / "t")
+    given = _sweeps(monkeypatch)
+    got = pba.lookup_sync(dt, SPREAD)
+    assert given, "the table's files were not swept"
+    assert _rows(got) == _delta_scan(dt, SPREAD)
+    assert sorted(r["id"] for r in got.to_pylist()) == [100, 1001, 1500, 3998, 3999]
+
+
 # ---- Iceberg: position and equality deletes ----------------------------------------------
 
 SCHEMA = Schema(
@@ -391,3 +430,25 @@ def test_a_script_exits_cleanly_while_deltalake_reads_the_vectors(tmp_path: Path
     )  # fmt: skip
     assert (done.returncode, done.stdout.strip()) == (0, "0"), done.stderr[-500:]
     assert mark.read_text() == "read"  # the interpreter waited for the thread
+
+
+def test_a_local_iceberg_tables_files_are_swept_and_the_deletes_of_those_read_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As for Delta, with the data files named by ``file://`` URLs (as pyiceberg names a
+    local warehouse's) and a position delete file on the first."""
+    tbl = sql_catalog(tmp_path).create_table("ns.t", schema=SCHEMA)
+    uris = []
+    for i in range(4):
+        path = tmp_path / f"part-{i}.parquet"
+        pq.write_table(_data(i * ROWS, (i + 1) * ROWS), path, row_group_size=100)
+        uris.append(path.as_uri())
+    tbl.add_files(uris)
+    tbl = commit_delete_files(tbl.refresh(), [
+        position_delete_file(tmp_path / "d.parquet", [(uris[0], p) for p in SPREAD_DELETED]),
+    ])  # fmt: skip
+    given = _sweeps(monkeypatch)
+    got = pba.lookup_sync(tbl, SPREAD)
+    assert given, "the table's files were not swept"
+    assert _rows(got) == _ice_scan(tbl, SPREAD.replace("IN", "in"))
+    assert sorted(r["id"] for r in got.to_pylist()) == [100, 1001, 1500, 3998, 3999]
