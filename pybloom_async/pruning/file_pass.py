@@ -23,6 +23,7 @@ cannot take stops asking.
 
 from __future__ import annotations
 
+import itertools
 import os
 import struct
 import threading
@@ -332,11 +333,13 @@ class FilePass:
         return None if found is None else self._passed(path, *found, keep_tail)
 
     def sweep(self, paths: Sequence[str], stats: SourceStats) -> tuple[list[Passed | None], int]:
-        """Files of ``paths`` decided in one C call, from the first, while each is pruned
-        whole with the reference's key/value metadata (``pba_file_pass_files``): those
-        files' outcomes, then the outcome of the file that stopped the call, as
-        :meth:`decide` with ``keep_tail`` gives it (None: prune it the usual way); and how
-        many of ``paths`` the outcomes are of. Reads are counted in ``stats``."""
+        """Files of ``paths`` decided from the first, in as few C calls as it takes
+        (``pba_file_pass_files``: one goes on while each file is pruned whole with the
+        reference's key/value metadata, and stops at the first that is not): the outcome
+        of each, the file that stopped a call as :meth:`decide` with ``keep_tail`` gives it
+        (None: prune it the usual way); and how many of ``paths`` the outcomes are of (the
+        rest are not asked about: the pass stopped asking, or a path is no local file's).
+        The names are encoded once for every call. Reads are counted in ``stats``."""
         if not self.asking or not paths:
             return [], 0
         names, local = [], []
@@ -347,16 +350,22 @@ class FilePass:
             local.append(named[0])
             names.append(named[1])
         count = len(names)
-        if count:
+        if not count:
+            return [None], 1  # the first path is no local file's: pruned the usual way
+        joined = b"\0".join(names) + b"\0"
+        starts = list(itertools.accumulate((len(n) + 1 for n in names), initial=0))
+        buffer = ffi.from_buffer(joined)
+        found: list[Passed | None] = []
+        while len(found) < count and self.asking:
+            at = len(found)
             n_bindings = len(self._bindings)
             scratch = self._scratch()
-            if scratch.pruned is None or len(scratch.pruned) < count:
-                scratch.pruned = ffi.new("pba_pass_pruned[]", max(count, 32))
-            joined = b"\0".join(names) + b"\0"
+            if scratch.pruned is None or len(scratch.pruned) < count - at:
+                scratch.pruned = ffi.new("pba_pass_pruned[]", max(count - at, 32))
             rc = lib.pba_file_pass_files(
-                joined,
-                len(joined),
-                count,
+                buffer + starts[at],
+                len(joined) - starts[at],
+                count - at,
                 self._c_bindings,
                 n_bindings,
                 scratch.c,
@@ -367,16 +376,13 @@ class FilePass:
                 scratch.done,
             )
             check(rc, "pruning files")
-            found: list[Passed | None] = list(
-                self._swept(local, scratch, int(scratch.done[0]), stats)
-            )
+            found += self._swept(local[at:], scratch, int(scratch.done[0]), stats)
             if len(found) == count:
-                return found, count
+                break
             stopped = self._found(scratch, stats)
             path = paths[len(found)]
             found.append(None if stopped is None else self._passed(path, *stopped, True))
-            return found, len(found)
-        return [None], 1  # the first path holds a NUL: pruned the usual way
+        return found, len(found)
 
     def _swept(
         self, paths: Sequence[str], scratch: _Scratch, n: int, stats: SourceStats

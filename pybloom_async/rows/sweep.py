@@ -186,7 +186,8 @@ class Sweep:
         progress: Callable[[int], None] | None,
     ) -> None:
         """The files of ``batch`` (each with its place, path and partition rows), of one
-        pass, decided in as few C calls as it takes."""
+        pass, decided in as few C calls as it takes (:meth:`FilePass.sweep`; again after a
+        path it does not ask about)."""
         from .plan import FilePlan
         from .pruned import planned
 
