@@ -344,9 +344,19 @@ def _file_key(text: str, real_dirs: dict[str, str], link: bool | None = None) ->
 
 
 def _real_dir(head: str, real_dirs: dict[str, str]) -> str:
+    """``os.path.realpath(head)``, once per directory: its parent's (resolved so, once)
+    joined with its name when ``head`` is no symbolic link, one ``lstat`` where
+    ``realpath`` makes one per component (a listing's folders share their parents)."""
     real = real_dirs.get(head)
     if real is None:
-        real = real_dirs[head] = os.path.realpath(head or os.curdir)
+        parent, name = os.path.split(head)
+        if not parent or parent == head or name in ("", os.curdir, os.pardir):
+            real = os.path.realpath(head or os.curdir)
+        elif os.path.islink(head):
+            real = os.path.realpath(head)
+        else:
+            real = os.path.join(_real_dir(parent, real_dirs), name)
+        real_dirs[head] = real
     return real
 
 

@@ -83,6 +83,33 @@ async def test_every_spelling_of_one_file_is_one_file(
     assert once_each(["ftp://h/a.parquet"] * 2) == ["ftp://h/a.parquet"]  # reading it says why
 
 
+def test_links_at_every_level_of_the_folders_are_one_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Folders are resolved from their parents' real paths (each once): a file reached
+    through a linked folder at any depth, after its siblings resolved its parents, or
+    through ``..`` past a link, is the file its real path names."""
+    real = tmp_path / "real"
+    a = write(real / "x" / "y" / "a.parquet")
+    write(real / "x" / "y" / "b.parquet")
+    (tmp_path / "top").symlink_to(real)  # the first level a link
+    (real / "x" / "ylink").symlink_to(real / "x" / "y")  # the last level a link
+    (real / "x" / "up").symlink_to(real / "x" / "y")  # "up/.." is y's parent, not x
+    monkeypatch.chdir(tmp_path)
+    spellings = [
+        str(real / "x" / "y" / "b.parquet"),  # a sibling first: its parents resolved
+        str(tmp_path / "top" / "x" / "y" / "a.parquet"),
+        str(real / "x" / "ylink" / "a.parquet"),
+        str(tmp_path / "top" / "x" / "ylink" / "a.parquet"),
+        os.path.join("top", "x", "y", "a.parquet"),
+        str(real / "x" / "up" / ".." / "y" / "a.parquet"),
+    ]
+    assert once_each(spellings) == spellings[:2]
+    assert once_each([a, *spellings]) == [a, spellings[0]]
+    for spelled in spellings:
+        assert os.path.realpath(spelled) in (a, str(real / "x" / "y" / "b.parquet"))
+
+
 async def test_unreadable_inputs_are_handed_over_as_the_stream_meets_them(tmp_path: Path) -> None:
     a = write(tmp_path / "d" / "a.parquet")
     (tmp_path / "empty").mkdir()
