@@ -199,11 +199,24 @@ def keyed_matches(
         return Matches(groups, _no_rows(plan.arrow_schema, columns.first), none, starts)
     table = computable(pa.concat_tables(parts))
     at = np.concatenate(candidates)
-    if match.table is None and answered_by_key(rows_where(plan, job), keys):
-        return Matches(groups, table, at, starts)  # each row matched holds the predicate
     in_file = None if match.table is None else np.concatenate(positions) if positions else none
+    if answered_by_key(rows_where(plan, job), keys):
+        return _live_matches(groups, table, at, starts, match, in_file)
     rows, taken = matched_rows(table, plan, job, match, in_file)
     return Matches(groups, rows, at[taken], starts)
+
+
+def _live_matches(
+    groups: Sequence[int], table: Any, at: Any, starts: Any, match: FileMatch, in_file: Any
+) -> Matches:
+    """The rows matched by key, each of which holds the predicate (:func:`answered_by_key`):
+    a table's deleted rows dropped (``in_file``: their positions in the file), as
+    :func:`row_mask` drops them."""
+    live = None if match.table is None else match.table.live(table, in_file)
+    if live is None:
+        return Matches(groups, table, at, starts)
+    kept = np.flatnonzero(live)
+    return Matches(groups, rows_at(table, kept), at[kept], starts)
 
 
 def _keyed_at_once(
@@ -234,14 +247,14 @@ def _keyed_at_once(
     taken.update(more)
     table = computable(pa.table([taken[n] for n in columns.first], names=columns.first))
     at = rows + np.repeat(starts[: len(groups)], counts.astype(np.int64))
-    if match.table is None and answered_by_key(rows_where(plan, job), keys):
-        return Matches(groups, table, at, starts)  # each row matched holds the predicate
     in_file = None
     if match.table is not None:
         bounds = np.concatenate(([0], np.cumsum(counts.astype(np.int64))))
         in_file = np.concatenate(
             [match.positions(groups[i], rows[bounds[i] : bounds[i + 1]]) for i in hit.tolist()]
         )
+    if answered_by_key(rows_where(plan, job), keys):
+        return _live_matches(groups, table, at, starts, match, in_file)
     found, taken_at = matched_rows(table, plan, job, match, in_file)
     return Matches(groups, found, at[taken_at], starts)
 
