@@ -287,7 +287,7 @@ void pba_chunks_close(pba_chunk_reader **readers, size_t n_chunks);
 /*
  * Buffers of the chunk reader's pool for bytes a caller reads into (a local file's chunks,
  * read once while their rows are read): freed buffers of PBA_BUFFER_KEPT_MIN bytes or more
- * are kept for reuse, up to 16 of them and 32 MiB in all, so such reads do not fault in
+ * are kept for reuse, up to 64 of them and 32 MiB in all, so such reads do not fault in
  * fresh memory each time. pba_buffer_new: at least `len` bytes (contents undefined), or
  * NULL; pba_buffer_free gives it back (NULL: nothing).
  */
