@@ -440,13 +440,16 @@ def _shape(
     """Matching rows with the table's columns ``names``: partition values filled in, each
     column typed as the table's schema (a column the file lacks gives nulls)."""
     arrays = []
+    stored = set(rows.column_names)
     for name in names:
         target = schema.field(name).type
         try:
             if name in constants:
                 arrays.append(_repeat(constants[name], rows.num_rows).cast(target))
-            elif name in rows.column_names:
-                arrays.append(rows.column(name).cast(target))
+            elif name in stored:
+                column = rows.column(name)
+                # A cast to the type it has copies nothing, at a compute call per column.
+                arrays.append(column if column.type == target else column.cast(target))
             else:
                 arrays.append(pa.nulls(rows.num_rows, target))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
@@ -576,14 +579,17 @@ async def table_rows(
     for f in found:
         if not f.plan.kept:
             continue
+        # A table of no rows adds nothing to the answer (its schema came first).
         if not stream:
             for rows in f.tables:
-                yield shaped(rows, f.plan)
+                if rows.num_rows:
+                    yield shaped(rows, f.plan)
             continue
         try:
             async with aclosing(planned_file_tables(base.reader, f.plan, job)) as tables:
                 async for rows in tables:
-                    yield shaped(rows, f.plan)
+                    if rows.num_rows:
+                        yield shaped(rows, f.plan)
         except PyBloomError as exc:
             raise exc.with_context(path=f.plan.path) from None
 
