@@ -447,8 +447,7 @@ def _shape(
             if name in constants:
                 arrays.append(_repeat(constants[name], rows.num_rows).cast(target))
             elif name in stored:
-                column = rows.column(name)
-                # A cast to the type it has copies nothing, at a compute call per column.
+                column = rows.column(name)  # cast only when its type differs: a compute call
                 arrays.append(column if column.type == target else column.cast(target))
             else:
                 arrays.append(pa.nulls(rows.num_rows, target))
@@ -556,8 +555,7 @@ async def table_rows(
         table_file=reading.table_file,
     )  # fmt: skip
     parts = None if compiled is None else PartitionPredicate(compiled, None)
-    # A table on local disk: its files swept as a folder's are (most pruned whole, each in
-    # a C call), the rest read with the footer and row groups their sweep found.
+    # A table on local disk: its files swept as a folder's are (see .sweep).
     paths = {location_text(f) for f in kept}
     sweep = None
     if parts is not None and all(local_path(p) is not None for p in paths):
@@ -579,11 +577,9 @@ async def table_rows(
     for f in found:
         if not f.plan.kept:
             continue
-        # A table of no rows adds nothing to the answer (its schema came first).
-        if not stream:
-            for rows in f.tables:
-                if rows.num_rows:
-                    yield shaped(rows, f.plan)
+        if not stream:  # a table of no rows adds nothing (the answer's schema came first)
+            for rows in (t for t in f.tables if t.num_rows):
+                yield shaped(rows, f.plan)
             continue
         try:
             async with aclosing(planned_file_tables(base.reader, f.plan, job)) as tables:
