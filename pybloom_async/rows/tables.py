@@ -549,14 +549,14 @@ async def table_rows(
     kept = list(given) if not isinstance(given, LakeFiles) else given.kept
     if not kept:
         return
-    reading = await to_worker(_prepare, table, base.reader, {location_text(f) for f in kept}, names)
+    paths = {location_text(f) for f in kept}
+    reading = await to_worker(_prepare, table, base.reader, paths, names)
     job = Job(
         compiled, names, max_fetch_bytes, page_index, merging=base.reader.config.plan,
         table_file=reading.table_file,
     )  # fmt: skip
     parts = None if compiled is None else PartitionPredicate(compiled, None)
     # A table on local disk: its files swept as a folder's are (see .sweep).
-    paths = {location_text(f) for f in kept}
     sweep = None
     if parts is not None and all(local_path(p) is not None for p in paths):
         sweep = Sweep(base, parts, paths, lake.footers if lake is not None else {})
