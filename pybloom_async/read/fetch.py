@@ -425,9 +425,7 @@ async def read_filters_from(
         ]
         pieces: list[tuple[int, bytes]] = []
         if outside:
-            # A local read is a system call: copying a hole (other columns' filters)
-            # costs more than a second call, so only touching ranges are merged.
-            hole = 0 if source.local else plan_config.max_hole_bytes
+            hole = plan_config.hole_bytes(source.local)
             merged = merge_ranges(outside, hole, plan_config.max_range_bytes)
             data = await source.read_ranges([(r.start, r.end) for r in merged])
             pieces = [(r.start, d) for r, d in zip(merged, data, strict=True)]

@@ -114,6 +114,12 @@ class PlanConfig:
         ):
             object.__setattr__(self, name, integer(name, getattr(self, name), minimum=minimum))
 
+    def hole_bytes(self, local: bool) -> int:
+        """The largest hole read over between two ranges of a source: ``max_hole_bytes``
+        for a store; none for a local file, whose read is a system call: copying a hole
+        (other columns' chunks or filters) costs more than a second call."""
+        return 0 if local else self.max_hole_bytes
+
     @property
     def max_serialized_bytes(self) -> int:
         """Largest ``bloom_filter_length`` accepted: a header plus a bitset at their limits."""

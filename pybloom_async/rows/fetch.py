@@ -101,11 +101,11 @@ async def _fetch(
 ) -> HeldBytes:
     """``held`` and the bytes of ``wanted`` it lacks, fetched in one request of merged
     ranges: a byte held is never fetched again, and no hole holding a byte of ``keep_out``
-    is read over (:func:`~pybloom_async.read.ranges.plan_reads`)."""
+    is read over (:func:`~pybloom_async.read.ranges.plan_reads`); a local file's ranges are
+    merged only where they touch (:meth:`~pybloom_async.read.plan.PlanConfig.hole_bytes`)."""
     config = job.merging
-    ranges = plan_reads(
-        wanted, held.ranges(), keep_out, config.max_hole_bytes, config.max_range_bytes
-    )
+    hole = config.hole_bytes(source.local)
+    ranges = plan_reads(wanted, held.ranges(), keep_out, hole, config.max_range_bytes)
     if not ranges:
         return held
     data = await source.read_ranges_held([(r.start, r.end) for r in ranges])

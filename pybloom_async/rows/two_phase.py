@@ -149,8 +149,8 @@ def _leaf_indexes(plan: FilePlan, names: Sequence[str]) -> dict[str, int | None]
 def _worth_pages(plan: FilePlan, job: Job, group: int, leaf: int | None) -> bool:
     """Whether phase two reads a column's chunk by page: one of at least the reader's
     ``max_hole_bytes`` (1 MiB by default). A smaller chunk is read whole: the gaps
-    between its chosen pages are below that size, so the fetch reads over them anyway
-    (its ranges bridge such gaps), and choosing and placing the pages costs more than
+    between its chosen pages are below that size, so a store's fetch reads over them
+    anyway (its ranges bridge such gaps), and choosing and placing the pages costs more than
     the bytes they leave out (``bench/RESULTS.md``). A name that is not a leaf (None) is
     left to :func:`pages_for_rows`, which says so."""
     if leaf is None:

@@ -277,6 +277,30 @@ def test_a_lookup_keeping_every_row_group_reads_each_byte_once(tmp_path: Path, p
     assert stats.bytes_read <= 1.1 * path.stat().st_size, stats
 
 
+@pytest.mark.parametrize("one_phase", [True, False])
+def test_a_local_lookup_reads_no_column_it_was_not_asked_for(
+    tmp_path: Path, one_phase: bool
+) -> None:
+    """A local file's ranges are merged only where they touch: the chunks of a column not
+    asked for, between two that are, are never read over (a hole of up to 1 MiB was)."""
+    path = tmp_path / "between.parquet"
+    n, group = 8_000, 2_000
+    ids = np.random.default_rng(5).permutation(n) * 2
+    table = pa.table({"id": ids, "blob": _payload(pa.array(ids)), "v": ids * 0.5})
+    pq.write_table(table, path, row_group_size=group, compression="none",
+                   bloom_filter_options={"id": {"ndv": group, "fpp": 0.01}})  # fmt: skip
+    keys = [int(ids[g * group]) for g in range(n // group)]  # one in every row group
+    footer = SourceStats()
+    prune_sync(str(path), col("id").isin(keys), stats=footer)
+    got, stats = _lookup(str(path), keys, ["id", "v"], one_phase=one_phase)
+    assert got == sorted(table.filter(pc.is_in(table["id"], pa.array(keys)))
+                         .select(["id", "v"]).to_pylist(), key=lambda r: r["id"])  # fmt: skip
+    meta = pq.read_metadata(path)
+    asked = sum(meta.row_group(g).column(c).total_compressed_size
+                for g in range(meta.num_row_groups) for c in (0, 2))  # fmt: skip
+    assert stats.bytes_read - footer.bytes_read <= asked, (stats, footer, asked)
+
+
 @pytest.mark.servers
 def test_s3_a_lookup_keeping_every_row_group_reads_each_byte_once(
     tmp_path: Path, s3_server: Any
