@@ -21,11 +21,12 @@ from ..errors import (
     SourceError,
     UnsupportedTypeError,
 )
+from ..io.address import is_local
 from ..io.base import FileInfo, location_text
 from ..io.failures import map_errors
 from ..io.files import FileStream, expand_paths
 from ..io.identity import SourceIdentity, mtime_ns, stat_identity, store_etag
-from ..io.sinks import is_local, remove_if_present, write_atomic
+from ..io.sinks import remove_if_present, write_atomic
 from ..io.store import StoreOptions
 from ..parquet import (
     ColumnDescriptor,

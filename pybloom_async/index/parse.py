@@ -17,8 +17,8 @@ from ..errors import (
     PyBloomError,
     SourceNotFoundError,
 )
+from ..io.address import is_local
 from ..io.base import FileInfo, SourceStats, location_text
-from ..io.sinks import is_local
 from ..io.store import StoreOptions
 from ..parquet import (
     DATA_PAGE,

@@ -17,10 +17,10 @@ from ..errors import (
     PyBloomError,
     SourceNotFoundError,
 )
+from ..io.address import is_local
 from ..io.base import FileInfo, location_text
 from ..io.files import FileStream, stream_paths
 from ..io.identity import SourceIdentity, version_change
-from ..io.sinks import is_local
 from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate, prune_files
 from ..pruning.bounds import Outcome, index_view

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidArgumentError
 from ..index.prune import prune_with_index
+from ..io.address import is_local
 from ..io.base import FileInfo
 from ..io.files import FileStream, expand_paths, local_paths
-from ..io.sinks import is_local
 from ..lake.prune import index_pass_run, row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
 from ..predicate import Predicate

@@ -51,6 +51,19 @@ def parse_address(location: str | os.PathLike[str]) -> Address:
     return _parse_string(location)
 
 
+def is_local(location: str | os.PathLike[str]) -> bool:
+    """True for a local path or ``file://`` URL.
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``location`` is not a path or URL string, is empty, or names an unknown scheme.
+    """
+    if isinstance(location, str) and location and "://" not in location:
+        return True  # a plain path, known without a parse
+    return parse_address(location).kind == "file"
+
+
 def local_path(location: str) -> str | None:
     """The local path a plain path or ``file://`` URL names (its escapes decoded); None for
     another store's URL, or one that is not a location."""

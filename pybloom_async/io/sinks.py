@@ -26,11 +26,6 @@ from .failures import map_errors
 from .store import StoreOptions, cached_store, check_applicable
 
 
-def is_local(location: str | os.PathLike[str]) -> bool:
-    """True for a local path or ``file://`` URL."""
-    return parse_address(location).kind == "file"
-
-
 def temporary_name(final: str) -> str:
     """A fresh hidden temporary path next to ``final`` (same directory, same file system)."""
     head, tail = os.path.split(final)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from ..checks import OnError, error_policy, positive_int
 from ..errors import InvalidArgumentError
-from ..io.address import parse_address
+from ..io.address import is_local
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.environment import environment_read_once
 from ..io.files import local_only
@@ -333,8 +333,7 @@ def release_thread_memory() -> None:
 
 
 def _is_local(location: Location) -> bool:
-    path = location_text(location)
-    return "://" not in path or parse_address(path).kind == "file"
+    return is_local(location_text(location))
 
 
 def files_at_once(concurrency: int | None, config: ReaderConfig) -> int:

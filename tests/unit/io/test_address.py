@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pybloom_async.errors import InvalidArgumentError
-from pybloom_async.io.address import local_path, object_url, parse_address
+from pybloom_async.io.address import is_local, local_path, object_url, parse_address
 
 # A key segment: any printable text but "/" (obstore refuses empty, "." and ".." segments).
 _SEGMENT = st.text(
@@ -73,3 +73,18 @@ def test_http_urls_are_real_urls() -> None:
 )
 def test_local_path_of_a_path_or_file_url(location: str, expected: str | None) -> None:
     assert local_path(location) == expected
+
+
+def test_is_local_of_paths_and_urls() -> None:
+    """One predicate for every layer that asks: a plain path is local without a parse,
+    a URL is parsed, and what is no location raises rather than reads as local."""
+    from pathlib import Path
+
+    assert is_local("/tmp/x") and is_local("rel/x.parquet") and is_local(Path("/tmp/x"))
+    assert is_local("file:///tmp/x") and is_local("/tmp/a://b")  # no scheme at its start
+    assert not is_local("s3://bucket/key") and not is_local("https://host/key")
+    for bad in ("", "nosuch://x/a.parquet"):
+        with pytest.raises(InvalidArgumentError):
+            is_local(bad)
+    with pytest.raises(InvalidArgumentError, match="path or URL string"):
+        is_local(42)  # type: ignore[arg-type]

@@ -20,7 +20,6 @@ from pybloom_async import add_bloom_filters_sync, build_index_sync, index_locati
 from pybloom_async.errors import InvalidArgumentError, SourceError
 from pybloom_async.io.objects import open_source
 from pybloom_async.io.sinks import (
-    is_local,
     remove_if_present,
     temporary_name,
     write_atomic,
@@ -94,11 +93,6 @@ def test_temporary_names_are_hidden_and_beside_the_target(tmp_path: Path) -> Non
 def test_http_is_read_only() -> None:
     with pytest.raises(InvalidArgumentError, match="read-only"):
         write_atomic("http://127.0.0.1:1/x.parquet", b"x")
-
-
-def test_is_local() -> None:
-    assert is_local("/tmp/x") and is_local("file:///tmp/x")
-    assert not is_local("s3://bucket/key")
 
 
 @pytest.mark.servers
