@@ -231,6 +231,9 @@ class PartitionPredicate:
         self.types: dict[str, PartitionType] | None = dict(given) if given is not None else None
         #: The partition columns met, in the order first met.
         self.keys: dict[str, None] = dict.fromkeys(given or ())
+        # A column the partitioning names is one of every file's (NULL where no folder
+        # gives it): no mistake for "no file read has this column", as in a lookup.
+        compiled.seen.found_columns(list(self.keys))
         self._decided: dict[Pairs, tuple[bool | None, ...]] = {}
         #: Before the types are settled: each column's type over the values met so far.
         self._joined: dict[str, PartitionType | None] = {}
