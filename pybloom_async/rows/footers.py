@@ -98,16 +98,21 @@ def progress_with(
 
 
 def _wanting(
-    plans: Sequence[FilePlan], columns: Sequence[str] | None, where: Predicate | None
+    plans: Sequence[FilePlan],
+    columns: Sequence[str] | None,
+    where: Predicate | None,
+    folders: Sequence[str],
 ) -> bool:
     """Whether the files read leave the answer's columns unknown: none was read, or a column
-    asked or in the predicate is in none of them."""
+    asked or in the predicate is in none of them, nor a partition column (``folders``: every
+    file has those, NULL where no folder gives one)."""
     from .plan import columns_of, has_column
     from .schema import column_kinds
 
     if not plans:
         return True
     names = {str(f.name) for plan in column_kinds(plans) for f in columns_of(plan)}
+    names.update(folders)
     if columns is not None and any(c not in names for c in columns):
         return True
     leaves = dict.fromkeys(leaf.column for leaf in iter_leaves(where)) if where is not None else {}
@@ -126,7 +131,7 @@ async def with_ruled_out(
     unknown (see the module), the footers of the files the partition folders ruled out
     (of ``every`` file listed), in the listing's order.
     """
-    if not parts.active or not _wanting(plans, columns, where):
+    if not parts.active or not _wanting(plans, columns, where, parts.partition_columns()):
         return list(plans)
     listed = await every()
     unread = parts.ruled_out_of(listed)
