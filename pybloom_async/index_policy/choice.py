@@ -158,6 +158,8 @@ async def listed_files(
         A folder or prefix cannot be listed (without ``unreadable``).
     InvalidArgumentError
         ``"lake"`` and no lake index serves ``sources``.
+    PredicateError
+        A literal is not a value of its partition column's type.
     """
     reader = run.reader
     folders = parts.folder_filter()
@@ -170,6 +172,9 @@ async def listed_files(
 
     found, lake = await gather(lambda step: step(), [(listing,), (segments,)])
     parts.settle(found)  # the partition columns' types: from every file listed
+    # A literal not of its partition column's type is an error even where the folders
+    # leave no file to decide (the listing skipped them all), as prune finds at its end.
+    parts.check_literals()
     listed: list[str | FileInfo] = found
 
     async def every() -> list[str | FileInfo]:
