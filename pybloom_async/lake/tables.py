@@ -280,13 +280,14 @@ async def prune_table_with_lake_index(
     Raises
     ------
     InvalidArgumentError
-        ``required`` and the table has no lake index.
+        ``required`` and the table has no lake index (a table of no live file needs none:
+        building one writes nothing, and there is no file to prune).
     """
     from .prune import index_pass_run, row_group_verdicts, verdicts_from_segments
 
     async with open_run(run) as r, index_pass_run(r, required) as index_run:
         loaded = await _loaded(index_run, table)
-        if required and loaded is None:
+        if required and loaded is None and table.files:
             raise _no_index(table)
         names = index_names(table, [f.path for f in table.files])
         out = await verdicts_from_segments(
@@ -309,7 +310,7 @@ async def table_lake_files(
 
     async with index_pass_run(run, required) as index_run:
         loaded = await _loaded(index_run, table)
-        if required and loaded is None:
+        if required and loaded is None and table.files:
             raise _no_index(table)
         if loaded is None or not table.files:
             return LakeFiles(list(table.files))
