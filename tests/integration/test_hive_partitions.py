@@ -285,6 +285,46 @@ def test_a_file_above_the_folders_holds_null_there(tmp_path: Path) -> None:
     ]
 
 
+def test_a_literal_not_of_a_given_type_raises_where_no_folder_is_left(tmp_path: Path) -> None:
+    """The folders skipped at listing (dt rules out every one) leave no file to decide
+    country's literal with: it is still checked, at every door, as prune checked it."""
+    _day_lake(tmp_path, days=2, files=1)
+    where = "dt = '2030-01-01' AND country = 'DE'"
+    for call in (lookup_sync, prune_sync, pruned_dataset_sync):
+        with pytest.raises(PredicateError, match="country"):
+            call(str(tmp_path), where, partitioning={"dt": "date", "country": "int64"})
+
+
+def test_a_given_partition_column_no_folder_names_is_known(tmp_path: Path) -> None:
+    """A column the partitioning names is every file's (NULL where no folder gives it):
+    prune does not call it a column no file has, as the lookup does not."""
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / "top.parquet")
+    where = "dt IS NULL AND id = 1"
+    given = {"dt": "date"}
+    assert [v.kept for v in prune_sync(str(tmp_path), where, partitioning=given)] == [True]
+    got = lookup_sync(str(tmp_path), where, partitioning=given)
+    assert got.to_pylist() == [{"id": 1, "dt": None}]
+    with pytest.raises(PredicateError, match="no file read has"):
+        prune_sync(str(tmp_path), "nosuch IS NULL", partitioning=given)
+
+
+def test_partition_columns_in_the_predicate_read_no_ruled_out_footer(tmp_path: Path) -> None:
+    """The file above the folders is the one read; the predicate's partition column is
+    known (NULL there), so the answer has that file's columns, not the ruled-out files'."""
+    for day, extra in ((1, "x"), (2, "y")):
+        folder = tmp_path / f"dt=2026-11-0{day}"
+        folder.mkdir()
+        table = pa.table({"id": pa.array([day], pa.int64()), extra: [day]})
+        pq.write_table(table, folder / "p.parquet")
+    pq.write_table(pa.table({"id": pa.array([9], pa.int64())}), tmp_path / "top.parquet")
+    where = "dt IS NULL AND id = 9"
+    got = lookup_sync(str(tmp_path), where)
+    assert got.to_pylist() == [{"id": 9, "dt": None}]
+    assert pruned_dataset_sync(str(tmp_path), where).schema.names == ["id", "dt"]
+    asked = lookup_sync(str(tmp_path), where, columns=["id", "x"])  # x: a ruled-out file's
+    assert asked.to_pylist() == [{"id": 9, "x": None}]
+
+
 # ---- every door ------------------------------------------------------------------------------
 
 

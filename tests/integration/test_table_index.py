@@ -342,3 +342,17 @@ def test_table_lookups_take_the_kept_files_footers_from_the_digest(
     footer_reads.clear()
     assert pba.lookup_sync(dt, f"id = {key}").column("id").to_pylist() == [key, key]
     assert len(footer_reads) == 1  # the file appended after the index
+
+
+def test_a_table_of_no_live_file_needs_no_index(tmp_path: Path, iceberg: Any) -> None:
+    """Every row deleted: building the index writes nothing (there is no file), and a run
+    that asks for the index answers with nothing to prune instead of "no lake index"."""
+    dt = _delta(tmp_path / "t")
+    dt.delete()
+    dt = deltalake.DeltaTable(tmp_path / "t")
+    iceberg.delete("id >= 0")
+    for table in (dt, iceberg):
+        built = pba.build_lake_index_sync(table, ["id"])
+        assert (built.files, built.segments) == (0, [])
+        assert pba.prune_sync(table, "id = 5", use_index="lake") == []
+        assert pba.lookup_sync(table, "id = 5", use_index="lake").num_rows == 0
