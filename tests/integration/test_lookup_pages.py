@@ -296,10 +296,18 @@ def test_an_absent_key_inside_the_row_group_fetches_no_page(tmp_path: Path) -> N
     assert stats.bytes_read * 10 < whole.bytes_read
 
 
+@pytest.fixture
+def as_a_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local file merged as a store's ranges are (over holes up to 1 MiB), where a
+    local read merges only touching ranges: its requests count as a store's round trips."""
+    monkeypatch.setattr(PlanConfig, "hole_bytes", lambda self, local: self.max_hole_bytes)
+
+
+@pytest.mark.usefixtures("as_a_store")
 def test_index_in_the_footer_tail_costs_no_extra_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The default plan reads over holes up to 1 MiB: the pages come in one request (in one
+    # A store's plan reads over holes up to 1 MiB: the pages come in one request (in one
     # phase: a local file's other columns of 160 KB would take a second).
     monkeypatch.setattr(fetch, "TWO_PHASE_MIN_BYTES", 1 << 62)
     path = _write_plain(tmp_path / "small.parquet", rows=20_000)
@@ -308,6 +316,7 @@ def test_index_in_the_footer_tail_costs_no_extra_request(
     assert on.requests == off.requests == 1, (on, off)
 
 
+@pytest.mark.usefixtures("as_a_store")
 def test_index_beyond_the_tail_is_one_more_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
