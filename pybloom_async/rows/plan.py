@@ -384,7 +384,7 @@ def describe(
     the places of the file's page index are read too (see :mod:`.pages`), and the index
     bytes the footer's tail already holds are kept. ``rows`` says what its partition
     folders make of the file's rows. With ``tail`` (rows read right after, in the same
-    per-file step), the kept chunks' bytes the tail holds are kept too: bounded by the tail,
+    per-file step), the data bytes the tail holds are kept too: bounded by the tail,
     and only while the file is read.
 
     Raises
@@ -436,25 +436,15 @@ def with_partition(plan: FilePlan, rows: RowsOf | None) -> None:
 
 
 def _tail_data(plan: FilePlan, footer: Footer) -> list[tuple[int, bytes]]:
-    """The kept row groups' chunk bytes that the footer's tail holds (a small file's, or the
-    last row group's of a file read by a large suffix): copies, so the tail itself goes."""
+    """The data bytes the footer's tail holds (a small file's, or the last row groups' of a
+    file read by a large suffix): one copy, so the tail itself goes. Not cut to the kept
+    row groups' chunks: finding each chunk's place cost more than the copy (a lookup's
+    plans hold these bytes only while their file is read)."""
     tail_start = footer.tail_start
-    if tail_start >= plan.footer_location.metadata_offset:
+    end = plan.footer_location.metadata_offset
+    if tail_start >= end:
         return []
-    found = []
-    for group in plan.kept:
-        spans = []
-        for leaf in range(len(plan.schema.columns)):
-            try:
-                spans.append(chunk_range(plan, group, leaf))
-            except ParquetFormatError:
-                continue  # reported when its rows are read
-        if spans:
-            start = max(tail_start, min(a for a, _ in spans))
-            end = max(b for _, b in spans)
-            if start < end:
-                found.append((start, footer.tail[start - tail_start : end - tail_start]))
-    return found
+    return [(tail_start, footer.tail[: end - tail_start])]
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The footer's tail serves a file's rows only while the file is read: a plan keeps the
-kept chunks' bytes the tail holds when asked (rows read right after), never otherwise."""
+data bytes the tail holds when asked (rows read right after), never otherwise."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _small(path: Path) -> Path:
     return path
 
 
-def test_a_plan_for_rows_read_now_holds_the_tails_chunk_bytes(tmp_path: Path) -> None:
+def test_a_plan_for_rows_read_now_holds_the_tails_data(tmp_path: Path) -> None:
     path = _small(tmp_path / "f.parquet")
     footer = read_footer_sync(str(path))
     assert footer.tail_start == 0  # the whole small file came with the footer's read
@@ -30,9 +30,11 @@ def test_a_plan_for_rows_read_now_holds_the_tails_chunk_bytes(tmp_path: Path) ->
         for leaf in (0, 1):
             start, end = chunk_range(plan, group, leaf)
             assert plan.held.read(start, end) == data[start:end]
-    # Row group 1 was pruned: its bytes are not kept.
-    start, end = chunk_range(plan, 1, 0)
-    assert plan.held.read(start, end) is None
+    # The tail's data is kept whole, in one piece (a pruned row group's bytes too: cutting
+    # it to the kept chunks cost more than the copy), and never the footer.
+    metadata = footer.location.metadata_offset
+    assert plan.held.ranges() == [(0, metadata)]
+    assert plan.held.read(0, metadata) == data[:metadata]
 
 
 def test_a_plan_kept_for_later_holds_no_data(tmp_path: Path) -> None:
