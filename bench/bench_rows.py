@@ -155,7 +155,7 @@ def _sql_where(query: dict[str, Any]) -> str:
 def _worker(engine: str, lake: str, query: dict[str, Any]) -> dict[str, Any]:
     import pyarrow as pa  # every engine's answer is compared as Arrow
 
-    columns = list(COLUMNS)
+    columns = list(query.get("columns", COLUMNS))
     if engine == "ours":
         import pybloom_async
         import pybloom_async.rows.api
@@ -224,18 +224,15 @@ def _worker(engine: str, lake: str, query: dict[str, Any]) -> dict[str, Any]:
     table = run()
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
+    types = {
+        "user_id": pa.int64(),
+        "ts": pa.timestamp("us"),
+        "country": pa.string(),
+        "amount": pa.float64(),
+        "email": pa.string(),
+    }
     table = pa.table({c: table.column(c) for c in columns})
-    table = table.cast(
-        pa.schema(
-            [
-                ("user_id", pa.int64()),
-                ("ts", pa.timestamp("us")),
-                ("country", pa.string()),
-                ("amount", pa.float64()),
-                ("email", pa.string()),
-            ]
-        )
-    )
+    table = table.cast(pa.schema([(c, types[c]) for c in columns]))
     rows = sorted(zip(*(table.column(c).to_pylist() for c in columns), strict=True))
     return {"s": seconds, "cpu_s": cpu, "rows": len(rows), "answer": repr(rows)}
 
@@ -257,6 +254,9 @@ def main() -> None:
     parser.add_argument(
         "--page-index", action="store_true", help="the lake's twin with page indexes"
     )
+    parser.add_argument(
+        "--columns", default=",".join(COLUMNS), help="the columns asked (all five by default)"
+    )
     parser.add_argument("--json-out", type=Path)
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -267,6 +267,8 @@ def main() -> None:
     lake = ensure_lake(args.page_index)
     installed_bytecode()
     queries = make_queries(args.seed)
+    for query in queries.values():
+        query["columns"] = args.columns.split(",")
     engines = args.engines.split(",")
     names = args.queries.split(",")
     load_before = os.getloadavg()
@@ -307,6 +309,7 @@ def main() -> None:
                     ),
                     "load": [load_before[0], load_after[0]],
                     "lake": lake.name,
+                    "columns": args.columns.split(","),
                     "runs": args.runs,
                     "times_s": times,
                     "cpu_s": cpus,
