@@ -10,9 +10,10 @@ The result's columns and types must not depend on which files hold matching rows
 * the files their partition folders rule out are never opened, unless the files read cannot
   say what the answer is made of: when every file was ruled out (the answer would have the
   partition columns only), or a column asked or in the predicate is in none of the files
-  read (it may be in a file of another partition: it then reads as NULL, as a column a file
-  lacks, and is an error only when no file of the lake has it). Then the footers of all of
-  them are read (a folder the listing skipped is listed for them), and count as read.
+  read and is no partition column (it may be in a file of another partition: it then reads
+  as NULL, as a column a file lacks, and is an error only when no file of the lake has it).
+  Then the footers of all of them are read (a folder the listing skipped is listed for
+  them), and count as read.
 
 A footer that cannot be read is left out: it holds no row of the answer. A plan whose rows
 were read is held for the schema alone too, its footer's model dropped (:func:`rows_read`).
