@@ -254,11 +254,24 @@ async def _loaded(run: Run, table: TableFiles) -> list[LoadedSegment | str] | No
     return await gather(loaded_or_reason, [(reader, loc, strict) for loc in locations])
 
 
-def _no_index(table: TableFiles) -> InvalidArgumentError:
-    return InvalidArgumentError(
-        f"use_index='lake' but the {table.kind} table {table.name} has no lake index "
-        "(build one with build_lake_index, or use 'auto')"
-    )
+async def _loaded_or_refused(
+    run: Run, table: TableFiles, required: bool
+) -> list[LoadedSegment | str] | None:
+    """:func:`_loaded`, and with ``required`` an error when the table has no lake index but
+    live files (a table of no live file needs none: building one writes nothing).
+
+    Raises
+    ------
+    InvalidArgumentError
+        ``required``, no index, and live files.
+    """
+    loaded = await _loaded(run, table)
+    if required and loaded is None and table.files:
+        raise InvalidArgumentError(
+            f"use_index='lake' but the {table.kind} table {table.name} has no lake index "
+            "(build one with build_lake_index, or use 'auto')"
+        )
+    return loaded
 
 
 async def prune_table_with_lake_index(
@@ -286,9 +299,7 @@ async def prune_table_with_lake_index(
     from .prune import index_pass_run, row_group_verdicts, verdicts_from_segments
 
     async with open_run(run) as r, index_pass_run(r, required) as index_run:
-        loaded = await _loaded(index_run, table)
-        if required and loaded is None and table.files:
-            raise _no_index(table)
+        loaded = await _loaded_or_refused(index_run, table, required)
         names = index_names(table, [f.path for f in table.files])
         out = await verdicts_from_segments(
             index_run, table.files, names, loaded or [], compiled, row_groups=False,
@@ -309,9 +320,7 @@ async def table_lake_files(
     from .prune import IndexEntry, index_pass_run, verdicts_from_segments
 
     async with index_pass_run(run, required) as index_run:
-        loaded = await _loaded(index_run, table)
-        if required and loaded is None and table.files:
-            raise _no_index(table)
+        loaded = await _loaded_or_refused(index_run, table, required)
         if loaded is None or not table.files:
             return LakeFiles(list(table.files))
         names = index_names(table, [f.path for f in table.files])
