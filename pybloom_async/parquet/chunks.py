@@ -353,6 +353,18 @@ class ChunkTable:
             for g in groups
         )
 
+    @property
+    def decoded(self) -> bool:
+        """Whether the chunks are decoded (or read by the decoder's first pass): they, not
+        the scanner's records, then serve."""
+        return self._chunks is not None or self._raw is not None
+
+    def one(self, records: ChunkRecords, group: RowGroup, leaf: int) -> ColumnChunk:
+        """Leaf ``leaf``'s chunk in row group ``group`` from the scanner's ``records`` of every
+        leaf (what :meth:`some` makes of it, made alone)."""
+        scanned = records.record(group.index, leaf)
+        return ColumnChunk(group.index, self.schema.columns[leaf], scanned, self.source)
+
     def records(
         self, indexes: tuple[int, ...], groups: tuple[RowGroup, ...]
     ) -> ChunkRecords | None:

@@ -238,6 +238,40 @@ class FileMetaData:
             found = self._scans[key] = self._chunks.some(key, self._row_groups, kept)
         return found
 
+    def chunk(self, group: int, leaf: int) -> ColumnChunk:
+        """Leaf ``leaf``'s chunk in row group ``group``, as :meth:`chunks_of` gives it: made
+        alone from the scanner's records of every leaf where they are kept (small footers),
+        so that a file read for a few columns makes no object for the others' chunks.
+
+        Raises
+        ------
+        ParquetFormatError, EncryptedFileError
+            The footer's column chunks are invalid.
+        """
+        records = self._every_records()
+        if records is not None:
+            return self._chunks.one(records, self._row_groups[group], leaf)
+        return self.chunks_of(range(len(self._schema.columns)))[group].columns[leaf]
+
+    def offset_indexed(self, group: int) -> bool:
+        """Whether a chunk of row group ``group`` records where its offset index (the page
+        index) lies: from the scanner's records where they are kept, no chunk object made."""
+        records = self._every_records()
+        if records is not None:
+            return records.offset_indexed(group)
+        chunks = self.chunks_of(range(len(self._schema.columns)))[group].columns.values()
+        return any(c.has_offset_index for c in chunks)
+
+    def _every_records(self) -> ChunkRecords | None:
+        """The scanner's records of every leaf when they are kept (see :meth:`chunk_records`)
+        and no chunk object of every leaf is made yet; None otherwise: then
+        :meth:`chunks_of` serves (its objects are kept, a large footer scanned once)."""
+        every = tuple(range(len(self._schema.columns)))
+        if every in self._scans or self._chunks.decoded:
+            return None
+        records = self.chunk_records(every)
+        return records if every in self._records else None
+
     def chunk_places(self, indexes: Sequence[int]) -> list[list[ChunkPlace]]:
         """The places (:attr:`ColumnChunk.place`) of the leaves ``indexes`` (distinct,
         ascending) in every row group: from the C scanner's records, with no chunk object

@@ -483,6 +483,18 @@ class ChunkRecords(NamedTuple):
             for c in _CHUNK.iter_unpack(self.chunks)
         ]
 
+    def record(self, group: int, place: int) -> ScannedChunk:
+        """Row group ``group``'s wanted chunk at ``place`` among them, alone."""
+        at = (group * self.width + place) * _CHUNK.size
+        return ScannedChunk(_CHUNK.unpack_from(self.chunks, at), self.data)
+
+    def offset_indexed(self, group: int) -> bool:
+        """Whether a wanted chunk of row group ``group`` records where its offset index lies
+        (:attr:`ScannedChunk.offset_index_offset`), with no chunk object made."""
+        size = _CHUNK.size * self.width
+        records = self.chunks[group * size : (group + 1) * size]
+        return any(c[0] & _FC_OFFSET_INDEX_OFFSET for c in _CHUNK.iter_unpack(records))
+
     def filter_offsets(self) -> list[int]:
         """Where each wanted chunk's Bloom filter starts, for those the footer records."""
         return [c[10] for c in _CHUNK.iter_unpack(self.chunks) if c[0] & _FC_BLOOM_FILTER_OFFSET]

@@ -153,7 +153,7 @@ def rows_read(plan: FilePlan) -> None:
     from their schemas), and a footer's model held that long is thousands of objects the
     garbage collector then walks in its full collections, one lookup of many files in two."""
     plan.footer_metadata = None
-    plan.scanned_chunks = None
+    plan.chunks_made = {}
     plan.decoded_by_pyarrow = None
     plan.footer_bytes = None
     plan.page_index = None

@@ -90,9 +90,9 @@ class FilePageIndex:
 def has_offset_index(meta: FileMetaData, group: int) -> bool:
     """Whether a chunk of row group ``group`` records an offset index (a page index): every
     leaf's chunks as the file's plan reads them (one scan of the footer for both, and no
-    chunk's details decoded where the scanner reads it: ``ColumnChunk.has_offset_index``)."""
-    leaves = range(len(meta.schema.columns))
-    return any(c.has_offset_index for c in meta.chunks_of(leaves)[group].columns.values())
+    chunk's details decoded where the scanner reads it: ``ColumnChunk.has_offset_index``;
+    no chunk object made where the scanner's records are kept)."""
+    return meta.offset_indexed(group)
 
 
 def file_page_index(

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from ..errors import ParquetFormatError
 from ..io.base import FileInfo, location_text
 from ..io.identity import SourceIdentity
-from ..parquet import ColumnChunk, FileMetaData, FooterBounds, GroupChunks, Schema
+from ..parquet import ColumnChunk, FileMetaData, FooterBounds, Schema
 from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.partitions import PartitionPredicate
@@ -114,9 +114,9 @@ class FilePlan:
     chunk_ranges: dict[tuple[int, int], tuple[int, int]] = dataclasses.field(
         default_factory=dict, repr=False, compare=False
     )
-    #: Every leaf's chunks, per row group, once asked (:meth:`chunk`).
-    scanned_chunks: tuple[GroupChunks, ...] | None = dataclasses.field(
-        default=None, repr=False, compare=False
+    #: The chunks asked so far (:meth:`chunk`), by row group and leaf.
+    chunks_made: dict[tuple[int, int], ColumnChunk] = dataclasses.field(
+        default_factory=dict, repr=False, compare=False
     )
 
     @property
@@ -127,13 +127,13 @@ class FilePlan:
 
     def chunk(self, group: int, leaf: int) -> ColumnChunk:
         """Leaf ``leaf``'s chunk in row group ``group``. The footer scanner reads every
-        leaf's chunks once (:meth:`FileMetaData.chunks_of`): the rows need their places,
-        sizes and codecs, not every chunk's statistics decoded."""
-        found = self.scanned_chunks
+        leaf's chunks once (:meth:`FileMetaData.chunk`): the rows need the read columns'
+        places, sizes and codecs, not every chunk's statistics decoded nor the other
+        columns' chunks made."""
+        found = self.chunks_made.get((group, leaf))
         if found is None:
-            leaves = range(len(self.schema.columns))
-            found = self.scanned_chunks = self.metadata.chunks_of(leaves)
-        return found[group].columns[leaf]
+            found = self.chunks_made[group, leaf] = self.metadata.chunk(group, leaf)
+        return found
 
     @property
     def pyarrow_metadata(self) -> Any:

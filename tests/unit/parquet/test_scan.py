@@ -647,3 +647,41 @@ def test_chunk_places_are_the_decoded_chunks_places(
                 )
         compared += 1
     assert compared > 50
+
+
+def test_one_chunk_and_offset_indexes_are_the_decoded_chunks(
+    parquet_testing: Path, pyarrow_files: Any, duckdb_files: Any
+) -> None:
+    """``FileMetaData.chunk`` (one chunk made from the records of every leaf) is the decoded
+    chunk, field by field, and ``offset_indexed`` says whether a row group's decoded chunks
+    record an offset index, on every file of the corpus and the engines'; where the decoder
+    refuses the chunks, both raise too. Once every leaf's chunks are made, they serve."""
+    compared = 0
+    for name, footer in corpus_footers(parquet_testing, *pyarrow_files.files, *duckdb_files.files):
+        try:
+            meta = _meta(footer)
+        except (ParquetFormatError, EncryptedFileError):
+            continue
+        try:
+            decoded = _meta(footer).load()
+        except (ParquetFormatError, EncryptedFileError):
+            if meta.row_groups:
+                with pytest.raises((ParquetFormatError, EncryptedFileError)):
+                    meta.chunk(0, 0)
+                with pytest.raises((ParquetFormatError, EncryptedFileError)):
+                    meta.offset_indexed(0)
+            continue
+        for group in decoded.row_groups:
+            indexed = any(c.has_offset_index for c in group.columns)
+            assert meta.offset_indexed(group.index) == indexed, name
+            for leaf, other in enumerate(group.columns):
+                chunk = meta.chunk(group.index, leaf)
+                assert chunk == other and chunk.column == other.column, name
+                assert chunk.place == other.place and chunk.file_path == other.file_path
+                assert chunk.has_offset_index == other.has_offset_index
+                assert chunk.statistics == other.statistics
+        compared += 1
+    assert compared > 50
+    meta = _meta(footer_of(pyarrow_files.files[0].read_bytes()))
+    every = meta.chunks_of(range(len(meta.schema.columns)))
+    assert meta.chunk(0, 0) is every[0].columns[0]

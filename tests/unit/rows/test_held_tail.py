@@ -69,5 +69,5 @@ def test_a_lookup_holds_no_footer_model_of_a_file_whose_rows_were_read(
     for plan in shaped:
         assert plan.kept  # type: ignore[attr-defined]
         assert plan.footer_metadata is None and plan.footer_bytes is None  # type: ignore[attr-defined]
-        assert plan.scanned_chunks is None and plan.held.ranges() == []  # type: ignore[attr-defined]
+        assert plan.chunks_made == {} and plan.held.ranges() == []  # type: ignore[attr-defined]
         assert plan.arrow_schema is not None  # type: ignore[attr-defined]
