@@ -11,13 +11,15 @@ reference's, goes on to the per-file step with the footer and row groups its cal
 is not read or pruned again); one the call cannot decide goes on as it is.
 
 :func:`each_file` runs a run's files so: the first pruned the usual way (which binds the
-pass), the rest swept, then the per-file step over what the sweep left and the first file,
-the results in file order and the progress counted over every file.
+pass), the rest swept, and the per-file step over what the sweep left and the first file,
+the results in file order and the progress counted over every file. Inline, the sweep goes
+a part at a time and the files each part leaves are read while it sweeps the next; on an
+event loop it sweeps every file first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import PyBloomError
@@ -246,9 +248,8 @@ async def each_file(
         head = await for_each(files[:1], one, run.limit, None, batches=run.batches, pace=run.pace)
         later, before, since = files[1:], 1, 0
         tell(1)
-    if inline():  # in this thread: told after each file as the sweep goes
-        ticks = (lambda n: tell(before + n)) if progress is not None else None
-        sweep.over(later[since:], ticks, since)
+    if inline():  # in this thread, a part at a time, while other threads read what it left
+        return head + await _pipelined(run, sweep, later, since, before, one, pruned, tell)
     else:
         # A worker thread's, in parts: the caller's cancellation is seen between them, and
         # the progress told after each (here, file after file).
@@ -264,6 +265,60 @@ async def each_file(
     found = await for_each(left, one, run.limit, report, batches=run.batches, pace=run.pace)
     rest = iter(found)
     return head + [pruned(plans[at]) if at in plans else next(rest) for at in range(len(later))]
+
+
+#: Files swept inline before the files they leave are handed on (see :func:`_pipelined`): the
+#: first part; each next one twice the last, up to :data:`LOOP_PART` (a part's C calls and
+#: set-up cost a lake pruned almost whole more than the reads they let start sooner).
+INLINE_PART = 8
+
+
+async def _pipelined(
+    run: Run,
+    sweep: Sweep,
+    later: Sequence[Location],
+    since: int,
+    before: int,
+    one: Callable[[Location], Awaitable[T]],
+    pruned: Callable[[FilePlan], T],
+    tell: Callable[[int], None],
+) -> list[T]:
+    """:func:`each_file`'s files from ``later[since:]`` swept inline a part at a time
+    (:data:`INLINE_PART` files, then twice as many each time), each part's files left handed
+    on as soon as it is swept: while the run's other threads read the rows of one part's
+    files, this thread sweeps the next (the sweep of a lake whose files all hold rows no
+    longer runs alone ahead of them). Results in the order of ``later``; ``tell`` is given
+    the files done so far, swept ones included."""
+    worked = [0]
+
+    async def left() -> AsyncGenerator[Location, None]:
+        # The files swept ahead (:meth:`Sweep.first`) come first, once the first part is
+        # swept: the pace the sweep finds is known before any file is read.
+        ahead = list(later[:since])
+        start, part = since, INLINE_PART
+        while start < len(later):
+            end = min(start + part, len(later))
+            sweep.over(later[start:end], None, start)
+            tell(before + len(sweep.plans) + worked[0])
+            run.pace.expect(sweep.slow_files)
+            for location in ahead:
+                yield location
+            ahead = []
+            for at in range(start, end):
+                if at not in sweep.plans:
+                    yield later[at]
+            start, part = end, min(2 * part, LOOP_PART)
+        for location in ahead:
+            yield location
+
+    def report(done: int, _taken: int) -> None:
+        worked[0] = done
+        tell(before + len(sweep.plans) + done)
+
+    found = await for_each(left(), one, run.limit, report, batches=run.batches, pace=run.pace)
+    plans = sweep.plans
+    rest = iter(found)
+    return [pruned(plans[at]) if at in plans else next(rest) for at in range(len(later))]
 
 
 def _after(progress: Callable[[int, int], None], before: int, total: int) -> Any:
