@@ -1,7 +1,8 @@
 /*
- * pread.h: exact reads at an offset, for the filter probes (decide.c) and the file pass
- * (pass.c). Private to csrc/footer. Where the system has no pread, PBA_HAVE_PREAD is not
- * defined and the callers answer UNSURE or ASIDE instead of reading.
+ * pread.h: exact reads at an offset, for the filter probes (decide.c), the file pass
+ * (pass.c) and the rows' reads into the pool's buffers (rows/pool.c). Private to csrc.
+ * Where the system has no pread, PBA_HAVE_PREAD is not defined and the callers answer
+ * UNSURE or ASIDE, or ENOSYS, instead of reading.
  */
 #ifndef PBA_FOOTER_PREAD_H
 #define PBA_FOOTER_PREAD_H

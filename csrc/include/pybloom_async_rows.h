@@ -295,6 +295,17 @@ void pba_chunks_close(pba_chunk_reader **readers, size_t n_chunks);
 void *pba_buffer_new(size_t len);
 void pba_buffer_free(void *buf);
 
+/*
+ * Reads n ranges of the file open as `fd`, each into a new buffer of the pool
+ * (pba_buffer_new): bufs[i] holds lens[i] bytes read at starts[i] and got[i] says how many
+ * were read (fewer only where the range passes the file's end). One call for a file's
+ * ranges: the caller's thread is not woken between them. 0 when done; else an errno value
+ * (EINVAL: a range out of bounds; ENOMEM: no buffer; ENOSYS: no pread on this system; or
+ * the read's own), and then every buffer is given back and its bufs entry is NULL.
+ */
+int pba_buffers_read(int fd, size_t n, const int64_t *starts, const uint64_t *lens, void **bufs,
+                     uint64_t *got);
+
 #ifdef __cplusplus
 }
 #endif

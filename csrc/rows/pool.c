@@ -6,10 +6,14 @@
  * its critical sections scan at most PBA_POOL_SLOTS entries, far shorter than the
  * allocator calls they save.
  */
+#define _POSIX_C_SOURCE 200809L /* pread under -std=c99 */
 #include "pool.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+
+#include "../footer/pread.h"
 
 /* The header before a buffer's bytes: its capacity, padded as malloc aligns (the widest
  * scalar's alignment), so the bytes after it are aligned as malloc's. */
@@ -101,3 +105,46 @@ void pba_pool_put(void *buf) {
 void *pba_buffer_new(size_t len) { return pba_pool_get(len); }
 
 void pba_buffer_free(void *buf) { pba_pool_put(buf); }
+
+int pba_buffers_read(int fd, size_t n, const int64_t *starts, const uint64_t *lens, void **bufs,
+                     uint64_t *got) {
+    for (size_t i = 0; i < n; i++) {
+        bufs[i] = NULL;
+        got[i] = 0;
+    }
+#ifndef PBA_HAVE_PREAD
+    (void)fd;
+    (void)starts;
+    (void)lens;
+    return ENOSYS;
+#else
+    int err = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (starts[i] < 0 || lens[i] > (uint64_t)(INT64_MAX - starts[i]) ||
+            lens[i] > (uint64_t)SIZE_MAX) {
+            err = EINVAL;
+            break;
+        }
+        bufs[i] = pba_pool_get((size_t)lens[i]);
+        if (bufs[i] == NULL) {
+            err = ENOMEM;
+            break;
+        }
+        uint64_t requests = 0, read = 0;
+        if (!pba_read_at(fd, bufs[i], (size_t)lens[i], starts[i], &requests, &read) &&
+            errno != 0) {
+            err = errno;
+            break;
+        }
+        got[i] = read; /* fewer than asked only at the file's end */
+    }
+    if (err != 0) {
+        for (size_t i = 0; i < n; i++) {
+            pba_pool_put(bufs[i]);
+            bufs[i] = NULL;
+            got[i] = 0;
+        }
+    }
+    return err;
+#endif
+}

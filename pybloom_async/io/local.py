@@ -10,6 +10,7 @@ a lock.)
 from __future__ import annotations
 
 import abc
+import errno
 import os
 import stat
 import threading
@@ -84,6 +85,39 @@ def read_held(fd: int, start: int, end: int, lock: threading.Lock) -> Held:
             break
         got += n
     return view[:got].toreadonly()
+
+
+def read_held_ranges(fd: int, ranges: list[tuple[int, int]], lock: threading.Lock) -> list[Held]:
+    """:func:`read_held` of each range, the large ones read in one call of the C core
+    (``pba_buffers_read``): a file's chunks cost its thread one release of the interpreter
+    lock, not one per read and buffer (each a chance for another thread to take the lock
+    and keep it while this one waits)."""
+    large = [i for i, (start, end) in enumerate(ranges) if end - start >= HELD_MIN_BYTES]
+    if len(large) < 2:
+        return [read_held(fd, start, end, lock) for start, end in ranges]
+    n = len(large)
+    lens = [ranges[i][1] - ranges[i][0] for i in large]
+    bufs = ffi.new("void *[]", n)
+    got = ffi.new("uint64_t[]", n)
+    status = lib.pba_buffers_read(
+        fd, n, ffi.new("int64_t[]", [ranges[i][0] for i in large]), ffi.new("uint64_t[]", lens),
+        bufs, got,
+    )  # fmt: skip
+    if status == errno.ENOSYS:  # no pread here: read one by one
+        return [read_held(fd, start, end, lock) for start, end in ranges]
+    if status == errno.ENOMEM:
+        raise MemoryError(f"no memory for reads of {sum(lens)} bytes")
+    if status:
+        raise OSError(status, os.strerror(status))
+    views = []  # every buffer owned by Python first: none leaks when a small read fails
+    for k in range(n):
+        owned = ffi.gc(ffi.cast("uint8_t *", bufs[k]), lib.pba_buffer_free, lens[k])
+        views.append(memoryview(ffi.buffer(owned, lens[k]))[: got[k]].toreadonly())
+    taken = iter(views)
+    return [
+        next(taken) if end - start >= HELD_MIN_BYTES else read_exactly(fd, start, end, lock)
+        for start, end in ranges
+    ]
 
 
 def open_regular(path: str) -> tuple[int, SourceIdentity]:
@@ -264,6 +298,11 @@ class BlockingLocalFileSource(_DescriptorSource):
         self._check_open()
         fd = await self._descriptor()
         return [read(fd, start, end, self._seek_lock) for start, end in ranges]
+
+    async def _read_held(self, ranges: list[tuple[int, int]]) -> list[Held]:
+        self._check_open()
+        fd = await self._descriptor()
+        return read_held_ranges(fd, ranges, self._seek_lock)
 
     def descriptor_now(self) -> int | None:
         """The open descriptor, for reads made in this thread by native code (which count

@@ -809,3 +809,49 @@ def test_a_held_read_keeps_its_buffer_while_a_view_lives(tmp_path: Path) -> None
         assert read_held(fd, len(DATA) - 70_000, len(DATA) + 5, lock) == DATA[-70_000:]
     finally:
         os.close(fd)
+
+
+def test_held_reads_of_many_ranges_take_one_native_call(tmp_path: Path) -> None:
+    """read_held_ranges reads a file's large ranges in one call of the C core and the small
+    ones as bytes: the bytes of each range in order, a range past the end cut short there,
+    each buffer kept while its view lives; a read that fails raises OSError."""
+    import threading
+
+    from pybloom_async.io.local import read_held_ranges
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(DATA)
+    fd = os.open(path, os.O_RDONLY)
+    lock = threading.Lock()
+    ranges = [(0, 10), (5, 100_000), (100_000, 100_000), (120_000, 190_000), (130_000, 210_000)]
+    try:
+        got = read_held_ranges(fd, ranges, lock)
+        assert [bytes(g) for g in got] == [DATA[s:e] for s, e in ranges]
+        assert [isinstance(g, memoryview) for g in got] == [False, True, False, True, True]
+        assert all(g.readonly for g in got if isinstance(g, memoryview))
+        part = got[1][100:110]
+        del got
+        again = read_held_ranges(fd, [(0, 70_000), (1, 80_000)], lock)  # reuses the buffers
+        assert bytes(part) == DATA[105:115]
+        assert [bytes(g) for g in again] == [DATA[:70_000], DATA[1:80_000]]
+    finally:
+        os.close(fd)
+    with pytest.raises(OSError):
+        read_held_ranges(fd, [(0, 70_000), (1, 80_000)], lock)
+
+
+@pytest.mark.anyio
+async def test_a_blocking_local_source_reads_held_ranges_as_the_others(tmp_path: Path) -> None:
+    """A blocking local source (an inline run's) gives read_ranges_held's bytes as every
+    source does, and a file cut short under it is a short read."""
+    from pybloom_async.io.local import BlockingLocalFileSource
+
+    path = tmp_path / "f.bin"
+    path.write_bytes(DATA)
+    ranges = [(0, 10), (5, 100_000), (150_000, len(DATA)), (0, len(DATA))]
+    async with BlockingLocalFileSource(str(path), stats=SourceStats()) as source:
+        held = await source.read_ranges_held(ranges)
+        assert [bytes(h) for h in held] == [DATA[s:e] for s, e in ranges]
+        path.write_bytes(DATA[:100_000])
+        with pytest.raises(SourceError, match="returned 20000 bytes"):
+            await source.read_ranges_held([(0, 70_000), (80_000, 180_000)])
