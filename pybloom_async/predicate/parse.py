@@ -171,9 +171,15 @@ class Parser:
             self.i += 1
             return ()
         values = [self.literal()]
+        toks = self.toks
         while (t := self.peek()) is not None and t.kind == "comma":
             self.i += 1
-            values.append(self.literal())
+            tok = toks[self.i] if self.i < len(toks) else None
+            if tok is not None and tok.kind == "literal":  # most values: no call
+                self.i += 1
+                values.append(tok.value)
+            else:
+                values.append(self.literal())
         self.take("rparen", "',' or ')' in the IN list")
         return tuple(values)
 

@@ -56,6 +56,11 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
+#: A comma and an integer after an integer (an IN list's next value), as :data:`_TOKEN` reads
+#: them: two tokens one match makes. Not before ``x``: ``0x1F`` is binary (and ``10x`` is
+#: left to :data:`_TOKEN` too, which reads it as it reads any text).
+_NEXT_INTEGER = re.compile(r"\s*(,)\s*([-+]?\d+)(?![.\deExX])")
+
 #: Words the text form reads as keywords, never as column names (quote such a column).
 KEYWORDS = {"AND", "OR", "IN", "NULL", "TRUE", "FALSE", "NAN", "INF", "INFINITY"}
 #: Words that are keywords only where a keyword fits (``not = 1`` compares a column named
@@ -93,6 +98,7 @@ def tokenize(text: str) -> list[Token]:
     toks: list[Token] = []
     pos = 0
     match = _TOKEN.match
+    next_integer = _NEXT_INTEGER.match
     while True:
         m = match(text, pos)
         if m is None:
@@ -111,6 +117,16 @@ def tokenize(text: str) -> list[Token]:
         pos = m.start(kind)
         if kind == "integer":
             toks.append(Token("literal", _integer(raw), pos, raw))
+            # The rest of an IN list of integers: a comma and an integer a match, tokens
+            # the loop would make of them (see _NEXT_INTEGER).
+            end = m.end()
+            while (more := next_integer(text, end)) is not None:
+                raw = more.group(2)
+                toks.append(Token("comma", ",", more.start(1), ","))
+                toks.append(Token("literal", _integer(raw), more.start(2), raw))
+                end = more.end()
+            pos = end
+            continue
         elif kind == "number":
             toks.append(Token("literal", _number(raw), pos, raw))
         elif kind == "badop":

@@ -171,6 +171,35 @@ def test_tokens_their_values_and_places(text: str, expected: list[tuple[str, obj
     assert [type(v) for _, v, _ in got] == [type(v) for _, v, _ in expected]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x IN (1, 2 ,3 , -4,+5)",
+        "x IN (1, 0x1F, 2)",  # binary, not the integer 0
+        "x IN (1, 10x)",
+        "x IN (1, 2.5, 3e2, 4E1, 5., 6)",
+        "x IN (1, " + "9" * 5000 + ", 2)",  # past int()'s digit limit
+        "x IN (1,\n2,\t3) AND y = 4, 5",
+        "x IN (1, 'a', 2, NULL, 3)",
+        "x IN (1, 2",
+        "x IN (1, 2 3)",
+        "x = 1,2,",
+    ],
+)
+def test_an_integer_lists_tokens_are_those_of_the_general_loop(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tokenizer takes the rest of an IN list of integers two tokens a match: the same
+    tokens, values and places as its general loop makes, one token a match."""
+    from pybloom_async.predicate import tokens
+
+    fast = tokens.tokenize(text)
+    monkeypatch.setattr(tokens, "_NEXT_INTEGER", re.compile(r"(?!)"))  # never matches
+    general = tokens.tokenize(text)
+    assert fast == general
+    assert [type(t.value) for t in fast] == [type(t.value) for t in general]
+
+
 def test_round_trip_through_str() -> None:
     for text in [
         "id = 42 AND email IN ('a', 'b')",
