@@ -61,6 +61,7 @@ class Sweep:
         "_arrow_schemas",
         "_footers",
         "_kept",
+        "_made",
         "_parts",
         "_passed",
         "_run",
@@ -82,6 +83,9 @@ class Sweep:
         self.plans: dict[int, FilePlan] = {}
         self._passed: dict[str, tuple[Footer, list[int]]] = {}
         self._arrow_schemas: dict[int, Any] = {}  # of the pass's references, by id
+        # What a file's partition folders make of the predicate and its rows: the same for
+        # every file of the same folders' values, in every part swept.
+        self._made: dict[Any, tuple[FilePass | None, RowsOf | None] | None] = {}
         #: The files passed on whose kept row groups hold :data:`SLOW_KEPT_BYTES` or more.
         self.slow_files = 0
 
@@ -147,9 +151,7 @@ class Sweep:
         from .plan import rows_of  # pyarrow's: imported once rows are read
 
         parts, kept, footers = self._parts, self._kept, self._footers
-        # What a file's partition folders make of the predicate and its rows: the same for
-        # every file of the same folders' values.
-        made: dict[Any, tuple[FilePass | None, RowsOf | None] | None] = {}
+        made = self._made
         for first in range(0, len(files), STOP_EVERY):
             stop_point()
             batch: list[tuple[int, Location, str, RowsOf | None]] = []
@@ -268,8 +270,9 @@ async def each_file(
 
 
 #: Files swept inline before the files they leave are handed on (see :func:`_pipelined`): the
-#: first part; each next one twice the last, up to :data:`LOOP_PART` (a part's C calls and
-#: set-up cost a lake pruned almost whole more than the reads they let start sooner).
+#: first part; each next one twice the last, up to :data:`LOOP_PART`, or that at once after a
+#: part that leaves no file (a part's C calls cost a lake pruned almost whole more than the
+#: reads they let start sooner).
 INLINE_PART = 8
 
 
@@ -284,11 +287,12 @@ async def _pipelined(
     tell: Callable[[int], None],
 ) -> list[T]:
     """:func:`each_file`'s files from ``later[since:]`` swept inline a part at a time
-    (:data:`INLINE_PART` files, then twice as many each time), each part's files left handed
-    on as soon as it is swept: while the run's other threads read the rows of one part's
-    files, this thread sweeps the next (the sweep of a lake whose files all hold rows no
-    longer runs alone ahead of them). Results in the order of ``later``; ``tell`` is given
-    the files done so far, swept ones included."""
+    (:data:`INLINE_PART` files, then twice as many each time; after a part that leaves no
+    file, :data:`LOOP_PART`), each part's files left handed on as soon as it is swept: while
+    the run's other threads read the rows of one part's files, this thread sweeps the next
+    (the sweep of a lake whose files all hold rows no longer runs alone ahead of them).
+    Results in the order of ``later``; ``tell`` is given the files done so far, swept ones
+    included."""
     worked = [0]
 
     async def left() -> AsyncGenerator[Location, None]:
@@ -304,10 +308,14 @@ async def _pipelined(
             for location in ahead:
                 yield location
             ahead = []
+            handed = False
             for at in range(start, end):
                 if at not in sweep.plans:
+                    handed = True
                     yield later[at]
-            start, part = end, min(2 * part, LOOP_PART)
+            # A part that left no file to read (a point lookup's, most): no reads to start
+            # sooner, the rest goes in the largest parts.
+            start, part = end, min(2 * part, LOOP_PART) if handed else LOOP_PART
         for location in ahead:
             yield location
 
