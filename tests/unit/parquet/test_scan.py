@@ -614,6 +614,23 @@ def test_schema_span_refuses_damage_cleanly() -> None:
     assert schema_span(bytes([0x29, 0x15, 0x02, 0x00])) is None
 
 
+def corpus_models(
+    parquet_testing: Path, pyarrow_files: Any, duckdb_files: Any
+) -> Iterator[tuple[str, Any, Any]]:
+    """Each footer of the corpus and of the engines' files that decodes lazily: its name, its
+    lazy model, and the same footer decoded whole (None where the decoder refuses it)."""
+    for name, footer in corpus_footers(parquet_testing, *pyarrow_files.files, *duckdb_files.files):
+        try:
+            meta = _meta(footer)
+        except (ParquetFormatError, EncryptedFileError):
+            continue
+        try:
+            decoded = _meta(footer).load()
+        except (ParquetFormatError, EncryptedFileError):
+            decoded = None
+        yield name, meta, decoded
+
+
 def test_chunk_places_are_the_decoded_chunks_places(
     parquet_testing: Path, pyarrow_files: Any, duckdb_files: Any
 ) -> None:
@@ -621,19 +638,13 @@ def test_chunk_places_are_the_decoded_chunks_places(
     equals each decoded chunk's place, on every file of the corpus and the engines'; where
     the decoder refuses the chunks, it raises too."""
     compared = 0
-    for name, footer in corpus_footers(parquet_testing, *pyarrow_files.files, *duckdb_files.files):
-        try:
-            meta = _meta(footer)
-        except (ParquetFormatError, EncryptedFileError):
-            continue
+    for name, meta, decoded in corpus_models(parquet_testing, pyarrow_files, duckdb_files):
         leaves = range(len(meta.schema.columns))
-        try:
-            decoded = _meta(footer).load()
-            expected = [[c.place for c in group.columns] for group in decoded.row_groups]
-        except (ParquetFormatError, EncryptedFileError):
+        if decoded is None:
             with pytest.raises((ParquetFormatError, EncryptedFileError)):
                 meta.chunk_places(leaves)
             continue
+        expected = [[c.place for c in group.columns] for group in decoded.row_groups]
         assert meta.chunk_places(leaves) == expected, name
         for group, places in zip(decoded.row_groups, expected, strict=True):
             for chunk, place in zip(group.columns, places, strict=True):
@@ -657,14 +668,8 @@ def test_one_chunk_and_offset_indexes_are_the_decoded_chunks(
     record an offset index, on every file of the corpus and the engines'; where the decoder
     refuses the chunks, both raise too. Once every leaf's chunks are made, they serve."""
     compared = 0
-    for name, footer in corpus_footers(parquet_testing, *pyarrow_files.files, *duckdb_files.files):
-        try:
-            meta = _meta(footer)
-        except (ParquetFormatError, EncryptedFileError):
-            continue
-        try:
-            decoded = _meta(footer).load()
-        except (ParquetFormatError, EncryptedFileError):
+    for name, meta, decoded in corpus_models(parquet_testing, pyarrow_files, duckdb_files):
+        if decoded is None:
             if meta.row_groups:
                 with pytest.raises((ParquetFormatError, EncryptedFileError)):
                     meta.chunk(0, 0)

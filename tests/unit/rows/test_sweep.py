@@ -141,9 +141,17 @@ def test_the_first_files_rows_are_read_with_the_others_after_the_sweep(
 ) -> None:
     """The first file is pruned ahead of the sweep (it binds the pass), and its rows are read
     after it, beside the other files' (not alone before it): the same rows and reads."""
+    events = _events_of_a_lookup(lake, pba.col("id").isin([5, 250, 999]), monkeypatch)
+    assert events[0] == "sweep" and "part-00.parquet" in events
+
+
+def _events_of_a_lookup(
+    lake: Path, where: pba.Predicate, monkeypatch: pytest.MonkeyPatch
+) -> list[str]:
+    """A lookup's parts swept (``"sweep"``) and files whose rows are read (their names), in
+    order; its rows, reads and progress are checked against the per-file step alone."""
     from pybloom_async.rows import fetch
 
-    where = pba.col("id").isin([5, 250, 999])
     expected = _unswept(monkeypatch, lake, where)
     events: list[str] = []
     real_tables, real_over = fetch.file_tables, Sweep.over
@@ -159,8 +167,8 @@ def test_the_first_files_rows_are_read_with_the_others_after_the_sweep(
     monkeypatch.setattr(fetch, "file_tables", tables)
     monkeypatch.setattr(Sweep, "over", over)
     got, counted, progress = _lookup(lake, where)
-    assert events[0] == "sweep" and "part-00.parquet" in events
     assert got.equals(expected[0]) and counted == expected[1] and progress == expected[2]
+    return events
 
 
 def test_files_of_other_schemas_go_the_per_file_way(tmp_path: Path, calls: Calls) -> None:
@@ -209,29 +217,14 @@ def test_rows_are_read_while_the_sweep_goes_on(lake: Path, monkeypatch: pytest.M
     """Inline, the files are swept a part at a time, and the files a part leaves are read
     before the next part is swept: a sweep that leaves every file does not run alone ahead
     of their reads. The rows and reads are those of the per-file step alone."""
-    from pybloom_async.rows import fetch, sweep
+    from pybloom_async.rows import sweep
 
     assert FILES > sweep.INLINE_PART + 1  # the first file, a whole first part, and more
-    where = pba.col("id").isin([150, 950])  # in the first part's file 1 and the last file
-    expected = _unswept(monkeypatch, lake, where)
-    events: list[str] = []
-    real_tables, real_over = fetch.file_tables, Sweep.over
-
-    def tables(source: Any, plan: Any, job: Any) -> Any:
-        events.append(Path(plan.path).name)
-        return real_tables(source, plan, job)
-
-    def over(swept: Sweep, *args: Any, **kwargs: Any) -> Sweep:
-        events.append("sweep")
-        return real_over(swept, *args, **kwargs)
-
-    monkeypatch.setattr(fetch, "file_tables", tables)
-    monkeypatch.setattr(Sweep, "over", over)
-    got, counted, progress = _lookup(lake, where)
+    # In the first part's file 1 and the last file.
+    events = _events_of_a_lookup(lake, pba.col("id").isin([150, 950]), monkeypatch)
     assert events.count("sweep") == 2
     second = events.index("sweep", 1)
     assert events.index("part-01.parquet") < second < events.index("part-09.parquet")
-    assert got.equals(expected[0]) and counted == expected[1] and progress == expected[2]
 
 
 def test_a_lone_file_is_not_swept(tmp_path: Path, calls: Calls) -> None:
