@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..core.stripes import block_indexes, check_stripe
-from ..errors import PyBloomError
+from ..errors import PredicateError, PyBloomError
 from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate
 from ..pruning.bounds import Outcome, index_view
@@ -48,6 +48,10 @@ class SegmentState:
     loaded: LoadedSegment
     damaged: str | None = None
     probes: dict[int, _Probe] = field(default_factory=dict)  # id(leaf predicate) -> probe
+    #: A literal of the run is not a value of a column's type as this segment has it: the
+    #: error of the files it describes, raised for one still as described, not for a file
+    #: removed or replaced since (whose own footer says what its types take).
+    refused: PredicateError | None = None
 
 
 def prepare_probes(

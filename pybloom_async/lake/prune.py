@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import (
     IndexStaleError,
     InvalidArgumentError,
+    PredicateError,
     PyBloomError,
     SourceError,
 )
@@ -179,7 +180,11 @@ async def _file_verdicts(
     missing_why = "not in the lake index" + (
         f" (unreadable segments: {'; '.join(damaged)[:300]})" if damaged else ""
     )
-    decided = [segment_outcomes(compiled.normal, state, compiled.leaves) for state in states]
+    normal, leaves = compiled.normal, compiled.leaves
+    decided = [
+        None if state.refused is not None else segment_outcomes(normal, state, leaves)
+        for state in states
+    ]
     out = []
     for path, name, now in zip(paths, names, identities, strict=True):
         if sink is not None:
@@ -201,7 +206,11 @@ async def _file_verdicts(
             out.append(Verdict(path, None, entry.num_rows, True,
                                f"lake index {state.damaged}", Rule.NO_INDEX))  # fmt: skip
             continue
-        outcomes, inverse = decided[found[0]]
+        if state.refused is not None:  # the file is as the segment describes it
+            raise state.refused
+        found_outcomes = decided[found[0]]
+        assert found_outcomes is not None
+        outcomes, inverse = found_outcomes
         o = outcomes[inverse[found[1]]]
         out.append(Verdict(path, None, entry.num_rows, not o.excluded, o.reason, o.rule))
         if sink is not None and now is not None:
@@ -321,7 +330,13 @@ async def verdicts_from_segments(
     rdr, strict = run.reader, run.strict
     states = [SegmentState(x) for x in loaded if isinstance(x, LoadedSegment)]
     damaged = [x for x in loaded if isinstance(x, str)]
-    wanted = [prepare_probes(state, compiled) for state in states]
+    wanted: list[dict[tuple[int, int], list[int]]] = []
+    for state in states:
+        try:
+            wanted.append(prepare_probes(state, compiled))
+        except PredicateError as exc:  # raised for a file still as the segment describes it
+            state.refused = exc
+            wanted.append({})
     await gather(probe_segment, [(rdr, s, w) for s, w in zip(states, wanted, strict=True)])
     for state in states:
         if strict and state.damaged is not None:

@@ -539,3 +539,32 @@ def test_an_index_folder_that_cannot_be_listed_keeps_every_file(lake: Any) -> No
     # Forced, the index must be there: its folder's listing error is the answer.
     with pytest.raises(PyBloomError, match="listing the lake index"):
         prune_sync(str(root), col("id") == 1, use_index="lake")
+
+
+@pytest.mark.parametrize("row_groups", [True, False])
+def test_a_literal_the_index_types_refuse_is_an_error_only_for_files_still_as_indexed(
+    tmp_path: Path, row_groups: bool
+) -> None:
+    """A literal not of a column's type as a segment has it (a zoned timestamp against an
+    INT96 column) is the error of the files the segment describes: raised while one is as
+    indexed, not once they are removed (an empty lake answers nothing) or replaced by files
+    whose own type takes it (their footers decide)."""
+    root = tmp_path / "lake"
+    root.mkdir()
+    ts = pa.array([1_700_000_000_000_000_000], pa.int64()).cast(pa.timestamp("ns", tz="UTC"))
+    table = pa.table({"id": pa.array([1], pa.int64()), "ts": ts})
+    pq.write_table(table, root / "a.parquet", use_deprecated_int96_timestamps=True)
+    build_lake_index_sync(str(root), ["ts", "id"])
+    where = "ts >= '2029-03-03T05:56:44-05:30'"
+    with pytest.raises(PredicateError, match="UTC flag"):
+        prune_sync(str(root), where, use_index="lake", row_groups=row_groups)
+    pq.write_table(table, root / "a.parquet")  # INT64 with a UTC flag: the zone has a place
+    got = prune_sync(str(root), where, use_index="lake", row_groups=row_groups)
+    assert len(got) == 1
+    if row_groups:  # its own statistics: its one value lies before the bound
+        assert not got[0].kept
+    else:
+        assert got[0].kept and got[0].rule is Rule.STALE_INDEX
+    os.unlink(root / "a.parquet")
+    assert prune_sync(str(root), where, use_index="lake", row_groups=row_groups) == []
+    assert lookup_sync(str(root), where, use_index="lake").num_rows == 0
