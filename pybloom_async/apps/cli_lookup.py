@@ -22,7 +22,7 @@ import sys
 import tempfile
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import ExitStack, aclosing
-from typing import IO, Any, TextIO, cast
+from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from ..checks import positive_int
 from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, SourceError
@@ -34,6 +34,7 @@ from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run
 from ..rows.api import LookupOptions, LookupPlan, plan_lookup
 from ..tables import TableSource
+from ..tasks.workers import gather
 from .cli_args import index_option, make_reader, on_error, partitioning, store_options
 from .cli_output import (
     Progress,
@@ -46,6 +47,9 @@ from .cli_output import (
     unreadable_text,
 )
 from .cli_tables import open_table
+
+if TYPE_CHECKING:
+    from ..rows.plan import FilePlan  # pyarrow's: imported when rows are read
 
 log = logging.getLogger(__name__)
 
@@ -318,7 +322,7 @@ async def _read_rows(
         )  # fmt: skip
         total = len(plan.files) + len(skipped)  # the files planned, and those that failed
         log.info("%s listed from %s", plural_s(total, "file"), plural_s(len(args.paths), "input"))
-        rows = _plan_tables(plan, reader, skipped if not args.strict else None)
+        rows = _plan_tables(plan, reader, skipped if not args.strict else None, limit is None)
         schema = await _write(rows, limit, writer)
         return total, skipped, schema if plan.files else None  # no file read: no schema
 
@@ -363,30 +367,66 @@ async def _write(tables: AsyncGenerator[Any, None], limit: int | None, writer: _
     return schema
 
 
+#: Files whose rows are read at once, in the order written (each waits in memory until the
+#: files before it are written): at most this many...
+READ_AHEAD_FILES = 16
+#: ...and no more kept row groups than this, all columns uncompressed as their footers
+#: say (one file at a time above it), so that a lookup that matches much holds little.
+READ_AHEAD_BYTES = 256 << 20
+
+
+def _read_ahead(plans: Sequence[FilePlan], files: int) -> list[list[FilePlan]]:
+    """The planned files with rows to read, in order, in parts read at once: at most
+    ``files`` each, and :data:`READ_AHEAD_BYTES`."""
+    parts: list[list[FilePlan]] = []
+    size = 0
+    for plan in plans:
+        if not plan.kept:
+            continue
+        groups = plan.metadata.row_groups
+        need = sum(groups[g].total_byte_size for g in plan.kept)
+        if not parts or len(parts[-1]) >= files or size + need > READ_AHEAD_BYTES:
+            parts.append([])
+            size = 0
+        parts[-1].append(plan)
+        size += need
+    return parts
+
+
 async def _plan_tables(
-    plan: LookupPlan, reader: BloomReader, skipped: list[PyBloomError] | None
+    plan: LookupPlan, reader: BloomReader, skipped: list[PyBloomError] | None, ahead: bool
 ) -> AsyncGenerator[Any, None]:
-    """The answer's schema (an empty table), then the matching rows of the planned files,
-    one table per row group, each file read from the version planned. A file that fails
-    now is added to ``skipped``, or raised without it (``--strict``)."""
+    """The answer's schema (an empty table), then the matching rows of the planned files in
+    their order, one table per row group, each file read from the version planned. With
+    ``ahead``, files are read several at once (:func:`_read_ahead`): a store's round trips
+    overlap, and a local lake's files use the reader's threads; without (``--limit``),
+    one after another, and none past the one that reaches the limit. A file that fails is
+    added to ``skipped`` in its place, or raised there without it (``--strict``): the
+    files before it are written first, as when the files were read one by one."""
     import pyarrow as pa
 
     from ..rows.arrow import empty_table
     from ..rows.fetch import planned_file_tables
 
-    yield empty_table(pa.schema(plan.job.schema))
-    for file_plan in plan.files:
-        if not file_plan.kept:
-            continue
+    async def read(file_plan: FilePlan) -> list[Any] | PyBloomError:
         try:
             async with aclosing(planned_file_tables(reader, file_plan, plan.job)) as tables:
-                async for table in tables:
-                    yield table
+                return [table async for table in tables]
         except (SourceError, ParquetFormatError) as exc:
-            if skipped is None:
-                raise exc.with_context(path=file_plan.path) from None
-            log.warning("lookup skipped a file: %s", exc.with_context(path=file_plan.path))
-            skipped.append(exc)
+            return exc
+
+    yield empty_table(pa.schema(plan.job.schema))
+    for part in _read_ahead(plan.files, READ_AHEAD_FILES if ahead else 1):
+        found = await gather(read, [(file_plan,) for file_plan in part])
+        for file_plan, tables in zip(part, found, strict=True):
+            if isinstance(tables, PyBloomError):
+                if skipped is None:
+                    raise tables.with_context(path=file_plan.path) from None
+                log.warning("lookup skipped a file: %s", tables.with_context(path=file_plan.path))
+                skipped.append(tables)
+                continue
+            for table in tables:
+                yield table
 
 
 async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
