@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -49,7 +49,7 @@ from ..tasks.loops import sync_twin, to_worker
 from ..tasks.workers import for_each
 from .evaluate import Decided, eval_leaf, evaluate, leaves_of
 from .file_pass import FilePass
-from .leaves import Leaf, LeafCache, Variant, prepare
+from .leaves import Leaf, LeafCache, Variant, leaf_column, prepare
 from .native import decide_natively
 from .partition_types import Partitioning
 from .partitions import PartitionPredicate
@@ -160,6 +160,10 @@ class CompiledPredicate:
         self.normal = normal_form(self.predicate)
         self.leaves = leaves_of(self.normal)
         self.seen = _ColumnsSeen.of(self.predicate)
+        #: Leaves of the run's predicate that a file's partition values left out of this
+        #: residual (:meth:`narrowed`): their literals are still typed against each file
+        #: read (:meth:`check_literals`).
+        self.unchecked: tuple[Predicate, ...] = ()
         self._cache = LeafCache()
         self._pass: FilePass | None = None
         self._pass_lock = threading.Lock()
@@ -183,7 +187,27 @@ class CompiledPredicate:
         PredicateError
             A literal is not a value of its column's type.
         """
+        if self.unchecked:
+            self.check_literals(footer.metadata.schema, self.unchecked)
         return {id(p): prepare(p, footer, self._cache) for p in self.leaves}
+
+    def check_literals(self, schema: Schema, leaves: Iterable[Predicate]) -> None:
+        """Type the literals of ``leaves`` (leaves of :attr:`normal`) by a file's columns,
+        where nothing else asks them: a file read whose partition values decide the
+        predicate without them. A literal typed wrong is an error in every file read, as
+        an SQL engine refuses it before it reads a row, whatever the folders decide.
+
+        Raises
+        ------
+        PredicateError
+            A literal is not a value of its column's type.
+        """
+        for p in leaves:
+            try:
+                desc = schema.column(leaf_column(p))
+            except PredicateError:
+                continue  # a column the file lacks: nothing to type the literal by
+            self._cache.leaf(p, desc)
 
     def file_pass(self, run: Run, path: str) -> FilePass | None:
         """The run's local files pruned in one C call each (:mod:`.file_pass`), when
@@ -224,12 +248,14 @@ class CompiledPredicate:
         once per task, its leaves built there."""
         return (CompiledPredicate, (self.predicate,))
 
-    def narrowed(self, where: Predicate) -> CompiledPredicate:
+    def narrowed(self, where: Predicate, unchecked: Sequence[Predicate] = ()) -> CompiledPredicate:
         """This run's compiled predicate for ``where``, made of this one's leaves (what a
         file's partition values leave of it): literals encoded once and the columns seen
-        are shared with this one."""
+        are shared with this one. ``unchecked``: this one's leaves the partition values
+        left out, typed still by each file's columns (:meth:`leaves_for`)."""
         child = CompiledPredicate(where)
         child.seen = self.seen
+        child.unchecked = tuple(unchecked)
         child._cache = self._cache
         return child
 

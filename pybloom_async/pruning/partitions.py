@@ -68,10 +68,14 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class FileDecision:
     """What a file's partition values leave of the predicate: ``ruled_out`` (FALSE: no
-    row can match), else ``compiled``, the residual (None: TRUE, every row matches)."""
+    row can match), else ``compiled``, the residual (None: TRUE, every row matches).
+    ``unchecked``: the predicate's leaves on the file's own columns that the residual left
+    out (``p = 'a' OR x = 1`` where ``p`` is ``'a'``): their literals are still typed by
+    the columns of the file when it is read."""
 
     ruled_out: bool
     compiled: CompiledPredicate | None
+    unchecked: tuple[Predicate, ...] = ()
 
 
 def _encodings(value: Any, kind: PartitionType, key: str) -> frozenset[bytes] | None:
@@ -366,13 +370,19 @@ class PartitionPredicate:
                 id(leaf): o for leaf, o in zip(self.leaves, outcome, strict=True) if o is not None
             }
             residual = _substitute(self.compiled.normal, decided)
+            left = set() if isinstance(residual, bool) else {id(p) for p in _leaves(residual)}
+            unchecked = tuple(
+                leaf
+                for leaf, o in zip(self.leaves, outcome, strict=True)
+                if o is None and id(leaf) not in left
+            )
             if residual is False:
                 found = FileDecision(True, None)
             elif residual is True:
-                found = FileDecision(False, None)
+                found = FileDecision(False, None, unchecked)
             else:
                 assert isinstance(residual, Predicate)
-                found = FileDecision(False, self.compiled.narrowed(residual))
+                found = FileDecision(False, self.compiled.narrowed(residual, unchecked))
             self._residuals[outcome] = found
         return found
 
@@ -481,8 +491,10 @@ class PartitionPredicate:
 
         async def work(file: OpenedFile) -> list[Verdict]:
             footer = await file.footer()
-            # A file read: its columns count for "no file read has this column".
+            # A file read: its columns count for "no file read has this column", and type
+            # the literals the folders decided without.
             self.compiled.seen.add(footer.metadata.schema)
+            self.compiled.check_literals(footer.metadata.schema, decision.unchecked)
             reason = "its partition values make the predicate true for every row"
             return [
                 Verdict(path, rg.index, rg.num_rows, True, reason, Rule.PARTITION)
@@ -491,6 +503,8 @@ class PartitionPredicate:
 
         try:
             return await run.with_file(location, work)
+        except PredicateError as exc:
+            raise exc.with_context(path=path) from None  # the predicate is wrong, not the file
         except PyBloomError as exc:
             if run.strict:
                 raise exc.with_context(path=path) from None

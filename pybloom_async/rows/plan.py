@@ -431,6 +431,8 @@ def describe(
 def with_partition(plan: FilePlan, rows: RowsOf | None) -> None:
     """Set what its partition folders make of the file's rows on its plan."""
     if rows is not None:
+        if rows.check_literals is not None:
+            rows.check_literals(plan.schema)
         plan.where, plan.every_row = rows.where, rows.every_row
         plan.partition, plan.partition_fields = dict(rows.values), tuple(rows.fields)
 
@@ -455,6 +457,9 @@ class RowsOf:
     every_row: bool = False
     values: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     fields: Sequence[Any] = ()
+    #: With ``every_row``: types the literals the folders decided without by the file's
+    #: columns (:meth:`~pybloom_async.pruning.api.CompiledPredicate.check_literals`).
+    check_literals: Callable[[Schema], None] | None = None
 
 
 class TableFile(Protocol):
@@ -539,14 +544,19 @@ def rows_of(parts: PartitionPredicate, location: str | FileInfo) -> RowsOf | Non
     """
     if not parts.pairs(location):
         return None
-    residual = parts.decide(location).compiled
+    decision = parts.decide(location)
+    residual = decision.compiled
     path = location_text(location)
     values = parts.values(location, path)
+    unchecked = decision.unchecked if residual is None else ()
     return RowsOf(
         where=residual.predicate if residual is not None else None,
         every_row=residual is None,
         values=values,
         fields=[pa.field(key, parts.type_of(key).arrow()) for key in values],
+        check_literals=(
+            (lambda schema: parts.compiled.check_literals(schema, unchecked)) if unchecked else None
+        ),
     )
 
 

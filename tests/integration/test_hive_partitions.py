@@ -170,6 +170,35 @@ def test_a_literal_not_of_the_columns_type_is_the_prune_error(tmp_path: Path) ->
             call(str(tmp_path), "dt = 'yesterday' AND id = 5")
 
 
+@pytest.mark.parametrize(
+    "where",
+    [
+        # the folders make it TRUE for every file read: no residual is left
+        "(country = 'DE' OR id = 'abc') AND country = 'DE'",
+        # a residual is left, without the leaf typed wrong
+        "(country = 'DE' OR id = 'abc') AND country = 'DE' AND id > 5",
+    ],
+)
+def test_a_literal_typed_wrong_is_an_error_where_the_folders_decide_without_it(
+    tmp_path: Path, where: str
+) -> None:
+    # 'abc' for the INT64 id is a mistake in every file read, whatever the folders decide
+    # of the rest (the FR files are ruled out, the DE files are read).
+    _day_lake(tmp_path, days=1, files=1)
+    for call in (lookup_sync, prune_sync, pruned_dataset_sync):
+        with pytest.raises(PredicateError, match="'abc' is not a value of this column"):
+            call(str(tmp_path), where)
+
+    async def batches() -> None:
+        async for _ in lookup_batches(str(tmp_path), where):
+            pass
+
+    with pytest.raises(PredicateError, match="'abc'"):
+        anyio.run(batches)
+    # typed right, the same predicates answer
+    assert lookup_sync(str(tmp_path), where.replace("'abc'", "7")).num_rows > 0
+
+
 def test_turned_off_folders_are_plain_folders(tmp_path: Path) -> None:
     _day_lake(tmp_path, days=1, files=1)
     got = lookup_sync(str(tmp_path), "id = 5", partitioning=None)
