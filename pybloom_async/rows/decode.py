@@ -196,7 +196,8 @@ def keyed_matches(
             positions.append(match.positions(group, rows))
     none = np.zeros(0, dtype=np.int64)
     if not parts:  # no key found: no row, whatever the rest of the predicate says
-        return Matches(groups, _no_rows(plan.arrow_schema, columns.first), none, starts)
+        empty = _no_rows(plan.arrow_schema, columns.first)
+        return None if empty is None else Matches(groups, empty, none, starts)
     table = computable(pa.concat_tables(parts))
     at = np.concatenate(candidates)
     in_file = None if match.table is None else np.concatenate(positions) if positions else none
@@ -236,7 +237,8 @@ def _keyed_at_once(
     rows, counts, chunks = many
     none = np.zeros(0, dtype=np.int64)
     if not rows.size:  # no key found: no row, whatever the rest of the predicate says
-        return Matches(groups, _no_rows(plan.arrow_schema, columns.first), none, starts)
+        empty = _no_rows(plan.arrow_schema, columns.first)
+        return None if empty is None else Matches(groups, empty, none, starts)
     hit = np.flatnonzero(counts)
     hit_groups = [groups[i] for i in hit.tolist()]
     taken = take_many(plan, held, groups, rows, counts, [keys.column], {keys.column: chunks})
@@ -259,12 +261,16 @@ def _keyed_at_once(
     return Matches(groups, found, at[taken_at], starts)
 
 
-def _no_rows(schema: pa.Schema, names: Sequence[str]) -> Any:
+def _no_rows(schema: pa.Schema, names: Sequence[str]) -> Any | None:
     """The (computable) table of ``schema``'s columns ``names`` with no rows: one per
-    schema and names (tables are values), as most files a key is looked up in have none."""
+    schema and names (tables are values), as most files a key is looked up in have none.
+    None when a name is a leaf inside a struct (``s.x``: pyarrow reads it as ``s`` with
+    only that field, and its decode makes that table)."""
     key = (schema, tuple(names))
     found = _NO_ROWS.get(key)
     if found is None:
+        if any(schema.get_field_index(name) < 0 for name in names):
+            return None
         found = computable(empty_table(schema).select(list(names)))
         if len(_NO_ROWS) >= 64:
             _NO_ROWS.clear()

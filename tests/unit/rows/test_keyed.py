@@ -402,3 +402,19 @@ def test_the_predicate_is_evaluated_unless_the_key_answers_it(
     assert bool(calls) is evaluated
     _without_keys(monkeypatch)
     assert found.equals(lookup_sync(path, where))
+
+
+@pytest.mark.parametrize("key", [3, 4], ids=["absent", "present"])
+def test_a_leaf_inside_a_struct_beside_the_key_reads_as_pyarrow_reads_it(
+    tmp_path: Path, key: int
+) -> None:
+    # The predicate reads ``s.x`` and the answer asks only the key: pyarrow reads that leaf
+    # as ``s`` with only ``x``; found by key or not, the answer is the full decode's.
+    path = tmp_path / "nested.parquet"
+    s = pa.StructArray.from_arrays(
+        [pa.array([10, 20, 30, 40], pa.int64()), pa.array(["a", "b", "c", "d"])], names=["x", "y"]
+    )
+    pq.write_table(pa.table({"k": pa.array([0, 2, 4, 6], pa.int64()), "s": s}), path)
+    got = lookup_sync([str(path)], f"k IN ({key}, 5) AND s.x > 0", columns=["k"])
+    assert got.column_names == ["k"]
+    assert got.to_pylist() == ([{"k": 4}] if key == 4 else [])
