@@ -25,7 +25,7 @@ from contextlib import ExitStack, aclosing
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from ..checks import positive_int
-from ..errors import InvalidArgumentError, ParquetFormatError, PyBloomError, SourceError
+from ..errors import InvalidArgumentError, PyBloomError
 from ..io.base import SourceStats
 from ..io.sinks import write_atomic
 from ..predicate import Predicate, parse_predicate
@@ -34,7 +34,6 @@ from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run
 from ..rows.api import LookupOptions, LookupPlan, plan_lookup
 from ..tables import TableSource
-from ..tasks.workers import gather
 from .cli_args import index_option, make_reader, on_error, partitioning, store_options
 from .cli_output import (
     Progress,
@@ -367,66 +366,31 @@ async def _write(tables: AsyncGenerator[Any, None], limit: int | None, writer: _
     return schema
 
 
-#: Files whose rows are read at once, in the order written (each waits in memory until the
-#: files before it are written): at most this many...
-READ_AHEAD_FILES = 16
-#: ...and no more kept row groups than this, all columns uncompressed as their footers
-#: say (one file at a time above it), so that a lookup that matches much holds little.
-READ_AHEAD_BYTES = 256 << 20
-
-
-def _read_ahead(plans: Sequence[FilePlan], files: int) -> list[list[FilePlan]]:
-    """The planned files with rows to read, in order, in parts read at once: at most
-    ``files`` each, and :data:`READ_AHEAD_BYTES`."""
-    parts: list[list[FilePlan]] = []
-    size = 0
-    for plan in plans:
-        if not plan.kept:
-            continue
-        groups = plan.metadata.row_groups
-        need = sum(groups[g].total_byte_size for g in plan.kept)
-        if not parts or len(parts[-1]) >= files or size + need > READ_AHEAD_BYTES:
-            parts.append([])
-            size = 0
-        parts[-1].append(plan)
-        size += need
-    return parts
-
-
 async def _plan_tables(
     plan: LookupPlan, reader: BloomReader, skipped: list[PyBloomError] | None, ahead: bool
 ) -> AsyncGenerator[Any, None]:
     """The answer's schema (an empty table), then the matching rows of the planned files in
-    their order, one table per row group, each file read from the version planned. With
-    ``ahead``, files are read several at once (:func:`_read_ahead`): a store's round trips
-    overlap, and a local lake's files use the reader's threads; without (``--limit``),
-    one after another, and none past the one that reaches the limit. A file that fails is
-    added to ``skipped`` in its place, or raised there without it (``--strict``): the
-    files before it are written first, as when the files were read one by one."""
+    their order (:func:`~pybloom_async.rows.fetch.planned_tables`): with ``ahead``, several
+    files read at once; without (``--limit``), one after another, and nothing past where
+    the limit is reached. A file that fails is added to ``skipped`` in its place, or raised
+    there without it (``--strict``): the files before it are written first."""
     import pyarrow as pa
 
     from ..rows.arrow import empty_table
-    from ..rows.fetch import planned_file_tables
+    from ..rows.fetch import planned_tables
 
-    async def read(file_plan: FilePlan) -> list[Any] | PyBloomError:
-        try:
-            async with aclosing(planned_file_tables(reader, file_plan, plan.job)) as tables:
-                return [table async for table in tables]
-        except (SourceError, ParquetFormatError) as exc:
-            return exc
+    def failed(file_plan: FilePlan, exc: PyBloomError) -> None:
+        log.warning("lookup skipped a file: %s", exc.with_context(path=file_plan.path))
+        assert skipped is not None
+        skipped.append(exc)
 
     yield empty_table(pa.schema(plan.job.schema))
-    for part in _read_ahead(plan.files, READ_AHEAD_FILES if ahead else 1):
-        found = await gather(read, [(file_plan,) for file_plan in part])
-        for file_plan, tables in zip(part, found, strict=True):
-            if isinstance(tables, PyBloomError):
-                if skipped is None:
-                    raise tables.with_context(path=file_plan.path) from None
-                log.warning("lookup skipped a file: %s", tables.with_context(path=file_plan.path))
-                skipped.append(tables)
-                continue
-            for table in tables:
-                yield table
+    tables = planned_tables(
+        reader, plan.files, plan.job, None if skipped is None else failed, ahead
+    )
+    async with aclosing(tables) as found:
+        async for table in found:
+            yield table
 
 
 async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:

@@ -409,15 +409,17 @@ async def lookup_batches(
 ) -> AsyncGenerator[pa.RecordBatch, None]:
     """The rows satisfying ``where``, as ``pyarrow.RecordBatch`` es, in file and row-group order.
 
-    For results too large to hold at once: files are read one after another,
-    and at most ``max_fetch_bytes`` of one file's column chunks (or one row
-    group) are in memory. Every footer is read (and every file pruned) before
-    the first batch, so that the batches share one schema; a file with kept row
-    groups is then opened a second time for its rows (its version checked). A file's row
+    For results too large to hold at once. Every footer is read (and every file pruned)
+    before the first batch, so that the batches share one schema; a file with kept row
+    groups is then opened a second time for its rows (its version checked). Files are read
+    a few at once (``rows.fetch.READ_AHEAD_FILES``, whose kept row groups come to at most
+    ``rows.fetch.READ_AHEAD_BYTES``), each file's batches held until those of the files
+    before it are yielded; a file above that bound is read alone, with at most
+    ``max_fetch_bytes`` of its column chunks (or one row group) in memory. A file's row
     groups are decoded a bounded run at a time (``rows.decode.DECODE_BATCH_BYTES`` of the
     columns read, uncompressed); row groups without a matching row give no batch. With
-    ``on_error="skip"``, a file that fails after some of its batches were yielded is
-    skipped from there on.
+    ``on_error="skip"``, a file that fails is skipped in its place (one read alone: from
+    where it failed, after the batches it gave).
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
     footers are read.
     """
@@ -432,24 +434,18 @@ async def lookup_batches(
                             yield batch
             return
         files, job = await _planned(base, sources, args, skipped)
-        from .fetch import planned_file_tables
+        from .fetch import planned_tables
 
-        for f in files:
-            if not f.plan.kept:
-                continue
-            plan = f.plan
-            try:
-                # Streamed: at most max_fetch_bytes of one file's chunks (or one row
-                # group) in memory, and the matching rows of one row group.
-                async with aclosing(planned_file_tables(base.reader, plan, job)) as tables:
-                    async for table in tables:
-                        for batch in table.to_batches():
-                            if batch.num_rows:
-                                yield batch
-            except _SKIPPABLE as exc:
-                if not args.skip:
-                    raise exc.with_context(path=plan.path) from None
-                _skip(exc, plan.location, skipped)
+        def failed(plan: FilePlan, exc: PyBloomError) -> None:
+            _skip(exc, plan.location, skipped)
+
+        plans = [f.plan for f in files]
+        found = planned_tables(base.reader, plans, job, failed if args.skip else None)
+        async with aclosing(found) as tables:
+            async for table in tables:
+                for batch in table.to_batches():
+                    if batch.num_rows:
+                        yield batch
 
 
 async def lookup(

@@ -9,13 +9,13 @@ bytes and every fallback read serve what follows (:class:`~pybloom_async.read.ra
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterator, Sequence
 from contextlib import aclosing
 from typing import Any
 
 import pyarrow as pa
 
-from ..errors import PyBloomError, SourceError
+from ..errors import ParquetFormatError, PyBloomError, SourceError
 from ..io.base import ByteSource
 from ..io.objects import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
@@ -217,6 +217,87 @@ async def planned_file_tables(
     ):
         async for table in tables:
             yield table
+
+
+#: Files whose rows :func:`planned_tables` reads at once, in file order (each waits in memory
+#: until the files before it are given): at most this many...
+READ_AHEAD_FILES = 16
+#: ... whose kept row groups come to at most this many bytes (as their footers give them,
+#: uncompressed); a file above it is read alone, streamed.
+READ_AHEAD_BYTES = 256 << 20
+
+
+def read_ahead(plans: Sequence[FilePlan], files: int) -> list[list[FilePlan]]:
+    """The planned files with rows to read, in order, in parts read at once: at most
+    ``files`` each, and :data:`READ_AHEAD_BYTES`."""
+    parts: list[list[FilePlan]] = []
+    size = 0
+    for plan in plans:
+        if not plan.kept:
+            continue
+        groups = plan.metadata.row_groups
+        need = sum(groups[g].total_byte_size for g in plan.kept)
+        if not parts or len(parts[-1]) >= files or size + need > READ_AHEAD_BYTES:
+            parts.append([])
+            size = 0
+        parts[-1].append(plan)
+        size += need
+    return parts
+
+
+async def planned_tables(
+    reader: BloomReader,
+    plans: Sequence[FilePlan],
+    job: Job,
+    failed: Callable[[FilePlan, PyBloomError], None] | None,
+    ahead: bool = True,
+) -> AsyncGenerator[Any, None]:
+    """The matching rows of planned files (:func:`planned_file_tables`), in file order: the
+    one read of a streamed answer's files (``lookup_batches``, the command line's lookup).
+
+    With ``ahead``, files are read several at once (:func:`read_ahead`): a store's round
+    trips overlap, and a local lake's files use the reader's threads; each file's tables
+    are held until the files before it are given. A part of one file (``ahead`` False,
+    or a file above :data:`READ_AHEAD_BYTES`) is streamed: a run of its row groups at a
+    time, and nothing is read past where the consumer stops.
+
+    A file that fails (``SourceError``, ``ParquetFormatError``) is handed to ``failed`` in
+    its place, after the tables of the files before it (a streamed file: after the tables
+    it gave); with ``failed`` None it is raised, naming the file.
+    """
+
+    def fail(plan: FilePlan, exc: PyBloomError) -> None:
+        if failed is None:
+            raise exc.with_context(path=plan.path) from None
+        failed(plan, exc)
+
+    async def whole(plan: FilePlan) -> list[Any] | PyBloomError:
+        try:
+            async with aclosing(planned_file_tables(reader, plan, job)) as tables:
+                return [table async for table in tables]
+        except _FILE_FAILURES as exc:
+            return exc
+
+    for part in read_ahead(plans, READ_AHEAD_FILES if ahead else 1):
+        if len(part) == 1:
+            try:
+                async with aclosing(planned_file_tables(reader, part[0], job)) as stream:
+                    async for table in stream:
+                        yield table
+            except _FILE_FAILURES as exc:
+                fail(part[0], exc)
+            continue
+        found = await gather(whole, [(plan,) for plan in part])
+        for plan, tables in zip(part, found, strict=True):
+            if isinstance(tables, PyBloomError):
+                fail(plan, tables)
+                continue
+            for table in tables:
+                yield table
+
+
+#: What fails one file of :func:`planned_tables` (its source, its data), not the run.
+_FILE_FAILURES = (SourceError, ParquetFormatError)
 
 
 def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns, local: bool) -> bool:
