@@ -20,6 +20,9 @@ With ``--page-index`` the same lake is written again with a page index in every 
 (``bench/data/rows/hive-60-paged-v1/``), as parquet-java (Spark) and arrow-rs (delta-rs)
 write by default: a row group with a match then reads its other columns by page.
 
+``--engines`` may name ``ours_batches`` too: ``lookup_batches``, the streamed door, its
+batches made one table (not among the peers of the ratio).
+
 Run: ``python bench/bench_rows.py [--runs 5] [--page-index] [--json-out
 bench/results/rows-hive.json]``.
 """
@@ -156,7 +159,7 @@ def _worker(engine: str, lake: str, query: dict[str, Any]) -> dict[str, Any]:
     import pyarrow as pa  # every engine's answer is compared as Arrow
 
     columns = list(query.get("columns", COLUMNS))
-    if engine == "ours":
+    if engine in ("ours", "ours_batches"):
         import pybloom_async
         import pybloom_async.rows.api
         import pybloom_async.rows.dataset
@@ -170,7 +173,15 @@ def _worker(engine: str, lake: str, query: dict[str, Any]) -> dict[str, Any]:
             where += f" AND ts BETWEEN '{query['ts'][0]}' AND '{query['ts'][1]}'"
 
         def run() -> Any:
-            return pybloom_async.lookup_sync(lake, where, columns)
+            if engine == "ours":
+                return pybloom_async.lookup_sync(lake, where, columns)
+            import anyio  # lookup_batches, the streamed door: its batches made one table
+
+            async def batches() -> Any:
+                got = [b async for b in pybloom_async.lookup_batches(lake, where, columns)]
+                return pa.Table.from_batches(got) if got else pa.table({c: [] for c in columns})
+
+            return anyio.run(batches)
 
     elif engine == "duckdb":
         import duckdb
@@ -295,7 +306,7 @@ def main() -> None:
     print("|---|" + "---:|" * (len(engines) + 1))
     for name in names:
         med = {e: statistics.median(times[name][e]) for e in engines}
-        peers = [med[e] for e in engines if e != "ours"]
+        peers = [med[e] for e in engines if not e.startswith("ours")]
         ratio = f"{min(peers) / med['ours']:.2f}x" if peers and "ours" in med else ""
         cells = " | ".join(f"{med[e] * 1000:,.0f} ms" for e in engines)
         print(f"| {name} | {cells} | {ratio} |")
