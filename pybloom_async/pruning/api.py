@@ -160,9 +160,7 @@ class CompiledPredicate:
         self.normal = normal_form(self.predicate)
         self.leaves = leaves_of(self.normal)
         self.seen = _ColumnsSeen.of(self.predicate)
-        #: Leaves of the run's predicate that a file's partition values left out of this
-        #: residual (:meth:`narrowed`): their literals are still typed against each file
-        #: read (:meth:`check_literals`).
+        #: Leaves a file's partition values left out of this residual (:meth:`narrowed`).
         self.unchecked: tuple[Predicate, ...] = ()
         self._cache = LeafCache()
         self._pass: FilePass | None = None
@@ -192,10 +190,9 @@ class CompiledPredicate:
         return {id(p): prepare(p, footer, self._cache) for p in self.leaves}
 
     def check_literals(self, schema: Schema, leaves: Iterable[Predicate]) -> None:
-        """Type the literals of ``leaves`` (leaves of :attr:`normal`) by a file's columns,
-        where nothing else asks them: a file read whose partition values decide the
-        predicate without them. A literal typed wrong is an error in every file read, as
-        an SQL engine refuses it before it reads a row, whatever the folders decide.
+        """Type the literals of ``leaves`` (of :attr:`normal`) by a file's columns where
+        its partition values decide the predicate without them: a literal typed wrong is
+        an error in every file read, whatever the folders decide.
 
         Raises
         ------
@@ -203,11 +200,9 @@ class CompiledPredicate:
             A literal is not a value of its column's type.
         """
         for p in leaves:
-            try:
-                desc = schema.column(leaf_column(p))
-            except PredicateError:
-                continue  # a column the file lacks: nothing to type the literal by
-            self._cache.leaf(p, desc)
+            column = leaf_column(p)
+            if column in schema:  # (a column the file lacks: nothing to type it by)
+                self._cache.leaf(p, schema.column(column))
 
     def file_pass(self, run: Run, path: str) -> FilePass | None:
         """The run's local files pruned in one C call each (:mod:`.file_pass`), when
@@ -238,7 +233,7 @@ class CompiledPredicate:
                     for footer in reader.kept(key, "") or ():
                         try:
                             found.learn(footer, self.leaves_for(footer))
-                        except PyBloomError:
+                        except PyBloomError:  # its own files say why
                             continue
                     self._pass = found
         return found
@@ -249,10 +244,9 @@ class CompiledPredicate:
         return (CompiledPredicate, (self.predicate,))
 
     def narrowed(self, where: Predicate, unchecked: Sequence[Predicate] = ()) -> CompiledPredicate:
-        """This run's compiled predicate for ``where``, made of this one's leaves (what a
-        file's partition values leave of it): literals encoded once and the columns seen
-        are shared with this one. ``unchecked``: this one's leaves the partition values
-        left out, typed still by each file's columns (:meth:`leaves_for`)."""
+        """This run's compiled predicate for ``where``, what a file's partition values leave
+        of this one (sharing its encoded literals and columns seen); ``unchecked``: the
+        leaves they left out, still typed by each file (:meth:`leaves_for`)."""
         child = CompiledPredicate(where)
         child.seen = self.seen
         child.unchecked = tuple(unchecked)
