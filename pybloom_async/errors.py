@@ -106,6 +106,11 @@ class SourceNotFoundError(SourceError):
     """The file or object does not exist."""
 
 
+#: What fails one file of a read of rows (its bytes, its data), not the whole run: the
+#: errors ``on_error="skip"`` leaves a file out for.
+FILE_FAILURES = (SourceError, ParquetFormatError)
+
+
 class PredicateError(PyBloomError, ValueError):
     """A predicate (or its text form) is malformed or names an unknown column."""
 

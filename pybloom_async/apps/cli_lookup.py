@@ -32,7 +32,7 @@ from ..predicate import Predicate, parse_predicate
 from ..pruning.api import CompiledPredicate
 from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run
-from ..rows.api import LookupOptions, LookupPlan, plan_lookup
+from ..rows.api import LookupOptions, LookupPlan, plan_lookup, skip_file
 from ..tables import TableSource
 from .cli_args import index_option, make_reader, on_error, partitioning, store_options
 from .cli_output import (
@@ -380,9 +380,7 @@ async def _plan_tables(
     from ..rows.fetch import planned_tables
 
     def failed(file_plan: FilePlan, exc: PyBloomError) -> None:
-        log.warning("lookup skipped a file: %s", exc.with_context(path=file_plan.path))
-        assert skipped is not None
-        skipped.append(exc)
+        skip_file(exc, file_plan.location, skipped)
 
     yield empty_table(pa.schema(plan.job.schema))
     tables = planned_tables(

@@ -51,12 +51,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import (
-    InvalidArgumentError,
-    ParquetFormatError,
-    PyBloomError,
-    SourceError,
-)
+from ..errors import FILE_FAILURES, InvalidArgumentError, PyBloomError, SourceError
 from ..index_policy.choice import lake_files_for, listed_files
 from ..io.base import FileInfo, location_text
 from ..io.files import local_only, local_paths
@@ -90,8 +85,6 @@ Sources = str | os.PathLike[str] | Sequence[str | os.PathLike[str] | FileInfo] |
 
 # ---- one file ---------------------------------------------------------------------------
 
-_SKIPPABLE = (SourceError, ParquetFormatError)
-
 
 @dataclass
 class FileRows:
@@ -116,7 +109,7 @@ async def kept_row_groups(
         return footer, every
     try:
         return footer, (await prune_opened(file, compiled, strict)).kept
-    except _SKIPPABLE:
+    except FILE_FAILURES:
         if strict:
             raise
         # The footer was read, its filters could not be: every row group is read (and
@@ -257,7 +250,11 @@ async def file_rows(
 # ---- many files ------------------------------------------------------------------------
 
 
-def _skip(exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomError] | None) -> None:
+def skip_file(
+    exc: PyBloomError, location: str | FileInfo, skipped: list[PyBloomError] | None
+) -> None:
+    """A file left out of a lookup (``on_error="skip"``): its error names it, is logged,
+    and goes to ``skipped``."""
     path = location_text(location)
     exc.with_context(path=path)
     log.warning("lookup skipped a file: %s", exc)
@@ -299,7 +296,7 @@ async def _files(
     errors: list[SourceError] | None = [] if args.skip else None
     listed = await listed_files(choice, base, sources, parts, errors)
     for error in errors or ():
-        _skip(error, error.path or "", skipped)
+        skip_file(error, error.path or "", skipped)
     kept = await lake_files_for(
         choice, base, sources, listed.files, parts.compiled, listed.segments
     )
@@ -350,10 +347,10 @@ async def _read_files(
         swept = sweep.passed(path) if sweep is not None else None
         try:
             return await read_one_file(base, location, parts, job, rows, lake, swept)
-        except _SKIPPABLE as exc:
+        except FILE_FAILURES as exc:
             if not args.skip:
                 raise exc.with_context(path=location_text(location)) from None
-            _skip(exc, location, skipped)
+            skip_file(exc, location, skipped)
             return None
         except PyBloomError as exc:  # the predicate or a column type: raised whatever on_error
             raise exc.with_context(path=location_text(location)) from None
@@ -437,7 +434,7 @@ async def lookup_batches(
         from .fetch import planned_tables
 
         def failed(plan: FilePlan, exc: PyBloomError) -> None:
-            _skip(exc, plan.location, skipped)
+            skip_file(exc, plan.location, skipped)
 
         plans = [f.plan for f in files]
         found = planned_tables(base.reader, plans, job, failed if args.skip else None)

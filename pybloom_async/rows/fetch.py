@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..errors import ParquetFormatError, PyBloomError, SourceError
+from ..errors import FILE_FAILURES, PyBloomError, SourceError
 from ..io.base import ByteSource
 from ..io.objects import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
@@ -275,7 +275,7 @@ async def planned_tables(
         try:
             async with aclosing(planned_file_tables(reader, plan, job)) as tables:
                 return [table async for table in tables]
-        except _FILE_FAILURES as exc:
+        except FILE_FAILURES as exc:
             return exc
 
     for part in read_ahead(plans, READ_AHEAD_FILES if ahead else 1):
@@ -284,7 +284,7 @@ async def planned_tables(
                 async with aclosing(planned_file_tables(reader, part[0], job)) as stream:
                     async for table in stream:
                         yield table
-            except _FILE_FAILURES as exc:
+            except FILE_FAILURES as exc:
                 fail(part[0], exc)
             continue
         found = await gather(whole, [(plan,) for plan in part])
@@ -294,10 +294,6 @@ async def planned_tables(
                 continue
             for table in tables:
                 yield table
-
-
-#: What fails one file of :func:`planned_tables` (its source, its data), not the run.
-_FILE_FAILURES = (SourceError, ParquetFormatError)
 
 
 def _two_phases(plan: FilePlan, job: Job, columns: ReadColumns, local: bool) -> bool:

@@ -25,7 +25,7 @@ from typing import Any
 
 import anyio
 
-from ..errors import ParquetFormatError, PyBloomError, SourceError
+from ..errors import FILE_FAILURES, PyBloomError
 from ..read.run import Run, open_run
 from ..rows.api import file_rows
 from ..rows.plan import rows_where
@@ -36,7 +36,6 @@ log = logging.getLogger(__name__)
 
 #: Files of one task read at once on an executor (and held until they are handed over).
 DEFAULT_TASK_CONCURRENCY = 8
-_UNREADABLE = (SourceError, ParquetFormatError)
 
 
 async def _read_one(run: Run, read: FileRead, task: ReadTask) -> list[Any]:
@@ -49,7 +48,7 @@ async def _read_one(run: Run, read: FileRead, task: ReadTask) -> list[Any]:
         compiled = task.job.compiled_for(rows_where(read.rows, task.job))
     try:
         found = await file_rows(run, read.location, task.job, True, read.plan, compiled, read.rows)
-    except _UNREADABLE as exc:
+    except FILE_FAILURES as exc:
         exc.with_context(path=read.path)
         if not task.settings.skips:
             raise
