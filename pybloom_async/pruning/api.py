@@ -238,10 +238,10 @@ class CompiledPredicate:
                     self._pass = found
         return found
 
-    def __reduce__(self) -> tuple[type[CompiledPredicate], tuple[Predicate]]:
-        """Pickled as its predicate (a Spark task's job): compiled again where it is read,
-        once per task, its leaves built there."""
-        return (CompiledPredicate, (self.predicate,))
+    def __reduce__(self) -> tuple[type[CompiledPredicate], tuple[Predicate], dict[str, Any]]:
+        """Pickled as its predicate and :attr:`unchecked` (a Spark task's job): compiled
+        again where it is read, once per task, its leaves built there."""
+        return (CompiledPredicate, (self.predicate,), {"unchecked": self.unchecked})
 
     def narrowed(self, where: Predicate, unchecked: Sequence[Predicate] = ()) -> CompiledPredicate:
         """This run's compiled predicate for ``where``, what a file's partition values leave

@@ -62,6 +62,7 @@ from .partition_types import (
 from .verdicts import Rule, Verdict
 
 if TYPE_CHECKING:
+    from ..parquet import Schema
     from .api import CompiledPredicate
 
 
@@ -453,20 +454,47 @@ class PartitionPredicate:
         seen = self.compiled.seen
         if self.every is None or seen.complete():
             return
+        unread = [c for c in seen.wanted if c not in seen.found]
         ruled_out = self.ruled_out_of(await self.every())
 
-        async def one(location: str | FileInfo) -> None:
+        async def one(location: str | FileInfo) -> tuple[str, Schema] | None:
             if seen.complete():
-                return
+                return None
             try:
                 footer = await run.with_file(location, OpenedFile.footer)
             except PyBloomError:
-                return  # unreadable: it says nothing of the columns
+                return None  # unreadable: it says nothing of the columns
             finally:
                 run.done(location)
             seen.add(footer.metadata.schema)
+            return location_text(location), footer.metadata.schema
 
-        await for_each(ruled_out, one, run.limit)
+        read = await for_each(ruled_out, one, run.limit)
+        self.type_by_ruled_out(unread, [found for found in read if found is not None])
+
+    def type_by_ruled_out(
+        self, unread: Sequence[str], footers: Sequence[tuple[str, Schema]]
+    ) -> None:
+        """Type the literals on each column of ``unread`` (in no file read) by the first of
+        ``footers`` (paths and schemas of files the folders ruled out, read for the
+        answer's columns, in the listing's order) that has it: a literal typed wrong is an
+        error whichever files the folders rule out, as where the table's schema types it.
+
+        Raises
+        ------
+        PredicateError
+            A literal is not a value of its column's type (naming the file).
+        """
+        for leaf, column in zip(self.leaves, self.columns, strict=True):
+            if column in self.keys or column not in unread:
+                continue  # (a partition column's literals are typed by its folders)
+            for path, schema in footers:
+                if column in schema:
+                    try:
+                        self.compiled.check_literals(schema, (leaf,))
+                    except PyBloomError as exc:
+                        raise exc.with_context(path=path) from None
+                    break
 
     def _ruled_out(self, location: str | FileInfo) -> bool:
         try:

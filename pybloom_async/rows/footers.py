@@ -13,7 +13,8 @@ The result's columns and types must not depend on which files hold matching rows
   read and is no partition column (it may be in a file of another partition: it then reads
   as NULL, as a column a file lacks, and is an error only when no file of the lake has it).
   Then the footers of all of them are read (a folder the listing skipped is listed for
-  them), and count as read.
+  them), and count as read: the literals on a column no file read has are typed by the
+  first of them (in the listing's order) that has it, as ``prune`` types them.
 
 A footer that cannot be read is left out: it holds no row of the answer. A plan whose rows
 were read is held for the schema alone too, its footer's model dropped (:func:`rows_read`).
@@ -131,7 +132,15 @@ async def with_ruled_out(
     """``plans`` (of the files read), and where the files read leave the answer's columns
     unknown (see the module), the footers of the files the partition folders ruled out
     (of ``every`` file listed), in the listing's order.
+
+    Raises
+    ------
+    PredicateError
+        A literal on a column no file read has is not a value of its type in the first
+        of those footers that has it.
     """
+    from .plan import has_column
+
     if not parts.active or not _wanting(plans, columns, where, parts.partition_columns()):
         return list(plans)
     listed = await every()
@@ -141,6 +150,9 @@ async def with_ruled_out(
     found = await for_each(
         unread, lambda f: footer_plan(run, f, parts), run.limit, batches=run.batches
     )
+    # A literal on a column no file read has is typed by the first of these that has it.
+    missing = [c for c in parts.columns if not any(has_column(plan, c) for plan in plans)]
+    parts.type_by_ruled_out(missing, [(p.path, p.schema) for p in found if p is not None])
     by_path = {location_text(p.location): p for p in plans}
     by_path.update({location_text(p.location): p for p in found if p is not None})
     ordered = [by_path.pop(p) for p in dict.fromkeys(map(location_text, listed)) if p in by_path]

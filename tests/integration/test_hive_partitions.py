@@ -199,6 +199,29 @@ def test_a_literal_typed_wrong_is_an_error_where_the_folders_decide_without_it(
     assert lookup_sync(str(tmp_path), where.replace("'abc'", "7")).num_rows > 0
 
 
+def test_a_literal_typed_wrong_is_an_error_where_the_folders_rule_out_every_file(
+    tmp_path: Path,
+) -> None:
+    # No folder country=XX: no file is read, and the footers of those ruled out are read
+    # for the answer's columns: the first that has id types its literal, as a file read.
+    _day_lake(tmp_path, days=1, files=1)
+    where = "country = 'XX' AND id = 'abc'"
+    for call in (lookup_sync, prune_sync, pruned_dataset_sync):
+        with pytest.raises(PredicateError, match="'abc' is not a value of this column"):
+            call(str(tmp_path), where)
+
+    async def batches() -> None:
+        async for _ in lookup_batches(str(tmp_path), where):
+            pass
+
+    with pytest.raises(PredicateError, match="'abc'"):
+        anyio.run(batches)
+    # typed right, the answer is empty, with the files' columns
+    got = lookup_sync(str(tmp_path), "country = 'XX' AND id = 7")
+    assert got.num_rows == 0 and "id" in got.column_names
+    assert prune_sync(str(tmp_path), "country = 'XX' AND id = 7") == []
+
+
 def test_turned_off_folders_are_plain_folders(tmp_path: Path) -> None:
     _day_lake(tmp_path, days=1, files=1)
     got = lookup_sync(str(tmp_path), "id = 5", partitioning=None)

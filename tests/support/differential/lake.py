@@ -17,7 +17,14 @@ import pyarrow as pa
 from pybloom_async.predicate import Predicate
 
 from .folders import check_folder_literals, folder_types, ruled_out_by_folder, with_folders
-from .oracle import FileFacts, LiteralTypeError, columns_of, evaluate, read_file
+from .oracle import (
+    FileFacts,
+    LiteralTypeError,
+    check_literals,
+    columns_of,
+    evaluate,
+    read_file,
+)
 from .spec import Case
 from .write import source_names
 
@@ -118,14 +125,26 @@ def expected_error(case: Case, lake: Lake, predicate: Predicate) -> str | None:
         # answer's columns, and count as read (a column none of them has is a mistake).
         if lake.listed and not all(lake.has_anywhere(c) for c in columns_of(predicate)):
             return "PredicateError"
-        return None
-    if not all(lake.has_anywhere(column) for column in columns_of(predicate)):
+    elif not all(lake.has_anywhere(column) for column in columns_of(predicate)):
         return "PredicateError"
     for facts in lake.readable:
         try:
             evaluate(predicate, facts)
         except LiteralTypeError:
             return "PredicateError"
+    # A column no file read has: the footers of the files the folders ruled out are read
+    # for it, and its literals are typed by the first of them (listed first) that has it.
+    domains = {}
+    for column in columns_of(predicate):
+        if column in lake.folder_types or any(f.has(column) for f in lake.readable):
+            continue
+        holder = next((f for f in lake.listed if f.has(column)), None)
+        if holder is not None:
+            domains[column] = holder.domains[column]
+    try:
+        check_literals(predicate, domains)
+    except LiteralTypeError:
+        return "PredicateError"
     return None
 
 

@@ -77,6 +77,7 @@ __all__ = [
     "FileFacts",
     "LiteralTypeError",
     "canonical_rows",
+    "check_literals",
     "evaluate",
     "expected_rows",
     "facts_of",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pybloom_async import PredicateError, col
@@ -124,3 +126,26 @@ def test_a_range_literal_not_of_the_type_is_an_error() -> None:
         _decide("dt < 'yesterday'", [_file(dt="2026-11-01")])
     with pytest.raises(PredicateError, match="abc"):
         _decide("n NOT IN ('abc')", [_file(n="1")])
+
+
+def test_a_residual_pickles_with_the_leaves_it_must_still_type(tmp_path: Path) -> None:
+    """A file's residual (a Spark task may get one) keeps the leaves its folders decided
+    without: they are still typed by the file, on either side of a pickle."""
+    import pickle
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pybloom_async import read_footer_sync
+
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64())}), tmp_path / "f.parquet")
+    schema = read_footer_sync(str(tmp_path / "f.parquet")).metadata.schema
+    where = "(dt = '2026-11-01' OR id = 'abc') AND dt = '2026-11-01' AND id > 5"
+    parts = PartitionPredicate(CompiledPredicate(where), Partitioning())
+    parts.settle([_file(dt="2026-11-01")])
+    residual = parts.decide(_file(dt="2026-11-01")).compiled
+    assert residual is not None and residual.predicate.to_text() == "id > 5"
+    for compiled in (residual, pickle.loads(pickle.dumps(residual))):
+        assert [p.to_text() for p in compiled.unchecked] == ["id = 'abc'"]
+        with pytest.raises(PredicateError, match="'abc'"):
+            compiled.check_literals(schema, compiled.unchecked)
