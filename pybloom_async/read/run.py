@@ -17,8 +17,8 @@ import dataclasses
 import functools
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Collection, Coroutine, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Collection, Coroutine, Mapping
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
@@ -30,7 +30,15 @@ from ..io.environment import environment_read_once
 from ..io.files import local_only
 from ..io.store import StoreOptions, as_store_options
 from ..tasks.lanes import Lane, open_lane
-from ..tasks.loops import callbacks_run, inline, inline_in_worker, on_loop, run_inline, sync_twin
+from ..tasks.loops import (
+    callbacks_run,
+    inline,
+    inline_in_worker,
+    inline_stream_in_worker,
+    on_loop,
+    run_inline,
+    sync_twin,
+)
 from ..tasks.pace import Pace
 from ..tasks.workers import Batches, spread_over
 from .fetch import BloomFilterRead, FilterKey, Footer, ReaderConfig
@@ -135,6 +143,27 @@ async def handed_whole(opts: RunOptions, work: Callable[[RunOptions], Coroutine[
     if progress is not None:
         progress.raise_failure()
     return done
+
+
+async def streamed_whole(
+    opts: RunOptions, work: Callable[[RunOptions], AsyncGenerator[T, None]], ahead: int
+) -> AsyncGenerator[T, None]:
+    """The items of ``work(opts)``, a streamed run of local paths, handed whole to one
+    worker thread (:func:`~pybloom_async.tasks.loops.inline_stream_in_worker`, at most
+    ``ahead`` items waiting for the caller, its reader's whole-run limiter), as
+    :func:`handed_whole` hands a run: ``progress`` is told on the caller's event loop, and
+    every call of it has run when the stream ends; what it raises there is raised here."""
+    limiter = opts.reader.whole_run_limiter if opts.reader is not None else None
+    progress = on_loop(opts.progress)
+    stream = inline_stream_in_worker(
+        work, limiter, ahead, dataclasses.replace(opts, progress=progress)
+    )
+    async with aclosing(stream) as items:
+        async for item in items:
+            yield item
+    await callbacks_run()
+    if progress is not None:
+        progress.raise_failure()
 
 
 class RunKeywords(TypedDict, total=False):

@@ -61,7 +61,7 @@ from ..pruning.api import CompiledPredicate, prune_opened
 from ..pruning.partitions import PartitionPredicate
 from ..read.ranges import NO_BYTES
 from ..read.reader import OpenedFile
-from ..read.run import Run, RunOptions, handed_whole, open_run
+from ..read.run import Run, RunOptions, handed_whole, open_run, streamed_whole
 from ..tables import TableSource, table_kind
 from ..tasks.loops import inline, sync_twin
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
@@ -418,26 +418,42 @@ async def lookup_batches(
     ``on_error="skip"``, a file that fails is skipped in its place (one read alone: from
     where it failed, after the batches it gave).
     ``progress`` (a run option) is called as ``progress(done, total)`` as the
-    footers are read.
+    footers are read. Local paths only are read as :func:`lookup` reads them, in one
+    worker thread, its batches handed back (at most :data:`BATCHES_AHEAD` waiting).
     """
     args = check_arguments(where, columns, lookup, run, keywords, "lookup_batches")
+    if not inline() and local_paths(sources):
+        found = streamed_whole(
+            args.run,
+            lambda run: _batches(sources, dataclasses.replace(args, run=run), skipped),
+            BATCHES_AHEAD,
+        )
+    else:
+        found = _batches(sources, args, skipped)
+    async with aclosing(found) as batches:
+        async for batch in batches:
+            yield batch
+
+
+#: Batches of a local run of :func:`lookup_batches` made and not yet taken, at most.
+BATCHES_AHEAD = 4
+
+
+async def _batches(
+    sources: Sources, args: LookupArguments, skipped: list[PyBloomError] | None
+) -> AsyncGenerator[pa.RecordBatch, None]:
+    """:func:`lookup_batches` of checked arguments."""
     async with open_run(args.run) as base:
         found = _table_rows(base, sources, args, stream=True)
-        if found is not None:
-            async with aclosing(found) as tables:
-                async for table in tables:
-                    for batch in table.to_batches():
-                        if batch.num_rows:
-                            yield batch
-            return
-        files, job = await _planned(base, sources, args, skipped)
-        from .fetch import planned_tables
+        if found is None:
+            files, job = await _planned(base, sources, args, skipped)
+            from .fetch import planned_tables
 
-        def failed(plan: FilePlan, exc: PyBloomError) -> None:
-            skip_file(exc, plan.location, skipped)
+            def failed(plan: FilePlan, exc: PyBloomError) -> None:
+                skip_file(exc, plan.location, skipped)
 
-        plans = [f.plan for f in files]
-        found = planned_tables(base.reader, plans, job, failed if args.skip else None)
+            plans = [f.plan for f in files]
+            found = planned_tables(base.reader, plans, job, failed if args.skip else None)
         async with aclosing(found) as tables:
             async for table in tables:
                 for batch in table.to_batches():

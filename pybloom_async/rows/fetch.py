@@ -21,7 +21,8 @@ from ..io.objects import ObjectStoreSource
 from ..read.ranges import HeldBytes, plan_reads
 from ..read.reader import BloomReader
 from ..tasks.loops import to_worker
-from ..tasks.workers import gather
+from ..tasks.pace import Pace
+from ..tasks.workers import for_each, gather
 from .decode import (
     ReadColumns,
     decode_batches,
@@ -256,10 +257,12 @@ async def planned_tables(
     one read of a streamed answer's files (``lookup_batches``, the command line's lookup).
 
     With ``ahead``, files are read several at once (:func:`read_ahead`): a store's round
-    trips overlap, and a local lake's files use the reader's threads; each file's tables
-    are held until the files before it are given. A part of one file (``ahead`` False,
-    or a file above :data:`READ_AHEAD_BYTES`) is streamed: a run of its row groups at a
-    time, and nothing is read past where the consumer stops.
+    trips overlap, and a local lake's files use the reader's threads (inline, no event
+    loop, they spread over them once they prove slow, as :func:`for_each` spreads any
+    files' work); each file's tables are held until the files before it are given. A
+    part of one file (``ahead`` False, or a file above :data:`READ_AHEAD_BYTES`) is
+    streamed: a run of its row groups at a time, and nothing is read past where the
+    consumer stops.
 
     A file that fails (``SourceError``, ``ParquetFormatError``) is handed to ``failed`` in
     its place, after the tables of the files before it (a streamed file: after the tables
@@ -278,6 +281,7 @@ async def planned_tables(
         except FILE_FAILURES as exc:
             return exc
 
+    pace = Pace()  # one for the parts: files that proved slow spread from the next part's first
     for part in read_ahead(plans, READ_AHEAD_FILES if ahead else 1):
         if len(part) == 1:
             try:
@@ -287,7 +291,7 @@ async def planned_tables(
             except FILE_FAILURES as exc:
                 fail(part[0], exc)
             continue
-        found = await gather(whole, [(plan,) for plan in part])
+        found = await for_each(part, whole, len(part), pace=pace)
         for plan, tables in zip(part, found, strict=True):
             if isinstance(tables, PyBloomError):
                 fail(plan, tables)

@@ -20,6 +20,7 @@ things complete it:
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import functools
@@ -29,9 +30,9 @@ import os
 import queue
 import sys
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator
 from contextvars import ContextVar
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 import anyio
 import anyio.lowlevel
@@ -176,6 +177,97 @@ async def inline_in_worker(
         await anyio.lowlevel.checkpoint()
         raise RuntimeError("an inline run stopped with its caller not cancelled")
     return done[0]
+
+
+class _Failed:
+    """What a stream run in a worker thread raised, handed to its consumer."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_STREAM_END = object()
+
+
+# Long because: the consumer's loop and its closing (stop the worker, wake it, wait for
+# it, give the limiter's token back) share the channel's state; apart they would pass it
+# back and forth.
+async def inline_stream_in_worker(
+    function: Callable[_P, AsyncGenerator[T, None]],
+    limiter: anyio.CapacityLimiter | None,
+    ahead: int,
+    *args: _P.args,
+    **kwargs: _P.kwargs,
+) -> AsyncGenerator[T, None]:
+    """The items of the async generator ``function(*args, **kwargs)`` run inline in a worker
+    thread (as :func:`inline_in_worker` runs a coroutine), handed to the event loop here
+    in order: one hand-off for the whole stream, not one per step of each item.
+
+    At most ``ahead`` items wait, made and not yet taken: the worker waits for the
+    consumer beyond that. What the generator raises is raised here, after the items it
+    made before. A consumer that stops early (a ``break``, a cancellation, an error of
+    its own) stops the generator at its next item or :func:`stop_point` and waits for
+    its thread, so no thread works on for it. A token of ``limiter`` (default: the
+    loop's default thread limiter) is held while the stream runs."""
+    stop = threading.Event()
+    slots = threading.Semaphore(ahead)
+    soon = call_soon_in_loop()
+    waiting: collections.deque[object] = collections.deque()
+    arrived = anyio.Event()
+
+    def arrive(item: object) -> None:
+        waiting.append(item)
+        arrived.set()
+
+    def hand(item: object) -> None:
+        with contextlib.suppress(RuntimeError):  # its loop has ended: no one takes it
+            soon(functools.partial(arrive, item))
+
+    async def drain() -> None:
+        async with contextlib.aclosing(function(*args, **kwargs)) as items:
+            async for item in items:
+                slots.acquire()
+                stop_point()
+                hand(item)
+
+    def run() -> None:
+        token = _STOP.set(stop)
+        try:
+            run_inline(drain)
+            hand(_STREAM_END)
+        except Stopped:
+            pass  # the consumer stopped: it takes nothing more
+        except BaseException as exc:  # the consumer's to raise
+            hand(_Failed(exc))
+        finally:
+            _STOP.reset(token)
+
+    borrower = object()
+    tokens = limiter or anyio.to_thread.current_default_thread_limiter()
+    await tokens.acquire_on_behalf_of(borrower)
+    call: _Call[None] = _Call(run, ())
+    _threads.submit(call)
+    try:
+        while True:
+            while not waiting:
+                await arrived.wait()
+                arrived = anyio.Event()
+            item = waiting.popleft()
+            if item is _STREAM_END:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            slots.release()
+            yield cast(T, item)
+    finally:
+        stop.set()
+        for _ in range(ahead + 1):
+            slots.release()  # a worker waiting for room wakes, and stops
+        with anyio.CancelScope(shield=True):
+            await call.done.wait()
+        tokens.release_on_behalf_of(borrower)
 
 
 class LoopCallback:

@@ -522,10 +522,18 @@ async def test_a_stream_closed_early_closes_its_file(tmp_path: Path, anyio_backe
     # closing the stream closes the file it was reading (no descriptor left to the GC).
     path = _small(tmp_path)
     where = col("id").isin([1, 150, 151, 399])
-    stream = lookup_batches(str(path), where, max_fetch_bytes=1)
+    # A file URL: read on the event loop, each step handed to a thread.
+    stream = lookup_batches(path.as_uri(), where, max_fetch_bytes=1)
     first = await stream.__anext__()
     assert first.num_rows == 1
     assert len(fds_under(path)) == 1  # the file is open while it is read
+    await stream.aclose()
+    assert fds_under(path) == []
+    # A local path: read in one worker thread, which may read ahead of the consumer; the
+    # stream's close stops it and waits for it, the file closed.
+    stream = lookup_batches(str(path), where, max_fetch_bytes=1)
+    first = await stream.__anext__()
+    assert first.num_rows == 1
     await stream.aclose()
     assert fds_under(path) == []
 

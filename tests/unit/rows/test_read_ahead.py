@@ -62,10 +62,18 @@ def _files(root: Path, n: int) -> list[str]:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("inline", [False, True])
 async def test_batches_read_files_at_once_in_file_order(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, anyio_backend: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, anyio_backend: str, inline: bool
 ) -> None:
-    paths = _files(tmp_path, 6)
+    """On the event loop (file URLs: not local paths only) files overlap as tasks; local
+    paths run inline in a worker thread, and files that prove slow spread over the run's
+    threads."""
+    import time
+
+    from pybloom_async import ReaderConfig
+
+    paths = _files(tmp_path, 8)
     at_once, most = 0, 0
     real = fetch.planned_file_tables
 
@@ -74,7 +82,10 @@ async def test_batches_read_files_at_once_in_file_order(
         at_once += 1
         most = max(most, at_once)
         try:
-            await anyio.sleep(0.01)
+            if inline:
+                time.sleep(0.01)  # a slow file
+            else:
+                await anyio.sleep(0.01)
             async with aclosing(real(reader, plan, job)) as tables:
                 async for table in tables:
                     yield table
@@ -82,9 +93,11 @@ async def test_batches_read_files_at_once_in_file_order(
             at_once -= 1
 
     monkeypatch.setattr(fetch, "planned_file_tables", counted)
-    where = "id IN (1, 21, 45, 59, 33)"
-    got = [b async for b in lookup_batches(paths, where)]
-    assert [r["id"] for b in got for r in b.to_pylist()] == [1, 21, 33, 45, 59]
+    where = "id IN (1, 21, 45, 59, 33, 71)"
+    sources = paths if inline else [Path(p).as_uri() for p in paths]
+    config = ReaderConfig(local_threads=2)
+    got = [b async for b in lookup_batches(sources, where, config=config)]
+    assert [r["id"] for b in got for r in b.to_pylist()] == [1, 21, 33, 45, 59, 71]
     assert most > 1  # several files were read at once
 
 

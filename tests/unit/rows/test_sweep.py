@@ -118,17 +118,21 @@ def test_the_sweep_answers_as_the_per_file_step(
 async def test_a_run_on_the_event_loop_sweeps_in_parts(
     lake: Path, calls: Calls, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """lookup_batches runs on the caller's loop: the sweep goes to a worker thread a part at
-    a time (the caller's cancellation is seen between them), and the progress is told
-    after each file all the same."""
-    from pybloom_async.rows import sweep
+    """lookup_batches on the caller's loop (as for a store's files; local paths alone are
+    handed whole to a worker thread, kept on the loop here): the sweep goes to a worker
+    thread a part at a time (the caller's cancellation is seen between them), and the
+    progress is told after each file all the same."""
+    from pybloom_async.rows import api, sweep
 
     monkeypatch.setattr(sweep, "LOOP_PART", 3)
+    monkeypatch.setattr(api, "streamed_whole", lambda opts, work, ahead: work(opts))
     progress: list[tuple[int, int]] = []
     batches = [
         b
         async for b in pba.lookup_batches(
-            str(lake), pba.col("id").isin([250, 999]), progress=lambda d, t: progress.append((d, t))
+            str(lake),
+            pba.col("id").isin([250, 999]),
+            progress=lambda d, t: progress.append((d, t)),
         )
     ]
     assert sorted(pa.Table.from_batches(batches).column("id").to_pylist()) == [250, 999]
