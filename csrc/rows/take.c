@@ -320,6 +320,41 @@ static void found_row(matcher *m, uint64_t row) {
     m->n++;
 }
 
+/* The first values of the next `step` of a bit-packed run of indices (rows row, row + 1,
+ * ...) matched whose 8 bytes from their first lie within the run: how many (the caller
+ * reads the rest), or UINT64_MAX at an index past the dictionary. What the loop reads is
+ * held in locals: written through m->rows, the struct fields would be read again for
+ * each value. */
+static uint64_t match_packed(matcher *m, uint64_t step, uint64_t row) {
+    const hybrid *r = &m->indices;
+    uint64_t width = r->width;
+    if (width == 0 || r->run_bytes < 8) return 0;
+    uint64_t loadable = (r->run_bytes - 8) * 8 / width + 1; /* values from the run's first */
+    uint64_t at = r->at;
+    uint64_t fast = loadable > at ? loadable - at : 0;
+    if (fast > step) fast = step;
+    const uint8_t *bits = r->bits;
+    const uint8_t *wanted = m->wanted;
+    uint64_t mask = width == 32 ? 0xffffffffu : (((uint64_t)1 << width) - 1);
+    uint32_t count = m->dictionary_count;
+    uint32_t *rows = m->rows;
+    size_t capacity = m->capacity, n = m->n;
+    for (uint64_t i = 0; i < fast; i++) {
+        uint64_t bit = (at + i) * width;
+        uint32_t index = (uint32_t)((pba_le64(bits + (bit >> 3)) >> (bit & 7)) & mask);
+        if (index >= count) {
+            m->n = n;
+            return UINT64_MAX;
+        }
+        if (wanted[index]) {
+            if (n < capacity) rows[n] = (uint32_t)(row + i);
+            n++;
+        }
+    }
+    m->n = n;
+    return fast;
+}
+
 /* Matches the next `count` values, present and in rows row, row + 1, ... */
 static int match_values(matcher *m, uint64_t count, uint64_t row) {
     if (m->dictionary_count) {
@@ -338,7 +373,9 @@ static int match_values(matcher *m, uint64_t count, uint64_t row) {
             }
             uint64_t step = count < r->left ? count : r->left;
             if (r->packed) {
-                for (uint64_t i = 0; i < step; i++) {
+                uint64_t i = match_packed(m, step, row);
+                if (i == UINT64_MAX) return PBA_TAKE_ERR_MALFORMED;
+                for (; i < step; i++) {
                     uint32_t index = packed_value(r, r->at + i);
                     if (index >= m->dictionary_count) return PBA_TAKE_ERR_MALFORMED;
                     if (m->wanted[index]) found_row(m, row + i);
@@ -359,10 +396,30 @@ static int match_values(matcher *m, uint64_t count, uint64_t row) {
     if (width) {
         if (count > m->count - m->k) return PBA_TAKE_ERR_TRUNCATED;
         const uint8_t *p = m->values + m->k * width;
-        for (uint64_t i = 0; i < count; i++, p += width) {
-            int64_t v = width == 8 ? (int64_t)pba_le64(p) : (int64_t)(int32_t)pba_le32(p);
-            if (key_int(m->keys, v)) found_row(m, row + i);
+        /* in locals, as in match_packed: the keys' fields stay in registers */
+        const pba_keys keys = *m->keys;
+        uint32_t *rows = m->rows;
+        size_t capacity = m->capacity, n = m->n;
+        uint64_t i = 0;
+        if (width == 8 && keys.filter != NULL) {
+            /* the usual case (a dictionary of 64-bit values) with its filter test inlined */
+            for (; i < count; i++, p += 8) {
+                int64_t v = (int64_t)pba_le64(p);
+                if (!filter_has(&keys, int_bit(v, keys.filter_bits))) continue;
+                if (key_int(&keys, v)) {
+                    if (n < capacity) rows[n] = (uint32_t)(row + i);
+                    n++;
+                }
+            }
         }
+        for (; i < count; i++, p += width) {
+            int64_t v = width == 8 ? (int64_t)pba_le64(p) : (int64_t)(int32_t)pba_le32(p);
+            if (key_int(&keys, v)) {
+                if (n < capacity) rows[n] = (uint32_t)(row + i);
+                n++;
+            }
+        }
+        m->n = n;
         m->k += count;
         return PBA_TAKE_OK;
     }
