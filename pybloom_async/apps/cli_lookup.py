@@ -27,11 +27,12 @@ from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 from ..checks import positive_int
 from ..errors import InvalidArgumentError, PyBloomError
 from ..io.base import SourceStats
+from ..io.files import local_paths
 from ..io.sinks import write_atomic
 from ..predicate import Predicate, parse_predicate
 from ..pruning.api import CompiledPredicate
 from ..read.reader import BloomReader
-from ..read.run import RunKeywords, RunOptions, open_run
+from ..read.run import RunKeywords, RunOptions, open_run, streamed_whole
 from ..rows.api import LookupOptions, LookupPlan, plan_lookup, skip_file
 from ..tables import TableSource
 from .cli_args import index_option, make_reader, on_error, partitioning, store_options
@@ -316,14 +317,46 @@ async def _read_rows(
         # One PATH goes as the library's lookup takes it, so that the lake index under it
         # answers as it does there; several are a list (no index root).
         paths = args.paths[0] if len(args.paths) == 1 else list(args.paths)
-        plan = await plan_lookup(
-            paths, where, columns, skipped=skipped, lookup=options, **keywords,
-        )  # fmt: skip
+
+        def rows_of(run: RunOptions) -> AsyncGenerator[Any, None]:
+            return _planned_rows(paths, where, columns, options, run, skipped, args.strict, limit)
+
+        opts = RunOptions(**keywords)
+        # Local paths without --limit: planned and read in one worker thread, as the
+        # library's lookup reads them (with --limit, nothing is read past it).
+        whole = limit is None and local_paths(paths)
+        rows = streamed_whole(opts, rows_of, ROWS_AHEAD) if whole else rows_of(opts)
+        plan = await anext(rows)
         total = len(plan.files) + len(skipped)  # the files planned, and those that failed
         log.info("%s listed from %s", plural_s(total, "file"), plural_s(len(args.paths), "input"))
-        rows = _plan_tables(plan, reader, skipped if not args.strict else None, limit is None)
         schema = await _write(rows, limit, writer)
         return total, skipped, schema if plan.files else None  # no file read: no schema
+
+
+#: Tables of a lookup of local paths read and not yet written, at most.
+ROWS_AHEAD = 4
+
+
+async def _planned_rows(
+    paths: str | list[str],
+    where: Predicate,
+    columns: list[str] | None,
+    options: LookupOptions,
+    run: RunOptions,
+    skipped: list[PyBloomError],
+    strict: bool,
+    limit: int | None,
+) -> AsyncGenerator[Any, None]:
+    """The lookup's plan, then its answer's schema (an empty table) and its matching rows
+    (:func:`_plan_tables`; with ``strict``, a file that fails its read is raised)."""
+    plan = await plan_lookup(paths, where, columns, skipped=skipped, lookup=options, run=run)
+    yield plan
+    # In a run of its own: its files spread over the run's threads (inline) or lane.
+    async with open_run(run) as base:
+        found = _plan_tables(plan, base.reader, None if strict else skipped, limit is None)
+        async with aclosing(found) as rows:
+            async for table in rows:
+                yield table
 
 
 async def _table_tables(
