@@ -170,6 +170,21 @@ def test_a_literal_not_of_the_columns_type_is_the_prune_error(tmp_path: Path) ->
             call(str(tmp_path), "dt = 'yesterday' AND id = 5")
 
 
+def _raises_at_every_door(root: Path, where: str, message: str) -> None:
+    """``where`` over the lake at ``root`` raises PredicateError (``message``) at lookup,
+    prune, pruned_dataset and lookup_batches."""
+    for call in (lookup_sync, prune_sync, pruned_dataset_sync):
+        with pytest.raises(PredicateError, match=message):
+            call(str(root), where)
+
+    async def batches() -> None:
+        async for _ in lookup_batches(str(root), where):
+            pass
+
+    with pytest.raises(PredicateError, match=message):
+        anyio.run(batches)
+
+
 @pytest.mark.parametrize(
     "where",
     [
@@ -185,16 +200,7 @@ def test_a_literal_typed_wrong_is_an_error_where_the_folders_decide_without_it(
     # 'abc' for the INT64 id is a mistake in every file read, whatever the folders decide
     # of the rest (the FR files are ruled out, the DE files are read).
     _day_lake(tmp_path, days=1, files=1)
-    for call in (lookup_sync, prune_sync, pruned_dataset_sync):
-        with pytest.raises(PredicateError, match="'abc' is not a value of this column"):
-            call(str(tmp_path), where)
-
-    async def batches() -> None:
-        async for _ in lookup_batches(str(tmp_path), where):
-            pass
-
-    with pytest.raises(PredicateError, match="'abc'"):
-        anyio.run(batches)
+    _raises_at_every_door(tmp_path, where, "'abc' is not a value of this column")
     # typed right, the same predicates answer
     assert lookup_sync(str(tmp_path), where.replace("'abc'", "7")).num_rows > 0
 
@@ -206,16 +212,7 @@ def test_a_literal_typed_wrong_is_an_error_where_the_folders_rule_out_every_file
     # for the answer's columns: the first that has id types its literal, as a file read.
     _day_lake(tmp_path, days=1, files=1)
     where = "country = 'XX' AND id = 'abc'"
-    for call in (lookup_sync, prune_sync, pruned_dataset_sync):
-        with pytest.raises(PredicateError, match="'abc' is not a value of this column"):
-            call(str(tmp_path), where)
-
-    async def batches() -> None:
-        async for _ in lookup_batches(str(tmp_path), where):
-            pass
-
-    with pytest.raises(PredicateError, match="'abc'"):
-        anyio.run(batches)
+    _raises_at_every_door(tmp_path, where, "'abc' is not a value of this column")
     # typed right, the answer is empty, with the files' columns
     got = lookup_sync(str(tmp_path), "country = 'XX' AND id = 7")
     assert got.num_rows == 0 and "id" in got.column_names

@@ -10,6 +10,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.cancelling import cancelled_once_started
 
 from pybloom_async.tasks.loops import (
     Stopped,
@@ -67,16 +68,8 @@ async def test_a_cancelled_caller_stops_the_run_between_items_and_waits_for_it()
     async def run() -> list[int]:
         return await for_each(list(range(100)), item, 4)
 
-    with anyio.CancelScope() as scope:
-        async with anyio.create_task_group() as group:
-
-            async def cancel_when_started() -> None:
-                await anyio.to_thread.run_sync(started.wait, 5)
-                scope.cancel()
-                release.set()
-
-            group.start_soon(cancel_when_started)
-            await inline_in_worker(run, None)
+    async with cancelled_once_started(started, release) as scope:
+        await inline_in_worker(run, None)
     assert scope.cancelled_caught
     # The item running when the cancellation came ended; no later one started, and the
     # thread was waited for (nothing appended after the cancel scope ended).

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from support.cancelling import cancelled_once_started
 
 from pybloom_async.tasks.loops import inline, inline_stream_in_worker, stop_point
 
@@ -106,18 +107,10 @@ async def test_a_cancelled_consumer_stops_the_run_at_its_next_stop_point() -> No
         done.append("ran to its end")
         yield 1
 
-    with anyio.CancelScope() as scope:
-        async with anyio.create_task_group() as group:
-
-            async def cancel_when_started() -> None:
-                await anyio.to_thread.run_sync(started.wait, 5)
-                scope.cancel()
-                release.set()
-
-            group.start_soon(cancel_when_started)
-            async with aclosing(inline_stream_in_worker(items, None, 2)) as stream:
-                async for _ in stream:
-                    pass
+    stream = inline_stream_in_worker(items, None, 2)
+    async with cancelled_once_started(started, release) as scope, aclosing(stream) as items_:
+        async for _ in items_:
+            pass
     assert scope.cancelled_caught and done == []
 
 
