@@ -150,14 +150,12 @@ async def streamed_whole(
 ) -> AsyncGenerator[T, None]:
     """The items of ``work(opts)``, a streamed run of local paths, handed whole to one
     worker thread (:func:`~pybloom_async.tasks.loops.inline_stream_in_worker`, at most
-    ``ahead`` items waiting for the caller, its reader's whole-run limiter), as
-    :func:`handed_whole` hands a run: ``progress`` is told on the caller's event loop, and
-    every call of it has run when the stream ends; what it raises there is raised here."""
-    limiter = opts.reader.whole_run_limiter if opts.reader is not None else None
+    ``ahead`` items waiting for the caller; not counted in the reader's whole-run limiter,
+    as the caller holds the stream as long as it likes), as :func:`handed_whole` hands a
+    run: ``progress`` is told on the caller's event loop, and every call of it has run
+    when the stream ends; what it raises there is raised here."""
     progress = on_loop(opts.progress)
-    stream = inline_stream_in_worker(
-        work, limiter, ahead, dataclasses.replace(opts, progress=progress)
-    )
+    stream = inline_stream_in_worker(work, ahead, dataclasses.replace(opts, progress=progress))
     async with aclosing(stream) as items:
         async for item in items:
             yield item

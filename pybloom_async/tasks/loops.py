@@ -192,11 +192,9 @@ _STREAM_END = object()
 
 
 # Long because: the consumer's loop and its closing (stop the worker, wake it, wait for
-# it, give the limiter's token back) share the channel's state; apart they would pass it
-# back and forth.
+# it) share the channel's state with the worker; apart they would pass it back and forth.
 async def inline_stream_in_worker(
     function: Callable[_P, AsyncGenerator[T, None]],
-    limiter: anyio.CapacityLimiter | None,
     ahead: int,
     *args: _P.args,
     **kwargs: _P.kwargs,
@@ -209,8 +207,9 @@ async def inline_stream_in_worker(
     consumer beyond that. What the generator raises is raised here, after the items it
     made before. A consumer that stops early (a ``break``, a cancellation, an error of
     its own) stops the generator at its next item or :func:`stop_point` and waits for
-    its thread, so no thread works on for it. A token of ``limiter`` (default: the
-    loop's default thread limiter) is held while the stream runs."""
+    its thread, so no thread works on for it. The thread takes no token of a limiter:
+    its life is the consumer's, and a token held while a consumer waits on another call
+    that needs one would stop both."""
     stop = threading.Event()
     slots = threading.Semaphore(ahead)
     soon = call_soon_in_loop()
@@ -244,9 +243,6 @@ async def inline_stream_in_worker(
         finally:
             _STOP.reset(token)
 
-    borrower = object()
-    tokens = limiter or anyio.to_thread.current_default_thread_limiter()
-    await tokens.acquire_on_behalf_of(borrower)
     call: _Call[None] = _Call(run, ())
     _threads.submit(call)
     try:
@@ -267,7 +263,6 @@ async def inline_stream_in_worker(
             slots.release()  # a worker waiting for room wakes, and stops
         with anyio.CancelScope(shield=True):
             await call.done.wait()
-        tokens.release_on_behalf_of(borrower)
 
 
 class LoopCallback:

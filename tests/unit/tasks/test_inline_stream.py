@@ -29,7 +29,7 @@ async def test_the_items_come_in_order_from_an_inline_run_in_another_thread() ->
         for i in range(n):
             yield i, threading.get_ident(), inline()
 
-    got = [item async for item in inline_stream_in_worker(items, None, 2, 50)]
+    got = [item async for item in inline_stream_in_worker(items, 2, 50)]
     assert [i for i, _, _ in got] == list(range(50))
     assert all(thread != caller and was_inline for _, thread, was_inline in got)
     assert not inline()
@@ -44,7 +44,7 @@ async def test_at_most_ahead_items_wait_for_the_consumer() -> None:
             made.append(i)
             yield i
 
-    async with aclosing(inline_stream_in_worker(items, None, 3)) as stream:
+    async with aclosing(inline_stream_in_worker(items, 3)) as stream:
         async for first in stream:
             assert first == 0
             await anyio.sleep(0.2)  # the worker runs ahead meanwhile, as far as it may
@@ -62,7 +62,7 @@ async def test_a_failure_comes_after_the_items_made_before_it() -> None:
 
     got: list[int] = []
     with pytest.raises(KeyError, match="k"):
-        async for item in inline_stream_in_worker(items, None, 4):
+        async for item in inline_stream_in_worker(items, 4):
             got.append(item)
     assert got == [1, 2]
 
@@ -80,7 +80,7 @@ async def test_a_consumer_that_stops_stops_the_run_and_waits_for_its_thread() ->
         finally:
             closed.set()
 
-    async with aclosing(inline_stream_in_worker(items, None, 2)) as stream:
+    async with aclosing(inline_stream_in_worker(items, 2)) as stream:
         async for item in stream:
             if item == 3:
                 break
@@ -107,7 +107,7 @@ async def test_a_cancelled_consumer_stops_the_run_at_its_next_stop_point() -> No
         done.append("ran to its end")
         yield 1
 
-    stream = inline_stream_in_worker(items, None, 2)
+    stream = inline_stream_in_worker(items, 2)
     async with cancelled_once_started(started, release) as scope, aclosing(stream) as items_:
         async for _ in items_:
             pass
@@ -169,3 +169,23 @@ async def test_lookup_batches_stopped_early_reads_no_further(tmp_path: Path) -> 
     async for _ in lookup_batches(str(tmp_path), where, stats=whole):
         pass
     assert read < whole.bytes_read
+
+
+@pytest.mark.anyio
+async def test_open_streams_hold_no_token_a_lookup_on_their_reader_waits_for(
+    tmp_path: Path,
+) -> None:
+    """A caller's reader runs two lookups of local paths at a time; a stream held open by
+    its consumer counts in none: a lookup on the same reader while two are open answers."""
+    from pybloom_async import BloomReader, col, lookup, lookup_batches
+
+    _lake(tmp_path)
+    reader = BloomReader()
+    where = col("id") >= 0
+    first = lookup_batches(str(tmp_path), where, reader=reader)
+    second = lookup_batches(str(tmp_path), where, reader=reader)
+    async with aclosing(first), aclosing(second):
+        assert (await anext(first)).num_rows and (await anext(second)).num_rows
+        with anyio.fail_after(30):
+            got = await lookup(str(tmp_path), col("id") == 250, reader=reader)
+        assert got.column("id").to_pylist() == [250]
