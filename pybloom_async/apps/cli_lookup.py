@@ -33,7 +33,7 @@ from ..predicate import Predicate, parse_predicate
 from ..pruning.api import CompiledPredicate
 from ..read.reader import BloomReader
 from ..read.run import RunKeywords, RunOptions, open_run, streamed_whole
-from ..rows.api import LookupOptions, LookupPlan, plan_lookup, skip_file
+from ..rows.api import LookupOptions, plan_lookup, skip_file
 from ..tables import TableSource
 from .cli_args import index_option, make_reader, on_error, partitioning, store_options
 from .cli_output import (
@@ -317,14 +317,15 @@ async def _read_rows(
         # One PATH goes as the library's lookup takes it, so that the lake index under it
         # answers as it does there; several are a list (no index root).
         paths = args.paths[0] if len(args.paths) == 1 else list(args.paths)
+        ahead = limit is None
 
         def rows_of(run: RunOptions) -> AsyncGenerator[Any, None]:
-            return _planned_rows(paths, where, columns, options, run, skipped, args.strict, limit)
+            return _planned_rows(paths, where, columns, options, run, skipped, args.strict, ahead)
 
         opts = RunOptions(**keywords)
         # Local paths without --limit: planned and read in one worker thread, as the
         # library's lookup reads them (with --limit, nothing is read past it).
-        whole = limit is None and local_paths(paths)
+        whole = ahead and local_paths(paths)
         rows = streamed_whole(opts, rows_of, ROWS_AHEAD) if whole else rows_of(opts)
         plan = await anext(rows)
         total = len(plan.files) + len(skipped)  # the files planned, and those that failed
@@ -345,17 +346,32 @@ async def _planned_rows(
     run: RunOptions,
     skipped: list[PyBloomError],
     strict: bool,
-    limit: int | None,
+    ahead: bool,
 ) -> AsyncGenerator[Any, None]:
-    """The lookup's plan, then its answer's schema (an empty table) and its matching rows
-    (:func:`_plan_tables`; with ``strict``, a file that fails its read is raised)."""
+    """The lookup's plan, then its answer's schema (an empty table), then the matching rows
+    of the planned files in their order (:func:`~pybloom_async.rows.fetch.planned_tables`,
+    in a run of its own: its files spread over the run's threads inline, or its lane): with
+    ``ahead``, several files read at once; without (``--limit``), one after another, and
+    nothing past where the limit is reached. A file that fails is added to ``skipped`` in
+    its place, or raised there with ``strict``: the files before it are written first."""
+    import pyarrow as pa
+
+    from ..rows.arrow import empty_table
+    from ..rows.fetch import planned_tables
+
     plan = await plan_lookup(paths, where, columns, skipped=skipped, lookup=options, run=run)
     yield plan
-    # In a run of its own: its files spread over the run's threads (inline) or lane.
+    yield empty_table(pa.schema(plan.job.schema))
+
+    def failed(file_plan: FilePlan, exc: PyBloomError) -> None:
+        skip_file(exc, file_plan.location, skipped)
+
     async with open_run(run) as base:
-        found = _plan_tables(plan, base.reader, None if strict else skipped, limit is None)
-        async with aclosing(found) as rows:
-            async for table in rows:
+        tables = planned_tables(
+            base.reader, plan.files, plan.job, None if strict else failed, ahead
+        )
+        async with aclosing(tables) as found:
+            async for table in found:
                 yield table
 
 
@@ -397,31 +413,6 @@ async def _write(tables: AsyncGenerator[Any, None], limit: int | None, writer: _
     finally:
         await tables.aclose()
     return schema
-
-
-async def _plan_tables(
-    plan: LookupPlan, reader: BloomReader, skipped: list[PyBloomError] | None, ahead: bool
-) -> AsyncGenerator[Any, None]:
-    """The answer's schema (an empty table), then the matching rows of the planned files in
-    their order (:func:`~pybloom_async.rows.fetch.planned_tables`): with ``ahead``, several
-    files read at once; without (``--limit``), one after another, and nothing past where
-    the limit is reached. A file that fails is added to ``skipped`` in its place, or raised
-    there without it (``--strict``): the files before it are written first."""
-    import pyarrow as pa
-
-    from ..rows.arrow import empty_table
-    from ..rows.fetch import planned_tables
-
-    def failed(file_plan: FilePlan, exc: PyBloomError) -> None:
-        skip_file(exc, file_plan.location, skipped)
-
-    yield empty_table(pa.schema(plan.job.schema))
-    tables = planned_tables(
-        reader, plan.files, plan.job, None if skipped is None else failed, ahead
-    )
-    async with aclosing(tables) as found:
-        async for table in found:
-            yield table
 
 
 async def cmd_lookup(args: argparse.Namespace, out: TextIO) -> int:
