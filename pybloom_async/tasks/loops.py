@@ -132,6 +132,20 @@ async def to_worker(
     return await in_thread(function, *args, limiter=limiter)
 
 
+def _inline_stopped_by(
+    stop: threading.Event,
+    function: Callable[_P, Coroutine[Any, Any, T]],
+    *args: _P.args,
+    **kwargs: _P.kwargs,
+) -> T:
+    """:func:`run_inline`, its :func:`stop_point` s raising once ``stop`` is set."""
+    token = _STOP.set(stop)
+    try:
+        return run_inline(function, *args, **kwargs)
+    finally:
+        _STOP.reset(token)
+
+
 async def inline_in_worker(
     function: Callable[_P, Coroutine[Any, Any, T]],
     limiter: anyio.CapacityLimiter | None,
@@ -146,11 +160,7 @@ async def inline_in_worker(
     stop = threading.Event()
 
     def run() -> T:
-        token = _STOP.set(stop)
-        try:
-            return run_inline(function, *args, **kwargs)
-        finally:
-            _STOP.reset(token)
+        return _inline_stopped_by(stop, function, *args, **kwargs)
 
     async def watch() -> None:
         try:
@@ -232,16 +242,13 @@ async def inline_stream_in_worker(
                 hand(item)
 
     def run() -> None:
-        token = _STOP.set(stop)
         try:
-            run_inline(drain)
+            _inline_stopped_by(stop, drain)
             hand(_STREAM_END)
         except Stopped:
             pass  # the consumer stopped: it takes nothing more
         except BaseException as exc:  # the consumer's to raise
             hand(_Failed(exc))
-        finally:
-            _STOP.reset(token)
 
     call: _Call[None] = _Call(run, ())
     _threads.submit(call)
