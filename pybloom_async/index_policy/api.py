@@ -19,7 +19,8 @@ from ..index.prune import prune_with_index
 from ..io.address import is_local
 from ..io.base import FileInfo
 from ..io.files import FileStream, expand_paths, local_paths
-from ..lake.prune import index_pass_run, row_group_verdicts, verdicts_at
+from ..lake.digest import ruled_out_schemas
+from ..lake.prune import IndexEntry, index_pass_run, row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
 from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate, PrunePaths
@@ -242,15 +243,24 @@ class _Lake:
         parts.settle(listed)
         parts.every = lambda: expand_paths(root, r.reader, unreadable=[])
         listed = parts.kept_list(listed)
+        entries: list[IndexEntry | None] = []
         async with index_pass_run(r, self.choice == "lake") as index_run:
-            decided = await verdicts_at(index_run, root, listed, compiled, found)
+            decided = await verdicts_at(index_run, root, listed, compiled, found, entries)
         if self.index_verdicts is not None:
             for verdict in decided:
                 self.index_verdicts.append(verdict)
         if not self.row_groups:
             return decided
+        # The files the index rules out count as read where its digest gives their schemas
+        # (usually in the segment's first read): they hold the predicate's columns and type
+        # its literals, so that the answer or error is the one without the index.
+        known = await ruled_out_schemas(r.reader, listed, decided, entries)
+        for path, footer in known.items():
+            parts.count_as_read(path, footer.metadata.schema)
         active = parts if parts.active else None
-        return await row_group_verdicts(r, listed, decided, compiled, self.require_columns, active)
+        return await row_group_verdicts(
+            r, listed, decided, compiled, self.require_columns, active, len(known)
+        )
 
 
 def _inline_allowed_for(paths: Any, use_index: Any, row_groups: Any) -> bool:

@@ -281,3 +281,24 @@ async def lake_files(
         ],
     )
     return out
+
+
+async def ruled_out_schemas(
+    reader: BloomReader,
+    files: Sequence[str | FileInfo],
+    verdicts: Sequence[Verdict],
+    entries: Sequence[IndexEntry | None],
+) -> dict[str, Footer]:
+    """A footer of the schema of each file the verdicts rule out, by path, where the
+    digest of the entry that decided it has one (no record of a kept file is read): for a
+    prune, whose kept files' own footers come with their filters."""
+    ruled_out = [(f, v, e) for f, v, e in zip(files, verdicts, entries, strict=True) if not v.kept]
+    if not ruled_out:
+        return {}
+    found = await lake_files(
+        reader,
+        [f for f, _, _ in ruled_out],
+        [v for _, v, _ in ruled_out],
+        [e for *_, e in ruled_out],
+    )
+    return found.schemas

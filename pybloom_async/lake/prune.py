@@ -10,44 +10,29 @@ column not covered.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from ..errors import (
     IndexStaleError,
-    InvalidArgumentError,
     PredicateError,
     PyBloomError,
     SourceError,
 )
 from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, location_text
-from ..io.files import expand_paths
 from ..io.identity import SourceIdentity, stat_identity, version_change
-from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate, prune_file
 from ..pruning.partitions import PartitionPredicate
-from ..pruning.verdicts import Rule, Verdict, VerdictSink, hand_over_by_file
+from ..pruning.verdicts import Rule, Verdict
 from ..read.reader import BloomReader
-from ..read.run import Run, RunOptions, open_run, run_options
+from ..read.run import Run, RunOptions, open_run
 from ..tasks.loops import to_worker
 from ..tasks.workers import for_each, gather
 from .format import LakeFile
 from .probe import SegmentState, prepare_probes, probe_segment, segment_outcomes
-from .segments import (
-    LoadedSegment,
-    kept_or_loaded,
-    listed_or_reason,
-    listed_segments,
-    loaded_or_reason,
-    relative_names,
-)
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-    from ..read.run import RunKeywords
+from .segments import LoadedSegment, kept_or_loaded, listed_segments, relative_names
 
 
 class IndexEntry(NamedTuple):
@@ -126,18 +111,6 @@ def _current_entry(
             return (s_no, f_no), None
         newest_reason = newest_reason or reason
     return candidates[-1], newest_reason
-
-
-async def _given(files: Sequence[str | FileInfo]) -> list[str | FileInfo]:
-    return list(files)
-
-
-def _root_of(paths: Any) -> str:
-    if isinstance(paths, (str, os.PathLike)):
-        return os.fspath(paths)
-    raise InvalidArgumentError(
-        "the lake index needs the lake's root: one directory or object-store prefix"
-    )
 
 
 def _immutable_stale(entry: LakeFile, now: SourceIdentity) -> str | None:
@@ -219,84 +192,6 @@ async def _file_verdicts(
 
 
 # Long because: the docstring documents every parameter; the steps are listed in it.
-async def prune_with_lake_index(
-    paths: str | os.PathLike[str],
-    where: Predicate | str,
-    *,
-    run: RunOptions | None = None,
-    row_groups: bool = True,
-    require_columns: bool = True,
-    on_file: Callable[[list[Verdict]], None] | None = None,
-    files: Sequence[str | FileInfo] | None = None,
-    index_verdicts: VerdictSink | None = None,
-    **keywords: Unpack[RunKeywords],
-) -> list[Verdict]:
-    """Decide which files (then row groups) may hold matching rows, from the lake index.
-
-    The lake under ``paths`` is listed while its segments are listed; each
-    segment's directory comes in one suffix read and each probed stripe in one
-    ranged read. Files the index cannot speak for are kept
-    (``NO_INDEX``/``STALE_INDEX``) and, with ``row_groups``, pruned by their
-    in-file filters like every kept file.
-
-    Parameters
-    ----------
-    paths:
-        The lake's root directory or object-store prefix.
-    where, run, require_columns, on_file, **keywords:
-        As for :func:`pybloom_async.prune` (``run`` and the keywords are the run's
-        options, :class:`~pybloom_async.RunOptions`); ``strict`` also raises on a stale
-        index entry or an unreadable segment instead of keeping files.
-    row_groups:
-        False: stop at the file verdicts (``row_group`` None).
-    files:
-        The data files instead of the listing, taken as given, each once (e.g. a table's
-        live files, or a listing already made).
-    index_verdicts:
-        If given, the file verdicts of the index pass are appended to it (for reports):
-        a list, or any object with ``append``.
-
-    Raises
-    ------
-    InvalidArgumentError
-        ``paths`` is not one directory or prefix.
-    PredicateError
-        As for :func:`pybloom_async.prune`.
-    """
-    opts = run_options(run, keywords, "prune_with_lake_index")
-    strict = opts.raises
-    compiled = CompiledPredicate(where)  # once for the run: the index and the files share it
-    root = _root_of(paths)
-    async with open_run(opts) as r:
-        rdr = r.reader
-
-        async def run_one(step: Callable[[], Awaitable[Any]]) -> Any:
-            return await step()
-
-        # Both listings at once: one round trip; the first error raised as itself.
-        found, locations = await gather(
-            run_one,
-            [
-                # Files given are taken as given (a table's live files, a listing's).
-                (lambda: expand_paths(root, rdr) if files is None else _given(files),),
-                (lambda: listed_or_reason(root, rdr, strict),),
-            ],
-        )
-        loaded: list[LoadedSegment | str] = (
-            [locations]
-            if isinstance(locations, str)
-            else await gather(loaded_or_reason, [(rdr, loc, strict) for loc in locations])
-        )
-        names = relative_names(root, [location_text(f) for f in found])
-        out = await verdicts_from_segments(
-            r, found, names, loaded, compiled,
-            row_groups=row_groups, require_columns=require_columns,
-            index_verdicts=index_verdicts,
-        )  # fmt: skip
-    return hand_over_by_file(out, on_file)
-
-
-# Long because: the steps after loading, documented once for every caller.
 async def verdicts_from_segments(
     run: Run,
     files: Sequence[str | FileInfo],
@@ -304,20 +199,18 @@ async def verdicts_from_segments(
     loaded: Sequence[LoadedSegment | str],
     compiled: CompiledPredicate,
     *,
-    row_groups: bool,
-    require_columns: bool,
     immutable: bool = False,
-    index_verdicts: VerdictSink | None = None,
     entries: list[IndexEntry | None] | None = None,
 ) -> list[Verdict]:
-    """The verdicts of ``files`` from the segments already loaded (a lake's, or a table's).
+    """The file verdicts of ``files`` from the segments already loaded (a lake's, or a
+    table's), no row group pruned.
 
     ``names`` are the files' names in the segments' directories (None: not indexed);
     ``loaded`` the segments, or why one could not be read (its files are then kept);
     ``compiled`` the run's predicate, whose leaves the segments and the files share.
-    The stripes the predicate's keys probe are read (one ranged read each, at once), each
-    file is decided, and with ``row_groups`` the kept files' row groups are pruned by their
-    in-file filters. ``immutable``: a table's files, compared by size alone. ``entries``, if
+    The stripes the predicate's keys probe are read (one ranged read each, at once), and each
+    file is decided (:func:`row_group_verdicts` then prunes the kept files' row groups by
+    their own filters). ``immutable``: a table's files, compared by size alone. ``entries``, if
     given, gets per file the entry that decided it, fresh (None: the index did not).
 
     Raises
@@ -344,14 +237,9 @@ async def verdicts_from_segments(
     decided = await _file_verdicts(
         names, files, states, damaged, compiled, rdr, strict, immutable, entries
     )
-    if index_verdicts is not None:
-        for verdict in decided:
-            index_verdicts.append(verdict)
     if run.progress is not None:
         run.progress(len(decided), len(decided))
-    if not row_groups:
-        return decided
-    return await row_group_verdicts(run, files, decided, compiled, require_columns)
+    return decided
 
 
 async def row_group_verdicts(
@@ -361,27 +249,29 @@ async def row_group_verdicts(
     compiled: CompiledPredicate,
     require_columns: bool,
     partitions: PartitionPredicate | None = None,
+    known: int = 0,
 ) -> list[Verdict]:
     """The kept files' row-group verdicts in place of their file verdicts, in file order.
 
     A kept file without row groups keeps its file verdict, as in the sidecar-index pass.
     ``partitions``: the files' ``key=value`` folders (settled), whose values decide their
-    leaves first, as in the in-file pass. Whether a predicate column exists is checked only
-    when every file was read (a file the index rules out holds the columns it indexes).
+    leaves first, as in the in-file pass; where they rule out every file, their checks
+    still stand (``PartitionPredicate.look_in_ruled_out``). Whether a predicate column
+    exists is checked only when every file was read or is ``known``: the number of files
+    the index ruled out whose schemas counted as read (``PartitionPredicate.count_as_read``,
+    from the index's digest).
     """
     kept = [loc for loc, v in zip(found, decided, strict=True) if v.kept]
-    if not kept:
-        return list(decided)
 
     def one(location: str | FileInfo) -> Awaitable[list[Verdict]]:
         if partitions is None:
             return prune_file(run, location, compiled)
         return partitions.prune_file(run, location, prune_file)
 
-    per_file = iter(await for_each(kept, one, run.limit))
+    per_file = iter(await for_each(kept, one, run.limit) if kept else ())
     if partitions is not None:
         partitions.check_literals()
-    if require_columns and len(kept) == len(found):
+    if require_columns and len(kept) + known == len(found):
         if partitions is not None:
             await partitions.look_in_ruled_out(run)
         compiled.seen.check()
@@ -426,10 +316,7 @@ async def verdicts_at(
     rdr = run.reader
     loaded = await gather(kept_or_loaded, [(rdr, listed) for listed in segments])
     names = relative_names(os.fspath(root), [location_text(f) for f in files])
-    return await verdicts_from_segments(
-        run, files, names, loaded, compiled, row_groups=False, require_columns=False,
-        entries=entries,
-    )  # fmt: skip
+    return await verdicts_from_segments(run, files, names, loaded, compiled, entries=entries)
 
 
 @asynccontextmanager

@@ -302,9 +302,8 @@ async def prune_table_with_lake_index(
         loaded = await _loaded_or_refused(index_run, table, required)
         names = index_names(table, [f.path for f in table.files])
         out = await verdicts_from_segments(
-            index_run, table.files, names, loaded or [], compiled, row_groups=False,
-            require_columns=False, immutable=True,
-        )  # fmt: skip
+            index_run, table.files, names, loaded or [], compiled, immutable=True
+        )
         if row_groups:
             out = await row_group_verdicts(r, table.files, out, compiled, False)
     return hand_over_by_file(out, on_file)
@@ -326,7 +325,6 @@ async def table_lake_files(
         names = index_names(table, [f.path for f in table.files])
         entries: list[IndexEntry | None] = []
         verdicts = await verdicts_from_segments(
-            index_run, table.files, names, loaded, compiled, row_groups=False,
-            require_columns=False, immutable=True, entries=entries,
-        )  # fmt: skip
+            index_run, table.files, names, loaded, compiled, immutable=True, entries=entries
+        )
     return await lake_files(run.reader, table.files, verdicts, entries)

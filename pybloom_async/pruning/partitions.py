@@ -496,6 +496,26 @@ class PartitionPredicate:
                         raise exc.with_context(path=path) from None
                     break
 
+    def count_as_read(self, path: str, schema: Schema) -> None:
+        """A file the lake index ruled out counts as read: its columns are found, and they
+        type the literals on them, but for the partition columns (their folders type
+        those), so that a literal typed wrong is an error whichever files the index rules
+        out (``path``: the file's, for the error).
+
+        Raises
+        ------
+        PredicateError
+            A literal is not a value of its column's type (naming the file).
+        """
+        self.compiled.seen.add(schema)
+        leaves = [
+            leaf for leaf, c in zip(self.leaves, self.columns, strict=True) if c not in self.keys
+        ]
+        try:
+            self.compiled.check_literals(schema, leaves)
+        except PyBloomError as exc:
+            raise exc.with_context(path=path) from None
+
     def _ruled_out(self, location: str | FileInfo) -> bool:
         try:
             return self.decide(location).ruled_out

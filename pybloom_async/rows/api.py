@@ -67,7 +67,7 @@ from ..tasks.loops import inline, sync_twin
 from .arguments import DEFAULT_MAX_FETCH_BYTES as DEFAULT_MAX_FETCH_BYTES
 from .arguments import LOOKUP_PARAMETERS_DOC, LookupArguments, LookupKeywords, check_arguments
 from .arguments import LookupOptions as LookupOptions
-from .footers import footer_plan, progress_with, rows_read, schema_kinds, with_ruled_out
+from .footers import index_ruled_out_plan, progress_with, rows_read, schema_kinds, with_ruled_out
 from .sweep import Sweep, each_file
 
 if TYPE_CHECKING:
@@ -342,7 +342,7 @@ async def _read_files(
     async def one(location: str | FileInfo) -> FileRows | None:
         path = location_text(location)
         if path not in kept:
-            plan = await footer_plan(base, location, parts, lake.schemas.get(path))
+            plan = await index_ruled_out_plan(base, location, parts, lake.schemas.get(path))
             return None if plan is None else FileRows(plan, schema_only=True)
         swept = sweep.passed(path) if sweep is not None else None
         try:

@@ -90,7 +90,7 @@ from ..tasks.loops import inline, sync_twin, to_worker
 from .api import file_rows
 from .arguments import DEFAULT_MAX_FETCH_BYTES
 from .arrow_fs import arrow_filesystem, arrow_path
-from .footers import footer_plan, with_ruled_out
+from .footers import index_ruled_out_plan, with_ruled_out
 from .sweep import Sweep, each_file
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ async def _decide(
 
     path = location_text(location)
     if lake is not None and indexed is not None and path not in indexed:
-        plan = await footer_plan(run, location, parts, lake.schemas.get(path))
+        plan = await index_ruled_out_plan(run, location, parts, lake.schemas.get(path))
         return None if plan is None else _Kept(location, plan, schema_only=True)
     rows = rows_of(parts, location)
     swept = sweep.passed(path) if sweep is not None else None

@@ -61,6 +61,24 @@ async def footer_plan(
             run.done(location)
 
 
+async def index_ruled_out_plan(
+    run: Run, location: Location, parts: PartitionPredicate, schema: Footer | None = None
+) -> FilePlan | None:
+    """:func:`footer_plan` of a file the lake index ruled out, which counts as read: its
+    schema types the predicate's literals as a file read would
+    (:meth:`~pybloom_async.pruning.partitions.PartitionPredicate.count_as_read`).
+
+    Raises
+    ------
+    PredicateError
+        A literal is not a value of its column's type in this file.
+    """
+    plan = await footer_plan(run, location, parts, schema)
+    if plan is not None:
+        parts.count_as_read(location_text(location), plan.schema)
+    return plan
+
+
 def schema_kinds(
     listed: Sequence[Location],
     read: set[str],

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -196,3 +197,66 @@ def test_partition_folders_and_the_lake_index_together(tmp_path: Path) -> None:
         rows = pba.lookup_sync(str(root), where)
         assert rows.equals(pba.lookup_sync(str(root), where, use_index="none")), where
     assert any(v.rule is Rule.LAKE_INDEX for v in pba.prune_sync(str(root), f"id = {key}"))
+
+
+def _raises_or_answer(call: Any) -> str:
+    try:
+        call()
+    except pba.PredicateError as exc:
+        return f"PredicateError: {str(exc).split(';')[0]}"  # (files counted may differ)
+    return "answer"
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "id = -1 AND s = 5",  # the index rules out every file: s is typed by their schemas
+        "id = -1 AND s > 5",
+        "id = -1 AND nosuch = 5",  # and they hold the columns
+        "id = -1 OR nosuch = 5",
+    ],
+)
+def test_a_mistake_is_an_error_whichever_files_the_index_rules_out(lake: Path, where: str) -> None:
+    """The files the lake index rules out count as read (their schemas from its digest):
+    a literal typed wrong, or a column no file has, is the error it is without the index,
+    at every door, never an empty answer."""
+
+    async def batches() -> None:
+        async for _ in pba.lookup_batches(str(lake), where):
+            pass
+
+    calls = {
+        "prune": lambda **kw: pba.prune_sync(str(lake), where, **kw),
+        "lookup": lambda **kw: pba.lookup_sync(str(lake), where, **kw),
+        "pruned_dataset": lambda **kw: pba.pruned_dataset_sync(str(lake), where, **kw),
+    }
+    for name, call in calls.items():
+        without = _raises_or_answer(lambda: call(use_index="none"))  # noqa: B023
+        assert without.startswith("PredicateError"), (name, without)
+        for choice in ("auto", "lake"):
+            assert _raises_or_answer(lambda: call(use_index=choice)) == without, (name, choice)  # noqa: B023
+    with pytest.raises(pba.PredicateError):
+        anyio.run(batches)
+    code = main(["lookup", str(lake), "--where", where, "--format", "json"], io.StringIO())
+    assert code == 2
+
+
+def test_folders_that_rule_out_every_file_leave_the_checks_to_the_index_run(
+    tmp_path: Path,
+) -> None:
+    """With a lake index, as without: where the folders rule out every file, a literal
+    typed wrong or a column in no file is still an error (the footers of the files ruled
+    out are read for it), and typed right the answer is empty."""
+    root = tmp_path / "hive"
+    for day in ("2026-01-01", "2026-01-02"):
+        (root / f"dt={day}").mkdir(parents=True)
+        _write(root / f"dt={day}" / "f.parquet", np.arange(ROWS) * FILES)
+    build_lake_index_sync(str(root), ["id"])
+    for where in ("dt = '2026-02-01' AND id = 'abc'", "dt = '2026-02-01' AND nosuch = 1"):
+        for choice in ("auto", "lake", "none"):
+            with pytest.raises(pba.PredicateError):
+                pba.prune_sync(str(root), where, use_index=choice)
+            with pytest.raises(pba.PredicateError):
+                pba.lookup_sync(str(root), where, use_index=choice)
+    for choice in ("auto", "lake", "none"):
+        assert pba.prune_sync(str(root), "dt = '2026-02-01' AND id = 8", use_index=choice) == []
