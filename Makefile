@@ -173,7 +173,7 @@ FUZZ_SMOKE_SEED ?= 1
 FUZZ_SECONDS ?= 900
 
 fuzz-smoke: setup
-	$(PY) fuzz/run.py --target all --seconds $(FUZZ_SMOKE_SECONDS) --seed $(FUZZ_SMOKE_SEED)
+	$(PY) fuzz/run.py --target all --seconds $(FUZZ_SMOKE_SECONDS) --seed $(FUZZ_SMOKE_SEED) --jobs $(TEST_JOBS)
 
 fuzz: setup
 	nice -n 10 $(PY) fuzz/run.py --target all --seconds $(FUZZ_SECONDS) --summary fuzz/logs/summary.json
