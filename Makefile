@@ -81,13 +81,17 @@ pybloom_async/.native-stamp: $(NATIVE_SRC) $(BUILD_DEPS_STAMP) | $(RUNTIME_STAMP
 demo: setup-runtime
 	@$(PY) -m pybloom_async.apps.demo $(DEMO_ARGS)
 
-# The whole suite; the unit and property tests again with the portable scalar kernels
-# forced (every kernel entry point is reached there: the integration tests call the same
-# ones through the reader); the unit, robustness and property tests against an ASan+UBSan
-# build of the core; then the static checks and the documentation site.
+# The whole suite; the tests of the code that calls the SIMD kernels again with the
+# portable scalar kernels forced (SCALAR_TESTS: the core's own, which also compare the two
+# backends in one process, and the pruners, indexes and reader that probe, insert and hash
+# through them, and the differential test; every kernel entry point is reached there, and
+# the rest of the suite reaches the same ones through these); the unit, robustness and
+# property tests against an ASan+UBSan build of the core; then the static checks, a short
+# fuzzing run and the documentation site.
+SCALAR_TESTS ?= tests/unit/core tests/unit/pruning tests/unit/lake tests/unit/index tests/unit/read tests/property
 test: setup
 	$(PY) -m pytest -n $(TEST_JOBS) $(PYTEST_ARGS)
-	PYBLOOM_ASYNC_SIMD=scalar $(PY) -m pytest -n $(TEST_JOBS) -m "not slow and not spark" tests/unit tests/property $(PYTEST_ARGS)
+	PYBLOOM_ASYNC_SIMD=scalar $(PY) -m pytest -n $(TEST_JOBS) -m "not slow and not spark" $(SCALAR_TESTS) $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory asan ASAN_PYTEST_ARGS='-m "not spark and not slow" -n $(TEST_JOBS)'
 	$(MAKE) --no-print-directory lint typecheck fuzz-smoke docs
 
