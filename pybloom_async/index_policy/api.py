@@ -28,7 +28,6 @@ from ..pruning.api import prune as prune_in_files
 from ..pruning.partition_types import Partitioning
 from ..pruning.partitions import PartitionPredicate
 from ..pruning.verdicts import Verdict, VerdictSink, hand_over_by_file
-from ..read.fetch import Footer
 from ..read.run import Run, RunOptions, handed_whole, open_run, run_options
 from ..tables import TableSource, files_only_columns, resolve_table, table_kind
 from ..tasks.loops import inline, on_loop, sync_twin, to_worker
@@ -255,15 +254,12 @@ class _Lake:
         # The files the index rules out count as read where its digest gives their schemas
         # (usually in the segment's first read): they hold the predicate's columns and type
         # its literals, so that the answer or error is the one without the index.
-        known = await ruled_out_schemas(r.reader, listed, decided, entries)
-        kinds: dict[int, tuple[str, Footer]] = {}  # a schema record's files share its footer
-        for path, footer in known.items():
-            kinds.setdefault(id(footer.metadata), (path, footer))
-        for path, footer in kinds.values():
+        known, kinds = await ruled_out_schemas(r.reader, listed, decided, entries)
+        for path, footer in kinds:
             parts.count_as_read(path, footer.metadata.schema)
         active = parts if parts.active else None
         return await row_group_verdicts(
-            r, listed, decided, compiled, self.require_columns, active, len(known)
+            r, listed, decided, compiled, self.require_columns, active, known
         )
 
 

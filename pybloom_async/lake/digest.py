@@ -182,10 +182,8 @@ async def _segment_footers(
     kept: Sequence[tuple[str, IndexEntry]],
     ruled_out: Sequence[tuple[str, IndexEntry]],
     out: LakeFiles,
-    named: bool = True,
 ) -> None:
-    """The footers one segment's digest gives: the kept files', the ruled-out files' schemas
-    (``named``: each named for its file and version; else the schema's one footer).
+    """The footers one segment's digest gives: the kept files', the ruled-out files' schemas.
 
     Each record is decoded once per segment loaded (``LoadedSegment.memo``: a long-lived
     reader keeps them, up to ``max_files`` of them); a record that cannot be used is not
@@ -216,7 +214,7 @@ async def _segment_footers(
         found = None if schema is None else memo.get(("schema", schema))
         if found is not None:
             # Named for the ruled-out file, and its version: only its schema is used.
-            out.schemas[path] = _as(found, entry.identity) if named else found
+            out.schemas[path] = _as(found, entry.identity)
 
 
 def _as(footer: Footer, identity: SourceIdentity) -> Footer:
@@ -262,11 +260,9 @@ async def lake_files(
     files: Sequence[str | FileInfo],
     verdicts: Sequence[Verdict],
     entries: Sequence[IndexEntry | None],
-    named: bool = True,
 ) -> LakeFiles:
     """The files the verdicts keep, and what the digests of the entries that decided them
-    give (see :class:`LakeFiles`; ``named`` False: a ruled-out file's schema is its schema
-    record's footer as it is, not named for the file)."""
+    give (see :class:`LakeFiles`)."""
     out = LakeFiles([f for f, v in zip(files, verdicts, strict=True) if v.kept])
     by_segment: dict[int, tuple[LoadedSegment, list[Any], list[Any]]] = {}
     for f, v, entry in zip(files, verdicts, entries, strict=True):
@@ -280,7 +276,7 @@ async def lake_files(
     await gather(
         _segment_footers,
         [
-            (reader, seg, seg.segment.digest, kept, ruled_out, out, named)
+            (reader, seg, seg.segment.digest, kept, ruled_out, out)
             for seg, kept, ruled_out in by_segment.values()
         ],
     )
@@ -292,13 +288,27 @@ async def ruled_out_schemas(
     files: Sequence[str | FileInfo],
     verdicts: Sequence[Verdict],
     entries: Sequence[IndexEntry | None],
-) -> dict[str, Footer]:
-    """A footer of the schema of each file the verdicts rule out, by path, where the
-    digest of the entry that decided it has one (no record of a kept file is read): for a
-    prune, whose kept files' own footers come with their filters. The files of one schema
-    record share its footer (not named for each file: only the schema is used)."""
-    ruled_out = [(f, v, e) for f, v, e in zip(files, verdicts, entries, strict=True) if not v.kept]
-    if not ruled_out:
-        return {}
-    out, decided, deciding = zip(*ruled_out, strict=True)
-    return (await lake_files(reader, out, decided, deciding, named=False)).schemas
+) -> tuple[int, list[tuple[str, Footer]]]:
+    """What the digests say of the files the verdicts rule out, for a prune (whose kept
+    files' own footers come with their filters: no record of a kept file is read): how many
+    of them have their schema there, and a footer of each schema record met, named for the
+    first of its files (in ``files``' order)."""
+    firsts: dict[tuple[int, int], list[Any]] = {}  # (segment, record): first file, ..., files
+    for f, v, e in zip(files, verdicts, entries, strict=True):
+        if v.kept or e is None or (digest := e.loaded.segment.digest) is None:
+            continue
+        record = digest.schema_of[e.number]
+        if record is not None:
+            first = firsts.setdefault((id(e.loaded), record), [f, v, e, 0])
+            first[3] += 1
+    picked = list(firsts.values())
+    if not picked:
+        return 0, []
+    got = await lake_files(reader, *([p[k] for p in picked] for k in range(3)))
+    known, kinds = 0, []
+    for f, _, _, count in picked:
+        footer = got.schemas.get(location_text(f))
+        if footer is not None:
+            known += count
+            kinds.append((location_text(f), footer))
+    return known, kinds
