@@ -19,7 +19,7 @@ from ..index.prune import prune_with_index
 from ..io.address import is_local
 from ..io.base import FileInfo
 from ..io.files import FileStream, expand_paths, local_paths
-from ..lake.digest import ruled_out_schemas
+from ..lake.digest import digest_schemas
 from ..lake.prune import IndexEntry, index_pass_run, row_group_verdicts, verdicts_at
 from ..lake.tables import prune_table_with_lake_index
 from ..predicate import Predicate
@@ -249,15 +249,21 @@ class _Lake:
         if self.index_verdicts is not None:
             for verdict in decided:
                 self.index_verdicts.append(verdict)
-        if not self.row_groups:
-            return decided
-        # The files the index rules out count as read where its digest gives their schemas
-        # (usually in the segment's first read): they hold the predicate's columns and type
-        # its literals, so that the answer or error is the one without the index.
-        known, kinds = await ruled_out_schemas(r.reader, listed, decided, entries)
+        # The files the index rules out (file verdicts alone: every file, none is read) count
+        # as read where its digest gives their schemas (usually in the segment's first
+        # read): they hold the predicate's columns and type its literals, so that a mistake
+        # is the error it is without the index.
+        every = not self.row_groups
+        known, kinds = await digest_schemas(r.reader, listed, decided, entries, every)
         for path, footer in kinds:
             parts.count_as_read(path, footer.metadata.schema)
         active = parts if parts.active else None
+        if every:
+            if active is not None:
+                active.check_literals()
+            if self.require_columns and known == len(listed):
+                compiled.seen.check()
+            return decided
         return await row_group_verdicts(
             r, listed, decided, compiled, self.require_columns, active, known
         )

@@ -283,32 +283,38 @@ async def lake_files(
     return out
 
 
-async def ruled_out_schemas(
+async def digest_schemas(
     reader: BloomReader,
     files: Sequence[str | FileInfo],
     verdicts: Sequence[Verdict],
     entries: Sequence[IndexEntry | None],
+    every: bool = False,
 ) -> tuple[int, list[tuple[str, Footer]]]:
-    """What the digests say of the files the verdicts rule out, for a prune (whose kept
-    files' own footers come with their filters: no record of a kept file is read): how many
-    of them have their schema there, and a footer of each schema record met, named for the
-    first of its files (in ``files``' order)."""
+    """What the digests say of the files the verdicts rule out (``every``: of every file),
+    for a prune, which reads the footers of the files it keeps with their filters, or none
+    at all: how many of them have their schema there, and a footer of each schema record
+    met, named for the first of its files (in ``files``' order). Only schema records are
+    read, usually in the segment's first read already."""
     firsts: dict[tuple[int, int], list[Any]] = {}  # (segment, record): first file, ..., files
     for f, v, e in zip(files, verdicts, entries, strict=True):
-        if v.kept or e is None or (digest := e.loaded.segment.digest) is None:
+        if (v.kept and not every) or e is None or (digest := e.loaded.segment.digest) is None:
             continue
         record = digest.schema_of[e.number]
         if record is not None:
-            first = firsts.setdefault((id(e.loaded), record), [f, v, e, 0])
-            first[3] += 1
-    picked = list(firsts.values())
-    if not picked:
-        return 0, []
-    got = await lake_files(reader, *([p[k] for p in picked] for k in range(3)))
+            first = firsts.setdefault((id(e.loaded), record), [location_text(f), e, 0])
+            first[2] += 1
+    by_segment: dict[int, tuple[LoadedSegment, list[tuple[str, IndexEntry]]]] = {}
+    for path, e, _ in firsts.values():
+        by_segment.setdefault(id(e.loaded), (e.loaded, []))[1].append((path, e))
+    out = LakeFiles([])
+    await gather(
+        _segment_footers,
+        [(reader, seg, seg.segment.digest, [], wanted, out) for seg, wanted in by_segment.values()],
+    )
     known, kinds = 0, []
-    for f, _, _, count in picked:
-        footer = got.schemas.get(location_text(f))
+    for path, _, count in firsts.values():
+        footer = out.schemas.get(path)
         if footer is not None:
             known += count
-            kinds.append((location_text(f), footer))
+            kinds.append((path, footer))
     return known, kinds

@@ -235,6 +235,9 @@ def test_a_mistake_is_an_error_whichever_files_the_index_rules_out(lake: Path, w
         assert without.startswith("PredicateError"), (name, without)
         for choice in ("auto", "lake"):
             assert _raises_or_answer(lambda: call(use_index=choice)) == without, (name, choice)  # noqa: B023
+    # File verdicts alone read no file: the digest's schemas of every file check them.
+    verdicts_only = _raises_or_answer(lambda: pba.prune_sync(str(lake), where, row_groups=False))
+    assert verdicts_only == _raises_or_answer(lambda: calls["prune"](use_index="none"))
     with pytest.raises(pba.PredicateError):
         anyio.run(batches)
     code = main(["lookup", str(lake), "--where", where, "--format", "json"], io.StringIO())
