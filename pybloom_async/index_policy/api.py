@@ -26,7 +26,7 @@ from ..predicate import Predicate
 from ..pruning.api import CompiledPredicate, PrunePaths
 from ..pruning.api import prune as prune_in_files
 from ..pruning.partition_types import Partitioning
-from ..pruning.partitions import PartitionPredicate
+from ..pruning.partitions import PartitionPredicate, check_once_decided
 from ..pruning.verdicts import Verdict, VerdictSink, hand_over_by_file
 from ..read.run import Run, RunOptions, handed_whole, open_run, run_options
 from ..tables import TableSource, files_only_columns, resolve_table, table_kind
@@ -259,10 +259,8 @@ class _Lake:
             parts.count_as_read(path, footer.metadata.schema)
         active = parts if parts.active else None
         if every:
-            if active is not None:
-                active.check_literals()
-            if self.require_columns and known == len(listed):
-                compiled.seen.check()
+            columns = self.require_columns and known == len(listed)
+            await check_once_decided(r, compiled, active, columns, read_ruled_out=False)
             return decided
         return await row_group_verdicts(
             r, listed, decided, compiled, self.require_columns, active, known

@@ -264,15 +264,27 @@ async def lake_files(
     """The files the verdicts keep, and what the digests of the entries that decided them
     give (see :class:`LakeFiles`)."""
     out = LakeFiles([f for f, v in zip(files, verdicts, strict=True) if v.kept])
-    by_segment: dict[int, tuple[LoadedSegment, list[Any], list[Any]]] = {}
+    wanted = []
     for f, v, entry in zip(files, verdicts, entries, strict=True):
         if entry is None or entry.loaded.segment.digest is None:
             continue
         path = location_text(f)
-        _, kept, ruled_out = by_segment.setdefault(id(entry.loaded), (entry.loaded, [], []))
-        (kept if v.kept else ruled_out).append((path, entry))
+        wanted.append((path, entry, v.kept))
         if v.kept and v.rule is Rule.MAY_MATCH:
             out.probed.add(path)
+    await _from_digests(reader, wanted, out)
+    return out
+
+
+async def _from_digests(
+    reader: BloomReader, wanted: Sequence[tuple[str, IndexEntry, bool]], out: LakeFiles
+) -> None:
+    """Into ``out``, what the digests give of each file ``wanted`` (its path, its entry,
+    and True for its footer, False for its schema's): each segment's at once."""
+    by_segment: dict[int, tuple[LoadedSegment, list[Any], list[Any]]] = {}
+    for path, entry, footer in wanted:
+        _, kept, ruled_out = by_segment.setdefault(id(entry.loaded), (entry.loaded, [], []))
+        (kept if footer else ruled_out).append((path, entry))
     await gather(
         _segment_footers,
         [
@@ -280,7 +292,6 @@ async def lake_files(
             for seg, kept, ruled_out in by_segment.values()
         ],
     )
-    return out
 
 
 async def digest_schemas(
@@ -303,14 +314,8 @@ async def digest_schemas(
         if record is not None:
             first = firsts.setdefault((id(e.loaded), record), [location_text(f), e, 0])
             first[2] += 1
-    by_segment: dict[int, tuple[LoadedSegment, list[tuple[str, IndexEntry]]]] = {}
-    for path, e, _ in firsts.values():
-        by_segment.setdefault(id(e.loaded), (e.loaded, []))[1].append((path, e))
     out = LakeFiles([])
-    await gather(
-        _segment_footers,
-        [(reader, seg, seg.segment.digest, [], wanted, out) for seg, wanted in by_segment.values()],
-    )
+    await _from_digests(reader, [(path, e, False) for path, e, _ in firsts.values()], out)
     known, kinds = 0, []
     for path, _, count in firsts.values():
         footer = out.schemas.get(path)

@@ -24,7 +24,7 @@ from ..io.address import parse_address
 from ..io.base import FileInfo, SourceStats, location_text
 from ..io.identity import SourceIdentity, stat_identity, version_change
 from ..pruning.api import CompiledPredicate, prune_file
-from ..pruning.partitions import PartitionPredicate
+from ..pruning.partitions import PartitionPredicate, check_once_decided
 from ..pruning.verdicts import Rule, Verdict
 from ..read.reader import BloomReader
 from ..read.run import Run, RunOptions, open_run
@@ -191,7 +191,6 @@ async def _file_verdicts(
     return out
 
 
-# Long because: the docstring documents every parameter; the steps are listed in it.
 async def verdicts_from_segments(
     run: Run,
     files: Sequence[str | FileInfo],
@@ -269,12 +268,8 @@ async def row_group_verdicts(
         return partitions.prune_file(run, location, prune_file)
 
     per_file = iter(await for_each(kept, one, run.limit) if kept else ())
-    if partitions is not None:
-        partitions.check_literals()
-    if require_columns and len(kept) + known == len(found):
-        if partitions is not None:
-            await partitions.look_in_ruled_out(run)
-        compiled.seen.check()
+    every = require_columns and len(kept) + known == len(found)
+    await check_once_decided(run, compiled, partitions, every)
     out: list[Verdict] = []
     for v in decided:
         out.extend((next(per_file) or [v]) if v.kept else [v])

@@ -52,7 +52,7 @@ from .file_pass import FilePass
 from .leaves import Leaf, LeafCache, Variant, leaf_column, prepare
 from .native import decide_natively
 from .partition_types import Partitioning
-from .partitions import PartitionPredicate
+from .partitions import PartitionPredicate, check_once_decided
 from .verdicts import ProbeResult, Rule, Verdict
 
 if TYPE_CHECKING:
@@ -510,12 +510,7 @@ async def prune_files(
         hand_over if on_file is not None else None,
         run.batches,
     )
-    if partitions is not None:
-        partitions.check_literals()
-    if require_columns() if callable(require_columns) else require_columns:
-        if partitions is not None:
-            await partitions.look_in_ruled_out(run)
-        seen.check()
+    await check_once_decided(run, compiled, partitions, require_columns)
     if on_file is not None:
         for earlier in held:
             on_file(earlier)

@@ -559,3 +559,30 @@ class PartitionPredicate:
             return [Verdict(path, None, None, True, f"file not pruned: {exc}", Rule.UNREADABLE)]
         finally:
             run.done(location)
+
+
+async def check_once_decided(
+    run: Run,
+    compiled: CompiledPredicate,
+    partitions: PartitionPredicate | None,
+    columns: bool | Callable[[], bool],
+    read_ruled_out: bool = True,
+) -> None:
+    """The checks of a prune once its files are decided (in the files, or by a lake index):
+    the literals on the partition columns typed (``partitions``: the run's folders, None
+    without); then, where ``columns`` says every file counts as read (asked last when a
+    callable), a predicate column in none of them is a mistake. The footers of the files
+    the folders ruled out are read for it first (:meth:`PartitionPredicate.look_in_ruled_out`)
+    unless ``read_ruled_out`` is False (a prune that reads no file).
+
+    Raises
+    ------
+    PredicateError
+        A literal is not a value of its column's type, or a column is in no file read.
+    """
+    if partitions is not None:
+        partitions.check_literals()
+    if columns() if callable(columns) else columns:
+        if partitions is not None and read_ruled_out:
+            await partitions.look_in_ruled_out(run)
+        compiled.seen.check()
