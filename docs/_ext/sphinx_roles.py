@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import html
 import importlib
 import inspect
@@ -171,17 +172,26 @@ def _docstring_of_its_type(path: str, docstring: str) -> bool:
     return bool(own) and inspect.cleandoc(docstring) == own
 
 
-def attribute_doc(module_name: str, name: str) -> str | None:
-    """The documentation of a module-level name: the ``#:`` comment above its assignment
-    (Sphinx's convention, the package's), or a string right after it; a name the module
-    imports is followed to the module it comes from."""
+@functools.cache
+def _parsed(module_name: str) -> tuple[Any, ast.Module, list[str]] | None:
+    """A module, its source's syntax tree and lines (parsed once a build: every attribute
+    of a module is looked up in them)."""
     module = importlib.import_module(module_name)
     try:
         source = inspect.getsource(module)
     except (OSError, TypeError):
         return None
-    tree = ast.parse(source)
-    lines = source.splitlines()
+    return module, ast.parse(source), source.splitlines()
+
+
+def attribute_doc(module_name: str, name: str) -> str | None:
+    """The documentation of a module-level name: the ``#:`` comment above its assignment
+    (Sphinx's convention, the package's), or a string right after it; a name the module
+    imports is followed to the module it comes from."""
+    parsed = _parsed(module_name)
+    if parsed is None:
+        return None
+    module, tree, lines = parsed
     for i, node in enumerate(tree.body):
         if isinstance(node, ast.ImportFrom) and any(
             (a.asname or a.name) == name for a in node.names

@@ -256,6 +256,10 @@ def real_files(
     ]
 
 
+#: The largest file, uncompressed, whose rows check_every_chunk reads back (64 MiB).
+ROWS_COMPARED_UP_TO = 1 << 26
+
+
 def check_every_chunk(path: Path) -> int:
     """Set distinct locations in every chunk; check trees, our decoder and pyarrow."""
     data = path.read_bytes()
@@ -286,7 +290,14 @@ def check_every_chunk(path: Path) -> int:
     for rg, ci in locations:
         chunk = arrow_meta.row_group(rg).column(ci).to_dict()
         assert (chunk["bloom_filter_offset"], chunk["bloom_filter_length"]) == locations[(rg, ci)]
-    assert same_rows(new_file, data), path.name
+    # The pages are the original's bytes (with_footer); reading them proves the footer
+    # still describes them. A file that decompresses to gigabytes (parquet-testing's
+    # large_string_map: 4 KiB to 2 GiB, which pyarrow then refuses) is left to the checks
+    # above: reading it twice takes half a minute and proves nothing more.
+    groups = range(arrow_meta.num_row_groups)
+    unpacked = sum(arrow_meta.row_group(i).total_byte_size for i in groups)
+    if unpacked <= ROWS_COMPARED_UP_TO:
+        assert same_rows(new_file, data), path.name
     return len(locations)
 
 
