@@ -293,7 +293,7 @@ def check_every_chunk(path: Path) -> int:
     # The pages are the original's bytes (with_footer); reading them proves the footer
     # still describes them. A file that decompresses to gigabytes (parquet-testing's
     # large_string_map: 4 KiB to 2 GiB, which pyarrow then refuses) is left to the checks
-    # above: reading it twice takes half a minute and proves nothing more.
+    # above: reading it twice takes about 30 s and proves nothing more.
     groups = range(arrow_meta.num_row_groups)
     unpacked = sum(arrow_meta.row_group(i).total_byte_size for i in groups)
     if unpacked <= ROWS_COMPARED_UP_TO:

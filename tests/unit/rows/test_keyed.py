@@ -344,7 +344,7 @@ def test_the_corpus_keys(parquet_testing: Path, monkeypatch: pytest.MonkeyPatch)
             if pf.metadata.num_rows > 200_000:
                 continue
             # large_string_map: 4 KiB that unpack to 2 GiB, which pyarrow refuses after
-            # half a minute: not read.
+            # about 15 s: not read.
             if pf.metadata.num_row_groups and pf.metadata.row_group(0).total_byte_size > 1 << 26:
                 continue
             first = pf.read_row_group(0) if pf.metadata.num_row_groups else None
