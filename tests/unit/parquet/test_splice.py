@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.corpus import too_large_to_decode
 from support.writers import WrittenFiles
 from thrift.protocol.TCompactProtocol import TCompactProtocol
 from thrift.Thrift import TType
@@ -256,10 +257,6 @@ def real_files(
     ]
 
 
-#: The largest file, uncompressed, whose rows check_every_chunk reads back (64 MiB).
-ROWS_COMPARED_UP_TO = 1 << 26
-
-
 def check_every_chunk(path: Path) -> int:
     """Set distinct locations in every chunk; check trees, our decoder and pyarrow."""
     data = path.read_bytes()
@@ -291,12 +288,8 @@ def check_every_chunk(path: Path) -> int:
         chunk = arrow_meta.row_group(rg).column(ci).to_dict()
         assert (chunk["bloom_filter_offset"], chunk["bloom_filter_length"]) == locations[(rg, ci)]
     # The pages are the original's bytes (with_footer); reading them proves the footer
-    # still describes them. A file that decompresses to gigabytes (parquet-testing's
-    # large_string_map: 4 KiB to 2 GiB, which pyarrow then refuses) is left to the checks
-    # above: reading it twice takes about 30 s and proves nothing more.
-    groups = range(arrow_meta.num_row_groups)
-    unpacked = sum(arrow_meta.row_group(i).total_byte_size for i in groups)
-    if unpacked <= ROWS_COMPARED_UP_TO:
+    # still describes them. A file too large to decode is left to the checks above.
+    if not too_large_to_decode(arrow_meta):
         assert same_rows(new_file, data), path.name
     return len(locations)
 
